@@ -1,0 +1,94 @@
+#pragma once
+// The perf event language as PEGTL rules (REFERENCE.md section 2). Internal to grammar/: only
+// grammar/parse.cpp and the grammar tests include this header. Every rule that sits behind must<> has
+// an error message in parse.cpp (a static_assert there enforces it).
+#include <tao/pegtl.hpp>
+
+namespace perfspec::grammar {
+
+using namespace tao::pegtl;
+
+// Lexical pieces (REFERENCE.md section 1).
+struct name_first : sor<alnum, one<'_', '*', '?', '[', ']'>> {};
+struct name_rest : sor<alnum, one<'_', '*', '?', '.', '[', ']', '!', '-'>> {};
+struct name : seq<name_first, star<name_rest>> {};
+struct hex_number : seq<one<'0'>, one<'x', 'X'>, plus<xdigit>> {};
+struct dec_number : plus<digit> {};
+struct number : seq<sor<hex_number, dec_number>, not_at<name_rest>> {};
+struct blanks : star<one<' ', '\t'>> {};
+struct comma : seq<blanks, one<','>, blanks> {};
+
+// Modifiers: any letters here; the action validates them so that `:x` gets a precise message.
+struct mod_letter : one<'u', 'k', 'h', 'I', 'G', 'H', 'p', 'P', 'S', 'D', 'W', 'e', 'b', 'R'> {};
+struct event_mods : plus<alpha> {};
+struct group_mods : plus<alpha> {};
+struct colon_mods : seq<one<':'>, must<event_mods>> {};
+// After `/.../` perf takes the letters directly (`cpu/event=1/u`); `/:u` is accepted as well.
+struct slash_mods : sor<colon_mods, event_mods> {};
+
+// Terms inside `/.../`.
+struct begin_term : success {};
+struct term_name : seq<name_first, star<sor<name_rest, one<':'>>>> {};
+struct quoted_body : star<not_one<'\''>> {};
+struct close_quote : one<'\''> {};
+struct quoted_value : seq<one<'\''>, quoted_body, must<close_quote>> {};
+struct query_value : seq<one<'?'>, not_at<name_rest>> {};
+struct word_value : plus<name_rest> {};
+struct term_value : sor<quoted_value, query_value, word_value> {};
+struct term_assign : seq<one<'='>, must<term_value>> {};
+struct driver_name : plus<name_rest> {};
+struct driver_term : seq<one<'@'>, must<driver_name>, opt<term_assign>> {};
+struct plain_term : seq<term_name, opt<term_assign>> {};
+struct term : seq<begin_term, sor<driver_term, plain_term>> {};
+struct next_term : seq<one<','>, must<term>> {};
+struct close_slash : one<'/'> {};
+struct begin_terms : success {};
+struct slash_block : seq<one<'/'>, begin_terms, opt<term, star<next_term>>, must<close_slash>> {};
+struct terms_and_mods : sor<seq<slash_block, opt<slash_mods>>, opt<colon_mods>> {};
+
+// Events (REFERENCE.md section 2). Each alternative starts with begin_event, which resets the event
+// being built, so a failed alternative leaves nothing behind.
+struct begin_event : success {};
+struct event_name : name {};
+struct bp_prefix : string<'m', 'e', 'm', ':'> {};
+struct bp_addr : number {};
+struct bp_len : number {};
+struct bp_access : seq<plus<one<'r', 'w', 'x'>>, not_at<name_rest>> {};
+struct breakpoint : seq<begin_event, bp_prefix, at<digit>, must<bp_addr>, opt<one<'/'>, bp_len>,
+                        opt<one<':'>, bp_access>, terms_and_mods> {};
+struct numeric_type : number {};
+struct numeric_config : number {};
+struct numeric : seq<begin_event, numeric_type, one<':'>, numeric_config, terms_and_mods> {};
+struct raw_token : seq<one<'r'>, plus<xdigit>, not_at<name_rest>> {};
+struct raw : seq<begin_event, raw_token, terms_and_mods> {};
+struct pmu_event : seq<begin_event, event_name, at<one<'/'>>, slash_block, opt<slash_mods>> {};
+// `cycles:u` is a modifier, `sched:sched_switch` a tracepoint: after ':' a word made only of modifier
+// letters is taken as modifiers, as perf's lexer does.
+struct mods_only : seq<plus<mod_letter>, not_at<name_rest>> {};
+struct tp_system : name {};
+struct tp_event : name {};
+struct tracepoint : seq<begin_event, tp_system, one<':'>, not_at<mods_only>, tp_event, terms_and_mods> {};
+struct named : seq<begin_event, event_name, opt<colon_mods>> {};
+struct event : sor<breakpoint, numeric, raw, pmu_event, tracepoint, named> {};
+
+// Groups and lists.
+struct begin_item : success {};
+struct nested_group : success {};
+struct group_member : sor<seq<at<one<'{'>>, raise<nested_group>>, event> {};
+struct group_name : name {};
+struct close_brace : one<'}'> {};
+struct open_brace : one<'{'> {};
+struct group : seq<begin_item, opt<group_name, at<blanks, one<'{'>>>, blanks, open_brace, blanks,
+                   must<group_member>, star<comma, must<group_member>>, blanks, must<close_brace>,
+                   opt<one<':'>, must<group_mods>>> {};
+struct lone : seq<begin_item, event> {};
+struct item : sor<group, lone> {};
+struct list_end : eof {};
+struct event_list : seq<blanks, must<item>, star<comma, must<item>>, blanks, must<list_end>> {};
+
+}  // namespace perfspec::grammar
+
+namespace perfspec::grammar {
+// A bare term list, as alias files (`events/<name>`) and event tables hold them.
+struct term_list_only : seq<opt<term, star<next_term>>, must<list_end>> {};
+}  // namespace perfspec::grammar

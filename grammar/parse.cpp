@@ -1,0 +1,312 @@
+#include <charconv>
+#include <string>
+
+#include <fmt/format.h>
+
+#include "grammar/grammar.hpp"
+#include "perfspec/parse.hpp"
+
+namespace perfspec {
+namespace grammar {
+namespace {
+
+// Error messages for rules behind must<> (the table style of PEGTL's json_errors example).
+template <typename Rule> inline constexpr const char* error_message = nullptr;
+template <> inline constexpr const char* error_message<item> = "expected an event";
+template <> inline constexpr const char* error_message<group_member> = "expected an event";
+template <> inline constexpr const char* error_message<nested_group> = "nested groups are not supported";
+template <> inline constexpr const char* error_message<list_end> = "expected ',' or the end of the event list";
+template <> inline constexpr const char* error_message<close_brace> = "expected ',' or '}' to close the group";
+template <> inline constexpr const char* error_message<group_mods> = "expected modifiers after ':'";
+template <> inline constexpr const char* error_message<event_mods> = "expected modifiers after ':'";
+template <> inline constexpr const char* error_message<close_slash> = "expected ',' or '/' after a term";
+template <> inline constexpr const char* error_message<term> = "expected a term after ','";
+template <> inline constexpr const char* error_message<term_value> = "expected a value after '='";
+template <> inline constexpr const char* error_message<close_quote> = "unterminated quoted value: expected '\\''";
+template <> inline constexpr const char* error_message<driver_name> = "expected a driver config name after '@'";
+template <> inline constexpr const char* error_message<bp_addr> = "expected a breakpoint address (decimal or 0x hex)";
+
+struct State {
+  const char* base;
+  ast::EventList& list;
+  ast::Item item;
+  ast::Event event;
+  ast::Term term;
+};
+
+// Offset of an action's match start.
+template <typename Input>
+std::uint32_t offset(const Input& in, const State& st) {
+  return static_cast<std::uint32_t>(in.begin() - st.base);
+}
+
+template <typename Rule>
+struct event_control : normal<Rule> {
+  template <typename Input, typename... States>
+  [[noreturn]] static void raise(const Input& in, States&&... st) {
+    static_assert(error_message<Rule> != nullptr, "every rule behind must<> needs an error message");
+    const State& state = (st, ...);
+    auto at = static_cast<std::uint32_t>(in.current() - state.base);
+    throw Error(error_message<Rule>, Span{at, at + 1});
+  }
+};
+
+template <typename Input>
+Span span_of(const Input& in, const State& st) {
+  return Span{static_cast<std::uint32_t>(in.begin() - st.base), static_cast<std::uint32_t>(in.end() - st.base)};
+}
+
+// Numbers: decimal or 0x hex, at most 64 bits (REFERENCE.md section 1).
+std::uint64_t to_number(std::string_view text, Span span) {
+  std::uint64_t v = 0;
+  bool hex = text.size() > 2 && text[0] == '0' && (text[1] == 'x' || text[1] == 'X');
+  std::string_view digits = hex ? text.substr(2) : text;
+  auto [p, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), v, hex ? 16 : 10);
+  if (ec == std::errc::result_out_of_range)
+    throw Error(fmt::format("number '{}' is wider than 64 bits", text), span);
+  if (ec != std::errc{} || p != digits.data() + digits.size())
+    throw Error(fmt::format("invalid number '{}'", text), span);
+  return v;
+}
+
+bool looks_numeric(std::string_view t) {
+  if (t.empty()) return false;
+  if (t.size() > 2 && t[0] == '0' && (t[1] == 'x' || t[1] == 'X'))
+    return t.substr(2).find_first_not_of("0123456789abcdefABCDEF") == std::string_view::npos;
+  return t.find_first_not_of("0123456789") == std::string_view::npos;
+}
+
+// Modifier letters (REFERENCE.md section 1): from `ukhIGHpPSDWebR`, at most 16, `p` up to three times,
+// every other letter at most once.
+void check_modifiers(std::string_view letters, Span span) {
+  constexpr std::string_view allowed = "ukhIGHpPSDWebR";
+  int count[128] = {};
+  for (std::size_t i = 0; i < letters.size(); ++i) {
+    char c = letters[i];
+    Span at{span.begin + static_cast<std::uint32_t>(i), span.begin + static_cast<std::uint32_t>(i) + 1};
+    if (allowed.find(c) == std::string_view::npos)
+      throw Error(fmt::format("invalid modifier '{}'", c), at, "modifiers are letters from 'ukhIGHpPSDWebR'");
+    ++count[static_cast<unsigned char>(c)];
+    if (c == 'p' && count['p'] > 3) throw Error("too many 'p' modifiers: precise level is at most 3 (ppp)", at);
+    if (c != 'p' && count[static_cast<unsigned char>(c)] > 1)
+      throw Error(fmt::format("Duplicate modifier '{}'", c), at);
+  }
+  if (letters.size() > 16) throw Error("too many modifiers (at most 16)", span);
+}
+
+template <typename Rule> struct event_action : nothing<Rule> {};
+
+template <> struct event_action<begin_item> {
+  template <typename Input> static void apply(const Input& in, State& st) {
+    st.item = ast::Item{};
+    st.item.span.begin = offset(in, st);
+  }
+};
+template <> struct event_action<begin_event> {
+  template <typename Input> static void apply(const Input& in, State& st) {
+    st.event = ast::Event{};
+    st.event.span.begin = offset(in, st);
+  }
+};
+template <> struct event_action<begin_term> {
+  template <typename Input> static void apply(const Input& in, State& st) {
+    st.term = ast::Term{};
+    st.term.span.begin = offset(in, st);
+  }
+};
+template <> struct event_action<begin_terms> {
+  template <typename Input> static void apply(const Input& in, State& st) {
+    st.event.has_terms = true;
+    st.event.terms.clear();
+    st.event.terms_span.begin = offset(in, st) - 1;
+  }
+};
+template <> struct event_action<close_slash> {
+  template <typename Input> static void apply(const Input& in, State& st) {
+    st.event.terms_span.end = static_cast<std::uint32_t>(in.end() - st.base);
+  }
+};
+template <> struct event_action<event_name> {
+  template <typename Input> static void apply(const Input& in, State& st) {
+    st.event.name = in.string();
+    st.event.name_span = span_of(in, st);
+  }
+};
+template <> struct event_action<tp_system> : event_action<event_name> {};
+template <> struct event_action<tp_event> {
+  template <typename Input> static void apply(const Input& in, State& st) {
+    st.event.tp_event = in.string();
+    st.event.tp_event_span = span_of(in, st);
+  }
+};
+template <> struct event_action<raw_token> {
+  template <typename Input> static void apply(const Input& in, State& st) {
+    auto span = span_of(in, st);
+    st.event.name = in.string();
+    st.event.name_span = span;
+    std::string_view hex = in.string_view().substr(1);
+    if (hex.size() > 16) throw Error(fmt::format("raw event '{}' is wider than 64 bits", in.string_view()), span);
+    st.event.number1 = to_number(fmt::format("0x{}", hex), span);
+  }
+};
+template <> struct event_action<bp_addr> {
+  template <typename Input> static void apply(const Input& in, State& st) {
+    st.event.number1 = to_number(in.string_view(), span_of(in, st));
+    st.event.name = "mem";
+  }
+};
+template <> struct event_action<bp_len> {
+  template <typename Input> static void apply(const Input& in, State& st) {
+    st.event.number2 = to_number(in.string_view(), span_of(in, st));
+    st.event.has_length = true;
+  }
+};
+template <> struct event_action<bp_access> {
+  template <typename Input> static void apply(const Input& in, State& st) {
+    auto letters = in.string_view();
+    for (std::size_t i = 0; i < letters.size(); ++i)
+      if (letters.find(letters[i], i + 1) != std::string_view::npos)
+        throw Error(fmt::format("duplicate breakpoint access '{}'", letters[i]), span_of(in, st));
+    st.event.access = in.string();
+    st.event.access_span = span_of(in, st);
+  }
+};
+template <> struct event_action<numeric_type> {
+  template <typename Input> static void apply(const Input& in, State& st) {
+    st.event.number1 = to_number(in.string_view(), span_of(in, st));
+    st.event.name = in.string();
+    st.event.name_span = span_of(in, st);
+    if (st.event.number1 > 0xffffffffu) throw Error("event type does not fit in 32 bits", span_of(in, st));
+  }
+};
+template <> struct event_action<numeric_config> {
+  template <typename Input> static void apply(const Input& in, State& st) {
+    st.event.number2 = to_number(in.string_view(), span_of(in, st));
+  }
+};
+
+template <> struct event_action<term_name> {
+  template <typename Input> static void apply(const Input& in, State& st) {
+    st.term.name = in.string();
+    st.term.name_span = span_of(in, st);
+  }
+};
+template <> struct event_action<driver_name> {
+  template <typename Input> static void apply(const Input& in, State& st) {
+    st.term.driver = true;
+    st.term.name = in.string();
+    st.term.name_span = span_of(in, st);
+  }
+};
+template <> struct event_action<quoted_body> {
+  template <typename Input> static void apply(const Input& in, State& st) {
+    st.term.kind = ast::Term::Value::quoted;
+    st.term.text = in.string();
+    st.term.value_span = span_of(in, st);
+  }
+};
+template <> struct event_action<query_value> {
+  template <typename Input> static void apply(const Input& in, State& st) {
+    st.term.kind = ast::Term::Value::query;
+    st.term.text = "?";
+    st.term.value_span = span_of(in, st);
+  }
+};
+template <> struct event_action<word_value> {
+  template <typename Input> static void apply(const Input& in, State& st) {
+    auto span = span_of(in, st);
+    st.term.text = in.string();
+    st.term.value_span = span;
+    if (looks_numeric(in.string_view())) {
+      st.term.kind = ast::Term::Value::number;
+      st.term.number = to_number(in.string_view(), span);
+    } else {
+      st.term.kind = ast::Term::Value::name;
+    }
+  }
+};
+template <> struct event_action<term> {
+  template <typename Input> static void apply(const Input& in, State& st) {
+    st.term.span.end = static_cast<std::uint32_t>(in.end() - st.base);
+    st.event.terms.push_back(std::move(st.term));
+  }
+};
+
+template <> struct event_action<event_mods> {
+  template <typename Input> static void apply(const Input& in, State& st) {
+    auto span = span_of(in, st);
+    check_modifiers(in.string_view(), span);
+    st.event.modifiers = ast::Modifiers{in.string(), span};
+  }
+};
+template <> struct event_action<group_mods> {
+  template <typename Input> static void apply(const Input& in, State& st) {
+    auto span = span_of(in, st);
+    check_modifiers(in.string_view(), span);
+    st.item.modifiers = ast::Modifiers{in.string(), span};
+  }
+};
+
+template <ast::EventKind Kind>
+struct finish_event {
+  template <typename Input> static void apply(const Input& in, State& st) {
+    st.event.kind = Kind;
+    st.event.span.end = static_cast<std::uint32_t>(in.end() - st.base);
+    st.item.events.push_back(std::move(st.event));
+  }
+};
+template <> struct event_action<breakpoint> : finish_event<ast::EventKind::breakpoint> {};
+template <> struct event_action<numeric> : finish_event<ast::EventKind::numeric> {};
+template <> struct event_action<raw> : finish_event<ast::EventKind::raw> {};
+template <> struct event_action<pmu_event> : finish_event<ast::EventKind::pmu> {};
+template <> struct event_action<tracepoint> : finish_event<ast::EventKind::tracepoint> {};
+template <> struct event_action<named> : finish_event<ast::EventKind::named> {};
+
+template <> struct event_action<group_name> {
+  template <typename Input> static void apply(const Input& in, State& st) { st.item.group_name = in.string(); }
+};
+template <> struct event_action<group> {
+  template <typename Input> static void apply(const Input& in, State& st) {
+    st.item.braces = true;
+    st.item.span.end = static_cast<std::uint32_t>(in.end() - st.base);
+    st.list.items.push_back(std::move(st.item));
+  }
+};
+template <> struct event_action<lone> {
+  template <typename Input> static void apply(const Input& in, State& st) {
+    st.item.braces = false;
+    st.item.span = st.item.events.front().span;
+    st.item.group_name.clear();
+    (void)in;
+    st.list.items.push_back(std::move(st.item));
+  }
+};
+
+}  // namespace
+}  // namespace grammar
+
+ast::EventList parse(std::string_view text) {
+  ast::EventList list;
+  list.text = std::string(text);
+  if (text.size() > 0xfffffff0u) throw Error("event list is too long");
+  if (auto nul = text.find('\0'); nul != std::string_view::npos)
+    throw Error("NUL character in event list", Span{static_cast<std::uint32_t>(nul), static_cast<std::uint32_t>(nul + 1)});
+  tao::pegtl::memory_input<tao::pegtl::tracking_mode::lazy> in(list.text.data(), list.text.size(), "event");
+  grammar::State state{list.text.data(), list, {}, {}, {}};
+  tao::pegtl::parse<grammar::event_list, grammar::event_action, grammar::event_control>(in, state);
+  return list;
+}
+
+namespace grammar {
+std::vector<ast::Term> parse_terms(std::string_view text) {
+  ast::EventList holder;
+  holder.text = std::string(text);
+  if (text.find('\0') != std::string_view::npos) throw Error("NUL character in term list");
+  tao::pegtl::memory_input<tao::pegtl::tracking_mode::lazy> in(holder.text.data(), holder.text.size(), "terms");
+  State state{holder.text.data(), holder, {}, {}, {}};
+  tao::pegtl::parse<term_list_only, event_action, event_control>(in, state);
+  return std::move(state.event.terms);
+}
+}  // namespace grammar
+
+}  // namespace perfspec

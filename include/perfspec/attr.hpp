@@ -1,0 +1,66 @@
+#pragma once
+// perfspec's value type for `struct perf_event_attr` and the field table used to print, serialise and
+// decode it. Field names are the kernel's (include/uapi/linux/perf_event.h); the table lists every field
+// of the newest perf_event_open(2) plus config3 (Linux 6.3).
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <string_view>
+
+namespace perfspec {
+
+struct Attr {
+  std::uint32_t type = 0;
+  std::uint32_t size = 0;
+  std::uint64_t config = 0;
+  std::uint64_t sample_period = 0;  ///< union with sample_freq (freq selects which)
+  std::uint64_t sample_type = 0;
+  std::uint64_t read_format = 0;
+  // the flag bits, in kernel order
+  std::uint8_t disabled = 0, inherit = 0, pinned = 0, exclusive = 0;
+  std::uint8_t exclude_user = 0, exclude_kernel = 0, exclude_hv = 0, exclude_idle = 0;
+  std::uint8_t mmap = 0, comm = 0, freq = 0, inherit_stat = 0, enable_on_exec = 0, task = 0, watermark = 0;
+  std::uint8_t precise_ip = 0;  ///< 2 bits
+  std::uint8_t mmap_data = 0, sample_id_all = 0, exclude_host = 0, exclude_guest = 0;
+  std::uint8_t exclude_callchain_kernel = 0, exclude_callchain_user = 0, mmap2 = 0, comm_exec = 0;
+  std::uint8_t use_clockid = 0, context_switch = 0, write_backward = 0, namespaces = 0, ksymbol = 0;
+  std::uint8_t bpf_event = 0, aux_output = 0, cgroup = 0, text_poke = 0, build_id = 0, inherit_thread = 0;
+  std::uint8_t remove_on_exec = 0, sigtrap = 0;
+  std::uint32_t wakeup_events = 0;  ///< union with wakeup_watermark
+  std::uint32_t bp_type = 0;
+  std::uint64_t config1 = 0;  ///< union with bp_addr, kprobe_func, uprobe_path
+  std::uint64_t config2 = 0;  ///< union with bp_len, kprobe_addr, probe_offset
+  std::uint64_t branch_sample_type = 0;
+  std::uint64_t sample_regs_user = 0;
+  std::uint32_t sample_stack_user = 0;
+  std::int32_t clockid = 0;
+  std::uint64_t sample_regs_intr = 0;
+  std::uint32_t aux_watermark = 0;
+  std::uint16_t sample_max_stack = 0;
+  std::uint32_t aux_sample_size = 0;
+  std::uint64_t sig_data = 0;
+  std::uint64_t config3 = 0;
+
+  friend bool operator==(const Attr&, const Attr&) = default;
+};
+
+/// Size of the attr layout perfspec fills (PERF_ATTR_SIZE_VER8, with config3).
+inline constexpr std::uint32_t attr_size_ver8 = 136;
+
+/// One row of the field table.
+struct AttrField {
+  std::string_view name;                    ///< kernel name
+  std::span<const std::string_view> aliases;  ///< other names of the same union member (bp_addr, ...)
+  unsigned bits;                            ///< width: 1 for flags, 2 for precise_ip, 16/32/64 for words
+  bool is_signed;
+  std::uint64_t (*get)(const Attr&);        ///< signed fields are returned sign-extended
+  void (*set)(Attr&, std::uint64_t);        ///< truncates to the field's width
+};
+
+/// All fields in kernel order.
+std::span<const AttrField> attr_fields();
+
+/// Field by kernel name or union alias (`bp_addr` finds config1); nullptr when unknown.
+const AttrField* find_attr_field(std::string_view name);
+
+}  // namespace perfspec

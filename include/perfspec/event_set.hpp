@@ -1,0 +1,45 @@
+#pragma once
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "perfspec/attr.hpp"
+#include "perfspec/error.hpp"
+
+namespace perfspec {
+
+/// One encoded event, ready for perf_event_open(2).
+struct ResolvedEvent {
+  Attr attr;
+  std::string name;        ///< display name: the text as written, or `name=`
+  std::string pmu;         ///< the PMU it encodes for (`cpu`, `software`, `uncore_imc_0`, ...)
+  std::size_t group = 0;   ///< index into EventSet::groups
+  std::size_t leader = 0;  ///< index into EventSet::events of this event's group leader
+  Span span;               ///< the text of the event
+  double scale = 1.0;      ///< from alias metadata
+  std::string unit;
+  bool per_pkg = false;
+  bool snapshot = false;
+  bool bpf_counter = false;      ///< `b` modifier
+  bool retire_latency = false;   ///< `R` modifier
+  bool precise_max = false;      ///< `P` modifier
+  std::string metric_id;
+  std::string driver_config;     ///< `@cfg` terms, comma-joined
+  std::string cpus;              ///< `cpu=` term
+  bool percore = false;
+};
+
+struct EventGroup {
+  std::string name;                 ///< `name{...}` or empty
+  std::vector<std::size_t> members; ///< indices into EventSet::events, leader first
+  bool braces = false;              ///< written as `{...}` (a lone event is a group of one)
+  bool weak = false;                ///< `:W`
+};
+
+struct EventSet {
+  std::vector<ResolvedEvent> events;
+  std::vector<EventGroup> groups;
+};
+
+}  // namespace perfspec

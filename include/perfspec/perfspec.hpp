@@ -1,0 +1,10 @@
+#pragma once
+// perfspec: parse, resolve and print Linux perf event strings.
+#include "perfspec/ast.hpp"
+#include "perfspec/attr.hpp"
+#include "perfspec/error.hpp"
+#include "perfspec/event_set.hpp"
+#include "perfspec/parse.hpp"
+#include "perfspec/print.hpp"
+#include "perfspec/resolve.hpp"
+#include "perfspec/spec.hpp"

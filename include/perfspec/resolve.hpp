@@ -1,0 +1,24 @@
+#pragma once
+#include <string_view>
+
+#include "perfspec/ast.hpp"
+#include "perfspec/event_set.hpp"
+#include "perfspec/spec.hpp"
+
+namespace perfspec {
+
+/// Resolve a parsed event list against a machine's PMUs. Pure: reads sysfs files through `machine`
+/// only. Throws perfspec::Error positioned on the offending text.
+///
+/// Example:
+/// ```
+/// perfspec::spec::Machine machine{"tests/fixtures/intel_skx"};
+/// auto set = perfspec::resolve(perfspec::parse("cpu/event=0x2,inv,ldlat=3/u"), machine);
+/// // set.events[0].attr.config == 0x800002, attr.config1 == 3, attr.exclude_kernel == 1
+/// ```
+EventSet resolve(const ast::EventList& list, const spec::Machine& machine);
+
+/// parse + resolve.
+EventSet resolve(std::string_view text, const spec::Machine& machine);
+
+}  // namespace perfspec

@@ -1,0 +1,128 @@
+#pragma once
+// The machine's vocabulary: PMU format bit ranges, sysfs PMUs with their aliases and capabilities, and
+// tracepoints, read lazily from a sysfs root given at run time.
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+namespace perfspec::spec {
+
+struct BitRange {
+  unsigned lo = 0;
+  unsigned hi = 0;  ///< inclusive
+  friend bool operator==(const BitRange&, const BitRange&) = default;
+};
+
+/// A `format/<term>` file: which bits of which config word a term occupies.
+struct Format {
+  std::string name;
+  unsigned word = 0;  ///< 0 = config, 1 = config1, 2 = config2, 3 = config3
+  std::vector<BitRange> ranges;
+
+  unsigned width() const;          ///< number of bits
+  std::uint64_t mask() const;      ///< the bits it occupies in its word
+  std::uint64_t max_value() const; ///< largest value that fits
+  /// Spread `value` over the format's bits, low bit first: the k-th bit of the format receives bit k
+  /// of the value (`config:0-7,32-35` with 0xABC gives 0xA000000BC). Bits beyond width() are dropped;
+  /// check against max_value() first.
+  std::uint64_t scatter(std::uint64_t value) const;
+  /// The inverse of scatter: collect the format's bits from a config word.
+  std::uint64_t gather(std::uint64_t word) const;
+};
+
+/// Parse the contents of a format file (`config1:0,2,4,6,8,20-28`, trailing newline optional).
+/// Throws perfspec::Error (unpositioned) whose message says what is wrong; callers add the file name.
+Format parse_format(std::string_view name, std::string_view text);
+
+/// A sysfs event alias (`events/<name>`) with its metadata files.
+struct Alias {
+  std::string name;
+  std::string terms;        ///< e.g. `event=0xcd,umask=0x1,ldlat=3`
+  double scale = 1.0;
+  std::string scale_text;   ///< `.scale` as written, empty when absent
+  std::string unit;
+  bool per_pkg = false;
+  bool snapshot = false;
+};
+
+class Machine;
+
+/// One PMU under `<root>/bus/event_source/devices/<name>`. Formats and aliases load on first use.
+class Pmu {
+ public:
+  const std::string& name() const { return name_; }
+  std::uint32_t type() const { return type_; }
+  const std::string& directory() const { return dir_; }
+  /// The format for a term, or nullptr. Throws perfspec::Error naming the file when it is malformed.
+  const Format* format(std::string_view term) const;
+  /// All formats, sorted by name.
+  const std::vector<Format>& formats() const;
+  /// Alias by name, case-insensitively, or nullptr.
+  const Alias* alias(std::string_view name) const;
+  const std::vector<Alias>& aliases() const;
+  /// Contents of `caps/<name>`, trimmed.
+  std::optional<std::string> cap(std::string_view name) const;
+  unsigned max_precise() const;
+  const std::string& cpumask() const { return cpumask_; }
+  const std::string& cpus() const { return cpus_; }
+  /// A core PMU counts the CPU's own events: `cpu`, or a PMU with a `cpus` file (hybrid, arm).
+  bool is_core() const { return core_; }
+
+ private:
+  friend class Machine;
+  std::string name_, dir_, cpumask_, cpus_;
+  std::uint32_t type_ = 0;
+  bool core_ = false;
+  mutable std::once_flag formats_once_, aliases_once_;
+  mutable std::vector<Format> formats_;
+  mutable std::vector<Alias> aliases_;
+  void load_formats() const;
+  void load_aliases() const;
+};
+
+/// The PMU description of one machine, rooted at a sysfs folder (`/sys` by default, or a fixture or
+/// snapshot tree). Immutable from the outside; lazily loaded parts are guarded, so one Machine may be
+/// shared between threads.
+class Machine {
+ public:
+  explicit Machine(std::string sysfs_root = "/sys");
+  ~Machine();
+  Machine(const Machine&) = delete;
+  Machine& operator=(const Machine&) = delete;
+
+  const std::string& root() const { return root_; }
+  /// The PMU with exactly this name, or nullptr when there is none. Throws perfspec::Error naming the
+  /// file when the PMU exists but its `type` is unreadable or not a number.
+  const Pmu* pmu(std::string_view name) const;
+  /// All PMU names, sorted.
+  const std::vector<std::string>& pmu_names() const;
+  /// The core PMUs (more than one: a hybrid machine).
+  std::vector<const Pmu*> core_pmus() const;
+  /// The tracefs `events` folder in use, empty when there is none.
+  const std::string& tracefs_events() const;
+  /// Tracepoint id of `sys:name`; nullopt when absent.
+  std::optional<std::uint64_t> tracepoint_id(std::string_view sys, std::string_view name) const;
+  /// `sys:name` pairs matching glob patterns, sorted.
+  std::vector<std::pair<std::string, std::string>> tracepoints(std::string_view sys_glob,
+                                                               std::string_view name_glob) const;
+
+ private:
+  std::string root_, devices_;
+  mutable std::mutex mutex_;
+  mutable std::map<std::string, std::unique_ptr<Pmu>, std::less<>> pmus_;
+  mutable std::map<std::string, bool, std::less<>> absent_;
+  mutable std::once_flag names_once_, tracefs_once_;
+  mutable std::vector<std::string> names_;
+  mutable std::string tracefs_;
+};
+
+/// True when `name` is safe to use as one path component below a sysfs root (no `/`, NUL, `.`, `..`).
+bool safe_component(std::string_view name);
+
+}  // namespace perfspec::spec

@@ -1,0 +1,657 @@
+#include <fnmatch.h>
+#include <strings.h>
+
+#include <algorithm>
+#include <optional>
+
+#include <fmt/format.h>
+#include <range/v3/algorithm/sort.hpp>
+#include <range/v3/view/filter.hpp>
+#include <range/v3/view/transform.hpp>
+#include <range/v3/range/conversion.hpp>
+
+#include "grammar/terms.hpp"
+#include "perfspec/parse.hpp"
+#include "perfspec/resolve.hpp"
+#include "resolver/modifiers.hpp"
+#include "spec/builtin.hpp"
+
+namespace perfspec {
+namespace resolver {
+namespace {
+
+using spec::Machine;
+using spec::Pmu;
+using Value = ast::Term::Value;
+
+// perf_event.h bits used by built-in terms.
+constexpr std::uint64_t sample_time = 1u << 2, sample_callchain = 1u << 5, sample_branch_stack = 1u << 11,
+                        sample_regs_user = 1u << 12, sample_stack_user = 1u << 13, sample_aux = 1u << 20;
+#if defined(__aarch64__)
+constexpr std::uint64_t user_regs_mask = (std::uint64_t{1} << 33) - 1;  // arm64 PERF_REGS_MASK
+#else
+constexpr std::uint64_t user_regs_mask = 0xff0fff;                      // x86-64 PERF_REGS_MASK
+#endif
+constexpr std::uint32_t default_stack_size = 8192;
+
+struct BranchMode {
+  std::string_view name;
+  std::uint64_t bits;
+};
+// tools/perf/util/parse-branch-options.c
+constexpr BranchMode branch_modes[] = {
+    {"u", 1u << 0},         {"k", 1u << 1},         {"hv", 1u << 2},        {"any", 1u << 3},
+    {"any_call", 1u << 4},  {"any_ret", 1u << 5},   {"ind_call", 1u << 6},  {"abort_tx", 1u << 7},
+    {"in_tx", 1u << 8},     {"no_tx", 1u << 9},     {"cond", 1u << 10},     {"call_stack", 1u << 11},
+    {"ind_jump", 1u << 12}, {"call", 1u << 13},     {"no_flags", 1u << 14}, {"no_cycles", 1u << 15},
+    {"save_type", 1u << 16}, {"hw_index", 1u << 17}, {"priv", 1u << 18},    {"counter", 1u << 19},
+};
+
+// REFERENCE.md section 7.
+constexpr std::string_view builtin_terms[] = {
+    "config", "config1", "config2", "config3", "name", "period", "freq", "branch_type", "time", "call-graph",
+    "stack-size", "max-stack", "inherit", "no-inherit", "overwrite", "no-overwrite", "percore", "aux-output",
+    "aux-sample-size", "metric-id", "cpu"};
+
+bool is_builtin_term(std::string_view n) {
+  return std::find(std::begin(builtin_terms), std::end(builtin_terms), n) != std::end(builtin_terms);
+}
+
+bool has_glob(std::string_view s) { return s.find_first_of("*?[") != std::string_view::npos; }
+
+// `r1a8` or `r0x1a8` inside slashes.
+std::optional<std::uint64_t> raw_term_value(std::string_view n) {
+  if (n.size() < 2 || n[0] != 'r') return std::nullopt;
+  std::string_view hex = n.substr(1);
+  if (hex.size() > 2 && hex[0] == '0' && (hex[1] == 'x' || hex[1] == 'X')) hex.remove_prefix(2);
+  if (hex.empty() || hex.size() > 16 || hex.find_first_not_of("0123456789abcdefABCDEF") != std::string_view::npos)
+    return std::nullopt;
+  return std::stoull(std::string(hex), nullptr, 16);
+}
+
+// Natural order so that uncore_imc_10 follows uncore_imc_9, as perf lists PMUs.
+bool natural_less(const std::string& a, const std::string& b) {
+  std::size_t i = 0, j = 0;
+  while (i < a.size() && j < b.size()) {
+    if (std::isdigit(static_cast<unsigned char>(a[i])) && std::isdigit(static_cast<unsigned char>(b[j]))) {
+      std::size_t i2 = i, j2 = j;
+      while (i2 < a.size() && std::isdigit(static_cast<unsigned char>(a[i2]))) ++i2;
+      while (j2 < b.size() && std::isdigit(static_cast<unsigned char>(b[j2]))) ++j2;
+      auto na = a.substr(i, i2 - i), nb = b.substr(j, j2 - j);
+      na.erase(0, std::min(na.find_first_not_of('0'), na.size()));
+      nb.erase(0, std::min(nb.find_first_not_of('0'), nb.size()));
+      if (na.size() != nb.size()) return na.size() < nb.size();
+      if (na != nb) return na < nb;
+      i = i2, j = j2;
+    } else {
+      if (a[i] != b[j]) return a[i] < b[j];
+      ++i, ++j;
+    }
+  }
+  return a.size() - i < b.size() - j;
+}
+
+// perf's PMU wildcard rule (pmu.c): `uncore_imc` matches `uncore_imc_0`; a leading `uncore_` may be left
+// out; the suffix is `_` plus hex digits; glob characters go through fnmatch.
+bool pmu_matches(std::string_view pattern, const std::string& name) {
+  auto match_one = [&](std::string_view pat, std::string_view candidate) {
+    if (has_glob(pat)) return ::fnmatch(std::string(pat).c_str(), std::string(candidate).c_str(), 0) == 0;
+    if (candidate == pat) return true;
+    auto us = candidate.rfind('_');
+    if (us == std::string_view::npos || us + 1 >= candidate.size()) return false;
+    auto suffix = candidate.substr(us + 1);
+    if (suffix.find_first_not_of("0123456789abcdefABCDEF") != std::string_view::npos) return false;
+    return candidate.substr(0, us) == pat;
+  };
+  if (match_one(pattern, name)) return true;
+  constexpr std::string_view uncore = "uncore_";
+  if (name.starts_with(uncore) && !pattern.starts_with(uncore))
+    return match_one(pattern, std::string_view(name).substr(uncore.size()));
+  return false;
+}
+
+unsigned edit_distance(std::string_view a, std::string_view b) {
+  std::vector<unsigned> prev(b.size() + 1), cur(b.size() + 1);
+  for (std::size_t j = 0; j <= b.size(); ++j) prev[j] = static_cast<unsigned>(j);
+  for (std::size_t i = 1; i <= a.size(); ++i) {
+    cur[0] = static_cast<unsigned>(i);
+    for (std::size_t j = 1; j <= b.size(); ++j) {
+      unsigned sub = prev[j - 1] + (std::tolower(a[i - 1]) == std::tolower(b[j - 1]) ? 0 : 1);
+      cur[j] = std::min({prev[j] + 1, cur[j - 1] + 1, sub});
+    }
+    std::swap(prev, cur);
+  }
+  return prev[b.size()];
+}
+
+std::string suggest(std::string_view name, const std::vector<std::string>& candidates) {
+  std::vector<std::pair<unsigned, std::string>> scored;
+  unsigned limit = std::max<unsigned>(2, static_cast<unsigned>(name.size() / 3));
+  for (const auto& c : candidates) {
+    unsigned d = edit_distance(name, c);
+    if (d <= limit) scored.emplace_back(d, c);
+  }
+  std::sort(scored.begin(), scored.end());
+  scored.erase(std::unique(scored.begin(), scored.end()), scored.end());
+  if (scored.empty()) return {};
+  std::string out = "did you mean ";
+  for (std::size_t i = 0; i < scored.size() && i < 3; ++i)
+    out += fmt::format("{}'{}'", i ? (i + 1 == std::min<std::size_t>(scored.size(), 3) ? " or " : ", ") : "", scored[i].second);
+  return out + "?";
+}
+
+// Everything one event string resolves through.
+class Resolver {
+ public:
+  Resolver(const ast::EventList& list, const Machine& machine) : list_(list), machine_(machine) {}
+  EventSet run();
+
+ private:
+  const ast::EventList& list_;
+  const Machine& machine_;
+
+  std::string text(Span s) const { return list_.text.substr(s.begin, s.end - s.begin); }
+  std::vector<ResolvedEvent> resolve_event(const ast::Event& ev);
+  std::vector<ResolvedEvent> resolve_named(const ast::Event& ev);
+  std::vector<ResolvedEvent> resolve_pmu_form(const ast::Event& ev);
+  std::vector<ResolvedEvent> resolve_tracepoint(const ast::Event& ev);
+  std::vector<ResolvedEvent> on_pmu(const ast::Event& ev, const Pmu& pmu);
+  std::vector<ResolvedEvent> generic(const ast::Event& ev, std::uint32_t type, std::uint64_t config);
+  ResolvedEvent base(const ast::Event& ev, std::string pmu) const;
+  void apply_alias(ResolvedEvent& out, const ast::Event& ev, const Pmu& pmu, const spec::Alias& alias,
+                   Span where, std::vector<std::string>& required);
+  bool apply_builtin(ResolvedEvent& out, const ast::Term& t, struct CallGraph& cg) const;
+  void apply_format(ResolvedEvent& out, const Pmu& pmu, const spec::Format& f, const ast::Term& t,
+                    bool from_alias) const;
+  [[noreturn]] void unknown_term(const ast::Term& t, std::string_view what, const Pmu* pmu) const;
+  std::vector<const Pmu*> cores() const;
+  unsigned max_precise_for(const ResolvedEvent& e) const;
+  std::string pmu_for_type(std::uint32_t type) const;
+  std::vector<std::string> name_candidates() const;
+};
+
+struct CallGraph {
+  std::string mode;
+  std::optional<std::uint32_t> stack_size;
+};
+
+ResolvedEvent Resolver::base(const ast::Event& ev, std::string pmu) const {
+  ResolvedEvent out;
+  out.attr.size = attr_size_ver8;
+  out.name = text(ev.span);
+  out.pmu = std::move(pmu);
+  out.span = ev.span;
+  return out;
+}
+
+std::vector<const Pmu*> Resolver::cores() const { return machine_.core_pmus(); }
+
+std::string Resolver::pmu_for_type(std::uint32_t type) const {
+  switch (type) {
+    case spec::type_hardware:
+    case spec::type_hw_cache:
+    case spec::type_raw: {
+      auto c = cores();
+      return c.empty() ? "cpu" : c.front()->name();
+    }
+    case spec::type_software: return "software";
+    case spec::type_tracepoint: return "tracepoint";
+    case spec::type_breakpoint: return "breakpoint";
+    default:
+      for (const auto& n : machine_.pmu_names())
+        if (const Pmu* p = machine_.pmu(n); p && p->type() == type) return p->name();
+      return {};
+  }
+}
+
+unsigned Resolver::max_precise_for(const ResolvedEvent& e) const {
+  if (e.pmu.empty()) return 0;
+  if (const Pmu* p = machine_.pmu(e.pmu)) return p->max_precise();
+  return 0;
+}
+
+[[noreturn]] void Resolver::unknown_term(const ast::Term& t, std::string_view what, const Pmu* pmu) const {
+  std::vector<std::string> valid;
+  if (pmu)
+    for (const auto& f : pmu->formats()) valid.push_back(f.name);
+  for (auto b : builtin_terms) valid.emplace_back(b);
+  std::string help = fmt::format("valid terms: {}", fmt::join(valid, ","));
+  throw Error(fmt::format("unknown term '{}' for {}", t.name, what), t.name_span, help);
+}
+
+bool Resolver::apply_builtin(ResolvedEvent& out, const ast::Term& t, CallGraph& cg) const {
+  if (t.driver) {
+    if (!out.driver_config.empty()) out.driver_config += ',';
+    out.driver_config += t.kind == Value::none ? t.name : t.name + "=" + t.text;
+    return true;
+  }
+  if (!is_builtin_term(t.name)) return false;
+  Attr& a = out.attr;
+  auto number = [&]() -> std::uint64_t {
+    if (t.kind == Value::none) return 1;  // a bare built-in means 1
+    if (t.kind != Value::number) throw Error("expected numeric value", t.value_span.end > t.value_span.begin ? t.value_span : t.span);
+    return t.number;
+  };
+  auto string = [&]() -> std::string {
+    if (t.kind != Value::name && t.kind != Value::quoted)
+      throw Error("expected string value", t.kind == Value::none ? t.name_span : t.value_span);
+    return t.text;
+  };
+  auto fits = [&](std::uint64_t v, std::uint64_t max) {
+    if (v > max) throw Error(fmt::format("value {} for '{}' is too large, maximum is {}", v, t.name, max), t.value_span);
+    return v;
+  };
+  const std::string& n = t.name;
+  if (n == "config") a.config = number();
+  else if (n == "config1") a.config1 = number();
+  else if (n == "config2") a.config2 = number();
+  else if (n == "config3") a.config3 = number();
+  else if (n == "name") out.name = string();
+  else if (n == "period") a.sample_period = number(), a.freq = 0;
+  else if (n == "freq") a.sample_period = number(), a.freq = 1;
+  else if (n == "branch_type") {
+    std::string v = string();
+    auto it = std::find_if(std::begin(branch_modes), std::end(branch_modes), [&](auto& m) { return m.name == v; });
+    if (it == std::end(branch_modes))
+      throw Error(fmt::format("unknown branch type '{}'", v), t.value_span,
+                  "valid: u, k, hv, any, any_call, any_ret, ind_call, abort_tx, in_tx, no_tx, cond, call_stack, "
+                  "ind_jump, call, no_flags, no_cycles, save_type, hw_index, priv, counter");
+    a.branch_sample_type |= it->bits;
+    a.sample_type |= sample_branch_stack;
+  } else if (n == "time") {
+    if (fits(number(), 1)) a.sample_type |= sample_time;
+    else a.sample_type &= ~sample_time;
+  } else if (n == "call-graph") {
+    std::string v = string();
+    if (v != "fp" && v != "dwarf" && v != "lbr" && v != "no")
+      throw Error(fmt::format("unknown call-graph mode '{}'", v), t.value_span, "valid: fp, dwarf, lbr, no");
+    cg.mode = v;
+  } else if (n == "stack-size") cg.stack_size = static_cast<std::uint32_t>(fits(number(), 0xffffffffu));
+  else if (n == "max-stack") a.sample_max_stack = static_cast<std::uint16_t>(fits(number(), 0xffff));
+  else if (n == "inherit") a.inherit = fits(number(), 1) != 0;
+  else if (n == "no-inherit") a.inherit = fits(number(), 1) == 0;
+  else if (n == "overwrite") a.write_backward = fits(number(), 1) != 0;
+  else if (n == "no-overwrite") a.write_backward = fits(number(), 1) == 0;
+  else if (n == "percore") out.percore = fits(number(), 1) != 0;
+  else if (n == "aux-output") a.aux_output = fits(number(), 1) != 0;
+  else if (n == "aux-sample-size") {
+    a.aux_sample_size = static_cast<std::uint32_t>(fits(number(), 0xffffffffu));
+    a.sample_type |= sample_aux;
+  } else if (n == "metric-id") out.metric_id = string();
+  else if (n == "cpu") {
+    if (t.kind == Value::none) throw Error("expected a CPU list", t.name_span);
+    out.cpus = t.text;
+  }
+  return true;
+}
+
+void finish_call_graph(Attr& a, const CallGraph& cg) {
+  if (cg.mode.empty() || cg.mode == "no") return;
+  a.sample_type |= sample_callchain;
+  if (cg.mode == "dwarf") {
+    a.sample_type |= sample_regs_user | sample_stack_user;
+    a.sample_regs_user = user_regs_mask;
+    a.sample_stack_user = cg.stack_size.value_or(default_stack_size);
+    a.exclude_callchain_user = 1;
+  } else if (cg.mode == "lbr") {
+    a.sample_type |= sample_branch_stack;
+    // PERF_SAMPLE_BRANCH_USER | CALL_STACK | NO_FLAGS | NO_CYCLES | HW_INDEX, as perf record sets it
+    a.branch_sample_type |= (1u << 0) | (1u << 11) | (1u << 14) | (1u << 15) | (1u << 17);
+  }
+}
+
+void Resolver::apply_format(ResolvedEvent& out, const Pmu& pmu, const spec::Format& f, const ast::Term& t,
+                            bool from_alias) const {
+  std::uint64_t v = 0;
+  if (t.kind == Value::none) {
+    if (f.width() != 1)
+      throw Error(fmt::format("no value assigned for term '{}'", t.name), t.name_span,
+                  fmt::format("'{}' is {} bits wide in pmu '{}': write {}=N", t.name, f.width(), pmu.name(), t.name));
+    v = 1;
+  } else if (t.kind == Value::number) {
+    v = t.number;
+  } else {
+    throw Error("expected numeric value", t.value_span,
+                fmt::format("'{}' is a {}-bit field of pmu '{}'", t.name, f.width(), pmu.name()));
+  }
+  if (v > f.max_value()) {
+    if (from_alias)
+      throw Error(fmt::format("value too big for format ({}), maximum is {} (in the alias of pmu '{}')", f.name,
+                              f.max_value(), pmu.name()));
+    throw Error(fmt::format("value too big for format ({}), maximum is {}", f.name, f.max_value()), t.value_span);
+  }
+  std::uint64_t* words[] = {&out.attr.config, &out.attr.config1, &out.attr.config2, &out.attr.config3};
+  std::uint64_t& w = *words[f.word];
+  // A later term replaces an earlier one's bits (perf 6.1 ORed them; current perf replaces).
+  w = (w & ~f.mask()) | f.scatter(v);
+}
+
+void Resolver::apply_alias(ResolvedEvent& out, const ast::Event& ev, const Pmu& pmu, const spec::Alias& alias,
+                           Span where, std::vector<std::string>& required) {
+  std::vector<ast::Term> terms;
+  std::string file = fmt::format("{}/events/{}", pmu.directory(), alias.name);
+  try {
+    terms = grammar::parse_terms(alias.terms);
+  } catch (const Error& e) {
+    throw Error(fmt::format("pmu '{}': event file '{}' holds '{}': {}", pmu.name(), file, alias.terms, e.message()), where);
+  }
+  CallGraph cg;
+  for (const auto& t : terms) {
+    if (t.kind == Value::query) {
+      required.push_back(t.name);
+      continue;
+    }
+    try {
+      if (apply_builtin(out, t, cg)) continue;
+      if (const auto* f = pmu.format(t.name)) {
+        apply_format(out, pmu, *f, t, true);
+        continue;
+      }
+    } catch (const Error& e) {
+      throw Error(fmt::format("pmu '{}': event file '{}': {}", pmu.name(), file, e.message()), where);
+    }
+    throw Error(fmt::format("pmu '{}': event file '{}' uses term '{}', which the pmu has no format for", pmu.name(),
+                            file, t.name),
+                where);
+  }
+  finish_call_graph(out.attr, cg);
+  if (!alias.scale_text.empty()) out.scale = alias.scale;
+  out.unit = alias.unit;
+  out.per_pkg = alias.per_pkg;
+  out.snapshot = alias.snapshot;
+  (void)ev;
+}
+
+// One event on one PMU from `pmu/terms/`, a bare alias name, or `pmu/alias/`.
+std::vector<ResolvedEvent> Resolver::on_pmu(const ast::Event& ev, const Pmu& pmu) {
+  ResolvedEvent out = base(ev, pmu.name());
+  out.attr.type = pmu.type();
+  const auto cores_now = pmu.is_core() ? cores() : std::vector<const Pmu*>{};
+  bool hybrid = cores_now.size() > 1;
+
+  // Which term names an event (an alias, a hardware or cache symbol), if any.
+  const ast::Term* event_term = nullptr;
+  const spec::Alias* alias = nullptr;
+  const spec::Symbol* symbol = nullptr;
+  std::optional<spec::CacheName> cache;
+  for (const auto& t : ev.terms) {
+    if (t.driver || is_builtin_term(t.name)) continue;
+    bool names_event = false;
+    if (t.kind == Value::none && !pmu.format(t.name) && !raw_term_value(t.name)) {
+      if (const auto* a = pmu.alias(t.name)) alias = a, names_event = true;
+      else if (const auto* s = spec::find_symbol(t.name); s && s->type == spec::type_hardware && pmu.is_core())
+        symbol = s, names_event = true;
+      else if (auto c = spec::parse_cache_name(t.name); c && pmu.is_core()) cache = c, names_event = true;
+    } else if (t.name == "event" && (t.kind == Value::name || t.kind == Value::quoted)) {
+      alias = pmu.alias(t.text);
+      if (!alias) {
+        std::vector<std::string> names;
+        for (const auto& a : pmu.aliases()) names.push_back(a.name);
+        throw Error(fmt::format("unknown event '{}' for pmu '{}'", t.text, pmu.name()), t.value_span,
+                    suggest(t.text, names));
+      }
+      names_event = true;
+    }
+    if (names_event) {
+      if (event_term)
+        throw Error(fmt::format("more than one event named in the terms of pmu '{}'", pmu.name()), t.span,
+                    fmt::format("'{}' already names the event", text(event_term->span)));
+      event_term = &t;
+    }
+  }
+
+  std::vector<std::string> required;
+  if (alias) {
+    apply_alias(out, ev, pmu, *alias, event_term->span, required);
+  } else if (symbol || cache) {
+    // A legacy hardware or cache event addressed to this core PMU (`cpu_atom/cycles/`): the generic type
+    // with the PMU's type as extended type on hybrid machines.
+    out.attr.type = symbol ? spec::type_hardware : spec::type_hw_cache;
+    if (cache && !cache->invalid.empty())
+      throw Error(fmt::format("cache event '{}' is not supported: {}", event_term->name, cache->invalid), event_term->span);
+    out.attr.config = symbol ? symbol->config : cache->event.config();
+    if (hybrid) out.attr.config |= std::uint64_t{pmu.type()} << 32;
+  }
+
+  CallGraph cg;
+  for (const auto& t : ev.terms) {
+    if (&t == event_term) continue;
+    if (apply_builtin(out, t, cg)) {
+      continue;
+    }
+    if (symbol || cache) unknown_term(t, fmt::format("event '{}'", event_term->name), nullptr);
+    if (const auto* f = pmu.format(t.name)) {
+      apply_format(out, pmu, *f, t, false);
+      std::erase(required, t.name);
+      continue;
+    }
+    if (auto raw = raw_term_value(t.name); raw && t.kind == Value::none) {
+      out.attr.config = *raw;
+      continue;
+    }
+    if (t.kind == Value::none && (pmu.alias(t.name) || spec::find_symbol(t.name)))
+      throw Error(fmt::format("more than one event named in the terms of pmu '{}'", pmu.name()), t.span);
+    unknown_term(t, fmt::format("pmu '{}'", pmu.name()), &pmu);
+  }
+  if (!required.empty())
+    throw Error(fmt::format("event '{}' of pmu '{}' needs '{}=N'", alias->name, pmu.name(), required.front()),
+                event_term->span, fmt::format("its definition says {}=?", required.front()));
+  finish_call_graph(out.attr, cg);
+  return {std::move(out)};
+}
+
+// Hardware, cache and numeric events of the generic types: on a hybrid machine one event per core PMU
+// with that PMU's type in config bits 32-63 (the extended type).
+std::vector<ResolvedEvent> Resolver::generic(const ast::Event& ev, std::uint32_t type, std::uint64_t config) {
+  std::vector<ResolvedEvent> out;
+  std::vector<const Pmu*> targets;
+  if (type == spec::type_hardware || type == spec::type_hw_cache) {
+    auto c = cores();
+    if (c.size() > 1) targets = c;
+  }
+  auto make = [&](const Pmu* pmu) {
+    ResolvedEvent e = base(ev, pmu ? pmu->name() : pmu_for_type(type));
+    e.attr.type = type;
+    e.attr.config = config | (pmu ? std::uint64_t{pmu->type()} << 32 : 0);
+    CallGraph cg;
+    for (const auto& t : ev.terms)
+      if (!apply_builtin(e, t, cg)) {
+        std::string what = ev.kind == ast::EventKind::named || ev.kind == ast::EventKind::pmu
+                               ? fmt::format("event '{}'", ev.name)
+                               : fmt::format("event '{}'", text(ev.name_span.end ? ev.name_span : ev.span));
+        unknown_term(t, what, nullptr);
+      }
+    finish_call_graph(e.attr, cg);
+    out.push_back(std::move(e));
+  };
+  if (targets.empty()) make(nullptr);
+  for (const Pmu* p : targets) make(p);
+  return out;
+}
+
+std::vector<std::string> Resolver::name_candidates() const {
+  std::vector<std::string> names;
+  for (const auto& s : spec::symbols()) names.emplace_back(s.name);
+  for (const auto& n : machine_.pmu_names())
+    if (const Pmu* p = machine_.pmu(n))
+      for (const auto& a : p->aliases()) names.push_back(a.name);
+  return names;
+}
+
+std::vector<ResolvedEvent> Resolver::resolve_named(const ast::Event& ev) {
+  const std::string& n = ev.name;
+  if (const auto* s = spec::find_symbol(n)) return generic(ev, s->type, s->config);
+  auto cache = spec::parse_cache_name(n);
+  if (!cache) cache = spec::parse_dotted_cache(n);
+  if (cache) {
+    if (!cache->invalid.empty())
+      throw Error(fmt::format("cache event '{}' is not supported: {}", n, cache->invalid), ev.name_span);
+    return generic(ev, spec::type_hw_cache, cache->event.config());
+  }
+  if (ev.kind == ast::EventKind::pmu) return resolve_pmu_form(ev);
+  // A bare alias name: that event on every PMU that has it.
+  std::vector<ResolvedEvent> out;
+  for (const auto& pname : machine_.pmu_names()) {
+    const Pmu* pmu = machine_.pmu(pname);
+    if (!pmu || !pmu->alias(n)) continue;
+    ast::Event as_term = ev;
+    ast::Term t;
+    t.name = n;
+    t.span = t.name_span = ev.name_span;
+    as_term.terms.insert(as_term.terms.begin(), t);
+    for (auto& e : on_pmu(as_term, *pmu)) out.push_back(std::move(e));
+  }
+  if (!out.empty()) return out;
+  if (machine_.pmu(n))
+    throw Error(fmt::format("'{}' is a PMU, not an event", n), ev.name_span,
+                fmt::format("write '{}/.../' with terms, e.g. '{}/config=0x1/'", n, n));
+  throw Error(fmt::format("unknown event '{}'", n), ev.name_span, suggest(n, name_candidates()));
+}
+
+std::vector<ResolvedEvent> Resolver::resolve_pmu_form(const ast::Event& ev) {
+  if (const Pmu* pmu = machine_.pmu(ev.name)) return on_pmu(ev, *pmu);
+  std::vector<std::string> matches;
+  for (const auto& n : machine_.pmu_names())
+    if (pmu_matches(ev.name, n)) matches.push_back(n);
+  if (matches.empty()) {
+    throw Error(fmt::format("unknown PMU '{}'", ev.name), ev.name_span,
+                suggest(ev.name, machine_.pmu_names()).empty()
+                    ? fmt::format("PMUs of this machine: {}", fmt::join(machine_.pmu_names(), ", "))
+                    : suggest(ev.name, machine_.pmu_names()));
+  }
+  std::sort(matches.begin(), matches.end(), natural_less);
+  // A wildcard adds the event on every matching PMU that accepts the terms; it is an error only when
+  // none does (as perf does for uncore PMUs that differ in their aliases).
+  std::vector<ResolvedEvent> out;
+  std::optional<Error> first_error;
+  for (const auto& n : matches) {
+    const Pmu* pmu = machine_.pmu(n);
+    if (!pmu) continue;
+    try {
+      for (auto& e : on_pmu(ev, *pmu)) out.push_back(std::move(e));
+    } catch (const Error& e) {
+      if (!first_error) first_error = e;
+    }
+  }
+  if (out.empty() && first_error) throw *first_error;
+  return out;
+}
+
+std::vector<ResolvedEvent> Resolver::resolve_tracepoint(const ast::Event& ev) {
+  std::vector<std::pair<std::string, std::string>> found;
+  if (has_glob(ev.name) || has_glob(ev.tp_event)) {
+    found = machine_.tracepoints(ev.name, ev.tp_event);
+  } else if (machine_.tracepoint_id(ev.name, ev.tp_event)) {
+    found.emplace_back(ev.name, ev.tp_event);
+  }
+  Span where{ev.name_span.begin, ev.tp_event_span.end};
+  if (found.empty()) {
+    std::string help = machine_.tracefs_events().empty()
+                           ? fmt::format("no tracefs events folder under '{}' (kernel/tracing/events)", machine_.root())
+                           : std::string{};
+    throw Error(fmt::format("unknown tracepoint '{}:{}'", ev.name, ev.tp_event), where, help);
+  }
+  std::vector<ResolvedEvent> out;
+  std::string suffix = list_.text.substr(ev.tp_event_span.end, ev.span.end - ev.tp_event_span.end);
+  for (const auto& [sys, name] : found) {
+    ResolvedEvent e = base(ev, "tracepoint");
+    if (found.size() > 1 || has_glob(ev.name) || has_glob(ev.tp_event)) e.name = sys + ":" + name + suffix;
+    e.attr.type = spec::type_tracepoint;
+    e.attr.config = *machine_.tracepoint_id(sys, name);
+    e.attr.sample_period = 1;
+    CallGraph cg;
+    for (const auto& t : ev.terms)
+      if (!apply_builtin(e, t, cg)) unknown_term(t, fmt::format("tracepoint '{}:{}'", sys, name), nullptr);
+    finish_call_graph(e.attr, cg);
+    out.push_back(std::move(e));
+  }
+  return out;
+}
+
+std::vector<ResolvedEvent> Resolver::resolve_event(const ast::Event& ev) {
+  try {
+    switch (ev.kind) {
+      case ast::EventKind::named:
+      case ast::EventKind::pmu: return resolve_named(ev);
+      case ast::EventKind::tracepoint: return resolve_tracepoint(ev);
+      case ast::EventKind::raw: return generic(ev, spec::type_raw, ev.number1);
+      case ast::EventKind::numeric: return generic(ev, static_cast<std::uint32_t>(ev.number1), ev.number2);
+      case ast::EventKind::breakpoint: {
+        ResolvedEvent e = base(ev, "breakpoint");
+        e.attr.type = spec::type_breakpoint;
+        e.attr.bp_type = 0;
+        for (char c : ev.access) e.attr.bp_type |= c == 'r' ? 1u : c == 'w' ? 2u : 4u;
+        if (ev.access.empty()) e.attr.bp_type = 3;  // HW_BREAKPOINT_RW
+        e.attr.config1 = ev.number1;
+        e.attr.config2 = ev.has_length ? ev.number2 : ev.access == "x" ? sizeof(long) : 4;
+        e.attr.sample_period = 1;
+        CallGraph cg;
+        for (const auto& t : ev.terms)
+          if (!apply_builtin(e, t, cg)) unknown_term(t, "breakpoint event", nullptr);
+        finish_call_graph(e.attr, cg);
+        return {std::move(e)};
+      }
+    }
+  } catch (const Error& e) {
+    if (e.positioned()) throw;
+    // A sysfs problem met while resolving: keep the file's message, point at the event.
+    throw Error(e.message(), ev.span, e.help());
+  }
+  return {};
+}
+
+EventSet Resolver::run() {
+  EventSet set;
+  for (const auto& item : list_.items) {
+    std::size_t first = set.events.size();
+    std::vector<std::pair<std::size_t, const ast::Event*>> owner;  // produced event -> its AST event
+    for (const auto& ev : item.events) {
+      auto produced = resolve_event(ev);
+      if (produced.empty())
+        throw Error(fmt::format("'{}' matched no event", text(ev.span)), ev.span);
+      for (auto& e : produced) {
+        owner.emplace_back(set.events.size(), &ev);
+        set.events.push_back(std::move(e));
+      }
+    }
+    std::size_t count = set.events.size() - first;
+    if (item.braces) {
+      EventGroup g;
+      g.name = item.group_name;
+      g.braces = true;
+      g.weak = item.modifiers.letters.find('W') != std::string::npos;
+      for (std::size_t i = first; i < set.events.size(); ++i) {
+        g.members.push_back(i);
+        set.events[i].group = set.groups.size();
+        set.events[i].leader = first;
+      }
+      set.groups.push_back(std::move(g));
+      for (auto [index, ev] : owner) {
+        Placement place{index == first, count > 1};
+        apply_modifiers(set.events[index], ev->modifiers, &item.modifiers, place, max_precise_for(set.events[index]));
+      }
+    } else {
+      for (auto [index, ev] : owner) {
+        EventGroup g;
+        g.members.push_back(index);
+        set.events[index].group = set.groups.size();
+        set.events[index].leader = index;
+        set.groups.push_back(std::move(g));
+        apply_modifiers(set.events[index], ev->modifiers, nullptr, Placement{true, false},
+                        max_precise_for(set.events[index]));
+      }
+    }
+  }
+  return set;
+}
+
+}  // namespace
+}  // namespace resolver
+
+EventSet resolve(const ast::EventList& list, const spec::Machine& machine) {
+  return resolver::Resolver(list, machine).run();
+}
+
+EventSet resolve(std::string_view text, const spec::Machine& machine) { return resolve(parse(text), machine); }
+
+}  // namespace perfspec

@@ -1,0 +1,106 @@
+#include <algorithm>
+#include <array>
+
+#include "perfspec/attr.hpp"
+
+namespace perfspec {
+namespace {
+
+constexpr std::string_view no_alias[] = {""};
+constexpr std::string_view period_alias[] = {"sample_freq"};
+constexpr std::string_view wakeup_alias[] = {"wakeup_watermark"};
+constexpr std::string_view config1_alias[] = {"bp_addr", "kprobe_func", "uprobe_path"};
+constexpr std::string_view config2_alias[] = {"bp_len", "kprobe_addr", "probe_offset"};
+
+template <unsigned Bits>
+constexpr std::uint64_t truncate(std::uint64_t v) {
+  if constexpr (Bits >= 64) return v;
+  else return v & ((std::uint64_t{1} << Bits) - 1);
+}
+
+#define PERFSPEC_FIELD(member, bits, aliases)                                                        \
+  AttrField {                                                                                        \
+    #member, std::span<const std::string_view>(aliases).first(aliases[0].empty() ? 0 : std::size(aliases)), \
+        bits, false, [](const Attr& a) -> std::uint64_t { return a.member; },                       \
+        [](Attr& a, std::uint64_t v) { a.member = static_cast<decltype(a.member)>(truncate<bits>(v)); } \
+  }
+#define PERFSPEC_FLAG(member) PERFSPEC_FIELD(member, 1, no_alias)
+
+const std::array fields = {
+    PERFSPEC_FIELD(type, 32, no_alias),
+    PERFSPEC_FIELD(size, 32, no_alias),
+    PERFSPEC_FIELD(config, 64, no_alias),
+    PERFSPEC_FIELD(sample_period, 64, period_alias),
+    PERFSPEC_FIELD(sample_type, 64, no_alias),
+    PERFSPEC_FIELD(read_format, 64, no_alias),
+    PERFSPEC_FLAG(disabled),
+    PERFSPEC_FLAG(inherit),
+    PERFSPEC_FLAG(pinned),
+    PERFSPEC_FLAG(exclusive),
+    PERFSPEC_FLAG(exclude_user),
+    PERFSPEC_FLAG(exclude_kernel),
+    PERFSPEC_FLAG(exclude_hv),
+    PERFSPEC_FLAG(exclude_idle),
+    PERFSPEC_FLAG(mmap),
+    PERFSPEC_FLAG(comm),
+    PERFSPEC_FLAG(freq),
+    PERFSPEC_FLAG(inherit_stat),
+    PERFSPEC_FLAG(enable_on_exec),
+    PERFSPEC_FLAG(task),
+    PERFSPEC_FLAG(watermark),
+    PERFSPEC_FIELD(precise_ip, 2, no_alias),
+    PERFSPEC_FLAG(mmap_data),
+    PERFSPEC_FLAG(sample_id_all),
+    PERFSPEC_FLAG(exclude_host),
+    PERFSPEC_FLAG(exclude_guest),
+    PERFSPEC_FLAG(exclude_callchain_kernel),
+    PERFSPEC_FLAG(exclude_callchain_user),
+    PERFSPEC_FLAG(mmap2),
+    PERFSPEC_FLAG(comm_exec),
+    PERFSPEC_FLAG(use_clockid),
+    PERFSPEC_FLAG(context_switch),
+    PERFSPEC_FLAG(write_backward),
+    PERFSPEC_FLAG(namespaces),
+    PERFSPEC_FLAG(ksymbol),
+    PERFSPEC_FLAG(bpf_event),
+    PERFSPEC_FLAG(aux_output),
+    PERFSPEC_FLAG(cgroup),
+    PERFSPEC_FLAG(text_poke),
+    PERFSPEC_FLAG(build_id),
+    PERFSPEC_FLAG(inherit_thread),
+    PERFSPEC_FLAG(remove_on_exec),
+    PERFSPEC_FLAG(sigtrap),
+    PERFSPEC_FIELD(wakeup_events, 32, wakeup_alias),
+    PERFSPEC_FIELD(bp_type, 32, no_alias),
+    PERFSPEC_FIELD(config1, 64, config1_alias),
+    PERFSPEC_FIELD(config2, 64, config2_alias),
+    PERFSPEC_FIELD(branch_sample_type, 64, no_alias),
+    PERFSPEC_FIELD(sample_regs_user, 64, no_alias),
+    PERFSPEC_FIELD(sample_stack_user, 32, no_alias),
+    // clockid is __s32: stored sign-extended so -1 prints as -1, not 4294967295
+    AttrField{"clockid", {}, 32, true,
+              [](const Attr& a) { return static_cast<std::uint64_t>(static_cast<std::int64_t>(a.clockid)); },
+              [](Attr& a, std::uint64_t v) { a.clockid = static_cast<std::int32_t>(static_cast<std::uint32_t>(v)); }},
+    PERFSPEC_FIELD(sample_regs_intr, 64, no_alias),
+    PERFSPEC_FIELD(aux_watermark, 32, no_alias),
+    PERFSPEC_FIELD(sample_max_stack, 16, no_alias),
+    PERFSPEC_FIELD(aux_sample_size, 32, no_alias),
+    PERFSPEC_FIELD(sig_data, 64, no_alias),
+    PERFSPEC_FIELD(config3, 64, no_alias),
+};
+
+#undef PERFSPEC_FLAG
+#undef PERFSPEC_FIELD
+
+}  // namespace
+
+std::span<const AttrField> attr_fields() { return fields; }
+
+const AttrField* find_attr_field(std::string_view name) {
+  for (const auto& f : fields) {
+    if (f.name == name || std::ranges::find(f.aliases, name) != f.aliases.end()) return &f;
+  }
+  return nullptr;
+}
+
+}  // namespace perfspec

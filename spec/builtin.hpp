@@ -1,0 +1,55 @@
+#pragma once
+// Built-in event tables: the kernel's generic hardware and software events with every spelling perf
+// accepts, and the generic cache events (PERF_TYPE_HW_CACHE).
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+
+namespace perfspec::spec {
+
+inline constexpr std::uint32_t type_hardware = 0;
+inline constexpr std::uint32_t type_software = 1;
+inline constexpr std::uint32_t type_tracepoint = 2;
+inline constexpr std::uint32_t type_hw_cache = 3;
+inline constexpr std::uint32_t type_raw = 4;
+inline constexpr std::uint32_t type_breakpoint = 5;
+
+struct Symbol {
+  std::string_view name;
+  std::uint32_t type;
+  std::uint64_t config;
+};
+
+/// Every hardware and software symbol spelling, in perf's order.
+std::span<const Symbol> symbols();
+/// Hardware or software symbol by exact name (perf's lexer is case-sensitive here), or nullptr.
+const Symbol* find_symbol(std::string_view name);
+
+struct CacheEvent {
+  unsigned cache = 0;   ///< PERF_COUNT_HW_CACHE_L1D ... NODE
+  unsigned op = 0;      ///< READ, WRITE, PREFETCH
+  unsigned result = 0;  ///< ACCESS, MISS
+  std::uint64_t config() const { return cache | (std::uint64_t{op} << 8) | (std::uint64_t{result} << 16); }
+};
+
+/// Outcome of reading a name as a cache event.
+struct CacheName {
+  CacheEvent event;
+  std::string invalid;  ///< non-empty: the name is a cache name but the combination is not valid
+};
+
+/// `L1-dcache-load-misses` and every other spelling: longest case-insensitive prefix for the cache,
+/// then an op and/or a result in either order. nullopt when the name is not a cache name at all.
+std::optional<CacheName> parse_cache_name(std::string_view name);
+/// The dotted generic form `L1D.READ.MISS` (kernel enum names, case-insensitive).
+std::optional<CacheName> parse_dotted_cache(std::string_view name);
+/// Whether the kernel's generic tables define `op` for `cache` (L1I: read, prefetch; ITLB, BPU: read).
+bool cache_op_valid(unsigned cache, unsigned op);
+/// Canonical names for printing: `L1-dcache`, `load`, `refs`, ...
+std::string_view cache_type_name(unsigned cache);
+std::string_view cache_op_name(unsigned op);
+std::string_view cache_result_name(unsigned result);
+
+}  // namespace perfspec::spec

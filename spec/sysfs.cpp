@@ -1,0 +1,274 @@
+#include <fcntl.h>
+#include <fnmatch.h>
+#include <strings.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <charconv>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+
+#include <fmt/format.h>
+
+#include "perfspec/error.hpp"
+#include "perfspec/spec.hpp"
+#include "spec/sysfs_io.hpp"
+
+namespace perfspec::spec {
+
+namespace fs = std::filesystem;
+
+bool safe_component(std::string_view name) {
+  return !name.empty() && name.size() <= 255 && name != "." && name != ".." &&
+         name.find('/') == std::string_view::npos && name.find('\0') == std::string_view::npos;
+}
+
+namespace io {
+
+std::optional<std::string> read_small_file(const std::string& path) {
+  // O_NOFOLLOW is not used: sysfs PMU folders are themselves symlinks into /sys/devices. Names that
+  // come from user text are checked with safe_component() before they become part of a path.
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+  if (fd < 0) {
+    if (errno == ENOENT || errno == ENOTDIR) return std::nullopt;
+    throw Error(fmt::format("cannot read '{}': {}", path, std::strerror(errno)));
+  }
+  std::string out;
+  char buf[4096];
+  while (true) {
+    ssize_t n = ::read(fd, buf, sizeof buf);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      int e = errno;
+      ::close(fd);
+      throw Error(fmt::format("cannot read '{}': {}", path, std::strerror(e)));
+    }
+    if (n == 0) break;
+    out.append(buf, static_cast<std::size_t>(n));
+    if (out.size() > max_file_size) {
+      ::close(fd);
+      throw Error(fmt::format("'{}' is larger than {} bytes; not a sysfs attribute", path, max_file_size));
+    }
+  }
+  ::close(fd);
+  return out;
+}
+
+std::string_view trim(std::string_view s) {
+  while (!s.empty() && std::strchr(" \t\r\n", s.back()) && s.back() != '\0') s.remove_suffix(1);
+  while (!s.empty() && std::strchr(" \t\r\n", s.front()) && s.front() != '\0') s.remove_prefix(1);
+  return s;
+}
+
+std::vector<std::string> list_dir(const std::string& path) {
+  std::vector<std::string> out;
+  std::error_code ec;
+  fs::directory_iterator it(path, ec);
+  if (ec) return out;
+  for (; it != fs::directory_iterator(); it.increment(ec)) {
+    if (ec) break;
+    out.push_back(it->path().filename().string());
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+bool exists(const std::string& path) {
+  return ::access(path.c_str(), F_OK) == 0;
+}
+
+}  // namespace io
+
+const Format* Pmu::format(std::string_view term) const {
+  const auto& all = formats();
+  auto it = std::find_if(all.begin(), all.end(), [&](const Format& f) { return f.name == term; });
+  return it == all.end() ? nullptr : &*it;
+}
+
+const std::vector<Format>& Pmu::formats() const {
+  std::call_once(formats_once_, [this] { load_formats(); });
+  return formats_;
+}
+
+void Pmu::load_formats() const {
+  std::vector<Format> out;
+  std::string dir = dir_ + "/format";
+  for (const auto& file : io::list_dir(dir)) {
+    std::string path = dir + "/" + file;
+    auto text = io::read_small_file(path);
+    if (!text) continue;
+    try {
+      out.push_back(parse_format(file, *text));
+    } catch (const Error& e) {
+      throw Error(fmt::format("pmu '{}': format file '{}': {}", name_, path, e.message()));
+    }
+  }
+  formats_ = std::move(out);
+}
+
+const Alias* Pmu::alias(std::string_view name) const {
+  const auto& all = aliases();
+  auto it = std::find_if(all.begin(), all.end(), [&](const Alias& a) {
+    return a.name.size() == name.size() && ::strncasecmp(a.name.data(), name.data(), name.size()) == 0;
+  });
+  return it == all.end() ? nullptr : &*it;
+}
+
+const std::vector<Alias>& Pmu::aliases() const {
+  std::call_once(aliases_once_, [this] { load_aliases(); });
+  return aliases_;
+}
+
+namespace {
+bool ends_with(std::string_view s, std::string_view suffix) {
+  return s.size() >= suffix.size() && s.substr(s.size() - suffix.size()) == suffix;
+}
+}  // namespace
+
+void Pmu::load_aliases() const {
+  std::vector<Alias> out;
+  std::string dir = dir_ + "/events";
+  for (const auto& file : io::list_dir(dir)) {
+    if (ends_with(file, ".scale") || ends_with(file, ".unit") || ends_with(file, ".per-pkg") ||
+        ends_with(file, ".snapshot"))
+      continue;
+    std::string path = dir + "/" + file;
+    std::error_code ec;
+    if (fs::is_directory(path, ec)) continue;
+    auto text = io::read_small_file(path);
+    if (!text) continue;
+    Alias a;
+    a.name = file;
+    a.terms = std::string(io::trim(*text));
+    if (a.terms.find('\0') != std::string::npos)
+      throw Error(fmt::format("pmu '{}': event file '{}' holds binary data", name_, path));
+    if (auto s = io::read_small_file(path + ".scale")) {
+      a.scale_text = std::string(io::trim(*s));
+      const char* begin = a.scale_text.c_str();
+      char* end = nullptr;
+      errno = 0;
+      a.scale = std::strtod(begin, &end);
+      if (a.scale_text.empty() || end != begin + a.scale_text.size() || errno == ERANGE)
+        throw Error(fmt::format("pmu '{}': scale file '{}.scale' holds '{}', not a number", name_, path, a.scale_text));
+    }
+    if (auto u = io::read_small_file(path + ".unit")) a.unit = std::string(io::trim(*u));
+    if (auto p = io::read_small_file(path + ".per-pkg")) a.per_pkg = io::trim(*p) == "1";
+    if (auto p = io::read_small_file(path + ".snapshot")) a.snapshot = io::trim(*p) == "1";
+    out.push_back(std::move(a));
+  }
+  aliases_ = std::move(out);
+}
+
+std::optional<std::string> Pmu::cap(std::string_view name) const {
+  if (!safe_component(name)) return std::nullopt;
+  auto text = io::read_small_file(dir_ + "/caps/" + std::string(name));
+  if (!text) return std::nullopt;
+  return std::string(io::trim(*text));
+}
+
+unsigned Pmu::max_precise() const {
+  auto text = cap("max_precise");
+  if (!text) return 0;
+  unsigned v = 0;
+  auto [p, ec] = std::from_chars(text->data(), text->data() + text->size(), v);
+  if (ec != std::errc{} || p != text->data() + text->size())
+    throw Error(fmt::format("pmu '{}': '{}/caps/max_precise' holds '{}', not a number", name_, dir_, *text));
+  return std::min(v, 3u);
+}
+
+Machine::Machine(std::string sysfs_root) : root_(std::move(sysfs_root)) {
+  while (root_.size() > 1 && root_.back() == '/') root_.pop_back();
+  devices_ = root_ + "/bus/event_source/devices";
+}
+
+Machine::~Machine() = default;
+
+const Pmu* Machine::pmu(std::string_view name) const {
+  if (!safe_component(name)) return nullptr;
+  std::lock_guard lock(mutex_);
+  if (auto it = pmus_.find(name); it != pmus_.end()) return it->second.get();
+  if (absent_.contains(name)) return nullptr;
+  std::string dir = devices_ + "/" + std::string(name);
+  auto type_text = io::read_small_file(dir + "/type");
+  if (!type_text) {
+    absent_.emplace(std::string(name), true);
+    return nullptr;
+  }
+  auto t = io::trim(*type_text);
+  std::uint32_t type = 0;
+  auto [p, ec] = std::from_chars(t.data(), t.data() + t.size(), type);
+  if (t.empty() || ec != std::errc{} || p != t.data() + t.size())
+    throw Error(fmt::format("pmu '{}': '{}/type' holds '{}', not a PMU type number", name, dir,
+                            t.substr(0, 40)));
+  auto pmu = std::make_unique<Pmu>();
+  pmu->name_ = std::string(name);
+  pmu->dir_ = dir;
+  pmu->type_ = type;
+  if (auto m = io::read_small_file(dir + "/cpumask")) pmu->cpumask_ = std::string(io::trim(*m));
+  if (auto c = io::read_small_file(dir + "/cpus")) pmu->cpus_ = std::string(io::trim(*c));
+  pmu->core_ = name == "cpu" || io::exists(dir + "/cpus");
+  const Pmu* raw = pmu.get();
+  pmus_.emplace(std::string(name), std::move(pmu));
+  return raw;
+}
+
+const std::vector<std::string>& Machine::pmu_names() const {
+  std::call_once(names_once_, [this] {
+    for (auto& n : io::list_dir(devices_))
+      if (safe_component(n)) names_.push_back(n);
+  });
+  return names_;
+}
+
+std::vector<const Pmu*> Machine::core_pmus() const {
+  std::vector<const Pmu*> out;
+  for (const auto& n : pmu_names())
+    if (const Pmu* p = pmu(n); p && p->is_core()) out.push_back(p);
+  return out;
+}
+
+const std::string& Machine::tracefs_events() const {
+  std::call_once(tracefs_once_, [this] {
+    for (const char* candidate : {"/kernel/tracing/events", "/kernel/debug/tracing/events"}) {
+      std::error_code ec;
+      if (fs::is_directory(root_ + candidate, ec)) {
+        tracefs_ = root_ + candidate;
+        break;
+      }
+    }
+  });
+  return tracefs_;
+}
+
+std::optional<std::uint64_t> Machine::tracepoint_id(std::string_view sys, std::string_view name) const {
+  if (!safe_component(sys) || !safe_component(name) || tracefs_events().empty()) return std::nullopt;
+  std::string path = fmt::format("{}/{}/{}/id", tracefs_events(), sys, name);
+  auto text = io::read_small_file(path);
+  if (!text) return std::nullopt;
+  auto t = io::trim(*text);
+  std::uint64_t id = 0;
+  auto [p, ec] = std::from_chars(t.data(), t.data() + t.size(), id);
+  if (t.empty() || ec != std::errc{} || p != t.data() + t.size())
+    throw Error(fmt::format("tracepoint id file '{}' holds '{}', not a number", path, t.substr(0, 40)));
+  return id;
+}
+
+std::vector<std::pair<std::string, std::string>> Machine::tracepoints(std::string_view sys_glob,
+                                                                      std::string_view name_glob) const {
+  std::vector<std::pair<std::string, std::string>> out;
+  if (tracefs_events().empty()) return out;
+  std::string sg(sys_glob), ng(name_glob);
+  for (const auto& sys : io::list_dir(tracefs_events())) {
+    if (!safe_component(sys) || ::fnmatch(sg.c_str(), sys.c_str(), 0) != 0) continue;
+    std::string sdir = tracefs_events() + "/" + sys;
+    for (const auto& ev : io::list_dir(sdir)) {
+      if (!safe_component(ev) || ::fnmatch(ng.c_str(), ev.c_str(), 0) != 0) continue;
+      if (io::exists(sdir + "/" + ev + "/id")) out.emplace_back(sys, ev);
+    }
+  }
+  return out;
+}
+
+}  // namespace perfspec::spec
