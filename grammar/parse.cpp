@@ -22,7 +22,7 @@ template <> inline constexpr const char* error_message<event_mods> = "expected m
 template <> inline constexpr const char* error_message<close_slash> = "expected ',' or '/' after a term";
 template <> inline constexpr const char* error_message<term> = "expected a term after ','";
 template <> inline constexpr const char* error_message<term_value> = "expected a value after '='";
-template <> inline constexpr const char* error_message<close_quote> = "unterminated quoted value: expected '\\''";
+template <> inline constexpr const char* error_message<close_quote> = "unterminated quoted value: missing the closing '";
 template <> inline constexpr const char* error_message<driver_name> = "expected a driver config name after '@'";
 template <> inline constexpr const char* error_message<bp_addr> = "expected a breakpoint address (decimal or 0x hex)";
 

@@ -191,7 +191,10 @@ std::string Resolver::pmu_for_type(std::uint32_t type) const {
     case spec::type_hardware:
     case spec::type_hw_cache:
     case spec::type_raw: {
+      // PERF_TYPE_RAW goes to the PMU whose type is 4 (`cpu`, `cpu_core`), else to the core PMU.
       auto c = cores();
+      for (const Pmu* p : c)
+        if (p->type() == spec::type_raw) return p->name();
       return c.empty() ? "cpu" : c.front()->name();
     }
     case spec::type_software: return "software";
@@ -366,8 +369,6 @@ void Resolver::apply_alias(ResolvedEvent& out, const ast::Event& ev, const Pmu& 
 std::vector<ResolvedEvent> Resolver::on_pmu(const ast::Event& ev, const Pmu& pmu) {
   ResolvedEvent out = base(ev, pmu.name());
   out.attr.type = pmu.type();
-  const auto cores_now = pmu.is_core() ? cores() : std::vector<const Pmu*>{};
-  bool hybrid = cores_now.size() > 1;
 
   // Which term names an event (an alias, a hardware or cache symbol), if any.
   const ast::Term* event_term = nullptr;
@@ -410,7 +411,7 @@ std::vector<ResolvedEvent> Resolver::on_pmu(const ast::Event& ev, const Pmu& pmu
     if (cache && !cache->invalid.empty())
       throw Error(fmt::format("cache event '{}' is not supported: {}", event_term->name, cache->invalid), event_term->span);
     out.attr.config = symbol ? symbol->config : cache->event.config();
-    if (hybrid) out.attr.config |= std::uint64_t{pmu.type()} << 32;
+    if (cores().size() > 1) out.attr.config |= std::uint64_t{pmu.type()} << 32;
   }
 
   CallGraph cg;
@@ -600,46 +601,64 @@ std::vector<ResolvedEvent> Resolver::resolve_event(const ast::Event& ev) {
   return {};
 }
 
+// Software-context events (software, tracepoint, breakpoint) may join a group on any PMU.
+bool any_pmu_can_host(const ResolvedEvent& e) {
+  return e.attr.type == spec::type_software || e.attr.type == spec::type_tracepoint ||
+         e.attr.type == spec::type_breakpoint;
+}
+
 EventSet Resolver::run() {
   EventSet set;
   for (const auto& item : list_.items) {
-    std::size_t first = set.events.size();
-    std::vector<std::pair<std::size_t, const ast::Event*>> owner;  // produced event -> its AST event
+    struct Produced {
+      ResolvedEvent event;
+      const ast::Event* from;
+    };
+    std::vector<Produced> local;
     for (const auto& ev : item.events) {
       auto produced = resolve_event(ev);
-      if (produced.empty())
-        throw Error(fmt::format("'{}' matched no event", text(ev.span)), ev.span);
-      for (auto& e : produced) {
-        owner.emplace_back(set.events.size(), &ev);
-        set.events.push_back(std::move(e));
-      }
+      if (produced.empty()) throw Error(fmt::format("'{}' matched no event", text(ev.span)), ev.span);
+      for (auto& e : produced) local.push_back({std::move(e), &ev});
     }
-    std::size_t count = set.events.size() - first;
+
+    // The kernel schedules a group on one PMU. A written group whose events landed on several PMUs
+    // (a hybrid machine's `{cycles,instructions}`, or a wildcard over uncore PMUs) is split into one
+    // group per PMU in order of first appearance, as perf does; software-context events stay with the
+    // first group.
+    std::vector<std::vector<std::size_t>> partitions;
     if (item.braces) {
-      EventGroup g;
-      g.name = item.group_name;
-      g.braces = true;
-      g.weak = item.modifiers.letters.find('W') != std::string::npos;
-      for (std::size_t i = first; i < set.events.size(); ++i) {
-        g.members.push_back(i);
-        set.events[i].group = set.groups.size();
-        set.events[i].leader = first;
-      }
-      set.groups.push_back(std::move(g));
-      for (auto [index, ev] : owner) {
-        Placement place{index == first, count > 1};
-        apply_modifiers(set.events[index], ev->modifiers, &item.modifiers, place, max_precise_for(set.events[index]));
+      std::vector<std::string> order;
+      for (const auto& p : local)
+        if (!any_pmu_can_host(p.event) && std::find(order.begin(), order.end(), p.event.pmu) == order.end())
+          order.push_back(p.event.pmu);
+      partitions.resize(std::max<std::size_t>(order.size(), 1));
+      for (std::size_t i = 0; i < local.size(); ++i) {
+        std::size_t slot = 0;
+        if (!any_pmu_can_host(local[i].event))
+          slot = static_cast<std::size_t>(std::find(order.begin(), order.end(), local[i].event.pmu) - order.begin());
+        partitions[slot].push_back(i);
       }
     } else {
-      for (auto [index, ev] : owner) {
-        EventGroup g;
+      for (std::size_t i = 0; i < local.size(); ++i) partitions.push_back({i});
+    }
+
+    for (const auto& part : partitions) {
+      EventGroup g;
+      g.braces = item.braces;
+      g.name = item.group_name;
+      g.weak = item.modifiers.letters.find('W') != std::string::npos;
+      std::size_t leader = set.events.size();
+      for (std::size_t i : part) {
+        std::size_t index = set.events.size();
+        ResolvedEvent e = std::move(local[i].event);
+        e.group = set.groups.size();
+        e.leader = leader;
+        Placement place{index == leader, item.braces && part.size() > 1};
+        apply_modifiers(e, local[i].from->modifiers, item.braces ? &item.modifiers : nullptr, place, max_precise_for(e));
         g.members.push_back(index);
-        set.events[index].group = set.groups.size();
-        set.events[index].leader = index;
-        set.groups.push_back(std::move(g));
-        apply_modifiers(set.events[index], ev->modifiers, nullptr, Placement{true, false},
-                        max_precise_for(set.events[index]));
+        set.events.push_back(std::move(e));
       }
+      set.groups.push_back(std::move(g));
     }
   }
   return set;

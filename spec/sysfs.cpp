@@ -224,8 +224,11 @@ const std::vector<std::string>& Machine::pmu_names() const {
 
 std::vector<const Pmu*> Machine::core_pmus() const {
   std::vector<const Pmu*> out;
+  // Only core candidates are loaded, so a broken uncore PMU cannot disturb `cycles`; a broken core PMU
+  // is an error, since skipping it would silently change the encoding of every hardware event.
   for (const auto& n : pmu_names())
-    if (const Pmu* p = pmu(n); p && p->is_core()) out.push_back(p);
+    if (n == "cpu" || io::exists(devices_ + "/" + n + "/cpus"))
+      if (const Pmu* p = pmu(n); p && p->is_core()) out.push_back(p);
   return out;
 }
 

@@ -55,7 +55,8 @@ int main(int argc, char** argv) {
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
-    return app.exit(e);
+    // --help and --version exit 0; a usage error exits 2, as getopt-style tools do.
+    return app.exit(e) == 0 ? 0 : 2;
   }
   try {
     if (*resolve) return run_resolve(sysfs, format, lists);

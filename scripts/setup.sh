@@ -1,0 +1,18 @@
+#!/usr/bin/env bash
+# Install what perfspec needs to build and test, from Debian's packages. Safe to run again: it only
+# calls apt-get when something is missing.
+set -euo pipefail
+packages=(cmake make g++ pkg-config python3
+          tao-pegtl-dev libfmt-dev doctest-dev librange-v3-dev nlohmann-json3-dev libcli11-dev
+          linux-perf)
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+  sudo=""
+  [ "$(id -u)" -eq 0 ] || sudo=sudo
+  echo "setup: installing ${missing[*]}"
+  $sudo apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi

@@ -1,0 +1,41 @@
+#pragma once
+// Test helpers: fixture paths, temporary sysfs trees, short attr summaries.
+#include <filesystem>
+
+#include <fmt/format.h>
+#include <string>
+#include <string_view>
+
+#include "perfspec/perfspec.hpp"
+
+namespace test {
+
+std::string source_dir();
+/// `tests/fixtures/<name>` in the source tree.
+std::string fixture(std::string_view name);
+
+/// A throwaway sysfs-like tree under /tmp, removed on destruction.
+class TempTree {
+ public:
+  TempTree();
+  ~TempTree();
+  TempTree(const TempTree&) = delete;
+  TempTree& operator=(const TempTree&) = delete;
+  const std::string& root() const { return root_; }
+  /// Write `content` to `root/relative`, creating folders.
+  void write(std::string_view relative, std::string_view content) const;
+  /// A PMU folder with a type file: devices/<pmu>/type.
+  void pmu(std::string_view name, unsigned type) const;
+
+ private:
+  std::string root_;
+};
+
+/// Every non-zero attr field but `size`, as `name=value` (hex for config words), in field-table order:
+/// the exact form golden files use.
+std::string attr_summary(const perfspec::Attr& attr);
+
+/// The rendered diagnostic of parse+resolve, or "" when it resolves.
+std::string error_of(std::string_view text, const perfspec::spec::Machine& machine);
+
+}  // namespace test

@@ -1,0 +1,318 @@
+#include <doctest/doctest.h>
+
+#include "perfspec/perfspec.hpp"
+#include "tests/support.hpp"
+
+using perfspec::spec::Machine;
+
+namespace {
+const Machine& skx() {
+  static Machine m(test::fixture("intel_skx"));
+  return m;
+}
+const Machine& adl() {
+  static Machine m(test::fixture("hybrid_adl"));
+  return m;
+}
+const Machine& zen() {
+  static Machine m(test::fixture("amd_zen3"));
+  return m;
+}
+const Machine& arm() {
+  static Machine m(test::fixture("arm_n1"));
+  return m;
+}
+std::vector<std::string> summaries(std::string_view text, const Machine& m) {
+  std::vector<std::string> out;
+  for (const auto& e : perfspec::resolve(text, m).events) out.push_back(test::attr_summary(e.attr));
+  return out;
+}
+std::string one(std::string_view text, const Machine& m) {
+  auto s = summaries(text, m);
+  REQUIRE(s.size() == 1);
+  return s[0];
+}
+}  // namespace
+
+TEST_CASE("the brief's example strings") {
+  CHECK(one("cpu/event=0x2,inv,ldlat=3/u", skx()) ==
+        "type=4 config=0x800002 exclude_kernel=1 exclude_hv=1 config1=0x3");
+  CHECK(summaries("{cycles,instructions}:u", skx()) ==
+        std::vector<std::string>{"type=0 exclude_kernel=1 exclude_hv=1", "type=0 config=0x1 exclude_kernel=1 exclude_hv=1"});
+  CHECK(one("L1D.READ.MISS", skx()) == "type=3 config=0x10000");
+  CHECK(summaries("uncore_imc/cas_count_read/", skx()).size() == 6);
+  CHECK(one("sched:sched_switch", skx()).starts_with("type=2 config="));
+}
+
+TEST_CASE("AMD's split event field") {
+  CHECK(one("cpu/event=0x1c0,umask=0x2/", zen()) == "type=4 config=0x1000002c0");
+  CHECK(one("cpu/event=0xfff/", zen()) == "type=4 config=0xf000000ff");
+  CHECK(test::error_of("cpu/event=0x1000/", zen()) ==
+        "event syntax error: 'cpu/event=0x1000/'\n"
+        "                               \\___ value too big for format (event), maximum is 4095\n");
+}
+
+TEST_CASE("a later term replaces an earlier one's bits; config= sets the whole word") {
+  CHECK(one("cpu/event=0x3c,event=0x2/", skx()) == "type=4 config=0x2");
+  CHECK(one("cpu/config=0xffff,umask=0/", skx()) == "type=4 config=0xff");
+  CHECK(one("cpu/umask=1,config=0x3c/", skx()) == "type=4 config=0x3c");
+  CHECK(one("cpu/config1=5,config2=6,config3=7/", skx()) == "type=4 config1=0x5 config2=0x6 config3=0x7");
+}
+
+TEST_CASE("aliases: bare, pmu/name/, pmu/event=name/, user terms override alias terms") {
+  CHECK(one("mem-loads", skx()) == "type=4 config=0x1cd config1=0x3");
+  CHECK(one("MEM-LOADS", skx()) == "type=4 config=0x1cd config1=0x3");
+  CHECK(one("cpu/mem-loads/", skx()) == "type=4 config=0x1cd config1=0x3");
+  CHECK(one("cpu/event=mem-loads/", skx()) == "type=4 config=0x1cd config1=0x3");
+  CHECK(one("cpu/mem-loads,ldlat=7/", skx()) == "type=4 config=0x1cd config1=0x7");
+  CHECK(one("cpu/ldlat=7,mem-loads/", skx()) == "type=4 config=0x1cd config1=0x7");
+  CHECK(one("cpu/cycles-ct/", skx()) == "type=4 config=0x30000003c");
+  auto set = perfspec::resolve("topdown-total-slots", skx());
+  CHECK(set.events[0].scale == 2.0);
+  CHECK(test::error_of("cpu/mem-loads,cpu-cycles/", skx()) ==
+        "event syntax error: 'cpu/mem-loads,cpu-cycles/'\n"
+        "                                   \\___ more than one event named in the terms of pmu 'cpu'\n"
+        "help: 'mem-loads' already names the event\n");
+}
+
+TEST_CASE("param=? aliases need the parameter") {
+  test::TempTree tree;
+  tree.pmu("uncore_cha_0", 19);
+  const std::string d = "bus/event_source/devices/uncore_cha_0/";
+  tree.write(d + "format/event", "config:0-7\n");
+  tree.write(d + "format/filter_tid", "config1:0-8\n");
+  tree.write(d + "events/tid_lookup", "event=0x34,filter_tid=?\n");
+  Machine m(tree.root());
+  CHECK(test::error_of("uncore_cha_0/tid_lookup/", m) ==
+        "event syntax error: 'uncore_cha_0/tid_lookup/'\n"
+        "                                  \\___ event 'tid_lookup' of pmu 'uncore_cha_0' needs 'filter_tid=N'\n"
+        "help: its definition says filter_tid=?\n");
+  CHECK(one("uncore_cha_0/tid_lookup,filter_tid=0x1f/", m) == "type=19 config=0x34 config1=0x1f");
+}
+
+TEST_CASE("hardware symbols inside a PMU prefer the PMU's own alias") {
+  CHECK(one("cpu/instructions/", skx()) == "type=4 config=0xc0");
+  CHECK(one("cpu/cycles/", skx()) == "type=0");  // no `cycles` alias on Intel: the generic event
+  CHECK(one("cpu/instructions/u", skx()) == "type=4 config=0xc0 exclude_kernel=1 exclude_hv=1");
+}
+
+TEST_CASE("hybrid: generic hardware and cache events become one per core PMU with the extended type") {
+  CHECK(summaries("cycles", adl()) == std::vector<std::string>{"type=0 config=0xa00000000", "type=0 config=0x400000000"});
+  CHECK(summaries("L1-dcache-load-misses", adl()) ==
+        std::vector<std::string>{"type=3 config=0xa00010000", "type=3 config=0x400010000"});
+  auto set = perfspec::resolve("instructions:u", adl());
+  REQUIRE(set.events.size() == 2);
+  CHECK(set.events[0].pmu == "cpu_atom");
+  CHECK(set.events[1].pmu == "cpu_core");
+  CHECK(set.events[0].leader == 0);
+  CHECK(set.events[1].leader == 1);
+  CHECK(one("cpu_atom/cycles/", adl()) == "type=0 config=0xa00000000");
+  CHECK(one("cpu_core/event=0x3c/", adl()) == "type=4 config=0x3c");
+  CHECK(one("4:0", adl()).empty() == false);
+  CHECK(summaries("0:1", adl()).size() == 2);
+  CHECK(one("task-clock", adl()) == "type=1 config=0x1");
+  CHECK(test::error_of("cpu/event=1/", adl()).find("unknown PMU 'cpu'") != std::string::npos);
+}
+
+TEST_CASE("wildcard and glob PMU names") {
+  auto set = perfspec::resolve("imc/cas_count_read/", skx());
+  REQUIRE(set.events.size() == 6);
+  for (std::size_t i = 0; i < 6; ++i) {
+    CHECK(set.events[i].pmu == fmt::format("uncore_imc_{}", i));
+    CHECK(set.events[i].attr.type == 13 + i);
+    CHECK(set.events[i].attr.config == 0x304);
+    CHECK(set.events[i].unit == "MiB");
+    CHECK(set.events[i].leader == i);
+  }
+  CHECK(summaries("uncore_cha_[02]/event=1/", skx()) == std::vector<std::string>{"type=19 config=0x1", "type=21 config=0x1"});
+  CHECK(summaries("uncore_imc_free_running/data_read/", adl()).size() == 2);
+  CHECK(summaries("*imc_free*/data_read/", adl()).size() == 2);
+  CHECK(test::error_of("uncore_imc/nonesuch/", skx()) ==
+        "event syntax error: 'uncore_imc/nonesuch/'\n"
+        "                                \\___ unknown term 'nonesuch' for pmu 'uncore_imc_0'\n"
+        "help: valid terms: edge,event,inv,thresh,umask,config,config1,config2,config3,name,period,freq,branch_type,"
+        "time,call-graph,stack-size,max-stack,inherit,no-inherit,overwrite,no-overwrite,percore,aux-output,"
+        "aux-sample-size,metric-id,cpu\n");
+}
+
+TEST_CASE("modifiers: u/k/h, G/H, I, precise, P from caps/max_precise") {
+  CHECK(one("cycles:u", skx()) == "type=0 exclude_kernel=1 exclude_hv=1");
+  CHECK(one("cycles:k", skx()) == "type=0 exclude_user=1 exclude_hv=1");
+  CHECK(one("cycles:h", skx()) == "type=0 exclude_user=1 exclude_kernel=1");
+  CHECK(one("cycles:uk", skx()) == "type=0 exclude_hv=1");
+  CHECK(one("cycles:ukh", skx()) == "type=0");
+  CHECK(one("cycles:G", skx()) == "type=0 exclude_host=1");
+  CHECK(one("cycles:H", skx()) == "type=0 exclude_guest=1");
+  CHECK(one("cycles:GH", skx()) == "type=0");
+  CHECK(one("cycles:I", skx()) == "type=0 exclude_idle=1");
+  CHECK(one("cycles:ppp", skx()) == "type=0 precise_ip=3");
+  CHECK(one("cycles:P", skx()) == "type=0 precise_ip=3");
+  CHECK(one("task-clock:P", skx()) == "type=1 config=0x1");  // the software PMU has no max_precise
+  CHECK(one("cpu/event=0x3c/S", skx()) == "type=4 config=0x3c sample_type=0x10");
+  CHECK(one("cpu/event=0x3c/D", skx()) == "type=4 config=0x3c pinned=1");
+  CHECK(one("cpu/event=0x3c/e", skx()) == "type=4 config=0x3c exclusive=1");
+  auto b = perfspec::resolve("cycles:bR", skx());
+  CHECK(b.events[0].bpf_counter);
+  CHECK(b.events[0].retire_latency);
+}
+
+TEST_CASE("group modifiers apply on top of members' own") {
+  CHECK(summaries("{instructions:k}:u", skx()) == std::vector<std::string>{"type=0 config=0x1 exclude_hv=1"});
+  CHECK(summaries("{cycles:u,instructions:kp}:p", skx()) ==
+        std::vector<std::string>{"type=0 exclude_kernel=1 exclude_hv=1 precise_ip=1",
+                                 "type=0 config=0x1 exclude_user=1 exclude_hv=1 precise_ip=2"});
+  CHECK(test::error_of("{cycles:pp,instructions}:pp", skx()) ==
+        "event syntax error: '{cycles:pp,instructions}:pp'\n"
+        "                                              \\___ precise level 4 is too high: the event's 'p' and its "
+        "group's add up to more than 3\n");
+  CHECK(summaries("{cycles,instructions}:S", skx()) ==
+        std::vector<std::string>{"type=0 sample_type=0x10 read_format=0x8", "type=0 config=0x1 sample_type=0x10 read_format=0x8"});
+  CHECK(summaries("{cycles,instructions}:D", skx()) ==
+        std::vector<std::string>{"type=0 pinned=1", "type=0 config=0x1"});
+}
+
+TEST_CASE("leader-only and group-only modifiers") {
+  CHECK(test::error_of("cycles:W", skx()) ==
+        "event syntax error: 'cycles:W'\n                            \\___ Weak modifier is for use with groups\n");
+  CHECK(test::error_of("{cycles,instructions:D}", skx()) ==
+        "event syntax error: '{cycles,instructions:D}'\n"
+        "                                          \\___ the 'D' (pinned) modifier is only valid on a group leader\n");
+  CHECK(test::error_of("{cycles,instructions:e}", skx()).find("'e' (exclusive) modifier is only valid on a group leader") !=
+        std::string::npos);
+  CHECK(test::error_of("cycles:pP", skx()).find("'P' (maximum precision) cannot be combined with 'p'") != std::string::npos);
+  auto set = perfspec::resolve("{cycles:D,instructions}:W", skx());
+  CHECK(set.groups.size() == 1);
+  CHECK(set.groups[0].weak);
+  CHECK(set.events[0].attr.pinned == 1);
+}
+
+TEST_CASE("group structure: leader index, members, names") {
+  auto set = perfspec::resolve("cs,g1{cycles,task-clock,instructions}:W,faults", skx());
+  REQUIRE(set.events.size() == 5);
+  REQUIRE(set.groups.size() == 3);
+  CHECK(set.groups[1].name == "g1");
+  CHECK(set.groups[1].braces);
+  CHECK(set.groups[1].weak);
+  CHECK(set.groups[1].members == std::vector<std::size_t>{1, 2, 3});
+  for (std::size_t i = 1; i <= 3; ++i) {
+    CHECK(set.events[i].leader == 1);
+    CHECK(set.events[i].group == 1);
+  }
+  CHECK(set.events[4].leader == 4);
+  CHECK(set.events[4].group == 2);
+  CHECK_FALSE(set.groups[2].braces);
+  CHECK(set.events[0].name == "cs");
+  CHECK(set.events[2].name == "task-clock");
+}
+
+TEST_CASE("a group whose events land on several PMUs is split per PMU; software events stay with the first") {
+  auto set = perfspec::resolve("{cycles,uncore_imc/clockticks/,task-clock}:u", skx());
+  REQUIRE(set.events.size() == 8);
+  REQUIRE(set.groups.size() == 7);
+  CHECK(set.groups[0].members == std::vector<std::size_t>{0, 1});  // cycles + task-clock
+  CHECK(set.events[1].name == "task-clock");
+  CHECK(set.events[1].leader == 0);
+  for (std::size_t g = 1; g < 7; ++g) {
+    CHECK(set.groups[g].members == std::vector<std::size_t>{g + 1});
+    CHECK(set.events[g + 1].pmu == fmt::format("uncore_imc_{}", g - 1));
+    CHECK(set.events[g + 1].attr.exclude_kernel == 1);
+  }
+  auto hy = perfspec::resolve("{cycles,instructions}:D", adl());
+  REQUIRE(hy.groups.size() == 2);
+  CHECK(hy.events[0].pmu == "cpu_atom");
+  CHECK(hy.events[1].pmu == "cpu_atom");
+  CHECK(hy.events[2].pmu == "cpu_core");
+  CHECK(hy.events[2].leader == 2);
+  // the leader-only modifier lands on each new leader
+  CHECK(hy.events[0].attr.pinned == 1);
+  CHECK(hy.events[1].attr.pinned == 0);
+  CHECK(hy.events[2].attr.pinned == 1);
+}
+
+TEST_CASE("display names: the text as written unless name=") {
+  auto set = perfspec::resolve("cpu/event=0x3c,name=mycycles/,cpu/event=0xc0,name='a:b'/u", skx());
+  CHECK(set.events[0].name == "mycycles");
+  CHECK(set.events[1].name == "a:b");
+  CHECK(test::error_of("cycles/name=5/", skx()).find("expected string value") != std::string::npos);
+}
+
+TEST_CASE("built-in terms") {
+  CHECK(one("cycles/period=1000/", skx()) == "type=0 sample_period=1000");
+  CHECK(one("cycles/freq=4000/", skx()) == "type=0 sample_period=4000 freq=1");
+  CHECK(one("cycles/freq=4000,period=7/", skx()) == "type=0 sample_period=7");
+  CHECK(one("cycles/time=1/", skx()) == "type=0 sample_type=0x4");
+  CHECK(one("cycles/call-graph=fp/", skx()) == "type=0 sample_type=0x20");
+  CHECK(one("cycles/call-graph=dwarf,stack-size=4096/", skx()) ==
+        "type=0 sample_type=0x3020 exclude_callchain_user=1 sample_regs_user=0xff0fff sample_stack_user=4096");
+  CHECK(one("cycles/max-stack=32/", skx()) == "type=0 sample_max_stack=32");
+  CHECK(one("cycles/inherit/", skx()) == "type=0 inherit=1");
+  CHECK(one("cycles/no-inherit/", skx()) == "type=0");
+  CHECK(one("cycles/overwrite/", skx()) == "type=0 write_backward=1");
+  CHECK(one("cycles/branch_type=any/", skx()) == "type=0 sample_type=0x800 branch_sample_type=0x8");
+  CHECK(one("intel_pt/aux-output/", skx()) == "type=10 aux_output=1");
+  CHECK(one("cycles/aux-sample-size=4096/", skx()) == "type=0 sample_type=0x100000 aux_sample_size=4096");
+  auto set = perfspec::resolve("cpu/event=1,metric-id=m1,cpu=0-3,percore,@cfg=2/", skx());
+  CHECK(set.events[0].metric_id == "m1");
+  CHECK(set.events[0].cpus == "0-3");
+  CHECK(set.events[0].percore);
+  CHECK(set.events[0].driver_config == "cfg=2");
+  CHECK(test::error_of("cycles/period=abc/", skx()) ==
+        "event syntax error: 'cycles/period=abc/'\n                                   \\___ expected numeric value\n");
+  CHECK(test::error_of("cycles/call-graph=xyz/", skx()).find("unknown call-graph mode 'xyz'") != std::string::npos);
+  CHECK(test::error_of("cycles/event=1/", skx()) ==
+        "event syntax error: 'cycles/event=1/'\n"
+        "                            \\___ unknown term 'event' for event 'cycles'\n"
+        "help: valid terms: config,config1,config2,config3,name,period,freq,branch_type,time,call-graph,stack-size,"
+        "max-stack,inherit,no-inherit,overwrite,no-overwrite,percore,aux-output,aux-sample-size,metric-id,cpu\n");
+}
+
+TEST_CASE("raw, numeric and breakpoint events") {
+  CHECK(one("r1a8", skx()) == "type=4 config=0x1a8");
+  CHECK(one("r1a8/period=3/u", skx()) == "type=4 config=0x1a8 sample_period=3 exclude_kernel=1 exclude_hv=1");
+  CHECK(one("cpu/r0x1a8/", skx()) == "type=4 config=0x1a8");
+  CHECK(one("cpu/r1a8,umask=0/", skx()) == "type=4 config=0xa8");
+  CHECK(one("1:1", skx()) == "type=1 config=0x1");
+  CHECK(one("4:0x1a8:k", skx()) == "type=4 config=0x1a8 exclude_user=1 exclude_hv=1");
+  CHECK(one("mem:0x1000", skx()) == "type=5 sample_period=1 bp_type=3 config1=0x1000 config2=0x4");
+  CHECK(one("mem:0x1000/8:w", skx()) == "type=5 sample_period=1 bp_type=2 config1=0x1000 config2=0x8");
+  CHECK(one("mem:0x2000:x", skx()) == "type=5 sample_period=1 bp_type=4 config1=0x2000 config2=0x8");
+  CHECK(one("mem:4096:r:u", skx()) ==
+        "type=5 sample_period=1 exclude_kernel=1 exclude_hv=1 bp_type=1 config1=0x1000 config2=0x4");
+}
+
+TEST_CASE("tracepoints: ids, globs, unknown names") {
+  Machine m(test::fixture("intel_skx"));
+  auto id = m.tracepoint_id("sched", "sched_switch");
+  REQUIRE(id);
+  CHECK(one("sched:sched_switch", skx()) == fmt::format("type=2 config={:#x} sample_period=1", *id));
+  auto set = perfspec::resolve("sched:sched_*:u", skx());
+  CHECK(set.events.size() == 3);
+  CHECK(set.events[0].name == "sched:sched_process_exec:u");
+  CHECK(test::error_of("sched:nonesuch", skx()) ==
+        "event syntax error: 'sched:nonesuch'\n                     \\___ unknown tracepoint 'sched:nonesuch'\n");
+  CHECK(test::error_of("sched:sched_switch/event=1/", skx()).find("unknown term 'event' for tracepoint") !=
+        std::string::npos);
+}
+
+TEST_CASE("unknown names get suggestions") {
+  CHECK(test::error_of("cylces", skx()) ==
+        "event syntax error: 'cylces'\n                     \\___ unknown event 'cylces'\nhelp: did you mean 'cycles'?\n");
+  CHECK(test::error_of("cpuu/event=1/", skx()) ==
+        "event syntax error: 'cpuu/event=1/'\n                     \\___ unknown PMU 'cpuu'\nhelp: did you mean 'cpu'?\n");
+  CHECK(test::error_of("msr", skx()) ==
+        "event syntax error: 'msr'\n                     \\___ 'msr' is a PMU, not an event\n"
+        "help: write 'msr/.../' with terms, e.g. 'msr/config=0x1/'\n");
+  CHECK(test::error_of("L1-icache-stores", skx()) ==
+        "event syntax error: 'L1-icache-stores'\n"
+        "                     \\___ cache event 'L1-icache-stores' is not supported: the L1-icache cache has no "
+        "store events (the kernel's generic cache table has none)\n");
+}
+
+TEST_CASE("ARM: core PMU aliases and formats") {
+  CHECK(one("armv8_pmuv3_0/cpu_cycles/", arm()) == "type=10 config=0x11");
+  CHECK(one("inst_retired", arm()) == "type=10 config=0x8");
+  CHECK(one("armv8_pmuv3_0/event=0x11,long/", arm()) == "type=10 config=0x11 config1=0x1");
+  CHECK(one("arm_spe_0/ts_enable,load_filter,min_latency=20/", arm()) ==
+        "type=11 config=0x200000001 config2=0x14");
+  CHECK(one("cycles", arm()) == "type=0");
+}
