@@ -70,16 +70,12 @@ void apply_modifiers(ResolvedEvent& ev, const ast::Modifiers& own_text, const as
 
   unsigned p = own.p + grp.p;
   bool P = own.P || grp.P;
-  if (P && p) {
-    const auto& where = own.P ? own_text : *group_text;
-    throw Error("'P' (maximum precision) cannot be combined with 'p'", letter_span(where, 'P'));
-  }
   if (p > 3) {
     throw Error(fmt::format("precise level {} is too high: the event's 'p' and its group's add up to more than 3", p),
                 group_text ? group_text->span : own_text.span);
   }
   if (p) a.precise_ip = static_cast<std::uint8_t>(p);
-  if (P) {
+  if (P) {  // P asks for the most the PMU can do, whatever 'p's stand beside it (as perf's precise_max)
     a.precise_ip = static_cast<std::uint8_t>(max_precise);
     ev.precise_max = true;
   }

@@ -44,7 +44,8 @@ std::string to_text(const EventSet& set) {
     for (const auto& f : attr_fields()) {
       std::uint64_t v = f.get(e.attr);
       if (v == 0 && f.name != "type") continue;  // type 0 (hardware) is still worth seeing
-      if (f.is_signed) out += fmt::format("  {:<32} {}\n", label(f), static_cast<std::int64_t>(v));
+      if (auto names = flag_names(f.name, v); !names.empty()) out += fmt::format("  {:<32} {}\n", label(f), names);
+      else if (f.is_signed) out += fmt::format("  {:<32} {}\n", label(f), static_cast<std::int64_t>(v));
       else if (hex_field(f.name)) out += fmt::format("  {:<32} {:#x}\n", label(f), v);
       else out += fmt::format("  {:<32} {}\n", label(f), v);
     }

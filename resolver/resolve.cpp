@@ -191,7 +191,8 @@ std::string Resolver::pmu_for_type(std::uint32_t type) const {
     case spec::type_hardware:
     case spec::type_hw_cache:
     case spec::type_raw: {
-      // PERF_TYPE_RAW goes to the PMU whose type is 4 (`cpu`, `cpu_core`), else to the core PMU.
+      // Without an extended type the kernel hands these to the PMU registered as PERF_TYPE_RAW (4:
+      // `cpu`, `cpu_core`); elsewhere (arm) to the core PMU.
       auto c = cores();
       for (const Pmu* p : c)
         if (p->type() == spec::type_raw) return p->name();
@@ -409,7 +410,7 @@ std::vector<ResolvedEvent> Resolver::on_pmu(const ast::Event& ev, const Pmu& pmu
     // with the PMU's type as extended type on hybrid machines.
     out.attr.type = symbol ? spec::type_hardware : spec::type_hw_cache;
     if (cache && !cache->invalid.empty())
-      throw Error(fmt::format("cache event '{}' is not supported: {}", event_term->name, cache->invalid), event_term->span);
+      throw Error(fmt::format("invalid cache event '{}': {}", event_term->name, cache->invalid), event_term->span);
     out.attr.config = symbol ? symbol->config : cache->event.config();
     if (cores().size() > 1) out.attr.config |= std::uint64_t{pmu.type()} << 32;
   }
@@ -445,8 +446,11 @@ std::vector<ResolvedEvent> Resolver::on_pmu(const ast::Event& ev, const Pmu& pmu
 // with that PMU's type in config bits 32-63 (the extended type).
 std::vector<ResolvedEvent> Resolver::generic(const ast::Event& ev, std::uint32_t type, std::uint64_t config) {
   std::vector<ResolvedEvent> out;
+  // Only the symbolic forms fan out; `0:1` and `r1a8` are taken literally, as current perf does
+  // (perf 6.1 also fanned raw and numeric events out over hybrid PMUs).
   std::vector<const Pmu*> targets;
-  if (type == spec::type_hardware || type == spec::type_hw_cache) {
+  bool symbolic = ev.kind == ast::EventKind::named || ev.kind == ast::EventKind::pmu;
+  if (symbolic && (type == spec::type_hardware || type == spec::type_hw_cache)) {
     auto c = cores();
     if (c.size() > 1) targets = c;
   }
@@ -486,7 +490,7 @@ std::vector<ResolvedEvent> Resolver::resolve_named(const ast::Event& ev) {
   if (!cache) cache = spec::parse_dotted_cache(n);
   if (cache) {
     if (!cache->invalid.empty())
-      throw Error(fmt::format("cache event '{}' is not supported: {}", n, cache->invalid), ev.name_span);
+      throw Error(fmt::format("invalid cache event '{}': {}", n, cache->invalid), ev.name_span);
     return generic(ev, spec::type_hw_cache, cache->event.config());
   }
   if (ev.kind == ast::EventKind::pmu) return resolve_pmu_form(ev);

@@ -1,5 +1,6 @@
 #include <algorithm>
 #include <array>
+#include <cstdio>
 
 #include "perfspec/attr.hpp"
 
@@ -101,6 +102,36 @@ const AttrField* find_attr_field(std::string_view name) {
     if (f.name == name || std::ranges::find(f.aliases, name) != f.aliases.end()) return &f;
   }
   return nullptr;
+}
+
+std::string flag_names(std::string_view field, std::uint64_t value) {
+  // perf_event.h: enum perf_event_sample_format and enum perf_event_read_format.
+  static constexpr std::string_view sample_bits[] = {
+      "IP", "TID", "TIME", "ADDR", "READ", "CALLCHAIN", "ID", "CPU", "PERIOD", "STREAM_ID", "RAW",
+      "BRANCH_STACK", "REGS_USER", "STACK_USER", "WEIGHT", "DATA_SRC", "IDENTIFIER", "TRANSACTION",
+      "REGS_INTR", "PHYS_ADDR", "AUX", "CGROUP", "DATA_PAGE_SIZE", "CODE_PAGE_SIZE", "WEIGHT_STRUCT"};
+  static constexpr std::string_view read_bits[] = {"TOTAL_TIME_ENABLED", "TOTAL_TIME_RUNNING", "ID", "GROUP", "LOST"};
+  std::span<const std::string_view> names;
+  if (field == "sample_type") names = sample_bits;
+  else if (field == "read_format") names = read_bits;
+  else return {};
+  std::string out;
+  std::uint64_t unnamed = 0;
+  for (unsigned bit = 0; bit < 64; ++bit) {
+    if (!(value >> bit & 1)) continue;
+    if (bit < names.size()) {
+      if (!out.empty()) out += '|';
+      out += names[bit];
+    } else {
+      unnamed |= std::uint64_t{1} << bit;
+    }
+  }
+  if (unnamed) {
+    char buf[24];
+    std::snprintf(buf, sizeof buf, "%s%#llx", out.empty() ? "" : "|", static_cast<unsigned long long>(unnamed));
+    out += buf;
+  }
+  return out;
 }
 
 }  // namespace perfspec

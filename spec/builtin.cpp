@@ -124,23 +124,28 @@ std::optional<CacheName> parse_cache_name(std::string_view name) {
   CacheName out;
   out.event.cache = type->value;
   std::string_view rest = name.substr(type->text.size());
-  bool have_op = false, have_result = false;
+  std::string_view op_text, result_text;
   while (!rest.empty()) {
     rest.remove_prefix(1);  // the '-'
     const auto* tok = longest_token(rest, op_results);
     if (!tok) return std::nullopt;
+    std::string_view written = rest.substr(0, tok->text.size());
+    // perf 6.1 silently ignores a second op or result (`l1-d-stores-write` counts stores); naming
+    // two is a mistake worth reporting.
     if (tok->kind == is_op) {
-      if (have_op) return std::nullopt;
-      have_op = true;
-      out.event.op = tok->value;
+      if (!op_text.empty() && out.invalid.empty())
+        out.invalid = fmt::format("it names two operations, '{}' and '{}'", op_text, written);
+      op_text = written;
+      if (out.invalid.empty()) out.event.op = tok->value;
     } else {
-      if (have_result) return std::nullopt;
-      have_result = true;
-      out.event.result = tok->value;
+      if (!result_text.empty() && out.invalid.empty())
+        out.invalid = fmt::format("it names two results, '{}' and '{}'", result_text, written);
+      result_text = written;
+      if (out.invalid.empty()) out.event.result = tok->value;
     }
     rest.remove_prefix(tok->text.size());
   }
-  out.invalid = validity(out.event);
+  if (out.invalid.empty()) out.invalid = validity(out.event);
   return out;
 }
 

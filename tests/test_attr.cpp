@@ -59,3 +59,11 @@ TEST_CASE("flag fields are one bit, precise_ip two") {
   CHECK(flags.size() == 36);
   CHECK(perfspec::find_attr_field("precise_ip")->bits == 2);
 }
+
+TEST_CASE("sample_type and read_format print as perf names them") {
+  CHECK(perfspec::flag_names("sample_type", 0x102) == "TID|PERIOD");
+  CHECK(perfspec::flag_names("sample_type", (1u << 16) | (1ull << 40)) == "IDENTIFIER|0x10000000000");
+  CHECK(perfspec::flag_names("read_format", 0xf) == "TOTAL_TIME_ENABLED|TOTAL_TIME_RUNNING|ID|GROUP");
+  CHECK(perfspec::flag_names("read_format", 0) == "");
+  CHECK(perfspec::flag_names("config", 5) == "");
+}

@@ -75,9 +75,14 @@ TEST_CASE("cache validity: L1I read and prefetch; ITLB and BPU read only") {
   CHECK(parse_cache_name("node-stores")->invalid.empty());
 }
 
+TEST_CASE("two ops or two results are an error, not silently the first") {
+  CHECK(parse_cache_name("L1-dcache-loads-stores")->invalid == "it names two operations, 'loads' and 'stores'");
+  CHECK(parse_cache_name("l1-d-stores-write")->invalid == "it names two operations, 'stores' and 'write'");
+  CHECK(parse_cache_name("LLC-misses-refs")->invalid == "it names two results, 'misses' and 'refs'");
+  CHECK(parse_cache_name("LLC-load-miss-miss")->invalid == "it names two results, 'miss' and 'miss'");
+}
+
 TEST_CASE("names that are not cache names") {
-  CHECK_FALSE(parse_cache_name("L1-dcache-loads-stores"));  // two ops
-  CHECK_FALSE(parse_cache_name("LLC-misses-refs"));          // two results
   CHECK_FALSE(parse_cache_name("l1d_cache"));
   CHECK_FALSE(parse_cache_name("LLC-foo"));
   CHECK_FALSE(parse_cache_name("nodes"));
