@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "perfspec/perfspec.hpp"
+#include "tools/stat.hpp"
 
 namespace {
 
@@ -52,6 +53,21 @@ int main(int argc, char** argv) {
   resolve->add_option("--format", format, "output format")->check(CLI::IsMember({"text", "json"}));
   resolve->add_option("events", lists, "event lists, e.g. 'cycles,{cpu/event=0x3c/u,instructions}:k'")->required();
 
+  perfspec::tools::StatOptions st;
+  int pid = 0;
+  auto* stat = app.add_subcommand("stat", "count events for a command, a process or CPUs");
+  stat->add_option("-e,--event", st.events, "event list (repeatable); default: " + std::string(perfspec::tools::default_stat_events));
+  auto* pid_opt = stat->add_option("-p,--pid", pid, "count an existing process (all its threads)");
+  stat->add_flag("-a,--all-cpus", st.all_cpus, "count every process on every CPU");
+  stat->add_option("-C,--cpu", st.cpus, "count every process on these CPUs (e.g. 0-3,8)");
+  stat->add_option("-I,--interval", st.interval_ms, "print counts every N milliseconds")->check(CLI::Range(10u, 3600000u));
+  stat->add_option("--format", st.format, "output format")->check(CLI::IsMember({"text", "csv", "json"}));
+  stat->add_option("--sysfs", st.sysfs, "sysfs root to read PMUs from")->check(CLI::ExistingDirectory);
+  stat->add_option("-o,--output", st.output, "write the counts to FILE instead of stderr");
+  bool no_inherit = false;
+  stat->add_flag("--no-inherit", no_inherit, "do not count the command's children");
+  stat->add_option("command", st.command, "the command to count, after --");
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -60,8 +76,14 @@ int main(int argc, char** argv) {
   }
   try {
     if (*resolve) return run_resolve(sysfs, format, lists);
+    if (*stat) {
+      if (*pid_opt) st.pid = pid;
+      st.inherit = !no_inherit;
+      return perfspec::tools::run_stat(st);
+    }
   } catch (const perfspec::Error& e) {
-    std::fputs(perfspec::render(e, "").c_str(), stderr);
+    std::fprintf(stderr, "perfspec: %s\n", e.message().c_str());
+    if (!e.help().empty()) std::fprintf(stderr, "help: %s\n", e.help().c_str());
     return 1;
   } catch (const std::exception& e) {
     std::fprintf(stderr, "perfspec: internal error: %s\n", e.what());

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <optional>
 #include <span>
+#include <string>
 #include <string_view>
 
 namespace perfspec {
@@ -62,5 +63,10 @@ std::span<const AttrField> attr_fields();
 
 /// Field by kernel name or union alias (`bp_addr` finds config1); nullptr when unknown.
 const AttrField* find_attr_field(std::string_view name);
+
+/// Bit-flag words spelled as perf prints them (`sample_type` 0x104 -> `TID|PERIOD`); unnamed bits
+/// follow as hex. Returns an empty string for fields that are not bit sets (everything but
+/// sample_type and read_format) and for 0.
+std::string flag_names(std::string_view field, std::uint64_t value);
 
 }  // namespace perfspec

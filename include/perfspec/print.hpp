@@ -1,7 +1,10 @@
 #pragma once
+#include <optional>
 #include <string>
+#include <vector>
 
 #include "perfspec/event_set.hpp"
+#include "perfspec/runtime.hpp"
 
 namespace perfspec {
 
@@ -11,5 +14,32 @@ std::string to_text(const EventSet& set);
 /// `{"events":[{"name":..., "pmu":..., "group":G, "leader":L, "scale":..., "unit":..., "attr":{...}}]}`;
 /// `attr` lists every field of the attr table (union members under each of their names).
 std::string to_json(const EventSet& set, int indent = -1);
+
+/// What a `stat` run counted, besides the counts themselves.
+struct StatRun {
+  std::string target;                    ///< shown in the header: "'ls -l'", "process 1234", "all CPUs"
+  double elapsed_seconds = 0;
+  std::optional<double> user_seconds;    ///< of a counted command
+  std::optional<double> system_seconds;
+  std::optional<double> interval_end;    ///< interval mode: seconds since the start
+  std::optional<int> exit_status;        ///< of a counted command
+};
+
+/// The displayed value of a count: alias scale applied, software clocks in msec.
+struct DisplayValue {
+  double value = 0;
+  std::string unit;
+  bool integral = true;
+};
+DisplayValue display_value(const ResolvedEvent& event, const runtime::Count& count);
+
+/// A `perf stat`-like table: value, unit, name, running % when multiplexed, and for events that
+/// could not be counted `<not supported>` / `<not counted>` with the errno and what to do.
+std::string stat_text(const EventSet& set, const std::vector<runtime::Count>& counts, const StatRun& run);
+/// One line per event: value,unit,event,time_enabled,time_running,running_percent,state,errno
+/// (RFC 4180 quoting; event names may hold commas). Interval mode prefixes the interval end.
+std::string stat_csv(const EventSet& set, const std::vector<runtime::Count>& counts, const StatRun& run);
+/// One JSON object (one line) per run or interval.
+std::string stat_json(const EventSet& set, const std::vector<runtime::Count>& counts, const StatRun& run);
 
 }  // namespace perfspec

@@ -1,0 +1,41 @@
+#pragma once
+// What perf_event_open(2)'s errors mean (the ERRORS section of the man page) and what a user can do
+// about each, given what was being opened.
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace perfspec::spec {
+
+struct ErrnoFact {
+  int code;
+  std::string_view name;     ///< "EACCES"
+  std::string_view meaning;  ///< what perf_event_open(2) means by it, in one sentence
+};
+
+/// The fact for an errno perf_event_open(2) documents, or nullptr.
+const ErrnoFact* errno_fact(int code);
+/// "EACCES", or "errno 123" for one the table does not know.
+std::string errno_name(int code);
+
+/// What was being opened when the error came back; everything a hint depends on.
+struct OpenContext {
+  std::uint32_t type = 0;            ///< attr.type
+  std::string pmu;                   ///< PMU name the event was resolved for
+  bool pmu_in_sysfs = true;          ///< the machine's sysfs lists that PMU
+  unsigned precise_ip = 0;
+  bool exclude_kernel = false;
+  bool cpu_wide = false;             ///< pid == -1
+  bool other_process = false;        ///< pid > 0
+  std::optional<int> paranoid;       ///< /proc/sys/kernel/perf_event_paranoid
+  bool privileged = false;           ///< euid 0 or CAP_PERFMON
+  std::optional<long> fd_limit;      ///< RLIMIT_NOFILE soft limit
+};
+
+/// A concrete, actionable hint for `code` in `context` (never empty).
+std::string errno_hint(int code, const OpenContext& context);
+
+/// /proc/sys/kernel/perf_event_paranoid, nullopt when unreadable.
+std::optional<int> read_paranoid(const std::string& path = "/proc/sys/kernel/perf_event_paranoid");
+
+}  // namespace perfspec::spec

@@ -1,0 +1,195 @@
+#pragma once
+// Opening, enabling and reading resolved events (perf_event_open(2)), with every failure explained.
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "perfspec/event_set.hpp"
+
+namespace perfspec::runtime {
+
+/// The system calls the runtime makes. One small interface, so tests inject any errno without a
+/// special kernel. Every call returns -errno on failure.
+class Syscalls {
+ public:
+  virtual ~Syscalls() = default;
+  /// perf_event_open(2) for `attr` (perfspec's value type; the real implementation converts it to
+  /// the kernel layout). Returns a file descriptor or -errno.
+  virtual int perf_event_open(const Attr& attr, int pid, int cpu, int group_fd, unsigned long flags) = 0;
+  virtual long read(int fd, void* buffer, std::size_t size) = 0;
+  virtual int ioctl(int fd, unsigned long request, unsigned long argument) = 0;
+  virtual int close(int fd) = 0;
+  /// mmap(2) of the event's first page(s); nullptr on failure.
+  virtual void* mmap(int fd, std::size_t length) = 0;
+  virtual int munmap(void* address, std::size_t length) = 0;
+};
+
+/// The real system calls.
+Syscalls& system_calls();
+
+/// An owned file descriptor: closed exactly once, through the Syscalls that opened it.
+class Fd {
+ public:
+  Fd() = default;
+  Fd(Syscalls& sys, int fd) : sys_(&sys), fd_(fd) {}
+  Fd(Fd&& o) noexcept : sys_(o.sys_), fd_(o.release()) {}
+  Fd& operator=(Fd&& o) noexcept;
+  Fd(const Fd&) = delete;
+  Fd& operator=(const Fd&) = delete;
+  ~Fd() { reset(); }
+  int get() const { return fd_; }
+  explicit operator bool() const { return fd_ >= 0; }
+  int release() { int f = fd_; fd_ = -1; return f; }
+  void reset();
+
+ private:
+  Syscalls* sys_ = nullptr;
+  int fd_ = -1;
+};
+
+/// What to count.
+struct Target {
+  enum class Kind { self, process, cpus };
+  Kind kind = Kind::self;
+  int pid = 0;                ///< Kind::process: the process (or a child forked by the caller)
+  std::vector<int> threads;   ///< Kind::process: the threads to open on (empty: just `pid`)
+  std::vector<int> cpus;      ///< Kind::cpus: these CPUs, every process (empty: all online CPUs)
+  bool inherit = false;       ///< count children created after opening too
+  bool enable_on_exec = false;///< start counting when the (stopped) target calls exec
+  /// Kind::self, Kind::process: the thread/process; Kind::cpus: everything on the given CPUs.
+  static Target self_thread() { return {}; }
+  static Target process(int pid, bool inherit = true) { return {Kind::process, pid, {}, {}, inherit, false}; }
+  static Target system_wide(std::vector<int> cpus = {}) { return {Kind::cpus, -1, {}, std::move(cpus), false, false}; }
+};
+
+struct OpenOptions {
+  /// On EACCES for an event that counts the kernel, retry it user-only (`:u`), as perf does. The
+  /// event's report then says so and its name gains `:u`.
+  bool fallback_to_user = true;
+  /// The sysfs root the event set was resolved against (uncore cpumask, hybrid cpus).
+  std::string sysfs_root = "/sys";
+  /// Map the first page of each counter of Kind::self so read() can use rdpmc (see read_user_page).
+  bool user_page = false;
+};
+
+/// Why an event could not be opened.
+struct Failure {
+  int error = 0;            ///< errno
+  std::string name;         ///< "ENOENT"
+  std::string meaning;      ///< what perf_event_open(2) means by it
+  std::string hint;         ///< what to do
+  int cpu = -1;             ///< the CPU it failed on (-1: any)
+  std::string detail;       ///< e.g. "its group leader could not be opened"
+};
+
+/// One event's numbers. `not_supported` and `not_counted` are states, never a silent 0.
+struct Count {
+  enum class State { counted, not_counted, not_supported };
+  State state = State::not_supported;
+  std::uint64_t raw = 0;           ///< summed over CPUs
+  std::uint64_t time_enabled = 0;
+  std::uint64_t time_running = 0;
+  std::optional<Failure> failure; ///< when not_supported (or when it failed on some CPUs only)
+  std::string note;               ///< fallbacks taken, e.g. "retried user-only (:u) after EACCES"
+  /// raw * time_enabled / time_running (multiplexing); raw when it ran all the time.
+  double scaled() const;
+  /// time_running / time_enabled, 1.0 when it ran all the time, 0 when never.
+  double running_fraction() const;
+};
+
+/// Scaling arithmetic on its own (exact in 128 bits before the division).
+double scale_count(std::uint64_t raw, std::uint64_t enabled, std::uint64_t running);
+
+/// An open event set. Owns every file descriptor; nothing leaks on any path, exceptions included.
+class Counters {
+ public:
+  /// Open `set` for `target`. Events that cannot be opened are reported in their Count, never thrown:
+  /// the others still count. Throws perfspec::Error only for a target that cannot be used at all.
+  static Counters open(const EventSet& set, const Target& target, const OpenOptions& options = {},
+                       Syscalls& sys = system_calls());
+  Counters(Counters&&) noexcept;
+  Counters& operator=(Counters&&) noexcept;
+  ~Counters();
+
+  /// PERF_EVENT_IOC_ENABLE / DISABLE / RESET on every group leader with PERF_IOC_FLAG_GROUP.
+  void enable();
+  void disable();
+  void reset();
+  /// Current values, one per event of the set (in order).
+  std::vector<Count> read();
+  /// The event set, with names updated by fallbacks (`cycles` -> `cycles:u`).
+  const EventSet& events() const;
+  /// How many file descriptors are open.
+  std::size_t open_fds() const;
+
+ private:
+  struct Impl;
+  explicit Counters(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+/// The part of struct perf_event_mmap_page that self-monitoring reads (seeds/003, seeds/004).
+struct UserPage {
+  std::uint32_t lock;
+  std::uint32_t index;
+  std::int64_t offset;
+  std::uint64_t time_enabled;
+  std::uint64_t time_running;
+  bool cap_user_rdpmc;
+  bool cap_user_time;
+  std::uint16_t pmc_width;
+  std::uint16_t time_shift;
+  std::uint32_t time_mult;
+  std::uint64_t time_offset;
+};
+
+/// A snapshot of a counter read through its user page, or nullopt when the page does not allow it
+/// (index 0 or no cap_user_rdpmc: fall back to read(2)).
+struct UserRead {
+  std::uint64_t value;
+  std::uint64_t time_enabled;
+  std::uint64_t time_running;
+};
+
+/// The seqlock read protocol of perf_event_mmap_page: `load` returns a consistent copy of the page
+/// fields at one instant (it is called again while `lock` changes), `rdpmc(index - 1)` reads the
+/// hardware counter, `cycles()` the time-stamp counter. Retries until the lock is stable.
+template <typename Load, typename Rdpmc, typename Cycles>
+std::optional<UserRead> read_user_page(Load&& load, Rdpmc&& rdpmc, Cycles&& cycles) {
+  for (;;) {
+    UserPage p = load();
+    std::uint32_t seq = p.lock;
+    if (!p.cap_user_rdpmc || p.index == 0) {
+      UserPage again = load();
+      if (again.lock != seq) continue;
+      return std::nullopt;
+    }
+    std::uint64_t pmc = rdpmc(p.index - 1);
+    std::uint64_t cyc = p.cap_user_time ? cycles() : 0;
+    UserPage after = load();
+    if (after.lock != seq) continue;  // torn: the kernel updated the page meanwhile
+    std::int64_t count = p.offset;
+    if (p.pmc_width > 0 && p.pmc_width < 64) {
+      unsigned shift = 64u - p.pmc_width;
+      count += static_cast<std::int64_t>(pmc << shift) >> shift;  // sign-extend to pmc_width
+    } else {
+      count += static_cast<std::int64_t>(pmc);
+    }
+    UserRead r{static_cast<std::uint64_t>(count), p.time_enabled, p.time_running};
+    if (p.cap_user_time) {
+      // time_enabled/running advance by time_offset + (cyc * time_mult) >> time_shift since the page
+      // was written (perf_event_mmap_page comment in perf_event.h).
+      std::uint64_t quot = cyc >> p.time_shift;
+      std::uint64_t rem = cyc & ((std::uint64_t{1} << p.time_shift) - 1);
+      std::uint64_t delta = p.time_offset + quot * p.time_mult + ((rem * p.time_mult) >> p.time_shift);
+      r.time_enabled += delta;
+      r.time_running += delta;
+    }
+    return r;
+  }
+}
+
+}  // namespace perfspec::runtime

@@ -1,0 +1,302 @@
+#include <linux/perf_event.h>
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <charconv>
+#include <fstream>
+#include <map>
+
+#include <fmt/format.h>
+
+#include "perfspec/errno_facts.hpp"
+#include "perfspec/error.hpp"
+#include "perfspec/runtime.hpp"
+#include "perfspec/spec.hpp"
+#include "runtime/cpulist.hpp"
+
+namespace perfspec::runtime {
+
+double scale_count(std::uint64_t raw, std::uint64_t enabled, std::uint64_t running) {
+  if (running == 0) return 0.0;
+  if (running >= enabled) return static_cast<double>(raw);
+  // raw * enabled can exceed 64 bits; do it in 128 (a GCC/Clang extension, hence __extension__).
+  __extension__ using u128 = unsigned __int128;
+  u128 product = static_cast<u128>(raw) * enabled;
+  return static_cast<double>(product / running) +
+         static_cast<double>(product % running) / static_cast<double>(running);
+}
+
+double Count::scaled() const { return scale_count(raw, time_enabled, time_running); }
+
+double Count::running_fraction() const {
+  if (time_enabled == 0) return time_running ? 1.0 : 0.0;
+  return std::min(1.0, static_cast<double>(time_running) / static_cast<double>(time_enabled));
+}
+
+namespace {
+
+constexpr std::uint64_t read_format = PERF_FORMAT_TOTAL_TIME_ENABLED | PERF_FORMAT_TOTAL_TIME_RUNNING |
+                                      PERF_FORMAT_ID | PERF_FORMAT_GROUP;
+
+// One group opened on one CPU (or on any CPU for a task): leader first.
+struct Instance {
+  int cpu = -1;
+  std::vector<Fd> fds;
+  std::vector<std::size_t> events;  // event index of each fd
+  std::vector<std::uint64_t> ids;   // PERF_EVENT_IOC_ID of each fd
+};
+
+}  // namespace
+
+struct Counters::Impl {
+  Syscalls* sys = nullptr;
+  EventSet set;
+  std::vector<Instance> instances;
+  std::vector<std::optional<Failure>> failures;
+  std::vector<std::string> notes;
+  std::vector<bool> opened;
+  std::vector<bool> user_only;  // the EACCES fallback was taken
+  Target target;
+  OpenOptions options;
+  std::unique_ptr<spec::Machine> machine;
+  std::optional<int> paranoid;
+
+  const spec::Pmu* pmu_of(const ResolvedEvent& e) const {
+    try {
+      return e.pmu.empty() ? nullptr : machine->pmu(e.pmu);
+    } catch (const Error&) {
+      return nullptr;
+    }
+  }
+
+  Failure explain(std::size_t event, int error, int cpu, const Attr& attr) const {
+    const ResolvedEvent& e = set.events[event];
+    spec::OpenContext c;
+    c.type = attr.type;
+    c.pmu = e.pmu;
+    c.pmu_in_sysfs = pmu_of(e) != nullptr;
+    c.precise_ip = attr.precise_ip;
+    c.exclude_kernel = attr.exclude_kernel;
+    c.cpu_wide = target.kind == Target::Kind::cpus;
+    c.other_process = target.kind == Target::Kind::process && target.pid != ::getpid();
+    c.paranoid = paranoid;
+    c.privileged = ::geteuid() == 0;
+    if (rlimit rl{}; ::getrlimit(RLIMIT_NOFILE, &rl) == 0) c.fd_limit = static_cast<long>(rl.rlim_cur);
+    Failure f;
+    f.error = error;
+    f.name = spec::errno_name(error);
+    if (const auto* fact = spec::errno_fact(error)) f.meaning = std::string(fact->meaning);
+    f.hint = spec::errno_hint(error, c);
+    f.cpu = cpu;
+    return f;
+  }
+
+  std::vector<int> pids() const {
+    switch (target.kind) {
+      case Target::Kind::self: return {0};
+      case Target::Kind::process: return target.threads.empty() ? std::vector<int>{target.pid} : target.threads;
+      case Target::Kind::cpus: return {-1};
+    }
+    return {0};
+  }
+
+  // Opens one event; applies the EACCES user-only fallback. Returns the fd or -errno.
+  int open_one(std::size_t i, int pid, int cpu, int group_fd, bool leader) {
+    Attr a = set.events[i].attr;
+    a.size = attr_size_ver8;
+    a.read_format = read_format;
+    a.disabled = leader ? 1 : 0;
+    a.enable_on_exec = leader && target.enable_on_exec ? 1 : 0;
+    if (target.inherit) a.inherit = 1;
+    if (user_only[i]) a.exclude_kernel = 1, a.exclude_hv = 1;
+    int fd = sys->perf_event_open(a, pid, cpu, group_fd, PERF_FLAG_FD_CLOEXEC);
+    if (fd == -EACCES && options.fallback_to_user && !a.exclude_kernel) {
+      a.exclude_kernel = 1;
+      a.exclude_hv = 1;
+      int retry = sys->perf_event_open(a, pid, cpu, group_fd, PERF_FLAG_FD_CLOEXEC);
+      if (retry >= 0) {
+        if (!user_only[i]) {
+          user_only[i] = true;
+          notes[i] = "counted user space only (':u'): kernel counting was refused with EACCES";
+          set.events[i].name += set.events[i].name.find(':') == std::string::npos ? ":u" : "u";
+        }
+        return retry;
+      }
+      fd = retry;
+    }
+    if (fd < 0 && !failures[i]) failures[i] = explain(i, -fd, cpu, a);
+    return fd;
+  }
+
+  void open_alone(std::size_t i, int pid, int cpu) {
+    Instance inst;
+    inst.cpu = cpu;
+    int fd = open_one(i, pid, cpu, -1, true);
+    if (fd < 0) return;
+    inst.fds.emplace_back(*sys, fd);
+    inst.events.push_back(i);
+    finish(inst);
+  }
+
+  void finish(Instance& inst) {
+    for (std::size_t k = 0; k < inst.fds.size(); ++k) {
+      std::uint64_t id = 0;
+      if (sys->ioctl(inst.fds[k].get(), PERF_EVENT_IOC_ID, reinterpret_cast<unsigned long>(&id)) < 0) id = ~0ULL - k;
+      inst.ids.push_back(id);
+      opened[inst.events[k]] = true;
+    }
+    instances.push_back(std::move(inst));
+  }
+
+  void open_group(const EventGroup& g, int pid, int cpu) {
+    std::size_t lead = g.members.front();
+    Instance inst;
+    inst.cpu = cpu;
+    int fd = open_one(lead, pid, cpu, -1, true);
+    if (fd < 0) {
+      for (std::size_t k = 1; k < g.members.size(); ++k) {
+        std::size_t m = g.members[k];
+        if (g.weak) {
+          open_alone(m, pid, cpu);
+        } else if (!failures[m] && !opened[m]) {
+          Failure f = *failures[lead];
+          f.detail = fmt::format("its group leader '{}' could not be opened", set.events[lead].name);
+          failures[m] = f;
+        }
+      }
+      return;
+    }
+    inst.fds.emplace_back(*sys, fd);
+    inst.events.push_back(lead);
+    for (std::size_t k = 1; k < g.members.size(); ++k) {
+      std::size_t m = g.members[k];
+      int mfd = open_one(m, pid, cpu, inst.fds.front().get(), false);
+      if (mfd < 0) {
+        if (g.weak) {
+          // A weak group that cannot be opened whole is counted as separate events (perf's :W).
+          std::string why = fmt::format("weak group fell back to counting its events alone ({} on '{}')",
+                                        spec::errno_name(-mfd), set.events[m].name);
+          inst.fds.clear();
+          for (std::size_t x : g.members) {
+            failures[x].reset();
+            notes[x] = why;
+            open_alone(x, pid, cpu);
+          }
+          return;
+        }
+        continue;  // the failure is recorded; the rest of the group still counts
+      }
+      inst.fds.emplace_back(*sys, mfd);
+      inst.events.push_back(m);
+    }
+    finish(inst);
+  }
+
+  std::vector<int> cpus_for(const EventGroup& g, const std::vector<int>& wanted, bool explicit_cpus) const {
+    if (target.kind != Target::Kind::cpus) return {-1};
+    const spec::Pmu* pmu = pmu_of(set.events[g.members.front()]);
+    std::vector<int> out = wanted;
+    if (pmu && !pmu->cpumask().empty()) {
+      // Uncore PMUs count per package: open them only on the CPUs they name (perf does the same).
+      auto mask = parse_cpu_list(pmu->cpumask());
+      if (!explicit_cpus) return mask;
+      std::erase_if(out, [&](int c) { return std::find(mask.begin(), mask.end(), c) == mask.end(); });
+    } else if (pmu && !pmu->cpus().empty()) {
+      auto own = parse_cpu_list(pmu->cpus());  // hybrid: a core PMU serves only its CPUs
+      std::erase_if(out, [&](int c) { return std::find(own.begin(), own.end(), c) == own.end(); });
+    }
+    return out;
+  }
+};
+
+Counters::Counters(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+Counters::Counters(Counters&&) noexcept = default;
+Counters& Counters::operator=(Counters&&) noexcept = default;
+Counters::~Counters() = default;
+
+Counters Counters::open(const EventSet& set, const Target& target, const OpenOptions& options, Syscalls& sys) {
+  auto impl = std::make_unique<Impl>();
+  impl->sys = &sys;
+  impl->set = set;
+  impl->target = target;
+  impl->options = options;
+  impl->machine = std::make_unique<spec::Machine>(options.sysfs_root);
+  impl->paranoid = spec::read_paranoid();
+  std::size_t n = set.events.size();
+  impl->failures.resize(n);
+  impl->notes.resize(n);
+  impl->opened.assign(n, false);
+  impl->user_only.assign(n, false);
+  if (target.kind == Target::Kind::process && target.pid <= 0)
+    throw Error(fmt::format("invalid process id {}", target.pid));
+  std::vector<int> cpus = target.cpus;
+  bool explicit_cpus = !cpus.empty();
+  if (target.kind == Target::Kind::cpus && cpus.empty()) cpus = online_cpus();
+  for (const auto& g : impl->set.groups)
+    for (int pid : impl->pids())
+      for (int cpu : impl->cpus_for(g, cpus, explicit_cpus)) impl->open_group(g, pid, cpu);
+  return Counters(std::move(impl));
+}
+
+void Counters::enable() {
+  for (auto& inst : impl_->instances)
+    impl_->sys->ioctl(inst.fds.front().get(), PERF_EVENT_IOC_ENABLE, PERF_IOC_FLAG_GROUP);
+}
+void Counters::disable() {
+  for (auto& inst : impl_->instances)
+    impl_->sys->ioctl(inst.fds.front().get(), PERF_EVENT_IOC_DISABLE, PERF_IOC_FLAG_GROUP);
+}
+void Counters::reset() {
+  for (auto& inst : impl_->instances)
+    impl_->sys->ioctl(inst.fds.front().get(), PERF_EVENT_IOC_RESET, PERF_IOC_FLAG_GROUP);
+}
+
+std::vector<Count> Counters::read() {
+  auto& I = *impl_;
+  std::vector<Count> out(I.set.events.size());
+  std::vector<bool> got(out.size(), false);
+  std::vector<std::uint64_t> buf;
+  for (auto& inst : I.instances) {
+    // PERF_FORMAT_GROUP|TOTAL_TIME_ENABLED|TOTAL_TIME_RUNNING|ID: nr, enabled, running, {value, id}[nr]
+    buf.assign(3 + 2 * inst.fds.size(), 0);
+    long r = I.sys->read(inst.fds.front().get(), buf.data(), buf.size() * sizeof(std::uint64_t));
+    if (r < 0 || static_cast<std::size_t>(r) < 3 * sizeof(std::uint64_t)) {
+      for (std::size_t e : inst.events)
+        if (out[e].note.empty())
+          out[e].note = fmt::format("read failed on CPU {}: {}", inst.cpu, spec::errno_name(r < 0 ? static_cast<int>(-r) : EIO));
+      continue;
+    }
+    std::uint64_t nr = std::min<std::uint64_t>(buf[0], inst.fds.size());
+    if (static_cast<std::size_t>(r) < (3 + 2 * nr) * sizeof(std::uint64_t)) nr = (static_cast<std::size_t>(r) / 8 - 3) / 2;
+    for (std::uint64_t k = 0; k < nr; ++k) {
+      std::uint64_t value = buf[3 + 2 * k], id = buf[4 + 2 * k];
+      auto it = std::find(inst.ids.begin(), inst.ids.end(), id);
+      std::size_t pos = it != inst.ids.end() ? static_cast<std::size_t>(it - inst.ids.begin()) : k;
+      std::size_t e = inst.events[pos];
+      out[e].raw += value;
+      out[e].time_enabled += buf[1];
+      out[e].time_running += buf[2];
+      got[e] = true;
+    }
+  }
+  for (std::size_t e = 0; e < out.size(); ++e) {
+    out[e].failure = I.failures[e];
+    if (!I.notes[e].empty()) out[e].note = I.notes[e] + (out[e].note.empty() ? "" : "; " + out[e].note);
+    if (!I.opened[e]) out[e].state = Count::State::not_supported;
+    else if (!got[e] || out[e].time_running == 0) out[e].state = Count::State::not_counted;
+    else out[e].state = Count::State::counted;
+  }
+  return out;
+}
+
+const EventSet& Counters::events() const { return impl_->set; }
+
+std::size_t Counters::open_fds() const {
+  std::size_t n = 0;
+  for (const auto& inst : impl_->instances) n += inst.fds.size();
+  return n;
+}
+
+}  // namespace perfspec::runtime
