@@ -1,4 +1,5 @@
 // The perfspec command line: thin, over the library's public API.
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <iostream>
@@ -66,10 +67,21 @@ int main(int argc, char** argv) {
   stat->add_option("-o,--output", st.output, "write the counts to FILE instead of stderr");
   bool no_inherit = false;
   stat->add_flag("--no-inherit", no_inherit, "do not count the command's children");
-  stat->add_option("command", st.command, "the command to count, after --");
+  std::vector<std::string> command_words;
+  stat->add_option("command", command_words, "the command to count (after --)");
+
+  // Everything after the first `--` is the command to count, taken verbatim (CLI11 would go on
+  // interpreting its options).
+  std::vector<std::string> args(argv + 1, argv + argc);
+  auto dash = std::find(args.begin(), args.end(), "--");
+  if (!args.empty() && args.front() == "stat" && dash != args.end()) {
+    st.command.assign(dash + 1, args.end());
+    args.erase(dash, args.end());
+  }
+  std::reverse(args.begin(), args.end());  // CLI11 takes a reversed vector
 
   try {
-    app.parse(argc, argv);
+    app.parse(args);
   } catch (const CLI::ParseError& e) {
     // --help and --version exit 0; a usage error exits 2, as getopt-style tools do.
     return app.exit(e) == 0 ? 0 : 2;
@@ -78,6 +90,7 @@ int main(int argc, char** argv) {
     if (*resolve) return run_resolve(sysfs, format, lists);
     if (*stat) {
       if (*pid_opt) st.pid = pid;
+      if (!command_words.empty()) st.command.insert(st.command.begin(), command_words.begin(), command_words.end());
       st.inherit = !no_inherit;
       return perfspec::tools::run_stat(st);
     }

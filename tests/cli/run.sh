@@ -50,5 +50,58 @@ assert len(a) == 57 + 8, len(a)   # 57 fields + 8 union aliases
 PY
 then pass=$((pass + 1)); else echo "FAIL json-fields"; fail=$((fail + 1)); fi
 
+# ---- perfspec stat (real counting) ----
+expect() {  # expect NAME CONDITION-COMMAND...
+  local name=$1; shift
+  if "$@"; then pass=$((pass + 1)); else echo "FAIL $name"; fail=$((fail + 1)); fi
+}
+out=$("$bin" stat -e task-clock,page-faults,cycles -- true 2>&1); status=$?
+expect stat-exit-0 [ "$status" = 0 ]
+expect stat-task-clock grep -qE '^ +[0-9]+\.[0-9]{2} msec +task-clock$' <<<"$out"
+expect stat-page-faults grep -qE '^ +[0-9,]+ +page-faults$' <<<"$out"
+expect stat-header grep -qF " Performance counter stats for 'true':" <<<"$out"
+expect stat-elapsed grep -qE '^ +[0-9]+\.[0-9]{9} seconds time elapsed$' <<<"$out"
+if [ ! -e /sys/bus/event_source/devices/cpu ]; then
+  expect stat-cycles-not-supported grep -qE '^ +<not supported> +cycles$' <<<"$out"
+  expect stat-cycles-errno grep -qE "^ +ENOENT: this machine has no 'cpu' PMU" <<<"$out"
+fi
+"$bin" stat -e task-clock -- sh -c 'exit 7' 2>/dev/null; status=$?
+expect stat-exit-status [ "$status" = 7 ]
+"$bin" stat -e task-clock -- sh -c 'kill -TERM $$' 2>/dev/null; status=$?
+expect stat-killed-status [ "$status" = 143 ]
+err=$("$bin" stat -e task-clock -- /nonexistent/command 2>&1); status=$?
+expect stat-no-command-127 [ "$status" = 127 ]
+expect stat-no-command-msg grep -qF "perfspec stat: cannot run '/nonexistent/command': No such file or directory" <<<"$err"
+err=$("$bin" stat -e 'task-clock,cpu/foo/' -- true 2>&1); status=$?
+expect stat-bad-event-status [ "$status" = 1 ]
+expect stat-bad-event-caret grep -qF "event syntax error: 'task-clock,cpu/foo/'" <<<"$err"
+err=$("$bin" stat -e task-clock 2>&1); status=$?
+expect stat-nothing-to-count [ "$status" = 1 ]
+expect stat-nothing-to-count-msg grep -qF "perfspec: nothing to count: give a command (after --), -p PID, -a or -C CPUS" <<<"$err"
+json=$("$bin" stat --format json -e task-clock,page-faults,cycles -- true 2>&1)
+expect stat-json python3 -c '
+import json, sys
+d = json.loads(sys.argv[1])
+c = {x["event"]: x for x in d["counts"]}
+assert d["exit_status"] == 0
+assert c["task-clock"]["state"] == "counted" and c["task-clock"]["unit"] == "msec"
+assert c["page-faults"]["raw"] > 0
+assert c["cycles"]["state"] in ("counted", "not supported")
+if c["cycles"]["state"] == "not supported":
+    assert c["cycles"]["error"]["name"] == "ENOENT" and c["cycles"]["error"]["hint"]
+' "$json"
+csv=$("$bin" stat --format csv -e "task-clock,cpu-clock/name='a,b'/" -- true 2>&1)
+expect stat-csv python3 -c '
+import csv, io, sys
+rows = list(csv.reader(io.StringIO(sys.argv[1])))
+assert [r[2] for r in rows] == ["task-clock", "a,b"], rows
+assert rows[0][1] == "msec" and rows[0][6] == "counted", rows
+' "$csv"
+lines=$("$bin" stat -I 100 -e task-clock -- sleep 0.35 2>&1 | grep -c 'task-clock')
+expect stat-interval [ "$lines" -ge 3 ]
+out=$("$bin" stat -a -e cpu-clock -- sleep 0.1 2>&1); status=$?
+expect stat-system-wide [ "$status" = 0 ]
+expect stat-system-wide-clock grep -qE "msec +cpu-clock" <<<"$out"
+
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]

@@ -1,0 +1,531 @@
+// Runtime tests: injected system calls for every documented errno and the arithmetic, and real
+// counting on this machine (software events, tracepoints, msr, hardware breakpoints).
+#include <doctest/doctest.h>
+
+#include <dirent.h>
+#include <linux/perf_event.h>
+#include <sched.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <functional>
+#include <map>
+#include <set>
+
+#include "perfspec/errno_facts.hpp"
+#include "perfspec/perfspec.hpp"
+#include "perfspec/runtime.hpp"
+#include "runtime/cpulist.hpp"
+#include "runtime/kernel_attr.hpp"
+#include "tests/support.hpp"
+
+using namespace perfspec;
+using runtime::Count;
+
+namespace {
+
+std::size_t open_fd_count() {
+  std::size_t n = 0;
+  if (DIR* d = ::opendir("/proc/self/fd")) {
+    while (dirent* e = ::readdir(d))
+      if (e->d_name[0] != '.') ++n;
+    ::closedir(d);
+  }
+  return n;
+}
+
+// A scripted kernel: every perf_event_open consults `fail` (event config -> errno), every fd it
+// hands out is tracked, and reads return what `values` says.
+struct FakeSyscalls final : runtime::Syscalls {
+  std::map<std::uint64_t, int> fail;            // attr.config -> errno for every open
+  std::map<std::uint64_t, int> fail_once;       // attr.config -> errno for the first open only
+  std::function<int(const Attr&)> decide;       // overrides when set
+  std::set<int> open;
+  std::vector<Attr> opened_attrs;
+  std::vector<std::pair<int, int>> pid_cpu;
+  std::map<int, std::uint64_t> config_of;       // fd -> config
+  std::map<int, std::vector<int>> members;      // leader fd -> member fds
+  std::map<std::uint64_t, std::uint64_t> values;  // config -> counter value
+  std::uint64_t enabled = 1000, running = 1000;
+  std::vector<std::pair<int, unsigned long>> ioctls;
+  int next = 100;
+
+  int perf_event_open(const Attr& a, int pid, int cpu, int group_fd, unsigned long flags) override {
+    CHECK(flags == PERF_FLAG_FD_CLOEXEC);
+    if (decide) {
+      if (int e = decide(a)) return -e;
+    }
+    if (auto it = fail_once.find(a.config); it != fail_once.end()) {
+      int e = it->second;
+      fail_once.erase(it);
+      return -e;
+    }
+    if (auto it = fail.find(a.config); it != fail.end()) return -it->second;
+    if (group_fd >= 0) {
+      REQUIRE(open.count(group_fd) == 1);
+      members[group_fd].push_back(next);
+    }
+    opened_attrs.push_back(a);
+    pid_cpu.emplace_back(pid, cpu);
+    config_of[next] = a.config;
+    open.insert(next);
+    return next++;
+  }
+  long read(int fd, void* buffer, std::size_t size) override {
+    std::vector<std::uint64_t> out = {0, enabled, running};
+    std::vector<int> fds = {fd};
+    for (int m : members[fd])
+      if (open.count(m)) fds.push_back(m);
+    out[0] = fds.size();
+    for (int f : fds) {
+      out.push_back(values[config_of[f]]);
+      out.push_back(static_cast<std::uint64_t>(f) * 7);  // the id
+    }
+    std::size_t bytes = std::min(size, out.size() * 8);
+    std::memcpy(buffer, out.data(), bytes);
+    return static_cast<long>(bytes);
+  }
+  int ioctl(int fd, unsigned long request, unsigned long argument) override {
+    if (request == PERF_EVENT_IOC_ID) {
+      *reinterpret_cast<std::uint64_t*>(argument) = static_cast<std::uint64_t>(fd) * 7;
+      return 0;
+    }
+    ioctls.emplace_back(fd, request);
+    CHECK(argument == PERF_IOC_FLAG_GROUP);
+    return 0;
+  }
+  int close(int fd) override {
+    REQUIRE(open.erase(fd) == 1);  // closed exactly once
+    return 0;
+  }
+  void* mmap(int, std::size_t) override { return nullptr; }
+  int munmap(void*, std::size_t) override { return 0; }
+};
+
+const spec::Machine& skx() {
+  static spec::Machine m(test::fixture("intel_skx"));
+  return m;
+}
+
+runtime::OpenOptions fixture_options() {
+  runtime::OpenOptions o;
+  o.sysfs_root = test::fixture("intel_skx");
+  return o;
+}
+
+}  // namespace
+
+TEST_CASE("scaling arithmetic") {
+  CHECK(runtime::scale_count(1000, 100, 100) == 1000.0);
+  CHECK(runtime::scale_count(1000, 100, 50) == 2000.0);
+  CHECK(runtime::scale_count(1000, 3, 2) == 1500.0);
+  CHECK(runtime::scale_count(7, 100, 0) == 0.0);
+  // raw * enabled overflows 64 bits; the result must not.
+  CHECK(runtime::scale_count(1ULL << 62, 1ULL << 40, 1ULL << 39) == static_cast<double>(1ULL << 63));
+  Count c;
+  c.raw = 10;
+  c.time_enabled = 400;
+  c.time_running = 100;
+  CHECK(c.scaled() == 40.0);
+  CHECK(c.running_fraction() == 0.25);
+}
+
+TEST_CASE("the kernel layout: flag bits land where linux/perf_event.h puts them") {
+  for (const auto& f : attr_fields()) {
+    if (f.bits != 1) continue;
+    Attr a;
+    f.set(a, 1);
+    auto k = runtime::to_kernel(a);
+    // Compare against the header's bit-field by building the same attr through it.
+    perf_event_attr expected;
+    std::memset(&expected, 0, sizeof expected);
+#define PERFSPEC_FLAG(x) if (f.name == #x) expected.x = 1;
+    PERFSPEC_FLAG(disabled) PERFSPEC_FLAG(inherit) PERFSPEC_FLAG(pinned) PERFSPEC_FLAG(exclusive)
+    PERFSPEC_FLAG(exclude_user) PERFSPEC_FLAG(exclude_kernel) PERFSPEC_FLAG(exclude_hv) PERFSPEC_FLAG(exclude_idle)
+    PERFSPEC_FLAG(mmap) PERFSPEC_FLAG(comm) PERFSPEC_FLAG(freq) PERFSPEC_FLAG(inherit_stat)
+    PERFSPEC_FLAG(enable_on_exec) PERFSPEC_FLAG(task) PERFSPEC_FLAG(watermark) PERFSPEC_FLAG(mmap_data)
+    PERFSPEC_FLAG(sample_id_all) PERFSPEC_FLAG(exclude_host) PERFSPEC_FLAG(exclude_guest)
+    PERFSPEC_FLAG(exclude_callchain_kernel) PERFSPEC_FLAG(exclude_callchain_user) PERFSPEC_FLAG(mmap2)
+    PERFSPEC_FLAG(comm_exec) PERFSPEC_FLAG(use_clockid) PERFSPEC_FLAG(context_switch) PERFSPEC_FLAG(write_backward)
+    PERFSPEC_FLAG(namespaces) PERFSPEC_FLAG(ksymbol) PERFSPEC_FLAG(bpf_event) PERFSPEC_FLAG(aux_output)
+    PERFSPEC_FLAG(cgroup) PERFSPEC_FLAG(text_poke) PERFSPEC_FLAG(build_id) PERFSPEC_FLAG(inherit_thread)
+    PERFSPEC_FLAG(remove_on_exec) PERFSPEC_FLAG(sigtrap)
+#undef PERFSPEC_FLAG
+    expected.size = k.attr.size;
+    CAPTURE(f.name);
+    CHECK(std::memcmp(&expected, &k.attr, sizeof expected) == 0);
+  }
+  Attr a;
+  a.precise_ip = 3;
+  a.config = 0x1234;
+  a.config1 = 5;
+  a.config2 = 6;
+  a.config3 = 7;
+  a.clockid = -1;
+  auto k = runtime::to_kernel(a);
+  CHECK(static_cast<unsigned>(k.attr.precise_ip) == 3u);
+  CHECK(k.attr.config == 0x1234);
+  CHECK(k.attr.config1 == 5);
+  CHECK(k.attr.config2 == 6);
+  CHECK(k.attr.clockid == -1);
+  CHECK(k.attr.size == 136);
+  std::uint64_t config3;
+  std::memcpy(&config3, reinterpret_cast<const char*>(&k) + 128, 8);
+  CHECK(config3 == 7);
+}
+
+TEST_CASE("every documented errno is reported with its name, meaning and a hint, and the rest still count") {
+  const int errors[] = {E2BIG, EACCES, EBADF, EBUSY, EFAULT, EINTR, EINVAL, EMFILE,
+                        ENODEV, ENOENT, ENOSPC, ENOSYS, EOPNOTSUPP, EOVERFLOW, EPERM, ESRCH};
+  for (int err : errors) {
+    CAPTURE(spec::errno_name(err));
+    FakeSyscalls sys;
+    sys.fail[0x3c] = err;
+    runtime::OpenOptions o = fixture_options();
+    o.fallback_to_user = false;
+    auto set = resolve("cpu/event=0x3c/,task-clock,page-faults", skx());
+    {
+      auto counters = runtime::Counters::open(set, runtime::Target::self_thread(), o, sys);
+      CHECK(counters.open_fds() == 2);
+      sys.values[1] = 5000;
+      sys.values[2] = 7;
+      auto counts = counters.read();
+      REQUIRE(counts.size() == 3);
+      CHECK(counts[0].state == Count::State::not_supported);
+      REQUIRE(counts[0].failure);
+      CHECK(counts[0].failure->error == err);
+      CHECK(counts[0].failure->name == spec::errno_name(err));
+      CHECK_FALSE(counts[0].failure->meaning.empty());
+      CHECK_FALSE(counts[0].failure->hint.empty());
+      CHECK(counts[1].state == Count::State::counted);
+      CHECK(counts[1].raw == 5000);
+      CHECK(counts[2].raw == 7);
+    }
+    CHECK(sys.open.empty());
+  }
+}
+
+TEST_CASE("hints say what to do for the common cases") {
+  spec::OpenContext c;
+  c.paranoid = 2;
+  CHECK(spec::errno_hint(EACCES, c) ==
+        "perf_event_paranoid is 2, which forbids unprivileged kernel profiling, CPU-wide events and raw tracepoint "
+        "access; add the ':u' modifier to count user space only, or run with CAP_PERFMON (or lower "
+        "perf_event_paranoid)");
+  c.pmu = "cpu";
+  c.pmu_in_sysfs = false;
+  c.type = 0;
+  CHECK(spec::errno_hint(ENOENT, c).starts_with("this machine has no 'cpu' PMU"));
+  c.type = 5;
+  CHECK(spec::errno_hint(ENOSPC, c) == "the CPU has no free debug register (x86 has 4): use fewer breakpoint events at once");
+  c.type = 0;
+  c.precise_ip = 2;
+  CHECK(spec::errno_hint(EOPNOTSUPP, c).starts_with("drop the precision modifiers"));
+  c.fd_limit = 1024;
+  CHECK(spec::errno_hint(EMFILE, c).starts_with("the limit on open files is 1024 (ulimit -n)"));
+  CHECK(spec::errno_name(9999) == "errno 9999");
+}
+
+TEST_CASE("groups: members open with the leader's fd, one read per group, ids map values back") {
+  FakeSyscalls sys;
+  auto set = resolve("{cpu/event=0x3c/,cpu/event=0xc0/,cpu/event=0x2e/}", skx());
+  auto counters = runtime::Counters::open(set, runtime::Target::self_thread(), fixture_options(), sys);
+  REQUIRE(sys.opened_attrs.size() == 3);
+  CHECK(sys.opened_attrs[0].disabled == 1);
+  CHECK(sys.opened_attrs[1].disabled == 0);
+  CHECK(sys.opened_attrs[0].read_format == (PERF_FORMAT_GROUP | PERF_FORMAT_ID | PERF_FORMAT_TOTAL_TIME_ENABLED |
+                                            PERF_FORMAT_TOTAL_TIME_RUNNING));
+  CHECK(sys.members[100] == std::vector<int>{101, 102});
+  sys.values = {{0x3c, 11}, {0xc0, 22}, {0x2e, 33}};
+  sys.enabled = 400;
+  sys.running = 100;
+  auto counts = counters.read();
+  CHECK(counts[0].raw == 11);
+  CHECK(counts[1].raw == 22);
+  CHECK(counts[2].raw == 33);
+  CHECK(counts[2].scaled() == 132.0);
+  CHECK(counts[2].running_fraction() == 0.25);
+  counters.enable();
+  counters.disable();
+  counters.reset();
+  CHECK(sys.ioctls == std::vector<std::pair<int, unsigned long>>{
+                          {100, PERF_EVENT_IOC_ENABLE}, {100, PERF_EVENT_IOC_DISABLE}, {100, PERF_EVENT_IOC_RESET}});
+}
+
+TEST_CASE("time_running 0 is 'not counted', distinct from 'not supported'") {
+  FakeSyscalls sys;
+  sys.running = 0;
+  auto set = resolve("cpu/event=0x3c/", skx());
+  auto counters = runtime::Counters::open(set, runtime::Target::self_thread(), fixture_options(), sys);
+  auto counts = counters.read();
+  CHECK(counts[0].state == Count::State::not_counted);
+  CHECK_FALSE(counts[0].failure);
+}
+
+TEST_CASE("a leader that fails takes its group down, with the reason on every member") {
+  FakeSyscalls sys;
+  sys.fail[0x3c] = ENOENT;
+  auto set = resolve("{cpu/event=0x3c/,cpu/event=0xc0/},task-clock", skx());
+  auto counters = runtime::Counters::open(set, runtime::Target::self_thread(), fixture_options(), sys);
+  auto counts = counters.read();
+  CHECK(counts[0].state == Count::State::not_supported);
+  CHECK(counts[1].state == Count::State::not_supported);
+  REQUIRE(counts[1].failure);
+  CHECK(counts[1].failure->name == "ENOENT");
+  CHECK(counts[1].failure->detail == "its group leader 'cpu/event=0x3c/' could not be opened");
+  CHECK(counts[2].state == Count::State::counted);
+}
+
+TEST_CASE("a weak group that cannot be opened whole counts its members alone") {
+  FakeSyscalls sys;
+  sys.fail_once[0xc0] = EINVAL;  // the member fails inside the group, then opens alone
+  auto set = resolve("{cpu/event=0x3c/,cpu/event=0xc0/}:W", skx());
+  auto counters = runtime::Counters::open(set, runtime::Target::self_thread(), fixture_options(), sys);
+  CHECK(counters.open_fds() == 2);
+  CHECK(sys.open.count(100) == 0);  // the group's leader fd was closed
+  sys.values = {{0x3c, 1}, {0xc0, 2}};
+  auto counts = counters.read();
+  CHECK(counts[0].state == Count::State::counted);
+  CHECK(counts[1].state == Count::State::counted);
+  CHECK(counts[1].raw == 2);
+  CHECK(counts[0].note == "weak group fell back to counting its events alone (EINVAL on 'cpu/event=0xc0/')");
+}
+
+TEST_CASE("EACCES for kernel counting falls back to user-only, and says so") {
+  FakeSyscalls sys;
+  sys.decide = [](const Attr& a) { return a.exclude_kernel ? 0 : EACCES; };
+  auto set = resolve("cpu/event=0x3c/,task-clock:u", skx());
+  auto counters = runtime::Counters::open(set, runtime::Target::self_thread(), fixture_options(), sys);
+  auto counts = counters.read();
+  CHECK(counts[0].state == Count::State::counted);
+  CHECK(counts[0].note == "counted user space only (':u'): kernel counting was refused with EACCES");
+  CHECK(counters.events().events[0].name == "cpu/event=0x3c/:u");
+  CHECK(counts[1].note.empty());
+  runtime::OpenOptions strict = fixture_options();
+  strict.fallback_to_user = false;
+  auto refused = runtime::Counters::open(set, runtime::Target::self_thread(), strict, sys).read();
+  CHECK(refused[0].state == Count::State::not_supported);
+  CHECK(refused[0].failure->name == "EACCES");
+}
+
+TEST_CASE("EMFILE in the middle of a large set: the rest are reported, nothing leaks") {
+  FakeSyscalls sys;
+  int budget = 5;
+  sys.decide = [&](const Attr&) { return budget-- > 0 ? 0 : EMFILE; };
+  std::string list;
+  for (int i = 0; i < 20; ++i) list += fmt::format("{}cpu/event={}/", i ? "," : "", i + 1);
+  auto set = resolve(list, skx());
+  {
+    auto counters = runtime::Counters::open(set, runtime::Target::self_thread(), fixture_options(), sys);
+    CHECK(counters.open_fds() == 5);
+    auto counts = counters.read();
+    CHECK(counts[4].state == Count::State::counted);
+    CHECK(counts[5].failure->name == "EMFILE");
+    CHECK(counts[19].failure->name == "EMFILE");
+  }
+  CHECK(sys.open.empty());
+}
+
+TEST_CASE("system-wide: one open per CPU, uncore only on its cpumask, all summed") {
+  FakeSyscalls sys;
+  auto set = resolve("cpu/event=0x3c/,uncore_imc_0/clockticks/", skx());
+  auto counters = runtime::Counters::open(set, runtime::Target::system_wide({0, 1, 2, 3}), fixture_options(), sys);
+  std::vector<std::pair<int, int>> expected = {{-1, 0}, {-1, 1}, {-1, 2}, {-1, 3}, {-1, 0}};
+  CHECK(sys.pid_cpu == expected);  // cpumask "0,28" intersected with the CPUs asked for
+  sys.values = {{0x3c, 10}, {0, 4}};
+  auto counts = counters.read();
+  CHECK(counts[0].raw == 40);
+  CHECK(counts[1].raw == 4);
+}
+
+TEST_CASE("cpu lists") {
+  CHECK(runtime::parse_cpu_list("0-3,8,10-11\n") == std::vector<int>{0, 1, 2, 3, 8, 10, 11});
+  CHECK(runtime::parse_cpu_list("") == std::vector<int>{});
+  CHECK_THROWS_WITH(runtime::parse_cpu_list("3-1"), "invalid CPU list '3-1': range 3-1 is reversed");
+  CHECK_THROWS_WITH(runtime::parse_cpu_list("a"), "invalid CPU list 'a'");
+  CHECK_FALSE(runtime::online_cpus().empty());
+}
+
+TEST_CASE("user page reads: seqlock retry on a torn read, sign extension, time extension") {
+  runtime::UserPage page{};
+  page.lock = 2;
+  page.index = 3;
+  page.offset = 1000;
+  page.cap_user_rdpmc = true;
+  page.pmc_width = 48;
+  page.time_enabled = 500;
+  page.time_running = 400;
+  int loads = 0;
+  // The first snapshot is torn: the lock changes between the first and the second load.
+  auto load = [&] {
+    ++loads;
+    runtime::UserPage p = page;
+    if (loads == 2) p.lock = 4;
+    return p;
+  };
+  unsigned rdpmc_index = 99;
+  auto rdpmc = [&](unsigned idx) { rdpmc_index = idx; return std::uint64_t{0xFFFFFFFFFFFF}; };  // -1 in 48 bits
+  auto r = runtime::read_user_page(load, rdpmc, [] { return std::uint64_t{0}; });
+  REQUIRE(r);
+  CHECK(loads == 4);  // torn pair, then a clean pair
+  CHECK(rdpmc_index == 2);
+  CHECK(r->value == 999);  // offset + sign-extended(-1)
+  CHECK(r->time_enabled == 500);
+
+  page.cap_user_time = true;
+  page.time_shift = 10;
+  page.time_mult = 2048;  // 2 ns per cycle
+  page.time_offset = 100;
+  loads = 10;
+  r = runtime::read_user_page(load, rdpmc, [] { return std::uint64_t{3000}; });
+  REQUIRE(r);
+  CHECK(r->time_enabled == 500 + 100 + 6000);
+  CHECK(r->time_running == 400 + 100 + 6000);
+
+  page.index = 0;  // not readable from user space: fall back to read(2)
+  CHECK_FALSE(runtime::read_user_page(load, rdpmc, [] { return std::uint64_t{0}; }));
+  page.index = 1;
+  page.cap_user_rdpmc = false;
+  CHECK_FALSE(runtime::read_user_page(load, rdpmc, [] { return std::uint64_t{0}; }));
+}
+
+// ---- real kernel ----------------------------------------------------------------------------------
+
+namespace {
+const spec::Machine& live() {
+  static spec::Machine m("/sys");
+  return m;
+}
+volatile long watched = 0;
+}  // namespace
+
+TEST_CASE("real: software events count, in a group and alone, without leaking fds") {
+  std::size_t before = open_fd_count();
+  {
+    auto set = resolve("{task-clock,page-faults,context-switches},cpu-clock", live());
+    auto counters = runtime::Counters::open(set, runtime::Target::self_thread());
+    CHECK(counters.open_fds() == 4);
+    counters.enable();
+    std::vector<char> pages(64 * 4096);
+    for (std::size_t i = 0; i < pages.size(); i += 4096) pages[i] = 1;
+    for (int i = 0; i < 3; ++i) sched_yield(), ::usleep(1000);
+    counters.disable();
+    auto counts = counters.read();
+    for (const auto& c : counts) CHECK(c.state == Count::State::counted);
+    CHECK(counts[0].raw > 0);        // task-clock ns
+    CHECK(counts[1].raw >= 64);      // a fault per new page
+    CHECK(counts[2].raw >= 3);       // each usleep switches out
+    CHECK(counts[3].raw > 0);
+  }
+  CHECK(open_fd_count() == before);
+}
+
+TEST_CASE("real: hardware breakpoints count every access exactly; a fifth one is ENOSPC") {
+  std::size_t before = open_fd_count();
+  {
+    auto addr = reinterpret_cast<std::uintptr_t>(&watched);
+    auto set = resolve(fmt::format("mem:{:#x}/8:w:u,mem:{:#x}/8:rw:u", addr, addr), live());
+    auto counters = runtime::Counters::open(set, runtime::Target::self_thread());
+    REQUIRE(counters.open_fds() == 2);
+    counters.enable();
+    for (int i = 0; i < 1000; ++i) watched = watched + 1;  // 1000 reads and 1000 writes
+    counters.disable();
+    auto counts = counters.read();
+    CHECK(counts[0].raw == 1000);
+    CHECK(counts[1].raw == 2000);
+  }
+  {
+    auto addr = reinterpret_cast<std::uintptr_t>(&watched);
+    std::string list;
+    for (int i = 0; i < 5; ++i) list += fmt::format("{}mem:{:#x}/8:w:u", i ? "," : "", addr + 8 * 0);
+    auto set = resolve(list, live());
+    auto counts = runtime::Counters::open(set, runtime::Target::self_thread()).read();
+    REQUIRE(counts.size() == 5);
+    std::size_t nospc = 0;
+    for (const auto& c : counts)
+      if (c.failure && c.failure->name == "ENOSPC") ++nospc;
+    CHECK(nospc >= 1);
+    CHECK(counts[4].failure->hint == "the CPU has no free debug register (x86 has 4): use fewer breakpoint events at once");
+  }
+  CHECK(open_fd_count() == before);
+}
+
+TEST_CASE("real: tracepoint sched:sched_switch and msr/tsc/ count") {
+  std::size_t before = open_fd_count();
+  {
+    auto set = resolve("sched:sched_switch,msr/tsc/", live());
+    auto counters = runtime::Counters::open(set, runtime::Target::self_thread());
+    counters.enable();
+    for (int i = 0; i < 5; ++i) ::usleep(1000);
+    counters.disable();
+    auto counts = counters.read();
+    CHECK(counts[0].state == Count::State::counted);
+    CHECK(counts[0].raw >= 5);
+    CHECK(counts[1].state == Count::State::counted);
+    CHECK(counts[1].raw > 0);
+  }
+  CHECK(open_fd_count() == before);
+}
+
+TEST_CASE("real: a hardware event on a machine without a hardware PMU is ENOENT with the VM hint") {
+  if (live().pmu("cpu")) return;  // this machine has a core PMU: nothing to check here
+  std::size_t before = open_fd_count();
+  {
+    auto set = resolve("cycles,task-clock", live());
+    auto counters = runtime::Counters::open(set, runtime::Target::self_thread());
+    counters.enable();
+    auto counts = counters.read();
+    CHECK(counts[0].state == Count::State::not_supported);
+    CHECK(counts[0].failure->name == "ENOENT");
+    CHECK(counts[0].failure->hint.starts_with("this machine has no 'cpu' PMU"));
+    CHECK(counts[1].state == Count::State::counted);
+  }
+  CHECK(open_fd_count() == before);
+}
+
+TEST_CASE("real: a pid that does not exist is ESRCH") {
+  pid_t pid = ::fork();
+  if (pid == 0) ::_exit(0);
+  int st;
+  ::waitpid(pid, &st, 0);  // reaped: the pid is gone
+  std::size_t before = open_fd_count();
+  auto set = resolve("task-clock", live());
+  auto counts = runtime::Counters::open(set, runtime::Target::process(pid)).read();
+  CHECK(counts[0].state == Count::State::not_supported);
+  CHECK(counts[0].failure->name == "ESRCH");
+  CHECK(open_fd_count() == before);
+}
+
+TEST_CASE("real: an unprivileged process gets EACCES for kernel counting, and the user-only fallback") {
+  auto paranoid = spec::read_paranoid();
+  if (::geteuid() != 0 || !paranoid || *paranoid < 2) return;  // needs root to drop, and paranoid >= 2
+  int pipefd[2];
+  REQUIRE(::pipe(pipefd) == 0);
+  pid_t pid = ::fork();
+  if (pid == 0) {
+    ::close(pipefd[0]);
+    if (::setgid(65534) != 0 || ::setuid(65534) != 0) ::_exit(3);
+    auto set = resolve("task-clock,page-faults", live());
+    runtime::OpenOptions strict;
+    strict.fallback_to_user = false;
+    auto refused = runtime::Counters::open(set, runtime::Target::self_thread(), strict).read();
+    auto counters = runtime::Counters::open(set, runtime::Target::self_thread());
+    counters.enable();
+    auto fallback = counters.read();
+    std::string report = fmt::format("{}|{}|{}", refused[0].failure ? refused[0].failure->name : "none",
+                                     fallback[0].state == Count::State::counted ? "counted" : "not",
+                                     fallback[0].note);
+    (void)!::write(pipefd[1], report.data(), report.size());
+    ::_exit(0);
+  }
+  ::close(pipefd[1]);
+  char buf[512] = {};
+  auto n = ::read(pipefd[0], buf, sizeof buf - 1);
+  ::close(pipefd[0]);
+  int st;
+  ::waitpid(pid, &st, 0);
+  REQUIRE(n > 0);
+  CHECK(std::string(buf) == "EACCES|counted|counted user space only (':u'): kernel counting was refused with EACCES");
+}
