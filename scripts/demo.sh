@@ -1,0 +1,18 @@
+#!/usr/bin/env bash
+# The main job: install what is needed, build, resolve real example event strings (against a
+# Skylake-X server's PMU description and against this machine), and count a command.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+scripts/setup.sh
+scripts/build.sh release >/dev/null
+bin=build/perfspec
+skx=tests/fixtures/intel_skx
+
+run() { printf '\n$ %s\n' "$*"; "$@"; }
+run $bin resolve --sysfs $skx 'cpu/event=0x2,inv,ldlat=3/u'
+run $bin resolve --sysfs $skx '{cycles,instructions}:u'
+run $bin resolve --sysfs $skx 'L1D.READ.MISS' 'mem-loads:pp' 'uncore_imc/cas_count_read/'
+run $bin resolve 'sched:sched_switch' 'mem:0x1000:rw'
+# A typo gets a positioned diagnostic (and a non-zero status, which this demo expects).
+run $bin resolve --sysfs $skx 'cpu/event=0x3c,umsk=1/' || true
+run $bin stat -e task-clock,page-faults,context-switches,cycles -- ls /usr
