@@ -12,7 +12,6 @@ struct ModifierSet {
        W = false, b = false, R = false, P = false;
   unsigned p = 0;
   static ModifierSet from(std::string_view letters);
-  bool any() const { return u || k || h || G || H || I || S || D || e || W || b || R || P || p; }
 };
 
 /// Where an event sits, for the leader-only modifiers.

@@ -5,10 +5,8 @@
 #include <optional>
 
 #include <fmt/format.h>
-#include <range/v3/algorithm/sort.hpp>
-#include <range/v3/view/filter.hpp>
-#include <range/v3/view/transform.hpp>
 #include <range/v3/range/conversion.hpp>
+#include <range/v3/view/filter.hpp>
 
 #include "grammar/terms.hpp"
 #include "perfspec/parse.hpp"
@@ -158,8 +156,8 @@ class Resolver {
   std::vector<ResolvedEvent> on_pmu(const ast::Event& ev, const Pmu& pmu);
   std::vector<ResolvedEvent> generic(const ast::Event& ev, std::uint32_t type, std::uint64_t config);
   ResolvedEvent base(const ast::Event& ev, std::string pmu) const;
-  void apply_alias(ResolvedEvent& out, const ast::Event& ev, const Pmu& pmu, const spec::Alias& alias,
-                   Span where, std::vector<std::string>& required);
+  void apply_alias(ResolvedEvent& out, const Pmu& pmu, const spec::Alias& alias, Span where,
+                   std::vector<std::string>& required);
   bool apply_builtin(ResolvedEvent& out, const ast::Term& t, struct CallGraph& cg) const;
   void apply_format(ResolvedEvent& out, const Pmu& pmu, const spec::Format& f, const ast::Term& t,
                     bool from_alias) const;
@@ -330,8 +328,8 @@ void Resolver::apply_format(ResolvedEvent& out, const Pmu& pmu, const spec::Form
   w = (w & ~f.mask()) | f.scatter(v);
 }
 
-void Resolver::apply_alias(ResolvedEvent& out, const ast::Event& ev, const Pmu& pmu, const spec::Alias& alias,
-                           Span where, std::vector<std::string>& required) {
+void Resolver::apply_alias(ResolvedEvent& out, const Pmu& pmu, const spec::Alias& alias, Span where,
+                           std::vector<std::string>& required) {
   std::vector<ast::Term> terms;
   std::string file = fmt::format("{}/events/{}", pmu.directory(), alias.name);
   try {
@@ -363,7 +361,6 @@ void Resolver::apply_alias(ResolvedEvent& out, const ast::Event& ev, const Pmu& 
   out.unit = alias.unit;
   out.per_pkg = alias.per_pkg;
   out.snapshot = alias.snapshot;
-  (void)ev;
 }
 
 // One event on one PMU from `pmu/terms/`, a bare alias name, or `pmu/alias/`.
@@ -404,7 +401,7 @@ std::vector<ResolvedEvent> Resolver::on_pmu(const ast::Event& ev, const Pmu& pmu
 
   std::vector<std::string> required;
   if (alias) {
-    apply_alias(out, ev, pmu, *alias, event_term->span, required);
+    apply_alias(out, pmu, *alias, event_term->span, required);
   } else if (symbol || cache) {
     // A legacy hardware or cache event addressed to this core PMU (`cpu_atom/cycles/`): the generic type
     // with the PMU's type as extended type on hybrid machines.
@@ -515,9 +512,9 @@ std::vector<ResolvedEvent> Resolver::resolve_named(const ast::Event& ev) {
 
 std::vector<ResolvedEvent> Resolver::resolve_pmu_form(const ast::Event& ev) {
   if (const Pmu* pmu = machine_.pmu(ev.name)) return on_pmu(ev, *pmu);
-  std::vector<std::string> matches;
-  for (const auto& n : machine_.pmu_names())
-    if (pmu_matches(ev.name, n)) matches.push_back(n);
+  auto matches = machine_.pmu_names() |
+                 ranges::views::filter([&](const std::string& n) { return pmu_matches(ev.name, n); }) |
+                 ranges::to<std::vector<std::string>>();
   if (matches.empty()) {
     throw Error(fmt::format("unknown PMU '{}'", ev.name), ev.name_span,
                 suggest(ev.name, machine_.pmu_names()).empty()

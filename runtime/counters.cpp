@@ -7,6 +7,7 @@
 #include <charconv>
 #include <fstream>
 #include <map>
+#include <utility>
 
 #include <fmt/format.h>
 
@@ -15,6 +16,7 @@
 #include "perfspec/runtime.hpp"
 #include "perfspec/spec.hpp"
 #include "runtime/cpulist.hpp"
+#include "runtime/user_page.hpp"
 
 namespace perfspec::runtime {
 
@@ -40,12 +42,32 @@ namespace {
 constexpr std::uint64_t read_format = PERF_FORMAT_TOTAL_TIME_ENABLED | PERF_FORMAT_TOTAL_TIME_RUNNING |
                                       PERF_FORMAT_ID | PERF_FORMAT_GROUP;
 
+// The first page of a counter, mapped for self-monitoring reads; unmapped exactly once.
+class Mapping {
+ public:
+  Mapping(Syscalls& sys, void* address, std::size_t length) : sys_(&sys), address_(address), length_(length) {}
+  Mapping(Mapping&& o) noexcept : sys_(o.sys_), address_(std::exchange(o.address_, nullptr)), length_(o.length_) {}
+  Mapping& operator=(Mapping&&) = delete;
+  Mapping(const Mapping&) = delete;
+  ~Mapping() {
+    if (address_) sys_->munmap(address_, length_);
+  }
+  const void* get() const { return address_; }
+
+ private:
+  Syscalls* sys_;
+  void* address_;
+  std::size_t length_;
+};
+
 // One group opened on one CPU (or on any CPU for a task): leader first.
 struct Instance {
   int cpu = -1;
   std::vector<Fd> fds;
   std::vector<std::size_t> events;  // event index of each fd
   std::vector<std::uint64_t> ids;   // PERF_EVENT_IOC_ID of each fd
+  std::vector<Mapping> pages;       // one per fd when user-page reads are on (declared after fds:
+                                    // unmapped before the fds close)
 };
 
 }  // namespace
@@ -78,6 +100,7 @@ struct Counters::Impl {
     c.pmu = e.pmu;
     c.pmu_in_sysfs = pmu_of(e) != nullptr;
     c.precise_ip = attr.precise_ip;
+    c.bp_type = attr.bp_type;
     c.exclude_kernel = attr.exclude_kernel;
     c.cpu_wide = target.kind == Target::Kind::cpus;
     c.other_process = target.kind == Target::Kind::process && target.pid != ::getpid();
@@ -141,6 +164,17 @@ struct Counters::Impl {
   }
 
   void finish(Instance& inst) {
+    if (options.user_page && target.kind == Target::Kind::self) {
+      auto length = static_cast<std::size_t>(::sysconf(_SC_PAGESIZE));
+      for (const auto& fd : inst.fds) {
+        void* p = sys->mmap(fd.get(), length);
+        if (!p) {
+          inst.pages.clear();  // read(2) for this group
+          break;
+        }
+        inst.pages.emplace_back(*sys, p, length);
+      }
+    }
     for (std::size_t k = 0; k < inst.fds.size(); ++k) {
       std::uint64_t id = 0;
       if (sys->ioctl(inst.fds[k].get(), PERF_EVENT_IOC_ID, reinterpret_cast<unsigned long>(&id)) < 0) id = ~0ULL - k;
@@ -259,6 +293,22 @@ std::vector<Count> Counters::read() {
   std::vector<bool> got(out.size(), false);
   std::vector<std::uint64_t> buf;
   for (auto& inst : I.instances) {
+    // Self-monitoring: every counter of the group through its user page (rdpmc), when all allow it.
+    if (!inst.pages.empty() && inst.pages.size() == inst.fds.size()) {
+      std::vector<UserRead> fast;
+      for (const auto& m : inst.pages)
+        if (auto r = read_mapped_page(m.get())) fast.push_back(*r);
+      if (fast.size() == inst.fds.size()) {
+        for (std::size_t k = 0; k < fast.size(); ++k) {
+          std::size_t e = inst.events[k];
+          out[e].raw += fast[k].value;
+          out[e].time_enabled += fast[k].time_enabled;
+          out[e].time_running += fast[k].time_running;
+          got[e] = true;
+        }
+        continue;
+      }
+    }
     // PERF_FORMAT_GROUP|TOTAL_TIME_ENABLED|TOTAL_TIME_RUNNING|ID: nr, enabled, running, {value, id}[nr]
     buf.assign(3 + 2 * inst.fds.size(), 0);
     long r = I.sys->read(inst.fds.front().get(), buf.data(), buf.size() * sizeof(std::uint64_t));

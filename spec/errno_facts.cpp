@@ -93,6 +93,11 @@ std::string errno_hint(int code, const OpenContext& c) {
       if (c.precise_ip) return "drop the precision modifiers ('p', 'pp', 'ppp', 'P'): this PMU cannot give low-skid samples";
       return "the PMU lacks the feature this event needs (sampling interrupt, branch stacks)";
     case EINVAL:
+#if defined(__x86_64__) || defined(__i386__)
+      if (c.type == type_breakpoint)
+        return "x86 debug registers watch writes (w), reads and writes (rw) or execution (x) of 1, 2, 4 or 8 "
+               "bytes: a read-only (r) breakpoint or another length is refused";
+#endif
       if (c.precise_ip) return "try fewer 'p' modifiers; otherwise a term value is out of range for this PMU";
       return "a term value is out of range or sets reserved bits for this PMU, or a flag is not supported; check "
              "the encoding with 'perfspec resolve'";

@@ -5,6 +5,7 @@
 #include <dirent.h>
 #include <linux/perf_event.h>
 #include <sched.h>
+#include <sys/mman.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -100,8 +101,20 @@ struct FakeSyscalls final : runtime::Syscalls {
     REQUIRE(open.erase(fd) == 1);  // closed exactly once
     return 0;
   }
-  void* mmap(int, std::size_t) override { return nullptr; }
-  int munmap(void*, std::size_t) override { return 0; }
+  std::vector<std::vector<char>> pages;  // what mmap hands out (zeroed: index 0, no cap_user_rdpmc)
+  std::set<void*> mapped;
+  bool mmap_fails = false;
+  void* mmap(int fd, std::size_t length) override {
+    REQUIRE(open.count(fd) == 1);
+    if (mmap_fails) return nullptr;
+    pages.emplace_back(length, 0);
+    mapped.insert(pages.back().data());
+    return pages.back().data();
+  }
+  int munmap(void* address, std::size_t) override {
+    REQUIRE(mapped.erase(address) == 1);  // unmapped exactly once
+    return 0;
+  }
 };
 
 const spec::Machine& skx() {
@@ -340,6 +353,30 @@ TEST_CASE("system-wide: one open per CPU, uncore only on its cpumask, all summed
   CHECK(counts[1].raw == 4);
 }
 
+TEST_CASE("user-page reads: a page that does not allow rdpmc falls back to read(2); every page is unmapped") {
+  FakeSyscalls sys;
+  sys.pages.reserve(8);
+  auto set = resolve("{cpu/event=0x3c/,cpu/event=0xc0/},task-clock", skx());
+  runtime::OpenOptions o = fixture_options();
+  o.user_page = true;
+  {
+    auto counters = runtime::Counters::open(set, runtime::Target::self_thread(), o, sys);
+    CHECK(sys.mapped.size() == 3);
+    sys.values = {{0x3c, 5}, {0xc0, 6}, {1, 7}};
+    auto counts = counters.read();
+    CHECK(counts[0].raw == 5);
+    CHECK(counts[1].raw == 6);
+    CHECK(counts[2].raw == 7);
+  }
+  CHECK(sys.mapped.empty());
+  CHECK(sys.open.empty());
+  FakeSyscalls failing;
+  failing.mmap_fails = true;
+  auto counters = runtime::Counters::open(set, runtime::Target::self_thread(), o, failing);
+  failing.values = {{0x3c, 5}};
+  CHECK(counters.read()[0].raw == 5);
+}
+
 TEST_CASE("cpu lists") {
   CHECK(runtime::parse_cpu_list("0-3,8,10-11\n") == std::vector<int>{0, 1, 2, 3, 8, 10, 11});
   CHECK(runtime::parse_cpu_list("") == std::vector<int>{});
@@ -399,6 +436,15 @@ const spec::Machine& live() {
   return m;
 }
 volatile long watched = 0;
+
+// Fault in `n` pages that were never touched: exactly n minor faults.
+void touch_fresh_pages(std::size_t n) {
+  std::size_t page = static_cast<std::size_t>(::sysconf(_SC_PAGESIZE));
+  void* p = ::mmap(nullptr, n * page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  REQUIRE(p != MAP_FAILED);
+  for (std::size_t i = 0; i < n; ++i) static_cast<volatile char*>(p)[i * page] = 1;
+  ::munmap(p, n * page);
+}
 }  // namespace
 
 TEST_CASE("real: software events count, in a group and alone, without leaking fds") {
@@ -408,8 +454,7 @@ TEST_CASE("real: software events count, in a group and alone, without leaking fd
     auto counters = runtime::Counters::open(set, runtime::Target::self_thread());
     CHECK(counters.open_fds() == 4);
     counters.enable();
-    std::vector<char> pages(64 * 4096);
-    for (std::size_t i = 0; i < pages.size(); i += 4096) pages[i] = 1;
+    touch_fresh_pages(64);
     for (int i = 0; i < 3; ++i) sched_yield(), ::usleep(1000);
     counters.disable();
     auto counts = counters.read();
@@ -420,6 +465,39 @@ TEST_CASE("real: software events count, in a group and alone, without leaking fd
     CHECK(counts[3].raw > 0);
   }
   CHECK(open_fd_count() == before);
+}
+
+TEST_CASE("real: user-page reads of software events (index 0) give the read(2) numbers") {
+  std::size_t before = open_fd_count();
+  {
+    auto set = resolve("{page-faults,context-switches}", live());
+    runtime::OpenOptions o;
+    o.user_page = true;
+    auto counters = runtime::Counters::open(set, runtime::Target::self_thread(), o);
+    counters.enable();
+    touch_fresh_pages(16);
+    counters.disable();
+    auto counts = counters.read();
+    CHECK(counts[0].raw >= 16);
+    CHECK(counts[0].state == Count::State::counted);
+  }
+  CHECK(open_fd_count() == before);
+}
+
+TEST_CASE("real: breakpoints and tracepoints in groups") {
+  auto addr = reinterpret_cast<std::uintptr_t>(&watched);
+  auto set = resolve(fmt::format("{{mem:{:#x}/8:w:u,mem:{:#x}/8:rw:u}},{{sched:sched_switch,task-clock}}", addr, addr), live());
+  REQUIRE(set.groups.size() == 2);
+  auto counters = runtime::Counters::open(set, runtime::Target::self_thread());
+  counters.enable();
+  for (int i = 0; i < 250; ++i) watched = watched + 1;
+  for (int i = 0; i < 3; ++i) ::usleep(1000);
+  counters.disable();
+  auto counts = counters.read();
+  CHECK(counts[0].raw == 250);
+  CHECK(counts[1].raw == 500);
+  CHECK(counts[2].raw >= 3);
+  CHECK(counts[3].state == Count::State::counted);
 }
 
 TEST_CASE("real: hardware breakpoints count every access exactly; a fifth one is ENOSPC") {
@@ -483,6 +561,19 @@ TEST_CASE("real: a hardware event on a machine without a hardware PMU is ENOENT 
     CHECK(counts[1].state == Count::State::counted);
   }
   CHECK(open_fd_count() == before);
+}
+
+TEST_CASE("real: a read-only breakpoint, which x86 cannot watch, is EINVAL with the reason") {
+#if defined(__x86_64__)
+  auto addr = reinterpret_cast<std::uintptr_t>(&watched);
+  auto set = resolve(fmt::format("mem:{:#x}/8:r:u", addr), live());
+  auto counts = runtime::Counters::open(set, runtime::Target::self_thread()).read();
+  REQUIRE(counts[0].failure);
+  CHECK(counts[0].failure->name == "EINVAL");
+  CHECK(counts[0].failure->hint ==
+        "x86 debug registers watch writes (w), reads and writes (rw) or execution (x) of 1, 2, 4 or 8 bytes: a "
+        "read-only (r) breakpoint or another length is refused");
+#endif
 }
 
 TEST_CASE("real: a pid that does not exist is ESRCH") {

@@ -1,6 +1,7 @@
 #pragma once
 // What perf_event_open(2)'s errors mean (the ERRORS section of the man page) and what a user can do
 // about each, given what was being opened.
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -24,6 +25,7 @@ struct OpenContext {
   std::string pmu;                   ///< PMU name the event was resolved for
   bool pmu_in_sysfs = true;          ///< the machine's sysfs lists that PMU
   unsigned precise_ip = 0;
+  std::uint32_t bp_type = 0;         ///< breakpoints: HW_BREAKPOINT_R/W/X bits
   bool exclude_kernel = false;
   bool cpu_wide = false;             ///< pid == -1
   bool other_process = false;        ///< pid > 0

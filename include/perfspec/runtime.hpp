@@ -71,7 +71,9 @@ struct OpenOptions {
   bool fallback_to_user = true;
   /// The sysfs root the event set was resolved against (uncore cpumask, hybrid cpus).
   std::string sysfs_root = "/sys";
-  /// Map the first page of each counter of Kind::self so read() can use rdpmc (see read_user_page).
+  /// Kind::self: map the first page of each counter, and let read() take the counts with rdpmc (x86-64)
+  /// or the PMU registers (arm64) when every page of a group allows it (index != 0 and
+  /// cap_user_rdpmc); otherwise, or on other architectures, read() uses read(2). Same results.
   bool user_page = false;
 };
 
