@@ -143,6 +143,7 @@ std::string stat_json(const EventSet& set, const std::vector<Count>& counts, con
     nlohmann::ordered_json x;
     x["event"] = e.name;
     x["pmu"] = e.pmu;
+    x["span"] = {e.span.begin, e.span.end};  // where the event stands in its -e list
     x["state"] = state_name(c.state);
     if (c.state == Count::State::counted) {
       auto d = display_value(e, c);

@@ -5,6 +5,7 @@
 #include <dirent.h>
 #include <linux/perf_event.h>
 #include <sched.h>
+#include <signal.h>
 #include <sys/mman.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -619,4 +620,45 @@ TEST_CASE("real: an unprivileged process gets EACCES for kernel counting, and th
   ::waitpid(pid, &st, 0);
   REQUIRE(n > 0);
   CHECK(std::string(buf) == "EACCES|counted|counted user space only (':u'): kernel counting was refused with EACCES");
+}
+
+TEST_CASE("real: a command is counted from its exec, children included, and its exit status kept") {
+  std::size_t before = open_fd_count();
+  {
+    runtime::Command cmd({"sh", "-c", "true; exit 5"});
+    auto set = resolve("task-clock,page-faults", live());
+    auto counters = runtime::Counters::open(set, runtime::Target::command(cmd));
+    CHECK(cmd.start() == 0);
+    CHECK(cmd.wait());
+    CHECK(cmd.exited());
+    CHECK(cmd.exit_status() == 5);
+    auto counts = counters.read();
+    CHECK(counts[0].state == Count::State::counted);
+    CHECK(counts[1].raw > 0);
+  }
+  CHECK(open_fd_count() == before);
+}
+
+TEST_CASE("real: a command that cannot be executed reports the errno and exits 127") {
+  runtime::Command cmd({"/nonexistent/perfspec-test-command"});
+  CHECK(cmd.start() == ENOENT);
+  CHECK(cmd.wait());
+  CHECK(cmd.exit_status() == 127);
+}
+
+TEST_CASE("real: a command never started exits unrun and leaves no zombie; a killed one reports 128+N") {
+  int pid = 0;
+  {
+    runtime::Command cmd({"true"});
+    pid = cmd.pid();
+  }
+  CHECK(::kill(pid, 0) == -1);
+  CHECK(errno == ESRCH);
+  runtime::Command sleeper({"sleep", "10"});
+  CHECK(sleeper.start() == 0);
+  CHECK_FALSE(sleeper.wait(10));
+  sleeper.signal(SIGTERM);
+  CHECK(sleeper.wait());
+  CHECK(sleeper.exit_status() == 128 + SIGTERM);
+  CHECK_THROWS_WITH(runtime::Command({}), "no command to run");
 }

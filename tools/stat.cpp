@@ -38,88 +38,6 @@ std::string shell_words(const std::vector<std::string>& argv) {
   return out;
 }
 
-// A child held before exec until the counters are open (enable_on_exec then starts them at exec).
-class Child {
- public:
-  explicit Child(const std::vector<std::string>& argv) {
-    int go[2], err[2];
-    if (::pipe2(go, O_CLOEXEC) < 0 || ::pipe2(err, O_CLOEXEC) < 0)
-      throw Error(fmt::format("cannot create a pipe: {}", std::strerror(errno)));
-    pid_ = ::fork();
-    if (pid_ < 0) throw Error(fmt::format("cannot fork: {}", std::strerror(errno)));
-    if (pid_ == 0) {
-      ::close(go[1]);
-      ::close(err[0]);
-      char c;
-      if (::read(go[0], &c, 1) != 1) ::_exit(127);  // the parent gave up before starting us
-      std::vector<char*> args;
-      for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
-      args.push_back(nullptr);
-      ::signal(SIGINT, SIG_DFL);
-      ::execvp(args[0], args.data());
-      int e = errno;
-      (void)!::write(err[1], &e, sizeof e);
-      ::_exit(e == ENOENT ? 127 : 126);
-    }
-    ::close(go[0]);
-    ::close(err[1]);
-    go_ = go[1];
-    err_ = err[0];
-  }
-  ~Child() {
-    if (go_ >= 0) ::close(go_);  // never started: the child exits 127
-    if (err_ >= 0) ::close(err_);
-    if (!reaped_ && pid_ > 0) {
-      int st;
-      ::waitpid(pid_, &st, 0);
-    }
-  }
-  Child(const Child&) = delete;
-  Child& operator=(const Child&) = delete;
-
-  int pid() const { return pid_; }
-  /// Let the child exec; returns the exec errno, 0 on success.
-  int start() {
-    char c = 'g';
-    (void)!::write(go_, &c, 1);
-    ::close(go_);
-    go_ = -1;
-    int e = 0;
-    ssize_t n;
-    do n = ::read(err_, &e, sizeof e);
-    while (n < 0 && errno == EINTR);
-    ::close(err_);
-    err_ = -1;
-    return n == sizeof e ? e : 0;
-  }
-  /// Wait up to `timeout_ms` (-1: forever). Returns true when it exited; fills status and rusage.
-  bool wait(int timeout_ms, int& status, rusage& usage) {
-    auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
-    for (;;) {
-      pid_t r = ::wait4(pid_, &status, timeout_ms < 0 && !interrupted ? 0 : WNOHANG, &usage);
-      if (r == pid_) {
-        reaped_ = true;
-        return true;
-      }
-      if (r < 0 && errno != EINTR) {
-        reaped_ = true;
-        return true;
-      }
-      if (interrupted) {
-        ::kill(pid_, SIGINT);  // forward Ctrl-C sent to us alone; the child decides
-        interrupted = 0;
-      }
-      if (timeout_ms >= 0 && std::chrono::steady_clock::now() >= deadline) return false;
-      if (r == 0) ::usleep(1000);
-    }
-  }
-
- private:
-  pid_t pid_ = -1;
-  int go_ = -1, err_ = -1;
-  bool reaped_ = false;
-};
-
 std::vector<int> threads_of(int pid) {
   std::vector<int> out;
   std::string dir = fmt::format("/proc/{}/task", pid);
@@ -183,7 +101,7 @@ int run_stat(const StatOptions& o) {
 
   runtime::Target target;
   StatRun run;
-  std::unique_ptr<Child> child;
+  std::unique_ptr<runtime::Command> child;
   if (o.pid) {
     if (!alive(*o.pid)) throw Error(fmt::format("no process with pid {}", *o.pid));
     target = runtime::Target::process(*o.pid, o.inherit);
@@ -194,11 +112,8 @@ int run_stat(const StatOptions& o) {
     run.target = o.cpus.empty() ? "'system wide'" : fmt::format("'CPU(s) {}'", o.cpus);
   }
   if (!o.command.empty()) {
-    child = std::make_unique<Child>(o.command);
-    if (!o.all_cpus && o.cpus.empty()) {
-      target = runtime::Target::process(child->pid(), o.inherit);
-      target.enable_on_exec = true;
-    }
+    child = std::make_unique<runtime::Command>(o.command);
+    if (!o.all_cpus && o.cpus.empty()) target = runtime::Target::command(*child, o.inherit);
     run.target = fmt::format("'{}'", shell_words(o.command));
   }
 
@@ -214,14 +129,11 @@ int run_stat(const StatOptions& o) {
 
   auto start = std::chrono::steady_clock::now();
   if (!target.enable_on_exec) counters.enable();
-  int status = 0;
-  rusage usage{};
-  bool exited = false;
   if (child) {
     if (int e = child->start()) {
       std::fprintf(stderr, "perfspec stat: cannot run '%s': %s\n", o.command[0].c_str(), std::strerror(e));
-      child->wait(-1, status, usage);
-      return e == ENOENT ? 127 : 126;
+      child->wait();
+      return child->exit_status();
     }
   }
   auto seconds_since_start = [&] {
@@ -247,8 +159,11 @@ int run_stat(const StatOptions& o) {
   int step = o.interval_ms ? static_cast<int>(o.interval_ms) : 100;
   for (;;) {
     if (child) {
-      exited = child->wait(step, status, usage);
-      if (exited) break;
+      if (child->wait(step)) break;
+      if (interrupted) {
+        child->signal(SIGINT);  // a Ctrl-C sent to perfspec alone: pass it on, the command decides
+        interrupted = 0;
+      }
     } else {
       ::usleep(static_cast<useconds_t>(std::min(step, 100)) * 1000);
       if (interrupted) break;
@@ -259,13 +174,13 @@ int run_stat(const StatOptions& o) {
   counters.disable();
   auto counts = counters.read();
   run.elapsed_seconds = seconds_since_start();
-  if (child) {
-    run.user_seconds = static_cast<double>(usage.ru_utime.tv_sec) + static_cast<double>(usage.ru_utime.tv_usec) / 1e6;
-    run.system_seconds = static_cast<double>(usage.ru_stime.tv_sec) + static_cast<double>(usage.ru_stime.tv_usec) / 1e6;
-  }
   int exit_code = 0;
-  if (exited) exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : WIFSIGNALED(status) ? 128 + WTERMSIG(status) : 0;
-  if (child) run.exit_status = exit_code;
+  if (child) {
+    run.user_seconds = child->user_seconds();
+    run.system_seconds = child->system_seconds();
+    exit_code = child->exit_status();
+    run.exit_status = exit_code;
+  }
   if (o.interval_ms) {
     if (!previous.empty()) {
       StatRun r = run;

@@ -50,6 +50,8 @@ class Fd {
   int fd_ = -1;
 };
 
+class Command;
+
 /// What to count.
 struct Target {
   enum class Kind { self, process, cpus };
@@ -63,6 +65,48 @@ struct Target {
   static Target self_thread() { return {}; }
   static Target process(int pid, bool inherit = true) { return {Kind::process, pid, {}, {}, inherit, false}; }
   static Target system_wide(std::vector<int> cpus = {}) { return {Kind::cpus, -1, {}, std::move(cpus), false, false}; }
+  /// A command held before exec (see Command): its counters start at exec, children included.
+  static Target command(const Command& command, bool inherit = true);
+};
+
+/// A command to count: forked at construction and held before exec until start(), so that counters
+/// opened in between (Target::command) begin exactly at exec. Never started, it exits 127 unrun.
+/// The destructor reaps it (after start(): waits for it; callers that want to stop it signal first).
+///
+/// Example:
+/// ```
+/// runtime::Command cmd({"ls", "-l"});
+/// auto counters = runtime::Counters::open(set, runtime::Target::command(cmd));
+/// if (int err = cmd.start()) { /* exec failed: strerror(err) */ }
+/// cmd.wait();
+/// auto counts = counters.read();
+/// ```
+class Command {
+ public:
+  explicit Command(const std::vector<std::string>& argv);
+  ~Command();
+  Command(const Command&) = delete;
+  Command& operator=(const Command&) = delete;
+
+  int pid() const { return pid_; }
+  /// Let the command exec. Returns 0, or the errno of a failed exec (it then exits 127 or 126).
+  int start();
+  /// Wait up to `timeout_ms` (-1: until it exits). True once it has exited (and been reaped).
+  bool wait(int timeout_ms = -1);
+  bool exited() const { return reaped_; }
+  /// Its exit status, 128+N when signal N ended it (as shells report it). Valid once exited().
+  int exit_status() const;
+  double user_seconds() const;
+  double system_seconds() const;
+  /// Send a signal (ignored once it has exited).
+  void signal(int sig);
+
+ private:
+  int pid_ = -1;
+  int go_ = -1, err_ = -1;
+  bool reaped_ = false;
+  int status_ = 0;
+  double user_ = 0, system_ = 0;
 };
 
 struct OpenOptions {

@@ -102,6 +102,20 @@ expect stat-interval [ "$lines" -ge 3 ]
 out=$("$bin" stat -a -e cpu-clock -- sleep 0.1 2>&1); status=$?
 expect stat-system-wide [ "$status" = 0 ]
 expect stat-system-wide-clock grep -qE "msec +cpu-clock" <<<"$out"
+tmp=$(mktemp)
+"$bin" stat -a -e cpu-clock -o "$tmp" & p=$!
+sleep 0.3; kill -INT $p; wait $p; status=$?
+expect stat-sigint-status [ "$status" = 0 ]
+expect stat-sigint-counts grep -qE "msec +cpu-clock" "$tmp"
+sleep 0.4 & sp=$!
+out=$("$bin" stat -p $sp -e task-clock,context-switches 2>&1); status=$?
+expect stat-pid-status [ "$status" = 0 ]
+expect stat-pid-header grep -qF " Performance counter stats for process id '$sp':" <<<"$out"
+expect stat-pid-switches grep -qE "^ +[0-9,]+ +context-switches$" <<<"$out"
+err=$("$bin" stat -p 999999999 -e task-clock 2>&1); status=$?
+expect stat-pid-missing [ "$status" = 1 ]
+expect stat-pid-missing-msg grep -qF "perfspec: no process with pid 999999999" <<<"$err"
+rm -f "$tmp"
 
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]

@@ -1,0 +1,127 @@
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <chrono>
+#include <cstring>
+
+#include <fmt/format.h>
+
+#include "perfspec/error.hpp"
+#include "perfspec/runtime.hpp"
+
+namespace perfspec::runtime {
+
+Target Target::command(const Command& command, bool inherit) {
+  Target t = process(command.pid(), inherit);
+  t.enable_on_exec = true;
+  return t;
+}
+
+Command::Command(const std::vector<std::string>& argv) {
+  if (argv.empty()) throw Error("no command to run");
+  // Build everything the child needs before fork: after it, only async-signal-safe calls.
+  std::vector<std::string> words = argv;
+  std::vector<char*> args;
+  for (auto& a : words) args.push_back(a.data());
+  args.push_back(nullptr);
+  int go[2], err[2];
+  if (::pipe2(go, O_CLOEXEC) < 0) throw Error(fmt::format("cannot create a pipe: {}", std::strerror(errno)));
+  if (::pipe2(err, O_CLOEXEC) < 0) {
+    int e = errno;
+    ::close(go[0]);
+    ::close(go[1]);
+    throw Error(fmt::format("cannot create a pipe: {}", std::strerror(e)));
+  }
+  pid_ = ::fork();
+  if (pid_ < 0) {
+    int e = errno;
+    for (int fd : {go[0], go[1], err[0], err[1]}) ::close(fd);
+    throw Error(fmt::format("cannot fork: {}", std::strerror(e)));
+  }
+  if (pid_ == 0) {
+    ::close(go[1]);
+    ::close(err[0]);
+    char c;
+    ssize_t n;
+    do n = ::read(go[0], &c, 1);
+    while (n < 0 && errno == EINTR);
+    if (n != 1) ::_exit(127);  // the parent gave up before starting us
+    ::signal(SIGINT, SIG_DFL);
+    ::signal(SIGTERM, SIG_DFL);
+    ::execvp(args[0], args.data());
+    int e = errno;
+    (void)!::write(err[1], &e, sizeof e);
+    ::_exit(e == ENOENT ? 127 : 126);
+  }
+  ::close(go[0]);
+  ::close(err[1]);
+  go_ = go[1];
+  err_ = err[0];
+}
+
+Command::~Command() {
+  if (go_ >= 0) ::close(go_);  // never started: the child exits 127
+  if (err_ >= 0) ::close(err_);
+  while (!reaped_ && pid_ > 0) wait(-1);
+}
+
+int Command::start() {
+  if (go_ < 0) return 0;
+  char c = 'g';
+  (void)!::write(go_, &c, 1);
+  ::close(go_);
+  go_ = -1;
+  int e = 0;
+  ssize_t n;
+  do n = ::read(err_, &e, sizeof e);
+  while (n < 0 && errno == EINTR);
+  ::close(err_);
+  err_ = -1;
+  return n == static_cast<ssize_t>(sizeof e) ? e : 0;
+}
+
+bool Command::wait(int timeout_ms) {
+  if (reaped_) return true;
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(std::max(timeout_ms, 0));
+  for (;;) {
+    int st = 0;
+    rusage usage{};
+    pid_t r = ::wait4(pid_, &st, timeout_ms < 0 ? 0 : WNOHANG, &usage);
+    if (r == pid_) {
+      reaped_ = true;
+      status_ = st;
+      user_ = static_cast<double>(usage.ru_utime.tv_sec) + static_cast<double>(usage.ru_utime.tv_usec) / 1e6;
+      system_ = static_cast<double>(usage.ru_stime.tv_sec) + static_cast<double>(usage.ru_stime.tv_usec) / 1e6;
+      return true;
+    }
+    if (r < 0 && errno == EINTR) {
+      if (timeout_ms < 0) continue;
+      return false;  // let the caller look at why it was interrupted
+    }
+    if (r < 0) {  // ECHILD: someone else reaped it
+      reaped_ = true;
+      return true;
+    }
+    if (std::chrono::steady_clock::now() >= deadline) return false;
+    ::usleep(1000);
+  }
+}
+
+int Command::exit_status() const {
+  if (WIFEXITED(status_)) return WEXITSTATUS(status_);
+  if (WIFSIGNALED(status_)) return 128 + WTERMSIG(status_);
+  return 0;
+}
+
+double Command::user_seconds() const { return user_; }
+double Command::system_seconds() const { return system_; }
+
+void Command::signal(int sig) {
+  if (!reaped_ && pid_ > 0) ::kill(pid_, sig);
+}
+
+}  // namespace perfspec::runtime

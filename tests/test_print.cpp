@@ -1,0 +1,98 @@
+#include <doctest/doctest.h>
+
+#include "perfspec/perfspec.hpp"
+#include "tests/support.hpp"
+
+using namespace perfspec;
+using runtime::Count;
+
+namespace {
+const spec::Machine& skx() {
+  static spec::Machine m(test::fixture("intel_skx"));
+  return m;
+}
+Count counted(std::uint64_t raw, std::uint64_t enabled = 100, std::uint64_t running = 100) {
+  Count c;
+  c.state = Count::State::counted;
+  c.raw = raw;
+  c.time_enabled = enabled;
+  c.time_running = running;
+  return c;
+}
+}  // namespace
+
+TEST_CASE("stat text: values, units, alias scale, multiplexing, failures and notes, exactly") {
+  auto set = resolve("task-clock,cycles,uncore_imc_0/cas_count_read/,power/energy-pkg/,instructions,faults", skx());
+  std::vector<Count> counts = {counted(1234567), counted(1000000, 400, 100), counted(16384), counted(4294967296)};
+  Count missing;
+  missing.state = Count::State::not_supported;
+  missing.failure = runtime::Failure{ENOENT, "ENOENT", "meaning", "the hint", -1, "its group leader 'x' could not be opened"};
+  counts.push_back(missing);
+  Count idle;
+  idle.state = Count::State::not_counted;
+  idle.note = "counted user space only (':u'): kernel counting was refused with EACCES";
+  counts.push_back(idle);
+  StatRun run;
+  run.target = "'true'";
+  run.elapsed_seconds = 0.5;
+  CHECK(stat_text(set, counts, run) ==
+        "\n Performance counter stats for 'true':\n\n"
+        "              1.23 msec     task-clock\n"
+        "         4,000,000          cycles  (25.00%)\n"
+        "              1.00 MiB      uncore_imc_0/cas_count_read/\n"
+        "              1.00 Joules   power/energy-pkg/\n"
+        "   <not supported>          instructions\n"
+        "                             ENOENT: the hint (its group leader 'x' could not be opened)\n"
+        "     <not counted>          faults\n"
+        "                             the event was never scheduled on a counter (time_running is 0)\n"
+        "                             note: counted user space only (':u'): kernel counting was refused with EACCES\n"
+        "\n       0.500000000 seconds time elapsed\n\n");
+}
+
+TEST_CASE("stat csv and json") {
+  auto set = resolve("cpu/event=0x3c,name='a,b'/,cycles", skx());
+  std::vector<Count> counts = {counted(42, 200, 100)};
+  Count missing;
+  missing.failure = runtime::Failure{ENOENT, "ENOENT", "m", "h", -1, ""};
+  counts.push_back(missing);
+  StatRun run;
+  run.target = "'x'";
+  CHECK(stat_csv(set, counts, run) ==
+        "84,,\"a,b\",200,100,50.00,counted,\n"
+        "<not supported>,,cycles,0,0,0.00,not supported,ENOENT\n");
+  run.interval_end = 1.5;
+  CHECK(stat_csv(set, counts, run).starts_with("1.500000,84,"));
+  CHECK(stat_json(set, counts, run) ==
+        "{\"target\":\"'x'\",\"interval\":1.5,\"elapsed_seconds\":0.0,\"counts\":[{\"event\":\"a,b\",\"pmu\":\"cpu\","
+        "\"span\":[0,26],\"state\":\"counted\",\"value\":84.0,\"unit\":\"\",\"raw\":42,\"time_enabled\":200,"
+        "\"time_running\":100,\"running_fraction\":0.5},{\"event\":\"cycles\",\"pmu\":\"cpu\",\"span\":[27,33],"
+        "\"state\":\"not supported\",\"value\":null,\"unit\":\"\",\"raw\":0,\"time_enabled\":0,\"time_running\":0,"
+        "\"running_fraction\":0.0,\"error\":{\"errno\":2,\"name\":\"ENOENT\",\"meaning\":\"m\",\"hint\":\"h\","
+        "\"cpu\":-1,\"detail\":\"\"}}]}\n");
+}
+
+TEST_CASE("resolve text output in the style of perf stat -vv") {
+  auto set = resolve("{cycles/call-graph=fp/S,instructions}:u", skx());
+  CHECK(to_text(set) ==
+        "event 0: cycles/call-graph=fp/S\n"
+        "  pmu: cpu; leader of group 0 (2 members)\n"
+        "------------------------------------------------------------\n"
+        "perf_event_attr:\n"
+        "  type                             0\n"
+        "  size                             136\n"
+        "  sample_type                      READ|CALLCHAIN\n"
+        "  read_format                      GROUP\n"
+        "  exclude_kernel                   1\n"
+        "  exclude_hv                       1\n"
+        "------------------------------------------------------------\n"
+        "event 1: instructions\n"
+        "  pmu: cpu; member of group 0 (leader: event 0)\n"
+        "------------------------------------------------------------\n"
+        "perf_event_attr:\n"
+        "  type                             0\n"
+        "  size                             136\n"
+        "  config                           0x1\n"
+        "  exclude_kernel                   1\n"
+        "  exclude_hv                       1\n"
+        "------------------------------------------------------------\n");
+}
