@@ -11,6 +11,7 @@
 #include "grammar/terms.hpp"
 #include "perfspec/parse.hpp"
 #include "perfspec/resolve.hpp"
+#include "perfspec/tables.hpp"
 #include "resolver/modifiers.hpp"
 #include "spec/builtin.hpp"
 
@@ -87,25 +88,6 @@ bool natural_less(const std::string& a, const std::string& b) {
     }
   }
   return a.size() - i < b.size() - j;
-}
-
-// perf's PMU wildcard rule (pmu.c): `uncore_imc` matches `uncore_imc_0`; a leading `uncore_` may be left
-// out; the suffix is `_` plus hex digits; glob characters go through fnmatch.
-bool pmu_matches(std::string_view pattern, const std::string& name) {
-  auto match_one = [&](std::string_view pat, std::string_view candidate) {
-    if (has_glob(pat)) return ::fnmatch(std::string(pat).c_str(), std::string(candidate).c_str(), 0) == 0;
-    if (candidate == pat) return true;
-    auto us = candidate.rfind('_');
-    if (us == std::string_view::npos || us + 1 >= candidate.size()) return false;
-    auto suffix = candidate.substr(us + 1);
-    if (suffix.find_first_not_of("0123456789abcdefABCDEF") != std::string_view::npos) return false;
-    return candidate.substr(0, us) == pat;
-  };
-  if (match_one(pattern, name)) return true;
-  constexpr std::string_view uncore = "uncore_";
-  if (name.starts_with(uncore) && !pattern.starts_with(uncore))
-    return match_one(pattern, std::string_view(name).substr(uncore.size()));
-  return false;
 }
 
 unsigned edit_distance(std::string_view a, std::string_view b) {
@@ -331,11 +313,12 @@ void Resolver::apply_format(ResolvedEvent& out, const Pmu& pmu, const spec::Form
 void Resolver::apply_alias(ResolvedEvent& out, const Pmu& pmu, const spec::Alias& alias, Span where,
                            std::vector<std::string>& required) {
   std::vector<ast::Term> terms;
-  std::string file = fmt::format("{}/events/{}", pmu.directory(), alias.name);
+  std::string file = alias.source == spec::Source::sysfs ? fmt::format("event file '{}'", alias.origin)
+                                                         : fmt::format("event '{}' of table '{}'", alias.name, alias.origin);
   try {
     terms = grammar::parse_terms(alias.terms);
   } catch (const Error& e) {
-    throw Error(fmt::format("pmu '{}': event file '{}' holds '{}': {}", pmu.name(), file, alias.terms, e.message()), where);
+    throw Error(fmt::format("pmu '{}': {} holds '{}': {}", pmu.name(), file, alias.terms, e.message()), where);
   }
   CallGraph cg;
   for (const auto& t : terms) {
@@ -350,10 +333,9 @@ void Resolver::apply_alias(ResolvedEvent& out, const Pmu& pmu, const spec::Alias
         continue;
       }
     } catch (const Error& e) {
-      throw Error(fmt::format("pmu '{}': event file '{}': {}", pmu.name(), file, e.message()), where);
+      throw Error(fmt::format("pmu '{}': {}: {}", pmu.name(), file, e.message()), where);
     }
-    throw Error(fmt::format("pmu '{}': event file '{}' uses term '{}', which the pmu has no format for", pmu.name(),
-                            file, t.name),
+    throw Error(fmt::format("pmu '{}': {} uses term '{}', which the pmu has no format for", pmu.name(), file, t.name),
                 where);
   }
   finish_call_graph(out.attr, cg);
@@ -377,15 +359,18 @@ std::vector<ResolvedEvent> Resolver::on_pmu(const ast::Event& ev, const Pmu& pmu
     if (t.driver || is_builtin_term(t.name)) continue;
     bool names_event = false;
     if (t.kind == Value::none && !pmu.format(t.name) && !raw_term_value(t.name)) {
-      if (const auto* a = pmu.alias(t.name)) alias = a, names_event = true;
+      if (const auto* a = machine_.alias(pmu, t.name)) alias = a, names_event = true;
       else if (const auto* s = spec::find_symbol(t.name); s && s->type == spec::type_hardware && pmu.is_core())
         symbol = s, names_event = true;
       else if (auto c = spec::parse_cache_name(t.name); c && pmu.is_core()) cache = c, names_event = true;
     } else if (t.name == "event" && (t.kind == Value::name || t.kind == Value::quoted)) {
-      alias = pmu.alias(t.text);
+      alias = machine_.alias(pmu, t.text);
       if (!alias) {
         std::vector<std::string> names;
         for (const auto& a : pmu.aliases()) names.push_back(a.name);
+        if (const auto* tables = machine_.tables())
+          for (const auto& e : tables->events())
+            if (e.pmu.empty() ? pmu.is_core() : spec::pmu_name_matches(e.pmu, pmu.name())) names.push_back(e.alias.name);
         throw Error(fmt::format("unknown event '{}' for pmu '{}'", t.text, pmu.name()), t.value_span,
                     suggest(t.text, names));
       }
@@ -428,7 +413,7 @@ std::vector<ResolvedEvent> Resolver::on_pmu(const ast::Event& ev, const Pmu& pmu
       out.attr.config = *raw;
       continue;
     }
-    if (t.kind == Value::none && (pmu.alias(t.name) || spec::find_symbol(t.name)))
+    if (t.kind == Value::none && (machine_.alias(pmu, t.name) || spec::find_symbol(t.name)))
       throw Error(fmt::format("more than one event named in the terms of pmu '{}'", pmu.name()), t.span);
     unknown_term(t, fmt::format("pmu '{}'", pmu.name()), &pmu);
   }
@@ -477,6 +462,8 @@ std::vector<std::string> Resolver::name_candidates() const {
   for (const auto& n : machine_.pmu_names())
     if (const Pmu* p = machine_.pmu(n))
       for (const auto& a : p->aliases()) names.push_back(a.name);
+  if (const auto* tables = machine_.tables())
+    for (const auto& e : tables->events()) names.push_back(e.alias.name);
   return names;
 }
 
@@ -495,7 +482,7 @@ std::vector<ResolvedEvent> Resolver::resolve_named(const ast::Event& ev) {
   std::vector<ResolvedEvent> out;
   for (const auto& pname : machine_.pmu_names()) {
     const Pmu* pmu = machine_.pmu(pname);
-    if (!pmu || !pmu->alias(n)) continue;
+    if (!pmu || !machine_.alias(*pmu, n)) continue;
     ast::Event as_term = ev;
     ast::Term t;
     t.name = n;
@@ -513,7 +500,7 @@ std::vector<ResolvedEvent> Resolver::resolve_named(const ast::Event& ev) {
 std::vector<ResolvedEvent> Resolver::resolve_pmu_form(const ast::Event& ev) {
   if (const Pmu* pmu = machine_.pmu(ev.name)) return on_pmu(ev, *pmu);
   auto matches = machine_.pmu_names() |
-                 ranges::views::filter([&](const std::string& n) { return pmu_matches(ev.name, n); }) |
+                 ranges::views::filter([&](const std::string& n) { return spec::pmu_name_matches(ev.name, n); }) |
                  ranges::to<std::vector<std::string>>();
   if (matches.empty()) {
     throw Error(fmt::format("unknown PMU '{}'", ev.name), ev.name_span,

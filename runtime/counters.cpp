@@ -129,6 +129,11 @@ struct Counters::Impl {
   int open_one(std::size_t i, int pid, int cpu, int group_fd, bool leader) {
     Attr a = set.events[i].attr;
     a.size = attr_size_ver8;
+    // Counting, not sampling (as perf stat): a period from an event table or a tracepoint would only
+    // add overflow interrupts with nowhere to write samples.
+    a.sample_period = 0;
+    a.freq = 0;
+    a.sample_type = 0;
     a.read_format = read_format;
     a.disabled = leader ? 1 : 0;
     a.enable_on_exec = leader && target.enable_on_exec ? 1 : 0;

@@ -14,6 +14,7 @@
 
 #include "perfspec/error.hpp"
 #include "perfspec/spec.hpp"
+#include "perfspec/tables.hpp"
 #include "spec/sysfs_io.hpp"
 
 namespace perfspec::spec {
@@ -142,6 +143,7 @@ void Pmu::load_aliases() const {
     Alias a;
     a.name = file;
     a.terms = std::string(io::trim(*text));
+    a.origin = path;
     if (a.terms.find('\0') != std::string::npos)
       throw Error(fmt::format("pmu '{}': event file '{}' holds binary data", name_, path));
     if (auto s = io::read_small_file(path + ".scale")) {
@@ -178,7 +180,33 @@ unsigned Pmu::max_precise() const {
   return std::min(v, 3u);
 }
 
-Machine::Machine(std::string sysfs_root) : root_(std::move(sysfs_root)) {
+bool pmu_name_matches(std::string_view pattern, std::string_view name) {
+  auto has_glob = [](std::string_view s) { return s.find_first_of("*?[") != std::string_view::npos; };
+  auto match_one = [&](std::string_view pat, std::string_view candidate) {
+    if (has_glob(pat)) return ::fnmatch(std::string(pat).c_str(), std::string(candidate).c_str(), 0) == 0;
+    if (candidate == pat) return true;
+    auto us = candidate.rfind('_');
+    if (us == std::string_view::npos || us + 1 >= candidate.size()) return false;
+    auto suffix = candidate.substr(us + 1);
+    if (suffix.find_first_not_of("0123456789abcdefABCDEF") != std::string_view::npos) return false;
+    return candidate.substr(0, us) == pat;
+  };
+  if (match_one(pattern, name)) return true;
+  constexpr std::string_view uncore = "uncore_";
+  if (name.starts_with(uncore) && !pattern.starts_with(uncore)) return match_one(pattern, name.substr(uncore.size()));
+  return false;
+}
+
+MachineOptions MachineOptions::from_environment() {
+  MachineOptions o;
+  if (const char* d = std::getenv("PERFSPEC_EVENTS_DIR"); d && *d) o.events_dir = d;
+  if (const char* c = std::getenv("PERFSPEC_CPUID"); c && *c) o.cpuid = c;
+  else if (const char* p = std::getenv("PERF_CPUID"); p && *p) o.cpuid = p;
+  return o;
+}
+
+Machine::Machine(std::string sysfs_root, MachineOptions options)
+    : root_(std::move(sysfs_root)), options_(std::move(options)) {
   while (root_.size() > 1 && root_.back() == '/') root_.pop_back();
   devices_ = root_ + "/bus/event_source/devices";
 }
@@ -230,6 +258,32 @@ std::vector<const Pmu*> Machine::core_pmus() const {
     if (n == "cpu" || io::exists(devices_ + "/" + n + "/cpus"))
       if (const Pmu* p = pmu(n); p && p->is_core()) out.push_back(p);
   return out;
+}
+
+const std::string& Machine::cpuid() const {
+  tables();
+  return cpuid_;
+}
+
+const EventTables* Machine::tables() const {
+  std::call_once(tables_once_, [this] {
+    cpuid_ = options_.cpuid.empty() ? detect_cpuid() : options_.cpuid;
+    if (options_.events_dir.empty()) return;
+    auto model = find_model(options_.events_dir, cpuid_);
+    if (!model) return;
+    tables_ = EventTables::load(options_.events_dir, *model, EventTables::Options{options_.cache_dir});
+  });
+  return tables_.get();
+}
+
+const Alias* Machine::alias(const Pmu& pmu, std::string_view name) const {
+  if (const Alias* a = pmu.alias(name)) return a;
+  const EventTables* t = tables();
+  if (!t) return nullptr;
+  for (const TableEvent* e : t->find(name)) {
+    if (e->pmu.empty() ? pmu.is_core() : pmu_name_matches(e->pmu, pmu.name())) return &e->alias;
+  }
+  return nullptr;
 }
 
 const std::string& Machine::tracefs_events() const {

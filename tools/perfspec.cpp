@@ -12,8 +12,9 @@
 
 namespace {
 
-int run_resolve(const std::string& sysfs, const std::string& format, const std::vector<std::string>& lists) {
-  perfspec::spec::Machine machine(sysfs);
+int run_resolve(const std::string& sysfs, const perfspec::spec::MachineOptions& options, const std::string& format,
+                const std::vector<std::string>& lists) {
+  perfspec::spec::Machine machine(sysfs, options);
   perfspec::EventSet all;
   for (const auto& text : lists) {
     try {
@@ -52,6 +53,16 @@ int main(int argc, char** argv) {
   resolve->add_option("--sysfs", sysfs, "sysfs root to read PMUs from (a fixture or snapshot tree)")
       ->check(CLI::ExistingDirectory);
   resolve->add_option("--format", format, "output format")->check(CLI::IsMember({"text", "json"}));
+  // Named-event tables: options win over $PERFSPEC_EVENTS_DIR / $PERFSPEC_CPUID.
+  auto machine_options = perfspec::spec::MachineOptions::from_environment();
+  auto add_table_options = [&](CLI::App* sub) {
+    sub->add_option("--events-dir", machine_options.events_dir,
+                    "perf-format JSON event tables (mapfile.csv + model folders); default $PERFSPEC_EVENTS_DIR")
+        ->check(CLI::ExistingDirectory);
+    sub->add_option("--cpuid", machine_options.cpuid,
+                    "CPU id picking the table model, as perf's PERF_CPUID (e.g. GenuineIntel-6-55-4); default $PERFSPEC_CPUID, else this machine's");
+  };
+  add_table_options(resolve);
   resolve->add_option("events", lists, "event lists, e.g. 'cycles,{cpu/event=0x3c/u,instructions}:k'")->required();
 
   perfspec::tools::StatOptions st;
@@ -64,6 +75,7 @@ int main(int argc, char** argv) {
   stat->add_option("-I,--interval", st.interval_ms, "print counts every N milliseconds")->check(CLI::Range(10u, 3600000u));
   stat->add_option("--format", st.format, "output format")->check(CLI::IsMember({"text", "csv", "json"}));
   stat->add_option("--sysfs", st.sysfs, "sysfs root to read PMUs from")->check(CLI::ExistingDirectory);
+  add_table_options(stat);
   stat->add_option("-o,--output", st.output, "write the counts to FILE instead of stderr");
   bool no_inherit = false;
   stat->add_flag("--no-inherit", no_inherit, "do not count the command's children");
@@ -87,11 +99,12 @@ int main(int argc, char** argv) {
     return app.exit(e) == 0 ? 0 : 2;
   }
   try {
-    if (*resolve) return run_resolve(sysfs, format, lists);
+    if (*resolve) return run_resolve(sysfs, machine_options, format, lists);
     if (*stat) {
       if (*pid_opt) st.pid = pid;
       if (!command_words.empty()) st.command.insert(st.command.begin(), command_words.begin(), command_words.end());
       st.inherit = !no_inherit;
+      st.machine = machine_options;
       return perfspec::tools::run_stat(st);
     }
   } catch (const perfspec::Error& e) {

@@ -79,7 +79,7 @@ int run_stat(const StatOptions& o) {
   if (!o.pid && !o.all_cpus && o.cpus.empty() && o.command.empty())
     throw Error("nothing to count: give a command (after --), -p PID, -a or -C CPUS");
 
-  spec::Machine machine(o.sysfs);
+  spec::Machine machine(o.sysfs, o.machine);
   std::vector<std::string> lists = o.events;
   if (lists.empty()) lists.push_back(default_stat_events);
   EventSet set;

@@ -3,6 +3,8 @@
 #include <string>
 #include <vector>
 
+#include "perfspec/spec.hpp"
+
 namespace perfspec::tools {
 
 struct StatOptions {
@@ -16,6 +18,7 @@ struct StatOptions {
   std::string output;                ///< -o FILE (default: stderr, as perf does)
   bool inherit = true;
   std::vector<std::string> command;
+  spec::MachineOptions machine;      ///< event tables
 };
 
 /// `perfspec stat`: returns the process exit status (the command's, when one was run).

@@ -40,7 +40,11 @@ struct Format {
 /// Throws perfspec::Error (unpositioned) whose message says what is wrong; callers add the file name.
 Format parse_format(std::string_view name, std::string_view text);
 
-/// A sysfs event alias (`events/<name>`) with its metadata files.
+/// Where a named event comes from, in lookup priority order.
+enum class Source { sysfs, json, libpfm4, builtin };
+std::string_view source_name(Source source);
+
+/// A named event: a sysfs alias (`events/<name>` with its metadata files) or an event-table entry.
 struct Alias {
   std::string name;
   std::string terms;        ///< e.g. `event=0xcd,umask=0x1,ldlat=3`
@@ -49,9 +53,25 @@ struct Alias {
   std::string unit;
   bool per_pkg = false;
   bool snapshot = false;
+  Source source = Source::sysfs;
+  std::string origin;       ///< the file it came from (sysfs file, or `table.json` for tables)
 };
 
 class Machine;
+class EventTables;
+
+/// perf's PMU name rule (pmu.c): `uncore_imc` names `uncore_imc_0`, `uncore_imc_1`, ... (a suffix of
+/// `_` and hex digits); a leading `uncore_` may be left out; glob characters go through fnmatch.
+bool pmu_name_matches(std::string_view pattern, std::string_view name);
+
+/// Where named events come from besides sysfs.
+struct MachineOptions {
+  std::string events_dir;  ///< perf-format JSON tables (mapfile.csv + model folders); "" = none
+  std::string cpuid;       ///< perf's CPU id (`GenuineIntel-6-55-4`); "" = this machine's
+  std::string cache_dir;   ///< see EventTables::Options
+  /// events_dir from $PERFSPEC_EVENTS_DIR and cpuid from $PERFSPEC_CPUID (then $PERF_CPUID).
+  static MachineOptions from_environment();
+};
 
 /// One PMU under `<root>/bus/event_source/devices/<name>`. Formats and aliases load on first use.
 class Pmu {
@@ -91,7 +111,7 @@ class Pmu {
 /// shared between threads.
 class Machine {
  public:
-  explicit Machine(std::string sysfs_root = "/sys");
+  explicit Machine(std::string sysfs_root = "/sys", MachineOptions options = {});
   ~Machine();
   Machine(const Machine&) = delete;
   Machine& operator=(const Machine&) = delete;
@@ -106,6 +126,15 @@ class Machine {
   std::vector<const Pmu*> core_pmus() const;
   /// The tracefs `events` folder in use, empty when there is none.
   const std::string& tracefs_events() const;
+  /// The named event `name` (case-insensitive) on `pmu`: its sysfs alias, else an event-table entry
+  /// that belongs to this PMU (REFERENCE.md section 5). nullptr when neither has it.
+  const Alias* alias(const Pmu& pmu, std::string_view name) const;
+  /// The event tables for this machine's CPU id, or nullptr when no events_dir or no model matches.
+  /// Throws perfspec::Error for a malformed table or mapfile.
+  const EventTables* tables() const;
+  /// The CPU id used to pick the tables (the option, else this machine's).
+  const std::string& cpuid() const;
+  const MachineOptions& options() const { return options_; }
   /// Tracepoint id of `sys:name`; nullopt when absent.
   std::optional<std::uint64_t> tracepoint_id(std::string_view sys, std::string_view name) const;
   /// `sys:name` pairs matching glob patterns, sorted.
@@ -114,6 +143,10 @@ class Machine {
 
  private:
   std::string root_, devices_;
+  MachineOptions options_;
+  mutable std::once_flag tables_once_;
+  mutable std::shared_ptr<const EventTables> tables_;
+  mutable std::string cpuid_;
   mutable std::mutex mutex_;
   mutable std::map<std::string, std::unique_ptr<Pmu>, std::less<>> pmus_;
   mutable std::map<std::string, bool, std::less<>> absent_;
