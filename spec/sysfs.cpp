@@ -267,7 +267,11 @@ const std::string& Machine::cpuid() const {
 
 const EventTables* Machine::tables() const {
   std::call_once(tables_once_, [this] {
-    cpuid_ = options_.cpuid.empty() ? detect_cpuid() : options_.cpuid;
+    // The CPU id: the option, else the one a snapshot recorded, else this machine's.
+    cpuid_ = options_.cpuid;
+    if (cpuid_.empty())
+      if (auto recorded = io::read_small_file(root_ + "/perfspec-snapshot/cpuid")) cpuid_ = std::string(io::trim(*recorded));
+    if (cpuid_.empty()) cpuid_ = detect_cpuid();
     if (options_.events_dir.empty()) return;
     auto model = find_model(options_.events_dir, cpuid_);
     if (!model) return;

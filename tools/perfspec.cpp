@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include "perfspec/perfspec.hpp"
+#include "tools/list.hpp"
 #include "tools/stat.hpp"
 
 namespace {
@@ -79,6 +80,27 @@ int main(int argc, char** argv) {
   stat->add_option("-o,--output", st.output, "write the counts to FILE instead of stderr");
   bool no_inherit = false;
   stat->add_flag("--no-inherit", no_inherit, "do not count the command's children");
+  perfspec::tools::ListOptions lo;
+  auto* list = app.add_subcommand("list", "list PMUs and named events from every source");
+  list->add_option("pattern", lo.filter.pattern, "glob (*?[) or case-insensitive substring of the event name");
+  list->add_option("--pmu", lo.filter.pmu, "only events of this PMU (name, wildcard or glob)");
+  list->add_option("--topic", lo.filter.topic, "only this topic (hardware, software, cache, sysfs, or a table topic)");
+  list->add_option("--source", lo.filter.source, "only this source")
+      ->check(CLI::IsMember({"builtin", "sysfs", "json", "tracepoint"}));
+  list->add_flag("--tracepoints", lo.filter.tracepoints, "include tracepoints");
+  list->add_flag("--deprecated", lo.filter.deprecated, "include deprecated table events");
+  list->add_flag("--pmus", lo.pmus, "list the PMUs and their formats too");
+  list->add_option("--format", lo.format, "output format")->check(CLI::IsMember({"text", "json"}));
+  list->add_option("--sysfs", lo.sysfs, "sysfs root to read PMUs from")->check(CLI::ExistingDirectory);
+  add_table_options(list);
+
+  perfspec::tools::SnapshotCliOptions so;
+  auto* snap = app.add_subcommand("snapshot", "copy this machine's PMU description into a folder for --sysfs");
+  snap->add_option("out", so.out, "the folder to create")->required();
+  snap->add_option("--sysfs", so.sysfs, "sysfs root to copy from")->check(CLI::ExistingDirectory);
+  snap->add_flag("--tracepoints", so.tracepoints, "copy tracepoint ids too");
+  add_table_options(snap);
+
   std::vector<std::string> command_words;
   stat->add_option("command", command_words, "the command to count (after --)");
 
@@ -100,6 +122,15 @@ int main(int argc, char** argv) {
   }
   try {
     if (*resolve) return run_resolve(sysfs, machine_options, format, lists);
+    if (*list) {
+      lo.machine = machine_options;
+      if (lo.filter.source == "tracepoint") lo.filter.tracepoints = true;
+      return perfspec::tools::run_list(lo);
+    }
+    if (*snap) {
+      so.machine = machine_options;
+      return perfspec::tools::run_snapshot(so);
+    }
     if (*stat) {
       if (*pid_opt) st.pid = pid;
       if (!command_words.empty()) st.command.insert(st.command.begin(), command_words.begin(), command_words.end());

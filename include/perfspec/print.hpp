@@ -3,6 +3,7 @@
 #include <string>
 #include <vector>
 
+#include "perfspec/catalog.hpp"
 #include "perfspec/event_set.hpp"
 #include "perfspec/runtime.hpp"
 
@@ -41,5 +42,12 @@ std::string stat_text(const EventSet& set, const std::vector<runtime::Count>& co
 std::string stat_csv(const EventSet& set, const std::vector<runtime::Count>& counts, const StatRun& run);
 /// One JSON object (one line) per run or interval.
 std::string stat_json(const EventSet& set, const std::vector<runtime::Count>& counts, const StatRun& run);
+
+/// `perfspec list` for a terminal `width` columns wide: PMUs (when given), then events grouped by
+/// source and PMU, each with its encoding, unit, and its description wrapped below it.
+std::string list_text(const std::vector<spec::ListedPmu>& pmus, const std::vector<spec::ListedEvent>& events,
+                      std::size_t width = 100);
+/// `{"pmus":[...],"events":[{"name","pmu","encoding","description","topic","unit","scale","source"}]}`
+std::string list_json(const std::vector<spec::ListedPmu>& pmus, const std::vector<spec::ListedEvent>& events);
 
 }  // namespace perfspec

@@ -1,0 +1,76 @@
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "perfspec/print.hpp"
+
+namespace perfspec {
+
+namespace {
+
+// Greedy word wrap of `text` into lines of at most `width` columns, each prefixed by `indent`.
+std::string wrap(std::string_view text, std::size_t indent, std::size_t width) {
+  std::string out, line;
+  std::size_t room = width > indent + 20 ? width - indent : 20;
+  std::size_t i = 0;
+  while (i < text.size()) {
+    while (i < text.size() && text[i] == ' ') ++i;
+    std::size_t j = text.find(' ', i);
+    if (j == std::string_view::npos) j = text.size();
+    std::string_view word = text.substr(i, j - i);
+    if (!line.empty() && line.size() + 1 + word.size() > room) {
+      out += std::string(indent, ' ') + line + "\n";
+      line.clear();
+    }
+    if (!word.empty()) line += (line.empty() ? "" : " ") + std::string(word);
+    i = j;
+  }
+  if (!line.empty()) out += std::string(indent, ' ') + line + "\n";
+  return out;
+}
+
+}  // namespace
+
+std::string list_text(const std::vector<spec::ListedPmu>& pmus, const std::vector<spec::ListedEvent>& events,
+                      std::size_t width) {
+  std::string out;
+  if (!pmus.empty()) {
+    out += "PMUs:\n";
+    for (const auto& p : pmus) {
+      out += fmt::format("  {:<28} type {:<5}{}{}\n", p.name, p.type, p.core ? " core" : "",
+                         p.cpumask.empty() ? "" : fmt::format(" cpumask {}", p.cpumask));
+      if (!p.formats.empty()) out += wrap(fmt::format("{}", fmt::join(p.formats, " ")), 6, width);
+    }
+    if (!events.empty()) out += "\n";
+  }
+  std::string heading;
+  for (const auto& e : events) {
+    std::string h = e.pmu == "tracepoint" ? "tracepoints" : fmt::format("{} events on {}", spec::source_name(e.source), e.pmu);
+    if (h != heading) {
+      out += fmt::format("{}{}:\n", heading.empty() ? "" : "\n", h);
+      heading = h;
+    }
+    std::string unit = e.unit.empty() ? "" : fmt::format("  [{} {}]", e.scale, e.unit);
+    out += fmt::format("  {:<40} {}{}\n", e.name, e.encoding, unit);
+    if (!e.description.empty() && e.pmu != "tracepoint") out += wrap(e.description, 6, width);
+  }
+  return out;
+}
+
+std::string list_json(const std::vector<spec::ListedPmu>& pmus, const std::vector<spec::ListedEvent>& events) {
+  nlohmann::ordered_json j;
+  auto ps = nlohmann::ordered_json::array();
+  for (const auto& p : pmus)
+    ps.push_back({{"name", p.name}, {"type", p.type}, {"core", p.core}, {"cpumask", p.cpumask}, {"cpus", p.cpus},
+                  {"formats", p.formats}});
+  auto es = nlohmann::ordered_json::array();
+  for (const auto& e : events)
+    es.push_back({{"name", e.name}, {"pmu", e.pmu}, {"encoding", e.encoding}, {"description", e.description},
+                  {"topic", e.topic}, {"unit", e.unit}, {"scale", e.scale},
+                  {"source", e.pmu == "tracepoint" ? std::string("tracepoint") : std::string(spec::source_name(e.source))},
+                  {"deprecated", e.deprecated}});
+  j["pmus"] = std::move(ps);
+  j["events"] = std::move(es);
+  return j.dump() + "\n";
+}
+
+}  // namespace perfspec

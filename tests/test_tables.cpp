@@ -1,0 +1,307 @@
+// Named events from perf-format JSON tables, CPU ids, the compiled index, list and snapshot.
+#include <doctest/doctest.h>
+
+#include <sys/stat.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "perfspec/perfspec.hpp"
+#include "perfspec/tables.hpp"
+#include "tests/support.hpp"
+
+using namespace perfspec;
+using spec::cpuid_matches;
+
+namespace {
+
+std::string shared_events() { return test::source_dir() + "/../shared/pmu-events/x86"; }
+bool have_shared_events() { return std::filesystem::exists(shared_events() + "/mapfile.csv"); }
+
+// A small perf-format events directory in a temp tree.
+struct TableTree {
+  test::TempTree tree;
+  std::string dir() const { return tree.root() + "/events"; }
+  std::string cache() const { return tree.root() + "/cache"; }
+  TableTree() {
+    tree.write("events/mapfile.csv",
+               "Family-model,Version,Filename,EventType\n"
+               "GenuineIntel-6-55-[01234],v1,testmodel,core\n"
+               "GenuineIntel-6-99,v1,other,core\n");
+    tree.write("events/testmodel/cache.json", R"([
+      {"EventName": "MEM_LOAD_RETIRED.L1_MISS", "EventCode": "0xd1", "UMask": "0x8", "SampleAfterValue": "100003",
+       "BriefDescription": "Retired load instructions missed L1 cache as data sources"},
+      {"EventName": "OFFCORE_RESPONSE.DEMAND_DATA_RD.ANY_RESPONSE", "EventCode": "0xB7, 0xBB", "UMask": "0x1",
+       "MSRIndex": "0x1a6,0x1a7", "MSRValue": "0x10001", "SampleAfterValue": "100003"},
+      {"EventName": "CYCLE_ACTIVITY.STALLS_L1D_MISS", "EventCode": "0xa3", "UMask": "0xc", "CounterMask": "12",
+       "Invert": "0", "EdgeDetect": "0"},
+      {"MetricName": "ipc", "MetricExpr": "instructions / cycles"}
+    ])");
+    tree.write("events/testmodel/uncore-memory.json", R"([
+      {"EventName": "UNC_M_CAS_COUNT.RD", "EventCode": "0x04", "UMask": "0x03", "Unit": "iMC",
+       "ScaleUnit": "6.103515625E-5MiB", "PerPkg": "1"},
+      {"EventName": "UNC_CHA_TOR_INSERTS.IA", "EventCode": "0x35", "UMask": "0x31", "Unit": "CHA",
+       "Filter": "config1=0x40233"}
+    ])");
+    tree.write("events/other/x.json", R"([{"EventName": "ONLY_ON_OTHER", "EventCode": "0x1"}])");
+  }
+  spec::MachineOptions options(std::string cpuid = "GenuineIntel-6-55-4") const {
+    return {dir(), std::move(cpuid), cache()};
+  }
+};
+
+std::string one(std::string_view text, const spec::Machine& m) {
+  auto set = resolve(text, m);
+  REQUIRE(set.events.size() == 1);
+  return test::attr_summary(set.events[0].attr);
+}
+
+}  // namespace
+
+TEST_CASE("CPU ids match mapfile regexes as perf does") {
+  CHECK(cpuid_matches("GenuineIntel-6-55-[01234]", "GenuineIntel-6-55-4"));
+  CHECK_FALSE(cpuid_matches("GenuineIntel-6-55-[01234]", "GenuineIntel-6-55-5"));
+  CHECK_FALSE(cpuid_matches("GenuineIntel-6-55-[01234]", "GenuineIntel-6-55"));  // full pattern needs a full id
+  CHECK(cpuid_matches("GenuineIntel-6-6[AC]", "GenuineIntel-6-6A-6"));           // no stepping in the pattern
+  CHECK(cpuid_matches("GenuineIntel-6-6[AC]", "GenuineIntel-6-6C"));
+  CHECK_FALSE(cpuid_matches("GenuineIntel-6-6[AC]", "GenuineIntel-6-6D-1"));
+  CHECK_FALSE(cpuid_matches("GenuineIntel-6-6[AC]", "XGenuineIntel-6-6A-1"));  // anchored at the start
+  CHECK(cpuid_matches("AuthenticAMD-25-[[:xdigit:]]+", "AuthenticAMD-25-1-1"));
+  CHECK(cpuid_matches("GenuineIntel-6-(97|9A|B7|BA|BE|BF)", "GenuineIntel-6-9A-3"));
+  CHECK_FALSE(cpuid_matches("GenuineIntel-6-(97|9A", "GenuineIntel-6-97-1"));  // a bad regex matches nothing
+}
+
+TEST_CASE("this machine's CPU id is read the way perf reads it") {
+  test::TempTree t;
+  t.write("cpuinfo", "processor\t: 0\nvendor_id\t: GenuineIntel\ncpu family\t: 6\nmodel\t\t: 85\n"
+                     "model name\t: Intel(R) Xeon(R)\nstepping\t: 4\n\nprocessor\t: 1\n");
+  CHECK(spec::detect_cpuid(t.root() + "/cpuinfo", t.root() + "/none") == "GenuineIntel-6-55-4");
+  t.write("arm", "processor\t: 0\nBogoMIPS\t: 50.00\n");
+  t.write("midr", "0x00000000410fd0c0\n");
+  CHECK(spec::detect_cpuid(t.root() + "/arm", t.root() + "/midr") == "0x00000000410fd0c0");
+}
+
+TEST_CASE("units name PMUs as perf's jevents does") {
+  CHECK(spec::table_unit_pmu("") == "");
+  CHECK(spec::table_unit_pmu("iMC") == "uncore_imc");
+  CHECK(spec::table_unit_pmu("cha") == "uncore_cha");
+  CHECK(spec::table_unit_pmu("L3PMC") == "amd_l3");
+  CHECK(spec::table_unit_pmu("DFPMC") == "amd_df");
+  CHECK(spec::table_unit_pmu("cpu_atom") == "cpu_atom");
+  CHECK(spec::table_unit_pmu("UPI LL") == "uncore_upi");
+  CHECK(spec::table_unit_pmu("CBO") == "uncore_cbox");
+}
+
+TEST_CASE("table entries become terms as REFERENCE.md section 5 says") {
+  spec::TableFields f;
+  f.event_code = "0xd1";
+  f.umask = "0x8";
+  f.sample_after_value = "100003";
+  CHECK(spec::table_terms(f) == "event=0xd1,period=100003,umask=0x8");
+  f.counter_mask = "2";
+  f.invert = "1";
+  f.edge_detect = "1";
+  f.any_thread = "1";
+  CHECK(spec::table_terms(f) == "event=0xd1,any=1,cmask=2,edge=1,inv=1,period=100003,umask=0x8");
+  spec::TableFields z;
+  z.event_code = "0xB7, 0xBB";  // the first code
+  z.umask = "0x00";             // zero fields are left out
+  z.msr_index = "0x1a6,0x1a7";
+  z.msr_value = "0x10001";
+  CHECK(spec::table_terms(z) == "event=0xb7,offcore_rsp=0x10001");
+  z.msr_index = "0x3F6";
+  z.msr_value = "3";
+  CHECK(spec::table_terms(z) == "event=0xb7,ldlat=0x3");
+  z.msr_index = "0x3F7";
+  CHECK(spec::table_terms(z) == "event=0xb7,frontend=0x3");
+  spec::TableFields c;
+  c.config_code = "0x1234";
+  c.filter = "filter_tid=0x3f";
+  CHECK(spec::table_terms(c) == "config=0x1234,filter_tid=0x3f");
+  spec::TableFields bad;
+  bad.event_code = "zz";
+  CHECK_THROWS_WITH(spec::table_terms(bad), "EventCode 'zz' is not a number");
+}
+
+TEST_CASE("named table events resolve with modifiers, extra terms, pmu/name/ and pmu/event=name/") {
+  TableTree t;
+  spec::Machine m(test::fixture("intel_skx"), t.options());
+  CHECK(one("mem_load_retired.l1_miss", m) == "type=4 config=0x8d1 sample_period=100003");
+  CHECK(one("MEM_LOAD_RETIRED.L1_MISS:pp", m) == "type=4 config=0x8d1 sample_period=100003 precise_ip=2");
+  CHECK(one("cpu/mem_load_retired.l1_miss,cmask=2/u", m) ==
+        "type=4 config=0x20008d1 sample_period=100003 exclude_kernel=1 exclude_hv=1");
+  CHECK(one("cpu/event=mem_load_retired.l1_miss/", m) == "type=4 config=0x8d1 sample_period=100003");
+  CHECK(one("offcore_response.demand_data_rd.any_response", m) ==
+        "type=4 config=0x1b7 sample_period=100003 config1=0x10001");
+  CHECK(one("cycle_activity.stalls_l1d_miss", m) == "type=4 config=0xc000ca3");
+  auto imc = resolve("unc_m_cas_count.rd", m);
+  REQUIRE(imc.events.size() == 6);
+  CHECK(imc.events[5].pmu == "uncore_imc_5");
+  CHECK(imc.events[5].attr.config == 0x304);
+  CHECK(imc.events[0].unit == "MiB");
+  CHECK(imc.events[0].scale == doctest::Approx(6.103515625e-5));
+  CHECK(imc.events[0].per_pkg);
+  auto cha = resolve("UNC_CHA_TOR_INSERTS.IA", m);
+  REQUIRE(cha.events.size() == 4);
+  CHECK(test::attr_summary(cha.events[0].attr) == "type=19 config=0x3135 config1=0x40233");
+  // sysfs aliases come first: the table does not shadow them
+  CHECK(one("mem-loads", m) == "type=4 config=0x1cd config1=0x3");
+}
+
+TEST_CASE("the CPU id picks the model; an unknown one has no table events") {
+  TableTree t;
+  spec::Machine other(test::fixture("intel_skx"), t.options("GenuineIntel-6-99-1"));
+  CHECK(one("only_on_other", other) == "type=4 config=0x1");
+  CHECK(test::error_of("mem_load_retired.l1_miss", other).find("unknown event 'mem_load_retired.l1_miss'") !=
+        std::string::npos);
+  spec::Machine none(test::fixture("intel_skx"), t.options("AuthenticAMD-23-1-1"));
+  CHECK(none.tables() == nullptr);
+  CHECK(none.cpuid() == "AuthenticAMD-23-1-1");
+}
+
+TEST_CASE("unknown names get suggestions from the tables too") {
+  TableTree t;
+  spec::Machine m(test::fixture("intel_skx"), t.options());
+  CHECK(test::error_of("mem_load_retired.l1_mis", m) ==
+        "event syntax error: 'mem_load_retired.l1_mis'\n"
+        "                     \\___ unknown event 'mem_load_retired.l1_mis'\n"
+        "help: did you mean 'MEM_LOAD_RETIRED.L1_MISS'?\n");
+  CHECK(test::error_of("cpu/event=mem_load_retired.l2_miss/", m).find("did you mean 'MEM_LOAD_RETIRED.L1_MISS'?") !=
+        std::string::npos);
+}
+
+TEST_CASE("the compiled index: written on first use, used after, rebuilt when a table changes") {
+  TableTree t;
+  spec::EventTables::Options o{t.cache()};
+  auto first = spec::EventTables::load(t.dir(), "testmodel", o);
+  CHECK_FALSE(first->from_index());
+  auto second = spec::EventTables::load(t.dir(), "testmodel", o);
+  CHECK(second->from_index());
+  REQUIRE(second->events().size() == first->events().size());
+  for (std::size_t i = 0; i < first->events().size(); ++i) {
+    CHECK(second->events()[i].alias.name == first->events()[i].alias.name);
+    CHECK(second->events()[i].alias.terms == first->events()[i].alias.terms);
+    CHECK(second->events()[i].pmu == first->events()[i].pmu);
+    CHECK(second->events()[i].alias.unit == first->events()[i].alias.unit);
+  }
+  CHECK(second->find("unc_m_cas_count.rd").size() == 1);
+  // A changed table (size or time) invalidates the index.
+  t.tree.write("events/testmodel/cache.json", R"([{"EventName": "NEW.EVENT", "EventCode": "0x7"}])");
+  auto third = spec::EventTables::load(t.dir(), "testmodel", o);
+  CHECK_FALSE(third->from_index());
+  CHECK(third->find("new.event").size() == 1);
+  CHECK(third->find("mem_load_retired.l1_miss").empty());
+  // "none": never written
+  CHECK_FALSE(spec::EventTables::load(t.dir(), "testmodel", {"none"})->from_index());
+}
+
+TEST_CASE("malformed tables are errors naming the file and the entry") {
+  TableTree t;
+  auto err = [&](std::string_view json) {
+    t.tree.write("events/testmodel/cache.json", json);
+    try {
+      spec::EventTables::load(t.dir(), "testmodel", {"none"});
+    } catch (const Error& e) {
+      return e.message();
+    }
+    return std::string("no error");
+  };
+  std::string file = t.dir() + "/testmodel/cache.json";
+  CHECK(err("[{\"EventName\": \"A\", ") == fmt::format("events table '{}': invalid JSON at byte 21", file));
+  CHECK(err("{}") == fmt::format("events table '{}': expected a JSON array of events", file));
+  CHECK(err("[{\"EventName\": \"A.B\", \"EventCode\": \"0xzz\"}]") ==
+        fmt::format("events table '{}': entry 0 (A.B): EventCode '0xzz' is not a number", file));
+  CHECK(err("[{\"EventName\": \"A\", \"EventCode\": \"1\"}, {\"EventCode\": \"1\"}]") ==
+        fmt::format("events table '{}': entry 1: no EventName", file));
+  CHECK(err("[{\"EventName\": \"A\", \"EventCode\": [1]}]") ==
+        fmt::format("events table '{}': entry 0 (A): 'EventCode' must be a string, not array", file));
+  CHECK(err("[{\"EventName\": \"A\"}]") == fmt::format("events table '{}': entry 0 (A): no EventCode or ConfigCode", file));
+  CHECK(err("[{\"EventName\": \"A,B\", \"EventCode\": \"1\"}]") ==
+        fmt::format("events table '{}': entry 0 (A,B): the name cannot be written in an event string", file));
+  // ...and through resolve, positioned on the event
+  spec::Machine m(test::fixture("intel_skx"), {t.dir(), "GenuineIntel-6-55-4", "none"});
+  CHECK(test::error_of("cycles,foo", m).find("\\___ events table '") != std::string::npos);
+  t.tree.write("events/mapfile.csv", "GenuineIntel-6-55-[01234]\n");
+  CHECK_THROWS_WITH(spec::find_model(t.dir(), "GenuineIntel-6-55-4"),
+                    doctest::Contains("line 1: expected 'cpuid,version,folder,type'"));
+}
+
+TEST_CASE("the shared perf 6.1 tables: skylakex, icelakex, amdzen3") {
+  if (!have_shared_events()) return;
+  CHECK(spec::find_model(shared_events(), "GenuineIntel-6-55-4") == "skylakex");
+  CHECK(spec::find_model(shared_events(), "GenuineIntel-6-6A-6") == "icelakex");
+  CHECK(spec::find_model(shared_events(), "AuthenticAMD-25-1-1") == "amdzen3");
+  CHECK(spec::find_model(shared_events(), "GenuineIntel-6-A7-1") == std::nullopt);
+  test::TempTree cache;
+  spec::Machine skx(test::fixture("intel_skx"), {shared_events(), "GenuineIntel-6-55-4", cache.root()});
+  CHECK(one("mem_load_retired.l1_miss:pp", skx) == "type=4 config=0x8d1 sample_period=100003 precise_ip=2");
+  CHECK(one("cpu/inst_retired.any,cmask=2/", skx) == "type=4 config=0x20000c0 sample_period=2000003");
+  CHECK(resolve("unc_m_cas_count.rd", skx).events.size() == 6);
+  spec::Machine zen(test::fixture("amd_zen3"), {shared_events(), "AuthenticAMD-25-1-1", cache.root()});
+  CHECK(one("ls_dc_accesses", zen) == "type=4 config=0x40");
+  auto icx = spec::EventTables::load(shared_events(), "icelakex", {cache.root()});
+  CHECK(icx->events().size() > 4000);
+}
+
+TEST_CASE("snapshot round trip: the same output from the snapshot as from the original") {
+  TableTree t;
+  spec::Machine original(test::fixture("intel_skx"), t.options());
+  test::TempTree out;
+  std::string snap = out.root() + "/snap";
+  auto report = spec::snapshot(original, snap, {true});
+  CHECK(report.pmus == 19);
+  CHECK(report.tracepoints == 6);
+  CHECK(report.skipped.empty());
+  spec::Machine copy(snap, {t.dir(), "", t.cache()});  // no cpuid given: the snapshot's is used
+  CHECK(copy.cpuid() == "GenuineIntel-6-55-4");
+  const char* lists[] = {"cpu/event=0x2,inv,ldlat=3/u", "{cycles,instructions}:u", "uncore_imc/cas_count_read/",
+                         "mem_load_retired.l1_miss:pp", "sched:sched_*", "power/energy-pkg/", "topdown-total-slots",
+                         "unc_m_cas_count.rd", "intel_pt/cyc,mtc_period=3/"};
+  for (const char* l : lists) {
+    CAPTURE(l);
+    CHECK(to_json(resolve(l, copy)) == to_json(resolve(l, original)));
+  }
+  CHECK_THROWS_WITH(spec::snapshot(original, snap, {}), doctest::Contains("exists and is not empty"));
+}
+
+TEST_CASE("list: every source, filters, exact text") {
+  test::TempTree tree;
+  tree.pmu("cpu", 4);
+  tree.write("bus/event_source/devices/cpu/format/event", "config:0-7\n");
+  tree.write("bus/event_source/devices/cpu/events/mem-loads", "event=0xcd\n");
+  tree.write("kernel/tracing/events/sched/sched_switch/id", "5\n");
+  TableTree t;
+  spec::Machine m(tree.root(), t.options());
+  spec::ListFilter f;
+  f.pattern = "l1";
+  auto events = spec::list_events(m, f);
+  std::vector<std::string> names;
+  for (const auto& e : events) names.push_back(fmt::format("{}:{}:{}", spec::source_name(e.source), e.pmu, e.name));
+  CHECK(fmt::format("{}", fmt::join(names, " ")) ==
+        "builtin:cpu:L1-dcache-load-misses builtin:cpu:L1-dcache-loads builtin:cpu:L1-dcache-prefetch-misses "
+        "builtin:cpu:L1-dcache-prefetches builtin:cpu:L1-dcache-store-misses builtin:cpu:L1-dcache-stores "
+        "builtin:cpu:L1-icache-load-misses builtin:cpu:L1-icache-loads builtin:cpu:L1-icache-prefetch-misses "
+        "builtin:cpu:L1-icache-prefetches json:cpu:CYCLE_ACTIVITY.STALLS_L1D_MISS json:cpu:MEM_LOAD_RETIRED.L1_MISS");
+  f.pattern = "*L1_MISS";
+  f.source = "json";
+  auto one_event = spec::list_events(m, f);
+  CHECK(list_text({}, one_event, 60) ==
+        "json events on cpu:\n"
+        "  MEM_LOAD_RETIRED.L1_MISS                 event=0xd1,period=100003,umask=0x8\n"
+        "      Retired load instructions missed L1 cache as data\n"
+        "      sources\n");
+  f = {};
+  f.source = "sysfs";
+  CHECK(list_json({}, spec::list_events(m, f)) ==
+        "{\"pmus\":[],\"events\":[{\"name\":\"mem-loads\",\"pmu\":\"cpu\",\"encoding\":\"event=0xcd\",\"description\":\"\","
+        "\"topic\":\"sysfs\",\"unit\":\"\",\"scale\":1.0,\"source\":\"sysfs\",\"deprecated\":false}]}\n");
+  f = {};
+  f.tracepoints = true;
+  f.pattern = "sched:";
+  auto tps = spec::list_events(m, f);
+  REQUIRE(tps.size() == 1);
+  CHECK(tps[0].encoding == "2:5");
+  auto pmus = spec::list_pmus(m, {});
+  REQUIRE(pmus.size() == 1);
+  CHECK(pmus[0].formats == std::vector<std::string>{"event=config:0-7"});
+}

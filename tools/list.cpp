@@ -1,0 +1,55 @@
+// `perfspec list` and `perfspec snapshot`.
+#include "tools/list.hpp"
+
+#include <sys/ioctl.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+
+#include <fmt/format.h>
+
+#include "perfspec/print.hpp"
+
+namespace perfspec::tools {
+
+int run_list(const ListOptions& o) {
+  spec::Machine machine(o.sysfs, o.machine);
+  auto events = spec::list_events(machine, o.filter);
+  auto pmus = o.pmus ? spec::list_pmus(machine, o.filter) : std::vector<spec::ListedPmu>{};
+  if (o.format == "json") {
+    std::fputs(list_json(pmus, events).c_str(), stdout);
+    return 0;
+  }
+  bool tty = ::isatty(STDOUT_FILENO);
+  std::size_t width = 100;
+  if (winsize ws{}; tty && ::ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_col >= 40) width = ws.ws_col;
+  std::string text = list_text(pmus, events, width);
+  if (events.empty() && pmus.empty()) text = "no events match\n";
+  // On a terminal, a long listing goes through the pager, as git and perf do.
+  if (tty) {
+    const char* pager = std::getenv("PAGER");
+    std::string cmd = pager && *pager ? pager : "less -FRX";
+    if (cmd != "cat") {
+      if (std::FILE* p = ::popen(cmd.c_str(), "w")) {
+        std::fputs(text.c_str(), p);
+        ::pclose(p);
+        return 0;
+      }
+    }
+  }
+  std::fputs(text.c_str(), stdout);
+  return 0;
+}
+
+int run_snapshot(const SnapshotCliOptions& o) {
+  spec::Machine machine(o.sysfs, o.machine);
+  auto report = spec::snapshot(machine, o.out, spec::SnapshotOptions{o.tracepoints});
+  std::fprintf(stderr, "perfspec snapshot: %zu PMUs, %zu files%s into '%s'%s\n", report.pmus, report.files,
+               o.tracepoints ? fmt::format(", {} tracepoints", report.tracepoints).c_str() : "", o.out.c_str(),
+               machine.cpuid().empty() ? "" : fmt::format(" (cpuid {})", machine.cpuid()).c_str());
+  for (const auto& s : report.skipped) std::fprintf(stderr, "  skipped: %s\n", s.c_str());
+  return 0;
+}
+
+}  // namespace perfspec::tools

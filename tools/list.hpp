@@ -1,0 +1,27 @@
+#pragma once
+#include <string>
+
+#include "perfspec/catalog.hpp"
+
+namespace perfspec::tools {
+
+struct ListOptions {
+  std::string sysfs = "/sys";
+  spec::MachineOptions machine;
+  spec::ListFilter filter;
+  bool pmus = false;       ///< list PMUs too
+  std::string format = "text";
+};
+
+/// `perfspec list`: text through a pager when stdout is a terminal.
+int run_list(const ListOptions& options);
+
+struct SnapshotCliOptions {
+  std::string sysfs = "/sys";
+  spec::MachineOptions machine;
+  std::string out;
+  bool tracepoints = false;
+};
+int run_snapshot(const SnapshotCliOptions& options);
+
+}  // namespace perfspec::tools
