@@ -463,7 +463,7 @@ std::vector<std::string> Resolver::name_candidates() const {
     if (const Pmu* p = machine_.pmu(n))
       for (const auto& a : p->aliases()) names.push_back(a.name);
   if (const auto* tables = machine_.tables())
-    for (const auto& e : tables->events()) names.push_back(e.alias.name);
+    for (auto n : tables->names()) names.emplace_back(n);
   return names;
 }
 

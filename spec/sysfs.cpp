@@ -42,6 +42,10 @@ std::optional<std::string> read_small_file(const std::string& path) {
     ssize_t n = ::read(fd, buf, sizeof buf);
     if (n < 0) {
       if (errno == EINTR) continue;
+      if (errno == EISDIR && out.empty()) {
+        ::close(fd);
+        return std::nullopt;
+      }
       int e = errno;
       ::close(fd);
       throw Error(fmt::format("cannot read '{}': {}", path, std::strerror(e)));
@@ -109,12 +113,36 @@ void Pmu::load_formats() const {
   formats_ = std::move(out);
 }
 
-const Alias* Pmu::alias(std::string_view name) const {
-  const auto& all = aliases();
-  auto it = std::find_if(all.begin(), all.end(), [&](const Alias& a) {
-    return a.name.size() == name.size() && ::strncasecmp(a.name.data(), name.data(), name.size()) == 0;
+namespace {
+bool ends_with(std::string_view s, std::string_view suffix) {
+  return s.size() >= suffix.size() && s.substr(s.size() - suffix.size()) == suffix;
+}
+}  // namespace
+
+const std::vector<std::string>& Pmu::alias_names() const {
+  std::call_once(alias_names_once_, [this] {
+    for (auto& file : io::list_dir(dir_ + "/events"))
+      if (!ends_with(file, ".scale") && !ends_with(file, ".unit") && !ends_with(file, ".per-pkg") &&
+          !ends_with(file, ".snapshot") && safe_component(file))
+        alias_names_.push_back(std::move(file));
   });
-  return it == all.end() ? nullptr : &*it;
+  return alias_names_;
+}
+
+// Only the alias asked for is read (with its metadata): resolving `cpu/mem-loads/` does not read the
+// other events of the PMU.
+const Alias* Pmu::alias(std::string_view name) const {
+  const auto& names = alias_names();
+  auto it = std::find_if(names.begin(), names.end(), [&](const std::string& n) {
+    return n.size() == name.size() && ::strncasecmp(n.data(), name.data(), name.size()) == 0;
+  });
+  if (it == names.end()) return nullptr;
+  std::lock_guard lock(alias_mutex_);
+  if (auto l = loaded_.find(*it); l != loaded_.end()) return l->second.get();
+  auto a = std::make_unique<Alias>(load_alias(*it));
+  const Alias* raw = a.get();
+  loaded_.emplace(*it, std::move(a));
+  return raw;
 }
 
 const std::vector<Alias>& Pmu::aliases() const {
@@ -122,45 +150,38 @@ const std::vector<Alias>& Pmu::aliases() const {
   return aliases_;
 }
 
-namespace {
-bool ends_with(std::string_view s, std::string_view suffix) {
-  return s.size() >= suffix.size() && s.substr(s.size() - suffix.size()) == suffix;
-}
-}  // namespace
-
 void Pmu::load_aliases() const {
   std::vector<Alias> out;
-  std::string dir = dir_ + "/events";
-  for (const auto& file : io::list_dir(dir)) {
-    if (ends_with(file, ".scale") || ends_with(file, ".unit") || ends_with(file, ".per-pkg") ||
-        ends_with(file, ".snapshot"))
-      continue;
-    std::string path = dir + "/" + file;
-    std::error_code ec;
-    if (fs::is_directory(path, ec)) continue;
-    auto text = io::read_small_file(path);
-    if (!text) continue;
-    Alias a;
-    a.name = file;
-    a.terms = std::string(io::trim(*text));
-    a.origin = path;
-    if (a.terms.find('\0') != std::string::npos)
-      throw Error(fmt::format("pmu '{}': event file '{}' holds binary data", name_, path));
-    if (auto s = io::read_small_file(path + ".scale")) {
-      a.scale_text = std::string(io::trim(*s));
-      const char* begin = a.scale_text.c_str();
-      char* end = nullptr;
-      errno = 0;
-      a.scale = std::strtod(begin, &end);
-      if (a.scale_text.empty() || end != begin + a.scale_text.size() || errno == ERANGE)
-        throw Error(fmt::format("pmu '{}': scale file '{}.scale' holds '{}', not a number", name_, path, a.scale_text));
-    }
-    if (auto u = io::read_small_file(path + ".unit")) a.unit = std::string(io::trim(*u));
-    if (auto p = io::read_small_file(path + ".per-pkg")) a.per_pkg = io::trim(*p) == "1";
-    if (auto p = io::read_small_file(path + ".snapshot")) a.snapshot = io::trim(*p) == "1";
-    out.push_back(std::move(a));
+  for (const auto& file : alias_names()) {
+    Alias a = load_alias(file);
+    if (!a.name.empty()) out.push_back(std::move(a));
   }
   aliases_ = std::move(out);
+}
+
+Alias Pmu::load_alias(const std::string& file) const {
+  std::string path = dir_ + "/events/" + file;
+  Alias a;
+  auto text = io::read_small_file(path);
+  if (!text) return a;  // vanished, or a folder
+  a.name = file;
+  a.origin = path;
+  a.terms = std::string(io::trim(*text));
+  if (a.terms.find('\0') != std::string::npos)
+    throw Error(fmt::format("pmu '{}': event file '{}' holds binary data", name_, path));
+  if (auto sc = io::read_small_file(path + ".scale")) {
+    a.scale_text = std::string(io::trim(*sc));
+    const char* begin = a.scale_text.c_str();
+    char* end = nullptr;
+    errno = 0;
+    a.scale = std::strtod(begin, &end);
+    if (a.scale_text.empty() || end != begin + a.scale_text.size() || errno == ERANGE)
+      throw Error(fmt::format("pmu '{}': scale file '{}.scale' holds '{}', not a number", name_, path, a.scale_text));
+  }
+  if (auto u = io::read_small_file(path + ".unit")) a.unit = std::string(io::trim(*u));
+  if (auto p = io::read_small_file(path + ".per-pkg")) a.per_pkg = io::trim(*p) == "1";
+  if (auto p = io::read_small_file(path + ".snapshot")) a.snapshot = io::trim(*p) == "1";
+  return a;
 }
 
 std::optional<std::string> Pmu::cap(std::string_view name) const {

@@ -1,4 +1,6 @@
+#include <fcntl.h>
 #include <regex.h>
+#include <sys/mman.h>
 #include <strings.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -7,6 +9,8 @@
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
+#include <deque>
+#include <map>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -201,11 +205,115 @@ void EventTables::sort_and_key() {
   events_ = std::move(sorted);
 }
 
+// The compiled index, mapped: one line per entry, sorted by its first field (the lower-case name):
+//   key \t name \t pmu \t topic \t terms \t scale \t unit \t flags(per_pkg deprecated)
+struct EventTables::Index {
+  void* map = MAP_FAILED;
+  std::size_t size = 0;
+  std::string_view body;                 // the entries
+  std::vector<std::uint32_t> lines;      // offset of each line in body
+  mutable std::mutex mutex;
+  mutable std::deque<TableEvent> parsed; // stable addresses for find()'s pointers
+  mutable std::map<std::string, std::vector<const TableEvent*>, std::less<>> found;
+  ~Index() {
+    if (map != MAP_FAILED) ::munmap(map, size);
+  }
+  std::string_view line(std::size_t i) const {
+    std::size_t begin = lines[i], end = i + 1 < lines.size() ? lines[i + 1] - 1 : body.size();
+    return body.substr(begin, end - begin);
+  }
+  static std::string_view key(std::string_view line) { return line.substr(0, line.find('\t')); }
+};
+
+namespace {
+
+// Split an index line into its 8 fields; false when it is not one.
+bool split_index_line(std::string_view l, std::string_view (&f)[8]) {
+  for (int k = 0; k < 8; ++k) {
+    auto tab = l.find('\t');
+    if (k < 7 && tab == std::string_view::npos) return false;
+    f[k] = l.substr(0, tab);
+    l = tab == std::string_view::npos ? std::string_view{} : l.substr(tab + 1);
+  }
+  return !f[1].empty() && !f[4].empty() && f[7].size() == 2;
+}
+
+TableEvent from_index_line(std::string_view (&f)[8]) {
+  TableEvent ev;
+  ev.alias.name = std::string(f[1]);
+  ev.pmu = std::string(f[2]);
+  ev.topic = std::string(f[3]);
+  ev.alias.terms = std::string(f[4]);
+  ev.alias.source = Source::json;
+  ev.alias.origin = ev.topic + ".json";
+  if (!f[5].empty()) {
+    ev.alias.scale_text = std::string(f[5]);
+    ev.alias.scale = std::strtod(ev.alias.scale_text.c_str(), nullptr);
+  }
+  ev.alias.unit = std::string(f[6]);
+  ev.alias.per_pkg = f[7][0] == '1';
+  ev.deprecated = f[7][1] == '1';
+  return ev;
+}
+
+}  // namespace
+
+EventTables::EventTables() = default;
+EventTables::~EventTables() = default;
+
 std::vector<const TableEvent*> EventTables::find(std::string_view name) const {
   std::string key = lower(name);
-  auto [lo, hi] = std::equal_range(keys_.begin(), keys_.end(), key);
+  if (!index_) {
+    events();
+    auto [lo, hi] = std::equal_range(keys_.begin(), keys_.end(), key);
+    std::vector<const TableEvent*> out;
+    for (auto it = lo; it != hi; ++it) out.push_back(&events_[static_cast<std::size_t>(it - keys_.begin())]);
+    return out;
+  }
+  const Index& ix = *index_;
+  std::lock_guard lock(ix.mutex);
+  if (auto it = ix.found.find(key); it != ix.found.end()) return it->second;
+  std::size_t lo = 0, hi = ix.lines.size();
+  while (lo < hi) {  // first line whose key is not less than `key`
+    std::size_t mid = lo + (hi - lo) / 2;
+    if (Index::key(ix.line(mid)) < key) lo = mid + 1;
+    else hi = mid;
+  }
   std::vector<const TableEvent*> out;
-  for (auto it = lo; it != hi; ++it) out.push_back(&events_[static_cast<std::size_t>(it - keys_.begin())]);
+  for (std::size_t i = lo; i < ix.lines.size() && Index::key(ix.line(i)) == key; ++i) {
+    std::string_view f[8];
+    if (!split_index_line(ix.line(i), f)) break;
+    ix.parsed.push_back(from_index_line(f));
+    out.push_back(&ix.parsed.back());
+  }
+  ix.found.emplace(key, out);
+  return out;
+}
+
+const std::vector<TableEvent>& EventTables::events() const {
+  std::call_once(all_once_, [this] {
+    if (!index_ || !events_.empty()) return;
+    for (std::size_t i = 0; i < index_->lines.size(); ++i) {
+      std::string_view f[8];
+      if (!split_index_line(index_->line(i), f)) continue;
+      keys_.emplace_back(f[0]);
+      events_.push_back(from_index_line(f));
+    }
+  });
+  return events_;
+}
+
+std::vector<std::string_view> EventTables::names() const {
+  std::vector<std::string_view> out;
+  if (index_) {
+    for (std::size_t i = 0; i < index_->lines.size(); ++i) {
+      std::string_view l = index_->line(i);
+      auto a = l.find('\t'), b = l.find('\t', a + 1);
+      if (a != std::string_view::npos && b != std::string_view::npos) out.push_back(l.substr(a + 1, b - a - 1));
+    }
+    return out;
+  }
+  for (const auto& e : events()) out.push_back(e.alias.name);
   return out;
 }
 
@@ -327,7 +435,7 @@ std::vector<TableEvent> parse_model(const std::vector<fs::path>& files, bool des
   return out;
 }
 
-constexpr std::string_view index_magic = "perfspec-event-index 1";
+constexpr std::string_view index_magic = "perfspec-event-index 2";
 
 }  // namespace
 
@@ -348,48 +456,37 @@ std::shared_ptr<const EventTables> EventTables::load(const std::string& dir, con
   auto t = std::make_shared<EventTables>();
   t->model_ = model;
   if (!cache.empty()) {
-    std::ifstream in(cache, std::ios::binary);
-    std::string magic, stored;
-    if (in && std::getline(in, magic) && magic == index_magic && std::getline(in, stored) && stored == sig) {
-      // name \t pmu \t topic \t terms \t scale \t unit \t flags(per_pkg, deprecated)
-      std::string line;
-      bool ok = true;
-      while (std::getline(in, line)) {
-        std::string_view l = line;
-        std::string_view f[7];
-        for (int k = 0; k < 7; ++k) {
-          auto tab = l.find('\t');
-          f[k] = l.substr(0, tab);
-          l = tab == std::string_view::npos ? std::string_view{} : l.substr(tab + 1);
+    int fd = ::open(cache.c_str(), O_RDONLY | O_CLOEXEC);
+    struct stat st {};
+    if (fd >= 0 && ::fstat(fd, &st) == 0 && st.st_size > 0) {
+      auto ix = std::make_unique<Index>();
+      ix->size = static_cast<std::size_t>(st.st_size);
+      ix->map = ::mmap(nullptr, ix->size, PROT_READ, MAP_PRIVATE, fd, 0);
+      if (ix->map != MAP_FAILED) {
+        std::string_view all(static_cast<const char*>(ix->map), ix->size);
+        std::string header = fmt::format("{}\n{}\n", index_magic, sig);
+        if (all.starts_with(header) && all.ends_with('\n')) {
+          ix->body = all.substr(header.size());
+          ix->body.remove_suffix(1);  // the last newline
+          if (!ix->body.empty()) {
+            ix->lines.push_back(0);
+            for (const char* p = ix->body.data(); (p = static_cast<const char*>(
+                                                       std::memchr(p, '\n', ix->body.data() + ix->body.size() - p)));
+                 ++p)
+              ix->lines.push_back(static_cast<std::uint32_t>(p + 1 - ix->body.data()));
+          }
+          bool sorted = true;
+          for (std::size_t i = 1; i < ix->lines.size() && sorted; ++i)
+            sorted = Index::key(ix->line(i - 1)) <= Index::key(ix->line(i));
+          if (sorted) {
+            ::close(fd);
+            t->index_ = std::move(ix);
+            return t;
+          }
         }
-        if (f[0].empty() || f[3].empty() || f[6].size() != 2) {
-          ok = false;
-          break;
-        }
-        TableEvent ev;
-        ev.alias.name = std::string(f[0]);
-        ev.pmu = std::string(f[1]);
-        ev.topic = std::string(f[2]);
-        ev.alias.terms = std::string(f[3]);
-        ev.alias.source = Source::json;
-        ev.alias.origin = ev.topic + ".json";
-        if (!f[4].empty()) {
-          ev.alias.scale_text = std::string(f[4]);
-          ev.alias.scale = std::strtod(ev.alias.scale_text.c_str(), nullptr);
-        }
-        ev.alias.unit = std::string(f[5]);
-        ev.alias.per_pkg = f[6][0] == '1';
-        ev.deprecated = f[6][1] == '1';
-        t->keys_.push_back(lower(ev.alias.name));
-        t->events_.push_back(std::move(ev));
       }
-      if (ok && std::is_sorted(t->keys_.begin(), t->keys_.end())) {
-        t->from_index_ = true;
-        return t;
-      }
-      t->events_.clear();
-      t->keys_.clear();
     }
+    if (fd >= 0) ::close(fd);
   }
   t->events_ = parse_model(files, false);
   t->sort_and_key();
@@ -400,9 +497,11 @@ std::shared_ptr<const EventTables> EventTables::load(const std::string& dir, con
     {
       std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
       out << index_magic << '\n' << sig << '\n';
-      for (const auto& e : t->events_)
-        out << e.alias.name << '\t' << e.pmu << '\t' << e.topic << '\t' << e.alias.terms << '\t' << e.alias.scale_text
+      for (std::size_t i = 0; i < t->events_.size(); ++i) {
+        const auto& e = t->events_[i];
+        out << t->keys_[i] << '\t' << e.alias.name << '\t' << e.pmu << '\t' << e.topic << '\t' << e.alias.terms << '\t' << e.alias.scale_text
             << '\t' << e.alias.unit << '\t' << (e.alias.per_pkg ? '1' : '0') << (e.deprecated ? '1' : '0') << '\n';
+      }
       if (!out) ec = std::make_error_code(std::errc::io_error);
     }
     // A cache that cannot be written is not an error: the next run parses again.

@@ -99,11 +99,16 @@ class Pmu {
   std::string name_, dir_, cpumask_, cpus_;
   std::uint32_t type_ = 0;
   bool core_ = false;
-  mutable std::once_flag formats_once_, aliases_once_;
+  mutable std::once_flag formats_once_, aliases_once_, alias_names_once_;
   mutable std::vector<Format> formats_;
   mutable std::vector<Alias> aliases_;
+  mutable std::vector<std::string> alias_names_;  // event files, metadata excluded
+  mutable std::mutex alias_mutex_;
+  mutable std::map<std::string, std::unique_ptr<Alias>, std::less<>> loaded_;  // by file name
   void load_formats() const;
   void load_aliases() const;
+  const std::vector<std::string>& alias_names() const;
+  Alias load_alias(const std::string& file) const;
 };
 
 /// The PMU description of one machine, rooted at a sysfs folder (`/sys` by default, or a fixture or

@@ -3,6 +3,7 @@
 // CPU model, one JSON file per topic), the CPU id that picks a model, and the index that makes a
 // lookup cheap.
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -54,18 +55,29 @@ class EventTables {
   /// Parse every JSON file of the model (descriptions included), without the index: for listings.
   static std::shared_ptr<const EventTables> load_full(const std::string& dir, const std::string& model);
 
+  EventTables();
+  ~EventTables();
+  EventTables(const EventTables&) = delete;
+  EventTables& operator=(const EventTables&) = delete;
+
   const std::string& model() const { return model_; }
-  /// Entries named `name`, case-insensitively (several when units differ).
+  /// Entries named `name`, case-insensitively (several when units differ). From the index, only the
+  /// matching lines are parsed (binary search over the mapped file). Safe to call from many threads.
   std::vector<const TableEvent*> find(std::string_view name) const;
-  const std::vector<TableEvent>& events() const { return events_; }
+  /// Every entry, sorted by lower-case name (parses the whole index once when it came from one).
+  const std::vector<TableEvent>& events() const;
+  /// Every event name, cheaply (for suggestions).
+  std::vector<std::string_view> names() const;
   /// True when this instance came from the compiled index.
-  bool from_index() const { return from_index_; }
+  bool from_index() const { return index_ != nullptr; }
 
  private:
+  struct Index;
   std::string model_;
-  std::vector<TableEvent> events_;   // sorted by lower-case name
-  std::vector<std::string> keys_;    // lower-case names, parallel to events_
-  bool from_index_ = false;
+  mutable std::vector<TableEvent> events_;  // sorted by lower-case name
+  mutable std::vector<std::string> keys_;   // lower-case names, parallel to events_
+  std::unique_ptr<Index> index_;            // the mapped index, when loaded from one
+  mutable std::once_flag all_once_;
   void sort_and_key();
 };
 
