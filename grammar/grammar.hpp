@@ -66,10 +66,16 @@ struct pmu_event : seq<begin_event, event_name, at<one<'/'>>, slash_block, opt<s
 // letters is taken as modifiers, as perf's lexer does.
 struct mods_only : seq<plus<mod_letter>, not_at<name_rest>> {};
 struct tp_system : name {};
-struct tp_event : name {};
+// More `:word` parts than a tracepoint has are libpfm4's `EVENT:UMASK:UMASK` (resolved by the provider).
+struct tp_event : seq<name, star<one<':'>, not_at<mods_only>, name>> {};
 struct tracepoint : seq<begin_event, tp_system, one<':'>, not_at<mods_only>, tp_event, terms_and_mods> {};
 struct named : seq<begin_event, event_name, opt<colon_mods>> {};
-struct event : sor<breakpoint, numeric, raw, pmu_event, tracepoint, named> {};
+// libpfm4's fully qualified form `skx::INST_RETIRED:ANY_P:u:c=2`: taken whole (its modifiers are
+// libpfm4's), resolved through the libpfm4 provider.
+struct pfm_word : plus<sor<name_rest, one<'='>>> {};
+struct pfm_text : seq<name, two<':'>, name, star<one<':'>, pfm_word>> {};
+struct pfm_event : seq<begin_event, pfm_text> {};
+struct event : sor<breakpoint, numeric, raw, pfm_event, pmu_event, tracepoint, named> {};
 
 // Groups and lists.
 struct begin_item : success {};

@@ -261,6 +261,13 @@ template <> struct event_action<raw> : finish_event<ast::EventKind::raw> {};
 template <> struct event_action<pmu_event> : finish_event<ast::EventKind::pmu> {};
 template <> struct event_action<tracepoint> : finish_event<ast::EventKind::tracepoint> {};
 template <> struct event_action<named> : finish_event<ast::EventKind::named> {};
+template <> struct event_action<pfm_text> {
+  template <typename Input> static void apply(const Input& in, State& st) {
+    st.event.name = in.string();
+    st.event.name_span = span_of(in, st);
+  }
+};
+template <> struct event_action<pfm_event> : finish_event<ast::EventKind::named> {};
 
 template <> struct event_action<group_name> {
   template <typename Input> static void apply(const Input& in, State& st) { st.item.group_name = in.string(); }

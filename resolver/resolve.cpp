@@ -14,6 +14,7 @@
 #include "perfspec/tables.hpp"
 #include "resolver/modifiers.hpp"
 #include "spec/builtin.hpp"
+#include "spec/libpfm4.hpp"
 
 namespace perfspec {
 namespace resolver {
@@ -387,6 +388,9 @@ std::vector<ResolvedEvent> Resolver::on_pmu(const ast::Event& ev, const Pmu& pmu
   std::vector<std::string> required;
   if (alias) {
     apply_alias(out, pmu, *alias, event_term->span, required);
+    // Privilege levels carried by the definition itself (libpfm4's `:u`); event modifiers still apply.
+    if (alias->modifiers == "u") out.attr.exclude_kernel = out.attr.exclude_hv = 1;
+    if (alias->modifiers == "k") out.attr.exclude_user = out.attr.exclude_hv = 1;
   } else if (symbol || cache) {
     // A legacy hardware or cache event addressed to this core PMU (`cpu_atom/cycles/`): the generic type
     // with the PMU's type as extended type on hybrid machines.
@@ -482,7 +486,8 @@ std::vector<ResolvedEvent> Resolver::resolve_named(const ast::Event& ev) {
   std::vector<ResolvedEvent> out;
   for (const auto& pname : machine_.pmu_names()) {
     const Pmu* pmu = machine_.pmu(pname);
-    if (!pmu || !machine_.alias(*pmu, n)) continue;
+    const spec::Alias* found = pmu ? machine_.alias(*pmu, n) : nullptr;
+    if (!found) continue;
     ast::Event as_term = ev;
     ast::Term t;
     t.name = n;
@@ -491,6 +496,10 @@ std::vector<ResolvedEvent> Resolver::resolve_named(const ast::Event& ev) {
     for (auto& e : on_pmu(as_term, *pmu)) out.push_back(std::move(e));
   }
   if (!out.empty()) return out;
+  if (n.find("::") != std::string::npos)
+    throw Error(fmt::format("unknown event '{}'", n), ev.name_span,
+                spec::pfm::available() ? "libpfm4 does not know it for this CPU (LIBPFM_FORCE_PMU picks another model)"
+                                       : "names of the form 'pmu::EVENT:UMASK' need libpfm4, which this build lacks");
   if (machine_.pmu(n))
     throw Error(fmt::format("'{}' is a PMU, not an event", n), ev.name_span,
                 fmt::format("write '{}/.../' with terms, e.g. '{}/config=0x1/'", n, n));
@@ -534,6 +543,23 @@ std::vector<ResolvedEvent> Resolver::resolve_tracepoint(const ast::Event& ev) {
     found.emplace_back(ev.name, ev.tp_event);
   }
   Span where{ev.name_span.begin, ev.tp_event_span.end};
+  if (found.empty() && !has_glob(ev.name) && !has_glob(ev.tp_event)) {
+    // `INST_RETIRED:ANY_P` is libpfm4's form of a core event, not a tracepoint.
+    ast::Event as_named = ev;
+    as_named.name = ev.name + ":" + ev.tp_event;
+    as_named.name_span = where;
+    std::vector<ResolvedEvent> out;
+    for (const Pmu* pmu : cores())
+      if (machine_.alias(*pmu, as_named.name)) {
+        ast::Term t;
+        t.name = as_named.name;
+        t.span = t.name_span = where;
+        as_named.terms.insert(as_named.terms.begin(), t);
+        for (auto& e : on_pmu(as_named, *pmu)) out.push_back(std::move(e));
+        as_named.terms.erase(as_named.terms.begin());
+      }
+    if (!out.empty()) return out;
+  }
   if (found.empty()) {
     std::string help = machine_.tracefs_events().empty()
                            ? fmt::format("no tracefs events folder under '{}' (kernel/tracing/events)", machine_.root())

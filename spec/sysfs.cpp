@@ -15,6 +15,7 @@
 #include "perfspec/error.hpp"
 #include "perfspec/spec.hpp"
 #include "perfspec/tables.hpp"
+#include "spec/libpfm4.hpp"
 #include "spec/sysfs_io.hpp"
 
 namespace perfspec::spec {
@@ -303,12 +304,30 @@ const EventTables* Machine::tables() const {
 
 const Alias* Machine::alias(const Pmu& pmu, std::string_view name) const {
   if (const Alias* a = pmu.alias(name)) return a;
-  const EventTables* t = tables();
-  if (!t) return nullptr;
-  for (const TableEvent* e : t->find(name)) {
-    if (e->pmu.empty() ? pmu.is_core() : pmu_name_matches(e->pmu, pmu.name())) return &e->alias;
+  if (const EventTables* t = tables()) {
+    for (const TableEvent* e : t->find(name))
+      if (e->pmu.empty() ? pmu.is_core() : pmu_name_matches(e->pmu, pmu.name())) return &e->alias;
   }
-  return nullptr;
+  // libpfm4 knows events by `PMU_EVENT:UMASK` and the dotted vendor form; only names that look like
+  // one go there, and only for the PMU its encoding targets.
+  if (!options_.libpfm4 || !pmu.is_core() || name.find_first_of(".:") == std::string_view::npos) return nullptr;
+  std::string key = fmt::format("{}/{}", pmu.name(), name);
+  {
+    std::lock_guard lock(mutex_);
+    if (auto it = pfm_aliases_.find(key); it != pfm_aliases_.end()) return it->second.get();
+  }
+  auto enc = pfm::encode(name);
+  if (!enc || (enc->type != pmu.type() && !(enc->type == 4 && pmu.type() == 4))) return nullptr;
+  auto a = std::make_unique<Alias>();
+  a->name = std::string(name);
+  a->terms = fmt::format("config={:#x}", enc->config);
+  if (enc->config1) a->terms += fmt::format(",config1={:#x}", enc->config1);
+  if (enc->config2) a->terms += fmt::format(",config2={:#x}", enc->config2);
+  a->source = Source::libpfm4;
+  if (enc->exclude_kernel != enc->exclude_user) a->modifiers = enc->exclude_kernel ? "u" : "k";
+  a->origin = enc->canonical;
+  std::lock_guard lock(mutex_);
+  return pfm_aliases_.emplace(key, std::move(a)).first->second.get();
 }
 
 const std::string& Machine::tracefs_events() const {

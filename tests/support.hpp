@@ -35,6 +35,13 @@ class TempTree {
 /// the exact form golden files use.
 std::string attr_summary(const perfspec::Attr& attr);
 
+/// Machine options for deterministic tests: no libpfm4 (its model depends on the host CPU).
+inline perfspec::spec::MachineOptions no_libpfm4() {
+  perfspec::spec::MachineOptions o;
+  o.libpfm4 = false;
+  return o;
+}
+
 /// The rendered diagnostic of parse+resolve, or "" when it resolves.
 std::string error_of(std::string_view text, const perfspec::spec::Machine& machine);
 

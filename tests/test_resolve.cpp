@@ -7,19 +7,19 @@ using perfspec::spec::Machine;
 
 namespace {
 const Machine& skx() {
-  static Machine m(test::fixture("intel_skx"));
+  static Machine m(test::fixture("intel_skx"), test::no_libpfm4());
   return m;
 }
 const Machine& adl() {
-  static Machine m(test::fixture("hybrid_adl"));
+  static Machine m(test::fixture("hybrid_adl"), test::no_libpfm4());
   return m;
 }
 const Machine& zen() {
-  static Machine m(test::fixture("amd_zen3"));
+  static Machine m(test::fixture("amd_zen3"), test::no_libpfm4());
   return m;
 }
 const Machine& arm() {
-  static Machine m(test::fixture("arm_n1"));
+  static Machine m(test::fixture("arm_n1"), test::no_libpfm4());
   return m;
 }
 std::vector<std::string> summaries(std::string_view text, const Machine& m) {

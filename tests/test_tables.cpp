@@ -46,7 +46,7 @@ struct TableTree {
     tree.write("events/other/x.json", R"([{"EventName": "ONLY_ON_OTHER", "EventCode": "0x1"}])");
   }
   spec::MachineOptions options(std::string cpuid = "GenuineIntel-6-55-4") const {
-    return {dir(), std::move(cpuid), cache()};
+    return {dir(), std::move(cpuid), cache(), /*libpfm4=*/false};
   }
 };
 
@@ -219,7 +219,7 @@ TEST_CASE("malformed tables are errors naming the file and the entry") {
   CHECK(err("[{\"EventName\": \"A,B\", \"EventCode\": \"1\"}]") ==
         fmt::format("events table '{}': entry 0 (A,B): the name cannot be written in an event string", file));
   // ...and through resolve, positioned on the event
-  spec::Machine m(test::fixture("intel_skx"), {t.dir(), "GenuineIntel-6-55-4", "none"});
+  spec::Machine m(test::fixture("intel_skx"), {t.dir(), "GenuineIntel-6-55-4", "none", false});
   CHECK(test::error_of("cycles,foo", m).find("\\___ events table '") != std::string::npos);
   t.tree.write("events/mapfile.csv", "GenuineIntel-6-55-[01234]\n");
   CHECK_THROWS_WITH(spec::find_model(t.dir(), "GenuineIntel-6-55-4"),
@@ -233,11 +233,11 @@ TEST_CASE("the shared perf 6.1 tables: skylakex, icelakex, amdzen3") {
   CHECK(spec::find_model(shared_events(), "AuthenticAMD-25-1-1") == "amdzen3");
   CHECK(spec::find_model(shared_events(), "GenuineIntel-6-A7-1") == std::nullopt);
   test::TempTree cache;
-  spec::Machine skx(test::fixture("intel_skx"), {shared_events(), "GenuineIntel-6-55-4", cache.root()});
+  spec::Machine skx(test::fixture("intel_skx"), {shared_events(), "GenuineIntel-6-55-4", cache.root(), false});
   CHECK(one("mem_load_retired.l1_miss:pp", skx) == "type=4 config=0x8d1 sample_period=100003 precise_ip=2");
   CHECK(one("cpu/inst_retired.any,cmask=2/", skx) == "type=4 config=0x20000c0 sample_period=2000003");
   CHECK(resolve("unc_m_cas_count.rd", skx).events.size() == 6);
-  spec::Machine zen(test::fixture("amd_zen3"), {shared_events(), "AuthenticAMD-25-1-1", cache.root()});
+  spec::Machine zen(test::fixture("amd_zen3"), {shared_events(), "AuthenticAMD-25-1-1", cache.root(), false});
   CHECK(one("ls_dc_accesses", zen) == "type=4 config=0x40");
   auto icx = spec::EventTables::load(shared_events(), "icelakex", {cache.root()});
   CHECK(icx->events().size() > 4000);
@@ -252,7 +252,7 @@ TEST_CASE("snapshot round trip: the same output from the snapshot as from the or
   CHECK(report.pmus == 19);
   CHECK(report.tracepoints == 6);
   CHECK(report.skipped.empty());
-  spec::Machine copy(snap, {t.dir(), "", t.cache()});  // no cpuid given: the snapshot's is used
+  spec::Machine copy(snap, {t.dir(), "", t.cache(), false});  // no cpuid given: the snapshot's is used
   CHECK(copy.cpuid() == "GenuineIntel-6-55-4");
   const char* lists[] = {"cpu/event=0x2,inv,ldlat=3/u", "{cycles,instructions}:u", "uncore_imc/cas_count_read/",
                          "mem_load_retired.l1_miss:pp", "sched:sched_*", "power/energy-pkg/", "topdown-total-slots",

@@ -62,6 +62,7 @@ int main(int argc, char** argv) {
         ->check(CLI::ExistingDirectory);
     sub->add_option("--cpuid", machine_options.cpuid,
                     "CPU id picking the table model, as perf's PERF_CPUID (e.g. GenuineIntel-6-55-4); default $PERFSPEC_CPUID, else this machine's");
+    sub->add_flag("--no-libpfm4{false}", machine_options.libpfm4, "do not ask libpfm4 for names sysfs and the tables lack");
   };
   add_table_options(resolve);
   resolve->add_option("events", lists, "event lists, e.g. 'cycles,{cpu/event=0x3c/u,instructions}:k'")->required();

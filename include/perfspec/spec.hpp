@@ -55,6 +55,7 @@ struct Alias {
   bool snapshot = false;
   Source source = Source::sysfs;
   std::string origin;       ///< the file it came from (sysfs file, or `table.json` for tables)
+  std::string modifiers;    ///< privilege modifiers its definition carries (libpfm4's `:u`), as letters
 };
 
 class Machine;
@@ -69,6 +70,7 @@ struct MachineOptions {
   std::string events_dir;  ///< perf-format JSON tables (mapfile.csv + model folders); "" = none
   std::string cpuid;       ///< perf's CPU id (`GenuineIntel-6-55-4`); "" = this machine's
   std::string cache_dir;   ///< see EventTables::Options
+  bool libpfm4 = true;     ///< ask libpfm4 (when built in) for names sysfs and the tables lack
   /// events_dir from $PERFSPEC_EVENTS_DIR and cpuid from $PERFSPEC_CPUID (then $PERF_CPUID).
   static MachineOptions from_environment();
 };
@@ -131,8 +133,9 @@ class Machine {
   std::vector<const Pmu*> core_pmus() const;
   /// The tracefs `events` folder in use, empty when there is none.
   const std::string& tracefs_events() const;
-  /// The named event `name` (case-insensitive) on `pmu`: its sysfs alias, else an event-table entry
-  /// that belongs to this PMU (REFERENCE.md section 5). nullptr when neither has it.
+  /// The named event `name` (case-insensitive) on `pmu`, from the first source that has it: its sysfs
+  /// alias, an event-table entry that belongs to this PMU (REFERENCE.md section 5), libpfm4 (core
+  /// PMUs; its encoding as config words). nullptr when none has it.
   const Alias* alias(const Pmu& pmu, std::string_view name) const;
   /// The event tables for this machine's CPU id, or nullptr when no events_dir or no model matches.
   /// Throws perfspec::Error for a malformed table or mapfile.
@@ -152,6 +155,7 @@ class Machine {
   mutable std::once_flag tables_once_;
   mutable std::shared_ptr<const EventTables> tables_;
   mutable std::string cpuid_;
+  mutable std::map<std::string, std::unique_ptr<Alias>, std::less<>> pfm_aliases_;  // "pmu/name" -> alias
   mutable std::mutex mutex_;
   mutable std::map<std::string, std::unique_ptr<Pmu>, std::less<>> pmus_;
   mutable std::map<std::string, bool, std::less<>> absent_;

@@ -1,0 +1,61 @@
+#include "spec/libpfm4.hpp"
+
+#include <cstring>
+#include <mutex>
+
+#ifdef PERFSPEC_HAVE_LIBPFM4
+#include <perfmon/pfmlib_perf_event.h>
+#endif
+
+namespace perfspec::spec::pfm {
+
+#ifdef PERFSPEC_HAVE_LIBPFM4
+namespace {
+std::mutex mutex;  // libpfm4 keeps global state; one caller at a time
+bool initialize() {
+  static const bool ok = pfm_initialize() == PFM_SUCCESS;
+  return ok;
+}
+}  // namespace
+
+bool available() {
+  std::lock_guard lock(mutex);
+  return initialize();
+}
+
+std::optional<Encoding> encode(std::string_view name) {
+  std::lock_guard lock(mutex);
+  if (!initialize() || name.empty() || name.size() > 1024) return std::nullopt;
+  std::string text(name);
+  perf_event_attr attr;
+  std::memset(&attr, 0, sizeof attr);
+  char* fstr = nullptr;
+  pfm_perf_encode_arg_t arg;
+  std::memset(&arg, 0, sizeof arg);
+  arg.attr = &attr;
+  arg.fstr = &fstr;
+  arg.size = sizeof arg;
+  // Count user and kernel unless the name's own modifiers say otherwise, as perfspec does.
+  int r = pfm_get_os_event_encoding(text.c_str(), PFM_PLM0 | PFM_PLM3, PFM_OS_PERF_EVENT_EXT, &arg);
+  if (r != PFM_SUCCESS) {
+    std::free(fstr);
+    return std::nullopt;
+  }
+  Encoding e;
+  e.type = attr.type;
+  e.config = attr.config;
+  e.config1 = attr.config1;
+  e.config2 = attr.config2;
+  e.exclude_user = attr.exclude_user;
+  e.exclude_kernel = attr.exclude_kernel;
+  e.exclude_hv = attr.exclude_hv;
+  if (fstr) e.canonical = fstr;
+  std::free(fstr);
+  return e;
+}
+#else
+bool available() { return false; }
+std::optional<Encoding> encode(std::string_view) { return std::nullopt; }
+#endif
+
+}  // namespace perfspec::spec::pfm
