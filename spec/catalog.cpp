@@ -35,7 +35,9 @@ bool name_passes(const ListFilter& f, std::string_view name) {
 }
 
 bool pmu_passes(const ListFilter& f, std::string_view pmu) {
-  return f.pmu.empty() || pmu == f.pmu || pmu_name_matches(f.pmu, pmu);
+  // Either side may be the pattern: `--pmu uncore_imc` lists uncore_imc_0's aliases, and `--pmu
+  // uncore_imc_0` lists table events of the `uncore_imc` unit.
+  return f.pmu.empty() || pmu == f.pmu || pmu_name_matches(f.pmu, pmu) || pmu_name_matches(pmu, f.pmu);
 }
 
 bool passes(const ListFilter& f, const ListedEvent& e) {

@@ -117,5 +117,45 @@ expect stat-pid-missing [ "$status" = 1 ]
 expect stat-pid-missing-msg grep -qF "perfspec: no process with pid 999999999" <<<"$err"
 rm -f "$tmp"
 
+# ---- named events, list, snapshot ----
+events=$here/../../../shared/pmu-events/x86
+if [ -f "$events/mapfile.csv" ]; then
+  cache=$(mktemp -d)
+  out=$(PERFSPEC_CACHE_DIR=$cache PERFSPEC_EVENTS_DIR=$events PERFSPEC_CPUID=GenuineIntel-6-55-4 \
+        "$bin" resolve --sysfs "$fixtures/intel_skx" --no-libpfm4 --format json 'mem_load_retired.l1_miss:pp' 2>&1)
+  expect tables-env python3 -c '
+import json, sys
+a = json.loads(sys.argv[1])["events"][0]["attr"]
+assert (a["type"], a["config"], a["precise_ip"], a["sample_period"]) == (4, 0x8d1, 2, 100003), a
+' "$out"
+  err=$("$bin" resolve --sysfs "$fixtures/intel_skx" --no-libpfm4 --events-dir "$events" --cpuid GenuineIntel-6-55-4 \
+        'mem_load_retired.l1_mis' 2>&1); status=$?
+  expect tables-suggest-status [ "$status" = 1 ]
+  expect tables-suggest grep -qF "help: did you mean 'MEM_LOAD_RETIRED.L1_MISS'," <<<"$err"
+  out=$("$bin" list --sysfs "$fixtures/intel_skx" --events-dir "$events" --cpuid GenuineIntel-6-55-4 --source json \
+        '*l1_miss' 2>&1)
+  expect list-json-source grep -qE '^  MEM_LOAD_RETIRED.L1_MISS +event=0xd1,period=100003,umask=0x8$' <<<"$out"
+  out=$("$bin" list --sysfs "$fixtures/intel_skx" --events-dir "$events" --cpuid GenuineIntel-6-55-4 --format json \
+        --pmu uncore_imc_0 2>&1)
+  expect list-json python3 -c '
+import json, sys
+d = json.loads(sys.argv[1])
+names = {(e["source"], e["name"]) for e in d["events"]}
+assert ("sysfs", "cas_count_read") in names, names
+assert ("json", "UNC_M_CAS_COUNT.RD") in names, names
+' "$out"
+  rm -rf "$cache"
+fi
+snap=$(mktemp -d)/snap
+"$bin" snapshot --sysfs "$fixtures/hybrid_adl" --tracepoints --cpuid GenuineIntel-6-97-2 "$snap" 2>/dev/null; status=$?
+expect snapshot-status [ "$status" = 0 ]
+a=$("$bin" resolve --sysfs "$fixtures/hybrid_adl" --format json 'cycles,sched:sched_switch,uncore_imc_free_running/data_read/' 2>&1)
+b=$("$bin" resolve --sysfs "$snap" --format json 'cycles,sched:sched_switch,uncore_imc_free_running/data_read/' 2>&1)
+expect snapshot-same [ "$a" = "$b" ]
+expect snapshot-cpuid grep -qx "GenuineIntel-6-97-2" "$snap/perfspec-snapshot/cpuid"
+err=$("$bin" snapshot --sysfs "$fixtures/hybrid_adl" "$snap" 2>&1); status=$?
+expect snapshot-exists [ "$status" = 1 ]
+rm -rf "$(dirname "$snap")"
+
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]
