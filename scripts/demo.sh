@@ -13,6 +13,12 @@ run $bin resolve --sysfs $skx 'cpu/event=0x2,inv,ldlat=3/u'
 run $bin resolve --sysfs $skx '{cycles,instructions}:u'
 run $bin resolve --sysfs $skx 'L1D.READ.MISS' 'mem-loads:pp' 'uncore_imc/cas_count_read/'
 run $bin resolve 'sched:sched_switch' 'mem:0x1000:rw'
+# Vendor event names from perf's JSON tables, for a Skylake-X server (whatever this machine is).
+events=../shared/pmu-events/x86
+if [ -f $events/mapfile.csv ]; then
+  run $bin resolve --sysfs $skx --events-dir $events --cpuid GenuineIntel-6-55-4 'mem_load_retired.l1_miss:pp' 'cpu/inst_retired.any,cmask=2/u'
+  run $bin list --sysfs $skx --events-dir $events --cpuid GenuineIntel-6-55-4 --source json 'mem_load_retired.l1*'
+fi
 # A typo gets a positioned diagnostic (and a non-zero status, which this demo expects).
 run $bin resolve --sysfs $skx 'cpu/event=0x3c,umsk=1/' || true
 run $bin stat -e task-clock,page-faults,context-switches,cycles -- ls /usr
