@@ -150,6 +150,9 @@ def parse_terms(s):
     return out
 
 
+ALIAS_META = ("scale", "unit", "per-pkg", "snapshot")
+
+
 class Pmu:
     def __init__(self, name, path):
         self.name = name
@@ -166,7 +169,7 @@ class Pmu:
         edir = os.path.join(path, "events")
         if os.path.isdir(edir):
             for ev in sorted(os.listdir(edir)):
-                if "." in ev:  # .scale .unit .per-pkg .snapshot
+                if ev.rpartition(".")[2] in ALIAS_META and "." in ev:  # NAME.scale, NAME.unit...
                     continue
                 try:
                     self.events[ev] = read_text(os.path.join(edir, ev))
@@ -959,9 +962,11 @@ def parse_perf(text, rc=None):
 # --------------------------------------------------------------------------- perfspec side
 
 
-def run_perfspec(binary, root, event):
+def run_perfspec(binary, root, event, extra=()):
+    """`perfspec resolve --sysfs ROOT [EXTRA...] --format json EVENT` -> a perfspec entry.
+    EXTRA: more resolve options (agree_tables.py passes --events-dir/--cpuid)."""
     try:
-        p = subprocess.run([binary, "resolve", "--sysfs", root, "--format", "json", event],
+        p = subprocess.run([binary, "resolve", "--sysfs", root, *extra, "--format", "json", event],
                            capture_output=True, text=True, timeout=60)
     except subprocess.TimeoutExpired:
         return {"status": "error", "error": "timeout"}
