@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include "perfspec/perfspec.hpp"
+#include "tools/decode.hpp"
 #include "tools/list.hpp"
 #include "tools/stat.hpp"
 
@@ -102,6 +103,21 @@ int main(int argc, char** argv) {
   snap->add_flag("--tracepoints", so.tracepoints, "copy tracepoint ids too");
   add_table_options(snap);
 
+  perfspec::tools::DecodeOptions dopt;
+  std::string d_type, d_config, d_config1, d_config2, d_config3;
+  std::vector<std::string> d_attrs;
+  auto* dec = app.add_subcommand("decode", "the event string for a perf_event_attr (the inverse of resolve)");
+  dec->add_option("--type", d_type, "attr.type");
+  dec->add_option("--config", d_config, "attr.config");
+  dec->add_option("--config1", d_config1, "attr.config1");
+  dec->add_option("--config2", d_config2, "attr.config2");
+  dec->add_option("--config3", d_config3, "attr.config3");
+  dec->add_option("--attr", d_attrs, "any attr field as NAME=VALUE (repeatable), e.g. exclude_kernel=1");
+  dec->add_option("--format", dopt.format, "output format")->check(CLI::IsMember({"text", "json"}));
+  dec->add_option("--sysfs", dopt.sysfs, "sysfs root to read PMUs from")->check(CLI::ExistingDirectory);
+  dec->footer("Without attr options, reads 'perfspec resolve --format json' output or 'perf stat -vv' text on stdin.");
+  add_table_options(dec);
+
   std::vector<std::string> command_words;
   stat->add_option("command", command_words, "the command to count (after --)");
 
@@ -123,6 +139,18 @@ int main(int argc, char** argv) {
   }
   try {
     if (*resolve) return run_resolve(sysfs, machine_options, format, lists);
+    if (*dec) {
+      dopt.machine = machine_options;
+      for (auto [name, value] : {std::pair{"type", &d_type}, {"config", &d_config}, {"config1", &d_config1},
+                                 {"config2", &d_config2}, {"config3", &d_config3}})
+        if (!value->empty()) dopt.fields.emplace_back(name, *value);
+      for (const auto& a : d_attrs) {
+        auto eq = a.find('=');
+        if (eq == std::string::npos) throw perfspec::Error(fmt::format("--attr wants NAME=VALUE, got '{}'", a));
+        dopt.fields.emplace_back(a.substr(0, eq), a.substr(eq + 1));
+      }
+      return perfspec::tools::run_decode(dopt);
+    }
     if (*list) {
       lo.machine = machine_options;
       if (lo.filter.source == "tracepoint") lo.filter.tracepoints = true;

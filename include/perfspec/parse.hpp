@@ -1,4 +1,5 @@
 #pragma once
+#include <string>
 #include <string_view>
 
 #include "perfspec/ast.hpp"
@@ -14,5 +15,13 @@ namespace perfspec {
 /// assert(list.items[0].events.size() == 2);
 /// ```
 ast::EventList parse(std::string_view text);
+
+/// The canonical text of a syntax tree: no blanks, numbers in hex, modifiers after `:` (directly
+/// after `/` for the slash forms), quotes only where a value needs them. Parsing it gives the same
+/// tree again (the same kinds, names, values and modifiers; spans differ).
+///
+/// Example: `to_string(parse("{ cycles , cpu/event=60,inv/u }"))` is `{cycles,cpu/event=0x3c,inv/u}`.
+std::string to_string(const ast::EventList& list);
+std::string to_string(const ast::Event& event);
 
 }  // namespace perfspec

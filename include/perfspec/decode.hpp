@@ -1,0 +1,30 @@
+#pragma once
+// The inverse of resolve: from a perf_event_attr back to the best event string.
+#include <string>
+#include <vector>
+
+#include "perfspec/attr.hpp"
+#include "perfspec/spec.hpp"
+
+namespace perfspec {
+
+struct Decoded {
+  std::string event;                  ///< the best event string (parses and resolves back to the attr's
+                                      ///< type and config words, where no leftover bits are reported)
+  std::string how;                    ///< "symbol", "alias", "table", "formats", "raw", "tracepoint", "breakpoint"
+  std::vector<std::string> leftovers; ///< e.g. "config bits 0x300000000 are covered by no format of pmu 'cpu'"
+  std::vector<std::string> notes;     ///< other things the string cannot say (sampling fields, ...)
+};
+
+/// Decode `attr` against a machine: a built-in symbol, a sysfs alias or table event that encodes to
+/// exactly the same config words, else `pmu/term=...,.../` gathered through the PMU's formats, else
+/// a raw or `type:config` event; modifiers from the exclude and precise bits.
+///
+/// Example: `decode({.type = 4, .config = 0x8d1}, machine).event == "mem_load_retired.l1_miss"` with
+/// the skylakex table; `cpu/event=0xd1,umask=0x8/` without it.
+Decoded decode(const Attr& attr, const spec::Machine& machine);
+
+/// Parse `perf stat -vv` text (`perf_event_attr:` blocks of `field  value` lines) into attrs.
+std::vector<Attr> parse_perf_attr_text(std::string_view text);
+
+}  // namespace perfspec

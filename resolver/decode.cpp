@@ -1,0 +1,304 @@
+#include <algorithm>
+#include <charconv>
+#include <sstream>
+
+#include <fmt/format.h>
+
+#include "perfspec/decode.hpp"
+#include "perfspec/error.hpp"
+#include "perfspec/resolve.hpp"
+#include "perfspec/tables.hpp"
+#include "spec/builtin.hpp"
+
+namespace perfspec {
+
+namespace {
+
+std::string modifiers(const Attr& a, std::vector<std::string>& notes) {
+  std::string m;
+  // u/k/h: letters name what is counted when anything is excluded (REFERENCE.md section 6).
+  if (a.exclude_user || a.exclude_kernel || a.exclude_hv) {
+    if (a.exclude_user && a.exclude_kernel && a.exclude_hv) notes.push_back("user, kernel and hypervisor are all excluded: nothing counts");
+    else {
+      if (!a.exclude_user) m += 'u';
+      if (!a.exclude_kernel) m += 'k';
+      if (!a.exclude_hv) m += 'h';
+    }
+  }
+  if (a.exclude_host || a.exclude_guest) {
+    if (a.exclude_host && a.exclude_guest) notes.push_back("both host and guest are excluded");
+    else m += a.exclude_guest ? 'H' : 'G';
+  }
+  if (a.exclude_idle) m += 'I';
+  m += std::string(a.precise_ip, 'p');
+  if (a.pinned) m += 'D';
+  if (a.exclusive) m += 'e';
+  return m;
+}
+
+// Built-in terms that carry what formats cannot: the sampling period/frequency.
+std::vector<std::string> builtin_terms(const Attr& a) {
+  std::vector<std::string> t;
+  if (a.sample_period) t.push_back(fmt::format("{}={}", a.freq ? "freq" : "period", a.sample_period));
+  return t;
+}
+
+std::string with_terms(std::string base, const std::vector<std::string>& terms, bool slash_form) {
+  if (terms.empty()) return base;
+  if (slash_form) {  // base ends with '/'
+    base.pop_back();
+    return fmt::format("{}{}{}/", base, base.back() == '/' ? "" : ",", fmt::join(terms, ","));
+  }
+  return fmt::format("{}/{}/", base, fmt::join(terms, ","));
+}
+
+const spec::Pmu* pmu_of_type(const spec::Machine& m, std::uint32_t type) {
+  for (const auto& n : m.pmu_names())
+    if (const spec::Pmu* p = m.pmu(n); p && p->type() == type) return p;
+  return nullptr;
+}
+
+// The config words an alias encodes to on `pmu`, or nullopt when it does not resolve there.
+std::optional<std::array<std::uint64_t, 4>> alias_words(const spec::Machine& m, const spec::Pmu& pmu, const std::string& name) {
+  try {
+    auto set = resolve(fmt::format("{}/{}/", pmu.name(), name), m);
+    if (set.events.size() != 1) return std::nullopt;
+    const Attr& a = set.events[0].attr;
+    return std::array<std::uint64_t, 4>{a.config, a.config1, a.config2, a.config3};
+  } catch (const Error&) {
+    return std::nullopt;
+  }
+}
+
+}  // namespace
+
+Decoded decode(const Attr& a, const spec::Machine& m) {
+  Decoded d;
+  std::vector<std::string> terms = builtin_terms(a);
+  std::string mods = modifiers(a, d.notes);
+  auto literal = [&] {
+    std::vector<std::string> t = terms;
+    if (a.config1) t.push_back(fmt::format("config1={:#x}", a.config1));
+    if (a.config2) t.push_back(fmt::format("config2={:#x}", a.config2));
+    if (a.config3) t.push_back(fmt::format("config3={:#x}", a.config3));
+    std::string base = with_terms(fmt::format("{}:{:#x}", a.type, a.config), t, false);
+    return mods.empty() ? base : base + (base.back() == '/' ? "" : ":") + mods;
+  };
+  // Every answer is checked by resolving it again: a name that would come back as another encoding
+  // (`cpu_atom/instructions/` is the PMU's own alias, not the generic event) gives way to the
+  // literal `type:config` form.
+  auto finish = [&](std::string base, bool slash_form) {
+    base = with_terms(std::move(base), terms, slash_form);
+    if (!mods.empty()) base += (base.back() == '/' ? "" : ":") + mods;
+    bool same = false;
+    try {
+      auto set = resolve(base, m);
+      const Attr* b = set.events.size() == 1 ? &set.events[0].attr : nullptr;
+      same = b && b->type == a.type && b->config == a.config && b->config1 == a.config1 && b->config2 == a.config2 &&
+             b->config3 == a.config3 && b->bp_type == a.bp_type;
+    } catch (const Error&) {
+    }
+    if (!same) {
+      d.notes.push_back(fmt::format("'{}' would not resolve to exactly this encoding here", base));
+      d.how = "raw";
+      base = literal();
+    }
+    d.event = std::move(base);
+    return d;
+  };
+  std::uint32_t ext = static_cast<std::uint32_t>(a.config >> 32);
+  std::uint64_t low = a.config & 0xffffffffULL;
+  switch (a.type) {
+    case spec::type_hardware:
+    case spec::type_hw_cache: {
+      std::string prefix;
+      if (ext) {  // extended type: the core PMU of a hybrid machine
+        const spec::Pmu* p = pmu_of_type(m, ext);
+        if (!p) d.notes.push_back(fmt::format("extended type {} names no PMU of this machine", ext));
+        else prefix = p->name();
+      }
+      std::string name;
+      if (a.type == spec::type_hardware) {
+        for (const auto& s : spec::symbols())
+          if (s.type == spec::type_hardware && s.config == low) {
+            name = std::string(s.name);
+            if (name == "cpu-cycles" || name == "branch-instructions" || name.starts_with("idle-")) continue;
+            break;
+          }
+      } else {
+        unsigned cache = low & 0xff, op = (low >> 8) & 0xff, result = (low >> 16) & 0xff;
+        if (cache < 7 && op < 3 && result < 2 && (low >> 24) == 0)
+          name = result ? fmt::format("{}-{}-misses", spec::cache_type_name(cache), spec::cache_op_name(op))
+                        : fmt::format("{}-{}s", spec::cache_type_name(cache), spec::cache_op_name(op) == "prefetch" ? "prefetche" : spec::cache_op_name(op));
+      }
+      if (name.empty()) {
+        d.how = "raw";
+        return finish(fmt::format("{}:{:#x}", a.type, a.config), false);
+      }
+      d.how = "symbol";
+      if (!prefix.empty()) return finish(fmt::format("{}/{}/", prefix, name), true);
+      return finish(name, false);
+    }
+    case spec::type_software:
+      for (const auto& s : spec::symbols())
+        if (s.type == spec::type_software && s.config == a.config) {
+          d.how = "symbol";
+          std::string name(s.name);
+          return finish(name, false);
+        }
+      d.how = "raw";
+      return finish(fmt::format("1:{:#x}", a.config), false);
+    case spec::type_tracepoint:
+      for (const auto& [sys, ev] : m.tracepoints("*", "*"))
+        if (m.tracepoint_id(sys, ev) == a.config) {
+          d.how = "tracepoint";
+          if (a.sample_period == 1) terms.clear();  // the tracepoint default
+          return finish(fmt::format("{}:{}", sys, ev), false);
+        }
+      d.how = "raw";
+      d.notes.push_back(fmt::format("no tracepoint of this machine has id {}", a.config));
+      return finish(fmt::format("2:{}", a.config), false);
+    case spec::type_breakpoint: {
+      d.how = "breakpoint";
+      std::string access;
+      if (a.bp_type & 1) access += 'r';
+      if (a.bp_type & 2) access += 'w';
+      if (a.bp_type & 4) access += 'x';
+      if (a.sample_period == 1) terms.clear();
+      std::string base = fmt::format("mem:{:#x}/{}", a.config1, a.config2);
+      if (!access.empty()) base += ":" + access;
+      if (!mods.empty()) {
+        base = with_terms(base, terms, false) + ":" + mods;
+        d.event = base;
+        return d;
+      }
+      return finish(base, false);
+    }
+    default: break;
+  }
+  // A PMU by its type: an alias or table event with exactly these words, else its formats.
+  const spec::Pmu* pmu = pmu_of_type(m, a.type);
+  if (!pmu) {
+    d.how = "raw";
+    d.notes.push_back(fmt::format("no PMU of this machine has type {}", a.type));
+    std::string base = fmt::format("{}:{:#x}", a.type, a.config);
+    if (a.config1) terms.push_back(fmt::format("config1={:#x}", a.config1));
+    if (a.config2) terms.push_back(fmt::format("config2={:#x}", a.config2));
+    if (a.config3) terms.push_back(fmt::format("config3={:#x}", a.config3));
+    return finish(base, false);
+  }
+  const std::array<std::uint64_t, 4> words{a.config, a.config1, a.config2, a.config3};
+  std::vector<std::string> candidates;
+  for (const auto& al : pmu->aliases()) candidates.push_back(al.name);
+  std::size_t sysfs_count = candidates.size();
+  if (const auto* t = m.tables())
+    for (const auto& e : t->events())
+      if (!e.deprecated && (e.pmu.empty() ? pmu->is_core() : spec::pmu_name_matches(e.pmu, pmu->name())))
+        candidates.push_back(e.alias.name);
+  for (std::size_t i = 0; i < candidates.size(); ++i) {
+    auto w = alias_words(m, *pmu, candidates[i]);
+    if (!w || *w != words) continue;
+    d.how = i < sysfs_count ? "alias" : "table";
+    std::string name = candidates[i];
+    if (i >= sysfs_count)
+      std::transform(name.begin(), name.end(), name.begin(), [](char c) { return static_cast<char>(std::tolower(static_cast<unsigned char>(c))); });
+    // The bare name only when it means exactly this event: not a built-in symbol (`cpu-cycles`), and
+    // on no other PMU.
+    bool bare = false;
+    try {
+      auto set = resolve(name, m);
+      bare = set.events.size() == 1 && set.events[0].attr.type == a.type && set.events[0].attr.config == a.config &&
+             set.events[0].attr.config1 == a.config1 && set.events[0].attr.config2 == a.config2 &&
+             set.events[0].attr.config3 == a.config3;
+    } catch (const Error&) {
+    }
+    if (bare) return finish(name, false);
+    return finish(fmt::format("{}/{}/", pmu->name(), name), true);
+  }
+  // Gather through the formats; what no format covers is reported, and kept with configN=.
+  d.how = "formats";
+  std::vector<std::string> fterms;
+  std::uint64_t covered[4] = {};
+  // Formats may overlap (Intel's ldlat, frontend and offcore_rsp all sit in config1): of a group of
+  // overlapping formats, the narrowest that holds all of the word's bits in the group is used.
+  auto formats = pmu->formats();
+  std::stable_sort(formats.begin(), formats.end(), [](const spec::Format& x, const spec::Format& y) {
+    if (x.word != y.word) return x.word < y.word;
+    return x.width() < y.width();
+  });
+  std::vector<bool> used(formats.size(), false);
+  for (std::size_t i = 0; i < formats.size(); ++i) {
+    const auto& f = formats[i];
+    if (covered[f.word] & f.mask()) continue;
+    std::uint64_t group = f.mask();
+    for (const auto& g : formats)
+      if (g.word == f.word && (g.mask() & f.mask())) group |= g.mask();
+    if ((words[f.word] & group & ~f.mask()) != 0) continue;  // a wider format of the group holds it all
+    covered[f.word] |= group;
+    used[i] = true;
+  }
+  std::vector<std::pair<unsigned, std::size_t>> order;  // terms in the order of their lowest bit
+  for (std::size_t i = 0; i < formats.size(); ++i)
+    if (used[i]) order.emplace_back(formats[i].word * 64 + formats[i].ranges.front().lo, i);
+  std::sort(order.begin(), order.end());
+  for (auto [_, i] : order) {
+    const auto& f = formats[i];
+    std::uint64_t v = f.gather(words[f.word]);
+    if (!v) continue;
+    fterms.push_back(f.width() == 1 ? f.name : fmt::format("{}={:#x}", f.name, v));
+  }
+  const char* word_names[] = {"config", "config1", "config2", "config3"};
+  for (int w = 0; w < 4; ++w) {
+    std::uint64_t left = words[w] & ~covered[w];
+    if (!left) continue;
+    d.leftovers.push_back(fmt::format("{} bits {:#x} are covered by no format of pmu '{}'", word_names[w], left, pmu->name()));
+    // Keep the encoding exact: the whole word, then the format terms on top of it.
+    fterms.insert(fterms.begin(), fmt::format("{}={:#x}", word_names[w], words[w]));
+  }
+  if (fterms.empty()) fterms.push_back("config=0");
+  fterms.insert(fterms.end(), terms.begin(), terms.end());
+  terms.clear();
+  return finish(fmt::format("{}/{}/", pmu->name(), fmt::join(fterms, ",")), true);
+}
+
+std::vector<Attr> parse_perf_attr_text(std::string_view text) {
+  std::vector<Attr> out;
+  std::istringstream in{std::string(text)};
+  std::string line;
+  Attr* cur = nullptr;
+  while (std::getline(in, line)) {
+    if (line.starts_with("perf_event_attr:")) {
+      out.emplace_back();
+      cur = &out.back();
+      continue;
+    }
+    if (!cur) continue;
+    if (line.starts_with("---") || line.starts_with("sys_perf_event_open")) {
+      cur = nullptr;
+      continue;
+    }
+    // "  { bp_addr, config1 }             0x1000" / "  exclude_kernel                   1"
+    std::string_view l = line;
+    while (!l.empty() && l.front() == ' ') l.remove_prefix(1);
+    auto gap = l.find("  ");
+    if (gap == std::string_view::npos) continue;
+    std::string_view key = l.substr(0, gap), value = l.substr(gap);
+    while (!value.empty() && value.front() == ' ') value.remove_prefix(1);
+    while (!value.empty() && (value.back() == ' ' || value.back() == '\r')) value.remove_suffix(1);
+    if (key.starts_with("{ ")) {  // a union: "{ bp_addr, config1 }" -> config1 (the last name)
+      auto comma = key.rfind(',');
+      key = key.substr(comma + 2, key.size() - comma - 4);
+    }
+    const AttrField* f = find_attr_field(key);
+    if (!f) continue;
+    std::uint64_t v = 0;
+    bool hex = value.starts_with("0x");
+    auto digits = hex ? value.substr(2) : value;
+    auto [p, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), v, hex ? 16 : 10);
+    if (ec != std::errc{} || p != digits.data() + digits.size()) continue;  // flag names (IP|TID) are skipped
+    f->set(*cur, v);
+  }
+  return out;
+}
+
+}  // namespace perfspec

@@ -1,0 +1,237 @@
+// Canonical printing and decoding: text -> tree -> text, and attr -> text -> attr, over the whole
+// golden corpus and the generated perf-agreement strings.
+#include <doctest/doctest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <map>
+
+#include <nlohmann/json.hpp>
+
+#include "perfspec/perfspec.hpp"
+#include "tests/support.hpp"
+
+using namespace perfspec;
+
+namespace {
+
+bool same_tree(const ast::EventList& a, const ast::EventList& b, std::string& why) {
+  auto term_eq = [](const ast::Term& x, const ast::Term& y) {
+    return x.name == y.name && x.driver == y.driver && x.kind == y.kind &&
+           (x.kind == ast::Term::Value::number ? x.number == y.number : x.text == y.text);
+  };
+  if (a.items.size() != b.items.size()) return why = "item count", false;
+  for (std::size_t i = 0; i < a.items.size(); ++i) {
+    const auto &x = a.items[i], &y = b.items[i];
+    if (x.braces != y.braces || x.group_name != y.group_name || x.modifiers.letters != y.modifiers.letters ||
+        x.events.size() != y.events.size())
+      return why = fmt::format("item {}", i), false;
+    for (std::size_t k = 0; k < x.events.size(); ++k) {
+      const auto &e = x.events[k], &f = y.events[k];
+      bool literal = e.kind == ast::EventKind::raw || e.kind == ast::EventKind::numeric;  // the number matters
+      bool ok = e.kind == f.kind && (literal || e.name == f.name) && e.tp_event == f.tp_event && e.number1 == f.number1 &&
+                e.number2 == f.number2 && e.has_length == f.has_length && e.access == f.access &&
+                e.has_terms == f.has_terms && e.terms.size() == f.terms.size() &&
+                e.modifiers.letters == f.modifiers.letters;
+      for (std::size_t t = 0; ok && t < e.terms.size(); ++t) ok = term_eq(e.terms[t], f.terms[t]);
+      if (!ok) return why = fmt::format("item {} event {}", i, k), false;
+    }
+  }
+  return true;
+}
+
+struct Case {
+  std::string fixture, text;
+};
+
+std::vector<Case> golden_cases() {
+  std::vector<Case> out;
+  for (const auto& entry : std::filesystem::directory_iterator(test::source_dir() + "/tests/golden")) {
+    std::ifstream in(entry.path());
+    std::string line, fixture;
+    while (std::getline(in, line)) {
+      if (line.starts_with("@fixture ")) fixture = line.substr(9);
+      if (line.starts_with("=== ")) out.push_back({fixture, line.substr(4)});
+    }
+  }
+  return out;
+}
+
+std::vector<std::string> generated_strings() {
+  std::vector<std::string> out;
+  for (const char* name : {"perf_oracle.json", "tables_oracle.json"}) {
+    std::ifstream in(test::source_dir() + "/tests/perf_agreement/" + name);
+    if (!in) continue;
+    auto doc = nlohmann::json::parse(in);
+    for (const auto& [fixture, cases] : doc["fixtures"].items())
+      for (const auto& [event, _] : cases.items()) out.push_back(event);
+  }
+  return out;
+}
+
+void check_round_trip(const std::string& text, std::size_t& checked) {
+  ast::EventList tree;
+  try {
+    tree = parse(text);
+  } catch (const Error&) {
+    return;  // not valid syntax: nothing to print
+  }
+  std::string canon = to_string(tree);
+  CAPTURE(text);
+  CAPTURE(canon);
+  ast::EventList again;
+  REQUIRE_NOTHROW(again = parse(canon));
+  std::string why;
+  CHECK_MESSAGE(same_tree(tree, again, why), why);
+  CHECK(to_string(again) == canon);  // a fixed point
+  ++checked;
+}
+
+}  // namespace
+
+TEST_CASE("canonical printing") {
+  CHECK(to_string(parse("{ cycles , cpu/event=60,inv/u }")) == "{cycles,cpu/event=0x3c,inv/u}");
+  CHECK(to_string(parse("g{cycles:u,instructions}:W")) == "g{cycles:u,instructions}:W");
+  CHECK(to_string(parse("cpu/name='a,b',period=1000,@cfg=3,umask=?/")) == "cpu/name='a,b',period=0x3e8,@cfg=0x3,umask=?/");
+  CHECK(to_string(parse("mem:4096/8:rw:u")) == "mem:0x1000/8:rw:u");
+  CHECK(to_string(parse("mem:4096:w/period=5/:k")) == "mem:0x1000:w/period=0x5/k");
+  CHECK(to_string(parse("4:424/period=1/")) == "4:0x1a8/period=0x1/");
+  CHECK(to_string(parse("r01a8:pp")) == "r1a8:pp");
+  CHECK(to_string(parse("sched:sched_switch:u")) == "sched:sched_switch:u");
+  CHECK(to_string(parse("skx::INST_RETIRED:ANY_P:u")) == "skx::INST_RETIRED:ANY_P:u");
+}
+
+TEST_CASE("canonical printing round-trips the golden corpus and every generated string") {
+  std::size_t checked = 0;
+  for (const auto& c : golden_cases()) check_round_trip(c.text, checked);
+  for (const auto& s : generated_strings()) check_round_trip(s, checked);
+  MESSAGE("round-tripped: " << checked);
+  CHECK(checked > 1000);
+}
+
+TEST_CASE("decode: symbols, aliases, formats, leftovers, modifiers") {
+  spec::Machine skx(test::fixture("intel_skx"), test::no_libpfm4());
+  auto d = [&](Attr a) { return decode(a, skx); };
+  Attr a;
+  a.type = 4;
+  a.config = 0x1cd;
+  a.config1 = 3;
+  CHECK(d(a).event == "mem-loads");
+  CHECK(d(a).how == "alias");
+  a.config1 = 5;
+  CHECK(d(a).event == "cpu/event=0xcd,umask=0x1,ldlat=0x5/");
+  CHECK(d(a).how == "formats");
+  a = {};
+  a.type = 4;
+  a.config = 0x800002 | (1ULL << 40);
+  a.exclude_kernel = a.exclude_hv = 1;
+  a.precise_ip = 2;
+  auto r = d(a);
+  CHECK(r.event == "cpu/config=0x10000800002,event=0x2,inv/upp");
+  CHECK(r.leftovers == std::vector<std::string>{"config bits 0x10000000000 are covered by no format of pmu 'cpu'"});
+  a = {};
+  a.type = 3;
+  a.config = 0x10002;
+  a.exclude_user = a.exclude_hv = 1;
+  CHECK(d(a).event == "LLC-load-misses:k");
+  a = {};
+  a.type = 0;
+  a.config = 4;
+  a.sample_period = 1000;
+  CHECK(d(a).event == "branches/period=1000/");
+  a = {};
+  a.type = 13;
+  a.config = 0x304;
+  CHECK(d(a).event == "uncore_imc_0/cas_count_read/");
+  a = {};
+  a.type = 5;
+  a.config1 = 0x1000;
+  a.config2 = 8;
+  a.bp_type = 4;
+  a.sample_period = 1;
+  CHECK(d(a).event == "mem:0x1000/8:x");
+  a = {};
+  a.type = 77;
+  a.config = 5;
+  CHECK(d(a).event == "77:0x5");
+  CHECK(d(a).notes == std::vector<std::string>{"no PMU of this machine has type 77"});
+  spec::Machine adl(test::fixture("hybrid_adl"), test::no_libpfm4());
+  a = {};
+  a.type = 0;
+  a.config = 0xa00000001;
+  // cpu_atom/instructions/ would be the PMU's own alias: the literal form is the exact answer
+  CHECK(decode(a, adl).event == "0:0xa00000001");
+  CHECK(decode(a, adl).notes == std::vector<std::string>{"'cpu_atom/instructions/' would not resolve to exactly this encoding here"});
+  a.config = 0xa00000000;
+  CHECK(decode(a, adl).event == "cpu_atom/cycles/");
+}
+
+TEST_CASE("decode inverts resolve over the golden corpus") {
+  std::map<std::string, std::unique_ptr<spec::Machine>> machines;
+  std::size_t checked = 0;
+  for (const auto& c : golden_cases()) {
+    auto& m = machines[c.fixture];
+    if (!m) m = std::make_unique<spec::Machine>(test::fixture(c.fixture), test::no_libpfm4());
+    EventSet set;
+    try {
+      set = resolve(c.text, *m);
+    } catch (const Error&) {
+      continue;
+    }
+    for (const auto& e : set.events) {
+      Decoded dec = decode(e.attr, *m);
+      CAPTURE(c.text);
+      CAPTURE(dec.event);
+      EventSet back;
+      REQUIRE_NOTHROW(back = resolve(dec.event, *m));
+      REQUIRE(back.events.size() == 1);
+      const Attr &x = e.attr, &y = back.events[0].attr;
+      CHECK(y.type == x.type);
+      CHECK(y.config == x.config);
+      CHECK(y.config1 == x.config1);
+      CHECK(y.config2 == x.config2);
+      CHECK(y.config3 == x.config3);
+      CHECK(y.bp_type == x.bp_type);
+      CHECK(y.exclude_user == x.exclude_user);
+      CHECK(y.exclude_kernel == x.exclude_kernel);
+      CHECK(y.exclude_hv == x.exclude_hv);
+      CHECK(y.exclude_idle == x.exclude_idle);
+      CHECK(y.exclude_host == x.exclude_host);
+      CHECK(y.exclude_guest == x.exclude_guest);
+      CHECK(y.precise_ip == x.precise_ip);
+      CHECK(y.sample_period == x.sample_period);
+      CHECK(y.pinned == x.pinned);
+      CHECK(y.exclusive == x.exclusive);
+      ++checked;
+    }
+  }
+  MESSAGE("decoded and resolved back: " << checked);
+  CHECK(checked > 250);
+}
+
+TEST_CASE("perf stat -vv text parses into attrs") {
+  auto attrs = parse_perf_attr_text(
+      "Using CPUID GenuineIntel-6-A7-1\n"
+      "------------------------------------------------------------\n"
+      "perf_event_attr:\n"
+      "  type                             5\n"
+      "  size                             128\n"
+      "  { sample_period, sample_freq }   1\n"
+      "  sample_type                      IDENTIFIER\n"
+      "  read_format                      TOTAL_TIME_ENABLED|TOTAL_TIME_RUNNING\n"
+      "  disabled                         1\n"
+      "  exclude_kernel                   1\n"
+      "  bp_type                          2\n"
+      "  { bp_addr, config1 }             0x1000\n"
+      "  { bp_len, config2 }              0x4\n"
+      "------------------------------------------------------------\n"
+      "sys_perf_event_open: pid 0  cpu -1  group_fd -1  flags 0x8 = 3\n");
+  REQUIRE(attrs.size() == 1);
+  CHECK(attrs[0].type == 5);
+  CHECK(attrs[0].sample_period == 1);
+  CHECK(attrs[0].exclude_kernel == 1);
+  CHECK(attrs[0].bp_type == 2);
+  CHECK(attrs[0].config1 == 0x1000);
+  CHECK(attrs[0].config2 == 4);
+  CHECK(attrs[0].sample_type == 0);  // names, not numbers: left alone
+}
