@@ -54,27 +54,30 @@ struct bp_prefix : string<'m', 'e', 'm', ':'> {};
 struct bp_addr : number {};
 struct bp_len : number {};
 struct bp_access : seq<plus<one<'r', 'w', 'x'>>, not_at<name_rest>> {};
-struct breakpoint : seq<begin_event, bp_prefix, at<digit>, must<bp_addr>, opt<one<'/'>, bp_len>,
+// Each alternative first checks, without actions, that it applies: resetting the event being built is
+// the costly part of trying an alternative.
+struct breakpoint : seq<at<bp_prefix, digit>, begin_event, bp_prefix, must<bp_addr>, opt<one<'/'>, bp_len>,
                         opt<one<':'>, bp_access>, terms_and_mods> {};
 struct numeric_type : number {};
 struct numeric_config : number {};
-struct numeric : seq<begin_event, numeric_type, one<':'>, numeric_config, terms_and_mods> {};
+struct numeric : seq<at<number, one<':'>, number>, begin_event, numeric_type, one<':'>, numeric_config, terms_and_mods> {};
 struct raw_token : seq<one<'r'>, plus<xdigit>, not_at<name_rest>> {};
-struct raw : seq<begin_event, raw_token, terms_and_mods> {};
-struct pmu_event : seq<begin_event, event_name, at<one<'/'>>, slash_block, opt<slash_mods>> {};
+struct raw : seq<at<raw_token>, begin_event, raw_token, terms_and_mods> {};
+struct pmu_event : seq<at<name, one<'/'>>, begin_event, event_name, slash_block, opt<slash_mods>> {};
 // `cycles:u` is a modifier, `sched:sched_switch` a tracepoint: after ':' a word made only of modifier
 // letters is taken as modifiers, as perf's lexer does.
 struct mods_only : seq<plus<mod_letter>, not_at<name_rest>> {};
 struct tp_system : name {};
 // More `:word` parts than a tracepoint has are libpfm4's `EVENT:UMASK:UMASK` (resolved by the provider).
 struct tp_event : seq<name, star<one<':'>, not_at<mods_only>, name>> {};
-struct tracepoint : seq<begin_event, tp_system, one<':'>, not_at<mods_only>, tp_event, terms_and_mods> {};
+struct tracepoint : seq<at<name, one<':'>, not_at<mods_only>, name>, begin_event, tp_system, one<':'>, tp_event,
+                        terms_and_mods> {};
 struct named : seq<begin_event, event_name, opt<colon_mods>> {};
 // libpfm4's fully qualified form `skx::INST_RETIRED:ANY_P:u:c=2`: taken whole (its modifiers are
 // libpfm4's), resolved through the libpfm4 provider.
 struct pfm_word : plus<sor<name_rest, one<'='>>> {};
 struct pfm_text : seq<name, two<':'>, name, star<one<':'>, pfm_word>> {};
-struct pfm_event : seq<begin_event, pfm_text> {};
+struct pfm_event : seq<at<name, two<':'>>, begin_event, pfm_text> {};
 struct event : sor<breakpoint, numeric, raw, pfm_event, pmu_event, tracepoint, named> {};
 
 // Groups and lists.

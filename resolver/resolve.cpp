@@ -2,7 +2,9 @@
 #include <strings.h>
 
 #include <algorithm>
+#include <mutex>
 #include <optional>
+#include <unordered_map>
 
 #include <fmt/format.h>
 #include <range/v3/range/conversion.hpp>
@@ -121,6 +123,17 @@ std::string suggest(std::string_view name, const std::vector<std::string>& candi
   return out + "?";
 }
 
+// Alias term lists parse once per process: the same text always gives the same terms (keyed by the
+// text, so a cache entry can never belong to a Machine that is gone).
+const std::vector<ast::Term>& parsed_terms(const std::string& text) {
+  static std::mutex mutex;
+  static std::unordered_map<std::string, std::vector<ast::Term>> cache;
+  std::lock_guard lock(mutex);
+  if (auto it = cache.find(text); it != cache.end()) return it->second;
+  auto terms = grammar::parse_terms(text);  // throws: nothing cached
+  return cache.emplace(text, std::move(terms)).first->second;
+}
+
 // Everything one event string resolves through.
 class Resolver {
  public:
@@ -145,7 +158,7 @@ class Resolver {
   void apply_format(ResolvedEvent& out, const Pmu& pmu, const spec::Format& f, const ast::Term& t,
                     bool from_alias) const;
   [[noreturn]] void unknown_term(const ast::Term& t, std::string_view what, const Pmu* pmu) const;
-  std::vector<const Pmu*> cores() const;
+  const std::vector<const Pmu*>& cores() const;
   unsigned max_precise_for(const ResolvedEvent& e) const;
   std::string pmu_for_type(std::uint32_t type) const;
   std::vector<std::string> name_candidates() const;
@@ -165,7 +178,7 @@ ResolvedEvent Resolver::base(const ast::Event& ev, std::string pmu) const {
   return out;
 }
 
-std::vector<const Pmu*> Resolver::cores() const { return machine_.core_pmus(); }
+const std::vector<const Pmu*>& Resolver::cores() const { return machine_.core_pmus(); }
 
 std::string Resolver::pmu_for_type(std::uint32_t type) const {
   switch (type) {
@@ -174,7 +187,7 @@ std::string Resolver::pmu_for_type(std::uint32_t type) const {
     case spec::type_raw: {
       // Without an extended type the kernel hands these to the PMU registered as PERF_TYPE_RAW (4:
       // `cpu`, `cpu_core`); elsewhere (arm) to the core PMU.
-      auto c = cores();
+      const auto& c = cores();
       for (const Pmu* p : c)
         if (p->type() == spec::type_raw) return p->name();
       return c.empty() ? "cpu" : c.front()->name();
@@ -313,16 +326,16 @@ void Resolver::apply_format(ResolvedEvent& out, const Pmu& pmu, const spec::Form
 
 void Resolver::apply_alias(ResolvedEvent& out, const Pmu& pmu, const spec::Alias& alias, Span where,
                            std::vector<std::string>& required) {
-  std::vector<ast::Term> terms;
+  const std::vector<ast::Term>* terms = nullptr;
   std::string file = alias.source == spec::Source::sysfs ? fmt::format("event file '{}'", alias.origin)
                                                          : fmt::format("event '{}' of table '{}'", alias.name, alias.origin);
   try {
-    terms = grammar::parse_terms(alias.terms);
+    terms = &parsed_terms(alias.terms);
   } catch (const Error& e) {
     throw Error(fmt::format("pmu '{}': {} holds '{}': {}", pmu.name(), file, alias.terms, e.message()), where);
   }
   CallGraph cg;
-  for (const auto& t : terms) {
+  for (const auto& t : *terms) {
     if (t.kind == Value::query) {
       required.push_back(t.name);
       continue;
@@ -425,7 +438,9 @@ std::vector<ResolvedEvent> Resolver::on_pmu(const ast::Event& ev, const Pmu& pmu
     throw Error(fmt::format("event '{}' of pmu '{}' needs '{}=N'", alias->name, pmu.name(), required.front()),
                 event_term->span, fmt::format("its definition says {}=?", required.front()));
   finish_call_graph(out.attr, cg);
-  return {std::move(out)};
+  std::vector<ResolvedEvent> result;
+  result.push_back(std::move(out));
+  return result;
 }
 
 // Hardware, cache and numeric events of the generic types: on a hybrid machine one event per core PMU
@@ -437,7 +452,7 @@ std::vector<ResolvedEvent> Resolver::generic(const ast::Event& ev, std::uint32_t
   std::vector<const Pmu*> targets;
   bool symbolic = ev.kind == ast::EventKind::named || ev.kind == ast::EventKind::pmu;
   if (symbolic && (type == spec::type_hardware || type == spec::type_hw_cache)) {
-    auto c = cores();
+    const auto& c = cores();
     if (c.size() > 1) targets = c;
   }
   auto make = [&](const Pmu* pmu) {
@@ -473,7 +488,11 @@ std::vector<std::string> Resolver::name_candidates() const {
 
 std::vector<ResolvedEvent> Resolver::resolve_named(const ast::Event& ev) {
   const std::string& n = ev.name;
-  if (const auto* s = spec::find_symbol(n)) return generic(ev, s->type, s->config);
+  const auto* symbol = spec::find_symbol(n);
+  // `cpu/terms/`: straight to the PMU (no PMU is named like a cache event).
+  if (ev.kind == ast::EventKind::pmu && !symbol)
+    if (const Pmu* pmu = machine_.pmu(n)) return on_pmu(ev, *pmu);
+  if (symbol) return generic(ev, symbol->type, symbol->config);
   auto cache = spec::parse_cache_name(n);
   if (!cache) cache = spec::parse_dotted_cache(n);
   if (cache) {
@@ -484,10 +503,7 @@ std::vector<ResolvedEvent> Resolver::resolve_named(const ast::Event& ev) {
   if (ev.kind == ast::EventKind::pmu) return resolve_pmu_form(ev);
   // A bare alias name: that event on every PMU that has it.
   std::vector<ResolvedEvent> out;
-  for (const auto& pname : machine_.pmu_names()) {
-    const Pmu* pmu = machine_.pmu(pname);
-    const spec::Alias* found = pmu ? machine_.alias(*pmu, n) : nullptr;
-    if (!found) continue;
+  for (auto [pmu, found] : machine_.aliases_named(n)) {
     ast::Event as_term = ev;
     ast::Term t;
     t.name = n;
@@ -604,7 +620,9 @@ std::vector<ResolvedEvent> Resolver::resolve_event(const ast::Event& ev) {
         for (const auto& t : ev.terms)
           if (!apply_builtin(e, t, cg)) unknown_term(t, "breakpoint event", nullptr);
         finish_call_graph(e.attr, cg);
-        return {std::move(e)};
+        std::vector<ResolvedEvent> result;
+        result.push_back(std::move(e));
+        return result;
       }
     }
   } catch (const Error& e) {
@@ -668,7 +686,10 @@ EventSet Resolver::run() {
         e.group = set.groups.size();
         e.leader = leader;
         Placement place{index == leader, item.braces && part.size() > 1};
-        apply_modifiers(e, local[i].from->modifiers, item.braces ? &item.modifiers : nullptr, place, max_precise_for(e));
+        bool wants_max = local[i].from->modifiers.letters.find('P') != std::string::npos ||
+                         (item.braces && item.modifiers.letters.find('P') != std::string::npos);
+        apply_modifiers(e, local[i].from->modifiers, item.braces ? &item.modifiers : nullptr, place,
+                        wants_max ? max_precise_for(e) : 0);
         g.members.push_back(index);
         set.events.push_back(std::move(e));
       }

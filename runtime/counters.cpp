@@ -84,6 +84,8 @@ struct Counters::Impl {
   OpenOptions options;
   std::unique_ptr<spec::Machine> machine;
   std::optional<int> paranoid;
+  std::vector<std::uint64_t> buffer;  // group reads, reused across read() calls
+  std::vector<char> got;
 
   const spec::Pmu* pmu_of(const ResolvedEvent& e) const {
     try {
@@ -293,10 +295,21 @@ void Counters::reset() {
 }
 
 std::vector<Count> Counters::read() {
+  std::vector<Count> out;
+  read(out);
+  return out;
+}
+
+void Counters::read(std::vector<Count>& out) {
   auto& I = *impl_;
-  std::vector<Count> out(I.set.events.size());
-  std::vector<bool> got(out.size(), false);
-  std::vector<std::uint64_t> buf;
+  out.resize(I.set.events.size());
+  for (auto& c : out) {
+    c.raw = c.time_enabled = c.time_running = 0;
+    c.note.clear();
+  }
+  auto& got = I.got;
+  got.assign(out.size(), 0);
+  auto& buf = I.buffer;
   for (auto& inst : I.instances) {
     // Self-monitoring: every counter of the group through its user page (rdpmc), when all allow it.
     if (!inst.pages.empty() && inst.pages.size() == inst.fds.size()) {
@@ -309,13 +322,13 @@ std::vector<Count> Counters::read() {
           out[e].raw += fast[k].value;
           out[e].time_enabled += fast[k].time_enabled;
           out[e].time_running += fast[k].time_running;
-          got[e] = true;
+          got[e] = 1;
         }
         continue;
       }
     }
     // PERF_FORMAT_GROUP|TOTAL_TIME_ENABLED|TOTAL_TIME_RUNNING|ID: nr, enabled, running, {value, id}[nr]
-    buf.assign(3 + 2 * inst.fds.size(), 0);
+    buf.resize(3 + 2 * inst.fds.size());
     long r = I.sys->read(inst.fds.front().get(), buf.data(), buf.size() * sizeof(std::uint64_t));
     if (r < 0 || static_cast<std::size_t>(r) < 3 * sizeof(std::uint64_t)) {
       for (std::size_t e : inst.events)
@@ -333,17 +346,17 @@ std::vector<Count> Counters::read() {
       out[e].raw += value;
       out[e].time_enabled += buf[1];
       out[e].time_running += buf[2];
-      got[e] = true;
+      got[e] = 1;
     }
   }
   for (std::size_t e = 0; e < out.size(); ++e) {
-    out[e].failure = I.failures[e];
+    if (I.failures[e]) out[e].failure = I.failures[e];
+    else out[e].failure.reset();
     if (!I.notes[e].empty()) out[e].note = I.notes[e] + (out[e].note.empty() ? "" : "; " + out[e].note);
     if (!I.opened[e]) out[e].state = Count::State::not_supported;
     else if (!got[e] || out[e].time_running == 0) out[e].state = Count::State::not_counted;
     else out[e].state = Count::State::counted;
   }
-  return out;
 }
 
 const EventSet& Counters::events() const { return impl_->set; }

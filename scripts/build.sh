@@ -4,7 +4,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 kind=${1:-release}
 case "$kind" in
-  release)  dir=build;          flags=(-DCMAKE_BUILD_TYPE=Release) ;;
+  release)  dir=build;          flags=(-DCMAKE_BUILD_TYPE=Release -DPERFSPEC_BENCHMARKS=ON) ;;
   debug)    dir=build-debug;    flags=(-DCMAKE_BUILD_TYPE=Debug) ;;
   sanitize) dir=build-sanitize; flags=(-DCMAKE_BUILD_TYPE=Debug -DPERFSPEC_SANITIZE=ON) ;;
   *) echo "usage: scripts/build.sh [release|debug|sanitize]" >&2; exit 2 ;;

@@ -4,7 +4,7 @@
 set -euo pipefail
 packages=(cmake make g++ pkg-config python3
           tao-pegtl-dev libfmt-dev doctest-dev librange-v3-dev nlohmann-json3-dev libcli11-dev
-          linux-perf)
+          libpfm4-dev libbenchmark-dev linux-perf)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

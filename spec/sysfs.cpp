@@ -193,13 +193,16 @@ std::optional<std::string> Pmu::cap(std::string_view name) const {
 }
 
 unsigned Pmu::max_precise() const {
-  auto text = cap("max_precise");
-  if (!text) return 0;
-  unsigned v = 0;
-  auto [p, ec] = std::from_chars(text->data(), text->data() + text->size(), v);
-  if (ec != std::errc{} || p != text->data() + text->size())
-    throw Error(fmt::format("pmu '{}': '{}/caps/max_precise' holds '{}', not a number", name_, dir_, *text));
-  return std::min(v, 3u);
+  std::call_once(precise_once_, [this] {
+    auto text = cap("max_precise");
+    if (!text) return;
+    unsigned v = 0;
+    auto [p, ec] = std::from_chars(text->data(), text->data() + text->size(), v);
+    if (ec != std::errc{} || p != text->data() + text->size())
+      throw Error(fmt::format("pmu '{}': '{}/caps/max_precise' holds '{}', not a number", name_, dir_, *text));
+    max_precise_ = std::min(v, 3u);
+  });
+  return max_precise_;
 }
 
 bool pmu_name_matches(std::string_view pattern, std::string_view name) {
@@ -272,14 +275,18 @@ const std::vector<std::string>& Machine::pmu_names() const {
   return names_;
 }
 
-std::vector<const Pmu*> Machine::core_pmus() const {
-  std::vector<const Pmu*> out;
+const std::vector<const Pmu*>& Machine::core_pmus() const {
   // Only core candidates are loaded, so a broken uncore PMU cannot disturb `cycles`; a broken core PMU
-  // is an error, since skipping it would silently change the encoding of every hardware event.
-  for (const auto& n : pmu_names())
-    if (n == "cpu" || io::exists(devices_ + "/" + n + "/cpus"))
-      if (const Pmu* p = pmu(n); p && p->is_core()) out.push_back(p);
-  return out;
+  // is an error (thrown on every call until it reads), since skipping it would silently change the
+  // encoding of every hardware event.
+  std::call_once(cores_once_, [this] {
+    std::vector<const Pmu*> out;
+    for (const auto& n : pmu_names())
+      if (n == "cpu" || io::exists(devices_ + "/" + n + "/cpus"))
+        if (const Pmu* p = pmu(n); p && p->is_core()) out.push_back(p);
+    cores_ = std::move(out);
+  });
+  return cores_;
 }
 
 const std::string& Machine::cpuid() const {
@@ -330,6 +337,33 @@ const Alias* Machine::alias(const Pmu& pmu, std::string_view name) const {
   return pfm_aliases_.emplace(key, std::move(a)).first->second.get();
 }
 
+std::vector<std::pair<const Pmu*, const Alias*>> Machine::aliases_named(std::string_view name) const {
+  // Kept per name: a bare name is looked up on every PMU, and event strings repeat names.
+  std::string key(name);
+  for (auto& c : key) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  {
+    std::lock_guard lock(mutex_);
+    if (auto it = named_.find(key); it != named_.end()) return it->second;
+  }
+  std::vector<std::pair<const Pmu*, const Alias*>> out;
+  std::vector<const TableEvent*> hits;
+  if (const EventTables* t = tables()) hits = t->find(name);
+  for (const auto& n : pmu_names()) {
+    const Pmu* pmu = this->pmu(n);
+    if (!pmu) continue;
+    const Alias* a = pmu->alias(name);
+    for (std::size_t i = 0; !a && i < hits.size(); ++i)
+      if (hits[i]->pmu.empty() ? pmu->is_core() : pmu_name_matches(hits[i]->pmu, pmu->name())) a = &hits[i]->alias;
+    if (a) out.emplace_back(pmu, a);
+  }
+  if (out.empty() && options_.libpfm4 && name.find_first_of(".:") != std::string_view::npos)
+    for (const Pmu* pmu : core_pmus())
+      if (const Alias* a = alias(*pmu, name)) out.emplace_back(pmu, a);
+  std::lock_guard lock(mutex_);
+  named_.emplace(std::move(key), out);
+  return out;
+}
+
 const std::string& Machine::tracefs_events() const {
   std::call_once(tracefs_once_, [this] {
     for (const char* candidate : {"/kernel/tracing/events", "/kernel/debug/tracing/events"}) {
@@ -345,6 +379,18 @@ const std::string& Machine::tracefs_events() const {
 
 std::optional<std::uint64_t> Machine::tracepoint_id(std::string_view sys, std::string_view name) const {
   if (!safe_component(sys) || !safe_component(name) || tracefs_events().empty()) return std::nullopt;
+  std::string key = fmt::format("{}/{}", sys, name);
+  {
+    std::lock_guard lock(mutex_);
+    if (auto it = tracepoint_ids_.find(key); it != tracepoint_ids_.end()) return it->second;
+  }
+  std::optional<std::uint64_t> id = read_tracepoint_id(sys, name);
+  std::lock_guard lock(mutex_);
+  tracepoint_ids_.emplace(key, id);
+  return id;
+}
+
+std::optional<std::uint64_t> Machine::read_tracepoint_id(std::string_view sys, std::string_view name) const {
   std::string path = fmt::format("{}/{}/{}/id", tracefs_events(), sys, name);
   auto text = io::read_small_file(path);
   if (!text) return std::nullopt;
@@ -361,12 +407,22 @@ std::vector<std::pair<std::string, std::string>> Machine::tracepoints(std::strin
   std::vector<std::pair<std::string, std::string>> out;
   if (tracefs_events().empty()) return out;
   std::string sg(sys_glob), ng(name_glob);
-  for (const auto& sys : io::list_dir(tracefs_events())) {
+  // Folder listings are kept: globs over tracefs are common and it has thousands of entries.
+  auto listing = [this](const std::string& dir) {
+    {
+      std::lock_guard lock(mutex_);
+      if (auto it = tracefs_dirs_.find(dir); it != tracefs_dirs_.end()) return it->second;
+    }
+    auto l = io::list_dir(dir);
+    std::lock_guard lock(mutex_);
+    return tracefs_dirs_.emplace(dir, std::move(l)).first->second;
+  };
+  for (const auto& sys : listing(tracefs_events())) {
     if (!safe_component(sys) || ::fnmatch(sg.c_str(), sys.c_str(), 0) != 0) continue;
     std::string sdir = tracefs_events() + "/" + sys;
-    for (const auto& ev : io::list_dir(sdir)) {
+    for (const auto& ev : listing(sdir)) {
       if (!safe_component(ev) || ::fnmatch(ng.c_str(), ev.c_str(), 0) != 0) continue;
-      if (io::exists(sdir + "/" + ev + "/id")) out.emplace_back(sys, ev);
+      if (tracepoint_id(sys, ev)) out.emplace_back(sys, ev);
     }
   }
   return out;

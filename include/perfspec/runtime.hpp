@@ -166,6 +166,9 @@ class Counters {
   void reset();
   /// Current values, one per event of the set (in order).
   std::vector<Count> read();
+  /// The same into `out`, reusing its storage: no allocation after the first call (for loops that
+  /// read often).
+  void read(std::vector<Count>& out);
   /// The event set, with names updated by fallbacks (`cycles` -> `cycles:u`).
   const EventSet& events() const;
   /// How many file descriptors are open.

@@ -90,6 +90,7 @@ class Pmu {
   const std::vector<Alias>& aliases() const;
   /// Contents of `caps/<name>`, trimmed.
   std::optional<std::string> cap(std::string_view name) const;
+  /// caps/max_precise (0 when absent), read once.
   unsigned max_precise() const;
   const std::string& cpumask() const { return cpumask_; }
   const std::string& cpus() const { return cpus_; }
@@ -101,7 +102,8 @@ class Pmu {
   std::string name_, dir_, cpumask_, cpus_;
   std::uint32_t type_ = 0;
   bool core_ = false;
-  mutable std::once_flag formats_once_, aliases_once_, alias_names_once_;
+  mutable std::once_flag formats_once_, aliases_once_, alias_names_once_, precise_once_;
+  mutable unsigned max_precise_ = 0;
   mutable std::vector<Format> formats_;
   mutable std::vector<Alias> aliases_;
   mutable std::vector<std::string> alias_names_;  // event files, metadata excluded
@@ -129,14 +131,17 @@ class Machine {
   const Pmu* pmu(std::string_view name) const;
   /// All PMU names, sorted.
   const std::vector<std::string>& pmu_names() const;
-  /// The core PMUs (more than one: a hybrid machine).
-  std::vector<const Pmu*> core_pmus() const;
+  /// The core PMUs (more than one: a hybrid machine). Found once, then cached.
+  const std::vector<const Pmu*>& core_pmus() const;
   /// The tracefs `events` folder in use, empty when there is none.
   const std::string& tracefs_events() const;
   /// The named event `name` (case-insensitive) on `pmu`, from the first source that has it: its sysfs
   /// alias, an event-table entry that belongs to this PMU (REFERENCE.md section 5), libpfm4 (core
   /// PMUs; its encoding as config words). nullptr when none has it.
   const Alias* alias(const Pmu& pmu, std::string_view name) const;
+  /// The named event `name` on every PMU that has it (in PMU order), each from its first source: what
+  /// a bare name means. One table lookup for all PMUs.
+  std::vector<std::pair<const Pmu*, const Alias*>> aliases_named(std::string_view name) const;
   /// The event tables for this machine's CPU id, or nullptr when no events_dir or no model matches.
   /// Throws perfspec::Error for a malformed table or mapfile.
   const EventTables* tables() const;
@@ -150,16 +155,21 @@ class Machine {
                                                                std::string_view name_glob) const;
 
  private:
+  std::optional<std::uint64_t> read_tracepoint_id(std::string_view sys, std::string_view name) const;
   std::string root_, devices_;
   MachineOptions options_;
   mutable std::once_flag tables_once_;
   mutable std::shared_ptr<const EventTables> tables_;
   mutable std::string cpuid_;
   mutable std::map<std::string, std::unique_ptr<Alias>, std::less<>> pfm_aliases_;  // "pmu/name" -> alias
+  mutable std::map<std::string, std::vector<std::pair<const Pmu*, const Alias*>>, std::less<>> named_;  // lower-case
   mutable std::mutex mutex_;
   mutable std::map<std::string, std::unique_ptr<Pmu>, std::less<>> pmus_;
   mutable std::map<std::string, bool, std::less<>> absent_;
-  mutable std::once_flag names_once_, tracefs_once_;
+  mutable std::once_flag names_once_, tracefs_once_, cores_once_;
+  mutable std::vector<const Pmu*> cores_;
+  mutable std::map<std::string, std::optional<std::uint64_t>, std::less<>> tracepoint_ids_;  // "sys/name"
+  mutable std::map<std::string, std::vector<std::string>, std::less<>> tracefs_dirs_;        // listings
   mutable std::vector<std::string> names_;
   mutable std::string tracefs_;
 };

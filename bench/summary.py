@@ -1,0 +1,96 @@
+#!/usr/bin/env python3
+"""Summary of a bench/run.sh run: medians, ratios and the issue-6 targets (met / missed by how much)."""
+import json
+import sys
+
+out = sys.argv[1]
+bench = {}
+for b in json.load(open(f"{out}/bench.json"))["benchmarks"]:
+    if b.get("aggregate_name", "median") == "median":
+        bench[b["run_name"]] = b
+
+
+def ns(name):  # median CPU time (thread) per iteration, ns; robust to preemption by other work
+    b = bench[name]
+    scale = {"ns": 1, "us": 1e3, "ms": 1e6, "s": 1e9}[b["time_unit"]]
+    return b["cpu_time"] * scale
+
+
+def per_event(name):  # median ns per event
+    return bench[name]["per_event"] * 1e9
+
+
+def hf(path):
+    return {r["command"]: r for r in json.load(open(path))["results"]}
+
+
+def ms(r):
+    return r["median"] * 1e3
+
+
+def target(value, limit, unit, fmt="{:.0f}"):
+    if value <= limit:
+        return f"met ({fmt.format(value)} {unit} <= {fmt.format(limit)} {unit})"
+    return f"MISSED by {value / limit:.1f}x ({fmt.format(value)} {unit} vs {fmt.format(limit)} {unit})"
+
+
+rows = []
+def row(what, value="", note=""):
+    rows.append((what, value, note))
+
+print("\n== summary (medians; in-process figures are thread CPU time, whole-process are wall time)")
+row("-- parse + resolve over tests/fixtures/intel_skx; targets apply to warm (one Machine reused)")
+s = per_event("BM_Single_warm")
+p = per_event("BM_Peer_libpfm4_single")
+row("single `cpu/event=0x2,inv,ldlat=3/u`, warm", f"{s:.0f} ns/event",
+    "target <300 ns: " + target(s, 300, "ns"))
+row("  parse only", f"{per_event('BM_Single_parse_only'):.0f} ns")
+row("  resolve only (pre-parsed), warm", f"{per_event('BM_Single_resolve_only_warm'):.0f} ns",
+    f"user {bench['BM_Single_resolve_only_warm']['user_ns']:.0f} ns + sys {bench['BM_Single_resolve_only_warm']['sys_ns']:.0f} ns")
+row("single, cold (new Machine each time)", f"{per_event('BM_Single_cold'):.0f} ns/event")
+row("libpfm4 `skx::MEM_TRANS_RETIRED:LOAD_LATENCY:ldlat=3:i=1:u`", f"{p:.0f} ns/event",
+    f"perfspec/libpfm4 time ratio {s / p:.2f} ({'perfspec faster' if s < p else 'perfspec SLOWER'})")
+c = per_event("BM_Corpus_warm")
+cb = bench["BM_Corpus_warm"]
+row(f"mixed corpus ({int(cb['strings'])} strings, {int(cb['events'])} events, {int(cb['attrs'])} attrs), warm",
+    f"{c:.0f} ns/event", "target <1000 ns: " + target(c, 1000, "ns") +
+    f"; user {cb['user_ns']:.0f} ns + sys {cb['sys_ns']:.0f} ns")
+row("mixed corpus, cold", f"{per_event('BM_Corpus_cold'):.0f} ns/event")
+for kind in ("raw", "mixed"):
+    vals = {n: per_event(f"BM_Scaling_{kind}/{n}") for n in (1, 10, 100, 1000)}
+    row(f"scaling {kind}: 1/10/100/1000 events", " / ".join(f"{v:.0f}" for v in vals.values()) + " ns/event",
+        f"1000 vs 100: {vals[1000] / vals[100]:.2f}x per event" + (" (linear)" if vals[1000] / vals[100] < 1.25 else " (NOT linear)"))
+
+row("-- reading (Target::self_thread, software counters)")
+cs, cg, cl = ns("BM_Read_Counters_single"), ns("BM_Read_Counters_group8"), ns("BM_Read_Counters_lone8")
+ss, sg = ns("BM_Read_syscall_single"), ns("BM_Read_syscall_group8")
+row("Counters::read, 1 event (1 read(2))", f"{cs:.0f} ns")
+row("Counters::read, group of 8 (1 read(2))", f"{cg:.0f} ns",
+    f"vs single: {cg / cs:.2f}x; target <=1.5x: " + target(cg / cs, 1.5, "x", "{:.2f}"))
+row("Counters::read, 8 lone events (8 read(2))", f"{cl:.0f} ns", f"{cl / cg:.1f}x the group read")
+row("bare read(2), 1 event / group of 8", f"{ss:.0f} / {sg:.0f} ns",
+    f"kernel floor ratio {sg / ss:.2f}x; Counters overhead {cs - ss:+.0f} / {cg - sg:+.0f} ns")
+up, upg, chk = ns("BM_Read_Counters_single_userpage"), ns("BM_Read_Counters_group8_userpage"), ns("BM_UserPage_check")
+row("user_page=true, 1 event (falls back: index 0)", f"{up:.0f} ns", f"fallback cost {up - cs:+.0f} ns vs read(2) path")
+row("user_page=true, group of 8 (falls back)", f"{upg:.0f} ns", f"fallback cost {upg - cg:+.0f} ns")
+row("user-page seqlock check alone", f"{chk:.1f} ns", "index_nonzero=%d" % bench["BM_UserPage_check"]["index_nonzero"])
+
+row("-- whole process (hyperfine, median)")
+r = hf(f"{out}/resolve.json")
+st = hf(f"{out}/stat.json")
+row("`perfspec --version` (process floor)", f"{ms(r['version']):.2f} ms")
+row("`perfspec resolve` raw pmu/terms event", f"{ms(r['raw']):.2f} ms")
+row("`perfspec resolve` 100-event list", f"{ms(r['list100']):.2f} ms", f"{ms(r['list100']) / ms(r['raw']):.2f}x the raw event")
+row("`perfspec resolve` 1000-event list", f"{ms(r['list1000']):.2f} ms", f"{ms(r['list1000']) / ms(r['raw']):.2f}x the raw event")
+ps, pf = ms(st["perfspec"]), ms(st["perf"])
+row("`perfspec stat -e task-clock,page-faults -- true`", f"{ps:.2f} ms",
+    f"vs perf stat {pf:.2f} ms: {ps / pf:.2f}x; target <=1.0x: " + target(ps / pf, 1.0, "x", "{:.2f}"))
+rss = dict(l.split() for l in open(f"{out}/rss.txt"))
+row("peak RSS: resolve raw / resolve 1000 list", f"{int(rss['raw']) / 1024:.1f} / {int(rss['list1000']) / 1024:.1f} MiB")
+row("peak RSS: perfspec stat / perf stat", f"{int(rss['perfspec_stat']) / 1024:.1f} / {int(rss['perf_stat']) / 1024:.1f} MiB")
+row("named events vs libpfm4 (icelakex)", "TODO", "waits for issue 3 (JSON event tables)")
+
+w = max(len(a) for a, b, _ in rows if b)
+for a, b, n in rows:
+    print(a if b == "" and a.startswith("--") else f"{a:<{w}}  {b:>24}  {n}")
+print(open(f"{out}/machine.txt").read().rstrip())
