@@ -48,7 +48,7 @@ row("  parse only", f"{per_event('BM_Single_parse_only'):.0f} ns")
 row("  resolve only (pre-parsed), warm", f"{per_event('BM_Single_resolve_only_warm'):.0f} ns",
     f"user {bench['BM_Single_resolve_only_warm']['user_ns']:.0f} ns + sys {bench['BM_Single_resolve_only_warm']['sys_ns']:.0f} ns")
 row("single, cold (new Machine each time)", f"{per_event('BM_Single_cold'):.0f} ns/event")
-row("libpfm4 `skx::MEM_TRANS_RETIRED:LOAD_LATENCY:ldlat=3:i=1:u`", f"{p:.0f} ns/event",
+row("libpfm4 `icx::MEM_TRANS_RETIRED:LOAD_LATENCY:ldlat=3:i=1:u`", f"{p:.0f} ns/event",
     f"perfspec/libpfm4 time ratio {s / p:.2f} ({'perfspec faster' if s < p else 'perfspec SLOWER'})")
 c = per_event("BM_Corpus_warm")
 cb = bench["BM_Corpus_warm"]
@@ -88,7 +88,23 @@ row("`perfspec stat -e task-clock,page-faults -- true`", f"{ps:.2f} ms",
 rss = dict(l.split() for l in open(f"{out}/rss.txt"))
 row("peak RSS: resolve raw / resolve 1000 list", f"{int(rss['raw']) / 1024:.1f} / {int(rss['list1000']) / 1024:.1f} MiB")
 row("peak RSS: perfspec stat / perf stat", f"{int(rss['perfspec_stat']) / 1024:.1f} / {int(rss['perf_stat']) / 1024:.1f} MiB")
-row("named events vs libpfm4 (icelakex)", "TODO", "waits for issue 3 (JSON event tables)")
+if "BM_Named_warm" in bench and "BM_Peer_libpfm4_named" in bench:
+    nw, npf, nc = per_event("BM_Named_warm"), per_event("BM_Peer_libpfm4_named"), per_event("BM_Named_cold")
+    names = int(bench["BM_Peer_libpfm4_named"]["names"])
+    row(f"-- named events: icelakex table vs libpfm4 forced to icx ({names} names both know)")
+    row("perfspec, warm Machine", f"{nw:.0f} ns/event", f"libpfm4 {npf:.0f} ns/event: {npf / nw:.2f}x faster; "
+        "target >=10x: " + ("met" if npf / nw >= 10 else f"MISSED by {10 / (npf / nw):.1f}x"))
+    row("perfspec, new Machine per name (index opened each time)", f"{nc / 1000:.0f} us/event")
+try:
+    n = hf(f"{out}/named.json")
+    nm, rw = ms(n["named"]), ms(n["raw"])
+    row("`perfspec resolve` of one icelakex name, cold process", f"{nm:.2f} ms",
+        f"vs raw event {rw:.2f} ms: {nm / rw:.2f}x; targets <5 ms and <=2x: " +
+        ("met" if nm < 5 and nm / rw <= 2 else "MISSED"))
+    row("peak RSS: resolve with icelakex / list icelakex",
+        f"{int(rss['named_icelakex']) / 1024:.1f} / {int(rss['list_icelakex']) / 1024:.1f} MiB")
+except (FileNotFoundError, KeyError):
+    row("named events, whole process", "n/a", "no shared tables beside the repository")
 
 w = max(len(a) for a, b, _ in rows if b)
 for a, b, n in rows:

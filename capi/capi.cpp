@@ -1,0 +1,184 @@
+// The C API (include/perfspec/perfspec.h) over the C++ library: no exception crosses it.
+#include "perfspec/perfspec.h"
+
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <memory>
+#include <new>
+#include <string>
+
+#include "perfspec/perfspec.hpp"
+
+struct perfspec_machine {
+  std::unique_ptr<perfspec::spec::Machine> machine;
+};
+struct perfspec_event_set {
+  perfspec::EventSet set;
+};
+struct perfspec_counters {
+  perfspec::runtime::Counters counters;
+  std::vector<perfspec::runtime::Count> last;
+};
+
+namespace {
+
+thread_local std::string last_message, last_rendered;
+thread_local long last_offset = -1;
+
+int fail(int code, std::string message, std::string rendered = {}, long offset = -1) {
+  last_message = std::move(message);
+  last_rendered = rendered.empty() ? last_message + "\n" : std::move(rendered);
+  last_offset = offset;
+  return code;
+}
+
+// Run `f`, turning every exception into an error code and a message.
+template <typename F>
+int guarded(F&& f, std::string_view text = {}) {
+  try {
+    f();
+    last_message.clear();
+    last_rendered.clear();
+    last_offset = -1;
+    return PERFSPEC_OK;
+  } catch (const perfspec::Error& e) {
+    return fail(PERFSPEC_E_INVALID, e.message(), perfspec::render(e, text),
+                e.positioned() ? static_cast<long>(e.span().begin) : -1);
+  } catch (const std::bad_alloc&) {
+    return fail(PERFSPEC_E_SYSTEM, "out of memory");
+  } catch (const std::exception& e) {
+    return fail(PERFSPEC_E_INTERNAL, std::string("internal error: ") + e.what());
+  } catch (...) {
+    return fail(PERFSPEC_E_INTERNAL, "internal error");
+  }
+}
+
+char* copy(const std::string& s) {
+  char* out = static_cast<char*>(std::malloc(s.size() + 1));
+  if (out) std::memcpy(out, s.c_str(), s.size() + 1);
+  return out;
+}
+
+}  // namespace
+
+extern "C" {
+
+const char* perfspec_last_error(void) { return last_message.c_str(); }
+const char* perfspec_last_error_rendered(void) { return last_rendered.c_str(); }
+long perfspec_last_error_offset(void) { return last_offset; }
+
+perfspec_machine* perfspec_machine_new(const char* sysfs_root, const char* events_dir, const char* cpuid) {
+  perfspec_machine* out = nullptr;
+  guarded([&] {
+    perfspec::spec::MachineOptions o;
+    if (events_dir) o.events_dir = events_dir;
+    if (cpuid) o.cpuid = cpuid;
+    auto m = std::make_unique<perfspec_machine>();
+    m->machine = std::make_unique<perfspec::spec::Machine>(sysfs_root ? sysfs_root : "/sys", o);
+    out = m.release();
+  });
+  return out;
+}
+
+void perfspec_machine_free(perfspec_machine* machine) { delete machine; }
+
+int perfspec_resolve(const perfspec_machine* machine, const char* text, perfspec_event_set** out) {
+  if (!machine || !text || !out) return fail(PERFSPEC_E_INVALID, "perfspec_resolve: a NULL argument");
+  *out = nullptr;
+  return guarded(
+      [&] {
+        auto s = std::make_unique<perfspec_event_set>();
+        s->set = perfspec::resolve(text, *machine->machine);
+        *out = s.release();
+      },
+      text);
+}
+
+void perfspec_event_set_free(perfspec_event_set* set) { delete set; }
+
+size_t perfspec_event_set_size(const perfspec_event_set* set) { return set ? set->set.events.size() : 0; }
+
+const char* perfspec_event_name(const perfspec_event_set* set, size_t i) {
+  return set && i < set->set.events.size() ? set->set.events[i].name.c_str() : nullptr;
+}
+
+const char* perfspec_event_pmu(const perfspec_event_set* set, size_t i) {
+  return set && i < set->set.events.size() ? set->set.events[i].pmu.c_str() : nullptr;
+}
+
+size_t perfspec_event_leader(const perfspec_event_set* set, size_t i) {
+  return set && i < set->set.events.size() ? set->set.events[i].leader : static_cast<size_t>(-1);
+}
+
+int perfspec_event_field(const perfspec_event_set* set, size_t i, const char* field, uint64_t* value) {
+  if (!set || !field || !value || i >= set->set.events.size())
+    return fail(PERFSPEC_E_INVALID, "perfspec_event_field: a NULL argument or an index out of range");
+  const perfspec::AttrField* f = perfspec::find_attr_field(field);
+  if (!f) return fail(PERFSPEC_E_INVALID, std::string("unknown attr field '") + field + "'");
+  *value = f->get(set->set.events[i].attr);
+  return PERFSPEC_OK;
+}
+
+char* perfspec_event_set_json(const perfspec_event_set* set) {
+  char* out = nullptr;
+  if (!set) return nullptr;
+  guarded([&] { out = copy(perfspec::to_json(set->set)); });
+  return out;
+}
+
+void perfspec_string_free(char* s) { std::free(s); }
+
+char* perfspec_canonical(const char* text) {
+  char* out = nullptr;
+  if (!text) return nullptr;
+  guarded([&] { out = copy(perfspec::to_string(perfspec::parse(text))); }, text);
+  return out;
+}
+
+int perfspec_open(const perfspec_event_set* set, int pid, perfspec_counters** out) {
+  if (!set || !out || pid < 0) return fail(PERFSPEC_E_INVALID, "perfspec_open: a NULL argument or a negative pid");
+  *out = nullptr;
+  return guarded([&] {
+    auto target = pid == 0 ? perfspec::runtime::Target::self_thread() : perfspec::runtime::Target::process(pid);
+    auto c = std::unique_ptr<perfspec_counters>(
+        new perfspec_counters{perfspec::runtime::Counters::open(set->set, target), {}});
+    *out = c.release();
+  });
+}
+
+void perfspec_counters_free(perfspec_counters* counters) { delete counters; }
+
+int perfspec_enable(perfspec_counters* c) {
+  return c ? guarded([&] { c->counters.enable(); }) : fail(PERFSPEC_E_INVALID, "perfspec_enable: NULL");
+}
+int perfspec_disable(perfspec_counters* c) {
+  return c ? guarded([&] { c->counters.disable(); }) : fail(PERFSPEC_E_INVALID, "perfspec_disable: NULL");
+}
+int perfspec_reset(perfspec_counters* c) {
+  return c ? guarded([&] { c->counters.reset(); }) : fail(PERFSPEC_E_INVALID, "perfspec_reset: NULL");
+}
+
+int perfspec_read(perfspec_counters* c, perfspec_count* counts, size_t n) {
+  if (!c || !counts) return fail(PERFSPEC_E_INVALID, "perfspec_read: a NULL argument");
+  return guarded([&] {
+    c->counters.read(c->last);
+    if (n < c->last.size()) throw perfspec::Error("perfspec_read: the counts array is smaller than the event set");
+    for (size_t i = 0; i < c->last.size(); ++i) {
+      const auto& k = c->last[i];
+      perfspec_count& o = counts[i];
+      o.state = k.state == perfspec::runtime::Count::State::counted       ? PERFSPEC_COUNTED
+                : k.state == perfspec::runtime::Count::State::not_counted ? PERFSPEC_NOT_COUNTED
+                                                                          : PERFSPEC_NOT_SUPPORTED;
+      o.error = k.failure ? k.failure->error : 0;
+      o.raw = k.raw;
+      o.time_enabled = k.time_enabled;
+      o.time_running = k.time_running;
+      o.scaled = k.scaled();
+      o.error_name = k.failure ? k.failure->name.c_str() : "";
+      o.hint = k.failure ? k.failure->hint.c_str() : "";
+    }
+  });
+}
+
+}  // extern "C"

@@ -1,0 +1,85 @@
+/* perfspec C API: parse, resolve, open, read and print Linux perf event strings.
+ *
+ * Opaque handles; every function that can fail returns 0 on success or a negative PERFSPEC_E_*
+ * code, and perfspec_last_error() describes the failure of the calling thread's last call (with the
+ * byte offset of the offending text for event-string errors). No C++ exception crosses this API.
+ *
+ *   perfspec_machine *m = perfspec_machine_new("/sys", NULL, NULL);
+ *   perfspec_event_set *set;
+ *   if (perfspec_resolve(m, "{cycles,instructions}:u", &set) != 0)
+ *     fprintf(stderr, "%s", perfspec_last_error_rendered());
+ */
+#ifndef PERFSPEC_PERFSPEC_H
+#define PERFSPEC_PERFSPEC_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+enum {
+  PERFSPEC_OK = 0,
+  PERFSPEC_E_INVALID = -1,   /* bad event string, bad sysfs or table file, bad argument */
+  PERFSPEC_E_SYSTEM = -2,    /* a system call failed (see perfspec_last_error) */
+  PERFSPEC_E_INTERNAL = -3,  /* a bug in perfspec */
+};
+
+typedef struct perfspec_machine perfspec_machine;
+typedef struct perfspec_event_set perfspec_event_set;
+typedef struct perfspec_counters perfspec_counters;
+
+/* The calling thread's last error: the message, the rendered perf-style diagnostic (input, caret,
+ * message), and the byte offset in the event string (-1 when the error is not about one). */
+const char *perfspec_last_error(void);
+const char *perfspec_last_error_rendered(void);
+long perfspec_last_error_offset(void);
+
+/* A machine description: a sysfs root ("/sys", a fixture or a snapshot), optional perf-format JSON
+ * tables and CPU id (NULL: none / this machine's). NULL on error. Safe to share between threads. */
+perfspec_machine *perfspec_machine_new(const char *sysfs_root, const char *events_dir, const char *cpuid);
+void perfspec_machine_free(perfspec_machine *machine);
+
+/* Parse and resolve an event list. On success *out owns the result. */
+int perfspec_resolve(const perfspec_machine *machine, const char *text, perfspec_event_set **out);
+void perfspec_event_set_free(perfspec_event_set *set);
+size_t perfspec_event_set_size(const perfspec_event_set *set);
+/* Event i: its display name, PMU, group leader index; NULL / (size_t)-1 when i is out of range. */
+const char *perfspec_event_name(const perfspec_event_set *set, size_t i);
+const char *perfspec_event_pmu(const perfspec_event_set *set, size_t i);
+size_t perfspec_event_leader(const perfspec_event_set *set, size_t i);
+/* A perf_event_attr field of event i by its kernel name ("config", "bp_addr", "exclude_kernel"). */
+int perfspec_event_field(const perfspec_event_set *set, size_t i, const char *field, uint64_t *value);
+/* The whole set as `perfspec resolve --format json` prints it; free with perfspec_string_free. */
+char *perfspec_event_set_json(const perfspec_event_set *set);
+void perfspec_string_free(char *s);
+/* The canonical event string of a parsed list (parses back to the same tree); free with
+ * perfspec_string_free. NULL on a syntax error. */
+char *perfspec_canonical(const char *text);
+
+/* Open the set for the calling thread (pid 0) or a process (pid > 0); events that cannot be opened
+ * are reported by perfspec_read, not here. */
+int perfspec_open(const perfspec_event_set *set, int pid, perfspec_counters **out);
+void perfspec_counters_free(perfspec_counters *counters);
+int perfspec_enable(perfspec_counters *counters);
+int perfspec_disable(perfspec_counters *counters);
+int perfspec_reset(perfspec_counters *counters);
+
+enum { PERFSPEC_COUNTED = 0, PERFSPEC_NOT_COUNTED = 1, PERFSPEC_NOT_SUPPORTED = 2 };
+typedef struct perfspec_count {
+  int state;              /* PERFSPEC_COUNTED, _NOT_COUNTED (never ran), _NOT_SUPPORTED (see errno) */
+  int error;              /* errno of a failed open, 0 otherwise */
+  uint64_t raw, time_enabled, time_running;
+  double scaled;          /* raw * time_enabled / time_running */
+  const char *error_name; /* "ENOENT", or "" */
+  const char *hint;       /* what to do about error, or "" (valid until the next perfspec_read) */
+} perfspec_count;
+/* Read every event: `counts` must have room for perfspec_event_set_size() entries. */
+int perfspec_read(perfspec_counters *counters, perfspec_count *counts, size_t n);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* PERFSPEC_PERFSPEC_H */
