@@ -46,6 +46,18 @@ std::uint64_t read_cycles() { return 0; }
 constexpr bool supported = false;
 #endif
 
+// The read side of the page's seqlock, as the kernel's own user-space readers do it: on x86 (TSO) a
+// compiler barrier, on arm64 a load-load barrier.
+inline void read_barrier() {
+#if defined(__x86_64__)
+  asm volatile("" ::: "memory");
+#elif defined(__aarch64__)
+  asm volatile("dmb ishld" ::: "memory");
+#else
+  __atomic_thread_fence(__ATOMIC_ACQUIRE);
+#endif
+}
+
 }  // namespace
 
 std::optional<UserRead> read_mapped_page(const void* mapped) {
@@ -54,7 +66,7 @@ std::optional<UserRead> read_mapped_page(const void* mapped) {
   auto load = [pg] {
     UserPage p;
     p.lock = pg->lock;
-    __atomic_thread_fence(__ATOMIC_ACQUIRE);
+    read_barrier();
     p.index = pg->index;
     p.offset = pg->offset;
     p.time_enabled = pg->time_enabled;
@@ -67,7 +79,7 @@ std::optional<UserRead> read_mapped_page(const void* mapped) {
     p.time_shift = pg->time_shift;
     p.time_mult = pg->time_mult;
     p.time_offset = pg->time_offset;
-    __atomic_thread_fence(__ATOMIC_ACQUIRE);
+    read_barrier();
     return p;
   };
   return read_user_page(load, read_pmc, read_cycles);
