@@ -261,6 +261,10 @@ Decoded decode(const Attr& a, const spec::Machine& m) {
   return finish(fmt::format("{}/{}/", pmu->name(), fmt::join(fterms, ",")), true);
 }
 
+std::string to_string(const ResolvedEvent& event, const spec::Machine& machine) {
+  return decode(event.attr, machine).event;
+}
+
 std::vector<Attr> parse_perf_attr_text(std::string_view text) {
   std::vector<Attr> out;
   std::istringstream in{std::string(text)};

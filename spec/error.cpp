@@ -20,8 +20,9 @@ std::string render(const Error& error, std::string_view input, const Origin& ori
   std::size_t at = std::min<std::size_t>(error.span().begin, input.size());
   if (!origin.file.empty()) {
     // Offsets are bytes into the string as the host format delivered it (escapes already removed);
-    // for a string written on one line, its first character sits at origin.column.
-    out += fmt::format("{}:{}:{}: error: {}\n", origin.file, origin.line, origin.column + at, error.message());
+    // Origin::column_of maps them back to the file.
+    out += fmt::format("{}:{}:{}: error: {}\n", origin.file, origin.line,
+                       origin.column_of(static_cast<std::uint32_t>(at)), error.message());
   }
   std::size_t first = 0;
   std::string shown(input);

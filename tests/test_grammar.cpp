@@ -211,3 +211,25 @@ TEST_CASE("long inputs are shown in a window around the error") {
   auto first_line = err.substr(0, err.find('\n'));
   CHECK(first_line[caret] == ';');
 }
+
+TEST_CASE("origins: diagnostics point into the user's file, escapes included") {
+  std::string text = "cycles,cpu/umsk=1/";
+  perfspec::Error e("unknown term 'umsk' for pmu 'cpu'", perfspec::Span{11, 15});
+  CHECK(perfspec::render(e, text, perfspec::Origin{"bench.toml", 12, 9}).starts_with(
+      "bench.toml:12:20: error: unknown term 'umsk' for pmu 'cpu'\n"
+      "event syntax error: 'cycles,cpu/umsk=1/'\n"
+      "                                \\___ unknown term"));
+  // In the file: events = "cpu/name=\"x\",umsk=1/" -- the string perfspec sees has the escapes removed.
+  // File columns of its bytes: 'c' at 11; the two quotes were two bytes each in the file.
+  std::string unescaped = "cpu/name=\"x\",umsk=1/";
+  perfspec::Origin origin{"bench.toml", 3, 11, {}};
+  std::uint32_t col = 11;
+  for (char c : unescaped) {
+    origin.columns.push_back(col);
+    col += c == '"' ? 2 : 1;
+  }
+  perfspec::Error e2("unknown term 'umsk' for pmu 'cpu'", perfspec::Span{13, 17});
+  CHECK(perfspec::render(e2, unescaped, origin).starts_with("bench.toml:3:26: error:"));
+  CHECK(origin.column_of(0) == 11);
+  CHECK(origin.column_of(30) == 11 + 21 + 2 + 30 - 21);  // past the end: one column per byte
+}

@@ -59,14 +59,20 @@ struct AttrField {
 };
 
 /// All fields in kernel order.
+///
+/// Example: `for (const auto& f : attr_fields()) std::printf("%s=%llu\n", f.name.data(), (unsigned long long)f.get(attr));`
 std::span<const AttrField> attr_fields();
 
 /// Field by kernel name or union alias (`bp_addr` finds config1); nullptr when unknown.
+///
+/// Example: `find_attr_field("bp_addr")->set(attr, 0x1000);  // config1`
 const AttrField* find_attr_field(std::string_view name);
 
 /// Bit-flag words spelled as perf prints them (`sample_type` 0x104 -> `TID|PERIOD`); unnamed bits
 /// follow as hex. Returns an empty string for fields that are not bit sets (everything but
 /// sample_type and read_format) and for 0.
+///
+/// Example: `flag_names("read_format", 0xf) == "TOTAL_TIME_ENABLED|TOTAL_TIME_RUNNING|ID|GROUP"`.
 std::string flag_names(std::string_view field, std::uint64_t value);
 
 }  // namespace perfspec

@@ -40,8 +40,12 @@ struct ListFilter {
 /// Every named event of the machine that passes the filter: built-in symbols and cache events, sysfs
 /// aliases, the JSON tables of its CPU id (with descriptions), tracepoints when asked. Sorted by
 /// source, PMU, name. Throws perfspec::Error for malformed sysfs or tables.
+///
+/// Example: `list_events(machine, {.pattern = "*l1_miss", .source = "json"})`
 std::vector<ListedEvent> list_events(const Machine& machine, const ListFilter& filter);
 /// The PMUs, sorted, with their formats.
+///
+/// Example: `for (const auto& p : list_pmus(machine, {})) std::printf("%s %u\n", p.name.c_str(), p.type);`
 std::vector<ListedPmu> list_pmus(const Machine& machine, const ListFilter& filter);
 
 struct SnapshotOptions {
@@ -54,6 +58,8 @@ struct SnapshotReport {
 /// Copy the PMU description under `root` (type, format/, events/ with metadata, caps/, cpumask,
 /// cpus of every PMU; tracepoint ids optionally) and the CPU id into the folder `out`, so that
 /// `--sysfs out` resolves as on this machine. `out` must not exist or be empty.
+///
+/// Example: `snapshot(spec::Machine{}, "/tmp/this-machine", {.tracepoints = true});`
 SnapshotReport snapshot(const Machine& machine, const std::string& out, const SnapshotOptions& options);
 
 }  // namespace perfspec::spec

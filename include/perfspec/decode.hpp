@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "perfspec/attr.hpp"
+#include "perfspec/event_set.hpp"
 #include "perfspec/spec.hpp"
 
 namespace perfspec {
@@ -23,6 +24,12 @@ struct Decoded {
 /// Example: `decode({.type = 4, .config = 0x8d1}, machine).event == "mem_load_retired.l1_miss"` with
 /// the skylakex table; `cpu/event=0xd1,umask=0x8/` without it.
 Decoded decode(const Attr& attr, const spec::Machine& machine);
+
+/// The canonical event string of a resolved event: `decode(event.attr, machine).event`, which
+/// resolves back to the same type, config words, flags and period.
+///
+/// Example: `to_string(resolve("cpu/event=0xcd,umask=1,ldlat=3/", m).events[0], m) == "mem-loads"`.
+std::string to_string(const ResolvedEvent& event, const spec::Machine& machine);
 
 /// Parse `perf stat -vv` text (`perf_event_attr:` blocks of `field  value` lines) into attrs.
 std::vector<Attr> parse_perf_attr_text(std::string_view text);

@@ -15,8 +15,12 @@ struct ErrnoFact {
 };
 
 /// The fact for an errno perf_event_open(2) documents, or nullptr.
+///
+/// Example: `errno_fact(ENOSPC)->meaning` says there are more breakpoints than debug registers.
 const ErrnoFact* errno_fact(int code);
 /// "EACCES", or "errno 123" for one the table does not know.
+///
+/// Example: `errno_name(EACCES) == "EACCES"`.
 std::string errno_name(int code);
 
 /// What was being opened when the error came back; everything a hint depends on.
@@ -35,9 +39,13 @@ struct OpenContext {
 };
 
 /// A concrete, actionable hint for `code` in `context` (never empty).
+///
+/// Example: for EACCES with paranoid 2 and a kernel-counting event: add ':u' or use CAP_PERFMON.
 std::string errno_hint(int code, const OpenContext& context);
 
 /// /proc/sys/kernel/perf_event_paranoid, nullopt when unreadable.
+///
+/// Example: `read_paranoid().value_or(2)`
 std::optional<int> read_paranoid(const std::string& path = "/proc/sys/kernel/perf_event_paranoid");
 
 }  // namespace perfspec::spec

@@ -5,6 +5,7 @@
 #include <stdexcept>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace perfspec {
 
@@ -16,11 +17,27 @@ struct Span {
 };
 
 /// Where an event string came from, so diagnostics can point into the user's file.
-/// Example: `Origin{"bench.toml", 12, 9}` for a string whose first character is at line 12, column 9.
+///
+/// Offsets in errors are bytes of the string perfspec was given. When the string sits in the file as
+/// written, its byte k is at `column + k` of `line`. When the host format removed escapes first (TOML
+/// `"cpu/name=\"x\"/"` is 2 bytes longer in the file than the string), pass `columns`: the file
+/// column of each byte of the string, so byte k is at `columns[k]`.
+///
+/// Example: `Origin{"bench.toml", 12, 9}` for a string whose first character is at line 12, column 9;
+/// `render(e, text, origin)` then starts with `bench.toml:12:9+offset: error: ...`.
 struct Origin {
+  Origin() = default;
+  Origin(std::string file_, std::uint32_t line_, std::uint32_t column_, std::vector<std::uint32_t> columns_ = {})
+      : file(std::move(file_)), line(line_), column(column_), columns(std::move(columns_)) {}
   std::string file;        ///< empty: the string came from the command line
   std::uint32_t line = 0;  ///< 1-based; 0 when unknown
   std::uint32_t column = 0;
+  std::vector<std::uint32_t> columns;  ///< optional: file column of each byte of the string
+  /// The file column of byte `offset` of the string.
+  std::uint32_t column_of(std::uint32_t offset) const {
+    if (!columns.empty()) return offset < columns.size() ? columns[offset] : columns.back() + (offset - static_cast<std::uint32_t>(columns.size()) + 1);
+    return column + offset;
+  }
 };
 
 /// The one error type for bad user input (event strings) and bad machine descriptions (sysfs files).

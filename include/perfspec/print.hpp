@@ -10,10 +10,14 @@
 namespace perfspec {
 
 /// One block per event in the style of `perf stat -vv`: field name, value, zero fields omitted.
+///
+/// Example: `std::cout << perfspec::to_text(perfspec::resolve("cycles:u", machine));`
 std::string to_text(const EventSet& set);
 
 /// `{"events":[{"name":..., "pmu":..., "group":G, "leader":L, "scale":..., "unit":..., "attr":{...}}]}`;
 /// `attr` lists every field of the attr table (union members under each of their names).
+///
+/// Example: `auto json = perfspec::to_json(set, 2);  // pretty, two-space indent`
 std::string to_json(const EventSet& set, int indent = -1);
 
 /// What a `stat` run counted, besides the counts themselves.
@@ -32,22 +36,34 @@ struct DisplayValue {
   std::string unit;
   bool integral = true;
 };
+///
+/// Example: for `power/energy-pkg/` with 4294967296 raw, `{1.0, "Joules", false}`.
 DisplayValue display_value(const ResolvedEvent& event, const runtime::Count& count);
 
 /// A `perf stat`-like table: value, unit, name, running % when multiplexed, and for events that
 /// could not be counted `<not supported>` / `<not counted>` with the errno and what to do.
+///
+/// Example: `std::fputs(perfspec::stat_text(counters.events(), counters.read(), {"'ls'", 0.5}).c_str(), stderr);`
 std::string stat_text(const EventSet& set, const std::vector<runtime::Count>& counts, const StatRun& run);
 /// One line per event: value,unit,event,time_enabled,time_running,running_percent,state,errno
 /// (RFC 4180 quoting; event names may hold commas). Interval mode prefixes the interval end.
+///
+/// Example line: `84,,"a,b",200,100,50.00,counted,`
 std::string stat_csv(const EventSet& set, const std::vector<runtime::Count>& counts, const StatRun& run);
 /// One JSON object (one line) per run or interval.
+///
+/// Example: `{"target":"'true'","elapsed_seconds":0.002,"counts":[{"event":"task-clock",...}]}`
 std::string stat_json(const EventSet& set, const std::vector<runtime::Count>& counts, const StatRun& run);
 
 /// `perfspec list` for a terminal `width` columns wide: PMUs (when given), then events grouped by
 /// source and PMU, each with its encoding, unit, and its description wrapped below it.
+///
+/// Example: `list_text({}, spec::list_events(machine, {.pattern = "l1d"}), 100)`
 std::string list_text(const std::vector<spec::ListedPmu>& pmus, const std::vector<spec::ListedEvent>& events,
                       std::size_t width = 100);
 /// `{"pmus":[...],"events":[{"name","pmu","encoding","description","topic","unit","scale","source"}]}`
+///
+/// Example: `list_json(spec::list_pmus(machine, {}), spec::list_events(machine, {}))`
 std::string list_json(const std::vector<spec::ListedPmu>& pmus, const std::vector<spec::ListedEvent>& events);
 
 }  // namespace perfspec

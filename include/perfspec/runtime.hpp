@@ -147,6 +147,8 @@ struct Count {
 };
 
 /// Scaling arithmetic on its own (exact in 128 bits before the division).
+///
+/// Example: `scale_count(1000, 100, 50) == 2000.0` (the event ran half of the time).
 double scale_count(std::uint64_t raw, std::uint64_t enabled, std::uint64_t running);
 
 /// An open event set. Owns every file descriptor; nothing leaks on any path, exceptions included.
@@ -154,6 +156,14 @@ class Counters {
  public:
   /// Open `set` for `target`. Events that cannot be opened are reported in their Count, never thrown:
   /// the others still count. Throws perfspec::Error only for a target that cannot be used at all.
+  ///
+  /// Example:
+  /// ```
+  /// auto counters = runtime::Counters::open(resolve("task-clock,page-faults", machine),
+  ///                                          runtime::Target::self_thread());
+  /// counters.enable(); work(); counters.disable();
+  /// for (const auto& c : counters.read()) std::printf("%.0f\n", c.scaled());
+  /// ```
   static Counters open(const EventSet& set, const Target& target, const OpenOptions& options = {},
                        Syscalls& sys = system_calls());
   Counters(Counters&&) noexcept;

@@ -38,6 +38,8 @@ struct Format {
 
 /// Parse the contents of a format file (`config1:0,2,4,6,8,20-28`, trailing newline optional).
 /// Throws perfspec::Error (unpositioned) whose message says what is wrong; callers add the file name.
+///
+/// Example: `parse_format("event", "config:0-7,32-35\n").scatter(0xABC) == 0xA000000BC`
 Format parse_format(std::string_view name, std::string_view text);
 
 /// Where a named event comes from, in lookup priority order.
@@ -63,6 +65,8 @@ class EventTables;
 
 /// perf's PMU name rule (pmu.c): `uncore_imc` names `uncore_imc_0`, `uncore_imc_1`, ... (a suffix of
 /// `_` and hex digits); a leading `uncore_` may be left out; glob characters go through fnmatch.
+///
+/// Example: `pmu_name_matches("imc", "uncore_imc_3")` is true; `pmu_name_matches("uncore_imc", "uncore_imc_free_running_0")` false.
 bool pmu_name_matches(std::string_view pattern, std::string_view name);
 
 /// Where named events come from besides sysfs.
@@ -72,6 +76,8 @@ struct MachineOptions {
   std::string cache_dir;   ///< see EventTables::Options
   bool libpfm4 = true;     ///< ask libpfm4 (when built in) for names sysfs and the tables lack
   /// events_dir from $PERFSPEC_EVENTS_DIR and cpuid from $PERFSPEC_CPUID (then $PERF_CPUID).
+  ///
+  /// Example: `spec::Machine machine{"/sys", spec::MachineOptions::from_environment()};`
   static MachineOptions from_environment();
 };
 
@@ -120,6 +126,7 @@ class Pmu {
 /// shared between threads.
 class Machine {
  public:
+  /// Example: `spec::Machine snapshot{"target-machine/", {.events_dir = "pmu-events/x86"}};`
   explicit Machine(std::string sysfs_root = "/sys", MachineOptions options = {});
   ~Machine();
   Machine(const Machine&) = delete;
@@ -128,6 +135,8 @@ class Machine {
   const std::string& root() const { return root_; }
   /// The PMU with exactly this name, or nullptr when there is none. Throws perfspec::Error naming the
   /// file when the PMU exists but its `type` is unreadable or not a number.
+  ///
+  /// Example: `if (auto* cpu = machine.pmu("cpu")) std::printf("%u\n", cpu->type());`
   const Pmu* pmu(std::string_view name) const;
   /// All PMU names, sorted.
   const std::vector<std::string>& pmu_names() const;
@@ -138,6 +147,8 @@ class Machine {
   /// The named event `name` (case-insensitive) on `pmu`, from the first source that has it: its sysfs
   /// alias, an event-table entry that belongs to this PMU (REFERENCE.md section 5), libpfm4 (core
   /// PMUs; its encoding as config words). nullptr when none has it.
+  ///
+  /// Example: `machine.alias(*machine.pmu("cpu"), "MEM-LOADS")->terms == "event=0xcd,umask=0x1,ldlat=3"`
   const Alias* alias(const Pmu& pmu, std::string_view name) const;
   /// The named event `name` on every PMU that has it (in PMU order), each from its first source: what
   /// a bare name means. One table lookup for all PMUs.
@@ -149,6 +160,8 @@ class Machine {
   const std::string& cpuid() const;
   const MachineOptions& options() const { return options_; }
   /// Tracepoint id of `sys:name`; nullopt when absent.
+  ///
+  /// Example: `machine.tracepoint_id("sched", "sched_switch")` is the id perf puts in config.
   std::optional<std::uint64_t> tracepoint_id(std::string_view sys, std::string_view name) const;
   /// `sys:name` pairs matching glob patterns, sorted.
   std::vector<std::pair<std::string, std::string>> tracepoints(std::string_view sys_glob,
@@ -175,6 +188,8 @@ class Machine {
 };
 
 /// True when `name` is safe to use as one path component below a sysfs root (no `/`, NUL, `.`, `..`).
+///
+/// Example: `safe_component("uncore_imc_0")` is true, `safe_component("../etc")` false.
 bool safe_component(std::string_view name);
 
 }  // namespace perfspec::spec

@@ -29,14 +29,20 @@ std::string detect_cpuid(const std::string& cpuinfo = "/proc/cpuinfo",
 
 /// Whether a mapfile CPU-id regex (POSIX extended, as perf's) names `cpuid`. As perf does, a regex
 /// without a stepping matches a full id whatever its stepping.
+///
+/// Example: `cpuid_matches("GenuineIntel-6-6[AC]", "GenuineIntel-6-6A-6")` is true.
 bool cpuid_matches(std::string_view pattern, std::string_view cpuid);
 
 /// The model folder of `dir/mapfile.csv` for `cpuid` (first matching `core` line), or nullopt.
 /// Throws perfspec::Error naming the file when mapfile.csv is missing or malformed.
+///
+/// Example: `find_model("pmu-events/x86", "GenuineIntel-6-55-4") == "skylakex"`.
 std::optional<std::string> find_model(const std::string& dir, const std::string& cpuid);
 
 /// The PMU a table's `Unit` names (REFERENCE.md section 5, perf's jevents): `imc` -> `uncore_imc`,
 /// `L3PMC` -> `amd_l3`, `DFPMC` -> `amd_df`, `cpu_core` as named; "" for no unit (the core PMU).
+///
+/// Example: `table_unit_pmu("iMC") == "uncore_imc"`.
 std::string table_unit_pmu(std::string_view unit);
 
 /// The events of one CPU model.
@@ -50,6 +56,8 @@ class EventTables {
   /// The events of `model` under `dir`. Uses the compiled index when it is current (it records the
   /// names, sizes and times of the JSON files it was built from), else parses the JSON and writes the
   /// index. Throws perfspec::Error naming the file and entry of a malformed table.
+  ///
+  /// Example: `EventTables::load("pmu-events/x86", "icelakex", {})->find("inst_retired.any")`
   static std::shared_ptr<const EventTables> load(const std::string& dir, const std::string& model,
                                                   const Options& options);
   /// Parse every JSON file of the model (descriptions included), without the index: for listings.
@@ -87,6 +95,8 @@ struct TableFields {
   std::string event_code, umask, counter_mask, invert, edge_detect, any_thread, sample_after_value,
       msr_index, msr_value, filter, config_code, ext_sel, port_mask, fc_mask;
 };
+///
+/// Example: EventCode "0xd1", UMask "0x8", SampleAfterValue "100003" give `event=0xd1,period=100003,umask=0x8`.
 std::string table_terms(const TableFields& fields);
 
 }  // namespace perfspec::spec

@@ -157,5 +157,15 @@ err=$("$bin" snapshot --sysfs "$fixtures/hybrid_adl" "$snap" 2>&1); status=$?
 expect snapshot-exists [ "$status" = 1 ]
 rm -rf "$(dirname "$snap")"
 
+# ---- bash completion ----
+complete_words() {  # complete_words CWORD WORD...
+  PATH=$(dirname "$bin"):$PATH bash -c 'source "$1"; shift; COMP_CWORD=$1; shift; COMP_WORDS=("$@"); _perfspec; echo "${COMPREPLY[*]}"' \
+    _ "$here/../../completions/perfspec.bash" "$@"
+}
+expect completion-subcommand [ "$(complete_words 1 perfspec res)" = "resolve" ]
+expect completion-event [ "$(complete_words 3 perfspec stat -e task-cl)" = "task-clock" ]
+expect completion-list-item [ "$(complete_words 2 perfspec resolve cycles,page-fa)" = "cycles,page-faults" ]
+expect completion-option grep -qw -- "--events-dir" <<<"$(complete_words 2 perfspec list --ev)"
+
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]
