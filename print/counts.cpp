@@ -165,7 +165,7 @@ std::string stat_json(const EventSet& set, const std::vector<Count>& counts, con
     arr.push_back(std::move(x));
   }
   j["counts"] = std::move(arr);
-  return j.dump() + "\n";
+  return j.dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace) + "\n";
 }
 
 }  // namespace perfspec

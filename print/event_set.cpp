@@ -76,7 +76,7 @@ std::string to_json(const EventSet& set, int indent) {
   }
   nlohmann::ordered_json root;
   root["events"] = std::move(events);
-  return root.dump(indent);
+  return root.dump(indent, ' ', false, nlohmann::ordered_json::error_handler_t::replace);
 }
 
 }  // namespace perfspec

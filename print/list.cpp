@@ -70,7 +70,7 @@ std::string list_json(const std::vector<spec::ListedPmu>& pmus, const std::vecto
                   {"deprecated", e.deprecated}});
   j["pmus"] = std::move(ps);
   j["events"] = std::move(es);
-  return j.dump() + "\n";
+  return j.dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace) + "\n";
 }
 
 }  // namespace perfspec

@@ -167,11 +167,7 @@ Decoded decode(const Attr& a, const spec::Machine& m) {
       if (a.sample_period == 1) terms.clear();
       std::string base = fmt::format("mem:{:#x}/{}", a.config1, a.config2);
       if (!access.empty()) base += ":" + access;
-      if (!mods.empty()) {
-        base = with_terms(base, terms, false) + ":" + mods;
-        d.event = base;
-        return d;
-      }
+      if (a.config || a.config3) d.notes.push_back("a breakpoint's config and config3 cannot be written in an event string");
       return finish(base, false);
     }
     default: break;

@@ -383,6 +383,8 @@ std::vector<TableEvent> parse_model(const std::vector<fs::path>& files, bool des
       doc = nlohmann::json::parse(text);
     } catch (const nlohmann::json::parse_error& e) {
       throw Error(fmt::format("events table '{}': invalid JSON at byte {}", path.string(), e.byte));
+    } catch (const nlohmann::json::exception& e) {  // e.g. a number out of range (1e400)
+      throw Error(fmt::format("events table '{}': invalid JSON: {}", path.string(), e.what()));
     }
     if (!doc.is_array()) throw Error(fmt::format("events table '{}': expected a JSON array of events", path.string()));
     std::string topic = path.stem().string();
@@ -465,9 +467,9 @@ std::shared_ptr<const EventTables> EventTables::load(const std::string& dir, con
       if (ix->map != MAP_FAILED) {
         std::string_view all(static_cast<const char*>(ix->map), ix->size);
         std::string header = fmt::format("{}\n{}\n", index_magic, sig);
-        if (all.starts_with(header) && all.ends_with('\n')) {
+        if (all.starts_with(header) && (all.size() == header.size() || all.ends_with('\n'))) {
           ix->body = all.substr(header.size());
-          ix->body.remove_suffix(1);  // the last newline
+          if (!ix->body.empty()) ix->body.remove_suffix(1);  // the last newline (an empty table has none)
           if (!ix->body.empty()) {
             ix->lines.push_back(0);
             for (const char* p = ix->body.data(); (p = static_cast<const char*>(

@@ -235,3 +235,19 @@ TEST_CASE("perf stat -vv text parses into attrs") {
   CHECK(attrs[0].config2 == 4);
   CHECK(attrs[0].sample_type == 0);  // names, not numbers: left alone
 }
+
+TEST_CASE("fuzzer regression: a breakpoint with modifiers and config3 decodes to something that resolves") {
+  spec::Machine skx(test::fixture("intel_skx"), test::no_libpfm4());
+  Attr a;
+  a.type = 5;
+  a.config1 = 0x1000;
+  a.config2 = 4;
+  a.bp_type = 2;
+  a.exclude_kernel = a.exclude_hv = 1;
+  CHECK(decode(a, skx).event == "mem:0x1000/4:w:u");
+  a.config3 = 1;
+  Decoded d = decode(a, skx);
+  CHECK(std::find(d.notes.begin(), d.notes.end(), "a breakpoint's config and config3 cannot be written in an event string") !=
+        d.notes.end());
+  CHECK_NOTHROW(resolve(d.event, skx));
+}

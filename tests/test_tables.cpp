@@ -305,3 +305,27 @@ TEST_CASE("list: every source, filters, exact text") {
   REQUIRE(pmus.size() == 1);
   CHECK(pmus[0].formats == std::vector<std::string>{"event=config:0-7"});
 }
+
+TEST_CASE("fuzzer regressions: empty table index, huge numbers, invalid UTF-8 names") {
+  TableTree t;
+  t.tree.write("events/testmodel/cache.json", "[]");
+  t.tree.write("events/testmodel/uncore-memory.json", "[]");
+  spec::EventTables::Options o{t.cache()};
+  CHECK(spec::EventTables::load(t.dir(), "testmodel", o)->events().empty());
+  auto again = spec::EventTables::load(t.dir(), "testmodel", o);  // from the (empty) index
+  CHECK(again->from_index());
+  CHECK(again->find("anything").empty());
+  CHECK(again->names().empty());
+  t.tree.write("events/testmodel/cache.json", "[{\"EventName\": \"A\", \"EventCode\": 1e400}]");
+  CHECK_THROWS_WITH(spec::EventTables::load(t.dir(), "testmodel", {"none"}), doctest::Contains("invalid JSON"));
+  // A sysfs alias whose name is not UTF-8 lists as JSON with a replacement character.
+  test::TempTree tree;
+  tree.pmu("cpu", 4);
+  tree.write("bus/event_source/devices/cpu/events/\xff", "event=0x1\n");
+  spec::Machine m(tree.root(), test::no_libpfm4());
+  spec::ListFilter f;
+  f.source = "sysfs";
+  std::string json;
+  CHECK_NOTHROW(json = list_json({}, spec::list_events(m, f)));
+  CHECK(json.find("\xEF\xBF\xBD") != std::string::npos);
+}

@@ -35,6 +35,8 @@ std::vector<Attr> read_input(std::istream& in) {
       doc = nlohmann::json::parse(text);
     } catch (const nlohmann::json::parse_error& e) {
       throw Error(fmt::format("stdin: invalid JSON at byte {}", e.byte));
+    } catch (const nlohmann::json::exception& e) {
+      throw Error(fmt::format("stdin: invalid JSON: {}", e.what()));
     }
     const nlohmann::json* events = doc.is_object() && doc.contains("events") ? &doc["events"] : &doc;
     if (!events->is_array()) throw Error("stdin: expected {\"events\":[...]} as 'perfspec resolve --format json' prints");
@@ -46,7 +48,7 @@ std::vector<Attr> read_input(std::istream& in) {
         auto it = attr.find(std::string(f.name));
         if (it == attr.end()) continue;
         if (!it->is_number_integer()) throw Error(fmt::format("stdin: attr field '{}' is not an integer", f.name));
-        f.set(a, it->get<std::uint64_t>());
+        f.set(a, it->is_number_unsigned() ? it->get<std::uint64_t>() : static_cast<std::uint64_t>(it->get<std::int64_t>()));
       }
       out.push_back(a);
     }
@@ -84,7 +86,7 @@ int run_decode(const DecodeOptions& o) {
     for (const auto& l : d.leftovers) std::fprintf(stderr, "note: %s\n", l.c_str());
     for (const auto& n : d.notes) std::fprintf(stderr, "note: %s\n", n.c_str());
   }
-  if (o.format == "json") std::printf("%s\n", all.dump().c_str());
+  if (o.format == "json") std::printf("%s\n", all.dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace).c_str());
   return 0;
 }
 
