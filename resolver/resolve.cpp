@@ -524,8 +524,10 @@ std::vector<ResolvedEvent> Resolver::resolve_named(const ast::Event& ev) {
 
 std::vector<ResolvedEvent> Resolver::resolve_pmu_form(const ast::Event& ev) {
   if (const Pmu* pmu = machine_.pmu(ev.name)) return on_pmu(ev, *pmu);
+  // Folders without a readable `type` are not PMUs.
   auto matches = machine_.pmu_names() |
                  ranges::views::filter([&](const std::string& n) { return spec::pmu_name_matches(ev.name, n); }) |
+                 ranges::views::filter([&](const std::string& n) { return machine_.pmu(n) != nullptr; }) |
                  ranges::to<std::vector<std::string>>();
   if (matches.empty()) {
     throw Error(fmt::format("unknown PMU '{}'", ev.name), ev.name_span,

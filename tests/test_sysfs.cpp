@@ -128,3 +128,22 @@ TEST_CASE("a malformed .scale file is an error, not a silent 1.0") {
   CHECK(test::error_of("power/energy-pkg/", machine).find("energy-pkg.scale' holds 'lots', not a number") !=
         std::string::npos);
 }
+
+TEST_CASE("hostile trees: symlink loops, empty and non-numeric files, folders in place of files") {
+  test::TempTree tree;
+  tree.pmu("cpu", 4);
+  tree.write("bus/event_source/devices/cpu/format/event", "config:0-7\n");
+  std::filesystem::create_directory_symlink(".", tree.root() + "/bus/event_source/devices/cpu/events");  // a loop
+  tree.write("bus/event_source/devices/empty/type", "");
+  tree.write("bus/event_source/devices/folder/type/x", "1");  // `type` is a folder
+  tree.pmu("nulls", 30);
+  tree.write("bus/event_source/devices/nulls/format/event", std::string("config:0-7\0junk", 15));
+  Machine m(tree.root(), test::no_libpfm4());
+  CHECK(test::error_of("cpu/event=1/", m).empty());       // the loop is only listed, never followed down
+  CHECK(test::error_of("cpu/nonesuch/", m).find("unknown term 'nonesuch'") != std::string::npos);
+  CHECK(test::error_of("empty/event=1/", m).find("holds '', not a PMU type number") != std::string::npos);
+  CHECK(test::error_of("folder/event=1/", m).find("unknown PMU 'folder'") != std::string::npos);
+  CHECK(test::error_of("nulls/event=1/", m).find("invalid format") != std::string::npos);
+  CHECK(test::error_of("'/etc/passwd'", m).find("expected an event") != std::string::npos);
+  CHECK(test::error_of("../../etc/event=1/", m).find("expected") != std::string::npos);
+}
