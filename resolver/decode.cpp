@@ -285,9 +285,11 @@ std::vector<Attr> parse_perf_attr_text(std::string_view text) {
     std::string_view key = l.substr(0, gap), value = l.substr(gap);
     while (!value.empty() && value.front() == ' ') value.remove_prefix(1);
     while (!value.empty() && (value.back() == ' ' || value.back() == '\r')) value.remove_suffix(1);
-    if (key.starts_with("{ ")) {  // a union: "{ bp_addr, config1 }" -> config1 (the last name)
-      auto comma = key.rfind(',');
-      key = key.substr(comma + 2, key.size() - comma - 4);
+    if (key.starts_with("{") && key.ends_with("}")) {  // a union: "{ bp_addr, config1 }" -> config1 (the last name)
+      key = key.substr(1, key.size() - 2);
+      if (auto comma = key.rfind(','); comma != std::string_view::npos) key = key.substr(comma + 1);
+      while (!key.empty() && key.front() == ' ') key.remove_prefix(1);
+      while (!key.empty() && key.back() == ' ') key.remove_suffix(1);
     }
     const AttrField* f = find_attr_field(key);
     if (!f) continue;

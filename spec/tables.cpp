@@ -374,6 +374,11 @@ void parse_scale_unit(const std::string& text, Alias& a) {
   a.unit = std::string(io::trim(std::string_view(end)));
 }
 
+// Control characters have no place in names, terms or units, and would break the index's lines.
+bool has_control(std::string_view s) {
+  return std::any_of(s.begin(), s.end(), [](char c) { return static_cast<unsigned char>(c) < 0x20 || c == 0x7f; });
+}
+
 std::vector<TableEvent> parse_model(const std::vector<fs::path>& files, bool descriptions) {
   std::vector<TableEvent> out;
   for (const auto& path : files) {
@@ -388,6 +393,7 @@ std::vector<TableEvent> parse_model(const std::vector<fs::path>& files, bool des
     }
     if (!doc.is_array()) throw Error(fmt::format("events table '{}': expected a JSON array of events", path.string()));
     std::string topic = path.stem().string();
+    if (has_control(topic)) throw Error(fmt::format("events table '{}': the file name has control characters", path.string()));
     for (std::size_t i = 0; i < doc.size(); ++i) {
       const auto& entry = doc[i];
       std::string where = fmt::format("events table '{}': entry {}", path.string(), i);
@@ -414,20 +420,24 @@ std::vector<TableEvent> parse_model(const std::vector<fs::path>& files, bool des
       f.port_mask = field(entry, "PortMask", where);
       f.fc_mask = field(entry, "FCMask", where);
       if (f.event_code.empty() && f.config_code.empty()) throw Error(fmt::format("{}: no EventCode or ConfigCode", where));
+      if (has_control(f.filter)) throw Error(fmt::format("{}: Filter has control characters", where));
       TableEvent ev;
       try {
         ev.alias.terms = table_terms(f);
       } catch (const Error& e) {
         throw Error(fmt::format("{}: {}", where, e.message()));
       }
-      if (name.find_first_of(",/{}:= \t") != std::string::npos)
+      if (name.find_first_of(",/{}:= \t") != std::string::npos || has_control(name))
         throw Error(fmt::format("{}: the name cannot be written in an event string", where));
       ev.alias.name = name;
       ev.alias.source = Source::json;
       ev.alias.origin = path.filename().string();
       ev.pmu = table_unit_pmu(field(entry, "Unit", where));
       ev.topic = topic;
-      if (auto su = field(entry, "ScaleUnit", where); !su.empty()) parse_scale_unit(su, ev.alias);
+      if (auto su = field(entry, "ScaleUnit", where); !su.empty()) {
+        if (has_control(su)) throw Error(fmt::format("{}: ScaleUnit has control characters", where));
+        parse_scale_unit(su, ev.alias);
+      }
       ev.alias.per_pkg = field(entry, "PerPkg", where) == "1";
       ev.deprecated = field(entry, "Deprecated", where) == "1";
       if (descriptions) ev.description = field(entry, "BriefDescription", where);

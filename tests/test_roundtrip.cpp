@@ -234,6 +234,10 @@ TEST_CASE("perf stat -vv text parses into attrs") {
   CHECK(attrs[0].config1 == 0x1000);
   CHECK(attrs[0].config2 == 4);
   CHECK(attrs[0].sample_type == 0);  // names, not numbers: left alone
+  // Malformed union keys (a fuzzer's find) are skipped, not a crash.
+  auto odd = parse_perf_attr_text("perf_event_attr:\n  { x  5\n  {}  7\n  { , config1 }  0x9\n");
+  REQUIRE(odd.size() == 1);
+  CHECK(odd[0].config1 == 9);
 }
 
 TEST_CASE("fuzzer regression: a breakpoint with modifiers and config3 decodes to something that resolves") {

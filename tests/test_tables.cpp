@@ -318,6 +318,12 @@ TEST_CASE("fuzzer regressions: empty table index, huge numbers, invalid UTF-8 na
   CHECK(again->names().empty());
   t.tree.write("events/testmodel/cache.json", "[{\"EventName\": \"A\", \"EventCode\": 1e400}]");
   CHECK_THROWS_WITH(spec::EventTables::load(t.dir(), "testmodel", {"none"}), doctest::Contains("invalid JSON"));
+  // Control characters would break the index's lines: the entry is refused, naming it.
+  t.tree.write("events/testmodel/cache.json", "[{\"EventName\": \"A\\nB\", \"EventCode\": \"1\"}]");
+  CHECK_THROWS_WITH(spec::EventTables::load(t.dir(), "testmodel", {"none"}),
+                    doctest::Contains("the name cannot be written in an event string"));
+  t.tree.write("events/testmodel/cache.json", "[{\"EventName\": \"A\", \"EventCode\": \"1\", \"ScaleUnit\": \"1\\tMiB\"}]");
+  CHECK_THROWS_WITH(spec::EventTables::load(t.dir(), "testmodel", {"none"}), doctest::Contains("ScaleUnit has control characters"));
   // A sysfs alias whose name is not UTF-8 lists as JSON with a replacement character.
   test::TempTree tree;
   tree.pmu("cpu", 4);
