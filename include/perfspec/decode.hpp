@@ -32,6 +32,8 @@ Decoded decode(const Attr& attr, const spec::Machine& machine);
 std::string to_string(const ResolvedEvent& event, const spec::Machine& machine);
 
 /// Parse `perf stat -vv` text (`perf_event_attr:` blocks of `field  value` lines) into attrs.
+///
+/// Example: `for (auto& a : parse_perf_attr_text(perf_output)) std::puts(decode(a, machine).event.c_str());`
 std::vector<Attr> parse_perf_attr_text(std::string_view text);
 
 }  // namespace perfspec

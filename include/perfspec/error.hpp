@@ -42,6 +42,12 @@ struct Origin {
 
 /// The one error type for bad user input (event strings) and bad machine descriptions (sysfs files).
 /// `span` is meaningful when `positioned` is true.
+///
+/// Example:
+/// ```
+/// try { resolve(text, machine); }
+/// catch (const perfspec::Error& e) { std::cerr << e.message() << " at " << e.span().begin << '\n' << e.help(); }
+/// ```
 class Error : public std::runtime_error {
  public:
   Error(std::string message, Span span, std::string help = {})
@@ -68,6 +74,8 @@ class Error : public std::runtime_error {
 /// ```
 /// followed by a `help:` line when the error has one. With an origin, a first line
 /// `bench.toml:12:13: error: ...` names the file position of the offending character.
+///
+/// Example: `std::fputs(perfspec::render(e, text).c_str(), stderr);`
 std::string render(const Error& error, std::string_view input, const Origin& origin = {});
 
 }  // namespace perfspec

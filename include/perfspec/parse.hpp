@@ -22,6 +22,7 @@ ast::EventList parse(std::string_view text);
 ///
 /// Example: `to_string(parse("{ cycles , cpu/event=60,inv/u }"))` is `{cycles,cpu/event=0x3c,inv/u}`.
 std::string to_string(const ast::EventList& list);
+/// One event of a tree. Example: `to_string(parse("mem:4096:w").items[0].events[0]) == "mem:0x1000:w"`.
 std::string to_string(const ast::Event& event);
 
 }  // namespace perfspec

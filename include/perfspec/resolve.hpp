@@ -19,6 +19,8 @@ namespace perfspec {
 EventSet resolve(const ast::EventList& list, const spec::Machine& machine);
 
 /// parse + resolve.
+///
+/// Example: `auto set = perfspec::resolve("{cycles,instructions}:u", machine);`
 EventSet resolve(std::string_view text, const spec::Machine& machine);
 
 }  // namespace perfspec

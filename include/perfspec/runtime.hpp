@@ -13,6 +13,16 @@ namespace perfspec::runtime {
 
 /// The system calls the runtime makes. One small interface, so tests inject any errno without a
 /// special kernel. Every call returns -errno on failure.
+///
+/// Example: a test double that refuses every open with EACCES:
+/// ```
+/// struct Refuse : runtime::Syscalls {
+///   int perf_event_open(const Attr&, int, int, int, unsigned long) override { return -EACCES; }
+///   ...  // read, ioctl, close, mmap, munmap forward to runtime::system_calls()
+/// };
+/// Refuse sys;
+/// auto counters = runtime::Counters::open(set, runtime::Target::self_thread(), {}, sys);
+/// ```
 class Syscalls {
  public:
   virtual ~Syscalls() = default;
@@ -28,9 +38,13 @@ class Syscalls {
 };
 
 /// The real system calls.
+///
+/// Example: `runtime::system_calls().close(fd);`
 Syscalls& system_calls();
 
 /// An owned file descriptor: closed exactly once, through the Syscalls that opened it.
+///
+/// Example: `runtime::Fd fd(runtime::system_calls(), raw_fd);  // closed when fd goes out of scope`
 class Fd {
  public:
   Fd() = default;
@@ -53,6 +67,9 @@ class Fd {
 class Command;
 
 /// What to count.
+///
+/// Example: `Target::self_thread()`, `Target::process(1234)`, `Target::system_wide({0, 1})`,
+/// `Target::command(cmd)`.
 struct Target {
   enum class Kind { self, process, cpus };
   Kind kind = Kind::self;
@@ -132,6 +149,8 @@ struct Failure {
 };
 
 /// One event's numbers. `not_supported` and `not_counted` are states, never a silent 0.
+///
+/// Example: `if (c.state == Count::State::counted) std::printf("%.0f (%.0f%% running)\n", c.scaled(), 100 * c.running_fraction());`
 struct Count {
   enum class State { counted, not_counted, not_supported };
   State state = State::not_supported;
@@ -152,6 +171,8 @@ struct Count {
 double scale_count(std::uint64_t raw, std::uint64_t enabled, std::uint64_t running);
 
 /// An open event set. Owns every file descriptor; nothing leaks on any path, exceptions included.
+///
+/// Example: `counters.enable(); work(); counters.disable(); auto counts = counters.read(); counters.reset();`
 class Counters {
  public:
   /// Open `set` for `target`. Events that cannot be opened are reported in their Count, never thrown:

@@ -20,6 +20,9 @@ struct BitRange {
 };
 
 /// A `format/<term>` file: which bits of which config word a term occupies.
+///
+/// Example: for `config:0-7,32-35`, `width() == 12`, `mask() == 0xf000000ff`, `max_value() == 4095`,
+/// `scatter(0xABC) == 0xA000000BC` and `gather(0xA000000BC) == 0xABC`.
 struct Format {
   std::string name;
   unsigned word = 0;  ///< 0 = config, 1 = config1, 2 = config2, 3 = config3
@@ -44,6 +47,7 @@ Format parse_format(std::string_view name, std::string_view text);
 
 /// Where a named event comes from, in lookup priority order.
 enum class Source { sysfs, json, libpfm4, builtin };
+/// Example: `source_name(Source::json) == "json"`.
 std::string_view source_name(Source source);
 
 /// A named event: a sysfs alias (`events/<name>` with its metadata files) or an event-table entry.
@@ -82,6 +86,16 @@ struct MachineOptions {
 };
 
 /// One PMU under `<root>/bus/event_source/devices/<name>`. Formats and aliases load on first use.
+///
+/// Example:
+/// ```
+/// const spec::Pmu* cpu = machine.pmu("cpu");
+/// cpu->type();                  // 4
+/// cpu->format("umask")->mask(); // 0xff00
+/// cpu->alias("mem-loads")->terms;  // "event=0xcd,umask=0x1,ldlat=3"
+/// cpu->max_precise();           // 3, from caps/max_precise
+/// cpu->is_core();               // true
+/// ```
 class Pmu {
  public:
   const std::string& name() const { return name_; }
@@ -122,7 +136,7 @@ class Pmu {
 };
 
 /// The PMU description of one machine, rooted at a sysfs folder (`/sys` by default, or a fixture or
-/// snapshot tree). Immutable from the outside; lazily loaded parts are guarded, so one Machine may be
+/// snapshot tree). Example: `spec::Machine m; for (auto& n : m.pmu_names()) std::puts(n.c_str());` Immutable from the outside; lazily loaded parts are guarded, so one Machine may be
 /// shared between threads.
 class Machine {
  public:

@@ -24,6 +24,7 @@ struct TableEvent {
 
 /// This machine's CPU id in perf's form: `GenuineIntel-6-55-4` (vendor, family, model in hex,
 /// stepping in hex) on x86, the MIDR (`0x00000000410fd0c0`) on arm64; empty when unknown.
+/// Example: `detect_cpuid()` is `GenuineIntel-6-A7-1` on the development VM.
 std::string detect_cpuid(const std::string& cpuinfo = "/proc/cpuinfo",
                          const std::string& midr = "/sys/devices/system/cpu/cpu0/regs/identification/midr_el1");
 
@@ -46,6 +47,13 @@ std::optional<std::string> find_model(const std::string& dir, const std::string&
 std::string table_unit_pmu(std::string_view unit);
 
 /// The events of one CPU model.
+///
+/// Example:
+/// ```
+/// auto t = spec::EventTables::load("pmu-events/x86", "skylakex", {});
+/// t->find("MEM_LOAD_RETIRED.L1_MISS")[0]->alias.terms;  // "event=0xd1,period=100003,umask=0x8"
+/// t->names().size();                                     // every name, for suggestions
+/// ```
 class EventTables {
  public:
   struct Options {
