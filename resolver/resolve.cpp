@@ -107,10 +107,18 @@ unsigned edit_distance(std::string_view a, std::string_view b) {
   return prev[b.size()];
 }
 
+// Names longer than any real event name get no suggestions: edit distance is quadratic, and a 100 KB
+// string against thousands of table names would take seconds (found by fuzzing).
+constexpr std::size_t max_suggest_length = 128;
+
 std::string suggest(std::string_view name, const std::vector<std::string>& candidates) {
   std::vector<std::pair<unsigned, std::string>> scored;
+  if (name.size() > max_suggest_length) return {};
   unsigned limit = std::max<unsigned>(2, static_cast<unsigned>(name.size() / 3));
   for (const auto& c : candidates) {
+    // The distance is at least the difference in length: skip what cannot be close.
+    std::size_t diff = c.size() > name.size() ? c.size() - name.size() : name.size() - c.size();
+    if (diff > limit) continue;
     unsigned d = edit_distance(name, c);
     if (d <= limit) scored.emplace_back(d, c);
   }
@@ -519,7 +527,8 @@ std::vector<ResolvedEvent> Resolver::resolve_named(const ast::Event& ev) {
   if (machine_.pmu(n))
     throw Error(fmt::format("'{}' is a PMU, not an event", n), ev.name_span,
                 fmt::format("write '{}/.../' with terms, e.g. '{}/config=0x1/'", n, n));
-  throw Error(fmt::format("unknown event '{}'", n), ev.name_span, suggest(n, name_candidates()));
+  throw Error(fmt::format("unknown event '{}'", n), ev.name_span,
+              n.size() > max_suggest_length ? std::string{} : suggest(n, name_candidates()));
 }
 
 std::vector<ResolvedEvent> Resolver::resolve_pmu_form(const ast::Event& ev) {

@@ -432,7 +432,9 @@ std::vector<TableEvent> parse_model(const std::vector<fs::path>& files, bool des
       ev.alias.name = name;
       ev.alias.source = Source::json;
       ev.alias.origin = path.filename().string();
-      ev.pmu = table_unit_pmu(field(entry, "Unit", where));
+      std::string unit = field(entry, "Unit", where);
+      if (has_control(unit)) throw Error(fmt::format("{}: Unit has control characters", where));
+      ev.pmu = table_unit_pmu(unit);
       ev.topic = topic;
       if (auto su = field(entry, "ScaleUnit", where); !su.empty()) {
         if (has_control(su)) throw Error(fmt::format("{}: ScaleUnit has control characters", where));

@@ -1,5 +1,7 @@
 #include <doctest/doctest.h>
 
+#include <chrono>
+
 #include "perfspec/perfspec.hpp"
 #include "tests/support.hpp"
 
@@ -318,4 +320,27 @@ TEST_CASE("ARM: core PMU aliases and formats") {
   CHECK(one("arm_spe_0/ts_enable,load_filter,min_latency=20/", arm()) ==
         "type=11 config=0x200000001 config2=0x14");
   CHECK(one("cycles", arm()) == "type=0");
+}
+
+TEST_CASE("super-linear inputs stay fast (generous bounds; found by fuzzing)") {
+  auto ms = [](auto&& f) {
+    auto t0 = std::chrono::steady_clock::now();
+    f();
+    return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+  };
+  std::string huge(100000, 'a');
+  CHECK(ms([&] { test::error_of(huge, skx()); }) < 2000);                      // no suggestions for it
+  CHECK(ms([&] { test::error_of("cpu/event=" + huge + "/", skx()); }) < 2000);
+  std::string many;
+  for (int i = 0; i < 10000; ++i) many += fmt::format("{}cpu/event={}/", i ? "," : "", i % 256);
+  CHECK(ms([&] { CHECK(perfspec::resolve(many, skx()).events.size() == 10000); }) < 5000);
+  std::string braces(10000, '{');
+  CHECK(ms([&] { CHECK_FALSE(test::error_of(braces, skx()).empty()); }) < 2000);
+  std::string group = "{";
+  for (int i = 0; i < 1000; ++i) group += fmt::format("{}cpu/event={}/", i ? "," : "", i % 256);
+  group += "}:W";
+  CHECK(ms([&] { CHECK(perfspec::resolve(group, skx()).groups.size() == 1); }) < 2000);
+  std::string glob = "sched:";
+  for (int i = 0; i < 60; ++i) glob += "*?";
+  CHECK(ms([&] { test::error_of(glob, skx()); }) < 2000);
 }

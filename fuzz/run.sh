@@ -1,0 +1,95 @@
+#!/usr/bin/env bash
+# Build the libFuzzer targets (build-fuzz/, Debug, clang, ASan+UBSan) and fuzz each for SECONDS.
+#
+#   fuzz/run.sh [SECONDS]           fuzz every target for SECONDS (default 60); fail on any crash, leak,
+#                                   timeout or out-of-memory, whose input is copied to fuzz/regressions/<target>/
+#   fuzz/run.sh --replay            run every target once over fuzz/regressions/<target>/ (CI, after fixes)
+#   FUZZ_TARGETS="events json" ...  only these targets (default: events format alias json decode)
+#
+# New corpus units go to build-fuzz/fuzz/work/<target>/ (the seeds in fuzz/corpus/ are only read),
+# logs to build-fuzz/fuzz/logs/<target>.log. Options of the targets (environment): PERFSPEC_FUZZ_EVENTS_DIR
+# (vendor tables for the events and decode targets; slow: suggestions for unknown names scan every
+# table name), PERFSPEC_FUZZ_REUSE=1 (events: one Machine per tree per process), PERFSPEC_FUZZ_LIBPFM4=1,
+# PERFSPEC_FUZZ_DECODE_ORACLE=0 (decode).
+set -uo pipefail
+
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+BUILD=$ROOT/build-fuzz
+TARGETS=${FUZZ_TARGETS:-events format alias json decode}
+MODE=fuzz
+SECS=60
+case "${1:-}" in
+  --replay) MODE=replay ;;
+  "") ;;
+  *[!0-9]*) echo "usage: fuzz/run.sh [SECONDS] | --replay" >&2; exit 2 ;;
+  *) SECS=$1 ;;
+esac
+
+# clang and libFuzzer (Debian: clang ships libclang_rt.fuzzer*.a with the default clang).
+if ! command -v clang++ >/dev/null || ! echo 'extern "C" int LLVMFuzzerTestOneInput(const char*, unsigned long) { return 0; }' |
+     clang++ -x c++ -fsanitize=fuzzer - -o /dev/null 2>/dev/null; then
+  SUDO=; [ "$(id -u)" -ne 0 ] && SUDO=sudo
+  $SUDO apt-get install -y clang || { echo "fuzz/run.sh: cannot install clang" >&2; exit 2; }
+fi
+
+cmake -S "$ROOT" -B "$BUILD" -DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_COMPILER=clang++ -DPERFSPEC_FUZZ=ON \
+      -DBUILD_TESTING=OFF >/dev/null || exit 2
+cmake --build "$BUILD" -j2 --target $(for t in $TARGETS; do printf 'fuzz_%s ' "$t"; done) || exit 2
+
+dict_for() {
+  case $1 in
+    events|alias) echo "$ROOT/fuzz/events.dict" ;;
+    decode) echo "$ROOT/fuzz/decode.dict" ;;
+    *) echo "$ROOT/fuzz/$1.dict" ;;
+  esac
+}
+
+export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:detect_stack_use_after_return=1:strict_string_checks=1}
+export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
+
+failed=()
+mkdir -p "$BUILD/fuzz/logs"
+for t in $TARGETS; do
+  bin=$BUILD/fuzz/fuzz_$t
+  log=$BUILD/fuzz/logs/$t.log
+  if [ "$MODE" = replay ]; then
+    # Each input alone, so that every failing one is named.
+    n=0; bad=0; : >"$log"
+    for f in "$ROOT"/fuzz/regressions/"$t"/*; do
+      [ -f "$f" ] || continue
+      n=$((n + 1))
+      if ! "$bin" -timeout=5 -rss_limit_mb=2048 "$f" >>"$log" 2>&1; then
+        echo "$t: FAILS on fuzz/regressions/$t/$(basename "$f")"; bad=$((bad + 1))
+      fi
+    done
+    if [ $bad -eq 0 ]; then echo "$t: $n regression inputs pass"; else failed+=("$t"); fi
+    continue
+  fi
+  work=$BUILD/fuzz/work/$t
+  artifacts=$BUILD/fuzz/artifacts/$t
+  mkdir -p "$work" "$artifacts"
+  find "$artifacts" -type f -delete
+  echo "== $t: ${SECS}s"
+  "$bin" -max_total_time="$SECS" -max_len=4096 -timeout=5 -rss_limit_mb=2048 -dict="$(dict_for "$t")" \
+         -artifact_prefix="$artifacts/" -print_final_stats=1 "$work" "$ROOT/fuzz/corpus/$t" >"$log" 2>&1
+  rc=$?
+  execs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -1)
+  found=$(find "$artifacts" -type f \( -name 'crash-*' -o -name 'leak-*' -o -name 'timeout-*' -o -name 'oom-*' \))
+  if [ $rc -ne 0 ] || [ -n "$found" ]; then
+    mkdir -p "$ROOT/fuzz/regressions/$t"
+    for f in $found; do cp "$f" "$ROOT/fuzz/regressions/$t/"; done
+    echo "$t: FAILED (exit $rc) after ${execs:-?} runs; inputs copied to fuzz/regressions/$t/:"
+    for f in $found; do echo "  $(basename "$f")"; done
+    grep -m1 -E 'ERROR: (AddressSanitizer|LeakSanitizer|libFuzzer)|runtime error|SUMMARY' "$log" | sed 's/^/  /'
+    echo "  log: $log"
+    failed+=("$t")
+  else
+    echo "$t: ok, ${execs:-?} runs, corpus $(ls "$work" | wc -l) new units"
+  fi
+done
+
+if [ ${#failed[@]} -ne 0 ]; then
+  echo "fuzz/run.sh: failed: ${failed[*]}"
+  exit 1
+fi
+echo "fuzz/run.sh: all targets passed"
