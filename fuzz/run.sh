@@ -29,7 +29,7 @@ esac
 if ! command -v clang++ >/dev/null || ! echo 'extern "C" int LLVMFuzzerTestOneInput(const char*, unsigned long) { return 0; }' |
      clang++ -x c++ -fsanitize=fuzzer - -o /dev/null 2>/dev/null; then
   SUDO=; [ "$(id -u)" -ne 0 ] && SUDO=sudo
-  $SUDO apt-get install -y clang || { echo "fuzz/run.sh: cannot install clang" >&2; exit 2; }
+  { $SUDO apt-get update -qq && $SUDO apt-get install -y -qq clang >/dev/null; } || { echo "fuzz/run.sh: cannot install clang" >&2; exit 2; }
 fi
 
 cmake -S "$ROOT" -B "$BUILD" -DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_COMPILER=clang++ -DPERFSPEC_FUZZ=ON \
