@@ -80,15 +80,15 @@ bool looks_numeric(std::string_view t) {
 // every other letter at most once.
 void check_modifiers(std::string_view letters, Span span) {
   constexpr std::string_view allowed = "ukhIGHpPSDWebR";
-  int count[128] = {};
+  int count[256] = {};
   for (std::size_t i = 0; i < letters.size(); ++i) {
     char c = letters[i];
     Span at{span.begin + static_cast<std::uint32_t>(i), span.begin + static_cast<std::uint32_t>(i) + 1};
     if (allowed.find(c) == std::string_view::npos)
       throw Error(fmt::format("invalid modifier '{}'", c), at, "modifiers are letters from 'ukhIGHpPSDWebR'");
-    ++count[static_cast<unsigned char>(c)];
-    if (c == 'p' && count['p'] > 3) throw Error("too many 'p' modifiers: precise level is at most 3 (ppp)", at);
-    if (c != 'p' && count[static_cast<unsigned char>(c)] > 1)
+    int seen = ++count[static_cast<unsigned char>(c)];
+    if (c == 'p' && seen > 3) throw Error("too many 'p' modifiers: precise level is at most 3 (ppp)", at);
+    if (c != 'p' && seen > 1)
       throw Error(fmt::format("Duplicate modifier '{}'", c), at);
   }
   if (letters.size() > 16) throw Error("too many modifiers (at most 16)", span);
