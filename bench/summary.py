@@ -72,6 +72,10 @@ row("bare read(2), 1 event / group of 8", f"{ss:.0f} / {sg:.0f} ns",
     f"kernel floor ratio {sg / ss:.2f}x; Counters overhead {cs - ss:+.0f} / {cg - sg:+.0f} ns")
 up, upg, chk = ns("BM_Read_Counters_single_userpage"), ns("BM_Read_Counters_group8_userpage"), ns("BM_UserPage_check")
 row("user_page=true, 1 event (falls back: index 0)", f"{up:.0f} ns", f"fallback cost {up - cs:+.0f} ns vs read(2) path")
+if "BM_Read_Counters_group8_reuse" in bench:
+    rs, rg = ns("BM_Read_Counters_single_reuse"), ns("BM_Read_Counters_group8_reuse")
+    row("Counters::read(out), reusing storage: 1 event / group of 8", f"{rs:.0f} / {rg:.0f} ns",
+        f"group/single {rg / rs:.2f}x; target <=1.5x: " + target(rg / rs, 1.5, "x", "{:.2f}"))
 row("user_page=true, group of 8 (falls back)", f"{upg:.0f} ns", f"fallback cost {upg - cg:+.0f} ns")
 row("user-page seqlock check alone", f"{chk:.1f} ns", "index_nonzero=%d" % bench["BM_UserPage_check"]["index_nonzero"])
 
