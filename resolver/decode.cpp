@@ -128,8 +128,7 @@ Decoded decode(const Attr& a, const spec::Machine& m) {
       } else {
         unsigned cache = low & 0xff, op = (low >> 8) & 0xff, result = (low >> 16) & 0xff;
         if (cache < 7 && op < 3 && result < 2 && (low >> 24) == 0)
-          name = result ? fmt::format("{}-{}-misses", spec::cache_type_name(cache), spec::cache_op_name(op))
-                        : fmt::format("{}-{}s", spec::cache_type_name(cache), spec::cache_op_name(op) == "prefetch" ? "prefetche" : spec::cache_op_name(op));
+          name = spec::cache_event_name(spec::CacheEvent{cache, op, result});
       }
       if (name.empty()) {
         d.how = "raw";

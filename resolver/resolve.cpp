@@ -470,10 +470,9 @@ std::vector<ResolvedEvent> Resolver::generic(const ast::Event& ev, std::uint32_t
     CallGraph cg;
     for (const auto& t : ev.terms)
       if (!apply_builtin(e, t, cg)) {
-        std::string what = ev.kind == ast::EventKind::named || ev.kind == ast::EventKind::pmu
-                               ? fmt::format("event '{}'", ev.name)
-                               : fmt::format("event '{}'", text(ev.name_span.end ? ev.name_span : ev.span));
-        unknown_term(t, what, nullptr);
+        // The event as written up to its terms: `cycles`, `r1a8`, `4:0x1a8`.
+        Span head{ev.span.begin, ev.has_terms ? ev.terms_span.begin : ev.span.end};
+        unknown_term(t, fmt::format("event '{}'", text(head)), nullptr);
       }
     finish_call_graph(e.attr, cg);
     out.push_back(std::move(e));

@@ -169,6 +169,12 @@ std::optional<CacheName> parse_dotted_cache(std::string_view name) {
   return out;
 }
 
+std::string cache_event_name(const CacheEvent& e) {
+  static constexpr std::string_view plural[] = {"loads", "stores", "prefetches"};
+  if (e.result) return fmt::format("{}-{}-misses", cache_type_name(e.cache), cache_op_name(e.op));
+  return fmt::format("{}-{}", cache_type_name(e.cache), e.op < 3 ? plural[e.op] : "?");
+}
+
 std::string_view cache_type_name(unsigned cache) { return cache < 7 ? type_names[cache] : "?"; }
 std::string_view cache_op_name(unsigned op) { return op < 3 ? op_names[op] : "?"; }
 std::string_view cache_result_name(unsigned result) { return result < 2 ? result_names[result] : "?"; }

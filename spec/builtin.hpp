@@ -47,6 +47,8 @@ std::optional<CacheName> parse_cache_name(std::string_view name);
 std::optional<CacheName> parse_dotted_cache(std::string_view name);
 /// Whether the kernel's generic tables define `op` for `cache` (L1I: read, prefetch; ITLB, BPU: read).
 bool cache_op_valid(unsigned cache, unsigned op);
+/// perf's name for a cache event: `L1-dcache-loads` (access), `L1-dcache-load-misses` (miss).
+std::string cache_event_name(const CacheEvent& event);
 /// Canonical names for printing: `L1-dcache`, `load`, `refs`, ...
 std::string_view cache_type_name(unsigned cache);
 std::string_view cache_op_name(unsigned op);

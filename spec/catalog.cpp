@@ -79,11 +79,8 @@ std::vector<ListedEvent> list_events(const Machine& machine, const ListFilter& f
     for (unsigned op = 0; op < 3; ++op)
       for (unsigned result = 0; result < 2; ++result) {
         if (!cache_op_valid(cache, op)) continue;
-        static constexpr std::string_view plural[] = {"loads", "stores", "prefetches"};
-        static constexpr std::string_view singular[] = {"load", "store", "prefetch"};
         ListedEvent e;
-        e.name = result ? fmt::format("{}-{}-misses", cache_type_name(cache), singular[op])
-                        : fmt::format("{}-{}", cache_type_name(cache), plural[op]);
+        e.name = cache_event_name(CacheEvent{cache, op, result});
         e.pmu = core;
         e.encoding = fmt::format("3:{:#x}", CacheEvent{cache, op, result}.config());
         e.topic = "cache";

@@ -30,7 +30,10 @@ std::string render(const Error& error, std::string_view input, const Origin& ori
   if (input.size() > window) {
     first = at > window / 2 ? at - window / 2 : 0;
     shown = std::string(input.substr(first, window));
-    if (first > 0) shown = ".." + shown, prefix += "", at += 2;
+    if (first > 0) {
+      shown = ".." + shown;
+      at += 2;  // the caret moves right by the two dots
+    }
     if (first + window < input.size()) shown += "..";
   }
   // Control characters would shift the caret; show them as '?'.

@@ -98,3 +98,18 @@ TEST_CASE("the dotted generic form uses the kernel's enum names") {
   CHECK_FALSE(parse_dotted_cache("L1D.READ.MISS.X"));
   CHECK_FALSE(parse_dotted_cache("L1D.REPLACEMENT.ANY"));
 }
+
+TEST_CASE("perf's names for cache events, used by list and decode") {
+  CHECK(cache_event_name({0, 0, 0}) == "L1-dcache-loads");
+  CHECK(cache_event_name({0, 0, 1}) == "L1-dcache-load-misses");
+  CHECK(cache_event_name({2, 2, 0}) == "LLC-prefetches");
+  CHECK(cache_event_name({6, 1, 1}) == "node-store-misses");
+  // every name parses back to its event
+  for (unsigned c = 0; c < 7; ++c)
+    for (unsigned o = 0; o < 3; ++o)
+      for (unsigned r = 0; r < 2; ++r) {
+        auto parsed = parse_cache_name(cache_event_name({c, o, r}));
+        REQUIRE(parsed);
+        CHECK(parsed->event.config() == CacheEvent{c, o, r}.config());
+      }
+}

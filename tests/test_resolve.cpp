@@ -278,6 +278,8 @@ TEST_CASE("raw, numeric and breakpoint events") {
   CHECK(one("cpu/r1a8,umask=0/", skx()) == "type=4 config=0xa8");
   CHECK(one("1:1", skx()) == "type=1 config=0x1");
   CHECK(one("4:0x1a8:k", skx()) == "type=4 config=0x1a8 exclude_user=1 exclude_hv=1");
+  CHECK(test::error_of("4:0x1a8/umask=1/", skx()).find("unknown term 'umask' for event '4:0x1a8'") != std::string::npos);
+  CHECK(test::error_of("r1a8/umask=1/", skx()).find("unknown term 'umask' for event 'r1a8'") != std::string::npos);
   CHECK(one("mem:0x1000", skx()) == "type=5 sample_period=1 bp_type=3 config1=0x1000 config2=0x4");
   CHECK(one("mem:0x1000/8:w", skx()) == "type=5 sample_period=1 bp_type=2 config1=0x1000 config2=0x8");
   CHECK(one("mem:0x2000:x", skx()) == "type=5 sample_period=1 bp_type=4 config1=0x2000 config2=0x8");
