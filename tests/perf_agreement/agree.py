@@ -1060,6 +1060,22 @@ def load_known(path):
 # --------------------------------------------------------------------------- main
 
 
+def add_common_options(ap, known_default):
+    """Options shared with agree_tables.py: the perf cache, reporting and the run."""
+    ap.add_argument("--refresh", action="store_true", help="rerun perf for every case")
+    ap.add_argument("--no-perf", action="store_true", help="never run perf: cache only")
+    ap.add_argument("--perf-only", action="store_true",
+                    help="only generate and run/cache perf; do not run perfspec")
+    ap.add_argument("--known", default=known_default, help="allow-list (%(default)s)")
+    ap.add_argument("--min-agreement", type=float, default=1.0)
+    ap.add_argument("--jobs", type=int, default=max(2, min(8, 2 * (os.cpu_count() or 1))))
+    ap.add_argument("--list", action="store_true", help="print the generated cases and exit")
+    ap.add_argument("--show-perf", metavar="EVENT", help="print perf's raw -vv text for EVENT "
+                    "on the first selected fixture or model and the parsed entry, then exit")
+    ap.add_argument("--json-report", help="write every case's verdict here")
+    ap.add_argument("-v", "--verbose", action="store_true", help="also list agreed cases")
+
+
 def main():
     ap = argparse.ArgumentParser(description="Compare perfspec's perf_event_attr with perf 6.1's.",
                                  formatter_class=argparse.RawDescriptionHelpFormatter,
@@ -1075,18 +1091,7 @@ def main():
                     help="PERF_CPUID for perf runs ('' = host's); default matches no JSON table")
     ap.add_argument("--cache", help="perf oracle JSON: read; perf results for missing cases are "
                     "added and the file rewritten")
-    ap.add_argument("--refresh", action="store_true", help="rerun perf for every case")
-    ap.add_argument("--no-perf", action="store_true", help="never run perf: cache only")
-    ap.add_argument("--perf-only", action="store_true",
-                    help="only generate and run/cache perf; do not run perfspec")
-    ap.add_argument("--known", default=DEFAULT_KNOWN, help="allow-list (%(default)s)")
-    ap.add_argument("--min-agreement", type=float, default=1.0)
-    ap.add_argument("--jobs", type=int, default=max(2, min(8, 2 * (os.cpu_count() or 1))))
-    ap.add_argument("--list", action="store_true", help="print the generated cases and exit")
-    ap.add_argument("--show-perf", metavar="EVENT", help="print perf's raw -vv text for EVENT "
-                    "on the first selected fixture and the parsed entry, then exit")
-    ap.add_argument("--json-report", help="write every case's verdict here")
-    ap.add_argument("-v", "--verbose", action="store_true", help="also list agreed cases")
+    add_common_options(ap, DEFAULT_KNOWN)
     a = ap.parse_args()
 
     fixtures = a.fixture or (FIXTURE_NAMES + [LIVE])

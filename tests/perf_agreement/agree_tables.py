@@ -603,17 +603,7 @@ def main():
     ap.add_argument("--seed", default="1", help="generator seed (%(default)s)")
     ap.add_argument("--count", type=int, default=150, help="cases per model (%(default)s)")
     ap.add_argument("--cache", help="perf oracle JSON (tables_oracle.json)")
-    ap.add_argument("--refresh", action="store_true", help="rerun perf for every case")
-    ap.add_argument("--no-perf", action="store_true", help="never run perf: cache only")
-    ap.add_argument("--perf-only", action="store_true", help="only run/cache perf")
-    ap.add_argument("--known", default=agree.DEFAULT_KNOWN, help="allow-list (%(default)s)")
-    ap.add_argument("--min-agreement", type=float, default=1.0)
-    ap.add_argument("--jobs", type=int, default=max(2, min(8, 2 * (os.cpu_count() or 1))))
-    ap.add_argument("--list", action="store_true", help="print the generated cases and exit")
-    ap.add_argument("--show-perf", metavar="EVENT", help="perf's raw -vv text and parsed entry "
-                    "for EVENT on the first selected model, then exit")
-    ap.add_argument("--json-report", help="write every case's verdict here")
-    ap.add_argument("-v", "--verbose", action="store_true", help="also list agreed cases")
+    agree.add_common_options(ap, agree.DEFAULT_KNOWN)
     a = ap.parse_args()
 
     models = [m for m in MODELS if not a.model or m.name in a.model]
