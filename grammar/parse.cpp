@@ -80,16 +80,20 @@ bool looks_numeric(std::string_view t) {
 // every other letter at most once.
 void check_modifiers(std::string_view letters, Span span) {
   constexpr std::string_view allowed = "ukhIGHpPSDWebR";
-  int count[256] = {};
+  std::uint32_t seen = 0;  // bit k: allowed[k] was written
+  int ps = 0;
   for (std::size_t i = 0; i < letters.size(); ++i) {
     char c = letters[i];
     Span at{span.begin + static_cast<std::uint32_t>(i), span.begin + static_cast<std::uint32_t>(i) + 1};
-    if (allowed.find(c) == std::string_view::npos)
+    auto k = allowed.find(c);
+    if (k == std::string_view::npos)
       throw Error(fmt::format("invalid modifier '{}'", c), at, "modifiers are letters from 'ukhIGHpPSDWebR'");
-    int seen = ++count[static_cast<unsigned char>(c)];
-    if (c == 'p' && seen > 3) throw Error("too many 'p' modifiers: precise level is at most 3 (ppp)", at);
-    if (c != 'p' && seen > 1)
-      throw Error(fmt::format("Duplicate modifier '{}'", c), at);
+    if (c == 'p') {
+      if (++ps > 3) throw Error("too many 'p' modifiers: precise level is at most 3 (ppp)", at);
+      continue;
+    }
+    if (seen & (1u << k)) throw Error(fmt::format("Duplicate modifier '{}'", c), at);
+    seen |= 1u << k;
   }
   if (letters.size() > 16) throw Error("too many modifiers (at most 16)", span);
 }
@@ -118,6 +122,7 @@ template <> struct event_action<begin_terms> {
   template <typename Input> static void apply(const Input& in, State& st) {
     st.event.has_terms = true;
     st.event.terms.clear();
+    st.event.terms.reserve(4);  // one allocation for the usual few terms
     st.event.terms_span.begin = offset(in, st) - 1;
   }
 };

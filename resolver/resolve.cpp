@@ -55,7 +55,16 @@ constexpr std::string_view builtin_terms[] = {
     "stack-size", "max-stack", "inherit", "no-inherit", "overwrite", "no-overwrite", "percore", "aux-output",
     "aux-sample-size", "metric-id", "cpu"};
 
+// Lengths of the built-in term names: most format terms (`event`, `umask`, `ldlat`) are rejected by
+// their length alone, and every term of every event asks.
+constexpr std::uint64_t builtin_lengths = [] {
+  std::uint64_t m = 0;
+  for (auto b : builtin_terms) m |= std::uint64_t{1} << b.size();
+  return m;
+}();
+
 bool is_builtin_term(std::string_view n) {
+  if (n.size() >= 64 || !(builtin_lengths >> n.size() & 1)) return false;
   return std::find(std::begin(builtin_terms), std::end(builtin_terms), n) != std::end(builtin_terms);
 }
 
@@ -153,12 +162,16 @@ class Resolver {
   const Machine& machine_;
 
   std::string text(Span s) const { return list_.text.substr(s.begin, s.end - s.begin); }
-  std::vector<ResolvedEvent> resolve_event(const ast::Event& ev);
-  std::vector<ResolvedEvent> resolve_named(const ast::Event& ev);
-  std::vector<ResolvedEvent> resolve_pmu_form(const ast::Event& ev);
-  std::vector<ResolvedEvent> resolve_tracepoint(const ast::Event& ev);
-  std::vector<ResolvedEvent> on_pmu(const ast::Event& ev, const Pmu& pmu);
-  std::vector<ResolvedEvent> generic(const ast::Event& ev, std::uint32_t type, std::uint64_t config);
+  // Each appends what the event resolves to onto `out`, and nothing when it throws.
+  void resolve_event(const ast::Event& ev, std::vector<ResolvedEvent>& out);
+  void resolve_named(const ast::Event& ev, std::vector<ResolvedEvent>& out);
+  void resolve_pmu_form(const ast::Event& ev, std::vector<ResolvedEvent>& out);
+  void resolve_tracepoint(const ast::Event& ev, std::vector<ResolvedEvent>& out);
+  // `named`: a term naming the event that precedes ev's own terms (a bare alias name), with its alias
+  // when the caller already looked it up.
+  void on_pmu(const ast::Event& ev, const Pmu& pmu, std::vector<ResolvedEvent>& out,
+              const ast::Term* named = nullptr, const spec::Alias* named_alias = nullptr);
+  void generic(const ast::Event& ev, std::uint32_t type, std::uint64_t config, std::vector<ResolvedEvent>& out);
   ResolvedEvent base(const ast::Event& ev, std::string pmu) const;
   void apply_alias(ResolvedEvent& out, const Pmu& pmu, const spec::Alias& alias, Span where,
                    std::vector<std::string>& required);
@@ -335,12 +348,15 @@ void Resolver::apply_format(ResolvedEvent& out, const Pmu& pmu, const spec::Form
 void Resolver::apply_alias(ResolvedEvent& out, const Pmu& pmu, const spec::Alias& alias, Span where,
                            std::vector<std::string>& required) {
   const std::vector<ast::Term>* terms = nullptr;
-  std::string file = alias.source == spec::Source::sysfs ? fmt::format("event file '{}'", alias.origin)
-                                                         : fmt::format("event '{}' of table '{}'", alias.name, alias.origin);
+  // Where the definition came from, for messages only.
+  auto file = [&] {
+    return alias.source == spec::Source::sysfs ? fmt::format("event file '{}'", alias.origin)
+                                               : fmt::format("event '{}' of table '{}'", alias.name, alias.origin);
+  };
   try {
     terms = &parsed_terms(alias.terms);
   } catch (const Error& e) {
-    throw Error(fmt::format("pmu '{}': {} holds '{}': {}", pmu.name(), file, alias.terms, e.message()), where);
+    throw Error(fmt::format("pmu '{}': {} holds '{}': {}", pmu.name(), file(), alias.terms, e.message()), where);
   }
   CallGraph cg;
   for (const auto& t : *terms) {
@@ -355,9 +371,9 @@ void Resolver::apply_alias(ResolvedEvent& out, const Pmu& pmu, const spec::Alias
         continue;
       }
     } catch (const Error& e) {
-      throw Error(fmt::format("pmu '{}': {}: {}", pmu.name(), file, e.message()), where);
+      throw Error(fmt::format("pmu '{}': {}: {}", pmu.name(), file(), e.message()), where);
     }
-    throw Error(fmt::format("pmu '{}': {} uses term '{}', which the pmu has no format for", pmu.name(), file, t.name),
+    throw Error(fmt::format("pmu '{}': {} uses term '{}', which the pmu has no format for", pmu.name(), file(), t.name),
                 where);
   }
   finish_call_graph(out.attr, cg);
@@ -368,7 +384,8 @@ void Resolver::apply_alias(ResolvedEvent& out, const Pmu& pmu, const spec::Alias
 }
 
 // One event on one PMU from `pmu/terms/`, a bare alias name, or `pmu/alias/`.
-std::vector<ResolvedEvent> Resolver::on_pmu(const ast::Event& ev, const Pmu& pmu) {
+void Resolver::on_pmu(const ast::Event& ev, const Pmu& pmu, std::vector<ResolvedEvent>& result,
+                      const ast::Term* named, const spec::Alias* named_alias) {
   ResolvedEvent out = base(ev, pmu.name());
   out.attr.type = pmu.type();
 
@@ -377,8 +394,19 @@ std::vector<ResolvedEvent> Resolver::on_pmu(const ast::Event& ev, const Pmu& pmu
   const spec::Alias* alias = nullptr;
   const spec::Symbol* symbol = nullptr;
   std::optional<spec::CacheName> cache;
-  for (const auto& t : ev.terms) {
-    if (t.driver || is_builtin_term(t.name)) continue;
+  // The caller's lookup stands when the name can only be the event (the checks of the loop below).
+  if (named && named_alias && !is_builtin_term(named->name) && !pmu.format(named->name) &&
+      !raw_term_value(named->name)) {
+    event_term = named;
+    alias = named_alias;
+  }
+  auto each_term = [&](auto&& f) {
+    if (named) f(*named);
+    for (const auto& t : ev.terms) f(t);
+  };
+  each_term([&](const ast::Term& t) {
+    if (&t == event_term) return;
+    if (t.driver || is_builtin_term(t.name)) return;
     bool names_event = false;
     if (t.kind == Value::none && !pmu.format(t.name) && !raw_term_value(t.name)) {
       if (const auto* a = machine_.alias(pmu, t.name)) alias = a, names_event = true;
@@ -404,7 +432,7 @@ std::vector<ResolvedEvent> Resolver::on_pmu(const ast::Event& ev, const Pmu& pmu
                     fmt::format("'{}' already names the event", text(event_term->span)));
       event_term = &t;
     }
-  }
+  });
 
   std::vector<std::string> required;
   if (alias) {
@@ -423,38 +451,35 @@ std::vector<ResolvedEvent> Resolver::on_pmu(const ast::Event& ev, const Pmu& pmu
   }
 
   CallGraph cg;
-  for (const auto& t : ev.terms) {
-    if (&t == event_term) continue;
-    if (apply_builtin(out, t, cg)) {
-      continue;
-    }
+  each_term([&](const ast::Term& t) {
+    if (&t == event_term) return;
+    if (apply_builtin(out, t, cg)) return;
     if (symbol || cache) unknown_term(t, fmt::format("event '{}'", event_term->name), nullptr);
     if (const auto* f = pmu.format(t.name)) {
       apply_format(out, pmu, *f, t, false);
-      std::erase(required, t.name);
-      continue;
+      if (!required.empty()) std::erase(required, t.name);
+      return;
     }
     if (auto raw = raw_term_value(t.name); raw && t.kind == Value::none) {
       out.attr.config = *raw;
-      continue;
+      return;
     }
     if (t.kind == Value::none && (machine_.alias(pmu, t.name) || spec::find_symbol(t.name)))
       throw Error(fmt::format("more than one event named in the terms of pmu '{}'", pmu.name()), t.span);
     unknown_term(t, fmt::format("pmu '{}'", pmu.name()), &pmu);
-  }
+  });
   if (!required.empty())
     throw Error(fmt::format("event '{}' of pmu '{}' needs '{}=N'", alias->name, pmu.name(), required.front()),
                 event_term->span, fmt::format("its definition says {}=?", required.front()));
   finish_call_graph(out.attr, cg);
-  std::vector<ResolvedEvent> result;
   result.push_back(std::move(out));
-  return result;
 }
 
 // Hardware, cache and numeric events of the generic types: on a hybrid machine one event per core PMU
 // with that PMU's type in config bits 32-63 (the extended type).
-std::vector<ResolvedEvent> Resolver::generic(const ast::Event& ev, std::uint32_t type, std::uint64_t config) {
-  std::vector<ResolvedEvent> out;
+void Resolver::generic(const ast::Event& ev, std::uint32_t type, std::uint64_t config,
+                       std::vector<ResolvedEvent>& out) {
+  std::size_t first = out.size();
   // Only the symbolic forms fan out; `0:1` and `r1a8` are taken literally, as current perf does
   // (perf 6.1 also fanned raw and numeric events out over hybrid PMUs).
   std::vector<const Pmu*> targets;
@@ -477,9 +502,13 @@ std::vector<ResolvedEvent> Resolver::generic(const ast::Event& ev, std::uint32_t
     finish_call_graph(e.attr, cg);
     out.push_back(std::move(e));
   };
-  if (targets.empty()) make(nullptr);
-  for (const Pmu* p : targets) make(p);
-  return out;
+  try {
+    if (targets.empty()) make(nullptr);
+    for (const Pmu* p : targets) make(p);
+  } catch (...) {
+    out.resize(first);  // all or nothing
+    throw;
+  }
 }
 
 std::vector<std::string> Resolver::name_candidates() const {
@@ -493,32 +522,36 @@ std::vector<std::string> Resolver::name_candidates() const {
   return names;
 }
 
-std::vector<ResolvedEvent> Resolver::resolve_named(const ast::Event& ev) {
+void Resolver::resolve_named(const ast::Event& ev, std::vector<ResolvedEvent>& out) {
   const std::string& n = ev.name;
   const auto* symbol = spec::find_symbol(n);
   // `cpu/terms/`: straight to the PMU (no PMU is named like a cache event).
   if (ev.kind == ast::EventKind::pmu && !symbol)
-    if (const Pmu* pmu = machine_.pmu(n)) return on_pmu(ev, *pmu);
-  if (symbol) return generic(ev, symbol->type, symbol->config);
+    if (const Pmu* pmu = machine_.pmu(n)) return on_pmu(ev, *pmu, out);
+  if (symbol) return generic(ev, symbol->type, symbol->config, out);
   auto cache = spec::parse_cache_name(n);
   if (!cache) cache = spec::parse_dotted_cache(n);
   if (cache) {
     if (!cache->invalid.empty())
       throw Error(fmt::format("invalid cache event '{}': {}", n, cache->invalid), ev.name_span);
-    return generic(ev, spec::type_hw_cache, cache->event.config());
+    return generic(ev, spec::type_hw_cache, cache->event.config(), out);
   }
-  if (ev.kind == ast::EventKind::pmu) return resolve_pmu_form(ev);
+  if (ev.kind == ast::EventKind::pmu) return resolve_pmu_form(ev, out);
   // A bare alias name: that event on every PMU that has it.
-  std::vector<ResolvedEvent> out;
-  for (auto [pmu, found] : machine_.aliases_named(n)) {
-    ast::Event as_term = ev;
+  const auto& found = machine_.aliases_named(n);
+  if (!found.empty()) {
     ast::Term t;
     t.name = n;
     t.span = t.name_span = ev.name_span;
-    as_term.terms.insert(as_term.terms.begin(), t);
-    for (auto& e : on_pmu(as_term, *pmu)) out.push_back(std::move(e));
+    std::size_t first = out.size();
+    try {
+      for (auto [pmu, alias] : found) on_pmu(ev, *pmu, out, &t, alias);
+    } catch (...) {
+      out.resize(first);
+      throw;
+    }
+    return;
   }
-  if (!out.empty()) return out;
   if (n.find("::") != std::string::npos)
     throw Error(fmt::format("unknown event '{}'", n), ev.name_span,
                 spec::pfm::available() ? "libpfm4 does not know it for this CPU (LIBPFM_FORCE_PMU picks another model)"
@@ -530,8 +563,8 @@ std::vector<ResolvedEvent> Resolver::resolve_named(const ast::Event& ev) {
               n.size() > max_suggest_length ? std::string{} : suggest(n, name_candidates()));
 }
 
-std::vector<ResolvedEvent> Resolver::resolve_pmu_form(const ast::Event& ev) {
-  if (const Pmu* pmu = machine_.pmu(ev.name)) return on_pmu(ev, *pmu);
+void Resolver::resolve_pmu_form(const ast::Event& ev, std::vector<ResolvedEvent>& out) {
+  if (const Pmu* pmu = machine_.pmu(ev.name)) return on_pmu(ev, *pmu, out);
   // Folders without a readable `type` are not PMUs.
   auto matches = machine_.pmu_names() |
                  ranges::views::filter([&](const std::string& n) { return spec::pmu_name_matches(ev.name, n); }) |
@@ -546,22 +579,21 @@ std::vector<ResolvedEvent> Resolver::resolve_pmu_form(const ast::Event& ev) {
   std::sort(matches.begin(), matches.end(), natural_less);
   // A wildcard adds the event on every matching PMU that accepts the terms; it is an error only when
   // none does (as perf does for uncore PMUs that differ in their aliases).
-  std::vector<ResolvedEvent> out;
+  std::size_t first = out.size();
   std::optional<Error> first_error;
   for (const auto& n : matches) {
     const Pmu* pmu = machine_.pmu(n);
     if (!pmu) continue;
     try {
-      for (auto& e : on_pmu(ev, *pmu)) out.push_back(std::move(e));
+      on_pmu(ev, *pmu, out);
     } catch (const Error& e) {
       if (!first_error) first_error = e;
     }
   }
-  if (out.empty() && first_error) throw *first_error;
-  return out;
+  if (out.size() == first && first_error) throw *first_error;
 }
 
-std::vector<ResolvedEvent> Resolver::resolve_tracepoint(const ast::Event& ev) {
+void Resolver::resolve_tracepoint(const ast::Event& ev, std::vector<ResolvedEvent>& out) {
   std::vector<std::pair<std::string, std::string>> found;
   if (has_glob(ev.name) || has_glob(ev.tp_event)) {
     found = machine_.tracepoints(ev.name, ev.tp_event);
@@ -571,20 +603,18 @@ std::vector<ResolvedEvent> Resolver::resolve_tracepoint(const ast::Event& ev) {
   Span where{ev.name_span.begin, ev.tp_event_span.end};
   if (found.empty() && !has_glob(ev.name) && !has_glob(ev.tp_event)) {
     // `INST_RETIRED:ANY_P` is libpfm4's form of a core event, not a tracepoint.
-    ast::Event as_named = ev;
-    as_named.name = ev.name + ":" + ev.tp_event;
-    as_named.name_span = where;
-    std::vector<ResolvedEvent> out;
-    for (const Pmu* pmu : cores())
-      if (machine_.alias(*pmu, as_named.name)) {
-        ast::Term t;
-        t.name = as_named.name;
-        t.span = t.name_span = where;
-        as_named.terms.insert(as_named.terms.begin(), t);
-        for (auto& e : on_pmu(as_named, *pmu)) out.push_back(std::move(e));
-        as_named.terms.erase(as_named.terms.begin());
-      }
-    if (!out.empty()) return out;
+    ast::Term t;
+    t.name = ev.name + ":" + ev.tp_event;
+    t.span = t.name_span = where;
+    std::size_t first = out.size();
+    try {
+      for (const Pmu* pmu : cores())
+        if (const spec::Alias* alias = machine_.alias(*pmu, t.name)) on_pmu(ev, *pmu, out, &t, alias);
+    } catch (...) {
+      out.resize(first);
+      throw;
+    }
+    if (out.size() > first) return;
   }
   if (found.empty()) {
     std::string help = machine_.tracefs_events().empty()
@@ -592,8 +622,9 @@ std::vector<ResolvedEvent> Resolver::resolve_tracepoint(const ast::Event& ev) {
                            : std::string{};
     throw Error(fmt::format("unknown tracepoint '{}:{}'", ev.name, ev.tp_event), where, help);
   }
-  std::vector<ResolvedEvent> out;
   std::string suffix = list_.text.substr(ev.tp_event_span.end, ev.span.end - ev.tp_event_span.end);
+  std::size_t first = out.size();
+  try {
   for (const auto& [sys, name] : found) {
     ResolvedEvent e = base(ev, "tracepoint");
     if (found.size() > 1 || has_glob(ev.name) || has_glob(ev.tp_event)) e.name = sys + ":" + name + suffix;
@@ -606,17 +637,20 @@ std::vector<ResolvedEvent> Resolver::resolve_tracepoint(const ast::Event& ev) {
     finish_call_graph(e.attr, cg);
     out.push_back(std::move(e));
   }
-  return out;
+  } catch (...) {
+    out.resize(first);
+    throw;
+  }
 }
 
-std::vector<ResolvedEvent> Resolver::resolve_event(const ast::Event& ev) {
+void Resolver::resolve_event(const ast::Event& ev, std::vector<ResolvedEvent>& out) {
   try {
     switch (ev.kind) {
       case ast::EventKind::named:
-      case ast::EventKind::pmu: return resolve_named(ev);
-      case ast::EventKind::tracepoint: return resolve_tracepoint(ev);
-      case ast::EventKind::raw: return generic(ev, spec::type_raw, ev.number1);
-      case ast::EventKind::numeric: return generic(ev, static_cast<std::uint32_t>(ev.number1), ev.number2);
+      case ast::EventKind::pmu: return resolve_named(ev, out);
+      case ast::EventKind::tracepoint: return resolve_tracepoint(ev, out);
+      case ast::EventKind::raw: return generic(ev, spec::type_raw, ev.number1, out);
+      case ast::EventKind::numeric: return generic(ev, static_cast<std::uint32_t>(ev.number1), ev.number2, out);
       case ast::EventKind::breakpoint: {
         ResolvedEvent e = base(ev, "breakpoint");
         e.attr.type = spec::type_breakpoint;
@@ -630,9 +664,8 @@ std::vector<ResolvedEvent> Resolver::resolve_event(const ast::Event& ev) {
         for (const auto& t : ev.terms)
           if (!apply_builtin(e, t, cg)) unknown_term(t, "breakpoint event", nullptr);
         finish_call_graph(e.attr, cg);
-        std::vector<ResolvedEvent> result;
-        result.push_back(std::move(e));
-        return result;
+        out.push_back(std::move(e));
+        return;
       }
     }
   } catch (const Error& e) {
@@ -640,7 +673,6 @@ std::vector<ResolvedEvent> Resolver::resolve_event(const ast::Event& ev) {
     // A sysfs problem met while resolving: keep the file's message, point at the event.
     throw Error(e.message(), ev.span, e.help());
   }
-  return {};
 }
 
 // Software-context events (software, tracepoint, breakpoint) may join a group on any PMU.
@@ -651,57 +683,80 @@ bool any_pmu_can_host(const ResolvedEvent& e) {
 
 EventSet Resolver::run() {
   EventSet set;
+  std::size_t written = 0;
+  for (const auto& item : list_.items) written += item.events.size();
+  set.events.reserve(written);
+  set.groups.reserve(list_.items.size());
+  std::vector<const ast::Event*> from;  // the written event of each produced one, for this item
   for (const auto& item : list_.items) {
-    struct Produced {
-      ResolvedEvent event;
-      const ast::Event* from;
-    };
-    std::vector<Produced> local;
+    std::size_t first = set.events.size();
+    from.clear();
     for (const auto& ev : item.events) {
-      auto produced = resolve_event(ev);
-      if (produced.empty()) throw Error(fmt::format("'{}' matched no event", text(ev.span)), ev.span);
-      for (auto& e : produced) local.push_back({std::move(e), &ev});
+      std::size_t before = set.events.size();
+      resolve_event(ev, set.events);
+      if (set.events.size() == before) throw Error(fmt::format("'{}' matched no event", text(ev.span)), ev.span);
+      from.resize(set.events.size() - first, &ev);
     }
+    std::size_t produced = set.events.size() - first;
 
     // The kernel schedules a group on one PMU. A written group whose events landed on several PMUs
     // (a hybrid machine's `{cycles,instructions}`, or a wildcard over uncore PMUs) is split into one
     // group per PMU in order of first appearance, as perf does; software-context events stay with the
-    // first group.
-    std::vector<std::vector<std::size_t>> partitions;
+    // first group. Lone events are groups of one.
+    std::vector<std::size_t> slot(produced, 0);
+    std::size_t slots = item.braces ? 1 : produced;
     if (item.braces) {
-      std::vector<std::string> order;
-      for (const auto& p : local)
-        if (!any_pmu_can_host(p.event) && std::find(order.begin(), order.end(), p.event.pmu) == order.end())
-          order.push_back(p.event.pmu);
-      partitions.resize(std::max<std::size_t>(order.size(), 1));
-      for (std::size_t i = 0; i < local.size(); ++i) {
-        std::size_t slot = 0;
-        if (!any_pmu_can_host(local[i].event))
-          slot = static_cast<std::size_t>(std::find(order.begin(), order.end(), local[i].event.pmu) - order.begin());
-        partitions[slot].push_back(i);
+      std::vector<const std::string*> order;
+      for (std::size_t i = 0; i < produced; ++i) {
+        const ResolvedEvent& e = set.events[first + i];
+        if (any_pmu_can_host(e)) continue;
+        auto it = std::find_if(order.begin(), order.end(), [&](const std::string* p) { return *p == e.pmu; });
+        slot[i] = static_cast<std::size_t>(it - order.begin());
+        if (it == order.end()) order.push_back(&e.pmu);
+      }
+      slots = std::max<std::size_t>(order.size(), 1);
+      if (!std::is_sorted(slot.begin(), slot.end())) {
+        // Reorder the produced events group by group, keeping their order within each group.
+        std::vector<std::size_t> perm(produced);
+        for (std::size_t i = 0; i < produced; ++i) perm[i] = i;
+        std::stable_sort(perm.begin(), perm.end(), [&](std::size_t a, std::size_t b) { return slot[a] < slot[b]; });
+        std::vector<ResolvedEvent> events;
+        std::vector<const ast::Event*> origin;
+        std::vector<std::size_t> slots_sorted;
+        for (std::size_t i : perm) {
+          events.push_back(std::move(set.events[first + i]));
+          origin.push_back(from[i]);
+          slots_sorted.push_back(slot[i]);
+        }
+        std::move(events.begin(), events.end(), set.events.begin() + static_cast<std::ptrdiff_t>(first));
+        from = std::move(origin);
+        slot = std::move(slots_sorted);
       }
     } else {
-      for (std::size_t i = 0; i < local.size(); ++i) partitions.push_back({i});
+      for (std::size_t i = 0; i < produced; ++i) slot[i] = i;
     }
 
-    for (const auto& part : partitions) {
+    bool group_P = item.braces && item.modifiers.letters.find('P') != std::string::npos;
+    bool weak = item.modifiers.letters.find('W') != std::string::npos;
+    for (std::size_t s = 0, i = 0; s < slots; ++s) {
       EventGroup g;
       g.braces = item.braces;
       g.name = item.group_name;
-      g.weak = item.modifiers.letters.find('W') != std::string::npos;
-      std::size_t leader = set.events.size();
-      for (std::size_t i : part) {
-        std::size_t index = set.events.size();
-        ResolvedEvent e = std::move(local[i].event);
+      g.weak = weak;
+      std::size_t leader = first + i;
+      std::size_t size = 0;
+      while (i + size < produced && slot[i + size] == s) ++size;
+      g.members.reserve(size);
+      for (std::size_t k = 0; k < size; ++k, ++i) {
+        std::size_t index = first + i;
+        ResolvedEvent& e = set.events[index];
         e.group = set.groups.size();
         e.leader = leader;
-        Placement place{index == leader, item.braces && part.size() > 1};
-        bool wants_max = local[i].from->modifiers.letters.find('P') != std::string::npos ||
-                         (item.braces && item.modifiers.letters.find('P') != std::string::npos);
-        apply_modifiers(e, local[i].from->modifiers, item.braces ? &item.modifiers : nullptr, place,
+        Placement place{index == leader, item.braces && size > 1};
+        bool wants_max = from[i]->modifiers.letters.find('P') != std::string::npos || group_P;
+        apply_modifiers(e, from[i]->modifiers, item.braces ? &item.modifiers : nullptr, place,
                         wants_max ? max_precise_for(e) : 0);
         g.members.push_back(index);
-        set.events.push_back(std::move(e));
       }
       set.groups.push_back(std::move(g));
     }

@@ -27,8 +27,9 @@ std::uint64_t Format::max_value() const {
 // The kernel and perf walk the format's mask from bit 0 upwards (for_each_set_bit), so the k-th lowest
 // bit of the mask takes value bit k whatever order the ranges were written in.
 std::uint64_t Format::scatter(std::uint64_t value) const {
-  std::uint64_t out = 0;
   std::uint64_t m = mask();
+  if (ranges.size() == 1) return (value << ranges.front().lo) & m;  // contiguous: a shift
+  std::uint64_t out = 0;
   for (unsigned k = 0; m != 0 && k < 64; ++k) {
     std::uint64_t bit = m & (~m + 1);  // lowest set bit
     if ((value >> k) & 1) out |= bit;

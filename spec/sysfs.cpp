@@ -337,13 +337,22 @@ const Alias* Machine::alias(const Pmu& pmu, std::string_view name) const {
   return pfm_aliases_.emplace(key, std::move(a)).first->second.get();
 }
 
-std::vector<std::pair<const Pmu*, const Alias*>> Machine::aliases_named(std::string_view name) const {
+bool Machine::CaseLess::operator()(std::string_view a, std::string_view b) const {
+  std::size_t n = std::min(a.size(), b.size());
+  for (std::size_t i = 0; i < n; ++i) {
+    auto x = static_cast<unsigned char>(a[i]), y = static_cast<unsigned char>(b[i]);
+    x = static_cast<unsigned char>(static_cast<unsigned>(x - 'A') < 26u ? x + 32 : x);
+    y = static_cast<unsigned char>(static_cast<unsigned>(y - 'A') < 26u ? y + 32 : y);
+    if (x != y) return x < y;
+  }
+  return a.size() < b.size();
+}
+
+const std::vector<std::pair<const Pmu*, const Alias*>>& Machine::aliases_named(std::string_view name) const {
   // Kept per name: a bare name is looked up on every PMU, and event strings repeat names.
-  std::string key(name);
-  for (auto& c : key) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
   {
     std::lock_guard lock(mutex_);
-    if (auto it = named_.find(key); it != named_.end()) return it->second;
+    if (auto it = named_.find(name); it != named_.end()) return it->second;
   }
   std::vector<std::pair<const Pmu*, const Alias*>> out;
   std::vector<const TableEvent*> hits;
@@ -360,8 +369,7 @@ std::vector<std::pair<const Pmu*, const Alias*>> Machine::aliases_named(std::str
     for (const Pmu* pmu : core_pmus())
       if (const Alias* a = alias(*pmu, name)) out.emplace_back(pmu, a);
   std::lock_guard lock(mutex_);
-  named_.emplace(std::move(key), out);
-  return out;
+  return named_.emplace(std::string(name), std::move(out)).first->second;  // or the answer another thread kept
 }
 
 const std::string& Machine::tracefs_events() const {

@@ -165,8 +165,9 @@ class Machine {
   /// Example: `machine.alias(*machine.pmu("cpu"), "MEM-LOADS")->terms == "event=0xcd,umask=0x1,ldlat=3"`
   const Alias* alias(const Pmu& pmu, std::string_view name) const;
   /// The named event `name` on every PMU that has it (in PMU order), each from its first source: what
-  /// a bare name means. One table lookup for all PMUs.
-  std::vector<std::pair<const Pmu*, const Alias*>> aliases_named(std::string_view name) const;
+  /// a bare name means. One table lookup for all PMUs; the answer is kept (case-insensitively, by name)
+  /// and the reference stays valid as long as the Machine.
+  const std::vector<std::pair<const Pmu*, const Alias*>>& aliases_named(std::string_view name) const;
   /// The event tables for this machine's CPU id, or nullptr when no events_dir or no model matches.
   /// Throws perfspec::Error for a malformed table or mapfile.
   const EventTables* tables() const;
@@ -189,7 +190,12 @@ class Machine {
   mutable std::shared_ptr<const EventTables> tables_;
   mutable std::string cpuid_;
   mutable std::map<std::string, std::unique_ptr<Alias>, std::less<>> pfm_aliases_;  // "pmu/name" -> alias
-  mutable std::map<std::string, std::vector<std::pair<const Pmu*, const Alias*>>, std::less<>> named_;  // lower-case
+  // Event names compare case-insensitively (ASCII), so a lookup needs no lower-cased copy of the name.
+  struct CaseLess {
+    using is_transparent = void;
+    bool operator()(std::string_view a, std::string_view b) const;
+  };
+  mutable std::map<std::string, std::vector<std::pair<const Pmu*, const Alias*>>, CaseLess> named_;
   mutable std::mutex mutex_;
   mutable std::map<std::string, std::unique_ptr<Pmu>, std::less<>> pmus_;
   mutable std::map<std::string, bool, std::less<>> absent_;
