@@ -87,7 +87,8 @@ struct group_member : sor<seq<at<one<'{'>>, raise<nested_group>>, event> {};
 struct group_name : name {};
 struct close_brace : one<'}'> {};
 struct open_brace : one<'{'> {};
-struct group : seq<begin_item, opt<group_name, at<blanks, one<'{'>>>, blanks, open_brace, blanks,
+// The lookahead keeps a lone event from being scanned as a group first (its name read twice).
+struct group : seq<at<opt<name>, blanks, one<'{'>>, begin_item, opt<group_name, at<blanks, one<'{'>>>, blanks, open_brace, blanks,
                    must<group_member>, star<comma, must<group_member>>, blanks, must<close_brace>,
                    opt<one<':'>, must<group_mods>>> {};
 struct lone : seq<begin_item, event> {};

@@ -2,6 +2,7 @@
 #include <strings.h>
 
 #include <algorithm>
+#include <bit>
 #include <mutex>
 #include <optional>
 #include <unordered_map>
@@ -321,9 +322,12 @@ void finish_call_graph(Attr& a, const CallGraph& cg) {
 
 void Resolver::apply_format(ResolvedEvent& out, const Pmu& pmu, const spec::Format& f, const ast::Term& t,
                             bool from_alias) const {
+  const std::uint64_t mask = f.mask();
+  const auto width = static_cast<unsigned>(std::popcount(mask));
+  const std::uint64_t max_value = width >= 64 ? ~std::uint64_t{0} : (std::uint64_t{1} << width) - 1;
   std::uint64_t v = 0;
   if (t.kind == Value::none) {
-    if (f.width() != 1)
+    if (width != 1)
       throw Error(fmt::format("no value assigned for term '{}'", t.name), t.name_span,
                   fmt::format("'{}' is {} bits wide in pmu '{}': write {}=N", t.name, f.width(), pmu.name(), t.name));
     v = 1;
@@ -333,16 +337,16 @@ void Resolver::apply_format(ResolvedEvent& out, const Pmu& pmu, const spec::Form
     throw Error("expected numeric value", t.value_span,
                 fmt::format("'{}' is a {}-bit field of pmu '{}'", t.name, f.width(), pmu.name()));
   }
-  if (v > f.max_value()) {
+  if (v > max_value) {
     if (from_alias)
       throw Error(fmt::format("value too big for format ({}), maximum is {} (in the alias of pmu '{}')", f.name,
-                              f.max_value(), pmu.name()));
-    throw Error(fmt::format("value too big for format ({}), maximum is {}", f.name, f.max_value()), t.value_span);
+                              max_value, pmu.name()));
+    throw Error(fmt::format("value too big for format ({}), maximum is {}", f.name, max_value), t.value_span);
   }
   std::uint64_t* words[] = {&out.attr.config, &out.attr.config1, &out.attr.config2, &out.attr.config3};
   std::uint64_t& w = *words[f.word];
   // A later term replaces an earlier one's bits (perf 6.1 ORed them; current perf replaces).
-  w = (w & ~f.mask()) | f.scatter(v);
+  w = (w & ~mask) | (f.ranges.size() == 1 ? (v << f.ranges.front().lo) & mask : f.scatter(v));
 }
 
 void Resolver::apply_alias(ResolvedEvent& out, const Pmu& pmu, const spec::Alias& alias, Span where,
@@ -690,6 +694,24 @@ EventSet Resolver::run() {
   std::vector<const ast::Event*> from;  // the written event of each produced one, for this item
   for (const auto& item : list_.items) {
     std::size_t first = set.events.size();
+    if (!item.braces) {
+      // A lone event: each event it resolves to (a wildcard gives several) is a group of one.
+      const ast::Event& ev = item.events.front();
+      resolve_event(ev, set.events);
+      if (set.events.size() == first) throw Error(fmt::format("'{}' matched no event", text(ev.span)), ev.span);
+      unsigned max_precise = 0;
+      for (std::size_t index = first; index < set.events.size(); ++index) {
+        ResolvedEvent& e = set.events[index];
+        e.group = set.groups.size();
+        e.leader = index;
+        if (ev.modifiers.letters.find('P') != std::string::npos) max_precise = max_precise_for(e);
+        apply_modifiers(e, ev.modifiers, nullptr, Placement{true, false}, max_precise);
+        EventGroup& g = set.groups.emplace_back();
+        g.name = item.group_name;
+        g.members.push_back(index);
+      }
+      continue;
+    }
     from.clear();
     for (const auto& ev : item.events) {
       std::size_t before = set.events.size();
@@ -702,10 +724,10 @@ EventSet Resolver::run() {
     // The kernel schedules a group on one PMU. A written group whose events landed on several PMUs
     // (a hybrid machine's `{cycles,instructions}`, or a wildcard over uncore PMUs) is split into one
     // group per PMU in order of first appearance, as perf does; software-context events stay with the
-    // first group. Lone events are groups of one.
+    // first group.
     std::vector<std::size_t> slot(produced, 0);
-    std::size_t slots = item.braces ? 1 : produced;
-    if (item.braces) {
+    std::size_t slots = 1;
+    {
       std::vector<const std::string*> order;
       for (std::size_t i = 0; i < produced; ++i) {
         const ResolvedEvent& e = set.events[first + i];
@@ -732,15 +754,13 @@ EventSet Resolver::run() {
         from = std::move(origin);
         slot = std::move(slots_sorted);
       }
-    } else {
-      for (std::size_t i = 0; i < produced; ++i) slot[i] = i;
     }
 
-    bool group_P = item.braces && item.modifiers.letters.find('P') != std::string::npos;
+    bool group_P = item.modifiers.letters.find('P') != std::string::npos;
     bool weak = item.modifiers.letters.find('W') != std::string::npos;
     for (std::size_t s = 0, i = 0; s < slots; ++s) {
       EventGroup g;
-      g.braces = item.braces;
+      g.braces = true;
       g.name = item.group_name;
       g.weak = weak;
       std::size_t leader = first + i;
@@ -752,10 +772,9 @@ EventSet Resolver::run() {
         ResolvedEvent& e = set.events[index];
         e.group = set.groups.size();
         e.leader = leader;
-        Placement place{index == leader, item.braces && size > 1};
+        Placement place{index == leader, size > 1};
         bool wants_max = from[i]->modifiers.letters.find('P') != std::string::npos || group_P;
-        apply_modifiers(e, from[i]->modifiers, item.braces ? &item.modifiers : nullptr, place,
-                        wants_max ? max_precise_for(e) : 0);
+        apply_modifiers(e, from[i]->modifiers, &item.modifiers, place, wants_max ? max_precise_for(e) : 0);
         g.members.push_back(index);
       }
       set.groups.push_back(std::move(g));
