@@ -6,6 +6,7 @@
 #include <cerrno>
 #include <charconv>
 #include <fstream>
+#include <iterator>
 #include <map>
 #include <utility>
 
@@ -42,6 +43,26 @@ namespace {
 constexpr std::uint64_t read_format = PERF_FORMAT_TOTAL_TIME_ENABLED | PERF_FORMAT_TOTAL_TIME_RUNNING |
                                       PERF_FORMAT_ID | PERF_FORMAT_GROUP;
 
+// A signal can interrupt a read or an ioctl (EINTR); the call is repeated here rather than in each
+// Syscalls implementation, so an injected one gets the same treatment as the kernel's. Bounded: a
+// process flooded with signals gets EINTR reported instead of spinning. (perf_event_open's EINTR is
+// not an interruption but a refusal, perf and ftrace mixed on a uprobe, and is never repeated.)
+constexpr int max_eintr_retries = 1000;
+
+template <typename Call>
+auto retry_eintr(Call&& call) {
+  auto r = call();
+  for (int i = 0; r == -EINTR && i < max_eintr_retries; ++i) r = call();
+  return r;
+}
+
+// The group ioctls, in the order their failures are noted.
+constexpr unsigned long group_ioctls[] = {PERF_EVENT_IOC_ENABLE, PERF_EVENT_IOC_DISABLE, PERF_EVENT_IOC_RESET};
+constexpr const char* group_ioctl_names[] = {"enable", "disable", "reset"};
+
+// " on CPU 3" for a per-CPU instance; nothing for a task's (cpu -1: it counts wherever the task runs).
+std::string on_cpu(int cpu) { return cpu < 0 ? std::string{} : fmt::format(" on CPU {}", cpu); }
+
 // The first page of a counter, mapped for self-monitoring reads; unmapped exactly once.
 class Mapping {
  public:
@@ -66,8 +87,12 @@ struct Instance {
   std::vector<Fd> fds;
   std::vector<std::size_t> events;  // event index of each fd
   std::vector<std::uint64_t> ids;   // PERF_EVENT_IOC_ID of each fd
+  bool ids_known = true;            // every PERF_EVENT_IOC_ID succeeded
   std::vector<Mapping> pages;       // one per fd when user-page reads are on (declared after fds:
                                     // unmapped before the fds close)
+  // errno of the last failed enable/disable/reset (group_ioctls order), 0 once it succeeds: until then
+  // the counts do not reflect what was asked, and every read() says so.
+  int ioctl_errors[std::size(group_ioctls)] = {};
 };
 
 }  // namespace
@@ -86,6 +111,16 @@ struct Counters::Impl {
   std::optional<int> paranoid;
   std::vector<std::uint64_t> buffer;  // group reads, reused across read() calls
   std::vector<char> got;
+  std::vector<UserRead> fast;  // user-page reads of one group, reused across read() calls
+  std::vector<char> noted;    // per event: the kinds of runtime fault already noted by this read()
+  std::vector<char> present;  // per fd of one instance: its value was in the group read
+
+  // One group ioctl on every instance; a failure is kept for read() to note, never thrown.
+  void group_ioctl(std::size_t op) {
+    for (auto& inst : instances)
+      inst.ioctl_errors[op] =
+          -retry_eintr([&] { return sys->ioctl(inst.fds.front().get(), group_ioctls[op], PERF_IOC_FLAG_GROUP); });
+  }
 
   const spec::Pmu* pmu_of(const ResolvedEvent& e) const {
     try {
@@ -184,7 +219,8 @@ struct Counters::Impl {
     }
     for (std::size_t k = 0; k < inst.fds.size(); ++k) {
       std::uint64_t id = 0;
-      if (sys->ioctl(inst.fds[k].get(), PERF_EVENT_IOC_ID, reinterpret_cast<unsigned long>(&id)) < 0) id = ~0ULL - k;
+      auto ask = [&] { return sys->ioctl(inst.fds[k].get(), PERF_EVENT_IOC_ID, reinterpret_cast<unsigned long>(&id)); };
+      if (retry_eintr(ask) < 0) id = ~0ULL - k, inst.ids_known = false;
       inst.ids.push_back(id);
       opened[inst.events[k]] = true;
     }
@@ -201,7 +237,9 @@ struct Counters::Impl {
         std::size_t m = g.members[k];
         if (g.weak) {
           open_alone(m, pid, cpu);
-        } else if (!failures[m] && !opened[m]) {
+        } else if (!failures[m]) {
+          // Also when the member was opened on other CPUs: it then counts without this CPU, which its
+          // failure (with the CPU) must say.
           Failure f = *failures[lead];
           f.detail = fmt::format("its group leader '{}' could not be opened", set.events[lead].name);
           failures[m] = f;
@@ -281,18 +319,9 @@ Counters Counters::open(const EventSet& set, const Target& target, const OpenOpt
   return Counters(std::move(impl));
 }
 
-void Counters::enable() {
-  for (auto& inst : impl_->instances)
-    impl_->sys->ioctl(inst.fds.front().get(), PERF_EVENT_IOC_ENABLE, PERF_IOC_FLAG_GROUP);
-}
-void Counters::disable() {
-  for (auto& inst : impl_->instances)
-    impl_->sys->ioctl(inst.fds.front().get(), PERF_EVENT_IOC_DISABLE, PERF_IOC_FLAG_GROUP);
-}
-void Counters::reset() {
-  for (auto& inst : impl_->instances)
-    impl_->sys->ioctl(inst.fds.front().get(), PERF_EVENT_IOC_RESET, PERF_IOC_FLAG_GROUP);
-}
+void Counters::enable() { impl_->group_ioctl(0); }
+void Counters::disable() { impl_->group_ioctl(1); }
+void Counters::reset() { impl_->group_ioctl(2); }
 
 std::vector<Count> Counters::read() {
   std::vector<Count> out;
@@ -309,11 +338,29 @@ void Counters::read(std::vector<Count>& out) {
   }
   auto& got = I.got;
   got.assign(out.size(), 0);
+  // Runtime faults are noted once per kind and event, for the first CPU that had one: on a large
+  // machine the same fault on every CPU would otherwise repeat the note hundreds of times.
+  auto& noted = I.noted;
+  noted.assign(out.size(), 0);
+  enum : char { read_fault = 1 << 3, short_read = 1 << 4 };  // bits 0-2: group_ioctls
+  auto note = [&](std::size_t e, char kind, auto&& text) {
+    if (noted[e] & kind) return;
+    noted[e] = static_cast<char>(noted[e] | kind);
+    if (!out[e].note.empty()) out[e].note += "; ";
+    out[e].note += text();
+  };
   auto& buf = I.buffer;
   for (auto& inst : I.instances) {
+    for (std::size_t op = 0; op < std::size(group_ioctls); ++op)
+      if (int err = inst.ioctl_errors[op])
+        for (std::size_t e : inst.events)
+          note(e, static_cast<char>(1 << op), [&] {
+            return fmt::format("{} failed{}: {}", group_ioctl_names[op], on_cpu(inst.cpu), spec::errno_name(err));
+          });
     // Self-monitoring: every counter of the group through its user page (rdpmc), when all allow it.
     if (!inst.pages.empty() && inst.pages.size() == inst.fds.size()) {
-      std::vector<UserRead> fast;
+      auto& fast = I.fast;
+      fast.clear();
       for (const auto& m : inst.pages)
         if (auto r = read_mapped_page(m.get())) fast.push_back(*r);
       if (fast.size() == inst.fds.size()) {
@@ -329,25 +376,42 @@ void Counters::read(std::vector<Count>& out) {
     }
     // PERF_FORMAT_GROUP|TOTAL_TIME_ENABLED|TOTAL_TIME_RUNNING|ID: nr, enabled, running, {value, id}[nr]
     buf.resize(3 + 2 * inst.fds.size());
-    long r = I.sys->read(inst.fds.front().get(), buf.data(), buf.size() * sizeof(std::uint64_t));
-    if (r < 0 || static_cast<std::size_t>(r) < 3 * sizeof(std::uint64_t)) {
+    std::size_t want = buf.size() * sizeof(std::uint64_t);
+    long r = retry_eintr([&] { return I.sys->read(inst.fds.front().get(), buf.data(), want); });
+    if (r < 0) {
       for (std::size_t e : inst.events)
-        if (out[e].note.empty())
-          out[e].note = fmt::format("read failed on CPU {}: {}", inst.cpu, spec::errno_name(r < 0 ? static_cast<int>(-r) : EIO));
+        note(e, read_fault, [&] {
+          return fmt::format("read failed{}: {}", on_cpu(inst.cpu), spec::errno_name(static_cast<int>(-r)));
+        });
       continue;
     }
-    std::uint64_t nr = std::min<std::uint64_t>(buf[0], inst.fds.size());
-    if (static_cast<std::size_t>(r) < (3 + 2 * nr) * sizeof(std::uint64_t)) nr = (static_cast<std::size_t>(r) / 8 - 3) / 2;
+    auto bytes = static_cast<std::size_t>(r);
+    std::uint64_t nr = 0;  // the {value, id} pairs the read holds in full
+    if (bytes >= 3 * sizeof(std::uint64_t))
+      nr = std::min<std::uint64_t>({buf[0], inst.fds.size(), (bytes / sizeof(std::uint64_t) - 3) / 2});
+    auto& present = I.present;
+    present.assign(inst.fds.size(), 0);
     for (std::uint64_t k = 0; k < nr; ++k) {
       std::uint64_t value = buf[3 + 2 * k], id = buf[4 + 2 * k];
       auto it = std::find(inst.ids.begin(), inst.ids.end(), id);
+      // Without ids (PERF_EVENT_IOC_ID failed) the kernel's order, leader then members as opened, is
+      // the only map; with them an unknown id is dropped rather than put on the wrong event.
+      if (it == inst.ids.end() && inst.ids_known) continue;
       std::size_t pos = it != inst.ids.end() ? static_cast<std::size_t>(it - inst.ids.begin()) : k;
+      if (pos >= inst.fds.size()) continue;
       std::size_t e = inst.events[pos];
+      present[pos] = 1;
       out[e].raw += value;
       out[e].time_enabled += buf[1];
       out[e].time_running += buf[2];
       got[e] = 1;
     }
+    // The values a short read left out are not counted on this CPU, which must not pass silently.
+    if (bytes < want)
+      for (std::size_t k = 0; k < inst.fds.size(); ++k)
+        if (!present[k])
+          note(inst.events[k], short_read,
+               [&] { return fmt::format("short read{}: {} of {} bytes", on_cpu(inst.cpu), bytes, want); });
   }
   for (std::size_t e = 0; e < out.size(); ++e) {
     if (I.failures[e]) out[e].failure = I.failures[e];

@@ -68,12 +68,10 @@ class RealSyscalls final : public Syscalls {
     long fd = ::syscall(SYS_perf_event_open, &k, pid, cpu, group_fd, flags);
     return fd < 0 ? -errno : static_cast<int>(fd);
   }
+  // EINTR is returned, not retried: Counters retries reads and ioctls for every Syscalls (and bounds it).
   long read(int fd, void* buffer, std::size_t size) override {
-    for (;;) {
-      ssize_t n = ::read(fd, buffer, size);
-      if (n >= 0) return n;
-      if (errno != EINTR) return -errno;
-    }
+    ssize_t n = ::read(fd, buffer, size);
+    return n < 0 ? -errno : n;
   }
   int ioctl(int fd, unsigned long request, unsigned long argument) override {
     return ::ioctl(fd, request, argument) < 0 ? -errno : 0;

@@ -1,5 +1,6 @@
 #include <cerrno>
 #include <charconv>
+#include <cstring>
 #include <fstream>
 
 #include <fmt/format.h>
@@ -59,6 +60,8 @@ const ErrnoFact* errno_fact(int code) {
 
 std::string errno_name(int code) {
   if (const auto* f = errno_fact(code)) return std::string(f->name);
+  // Errnos of read(2) and ioctl(2) beyond perf_event_open's: glibc knows their names (EIO, ENOTTY).
+  if (const char* name = ::strerrorname_np(code)) return name;
   return fmt::format("errno {}", code);
 }
 

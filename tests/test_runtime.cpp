@@ -10,10 +10,12 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <functional>
 #include <map>
+#include <optional>
 #include <set>
 
 #include "perfspec/errno_facts.hpp"
@@ -53,9 +55,25 @@ struct FakeSyscalls final : runtime::Syscalls {
   std::uint64_t enabled = 1000, running = 1000;
   std::vector<std::pair<int, unsigned long>> ioctls;
   int next = 100;
+  // Faults by position and count: the open call numbered `fail_call` (from 0) fails with `fail_call_errno`;
+  // the next `read_eintr` reads and `ioctl_eintr` group ioctls return -EINTR; reads of a leader fd in
+  // `read_error` fail with that errno; `read_cap` cuts every read short; `ioctl_error` (fd, request) fails
+  // a group ioctl with the errno it returns.
+  int open_calls = 0;
+  int fail_call = -1, fail_call_errno = 0;
+  std::vector<std::uint64_t> call_config;  // attr.config of each open call, in order
+  std::vector<int> call_cpu;
+  int handed_out = 0, closed = 0;
+  int read_calls = 0, read_eintr = 0, ioctl_eintr = 0;
+  std::map<int, int> read_error;
+  std::optional<std::size_t> read_cap;
+  std::function<int(int, unsigned long)> ioctl_error;
 
   int perf_event_open(const Attr& a, int pid, int cpu, int group_fd, unsigned long flags) override {
     CHECK(flags == PERF_FLAG_FD_CLOEXEC);
+    call_config.push_back(a.config);
+    call_cpu.push_back(cpu);
+    if (open_calls++ == fail_call) return -fail_call_errno;
     if (decide) {
       if (int e = decide(a)) return -e;
     }
@@ -73,9 +91,17 @@ struct FakeSyscalls final : runtime::Syscalls {
     pid_cpu.emplace_back(pid, cpu);
     config_of[next] = a.config;
     open.insert(next);
+    ++handed_out;
     return next++;
   }
   long read(int fd, void* buffer, std::size_t size) override {
+    REQUIRE(open.count(fd) == 1);
+    ++read_calls;
+    if (read_eintr > 0) {
+      --read_eintr;
+      return -EINTR;
+    }
+    if (auto it = read_error.find(fd); it != read_error.end()) return -it->second;
     std::vector<std::uint64_t> out = {0, enabled, running};
     std::vector<int> fds = {fd};
     for (int m : members[fd])
@@ -83,23 +109,34 @@ struct FakeSyscalls final : runtime::Syscalls {
     out[0] = fds.size();
     for (int f : fds) {
       out.push_back(values[config_of[f]]);
-      out.push_back(static_cast<std::uint64_t>(f) * 7);  // the id
+      out.push_back(static_cast<std::uint64_t>(f) * 7 + (f == stray_id_fd ? 1 : 0));  // the id
     }
-    std::size_t bytes = std::min(size, out.size() * 8);
+    std::size_t bytes = std::min({size, out.size() * 8, read_cap.value_or(size)});
     std::memcpy(buffer, out.data(), bytes);
     return static_cast<long>(bytes);
   }
+  int stray_id_fd = -1;      // read() reports this fd's value under an id no fd has
+  bool id_ioctl_fails = false;
   int ioctl(int fd, unsigned long request, unsigned long argument) override {
     if (request == PERF_EVENT_IOC_ID) {
+      if (id_ioctl_fails) return -ENOTTY;
       *reinterpret_cast<std::uint64_t*>(argument) = static_cast<std::uint64_t>(fd) * 7;
       return 0;
     }
+    REQUIRE(open.count(fd) == 1);
     ioctls.emplace_back(fd, request);
     CHECK(argument == PERF_IOC_FLAG_GROUP);
+    if (ioctl_eintr > 0) {
+      --ioctl_eintr;
+      return -EINTR;
+    }
+    if (ioctl_error)
+      if (int e = ioctl_error(fd, request)) return -e;
     return 0;
   }
   int close(int fd) override {
     REQUIRE(open.erase(fd) == 1);  // closed exactly once
+    ++closed;
     return 0;
   }
   std::vector<std::vector<char>> pages;  // what mmap hands out (zeroed: index 0, no cap_user_rdpmc)
@@ -352,6 +389,257 @@ TEST_CASE("system-wide: one open per CPU, uncore only on its cpumask, all summed
   auto counts = counters.read();
   CHECK(counts[0].raw == 40);
   CHECK(counts[1].raw == 4);
+}
+
+TEST_CASE("fault matrix: an open failing at any point with any errno drops no event and leaks no fd") {
+  struct Case {
+    std::string name;
+    std::string events;
+    runtime::Target target;
+  };
+  const Case cases[] = {
+      {"lone events", "cpu/event=0x3c/,task-clock,cpu/event=0x2e/", runtime::Target::self_thread()},
+      {"group", "{cpu/event=0x3c/,cpu/event=0xc0/,cpu/event=0x2e/}", runtime::Target::self_thread()},
+      {"weak group", "{cpu/event=0x3c/,cpu/event=0xc0/}:W", runtime::Target::self_thread()},
+      {"mix",
+       "cpu/event=0x3c/,{cpu/event=0xc0/,cpu/event=0x2e/,task-clock},{cpu/event=0xd0/,cpu/event=0xd1/}:W,page-faults",
+       runtime::Target::self_thread()},
+      {"system-wide", "{cpu/event=0x3c/,cpu/event=0xc0/},cpu/event=0x2e/,{cpu/event=0xd0/,cpu/event=0xd1/}:W",
+       runtime::Target::system_wide({0, 1})},
+  };
+  const int errors[] = {EMFILE, EINVAL, ENOSPC, EINTR, EBUSY};
+  for (const auto& c : cases) {
+    CAPTURE(c.name);
+    CAPTURE(c.events);
+    auto set = resolve(c.events, skx());
+    const std::size_t n = set.events.size();
+    std::map<std::uint64_t, std::size_t> event_of;  // the fake knows events by config: keep them distinct
+    for (std::size_t e = 0; e < n; ++e) event_of[set.events[e].attr.config] = e;
+    REQUIRE(event_of.size() == n);
+    auto value_of = [](std::size_t e) { return 1000 + 37 * static_cast<std::uint64_t>(e); };
+    const std::size_t ncpus = c.target.kind == runtime::Target::Kind::cpus ? c.target.cpus.size() : 1;
+    FakeSyscalls clean;
+    runtime::Counters::open(set, c.target, fixture_options(), clean);
+    const int opens = clean.open_calls;
+    REQUIRE(opens == static_cast<int>(n * ncpus));
+    for (int k = 0; k <= opens; ++k) {  // k == opens: no fault
+      for (int err : errors) {
+        CAPTURE(k);
+        CAPTURE(spec::errno_name(err));
+        FakeSyscalls sys;
+        sys.fail_call = k;
+        sys.fail_call_errno = err;
+        for (std::size_t e = 0; e < n; ++e) sys.values[set.events[e].attr.config] = value_of(e);
+        std::vector<Count> counts;
+        {
+          auto counters = runtime::Counters::open(set, c.target, fixture_options(), sys);
+          CHECK(counters.open_fds() == sys.open.size());
+          counts = counters.read();
+        }
+        CHECK(sys.open.empty());
+        CHECK(sys.closed == sys.handed_out);
+        // What the fault must do: the call numbered k opens the same event on the same CPU as in the clean run.
+        std::vector<std::size_t> cpus_counted(n, ncpus);
+        std::vector<std::optional<std::string>> detail(n);  // set: a failure with this detail is expected
+        std::vector<std::string> note(n);
+        int fail_cpu = -1;
+        if (k < opens) {
+          std::size_t f = event_of.at(clean.call_config[static_cast<std::size_t>(k)]);
+          fail_cpu = clean.call_cpu[static_cast<std::size_t>(k)];
+          const EventGroup& g = *std::find_if(set.groups.begin(), set.groups.end(), [&](const EventGroup& x) {
+            return std::find(x.members.begin(), x.members.end(), f) != x.members.end();
+          });
+          bool leader = f == g.members.front();
+          auto fails = [&](std::size_t e, std::string why) {
+            --cpus_counted[e];
+            detail[e] = std::move(why);
+          };
+          if (!g.weak || leader) fails(f, "");  // a weak group's members then count alone
+          if (!g.weak && leader)
+            for (std::size_t m : g.members)
+              if (m != f) fails(m, fmt::format("its group leader '{}' could not be opened", set.events[f].name));
+          if (g.weak && !leader)
+            for (std::size_t m : g.members)
+              note[m] = fmt::format("weak group fell back to counting its events alone ({} on '{}')",
+                                    spec::errno_name(err), set.events[f].name);
+        }
+        REQUIRE(counts.size() == n);
+        for (std::size_t e = 0; e < n; ++e) {
+          CAPTURE(set.events[e].name);
+          CHECK(counts[e].state == (cpus_counted[e] ? Count::State::counted : Count::State::not_supported));
+          CHECK(counts[e].raw == value_of(e) * cpus_counted[e]);
+          CHECK(counts[e].time_running == sys.running * cpus_counted[e]);
+          CHECK(counts[e].note == note[e]);
+          CHECK(counts[e].failure.has_value() == detail[e].has_value());
+          if (!detail[e] || !counts[e].failure) continue;
+          CHECK(counts[e].failure->error == err);
+          CHECK(counts[e].failure->name == spec::errno_name(err));
+          CHECK(counts[e].failure->cpu == fail_cpu);
+          CHECK(counts[e].failure->detail == *detail[e]);
+        }
+      }
+    }
+  }
+}
+
+TEST_CASE("EINTR from read and from the group ioctls is repeated, boundedly; perf_event_open's is a failure") {
+  FakeSyscalls sys;
+  auto set = resolve("{cpu/event=0x3c/,cpu/event=0xc0/,cpu/event=0x2e/}", skx());
+  sys.values = {{0x3c, 11}, {0xc0, 22}, {0x2e, 33}};
+  auto counters = runtime::Counters::open(set, runtime::Target::self_thread(), fixture_options(), sys);
+  sys.read_eintr = 3;
+  auto counts = counters.read();
+  CHECK(sys.read_calls == 4);
+  for (std::size_t e = 0; e < 3; ++e) {
+    CHECK(counts[e].state == Count::State::counted);
+    CHECK(counts[e].note.empty());
+  }
+  CHECK(counts[0].raw == 11);
+  CHECK(counts[1].raw == 22);
+  CHECK(counts[2].raw == 33);
+  sys.ioctl_eintr = 2;
+  counters.enable();
+  CHECK(sys.ioctls == std::vector<std::pair<int, unsigned long>>(3, {100, PERF_EVENT_IOC_ENABLE}));
+  CHECK(counters.read()[0].note.empty());
+  // A signal storm: reported after a bounded number of attempts (1 + 1000), not spun on forever.
+  sys.read_calls = 0;
+  sys.read_eintr = 1'000'000;
+  counts = counters.read();
+  CHECK(sys.read_calls == 1001);
+  CHECK(counts[0].state == Count::State::not_counted);
+  CHECK(counts[0].raw == 0);
+  CHECK(counts[2].note == "read failed: EINTR");
+  sys.read_eintr = 0;
+  sys.ioctl_eintr = 1'000'000;
+  sys.ioctls.clear();
+  counters.disable();
+  CHECK(sys.ioctls.size() == 1001);
+  sys.ioctl_eintr = 0;
+  CHECK(counters.read()[1].note == "disable failed: EINTR");
+  // perf_event_open's EINTR means perf and ftrace were mixed on a uprobe: not an interruption, not repeated.
+  FakeSyscalls refusing;
+  refusing.fail_call = 0;
+  refusing.fail_call_errno = EINTR;
+  auto lone = runtime::Counters::open(resolve("cpu/event=0x3c/", skx()), runtime::Target::self_thread(),
+                                      fixture_options(), refusing).read();
+  CHECK(refusing.open_calls == 1);
+  CHECK(lone[0].state == Count::State::not_supported);
+  CHECK(lone[0].failure->name == "EINTR");
+}
+
+TEST_CASE("a failed enable, disable or reset is noted on its group's events by each read until it succeeds") {
+  FakeSyscalls sys;
+  auto set = resolve("{cpu/event=0x3c/,cpu/event=0xc0/},task-clock", skx());
+  sys.values = {{0x3c, 11}, {0xc0, 22}, {1, 33}};
+  auto counters = runtime::Counters::open(set, runtime::Target::self_thread(), fixture_options(), sys);
+  std::map<unsigned long, int> refuse;  // request -> errno, on the group leader (fd 100)
+  sys.ioctl_error = [&](int fd, unsigned long request) {
+    return fd == 100 && refuse.contains(request) ? refuse[request] : 0;
+  };
+  refuse[PERF_EVENT_IOC_ENABLE] = EBADF;
+  CHECK_NOTHROW(counters.enable());
+  for (int again = 0; again < 2; ++again) {
+    auto counts = counters.read();
+    CHECK(counts[0].note == "enable failed: EBADF");
+    CHECK(counts[1].note == "enable failed: EBADF");
+    CHECK(counts[2].note.empty());
+    CHECK(counts[0].state == Count::State::counted);  // what the counter holds is still read
+    CHECK(counts[1].raw == 22);
+  }
+  refuse.clear();
+  counters.enable();
+  CHECK(counters.read()[0].note.empty());
+  refuse[PERF_EVENT_IOC_DISABLE] = EINVAL;
+  refuse[PERF_EVENT_IOC_RESET] = EBADF;
+  CHECK_NOTHROW(counters.disable());
+  CHECK_NOTHROW(counters.reset());
+  sys.read_error[100] = EFAULT;
+  auto counts = counters.read();
+  CHECK(counts[1].note ==
+        "disable failed: EINVAL; reset failed: EBADF; read failed: EFAULT");
+  CHECK(counts[1].state == Count::State::not_counted);
+  CHECK(counts[2].note.empty());
+  CHECK(counts[2].raw == 33);
+
+  // System-wide: the note names the CPU; the same fault on several CPUs is noted for the first one.
+  FakeSyscalls wide;
+  wide.values = {{0x3c, 11}, {0xc0, 22}, {0x2e, 33}};
+  auto per_cpu = runtime::Counters::open(resolve("{cpu/event=0x3c/,cpu/event=0xc0/},cpu/event=0x2e/", skx()),
+                                         runtime::Target::system_wide({0, 1}), fixture_options(), wide);
+  REQUIRE(wide.pid_cpu == std::vector<std::pair<int, int>>{{-1, 0}, {-1, 0}, {-1, 1}, {-1, 1}, {-1, 0}, {-1, 1}});
+  std::set<int> failing = {102};  // the group's leader on CPU 1
+  wide.ioctl_error = [&](int fd, unsigned long) { return failing.contains(fd) ? EBADF : 0; };
+  per_cpu.enable();
+  counts = per_cpu.read();
+  CHECK(counts[0].note == "enable failed on CPU 1: EBADF");
+  CHECK(counts[1].note == "enable failed on CPU 1: EBADF");
+  CHECK(counts[2].note.empty());
+  CHECK(counts[1].raw == 44);
+  failing = {100, 102, 104, 105};
+  per_cpu.enable();
+  counts = per_cpu.read();
+  CHECK(counts[0].note == "enable failed on CPU 0: EBADF");
+  CHECK(counts[2].note == "enable failed on CPU 0: EBADF");
+}
+
+TEST_CASE("a short group read counts the values it holds and notes the ones it cut off") {
+  FakeSyscalls sys;
+  auto set = resolve("{cpu/event=0x3c/,cpu/event=0xc0/,cpu/event=0x2e/}", skx());
+  sys.values = {{0x3c, 11}, {0xc0, 22}, {0x2e, 33}};
+  auto counters = runtime::Counters::open(set, runtime::Target::self_thread(), fixture_options(), sys);
+  // nr, enabled, running, then {value, id} per member: 72 bytes for three.
+  for (std::size_t cap : {40u, 44u}) {  // the leader's pair; then also half of the next pair (a value without id)
+    CAPTURE(cap);
+    sys.read_cap = cap;
+    auto counts = counters.read();
+    CHECK(counts[0].state == Count::State::counted);
+    CHECK(counts[0].raw == 11);
+    CHECK(counts[0].note.empty());
+    for (std::size_t e : {1u, 2u}) {
+      CHECK(counts[e].state == Count::State::not_counted);
+      CHECK(counts[e].raw == 0);
+      CHECK_FALSE(counts[e].failure);
+      CHECK(counts[e].note == fmt::format("short read: {} of 72 bytes", cap));
+    }
+  }
+  sys.read_cap = 16;  // not even the header: nothing to count
+  for (const auto& c : counters.read()) {
+    CHECK(c.state == Count::State::not_counted);
+    CHECK(c.note == "short read: 16 of 72 bytes");
+  }
+  sys.read_cap.reset();  // notes are about this read only
+  for (const auto& c : counters.read()) {
+    CHECK(c.state == Count::State::counted);
+    CHECK(c.note.empty());
+  }
+}
+
+TEST_CASE("a read error leaves its group not counted, with the CPU and errno in the note") {
+  FakeSyscalls sys;
+  auto set = resolve("{cpu/event=0x3c/,cpu/event=0xc0/},task-clock", skx());
+  sys.values = {{0x3c, 11}, {0xc0, 22}, {1, 33}};
+  auto counters = runtime::Counters::open(set, runtime::Target::self_thread(), fixture_options(), sys);
+  sys.read_error[100] = EBADF;
+  auto counts = counters.read();
+  for (std::size_t e : {0u, 1u}) {
+    CHECK(counts[e].state == Count::State::not_counted);
+    CHECK(counts[e].raw == 0);
+    CHECK_FALSE(counts[e].failure);
+    CHECK(counts[e].note == "read failed: EBADF");
+  }
+  CHECK(counts[2].state == Count::State::counted);
+  CHECK(counts[2].raw == 33);
+  CHECK(counts[2].note.empty());
+  // System-wide, failing on one CPU: the other CPU's count, and the note.
+  FakeSyscalls wide;
+  wide.values = {{0x3c, 11}};
+  auto per_cpu = runtime::Counters::open(resolve("cpu/event=0x3c/", skx()), runtime::Target::system_wide({0, 1}),
+                                         fixture_options(), wide);
+  wide.read_error[101] = ENODEV;
+  counts = per_cpu.read();
+  CHECK(counts[0].state == Count::State::counted);
+  CHECK(counts[0].raw == 11);
+  CHECK(counts[0].note == "read failed on CPU 1: ENODEV");
 }
 
 TEST_CASE("user-page reads: a page that does not allow rdpmc falls back to read(2); every page is unmapped") {
@@ -661,4 +949,29 @@ TEST_CASE("real: a command never started exits unrun and leaves no zombie; a kil
   CHECK(sleeper.wait());
   CHECK(sleeper.exit_status() == 128 + SIGTERM);
   CHECK_THROWS_WITH(runtime::Command({}), "no command to run");
+}
+
+TEST_CASE("group reads map values by id; an unknown id is dropped, and without ids the kernel's order is used") {
+  auto set = resolve("{cpu/event=0x3c/,cpu/event=0xc0/,cpu/event=0x2e/}", skx());
+  {
+    FakeSyscalls sys;
+    sys.values = {{0x3c, 11}, {0xc0, 22}, {0x2e, 33}};
+    sys.stray_id_fd = 101;  // the second event's value comes back under an id nobody has
+    auto counts = runtime::Counters::open(set, runtime::Target::self_thread(), fixture_options(), sys).read();
+    CHECK(counts[0].raw == 11);
+    CHECK(counts[1].state == Count::State::not_counted);  // not put on another event
+    CHECK(counts[1].raw == 0);
+    CHECK(counts[2].raw == 33);
+  }
+  {
+    FakeSyscalls sys;
+    sys.values = {{0x3c, 11}, {0xc0, 22}, {0x2e, 33}};
+    sys.id_ioctl_fails = true;  // no ids: leader first, then the members in the order they were opened
+    auto counts = runtime::Counters::open(set, runtime::Target::self_thread(), fixture_options(), sys).read();
+    CHECK(counts[0].raw == 11);
+    CHECK(counts[1].raw == 22);
+    CHECK(counts[2].raw == 33);
+  }
+  CHECK(spec::errno_name(EIO) == "EIO");      // read(2) and ioctl(2) errnos beyond perf_event_open's
+  CHECK(spec::errno_name(ENOTTY) == "ENOTTY");
 }

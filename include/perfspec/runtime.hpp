@@ -12,7 +12,8 @@
 namespace perfspec::runtime {
 
 /// The system calls the runtime makes. One small interface, so tests inject any errno without a
-/// special kernel. Every call returns -errno on failure.
+/// special kernel. Every call returns -errno on failure; Counters repeats a read or ioctl that returns -EINTR
+/// (an implementation need not).
 ///
 /// Example: a test double that refuses every open with EACCES:
 /// ```
