@@ -87,10 +87,28 @@ bool exists(const std::string& path) {
 
 }  // namespace io
 
+namespace {
+
+// A PMU's format/ and events/ folders. Like io::list_dir, but one that exists and cannot be listed
+// (EACCES for an unprivileged user) is an error naming it, as an unreadable file is: read as empty, it
+// would turn every term or event it holds into an "unknown" one.
+std::vector<std::string> list_pmu_dir(const std::string& path) {
+  std::error_code ec;
+  fs::directory_iterator it(path, ec);
+  if (ec == std::errc::no_such_file_or_directory || ec == std::errc::not_a_directory) return {};
+  std::vector<std::string> out;
+  for (; !ec && it != fs::directory_iterator(); it.increment(ec)) out.push_back(it->path().filename().string());
+  if (ec) throw Error(fmt::format("cannot read '{}': {}", path, ec.message()));
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+}  // namespace
+
 const Format* Pmu::format(std::string_view term) const {
-  const auto& all = formats();
-  auto it = std::find_if(all.begin(), all.end(), [&](const Format& f) { return f.name == term; });
-  return it == all.end() ? nullptr : &*it;
+  const auto& all = formats();  // sorted by name
+  auto it = std::lower_bound(all.begin(), all.end(), term, [](const Format& f, std::string_view t) { return f.name < t; });
+  return it == all.end() || it->name != term ? nullptr : &*it;
 }
 
 const std::vector<Format>& Pmu::formats() const {
@@ -101,7 +119,7 @@ const std::vector<Format>& Pmu::formats() const {
 void Pmu::load_formats() const {
   std::vector<Format> out;
   std::string dir = dir_ + "/format";
-  for (const auto& file : io::list_dir(dir)) {
+  for (const auto& file : list_pmu_dir(dir)) {
     std::string path = dir + "/" + file;
     auto text = io::read_small_file(path);
     if (!text) continue;
@@ -111,6 +129,8 @@ void Pmu::load_formats() const {
       throw Error(fmt::format("pmu '{}': format file '{}': {}", name_, path, e.message()));
     }
   }
+  // format() binary-searches by name.
+  std::sort(out.begin(), out.end(), [](const Format& a, const Format& b) { return a.name < b.name; });
   formats_ = std::move(out);
 }
 
@@ -122,7 +142,7 @@ bool ends_with(std::string_view s, std::string_view suffix) {
 
 const std::vector<std::string>& Pmu::alias_names() const {
   std::call_once(alias_names_once_, [this] {
-    for (auto& file : io::list_dir(dir_ + "/events"))
+    for (auto& file : list_pmu_dir(dir_ + "/events"))
       if (!ends_with(file, ".scale") && !ends_with(file, ".unit") && !ends_with(file, ".per-pkg") &&
           !ends_with(file, ".snapshot") && safe_component(file))
         alias_names_.push_back(std::move(file));
@@ -357,17 +377,25 @@ const std::vector<std::pair<const Pmu*, const Alias*>>& Machine::aliases_named(s
   std::vector<std::pair<const Pmu*, const Alias*>> out;
   std::vector<const TableEvent*> hits;
   if (const EventTables* t = tables()) hits = t->find(name);
+  // A PMU that cannot be read does not hide the name on the others; when the name is found nowhere,
+  // the first such error is the answer (that PMU may be the one that has it).
+  std::optional<Error> unreadable;
   for (const auto& n : pmu_names()) {
-    const Pmu* pmu = this->pmu(n);
-    if (!pmu) continue;
-    const Alias* a = pmu->alias(name);
-    for (std::size_t i = 0; !a && i < hits.size(); ++i)
-      if (hits[i]->pmu.empty() ? pmu->is_core() : pmu_name_matches(hits[i]->pmu, pmu->name())) a = &hits[i]->alias;
-    if (a) out.emplace_back(pmu, a);
+    try {
+      const Pmu* pmu = this->pmu(n);
+      if (!pmu) continue;
+      const Alias* a = pmu->alias(name);
+      for (std::size_t i = 0; !a && i < hits.size(); ++i)
+        if (hits[i]->pmu.empty() ? pmu->is_core() : pmu_name_matches(hits[i]->pmu, pmu->name())) a = &hits[i]->alias;
+      if (a) out.emplace_back(pmu, a);
+    } catch (const Error& e) {
+      if (!unreadable) unreadable = e;
+    }
   }
   if (out.empty() && options_.libpfm4 && name.find_first_of(".:") != std::string_view::npos)
     for (const Pmu* pmu : core_pmus())
       if (const Alias* a = alias(*pmu, name)) out.emplace_back(pmu, a);
+  if (out.empty() && unreadable) throw *unreadable;  // not kept: the tree may be mended
   std::lock_guard lock(mutex_);
   return named_.emplace(std::string(name), std::move(out)).first->second;  // or the answer another thread kept
 }

@@ -1,5 +1,14 @@
 #include <doctest/doctest.h>
 
+#include <grp.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <filesystem>
+#include <string>
+#include <vector>
+
 #include "perfspec/perfspec.hpp"
 #include "tests/support.hpp"
 
@@ -22,6 +31,14 @@ TEST_CASE("PMUs load lazily: a broken PMU does not disturb an event on another")
                     "                     \\___ pmu 'broken': '{}/bus/event_source/devices/broken/type' holds 'not a "
                     "number', not a PMU type number\n",
                     tree.root()));
+  // A bare alias name is looked up on every PMU: the broken one does not hide it on the others...
+  tree.write("bus/event_source/devices/cpu/events/myev", "event=0x42\n");
+  Machine fresh(tree.root(), test::no_libpfm4());
+  CHECK(perfspec::resolve("myev", fresh).events.at(0).attr.config == 0x42);
+  // ...and a name found nowhere reports the PMU that could not be searched, not "unknown event".
+  CHECK(test::error_of("nosuchev", fresh).find("pmu 'broken': '" + tree.root() +
+                                              "/bus/event_source/devices/broken/type' holds 'not a number'") !=
+        std::string::npos);
 }
 
 TEST_CASE("aliases with metadata, with and without trailing newlines") {
@@ -146,4 +163,92 @@ TEST_CASE("hostile trees: symlink loops, empty and non-numeric files, folders in
   CHECK(test::error_of("nulls/event=1/", m).find("invalid format") != std::string::npos);
   CHECK(test::error_of("'/etc/passwd'", m).find("expected an event") != std::string::npos);
   CHECK(test::error_of("../../etc/event=1/", m).find("expected") != std::string::npos);
+}
+
+TEST_CASE("unreadable files and folders, as a user without the permission: errors name the file") {
+  test::TempTree tree;
+  const std::string devices = tree.root() + "/bus/event_source/devices/";
+  tree.pmu("cpu", 4);
+  tree.write("bus/event_source/devices/cpu/format/event", "config:0-7\n");
+  tree.write("bus/event_source/devices/cpu/events/ev", "event=0x11\n");
+  tree.pmu("notype", 20);
+  tree.write("bus/event_source/devices/notype/format/event", "config:0-7\n");
+  tree.pmu("noformat", 21);
+  tree.write("bus/event_source/devices/noformat/format/event", "config:0-7\n");
+  tree.write("bus/event_source/devices/noformat/format/umask", "config:8-15\n");
+  tree.pmu("noalias", 22);
+  tree.write("bus/event_source/devices/noalias/format/event", "config:0-7\n");
+  tree.write("bus/event_source/devices/noalias/events/ev", "event=0x22\n");
+  tree.write("bus/event_source/devices/noalias/events/other", "event=0x23\n");
+  tree.pmu("noformatdir", 23);
+  tree.write("bus/event_source/devices/noformatdir/format/event", "config:0-7\n");
+  tree.pmu("noeventsdir", 24);
+  tree.write("bus/event_source/devices/noeventsdir/format/event", "config:0-7\n");
+  tree.write("bus/event_source/devices/noeventsdir/events/ev", "event=0x24\n");
+  // mkdtemp makes the root 0700: the unprivileged user must get in to meet the unreadable ones.
+  std::filesystem::permissions(tree.root(), std::filesystem::perms(0755));
+  const std::vector<std::string> locked = {devices + "notype/type", devices + "noformat/format/event",
+                                           devices + "noalias/events/ev", devices + "noformatdir/format",
+                                           devices + "noeventsdir/events"};
+  for (const auto& p : locked) std::filesystem::permissions(p, std::filesystem::perms::none);
+  auto denied = [](std::string_view text, const std::string& path) {
+    return fmt::format("event syntax error: '{}'\n{:21}\\___ cannot read '{}': Permission denied\n", text, "", path);
+  };
+  const std::vector<std::pair<std::string, std::string>> expected = {
+      {"notype/event=1/", denied("notype/event=1/", locked[0])},
+      {"noformat/event=1/", denied("noformat/event=1/", locked[1])},
+      {"noformat/umask=1/", denied("noformat/umask=1/", locked[1])},  // the PMU's formats load together
+      {"noalias/ev/", denied("noalias/ev/", locked[2])},
+      {"noalias/other/", "config=0x23"},  // only the alias asked for is read
+      {"noformatdir/event=1/", denied("noformatdir/event=1/", locked[3])},
+      {"noeventsdir/ev/", denied("noeventsdir/ev/", locked[4])},
+      {"noeventsdir/event=1/", "config=0x1"},  // format terms need no events/ listing
+      {"cpu/event=1/", "config=0x1"},
+      {"cpu/ev/", "config=0x11"},
+  };
+  // doctest checks in a forked child would not reach this process: the child (root drops to nobody,
+  // since root reads anything) sends what it saw, each string ended by '\0', and the parent checks.
+  int pipefd[2];
+  REQUIRE(::pipe(pipefd) == 0);
+  pid_t pid = ::fork();
+  REQUIRE(pid >= 0);
+  if (pid == 0) {
+    ::close(pipefd[0]);
+    if (::geteuid() == 0 && (::setgroups(0, nullptr) != 0 || ::setgid(65534) != 0 || ::setuid(65534) != 0)) ::_exit(3);
+    if (::geteuid() == 0) ::_exit(4);
+    Machine m(tree.root(), test::no_libpfm4());
+    std::string report;
+    for (const auto& [text, want] : expected) {
+      std::string err = test::error_of(text, m);
+      report += err.empty() ? fmt::format("config={:#x}", perfspec::resolve(text, m).events[0].attr.config) : err;
+      report += '\0';
+    }
+    const char* at = report.data();
+    for (std::size_t left = report.size(); left > 0;) {
+      ssize_t n = ::write(pipefd[1], at, left);
+      if (n <= 0) ::_exit(5);
+      at += n, left -= static_cast<std::size_t>(n);
+    }
+    ::_exit(0);
+  }
+  ::close(pipefd[1]);
+  std::string report;
+  char buf[4096];
+  for (ssize_t n; (n = ::read(pipefd[0], buf, sizeof buf)) != 0;)
+    if (n > 0) report.append(buf, static_cast<std::size_t>(n));
+    else if (errno != EINTR) break;
+  ::close(pipefd[0]);
+  int status = 0;
+  REQUIRE(::waitpid(pid, &status, 0) == pid);
+  for (const auto& p : locked) std::filesystem::permissions(p, std::filesystem::perms(0755));  // removable again
+  REQUIRE(WIFEXITED(status));
+  REQUIRE(WEXITSTATUS(status) == 0);  // 3: could not drop root; 4: still root; 5: pipe
+  std::vector<std::string> seen;
+  for (std::size_t at = 0, end; (end = report.find('\0', at)) != std::string::npos; at = end + 1)
+    seen.push_back(report.substr(at, end - at));
+  REQUIRE(seen.size() == expected.size());
+  for (std::size_t i = 0; i < expected.size(); ++i) {
+    CAPTURE(expected[i].first);
+    CHECK(seen[i] == expected[i].second);
+  }
 }
