@@ -345,4 +345,12 @@ TEST_CASE("super-linear inputs stay fast (generous bounds; found by fuzzing)") {
   std::string glob = "sched:";
   for (int i = 0; i < 60; ++i) glob += "*?";
   CHECK(ms([&] { test::error_of(glob, skx()); }) < 2000);
+  std::string terms = "cpu/";
+  for (int i = 0; i < 10000; ++i) terms += fmt::format("{}{}={}", i ? "," : "", i % 2 ? "umask" : "event", i % 256);
+  terms += "/";
+  // The last event= and umask= win: 9998 % 256 = 14, 9999 % 256 = 15.
+  CHECK(ms([&] { CHECK(perfspec::resolve(terms, skx()).events.at(0).attr.config == 0x0f0e); }) < 2000);
+  std::string pmu_glob;
+  for (int i = 0; i < 1000; ++i) pmu_glob += "*?";
+  CHECK(ms([&] { CHECK(test::error_of(pmu_glob + "/event=1/", skx()).find("unknown PMU") != std::string::npos); }) < 2000);
 }
