@@ -82,6 +82,11 @@ for t in $TARGETS; do
     for f in $found; do echo "  $(basename "$f")"; done
     grep -m1 -E 'ERROR: (AddressSanitizer|LeakSanitizer|libFuzzer)|runtime error|SUMMARY' "$log" | sed 's/^/  /'
     echo "  log: $log"
+    # CI keeps no files: the end of the log (the report and the stack) goes to its output.
+    if [ -n "${CI:-}" ]; then
+      tail -n 60 "$log" | sed 's/^/  | /'
+      for f in $found; do echo "  input $(basename "$f") (base64): $(base64 -w0 "$f")"; done
+    fi
     failed+=("$t")
   else
     echo "$t: ok, ${execs:-?} runs, corpus $(ls "$work" | wc -l) new units"
