@@ -229,6 +229,10 @@ struct Counters::Impl {
 
   void open_group(const EventGroup& g, int pid, int cpu) {
     std::size_t lead = g.members.front();
+    // What failed before this attempt (on earlier CPUs) stays reported if a weak group falls back here.
+    std::vector<std::optional<Failure>> earlier;
+    if (g.weak)
+      for (std::size_t m : g.members) earlier.push_back(failures[m]);
     Instance inst;
     inst.cpu = cpu;
     int fd = open_one(lead, pid, cpu, -1, true);
@@ -258,8 +262,9 @@ struct Counters::Impl {
           std::string why = fmt::format("weak group fell back to counting its events alone ({} on '{}')",
                                         spec::errno_name(-mfd), set.events[m].name);
           inst.fds.clear();
-          for (std::size_t x : g.members) {
-            failures[x].reset();
+          for (std::size_t k2 = 0; k2 < g.members.size(); ++k2) {
+            std::size_t x = g.members[k2];
+            failures[x] = earlier[k2];
             notes[x] = why;
             open_alone(x, pid, cpu);
           }

@@ -975,3 +975,23 @@ TEST_CASE("group reads map values by id; an unknown id is dropped, and without i
   CHECK(spec::errno_name(EIO) == "EIO");      // read(2) and ioctl(2) errnos beyond perf_event_open's
   CHECK(spec::errno_name(ENOTTY) == "ENOTTY");
 }
+
+TEST_CASE("a weak group falling back on a later CPU keeps a member's failure from an earlier CPU") {
+  FakeSyscalls sys;
+  int member_opens = 0;  // cpu 0: in group EINVAL, alone EMFILE; cpu 1: in group EINVAL, alone fine
+  sys.decide = [&](const Attr& a) {
+    if (a.config != 0xc0) return 0;
+    const int answers[] = {EINVAL, EMFILE, EINVAL, 0};
+    return answers[member_opens++];
+  };
+  auto set = resolve("{cpu/event=0x3c/,cpu/event=0xc0/}:W", skx());
+  auto counters = runtime::Counters::open(set, runtime::Target::system_wide({0, 1}), fixture_options(), sys);
+  CHECK(member_opens == 4);
+  sys.values = {{0x3c, 5}, {0xc0, 7}};
+  auto counts = counters.read();
+  CHECK(counts[0].raw == 10);
+  CHECK(counts[1].raw == 7);  // counted on CPU 1 only...
+  REQUIRE(counts[1].failure);  // ...which its failure on CPU 0 says
+  CHECK(counts[1].failure->name == "EMFILE");
+  CHECK(counts[1].failure->cpu == 0);
+}
