@@ -50,11 +50,16 @@ constexpr BranchMode branch_modes[] = {
     {"save_type", 1u << 16}, {"hw_index", 1u << 17}, {"priv", 1u << 18},    {"counter", 1u << 19},
 };
 
-// REFERENCE.md section 7.
+// REFERENCE.md section 7; `Builtin` follows the order of the names.
 constexpr std::string_view builtin_terms[] = {
     "config", "config1", "config2", "config3", "name", "period", "freq", "branch_type", "time", "call-graph",
     "stack-size", "max-stack", "inherit", "no-inherit", "overwrite", "no-overwrite", "percore", "aux-output",
     "aux-sample-size", "metric-id", "cpu"};
+enum class Builtin {
+  config, config1, config2, config3, name, period, freq, branch_type, time, call_graph, stack_size, max_stack,
+  inherit, no_inherit, overwrite, no_overwrite, percore, aux_output, aux_sample_size, metric_id, cpu, none
+};
+static_assert(std::size(builtin_terms) == static_cast<std::size_t>(Builtin::none));
 
 // Lengths of the built-in term names: most format terms (`event`, `umask`, `ldlat`) are rejected by
 // their length alone, and every term of every event asks.
@@ -64,10 +69,13 @@ constexpr std::uint64_t builtin_lengths = [] {
   return m;
 }();
 
-bool is_builtin_term(std::string_view n) {
-  if (n.size() >= 64 || !(builtin_lengths >> n.size() & 1)) return false;
-  return std::find(std::begin(builtin_terms), std::end(builtin_terms), n) != std::end(builtin_terms);
+Builtin builtin_of(std::string_view n) {
+  if (n.size() >= 64 || !(builtin_lengths >> n.size() & 1)) return Builtin::none;
+  auto it = std::find(std::begin(builtin_terms), std::end(builtin_terms), n);
+  return static_cast<Builtin>(it - std::begin(builtin_terms));  // none when not found
 }
+
+bool is_builtin_term(std::string_view n) { return builtin_of(n) != Builtin::none; }
 
 bool has_glob(std::string_view s) { return s.find_first_of("*?[") != std::string_view::npos; }
 
@@ -245,7 +253,8 @@ bool Resolver::apply_builtin(ResolvedEvent& out, const ast::Term& t, CallGraph& 
     out.driver_config += t.kind == Value::none ? t.name : t.name + "=" + t.text;
     return true;
   }
-  if (!is_builtin_term(t.name)) return false;
+  const Builtin which = builtin_of(t.name);
+  if (which == Builtin::none) return false;
   Attr& a = out.attr;
   auto number = [&]() -> std::uint64_t {
     if (t.kind == Value::none) return 1;  // a bare built-in means 1
@@ -261,46 +270,54 @@ bool Resolver::apply_builtin(ResolvedEvent& out, const ast::Term& t, CallGraph& 
     if (v > max) throw Error(fmt::format("value {} for '{}' is too large, maximum is {}", v, t.name, max), t.value_span);
     return v;
   };
-  const std::string& n = t.name;
-  if (n == "config") a.config = number();
-  else if (n == "config1") a.config1 = number();
-  else if (n == "config2") a.config2 = number();
-  else if (n == "config3") a.config3 = number();
-  else if (n == "name") out.name = string();
-  else if (n == "period") a.sample_period = number(), a.freq = 0;
-  else if (n == "freq") a.sample_period = number(), a.freq = 1;
-  else if (n == "branch_type") {
-    std::string v = string();
-    auto it = std::find_if(std::begin(branch_modes), std::end(branch_modes), [&](auto& m) { return m.name == v; });
-    if (it == std::end(branch_modes))
-      throw Error(fmt::format("unknown branch type '{}'", v), t.value_span,
-                  "valid: u, k, hv, any, any_call, any_ret, ind_call, abort_tx, in_tx, no_tx, cond, call_stack, "
-                  "ind_jump, call, no_flags, no_cycles, save_type, hw_index, priv, counter");
-    a.branch_sample_type |= it->bits;
-    a.sample_type |= sample_branch_stack;
-  } else if (n == "time") {
-    if (fits(number(), 1)) a.sample_type |= sample_time;
-    else a.sample_type &= ~sample_time;
-  } else if (n == "call-graph") {
-    std::string v = string();
-    if (v != "fp" && v != "dwarf" && v != "lbr" && v != "no")
-      throw Error(fmt::format("unknown call-graph mode '{}'", v), t.value_span, "valid: fp, dwarf, lbr, no");
-    cg.mode = v;
-  } else if (n == "stack-size") cg.stack_size = static_cast<std::uint32_t>(fits(number(), 0xffffffffu));
-  else if (n == "max-stack") a.sample_max_stack = static_cast<std::uint16_t>(fits(number(), 0xffff));
-  else if (n == "inherit") a.inherit = fits(number(), 1) != 0;
-  else if (n == "no-inherit") a.inherit = fits(number(), 1) == 0;
-  else if (n == "overwrite") a.write_backward = fits(number(), 1) != 0;
-  else if (n == "no-overwrite") a.write_backward = fits(number(), 1) == 0;
-  else if (n == "percore") out.percore = fits(number(), 1) != 0;
-  else if (n == "aux-output") a.aux_output = fits(number(), 1) != 0;
-  else if (n == "aux-sample-size") {
-    a.aux_sample_size = static_cast<std::uint32_t>(fits(number(), 0xffffffffu));
-    a.sample_type |= sample_aux;
-  } else if (n == "metric-id") out.metric_id = string();
-  else if (n == "cpu") {
-    if (t.kind == Value::none) throw Error("expected a CPU list", t.name_span);
-    out.cpus = t.text;
+  switch (which) {
+    case Builtin::config: a.config = number(); break;
+    case Builtin::config1: a.config1 = number(); break;
+    case Builtin::config2: a.config2 = number(); break;
+    case Builtin::config3: a.config3 = number(); break;
+    case Builtin::name: out.name = string(); break;
+    case Builtin::period: a.sample_period = number(), a.freq = 0; break;
+    case Builtin::freq: a.sample_period = number(), a.freq = 1; break;
+    case Builtin::branch_type: {
+      std::string v = string();
+      auto it = std::find_if(std::begin(branch_modes), std::end(branch_modes), [&](auto& m) { return m.name == v; });
+      if (it == std::end(branch_modes))
+        throw Error(fmt::format("unknown branch type '{}'", v), t.value_span,
+                    "valid: u, k, hv, any, any_call, any_ret, ind_call, abort_tx, in_tx, no_tx, cond, call_stack, "
+                    "ind_jump, call, no_flags, no_cycles, save_type, hw_index, priv, counter");
+      a.branch_sample_type |= it->bits;
+      a.sample_type |= sample_branch_stack;
+      break;
+    }
+    case Builtin::time:
+      if (fits(number(), 1)) a.sample_type |= sample_time;
+      else a.sample_type &= ~sample_time;
+      break;
+    case Builtin::call_graph: {
+      std::string v = string();
+      if (v != "fp" && v != "dwarf" && v != "lbr" && v != "no")
+        throw Error(fmt::format("unknown call-graph mode '{}'", v), t.value_span, "valid: fp, dwarf, lbr, no");
+      cg.mode = v;
+      break;
+    }
+    case Builtin::stack_size: cg.stack_size = static_cast<std::uint32_t>(fits(number(), 0xffffffffu)); break;
+    case Builtin::max_stack: a.sample_max_stack = static_cast<std::uint16_t>(fits(number(), 0xffff)); break;
+    case Builtin::inherit: a.inherit = fits(number(), 1) != 0; break;
+    case Builtin::no_inherit: a.inherit = fits(number(), 1) == 0; break;
+    case Builtin::overwrite: a.write_backward = fits(number(), 1) != 0; break;
+    case Builtin::no_overwrite: a.write_backward = fits(number(), 1) == 0; break;
+    case Builtin::percore: out.percore = fits(number(), 1) != 0; break;
+    case Builtin::aux_output: a.aux_output = fits(number(), 1) != 0; break;
+    case Builtin::aux_sample_size:
+      a.aux_sample_size = static_cast<std::uint32_t>(fits(number(), 0xffffffffu));
+      a.sample_type |= sample_aux;
+      break;
+    case Builtin::metric_id: out.metric_id = string(); break;
+    case Builtin::cpu:
+      if (t.kind == Value::none) throw Error("expected a CPU list", t.name_span);
+      out.cpus = t.text;
+      break;
+    case Builtin::none: break;
   }
   return true;
 }

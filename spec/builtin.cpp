@@ -86,8 +86,9 @@ template <typename Table>
 const auto* longest_token(std::string_view s, const Table& table) {
   decltype(&table[0]) best = nullptr;
   for (const auto& t : table) {
-    if (t.text.size() > s.size() || !iequal(s.substr(0, t.text.size()), t.text)) continue;
-    if (t.text.size() < s.size() && s[t.text.size()] != '-') continue;
+    // The boundary first: it rejects most names without comparing letters.
+    if (t.text.size() > s.size() || (t.text.size() < s.size() && s[t.text.size()] != '-')) continue;
+    if (!iequal(s.substr(0, t.text.size()), t.text)) continue;
     if (!best || t.text.size() > best->text.size()) best = &t;
   }
   return best;
@@ -103,7 +104,16 @@ std::string validity(const CacheEvent& e) {
 
 std::span<const Symbol> symbols() { return symbol_table; }
 
+// Lengths of the symbol names: most names that are not symbols (PMU names, table events) are
+// rejected by their length alone.
+constexpr std::uint64_t symbol_lengths = [] {
+  std::uint64_t m = 0;
+  for (const auto& s : symbol_table) m |= std::uint64_t{1} << s.name.size();
+  return m;
+}();
+
 const Symbol* find_symbol(std::string_view name) {
+  if (name.size() >= 64 || !(symbol_lengths >> name.size() & 1)) return nullptr;
   for (const auto& s : symbol_table)
     if (s.name == name) return &s;
   return nullptr;

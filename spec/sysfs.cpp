@@ -357,15 +357,24 @@ const Alias* Machine::alias(const Pmu& pmu, std::string_view name) const {
   return pfm_aliases_.emplace(key, std::move(a)).first->second.get();
 }
 
-bool Machine::CaseLess::operator()(std::string_view a, std::string_view b) const {
-  std::size_t n = std::min(a.size(), b.size());
-  for (std::size_t i = 0; i < n; ++i) {
-    auto x = static_cast<unsigned char>(a[i]), y = static_cast<unsigned char>(b[i]);
-    x = static_cast<unsigned char>(static_cast<unsigned>(x - 'A') < 26u ? x + 32 : x);
-    y = static_cast<unsigned char>(static_cast<unsigned>(y - 'A') < 26u ? y + 32 : y);
-    if (x != y) return x < y;
-  }
-  return a.size() < b.size();
+namespace {
+constexpr unsigned char ascii_lower(char c) {
+  auto u = static_cast<unsigned char>(c);
+  return static_cast<unsigned char>(static_cast<unsigned>(u - 'A') < 26u ? u + 32 : u);
+}
+}  // namespace
+
+std::size_t Machine::CaseHash::operator()(std::string_view s) const noexcept {
+  std::uint64_t h = 0xcbf29ce484222325ULL;  // FNV-1a
+  for (char c : s) h = (h ^ ascii_lower(c)) * 0x100000001b3ULL;
+  return static_cast<std::size_t>(h);
+}
+
+bool Machine::CaseEqual::operator()(std::string_view a, std::string_view b) const noexcept {
+  if (a.size() != b.size()) return false;
+  for (std::size_t i = 0; i < a.size(); ++i)
+    if (ascii_lower(a[i]) != ascii_lower(b[i])) return false;
+  return true;
 }
 
 const std::vector<std::pair<const Pmu*, const Alias*>>& Machine::aliases_named(std::string_view name) const {
