@@ -364,25 +364,17 @@ constexpr unsigned char ascii_lower(char c) {
 }
 }  // namespace
 
-std::size_t Machine::CaseHash::operator()(std::string_view s) const noexcept {
-  std::uint64_t h = 0xcbf29ce484222325ULL;  // FNV-1a
-  for (char c : s) h = (h ^ ascii_lower(c)) * 0x100000001b3ULL;
-  return static_cast<std::size_t>(h);
-}
-
-bool Machine::CaseEqual::operator()(std::string_view a, std::string_view b) const noexcept {
-  if (a.size() != b.size()) return false;
-  for (std::size_t i = 0; i < a.size(); ++i)
-    if (ascii_lower(a[i]) != ascii_lower(b[i])) return false;
-  return true;
-}
-
 const std::vector<std::pair<const Pmu*, const Alias*>>& Machine::aliases_named(std::string_view name) const {
-  // Kept per name: a bare name is looked up on every PMU, and event strings repeat names.
+  // Kept per name: a bare name is looked up on every PMU, and event strings repeat names. The key is
+  // the lower-cased name, built in a per-thread buffer so that a lookup does not allocate.
+  thread_local std::string key;
+  key.assign(name);
+  for (char& c : key) c = static_cast<char>(ascii_lower(c));
   {
     std::lock_guard lock(mutex_);
-    if (auto it = named_.find(name); it != named_.end()) return it->second;
+    if (auto it = named_.find(key); it != named_.end()) return it->second;
   }
+  std::string lower = key;  // the buffer is only for the lookup above
   std::vector<std::pair<const Pmu*, const Alias*>> out;
   std::vector<const TableEvent*> hits;
   if (const EventTables* t = tables()) hits = t->find(name);
@@ -406,7 +398,7 @@ const std::vector<std::pair<const Pmu*, const Alias*>>& Machine::aliases_named(s
       if (const Alias* a = alias(*pmu, name)) out.emplace_back(pmu, a);
   if (out.empty() && unreadable) throw *unreadable;  // not kept: the tree may be mended
   std::lock_guard lock(mutex_);
-  return named_.emplace(std::string(name), std::move(out)).first->second;  // or the answer another thread kept
+  return named_.emplace(std::move(lower), std::move(out)).first->second;  // or the answer another thread kept
 }
 
 const std::string& Machine::tracefs_events() const {

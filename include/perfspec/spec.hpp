@@ -191,16 +191,7 @@ class Machine {
   mutable std::shared_ptr<const EventTables> tables_;
   mutable std::string cpuid_;
   mutable std::map<std::string, std::unique_ptr<Alias>, std::less<>> pfm_aliases_;  // "pmu/name" -> alias
-  // Event names hash and compare case-insensitively (ASCII), so a lookup needs no lower-cased copy.
-  struct CaseHash {
-    using is_transparent = void;
-    std::size_t operator()(std::string_view s) const noexcept;
-  };
-  struct CaseEqual {
-    using is_transparent = void;
-    bool operator()(std::string_view a, std::string_view b) const noexcept;
-  };
-  mutable std::unordered_map<std::string, std::vector<std::pair<const Pmu*, const Alias*>>, CaseHash, CaseEqual> named_;
+  mutable std::unordered_map<std::string, std::vector<std::pair<const Pmu*, const Alias*>>> named_;  // lower-case
   mutable std::mutex mutex_;
   mutable std::map<std::string, std::unique_ptr<Pmu>, std::less<>> pmus_;
   mutable std::map<std::string, bool, std::less<>> absent_;
