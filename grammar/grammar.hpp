@@ -2,7 +2,11 @@
 // The perf event language as PEGTL rules (REFERENCE.md section 2). Internal to grammar/: only
 // grammar/parse.cpp and the grammar tests include this header. Every rule that sits behind must<> has
 // an error message in parse.cpp (a static_assert there enforces it).
+#include <array>
+#include <cstdint>
+
 #include <tao/pegtl.hpp>
+#include <tao/pegtl/contrib/analyze_traits.hpp>
 
 namespace perfspec::grammar {
 
@@ -11,7 +15,42 @@ using namespace tao::pegtl;
 // Lexical pieces (REFERENCE.md section 1).
 struct name_first : sor<alnum, one<'_', '*', '?', '[', ']'>> {};
 struct name_rest : sor<alnum, one<'_', '*', '?', '.', '[', ']', '!', '-'>> {};
-struct name : seq<name_first, star<name_rest>> {};
+
+// The same character classes as a table, for the rules that scan whole names: the lookaheads that pick
+// an event's form read its name several times, so a scan costs one load per character.
+namespace chars {
+enum : std::uint8_t { first = 1, rest = 2, term_rest = 4 };  // name_first, name_rest, name_rest or ':'
+constexpr std::array<std::uint8_t, 256> table = [] {
+  std::array<std::uint8_t, 256> t{};
+  auto set = [&](unsigned char c, std::uint8_t bits) { t[c] = static_cast<std::uint8_t>(t[c] | bits); };
+  for (unsigned c = 0; c < 256; ++c)
+    if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9'))
+      set(static_cast<unsigned char>(c), first | rest | term_rest);
+  for (char c : {'_', '*', '?', '[', ']'}) set(static_cast<unsigned char>(c), first | rest | term_rest);
+  for (char c : {'.', '!', '-'}) set(static_cast<unsigned char>(c), rest | term_rest);
+  set(':', term_rest);
+  return t;
+}();
+}  // namespace chars
+
+// One character of class `First`, then any number of class `Rest`.
+template <std::uint8_t First, std::uint8_t Rest>
+struct scan {
+  using rule_t = scan;
+  using subs_t = empty_list;
+  template <typename ParseInput>
+  static bool match(ParseInput& in) noexcept {
+    const char* p = in.current();
+    const char* end = in.end();
+    if (p == end || !(chars::table[static_cast<unsigned char>(*p)] & First)) return false;
+    ++p;
+    while (p != end && (chars::table[static_cast<unsigned char>(*p)] & Rest)) ++p;
+    in.bump_in_this_line(static_cast<std::size_t>(p - in.current()));
+    return true;
+  }
+};
+
+struct name : scan<chars::first, chars::rest> {};
 struct hex_number : seq<one<'0'>, one<'x', 'X'>, plus<xdigit>> {};
 struct dec_number : plus<digit> {};
 struct number : seq<sor<hex_number, dec_number>, not_at<name_rest>> {};
@@ -28,15 +67,15 @@ struct slash_mods : sor<colon_mods, event_mods> {};
 
 // Terms inside `/.../`.
 struct begin_term : success {};
-struct term_name : seq<name_first, star<sor<name_rest, one<':'>>>> {};
+struct term_name : scan<chars::first, chars::term_rest> {};
 struct quoted_body : star<not_one<'\''>> {};
 struct close_quote : one<'\''> {};
 struct quoted_value : seq<one<'\''>, quoted_body, must<close_quote>> {};
 struct query_value : seq<one<'?'>, not_at<name_rest>> {};
-struct word_value : plus<name_rest> {};
+struct word_value : scan<chars::rest, chars::rest> {};
 struct term_value : sor<quoted_value, query_value, word_value> {};
 struct term_assign : seq<one<'='>, must<term_value>> {};
-struct driver_name : plus<name_rest> {};
+struct driver_name : scan<chars::rest, chars::rest> {};
 struct driver_term : seq<one<'@'>, must<driver_name>, opt<term_assign>> {};
 struct plain_term : seq<term_name, opt<term_assign>> {};
 struct term : seq<begin_term, sor<driver_term, plain_term>> {};
@@ -102,3 +141,7 @@ namespace perfspec::grammar {
 // A bare term list, as alias files (`events/<name>`) and event tables hold them.
 struct term_list_only : seq<opt<term, star<next_term>>, must<list_end>> {};
 }  // namespace perfspec::grammar
+
+// A scan consumes at least one character when it succeeds (for tao::pegtl::analyze).
+template <typename Name, std::uint8_t First, std::uint8_t Rest>
+struct tao::pegtl::analyze_traits<Name, perfspec::grammar::scan<First, Rest>> : analyze_any_traits<> {};

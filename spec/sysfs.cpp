@@ -106,9 +106,12 @@ std::vector<std::string> list_pmu_dir(const std::string& path) {
 }  // namespace
 
 const Format* Pmu::format(std::string_view term) const {
-  const auto& all = formats();  // sorted by name
-  auto it = std::lower_bound(all.begin(), all.end(), term, [](const Format& f, std::string_view t) { return f.name < t; });
-  return it == all.end() || it->name != term ? nullptr : &*it;
+  // A PMU has a few dozen formats at most: a scan that rejects on length and first letter beats a
+  // binary search of string comparisons (every term of every event asks).
+  if (term.empty()) return nullptr;
+  for (const auto& f : formats())
+    if (f.name.size() == term.size() && f.name[0] == term[0] && f.name == term) return &f;
+  return nullptr;
 }
 
 const std::vector<Format>& Pmu::formats() const {
@@ -129,7 +132,6 @@ void Pmu::load_formats() const {
       throw Error(fmt::format("pmu '{}': format file '{}': {}", name_, path, e.message()));
     }
   }
-  // format() binary-searches by name.
   std::sort(out.begin(), out.end(), [](const Format& a, const Format& b) { return a.name < b.name; });
   formats_ = std::move(out);
 }
