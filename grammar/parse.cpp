@@ -1,3 +1,4 @@
+#include <array>
 #include <charconv>
 #include <string>
 
@@ -26,12 +27,17 @@ template <> inline constexpr const char* error_message<close_quote> = "untermina
 template <> inline constexpr const char* error_message<driver_name> = "expected a driver config name after '@'";
 template <> inline constexpr const char* error_message<bp_addr> = "expected a breakpoint address (decimal or 0x hex)";
 
+// Nodes are built where they end up (an item in list.items, an event in its item, a term in its
+// event), so nothing is moved. Each begin_* action appends a node and points at it. A rule that starts
+// a node and then fails leaves it unfinished: the next begin_* of that kind replaces it, and the
+// end of a term list drops an unfinished term.
 struct State {
   const char* base;
   ast::EventList& list;
-  ast::Item item;
-  ast::Event event;
-  ast::Term term;
+  ast::Item* item = nullptr;
+  ast::Event* event = nullptr;
+  ast::Term* term = nullptr;
+  bool item_open = false, event_open = false, term_open = false;
 };
 
 // Offset of an action's match start.
@@ -79,14 +85,20 @@ bool looks_numeric(std::string_view t) {
 // Modifier letters (REFERENCE.md section 1): from `ukhIGHpPSDWebR`, at most 16, `p` up to three times,
 // every other letter at most once.
 void check_modifiers(std::string_view letters, Span span) {
-  constexpr std::string_view allowed = "ukhIGHpPSDWebR";
+  static constexpr std::string_view allowed = "ukhIGHpPSDWebR";
+  // Position of each letter in `allowed` plus one, 0 for the rest.
+  static constexpr auto position = [] {
+    std::array<std::uint8_t, 256> t{};
+    for (std::size_t k = 0; k < allowed.size(); ++k) t[static_cast<unsigned char>(allowed[k])] = static_cast<std::uint8_t>(k + 1);
+    return t;
+  }();
   std::uint32_t seen = 0;  // bit k: allowed[k] was written
   int ps = 0;
   for (std::size_t i = 0; i < letters.size(); ++i) {
     char c = letters[i];
     Span at{span.begin + static_cast<std::uint32_t>(i), span.begin + static_cast<std::uint32_t>(i) + 1};
-    auto k = allowed.find(c);
-    if (k == std::string_view::npos)
+    unsigned k = position[static_cast<unsigned char>(c)];
+    if (k-- == 0)
       throw Error(fmt::format("invalid modifier '{}'", c), at, "modifiers are letters from 'ukhIGHpPSDWebR'");
     if (c == 'p') {
       if (++ps > 3) throw Error("too many 'p' modifiers: precise level is at most 3 (ppp)", at);
@@ -98,72 +110,91 @@ void check_modifiers(std::string_view letters, Span span) {
   if (letters.size() > 16) throw Error("too many modifiers (at most 16)", span);
 }
 
+// A term list ended: a term begun but not finished (`cpu//` tries one) is not part of it.
+void drop_open_term(State& st) {
+  if (st.term_open) {
+    st.event->terms.pop_back();
+    st.term_open = false;
+  }
+}
+
 template <typename Rule> struct event_action : nothing<Rule> {};
 
 template <> struct event_action<begin_item> {
   template <typename Input> static void apply(const Input& in, State& st) {
-    st.item = ast::Item{};
-    st.item.span.begin = offset(in, st);
+    if (!st.item_open) st.list.items.emplace_back();
+    else st.list.items.back() = ast::Item{};
+    st.item = &st.list.items.back();
+    st.item_open = true;
+    st.item->span.begin = offset(in, st);
   }
 };
 template <> struct event_action<begin_event> {
   template <typename Input> static void apply(const Input& in, State& st) {
-    st.event = ast::Event{};
-    st.event.span.begin = offset(in, st);
+    if (!st.event_open) st.item->events.emplace_back();
+    else st.item->events.back() = ast::Event{};
+    st.event = &st.item->events.back();
+    st.event_open = true;
+    st.event->span.begin = offset(in, st);
   }
 };
 template <> struct event_action<begin_term> {
   template <typename Input> static void apply(const Input& in, State& st) {
-    st.term = ast::Term{};
-    st.term.span.begin = offset(in, st);
+    if (!st.term_open) st.event->terms.emplace_back();
+    else st.event->terms.back() = ast::Term{};
+    st.term = &st.event->terms.back();
+    st.term_open = true;
+    st.term->span.begin = offset(in, st);
   }
 };
 template <> struct event_action<begin_terms> {
   template <typename Input> static void apply(const Input& in, State& st) {
-    st.event.has_terms = true;
-    st.event.terms.clear();
-    st.event.terms.reserve(4);  // one allocation for the usual few terms
-    st.event.terms_span.begin = offset(in, st) - 1;
+    st.event->has_terms = true;
+    st.event->terms.clear();
+    st.event->terms.reserve(4);  // one allocation for the usual few terms
+    st.term_open = false;
+    st.event->terms_span.begin = offset(in, st) - 1;
   }
 };
 template <> struct event_action<close_slash> {
   template <typename Input> static void apply(const Input& in, State& st) {
-    st.event.terms_span.end = static_cast<std::uint32_t>(in.end() - st.base);
+    st.event->terms_span.end = static_cast<std::uint32_t>(in.end() - st.base);
+    drop_open_term(st);
   }
 };
 template <> struct event_action<event_name> {
   template <typename Input> static void apply(const Input& in, State& st) {
-    st.event.name = in.string();
-    st.event.name_span = span_of(in, st);
+    st.event->name = in.string();
+    st.event->name_span = span_of(in, st);
   }
 };
 template <> struct event_action<tp_system> : event_action<event_name> {};
 template <> struct event_action<tp_event> {
   template <typename Input> static void apply(const Input& in, State& st) {
-    st.event.tp_event = in.string();
-    st.event.tp_event_span = span_of(in, st);
+    st.event->tp_event = in.string();
+    st.event->tp_event_span = span_of(in, st);
   }
 };
 template <> struct event_action<raw_token> {
   template <typename Input> static void apply(const Input& in, State& st) {
     auto span = span_of(in, st);
-    st.event.name = in.string();
-    st.event.name_span = span;
+    st.event->name = in.string();
+    st.event->name_span = span;
     std::string_view hex = in.string_view().substr(1);
     if (hex.size() > 16) throw Error(fmt::format("raw event '{}' is wider than 64 bits", in.string_view()), span);
-    st.event.number1 = to_number(fmt::format("0x{}", hex), span);
+    st.event->number1 = to_number(fmt::format("0x{}", hex), span);
   }
 };
 template <> struct event_action<bp_addr> {
   template <typename Input> static void apply(const Input& in, State& st) {
-    st.event.number1 = to_number(in.string_view(), span_of(in, st));
-    st.event.name = "mem";
+    st.event->number1 = to_number(in.string_view(), span_of(in, st));
+    st.event->name = "mem";
   }
 };
 template <> struct event_action<bp_len> {
   template <typename Input> static void apply(const Input& in, State& st) {
-    st.event.number2 = to_number(in.string_view(), span_of(in, st));
-    st.event.has_length = true;
+    st.event->number2 = to_number(in.string_view(), span_of(in, st));
+    st.event->has_length = true;
   }
 };
 template <> struct event_action<bp_access> {
@@ -172,68 +203,68 @@ template <> struct event_action<bp_access> {
     for (std::size_t i = 0; i < letters.size(); ++i)
       if (letters.find(letters[i], i + 1) != std::string_view::npos)
         throw Error(fmt::format("duplicate breakpoint access '{}'", letters[i]), span_of(in, st));
-    st.event.access = in.string();
-    st.event.access_span = span_of(in, st);
+    st.event->access = in.string();
+    st.event->access_span = span_of(in, st);
   }
 };
 template <> struct event_action<numeric_type> {
   template <typename Input> static void apply(const Input& in, State& st) {
-    st.event.number1 = to_number(in.string_view(), span_of(in, st));
-    st.event.name = in.string();
-    st.event.name_span = span_of(in, st);
-    if (st.event.number1 > 0xffffffffu) throw Error("event type does not fit in 32 bits", span_of(in, st));
+    st.event->number1 = to_number(in.string_view(), span_of(in, st));
+    st.event->name = in.string();
+    st.event->name_span = span_of(in, st);
+    if (st.event->number1 > 0xffffffffu) throw Error("event type does not fit in 32 bits", span_of(in, st));
   }
 };
 template <> struct event_action<numeric_config> {
   template <typename Input> static void apply(const Input& in, State& st) {
-    st.event.number2 = to_number(in.string_view(), span_of(in, st));
+    st.event->number2 = to_number(in.string_view(), span_of(in, st));
   }
 };
 
 template <> struct event_action<term_name> {
   template <typename Input> static void apply(const Input& in, State& st) {
-    st.term.name = in.string();
-    st.term.name_span = span_of(in, st);
+    st.term->name = in.string();
+    st.term->name_span = span_of(in, st);
   }
 };
 template <> struct event_action<driver_name> {
   template <typename Input> static void apply(const Input& in, State& st) {
-    st.term.driver = true;
-    st.term.name = in.string();
-    st.term.name_span = span_of(in, st);
+    st.term->driver = true;
+    st.term->name = in.string();
+    st.term->name_span = span_of(in, st);
   }
 };
 template <> struct event_action<quoted_body> {
   template <typename Input> static void apply(const Input& in, State& st) {
-    st.term.kind = ast::Term::Value::quoted;
-    st.term.text = in.string();
-    st.term.value_span = span_of(in, st);
+    st.term->kind = ast::Term::Value::quoted;
+    st.term->text = in.string();
+    st.term->value_span = span_of(in, st);
   }
 };
 template <> struct event_action<query_value> {
   template <typename Input> static void apply(const Input& in, State& st) {
-    st.term.kind = ast::Term::Value::query;
-    st.term.text = "?";
-    st.term.value_span = span_of(in, st);
+    st.term->kind = ast::Term::Value::query;
+    st.term->text = "?";
+    st.term->value_span = span_of(in, st);
   }
 };
 template <> struct event_action<word_value> {
   template <typename Input> static void apply(const Input& in, State& st) {
     auto span = span_of(in, st);
-    st.term.text = in.string();
-    st.term.value_span = span;
+    st.term->text = in.string();
+    st.term->value_span = span;
     if (looks_numeric(in.string_view())) {
-      st.term.kind = ast::Term::Value::number;
-      st.term.number = to_number(in.string_view(), span);
+      st.term->kind = ast::Term::Value::number;
+      st.term->number = to_number(in.string_view(), span);
     } else {
-      st.term.kind = ast::Term::Value::name;
+      st.term->kind = ast::Term::Value::name;
     }
   }
 };
 template <> struct event_action<term> {
   template <typename Input> static void apply(const Input& in, State& st) {
-    st.term.span.end = static_cast<std::uint32_t>(in.end() - st.base);
-    st.event.terms.push_back(std::move(st.term));
+    st.term->span.end = static_cast<std::uint32_t>(in.end() - st.base);
+    st.term_open = false;
   }
 };
 
@@ -241,23 +272,23 @@ template <> struct event_action<event_mods> {
   template <typename Input> static void apply(const Input& in, State& st) {
     auto span = span_of(in, st);
     check_modifiers(in.string_view(), span);
-    st.event.modifiers = ast::Modifiers{in.string(), span};
+    st.event->modifiers = ast::Modifiers{in.string(), span};
   }
 };
 template <> struct event_action<group_mods> {
   template <typename Input> static void apply(const Input& in, State& st) {
     auto span = span_of(in, st);
     check_modifiers(in.string_view(), span);
-    st.item.modifiers = ast::Modifiers{in.string(), span};
+    st.item->modifiers = ast::Modifiers{in.string(), span};
   }
 };
 
 template <ast::EventKind Kind>
 struct finish_event {
   template <typename Input> static void apply(const Input& in, State& st) {
-    st.event.kind = Kind;
-    st.event.span.end = static_cast<std::uint32_t>(in.end() - st.base);
-    st.item.events.push_back(std::move(st.event));
+    st.event->kind = Kind;
+    st.event->span.end = static_cast<std::uint32_t>(in.end() - st.base);
+    st.event_open = false;
   }
 };
 template <> struct event_action<breakpoint> : finish_event<ast::EventKind::breakpoint> {};
@@ -268,29 +299,29 @@ template <> struct event_action<tracepoint> : finish_event<ast::EventKind::trace
 template <> struct event_action<named> : finish_event<ast::EventKind::named> {};
 template <> struct event_action<pfm_text> {
   template <typename Input> static void apply(const Input& in, State& st) {
-    st.event.name = in.string();
-    st.event.name_span = span_of(in, st);
+    st.event->name = in.string();
+    st.event->name_span = span_of(in, st);
   }
 };
 template <> struct event_action<pfm_event> : finish_event<ast::EventKind::named> {};
 
 template <> struct event_action<group_name> {
-  template <typename Input> static void apply(const Input& in, State& st) { st.item.group_name = in.string(); }
+  template <typename Input> static void apply(const Input& in, State& st) { st.item->group_name = in.string(); }
 };
 template <> struct event_action<group> {
   template <typename Input> static void apply(const Input& in, State& st) {
-    st.item.braces = true;
-    st.item.span.end = static_cast<std::uint32_t>(in.end() - st.base);
-    st.list.items.push_back(std::move(st.item));
+    st.item->braces = true;
+    st.item->span.end = static_cast<std::uint32_t>(in.end() - st.base);
+    st.item_open = false;
   }
 };
 template <> struct event_action<lone> {
   template <typename Input> static void apply(const Input& in, State& st) {
-    st.item.braces = false;
-    st.item.span = st.item.events.front().span;
-    st.item.group_name.clear();
+    st.item->braces = false;
+    st.item->span = st.item->events.front().span;
+    st.item->group_name.clear();
     (void)in;
-    st.list.items.push_back(std::move(st.item));
+    st.item_open = false;
   }
 };
 
@@ -304,7 +335,7 @@ ast::EventList parse(std::string_view text) {
   if (auto nul = text.find('\0'); nul != std::string_view::npos)
     throw Error("NUL character in event list", Span{static_cast<std::uint32_t>(nul), static_cast<std::uint32_t>(nul + 1)});
   tao::pegtl::memory_input<tao::pegtl::tracking_mode::lazy> in(list.text.data(), list.text.size(), "event");
-  grammar::State state{list.text.data(), list, {}, {}, {}};
+  grammar::State state{list.text.data(), list};
   tao::pegtl::parse<grammar::event_list, grammar::event_action, grammar::event_control>(in, state);
   return list;
 }
@@ -315,9 +346,12 @@ std::vector<ast::Term> parse_terms(std::string_view text) {
   holder.text = std::string(text);
   if (text.find('\0') != std::string_view::npos) throw Error("NUL character in term list");
   tao::pegtl::memory_input<tao::pegtl::tracking_mode::lazy> in(holder.text.data(), holder.text.size(), "terms");
-  State state{holder.text.data(), holder, {}, {}, {}};
+  ast::Event event;  // holds the terms
+  State state{holder.text.data(), holder};
+  state.event = &event;
   tao::pegtl::parse<term_list_only, event_action, event_control>(in, state);
-  return std::move(state.event.terms);
+  drop_open_term(state);
+  return std::move(event.terms);
 }
 }  // namespace grammar
 
