@@ -180,8 +180,11 @@ class Resolver {
   // when the caller already looked it up.
   void on_pmu(const ast::Event& ev, const Pmu& pmu, std::vector<ResolvedEvent>& out,
               const ast::Term* named = nullptr, const spec::Alias* named_alias = nullptr);
+  void on_pmu_fill(const ast::Event& ev, const Pmu& pmu, ResolvedEvent& out, const ast::Term* named,
+                   const spec::Alias* named_alias);
   void generic(const ast::Event& ev, std::uint32_t type, std::uint64_t config, std::vector<ResolvedEvent>& out);
-  ResolvedEvent base(const ast::Event& ev, std::string pmu) const;
+  // Appends an event for `ev` on `pmu` to `out`: the caller fills it in, and removes it if that throws.
+  ResolvedEvent& start(std::vector<ResolvedEvent>& out, const ast::Event& ev, std::string_view pmu) const;
   void apply_alias(ResolvedEvent& out, const Pmu& pmu, const spec::Alias& alias, Span where,
                    std::vector<std::string>& required);
   bool apply_builtin(ResolvedEvent& out, const ast::Term& t, struct CallGraph& cg) const;
@@ -199,13 +202,13 @@ struct CallGraph {
   std::optional<std::uint32_t> stack_size;
 };
 
-ResolvedEvent Resolver::base(const ast::Event& ev, std::string pmu) const {
-  ResolvedEvent out;
-  out.attr.size = attr_size_ver8;
-  out.name = text(ev.span);
-  out.pmu = std::move(pmu);
-  out.span = ev.span;
-  return out;
+ResolvedEvent& Resolver::start(std::vector<ResolvedEvent>& out, const ast::Event& ev, std::string_view pmu) const {
+  ResolvedEvent& e = out.emplace_back();
+  e.attr.size = attr_size_ver8;
+  e.name.assign(list_.text, ev.span.begin, ev.span.end - ev.span.begin);
+  e.pmu = pmu;
+  e.span = ev.span;
+  return e;
 }
 
 const std::vector<const Pmu*>& Resolver::cores() const { return machine_.core_pmus(); }
@@ -340,7 +343,8 @@ void finish_call_graph(Attr& a, const CallGraph& cg) {
 void Resolver::apply_format(ResolvedEvent& out, const Pmu& pmu, const spec::Format& f, const ast::Term& t,
                             bool from_alias) const {
   const std::uint64_t mask = f.mask();
-  const auto width = static_cast<unsigned>(std::popcount(mask));
+  unsigned width = 0;  // the ranges do not overlap (parse_format checks): their lengths add up
+  for (const auto& r : f.ranges) width += r.hi - r.lo + 1u;
   const std::uint64_t max_value = width >= 64 ? ~std::uint64_t{0} : (std::uint64_t{1} << width) - 1;
   std::uint64_t v = 0;
   if (t.kind == Value::none) {
@@ -407,7 +411,17 @@ void Resolver::apply_alias(ResolvedEvent& out, const Pmu& pmu, const spec::Alias
 // One event on one PMU from `pmu/terms/`, a bare alias name, or `pmu/alias/`.
 void Resolver::on_pmu(const ast::Event& ev, const Pmu& pmu, std::vector<ResolvedEvent>& result,
                       const ast::Term* named, const spec::Alias* named_alias) {
-  ResolvedEvent out = base(ev, pmu.name());
+  std::size_t mark = result.size();
+  try {
+    on_pmu_fill(ev, pmu, start(result, ev, pmu.name()), named, named_alias);
+  } catch (...) {
+    result.resize(mark);
+    throw;
+  }
+}
+
+void Resolver::on_pmu_fill(const ast::Event& ev, const Pmu& pmu, ResolvedEvent& out, const ast::Term* named,
+                           const spec::Alias* named_alias) {
   out.attr.type = pmu.type();
 
   // Which term names an event (an alias, a hardware or cache symbol), if any.
@@ -434,7 +448,7 @@ void Resolver::on_pmu(const ast::Event& ev, const Pmu& pmu, std::vector<Resolved
       else if (const auto* s = spec::find_symbol(t.name); s && s->type == spec::type_hardware && pmu.is_core())
         symbol = s, names_event = true;
       else if (auto c = spec::parse_cache_name(t.name); c && pmu.is_core()) cache = c, names_event = true;
-    } else if (t.name == "event" && (t.kind == Value::name || t.kind == Value::quoted)) {
+    } else if (t.name == std::string_view("event") && (t.kind == Value::name || t.kind == Value::quoted)) {
       alias = machine_.alias(pmu, t.text);
       if (!alias) {
         std::vector<std::string> names;
@@ -493,7 +507,6 @@ void Resolver::on_pmu(const ast::Event& ev, const Pmu& pmu, std::vector<Resolved
     throw Error(fmt::format("event '{}' of pmu '{}' needs '{}=N'", alias->name, pmu.name(), required.front()),
                 event_term->span, fmt::format("its definition says {}=?", required.front()));
   finish_call_graph(out.attr, cg);
-  result.push_back(std::move(out));
 }
 
 // Hardware, cache and numeric events of the generic types: on a hybrid machine one event per core PMU
@@ -510,7 +523,7 @@ void Resolver::generic(const ast::Event& ev, std::uint32_t type, std::uint64_t c
     if (c.size() > 1) targets = c;
   }
   auto make = [&](const Pmu* pmu) {
-    ResolvedEvent e = base(ev, pmu ? pmu->name() : pmu_for_type(type));
+    ResolvedEvent& e = start(out, ev, pmu ? std::string_view(pmu->name()) : std::string_view(pmu_for_type(type)));
     e.attr.type = type;
     e.attr.config = config | (pmu ? std::uint64_t{pmu->type()} << 32 : 0);
     CallGraph cg;
@@ -521,7 +534,6 @@ void Resolver::generic(const ast::Event& ev, std::uint32_t type, std::uint64_t c
         unknown_term(t, fmt::format("event '{}'", text(head)), nullptr);
       }
     finish_call_graph(e.attr, cg);
-    out.push_back(std::move(e));
   };
   try {
     if (targets.empty()) make(nullptr);
@@ -647,7 +659,7 @@ void Resolver::resolve_tracepoint(const ast::Event& ev, std::vector<ResolvedEven
   std::size_t first = out.size();
   try {
   for (const auto& [sys, name] : found) {
-    ResolvedEvent e = base(ev, "tracepoint");
+    ResolvedEvent& e = start(out, ev, "tracepoint");
     if (found.size() > 1 || has_glob(ev.name) || has_glob(ev.tp_event)) e.name = sys + ":" + name + suffix;
     e.attr.type = spec::type_tracepoint;
     e.attr.config = *machine_.tracepoint_id(sys, name);
@@ -656,7 +668,6 @@ void Resolver::resolve_tracepoint(const ast::Event& ev, std::vector<ResolvedEven
     for (const auto& t : ev.terms)
       if (!apply_builtin(e, t, cg)) unknown_term(t, fmt::format("tracepoint '{}:{}'", sys, name), nullptr);
     finish_call_graph(e.attr, cg);
-    out.push_back(std::move(e));
   }
   } catch (...) {
     out.resize(first);
@@ -673,7 +684,9 @@ void Resolver::resolve_event(const ast::Event& ev, std::vector<ResolvedEvent>& o
       case ast::EventKind::raw: return generic(ev, spec::type_raw, ev.number1, out);
       case ast::EventKind::numeric: return generic(ev, static_cast<std::uint32_t>(ev.number1), ev.number2, out);
       case ast::EventKind::breakpoint: {
-        ResolvedEvent e = base(ev, "breakpoint");
+        std::size_t mark = out.size();
+        ResolvedEvent& e = start(out, ev, "breakpoint");
+        try {
         e.attr.type = spec::type_breakpoint;
         e.attr.bp_type = 0;
         for (char c : ev.access) e.attr.bp_type |= c == 'r' ? 1u : c == 'w' ? 2u : 4u;
@@ -685,7 +698,10 @@ void Resolver::resolve_event(const ast::Event& ev, std::vector<ResolvedEvent>& o
         for (const auto& t : ev.terms)
           if (!apply_builtin(e, t, cg)) unknown_term(t, "breakpoint event", nullptr);
         finish_call_graph(e.attr, cg);
-        out.push_back(std::move(e));
+        } catch (...) {
+          out.resize(mark);
+          throw;
+        }
         return;
       }
     }

@@ -129,6 +129,16 @@ TEST_CASE("wildcard and glob PMU names") {
     CHECK(set.events[i].leader == i);
   }
   CHECK(summaries("uncore_cha_[02]/event=1/", skx()) == std::vector<std::string>{"type=19 config=0x1", "type=21 config=0x1"});
+  // A wildcard keeps the PMUs that accept the terms (filter_tid is a CHA format, not an IMC one); the
+  // PMUs that refuse them leave nothing behind.
+  auto cha = perfspec::resolve("uncore_*/event=1,filter_tid=3/", skx());
+  REQUIRE(cha.events.size() == 4);
+  for (std::size_t i = 0; i < 4; ++i) {
+    CHECK(cha.events[i].pmu == fmt::format("uncore_cha_{}", i));
+    CHECK(cha.events[i].name == "uncore_*/event=1,filter_tid=3/");
+    CHECK(cha.events[i].group == i);
+  }
+  CHECK(cha.groups.size() == 4);
   CHECK(summaries("uncore_imc_free_running/data_read/", adl()).size() == 2);
   CHECK(summaries("*imc_free*/data_read/", adl()).size() == 2);
   CHECK(test::error_of("uncore_imc/nonesuch/", skx()) ==
