@@ -712,6 +712,9 @@ void Resolver::resolve_event(const ast::Event& ev, std::vector<ResolvedEvent>& o
   }
 }
 
+// A modifier letter is there (modifiers are a few letters: a loop, not a memchr call).
+bool has_letter(const ast::Modifiers& m, char c) { return std::find(m.letters.begin(), m.letters.end(), c) != m.letters.end(); }
+
 // Software-context events (software, tracepoint, breakpoint) may join a group on any PMU.
 bool any_pmu_can_host(const ResolvedEvent& e) {
   return e.attr.type == spec::type_software || e.attr.type == spec::type_tracepoint ||
@@ -737,7 +740,7 @@ EventSet Resolver::run() {
         ResolvedEvent& e = set.events[index];
         e.group = set.groups.size();
         e.leader = index;
-        if (ev.modifiers.letters.find('P') != std::string::npos) max_precise = max_precise_for(e);
+        if (has_letter(ev.modifiers, 'P')) max_precise = max_precise_for(e);
         apply_modifiers(e, ev.modifiers, nullptr, Placement{true, false}, max_precise);
         EventGroup& g = set.groups.emplace_back();
         g.name = item.group_name;
@@ -789,8 +792,8 @@ EventSet Resolver::run() {
       }
     }
 
-    bool group_P = item.modifiers.letters.find('P') != std::string::npos;
-    bool weak = item.modifiers.letters.find('W') != std::string::npos;
+    bool group_P = has_letter(item.modifiers, 'P');
+    bool weak = has_letter(item.modifiers, 'W');
     for (std::size_t s = 0, i = 0; s < slots; ++s) {
       EventGroup g;
       g.braces = true;
@@ -806,7 +809,7 @@ EventSet Resolver::run() {
         e.group = set.groups.size();
         e.leader = leader;
         Placement place{index == leader, size > 1};
-        bool wants_max = from[i]->modifiers.letters.find('P') != std::string::npos || group_P;
+        bool wants_max = has_letter(from[i]->modifiers, 'P') || group_P;
         apply_modifiers(e, from[i]->modifiers, &item.modifiers, place, wants_max ? max_precise_for(e) : 0);
         g.members.push_back(index);
       }

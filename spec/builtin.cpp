@@ -129,6 +129,10 @@ bool cache_op_valid(unsigned cache, unsigned op) {
 }
 
 std::optional<CacheName> parse_cache_name(std::string_view name) {
+  // Every spelling is letters, digits and '-': names with other characters (the '_' and '.' of table
+  // events) are not cache names, and most lookups of a bare name end here.
+  for (char c : name)
+    if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '-')) return std::nullopt;
   const auto* type = longest_token(name, cache_types);
   if (!type) return std::nullopt;
   CacheName out;
