@@ -160,6 +160,28 @@ const std::vector<ast::Term>& parsed_terms(const std::string& text) {
   return cache.emplace(text, std::move(terms)).first->second;
 }
 
+}  // namespace
+
+// An alias encoded on one PMU: the event as its definition alone leaves it, from a blank start. Kept
+// per Machine, so a named event applies its definition's terms once, not on every resolve.
+struct EncodedAlias {
+  ResolvedEvent event;                ///< attr and metadata; name only when the definition sets `name=`
+  bool sets_name = false;
+  std::vector<std::string> required;  ///< its `param=?` terms
+};
+
+struct MachineMemo {
+  std::mutex mutex;
+  std::unordered_map<const void*, std::unordered_map<const void*, EncodedAlias>> aliases;  // pmu -> alias ->
+
+  static MachineMemo& of(const spec::Machine& m) {
+    std::call_once(m.memo_once_, [&] { m.memo_ = std::make_shared<MachineMemo>(); });
+    return *static_cast<MachineMemo*>(m.memo_.get());
+  }
+};
+
+namespace {
+
 // Everything one event string resolves through.
 class Resolver {
  public:
@@ -187,6 +209,9 @@ class Resolver {
   ResolvedEvent& start(std::vector<ResolvedEvent>& out, const ast::Event& ev, std::string_view pmu) const;
   void apply_alias(ResolvedEvent& out, const Pmu& pmu, const spec::Alias& alias, Span where,
                    std::vector<std::string>& required);
+  // apply_alias through the Machine's memo: the same result, computed once per PMU and alias.
+  void apply_alias_memo(ResolvedEvent& out, const Pmu& pmu, const spec::Alias& alias, Span where,
+                        std::vector<std::string>& required);
   bool apply_builtin(ResolvedEvent& out, const ast::Term& t, struct CallGraph& cg) const;
   void apply_format(ResolvedEvent& out, const Pmu& pmu, const spec::Format& f, const ast::Term& t,
                     bool from_alias) const;
@@ -408,6 +433,39 @@ void Resolver::apply_alias(ResolvedEvent& out, const Pmu& pmu, const spec::Alias
   out.snapshot = alias.snapshot;
 }
 
+void Resolver::apply_alias_memo(ResolvedEvent& out, const Pmu& pmu, const spec::Alias& alias, Span where,
+                                std::vector<std::string>& required) {
+  auto& memo = MachineMemo::of(machine_);
+  const EncodedAlias* found = nullptr;
+  {
+    std::lock_guard lock(memo.mutex);
+    auto& per_pmu = memo.aliases[&pmu];
+    if (auto it = per_pmu.find(&alias); it != per_pmu.end()) found = &it->second;
+  }
+  if (!found) {
+    // A definition that does not apply throws here, each time, pointing at `where`: failures are not kept.
+    EncodedAlias e;
+    e.event.attr = out.attr;  // blank but for size and type
+    apply_alias(e.event, pmu, alias, where, e.required);
+    for (const auto& t : parsed_terms(alias.terms))
+      if (!t.driver && t.name == std::string_view("name")) e.sets_name = true;
+    std::lock_guard lock(memo.mutex);
+    found = &memo.aliases[&pmu].emplace(&alias, std::move(e)).first->second;  // nodes stay where they are
+  }
+  const ResolvedEvent& from = found->event;
+  out.attr = from.attr;
+  if (found->sets_name) out.name = from.name;
+  out.scale = from.scale;
+  out.unit = from.unit;
+  out.per_pkg = from.per_pkg;
+  out.snapshot = from.snapshot;
+  out.metric_id = from.metric_id;
+  out.driver_config = from.driver_config;
+  out.cpus = from.cpus;
+  out.percore = from.percore;
+  required = found->required;
+}
+
 // One event on one PMU from `pmu/terms/`, a bare alias name, or `pmu/alias/`.
 void Resolver::on_pmu(const ast::Event& ev, const Pmu& pmu, std::vector<ResolvedEvent>& result,
                       const ast::Term* named, const spec::Alias* named_alias) {
@@ -471,7 +529,7 @@ void Resolver::on_pmu_fill(const ast::Event& ev, const Pmu& pmu, ResolvedEvent& 
 
   std::vector<std::string> required;
   if (alias) {
-    apply_alias(out, pmu, *alias, event_term->span, required);
+    apply_alias_memo(out, pmu, *alias, event_term->span, required);
     // Privilege levels carried by the definition itself (libpfm4's `:u`); event modifiers still apply.
     if (alias->modifiers == "u") out.attr.exclude_kernel = out.attr.exclude_hv = 1;
     if (alias->modifiers == "k") out.attr.exclude_user = out.attr.exclude_hv = 1;

@@ -12,6 +12,10 @@
 #include <utility>
 #include <vector>
 
+namespace perfspec::resolver {
+struct MachineMemo;
+}  // namespace perfspec::resolver
+
 namespace perfspec::spec {
 
 struct BitRange {
@@ -184,6 +188,12 @@ class Machine {
                                                                std::string_view name_glob) const;
 
  private:
+  // The resolver keeps what it derives from this Machine (aliases encoded per PMU) here, so that it
+  // lives exactly as long as the data it was derived from.
+  friend struct resolver::MachineMemo;
+  mutable std::once_flag memo_once_;
+  mutable std::shared_ptr<void> memo_;
+
   std::optional<std::uint64_t> read_tracepoint_id(std::string_view sys, std::string_view name) const;
   std::string root_, devices_;
   MachineOptions options_;
