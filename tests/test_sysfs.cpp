@@ -165,6 +165,28 @@ TEST_CASE("hostile trees: symlink loops, empty and non-numeric files, folders in
   CHECK(test::error_of("../../etc/event=1/", m).find("expected") != std::string::npos);
 }
 
+TEST_CASE("a PMU folder that vanishes between listing and reading: clear errors, the rest unharmed") {
+  test::TempTree tree;
+  tree.pmu("cpu", 4);
+  tree.write("bus/event_source/devices/cpu/format/event", "config:0-7\n");
+  tree.write("bus/event_source/devices/cpu/events/ev", "event=0x11\n");
+  for (const char* name : {"gone", "halfgone"}) {
+    tree.pmu(name, 30);
+    tree.write(fmt::format("bus/event_source/devices/{}/format/event", name), "config:0-7\n");
+  }
+  Machine m(tree.root(), test::no_libpfm4());
+  REQUIRE(m.pmu_names() == std::vector<std::string>{"cpu", "gone", "halfgone"});  // listed...
+  REQUIRE(m.pmu("halfgone"));                                                      // ...and one read
+  std::filesystem::remove_all(tree.root() + "/bus/event_source/devices/gone");
+  std::filesystem::remove_all(tree.root() + "/bus/event_source/devices/halfgone/format");
+  CHECK(test::error_of("gone/event=1/", m).find("unknown PMU 'gone'") != std::string::npos);
+  CHECK(test::error_of("halfgone/event=1/", m).find("unknown term 'event' for pmu 'halfgone'") != std::string::npos);
+  CHECK(perfspec::resolve("ev", m).events.at(0).attr.config == 0x11);  // a bare name still searches the rest
+  CHECK(perfspec::resolve("cpu/event=2/", m).events.at(0).attr.config == 2);
+  CHECK_NOTHROW(perfspec::spec::list_events(m, {}));
+  CHECK(perfspec::spec::list_pmus(m, {}).size() == 2);  // `gone` is no longer a PMU
+}
+
 TEST_CASE("unreadable files and folders, as a user without the permission: errors name the file") {
   test::TempTree tree;
   const std::string devices = tree.root() + "/bus/event_source/devices/";
