@@ -346,9 +346,10 @@ void Counters::read(std::vector<Count>& out) {
   // Runtime faults are noted once per kind and event, for the first CPU that had one: on a large
   // machine the same fault on every CPU would otherwise repeat the note hundreds of times.
   auto& noted = I.noted;
-  noted.assign(out.size(), 0);
+  bool noted_ready = false;  // cleared on the first fault: a read without faults does not touch it
   enum : char { read_fault = 1 << 3, short_read = 1 << 4 };  // bits 0-2: group_ioctls
   auto note = [&](std::size_t e, char kind, auto&& text) {
+    if (!noted_ready) noted.assign(out.size(), 0), noted_ready = true;
     if (noted[e] & kind) return;
     noted[e] = static_cast<char>(noted[e] | kind);
     if (!out[e].note.empty()) out[e].note += "; ";
@@ -394,25 +395,31 @@ void Counters::read(std::vector<Count>& out) {
     std::uint64_t nr = 0;  // the {value, id} pairs the read holds in full
     if (bytes >= 3 * sizeof(std::uint64_t))
       nr = std::min<std::uint64_t>({buf[0], inst.fds.size(), (bytes / sizeof(std::uint64_t) - 3) / 2});
-    auto& present = I.present;
-    present.assign(inst.fds.size(), 0);
+    const bool short_read_seen = bytes < want;
+    auto& present = I.present;  // which values a short read held
+    if (short_read_seen) present.assign(inst.fds.size(), 0);
     for (std::uint64_t k = 0; k < nr; ++k) {
       std::uint64_t value = buf[3 + 2 * k], id = buf[4 + 2 * k];
-      auto it = std::find(inst.ids.begin(), inst.ids.end(), id);
-      // Without ids (PERF_EVENT_IOC_ID failed) the kernel's order, leader then members as opened, is
-      // the only map; with them an unknown id is dropped rather than put on the wrong event.
-      if (it == inst.ids.end() && inst.ids_known) continue;
-      std::size_t pos = it != inst.ids.end() ? static_cast<std::size_t>(it - inst.ids.begin()) : k;
+      // The kernel reports the leader, then the members in the order they were opened: the id at
+      // position k is normally ids[k].
+      std::size_t pos = k;
+      if (k >= inst.ids.size() || inst.ids[k] != id) {
+        auto it = std::find(inst.ids.begin(), inst.ids.end(), id);
+        // Without ids (PERF_EVENT_IOC_ID failed) that order is the only map; with them an unknown id
+        // is dropped rather than put on the wrong event.
+        if (it == inst.ids.end() && inst.ids_known) continue;
+        if (it != inst.ids.end()) pos = static_cast<std::size_t>(it - inst.ids.begin());
+      }
       if (pos >= inst.fds.size()) continue;
       std::size_t e = inst.events[pos];
-      present[pos] = 1;
+      if (short_read_seen) present[pos] = 1;
       out[e].raw += value;
       out[e].time_enabled += buf[1];
       out[e].time_running += buf[2];
       got[e] = 1;
     }
     // The values a short read left out are not counted on this CPU, which must not pass silently.
-    if (bytes < want)
+    if (short_read_seen)
       for (std::size_t k = 0; k < inst.fds.size(); ++k)
         if (!present[k])
           note(inst.events[k], short_read,
