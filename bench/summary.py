@@ -110,6 +110,18 @@ try:
 except (FileNotFoundError, KeyError):
     row("named events, whole process", "n/a", "no shared tables beside the repository")
 
+families = sorted({k.split("/")[0] for k in bench if k.startswith("BM_Hostile_") and "/" in k})
+if families:
+    row("-- hostile inputs (issue 7): per unit of N at the smallest and largest N (near-linear: it grows less than sqrt of N)")
+    for fam in families:
+        sizes = sorted(int(k.split("/")[1]) for k in bench if k.startswith(fam + "/"))
+        lo, hi = sizes[0], sizes[-1]
+        u_lo, u_hi = bench[f"{fam}/{lo}"]["per_unit"] * 1e9, bench[f"{fam}/{hi}"]["per_unit"] * 1e9
+        # N^1.5 growth would multiply the per-unit time by sqrt(hi/lo); a quadratic step by hi/lo.
+        verdict = "near-linear" if u_hi / u_lo < (hi / lo) ** 0.5 else "SUPER-LINEAR"
+        row(f"{fam[len('BM_Hostile_'):]}: N={lo} / N={hi}", f"{u_lo:.1f} / {u_hi:.1f} ns/unit",
+            f"{u_hi / u_lo:.2f}x per unit over {hi // lo}x N: {verdict}")
+
 w = max(len(a) for a, b, _ in rows if b)
 for a, b, n in rows:
     print(a if b == "" and a.startswith("--") else f"{a:<{w}}  {b:>24}  {n}")
