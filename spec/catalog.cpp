@@ -172,10 +172,10 @@ std::vector<ListedPmu> list_pmus(const Machine& machine, const ListFilter& filte
 
 namespace {
 
-void copy_file(const std::string& from, const fs::path& to, SnapshotReport& report) {
+void copy_file(const io::Jail& jail, const std::string& from, const fs::path& to, SnapshotReport& report) {
   std::optional<std::string> text;
   try {
-    text = io::read_small_file(from);
+    text = io::read_small_file(jail, from);
   } catch (const Error& e) {
     report.skipped.push_back(e.message());
     return;
@@ -199,23 +199,36 @@ SnapshotReport snapshot(const Machine& machine, const std::string& out, const Sn
   SnapshotReport report;
   const std::string devices = machine.root() + "/bus/event_source/devices";
   const fs::path dest = fs::path(out) / "bus/event_source/devices";
+  io::Jail jail(machine.root());  // a snapshot copies nothing from outside the tree
   for (const auto& name : machine.pmu_names()) {
     std::string dir = devices + "/" + name;
-    if (!io::exists(dir + "/type")) continue;
-    ++report.pmus;
-    for (const char* f : {"type", "cpumask", "cpus"}) copy_file(dir + "/" + f, dest / name / f, report);
-    for (const char* sub : {"format", "events", "caps"})
-      for (const auto& file : io::list_dir(dir + "/" + sub)) {
-        if (!safe_component(file)) continue;
-        std::string from = fmt::format("{}/{}/{}", dir, sub, file);
-        struct stat st {};
-        if (::stat(from.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) continue;
-        copy_file(from, dest / name / sub / file, report);
+    // A folder or file that leads out of the tree is skipped with the reason; the rest is copied.
+    auto skipping = [&](auto&& copy) {
+      try {
+        copy();
+      } catch (const Error& e) {
+        report.skipped.push_back(e.message());
       }
+    };
+    bool pmu = false;
+    skipping([&] { pmu = io::exists(jail, dir + "/type"); });
+    if (!pmu) continue;
+    ++report.pmus;
+    for (const char* f : {"type", "cpumask", "cpus"}) copy_file(jail, dir + "/" + f, dest / name / f, report);
+    for (const char* sub : {"format", "events", "caps"})
+      skipping([&] {
+        for (const auto& file : io::list_dir(jail, dir + "/" + sub)) {
+          if (!safe_component(file)) continue;
+          std::string from = fmt::format("{}/{}/{}", dir, sub, file);
+          bool regular = false;
+          skipping([&] { regular = io::is_regular_file(jail, from); });
+          if (regular) copy_file(jail, from, dest / name / sub / file, report);
+        }
+      });
   }
   if (options.tracepoints && !machine.tracefs_events().empty()) {
     for (const auto& [sys, ev] : machine.tracepoints("*", "*")) {
-      copy_file(fmt::format("{}/{}/{}/id", machine.tracefs_events(), sys, ev),
+      copy_file(jail, fmt::format("{}/{}/{}/id", machine.tracefs_events(), sys, ev),
                 fs::path(out) / "kernel/tracing/events" / sys / ev / "id", report);
       ++report.tracepoints;
     }

@@ -1,6 +1,10 @@
+#include <dirent.h>
 #include <fcntl.h>
 #include <fnmatch.h>
+#include <linux/openat2.h>
 #include <strings.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -29,14 +33,67 @@ bool safe_component(std::string_view name) {
 
 namespace io {
 
-std::optional<std::string> read_small_file(const std::string& path) {
-  // O_NOFOLLOW is not used: sysfs PMU folders are themselves symlinks into /sys/devices. Names that
-  // come from user text are checked with safe_component() before they become part of a path.
-  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
-  if (fd < 0) {
-    if (errno == ENOENT || errno == ENOTDIR) return std::nullopt;
-    throw Error(fmt::format("cannot read '{}': {}", path, std::strerror(errno)));
+namespace {
+
+[[noreturn]] void outside(const Jail& jail, const std::string& path) {
+  throw Error(fmt::format("'{}' leads outside the tree '{}' (a symlink out of it): not read", path, jail.root()));
+}
+
+}  // namespace
+
+Jail::Jail(std::string root, Check check) : root_(std::move(root)), check_(check) {
+  while (root_.size() > 1 && root_.back() == '/') root_.pop_back();
+  fd_ = ::open(root_.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC);
+}
+
+Jail::~Jail() {
+  if (fd_ >= 0) ::close(fd_);
+}
+
+int Jail::open(const std::string& path, int flags) const {
+  std::string rel;
+  if (path == root_) {
+    rel = ".";
+  } else {
+    bool below = path.size() > root_.size() && path.compare(0, root_.size(), root_) == 0 &&
+                 (path[root_.size()] == '/' || root_ == "/");
+    if (!below) throw Error(fmt::format("internal error: '{}' is not below the tree '{}'", path, root_));
+    rel = path.substr(root_.size());
+    while (!rel.empty() && rel.front() == '/') rel.erase(0, 1);
+    if (rel.empty()) rel = ".";
   }
+  if (fd_ < 0) return -ENOENT;
+  if (check_ == Check::kernel) {
+    open_how how{};
+    how.flags = static_cast<std::uint64_t>(flags | O_CLOEXEC);
+    how.resolve = RESOLVE_BENEATH | RESOLVE_NO_MAGICLINKS;
+    long fd = ::syscall(SYS_openat2, fd_, rel.c_str(), &how, sizeof how);
+    if (fd >= 0) return static_cast<int>(fd);
+    if (errno != ENOSYS) return -errno;
+  }
+  // No openat2 (Linux < 5.6, or a sandbox that hides it): resolve, check, then open.
+  // The resolved path is what gets opened, so a link swapped after the check is not followed.
+  char* real_root = ::realpath(root_.c_str(), nullptr);
+  char* real = ::realpath(path.c_str(), nullptr);
+  int err = real ? 0 : errno;
+  std::string resolved = real ? real : "";
+  bool inside = false;
+  if (real && real_root) {
+    std::string_view r(real_root), p(real);
+    inside = p == r || (p.size() > r.size() && p.substr(0, r.size()) == r && (p[r.size()] == '/' || r == "/"));
+  }
+  std::free(real);
+  std::free(real_root);
+  if (err) return -err;
+  if (!inside) return -EXDEV;
+  int plain = ::openat(AT_FDCWD, resolved.c_str(), flags | O_CLOEXEC | O_NOFOLLOW);
+  return plain >= 0 ? plain : -errno;
+}
+
+namespace {
+
+// Reads an open file of at most max_file_size bytes, closing it.
+std::optional<std::string> read_all(int fd, const std::string& path) {
   std::string out;
   char buf[4096];
   while (true) {
@@ -62,48 +119,87 @@ std::optional<std::string> read_small_file(const std::string& path) {
   return out;
 }
 
+std::optional<std::string> read_opened(int fd, const Jail* jail, const std::string& path) {
+  if (fd < 0) {
+    if (fd == -ENOENT || fd == -ENOTDIR) return std::nullopt;
+    if (fd == -EXDEV && jail) outside(*jail, path);
+    throw Error(fmt::format("cannot read '{}': {}", path, std::strerror(-fd)));
+  }
+  return read_all(fd, path);
+}
+
+}  // namespace
+
+std::optional<std::string> read_small_file(const Jail& jail, const std::string& path) {
+  // O_NOFOLLOW is not used: sysfs PMU folders are themselves symlinks into /sys/devices. The Jail keeps
+  // every symlink inside the tree; names from user text are also checked with safe_component().
+  return read_opened(jail.open(path, O_RDONLY | O_NONBLOCK), &jail, path);
+}
+
+std::optional<std::string> read_small_file(const std::string& path) {
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+  return read_opened(fd < 0 ? -errno : fd, nullptr, path);
+}
+
 std::string_view trim(std::string_view s) {
   while (!s.empty() && std::strchr(" \t\r\n", s.back()) && s.back() != '\0') s.remove_suffix(1);
   while (!s.empty() && std::strchr(" \t\r\n", s.front()) && s.front() != '\0') s.remove_prefix(1);
   return s;
 }
 
-std::vector<std::string> list_dir(const std::string& path) {
+std::vector<std::string> list_dir(const Jail& jail, const std::string& path, bool strict) {
   std::vector<std::string> out;
-  std::error_code ec;
-  fs::directory_iterator it(path, ec);
-  if (ec) return out;
-  for (; it != fs::directory_iterator(); it.increment(ec)) {
-    if (ec) break;
-    out.push_back(it->path().filename().string());
+  int fd = jail.open(path, O_RDONLY | O_DIRECTORY);
+  if (fd < 0) {
+    if (fd == -EXDEV) outside(jail, path);
+    if (strict && fd != -ENOENT && fd != -ENOTDIR)
+      throw Error(fmt::format("cannot read '{}': {}", path, std::strerror(-fd)));
+    return out;
   }
+  DIR* dir = ::fdopendir(fd);
+  if (!dir) {
+    ::close(fd);
+    return out;
+  }
+  while (dirent* e = ::readdir(dir)) {
+    std::string_view n = e->d_name;
+    if (n != "." && n != "..") out.emplace_back(n);
+  }
+  ::closedir(dir);
   std::sort(out.begin(), out.end());
   return out;
 }
 
-bool exists(const std::string& path) {
-  return ::access(path.c_str(), F_OK) == 0;
+namespace {
+// stat of what `path` names (its symlinks followed, inside the tree), or nullopt when it is not there.
+std::optional<struct stat> stat_in(const Jail& jail, const std::string& path) {
+  int fd = jail.open(path, O_PATH);
+  if (fd < 0) {
+    if (fd == -EXDEV) outside(jail, path);
+    return std::nullopt;
+  }
+  struct stat st {};
+  int r = ::fstat(fd, &st);
+  ::close(fd);
+  if (r != 0) return std::nullopt;
+  return st;
+}
+}  // namespace
+
+bool exists(const Jail& jail, const std::string& path) { return stat_in(jail, path).has_value(); }
+
+bool is_directory(const Jail& jail, const std::string& path) {
+  auto st = stat_in(jail, path);
+  return st && S_ISDIR(st->st_mode);
+}
+
+bool is_regular_file(const Jail& jail, const std::string& path) {
+  auto st = stat_in(jail, path);
+  return st && S_ISREG(st->st_mode);
 }
 
 }  // namespace io
 
-namespace {
-
-// A PMU's format/ and events/ folders. Like io::list_dir, but one that exists and cannot be listed
-// (EACCES for an unprivileged user) is an error naming it, as an unreadable file is: read as empty, it
-// would turn every term or event it holds into an "unknown" one.
-std::vector<std::string> list_pmu_dir(const std::string& path) {
-  std::error_code ec;
-  fs::directory_iterator it(path, ec);
-  if (ec == std::errc::no_such_file_or_directory || ec == std::errc::not_a_directory) return {};
-  std::vector<std::string> out;
-  for (; !ec && it != fs::directory_iterator(); it.increment(ec)) out.push_back(it->path().filename().string());
-  if (ec) throw Error(fmt::format("cannot read '{}': {}", path, ec.message()));
-  std::sort(out.begin(), out.end());
-  return out;
-}
-
-}  // namespace
 
 const Format* Pmu::format(std::string_view term) const {
   // A PMU has a few dozen formats at most: a scan that rejects on length and first letter beats a
@@ -122,9 +218,9 @@ const std::vector<Format>& Pmu::formats() const {
 void Pmu::load_formats() const {
   std::vector<Format> out;
   std::string dir = dir_ + "/format";
-  for (const auto& file : list_pmu_dir(dir)) {
+  for (const auto& file : io::list_dir(*jail_, dir, true)) {
     std::string path = dir + "/" + file;
-    auto text = io::read_small_file(path);
+    auto text = io::read_small_file(*jail_, path);
     if (!text) continue;
     try {
       out.push_back(parse_format(file, *text));
@@ -144,7 +240,7 @@ bool ends_with(std::string_view s, std::string_view suffix) {
 
 const std::vector<std::string>& Pmu::alias_names() const {
   std::call_once(alias_names_once_, [this] {
-    for (auto& file : list_pmu_dir(dir_ + "/events"))
+    for (auto& file : io::list_dir(*jail_, dir_ + "/events", true))
       if (!ends_with(file, ".scale") && !ends_with(file, ".unit") && !ends_with(file, ".per-pkg") &&
           !ends_with(file, ".snapshot") && safe_component(file))
         alias_names_.push_back(std::move(file));
@@ -185,14 +281,14 @@ void Pmu::load_aliases() const {
 Alias Pmu::load_alias(const std::string& file) const {
   std::string path = dir_ + "/events/" + file;
   Alias a;
-  auto text = io::read_small_file(path);
+  auto text = io::read_small_file(*jail_, path);
   if (!text) return a;  // vanished, or a folder
   a.name = file;
   a.origin = path;
   a.terms = std::string(io::trim(*text));
   if (a.terms.find('\0') != std::string::npos)
     throw Error(fmt::format("pmu '{}': event file '{}' holds binary data", name_, path));
-  if (auto sc = io::read_small_file(path + ".scale")) {
+  if (auto sc = io::read_small_file(*jail_, path + ".scale")) {
     a.scale_text = std::string(io::trim(*sc));
     const char* begin = a.scale_text.c_str();
     char* end = nullptr;
@@ -201,15 +297,15 @@ Alias Pmu::load_alias(const std::string& file) const {
     if (a.scale_text.empty() || end != begin + a.scale_text.size() || errno == ERANGE)
       throw Error(fmt::format("pmu '{}': scale file '{}.scale' holds '{}', not a number", name_, path, a.scale_text));
   }
-  if (auto u = io::read_small_file(path + ".unit")) a.unit = std::string(io::trim(*u));
-  if (auto p = io::read_small_file(path + ".per-pkg")) a.per_pkg = io::trim(*p) == "1";
-  if (auto p = io::read_small_file(path + ".snapshot")) a.snapshot = io::trim(*p) == "1";
+  if (auto u = io::read_small_file(*jail_, path + ".unit")) a.unit = std::string(io::trim(*u));
+  if (auto p = io::read_small_file(*jail_, path + ".per-pkg")) a.per_pkg = io::trim(*p) == "1";
+  if (auto p = io::read_small_file(*jail_, path + ".snapshot")) a.snapshot = io::trim(*p) == "1";
   return a;
 }
 
 std::optional<std::string> Pmu::cap(std::string_view name) const {
   if (!safe_component(name)) return std::nullopt;
-  auto text = io::read_small_file(dir_ + "/caps/" + std::string(name));
+  auto text = io::read_small_file(*jail_, dir_ + "/caps/" + std::string(name));
   if (!text) return std::nullopt;
   return std::string(io::trim(*text));
 }
@@ -256,6 +352,7 @@ Machine::Machine(std::string sysfs_root, MachineOptions options)
     : root_(std::move(sysfs_root)), options_(std::move(options)) {
   while (root_.size() > 1 && root_.back() == '/') root_.pop_back();
   devices_ = root_ + "/bus/event_source/devices";
+  jail_ = std::make_shared<const io::Jail>(root_);
 }
 
 Machine::~Machine() = default;
@@ -266,7 +363,7 @@ const Pmu* Machine::pmu(std::string_view name) const {
   if (auto it = pmus_.find(name); it != pmus_.end()) return it->second.get();
   if (absent_.contains(name)) return nullptr;
   std::string dir = devices_ + "/" + std::string(name);
-  auto type_text = io::read_small_file(dir + "/type");
+  auto type_text = io::read_small_file(*jail_, dir + "/type");
   if (!type_text) {
     absent_.emplace(std::string(name), true);
     return nullptr;
@@ -280,10 +377,11 @@ const Pmu* Machine::pmu(std::string_view name) const {
   auto pmu = std::make_unique<Pmu>();
   pmu->name_ = std::string(name);
   pmu->dir_ = dir;
+  pmu->jail_ = jail_;
   pmu->type_ = type;
-  if (auto m = io::read_small_file(dir + "/cpumask")) pmu->cpumask_ = std::string(io::trim(*m));
-  if (auto c = io::read_small_file(dir + "/cpus")) pmu->cpus_ = std::string(io::trim(*c));
-  pmu->core_ = name == "cpu" || io::exists(dir + "/cpus");
+  if (auto m = io::read_small_file(*jail_, dir + "/cpumask")) pmu->cpumask_ = std::string(io::trim(*m));
+  if (auto c = io::read_small_file(*jail_, dir + "/cpus")) pmu->cpus_ = std::string(io::trim(*c));
+  pmu->core_ = name == "cpu" || io::exists(*jail_, dir + "/cpus");
   const Pmu* raw = pmu.get();
   pmus_.emplace(std::string(name), std::move(pmu));
   return raw;
@@ -291,7 +389,7 @@ const Pmu* Machine::pmu(std::string_view name) const {
 
 const std::vector<std::string>& Machine::pmu_names() const {
   std::call_once(names_once_, [this] {
-    for (auto& n : io::list_dir(devices_))
+    for (auto& n : io::list_dir(*jail_, devices_))
       if (safe_component(n)) names_.push_back(n);
   });
   return names_;
@@ -304,7 +402,7 @@ const std::vector<const Pmu*>& Machine::core_pmus() const {
   std::call_once(cores_once_, [this] {
     std::vector<const Pmu*> out;
     for (const auto& n : pmu_names())
-      if (n == "cpu" || io::exists(devices_ + "/" + n + "/cpus"))
+      if (n == "cpu" || io::exists(*jail_, devices_ + "/" + n + "/cpus"))
         if (const Pmu* p = pmu(n); p && p->is_core()) out.push_back(p);
     cores_ = std::move(out);
   });
@@ -321,7 +419,7 @@ const EventTables* Machine::tables() const {
     // The CPU id: the option, else the one a snapshot recorded, else this machine's.
     cpuid_ = options_.cpuid;
     if (cpuid_.empty())
-      if (auto recorded = io::read_small_file(root_ + "/perfspec-snapshot/cpuid")) cpuid_ = std::string(io::trim(*recorded));
+      if (auto recorded = io::read_small_file(*jail_, root_ + "/perfspec-snapshot/cpuid")) cpuid_ = std::string(io::trim(*recorded));
     if (cpuid_.empty()) cpuid_ = detect_cpuid();
     if (options_.events_dir.empty()) return;
     auto model = find_model(options_.events_dir, cpuid_);
@@ -406,8 +504,7 @@ const std::vector<std::pair<const Pmu*, const Alias*>>& Machine::aliases_named(s
 const std::string& Machine::tracefs_events() const {
   std::call_once(tracefs_once_, [this] {
     for (const char* candidate : {"/kernel/tracing/events", "/kernel/debug/tracing/events"}) {
-      std::error_code ec;
-      if (fs::is_directory(root_ + candidate, ec)) {
+      if (io::is_directory(*jail_, root_ + candidate)) {
         tracefs_ = root_ + candidate;
         break;
       }
@@ -431,7 +528,7 @@ std::optional<std::uint64_t> Machine::tracepoint_id(std::string_view sys, std::s
 
 std::optional<std::uint64_t> Machine::read_tracepoint_id(std::string_view sys, std::string_view name) const {
   std::string path = fmt::format("{}/{}/{}/id", tracefs_events(), sys, name);
-  auto text = io::read_small_file(path);
+  auto text = io::read_small_file(*jail_, path);
   if (!text) return std::nullopt;
   auto t = io::trim(*text);
   std::uint64_t id = 0;
@@ -452,7 +549,7 @@ std::vector<std::pair<std::string, std::string>> Machine::tracepoints(std::strin
       std::lock_guard lock(mutex_);
       if (auto it = tracefs_dirs_.find(dir); it != tracefs_dirs_.end()) return it->second;
     }
-    auto l = io::list_dir(dir);
+    auto l = io::list_dir(*jail_, dir);
     std::lock_guard lock(mutex_);
     return tracefs_dirs_.emplace(dir, std::move(l)).first->second;
   };

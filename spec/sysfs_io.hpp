@@ -1,5 +1,6 @@
 #pragma once
-// Small-file helpers for sysfs reading (internal to spec/).
+// Small-file helpers for sysfs reading (internal to spec/). Every read goes through a Jail: a file or
+// folder is opened only if resolving its path, symlinks included, stays inside the tree's root.
 #include <cstddef>
 #include <optional>
 #include <string>
@@ -11,12 +12,43 @@ namespace perfspec::spec::io {
 /// sysfs attributes are at most a page; anything much larger is not a sysfs attribute.
 inline constexpr std::size_t max_file_size = 64 * 1024;
 
-/// Contents of a file, nullopt when it does not exist; throws perfspec::Error naming the file when it
-/// exists but cannot be read or is too large.
+/// A tree that reads may not leave: a sysfs root, a fixture or a snapshot. sysfs itself is full of
+/// relative symlinks that stay inside it (`devices/cpu -> ../../../devices/cpu`); a symlink that leads
+/// out (`events/ev -> /etc/shadow`) is refused with an error naming it, and nothing is opened there.
+/// openat2(RESOLVE_BENEATH) does the check in the kernel; without it (Linux < 5.6) the resolved path
+/// is checked with realpath(3) before the open.
+class Jail {
+ public:
+  /// How escapes are caught: `kernel` (openat2, falling back to `realpath` where the kernel lacks it),
+  /// or `realpath` alone (for tests of the fallback).
+  enum class Check { kernel, realpath };
+  explicit Jail(std::string root, Check check = Check::kernel);
+  ~Jail();
+  Jail(const Jail&) = delete;
+  Jail& operator=(const Jail&) = delete;
+  const std::string& root() const { return root_; }
+  /// Opens `path`, which must be the root or below it as a string, with `flags` (O_CLOEXEC added).
+  /// Returns the fd, or -errno: -EXDEV when resolving it would leave the root.
+  int open(const std::string& path, int flags) const;
+
+ private:
+  std::string root_;
+  int fd_ = -1;  // O_PATH of the root, -1 when it does not exist
+  Check check_;
+};
+
+/// Contents of a file, nullopt when it does not exist (or is a folder); throws perfspec::Error naming
+/// the file when it exists but cannot be read, is too large, or lies outside the root.
+std::optional<std::string> read_small_file(const Jail& jail, const std::string& path);
+/// The same for a file outside any tree (the event tables' mapfile, which the user names).
 std::optional<std::string> read_small_file(const std::string& path);
 std::string_view trim(std::string_view s);
-/// Entries of a folder, sorted; empty when it does not exist.
-std::vector<std::string> list_dir(const std::string& path);
-bool exists(const std::string& path);
+/// Entries of a folder, sorted; empty when it does not exist. `strict`: one that exists but cannot be
+/// listed (EACCES) is an error naming it; otherwise it lists as empty. Outside the root is always an error.
+std::vector<std::string> list_dir(const Jail& jail, const std::string& path, bool strict = false);
+/// Whether `path` exists (lstat-like for the last component's target). Outside the root is an error.
+bool exists(const Jail& jail, const std::string& path);
+bool is_directory(const Jail& jail, const std::string& path);
+bool is_regular_file(const Jail& jail, const std::string& path);
 
 }  // namespace perfspec::spec::io

@@ -726,6 +726,13 @@ const spec::Machine& live() {
 }
 volatile long watched = 0;
 
+// The fds open before a test: the shared Machines exist first, since each keeps one fd on its root.
+std::size_t fd_baseline() {
+  live();
+  skx();
+  return open_fd_count();
+}
+
 // Fault in `n` pages that were never touched: exactly n minor faults.
 void touch_fresh_pages(std::size_t n) {
   std::size_t page = static_cast<std::size_t>(::sysconf(_SC_PAGESIZE));
@@ -737,7 +744,7 @@ void touch_fresh_pages(std::size_t n) {
 }  // namespace
 
 TEST_CASE("real: software events count, in a group and alone, without leaking fds") {
-  std::size_t before = open_fd_count();
+  std::size_t before = fd_baseline();
   {
     auto set = resolve("{task-clock,page-faults,context-switches},cpu-clock", live());
     auto counters = runtime::Counters::open(set, runtime::Target::self_thread());
@@ -757,7 +764,7 @@ TEST_CASE("real: software events count, in a group and alone, without leaking fd
 }
 
 TEST_CASE("real: user-page reads of software events (index 0) give the read(2) numbers") {
-  std::size_t before = open_fd_count();
+  std::size_t before = fd_baseline();
   {
     auto set = resolve("{page-faults,context-switches}", live());
     runtime::OpenOptions o;
@@ -790,7 +797,7 @@ TEST_CASE("real: breakpoints and tracepoints in groups") {
 }
 
 TEST_CASE("real: hardware breakpoints count every access exactly; a fifth one is ENOSPC") {
-  std::size_t before = open_fd_count();
+  std::size_t before = fd_baseline();
   {
     auto addr = reinterpret_cast<std::uintptr_t>(&watched);
     auto set = resolve(fmt::format("mem:{:#x}/8:w:u,mem:{:#x}/8:rw:u", addr, addr), live());
@@ -820,7 +827,7 @@ TEST_CASE("real: hardware breakpoints count every access exactly; a fifth one is
 }
 
 TEST_CASE("real: tracepoint sched:sched_switch and msr/tsc/ count") {
-  std::size_t before = open_fd_count();
+  std::size_t before = fd_baseline();
   {
     auto set = resolve("sched:sched_switch,msr/tsc/", live());
     auto counters = runtime::Counters::open(set, runtime::Target::self_thread());
@@ -838,7 +845,7 @@ TEST_CASE("real: tracepoint sched:sched_switch and msr/tsc/ count") {
 
 TEST_CASE("real: a hardware event on a machine without a hardware PMU is ENOENT with the VM hint") {
   if (live().pmu("cpu")) return;  // this machine has a core PMU: nothing to check here
-  std::size_t before = open_fd_count();
+  std::size_t before = fd_baseline();
   {
     auto set = resolve("cycles,task-clock", live());
     auto counters = runtime::Counters::open(set, runtime::Target::self_thread());
@@ -870,7 +877,7 @@ TEST_CASE("real: a pid that does not exist is ESRCH") {
   if (pid == 0) ::_exit(0);
   int st;
   ::waitpid(pid, &st, 0);  // reaped: the pid is gone
-  std::size_t before = open_fd_count();
+  std::size_t before = fd_baseline();
   auto set = resolve("task-clock", live());
   auto counts = runtime::Counters::open(set, runtime::Target::process(pid)).read();
   CHECK(counts[0].state == Count::State::not_supported);
@@ -911,7 +918,7 @@ TEST_CASE("real: an unprivileged process gets EACCES for kernel counting, and th
 }
 
 TEST_CASE("real: a command is counted from its exec, children included, and its exit status kept") {
-  std::size_t before = open_fd_count();
+  std::size_t before = fd_baseline();
   {
     runtime::Command cmd({"sh", "-c", "true; exit 5"});
     auto set = resolve("task-clock,page-faults", live());

@@ -10,9 +10,11 @@
 #include <vector>
 
 #include "perfspec/perfspec.hpp"
+#include "spec/sysfs_io.hpp"
 #include "tests/support.hpp"
 
 using perfspec::spec::Machine;
+namespace io = perfspec::spec::io;
 
 TEST_CASE("PMUs load lazily: a broken PMU does not disturb an event on another") {
   test::TempTree tree;
@@ -121,6 +123,75 @@ TEST_CASE("names from user text never leave the sysfs root") {
   CHECK(perfspec::spec::safe_component("uncore_imc_0"));
   CHECK_FALSE(perfspec::spec::safe_component("a/b"));
   CHECK_FALSE(perfspec::spec::safe_component("."));
+}
+
+TEST_CASE("symlinks that lead out of the tree are refused, naming the link; nothing outside is read") {
+  test::TempTree outside;  // another tree: what a hostile snapshot would point at
+  outside.write("secret", "config:0-7 SECRET\n");
+  outside.write("dir/ev", "event=0x66 SECRET\n");
+  outside.pmu("evil", 4);
+  test::TempTree tree;
+  namespace fs = std::filesystem;
+  const std::string devices = tree.root() + "/bus/event_source/devices/";
+  // sysfs's own shape: the PMU folder is a relative symlink that stays inside the tree.
+  tree.write("devices/cpu/type", "4\n");
+  tree.write("devices/cpu/format/event", "config:0-7\n");
+  tree.write("devices/cpu/events/ok", "event=0x11\n");
+  fs::create_directories(devices);
+  fs::create_directory_symlink("../../../devices/cpu", devices + "cpu");
+  tree.pmu("fmt", 20);
+  tree.write("bus/event_source/devices/fmt/format/event", "config:0-7\n");
+  fs::create_symlink(outside.root() + "/secret", devices + "fmt/format/umask");        // absolute
+  tree.pmu("ali", 21);
+  tree.write("bus/event_source/devices/ali/format/event", "config:0-7\n");
+  fs::create_directories(devices + "ali/events");
+  fs::create_symlink(fs::relative(outside.root() + "/dir/ev", devices + "ali/events"), devices + "ali/events/ev");
+  tree.pmu("dir", 22);
+  tree.write("bus/event_source/devices/dir/format/event", "config:0-7\n");
+  fs::create_directory_symlink(outside.root() + "/dir", devices + "dir/events");
+  fs::create_directory_symlink(outside.root() + "/bus/event_source/devices/evil", devices + "evil");
+  tree.write("kernel/tracing/events/sched/sched_switch/id", "7\n");
+  fs::create_directories(tree.root() + "/kernel/tracing/events/sys/leak");
+  fs::create_symlink(outside.root() + "/secret", tree.root() + "/kernel/tracing/events/sys/leak/id");
+  Machine m(tree.root(), test::no_libpfm4());
+
+  CHECK(perfspec::resolve("cpu/ok/", m).events.at(0).attr.config == 0x11);  // inside: followed
+  CHECK(perfspec::resolve("sched:sched_switch", m).events.at(0).attr.config == 7);
+  auto refused = [&](std::string_view text, const std::string& link) {
+    std::string err = test::error_of(text, m);
+    CAPTURE(err);
+    CHECK(err.find(fmt::format("'{}' leads outside the tree '{}' (a symlink out of it): not read", link,
+                               tree.root())) != std::string::npos);
+    CHECK(err.find("SECRET") == std::string::npos);
+  };
+  refused("fmt/event=1/", devices + "fmt/format/umask");
+  refused("ali/ev/", devices + "ali/events/ev");
+  refused("dir/ev/", devices + "dir/events");
+  refused("evil/event=1/", devices + "evil/type");
+  refused("sys:leak", tree.root() + "/kernel/tracing/events/sys/leak/id");
+  // The fallback for kernels without openat2 (realpath, then open) refuses the same links.
+  for (auto check : {io::Jail::Check::kernel, io::Jail::Check::realpath}) {
+    io::Jail jail(tree.root(), check);
+    CHECK(io::read_small_file(jail, devices + "cpu/events/ok") == "event=0x11\n");
+    CHECK_FALSE(io::read_small_file(jail, devices + "cpu/events/none"));
+    CHECK(io::list_dir(jail, devices + "cpu/format") == std::vector<std::string>{"event"});
+    CHECK(io::exists(jail, devices + "cpu/type"));
+    CHECK_THROWS_WITH_AS(io::read_small_file(jail, devices + "fmt/format/umask"),
+                         doctest::Contains("leads outside the tree"), perfspec::Error);
+    CHECK_THROWS_WITH_AS(io::read_small_file(jail, devices + "ali/events/ev"),
+                         doctest::Contains("leads outside the tree"), perfspec::Error);
+    CHECK_THROWS_WITH_AS(io::list_dir(jail, devices + "dir/events"), doctest::Contains("leads outside the tree"),
+                         perfspec::Error);
+    CHECK_THROWS_WITH_AS(io::exists(jail, devices + "evil/type"), doctest::Contains("leads outside the tree"),
+                         perfspec::Error);
+  }
+  // A snapshot copies nothing from outside either: the links out are reported as skipped.
+  test::TempTree snap;
+  std::filesystem::remove_all(snap.root());
+  auto report = perfspec::spec::snapshot(m, snap.root(), {});
+  for (const auto& skipped : report.skipped) CHECK(skipped.find("SECRET") == std::string::npos);
+  CHECK_FALSE(fs::exists(snap.root() + "/bus/event_source/devices/fmt/format/umask"));
+  CHECK(fs::exists(snap.root() + "/bus/event_source/devices/cpu/events/ok"));
 }
 
 TEST_CASE("huge and binary sysfs files are errors naming the file") {

@@ -70,6 +70,9 @@ struct Alias {
 };
 
 class Machine;
+namespace io {
+class Jail;  // spec/sysfs_io.hpp: reads that cannot leave the tree
+}  // namespace io
 class EventTables;
 
 /// perf's PMU name rule (pmu.c): `uncore_imc` names `uncore_imc_0`, `uncore_imc_1`, ... (a suffix of
@@ -125,6 +128,7 @@ class Pmu {
  private:
   friend class Machine;
   std::string name_, dir_, cpumask_, cpus_;
+  std::shared_ptr<const io::Jail> jail_;  // the Machine's
   std::uint32_t type_ = 0;
   bool core_ = false;
   mutable std::once_flag formats_once_, aliases_once_, alias_names_once_, precise_once_;
@@ -143,6 +147,10 @@ class Pmu {
 /// The PMU description of one machine, rooted at a sysfs folder (`/sys` by default, or a fixture or
 /// snapshot tree). Example: `spec::Machine m; for (auto& n : m.pmu_names()) std::puts(n.c_str());` Immutable from the outside; lazily loaded parts are guarded, so one Machine may be
 /// shared between threads.
+///
+/// Nothing outside the root is ever read: a symlink in the tree that leads out of it (sysfs's own
+/// links stay inside) is an error naming the link. A Machine keeps one file descriptor (O_PATH) on
+/// its root for this.
 class Machine {
  public:
   /// Example: `spec::Machine snapshot{"target-machine/", {.events_dir = "pmu-events/x86"}};`
@@ -196,6 +204,7 @@ class Machine {
 
   std::optional<std::uint64_t> read_tracepoint_id(std::string_view sys, std::string_view name) const;
   std::string root_, devices_;
+  std::shared_ptr<const io::Jail> jail_;  // every file below root_ is read through it
   MachineOptions options_;
   mutable std::once_flag tables_once_;
   mutable std::shared_ptr<const EventTables> tables_;
