@@ -164,25 +164,27 @@ template <> struct event_action<close_slash> {
 };
 template <> struct event_action<event_name> {
   template <typename Input> static void apply(const Input& in, State& st) {
-    st.event->name = in.string();
+    st.event->name.assign(in.begin(), in.size());
     st.event->name_span = span_of(in, st);
   }
 };
 template <> struct event_action<tp_system> : event_action<event_name> {};
 template <> struct event_action<tp_event> {
   template <typename Input> static void apply(const Input& in, State& st) {
-    st.event->tp_event = in.string();
+    st.event->tp_event.assign(in.begin(), in.size());
     st.event->tp_event_span = span_of(in, st);
   }
 };
 template <> struct event_action<raw_token> {
   template <typename Input> static void apply(const Input& in, State& st) {
     auto span = span_of(in, st);
-    st.event->name = in.string();
+    st.event->name.assign(in.begin(), in.size());
     st.event->name_span = span;
     std::string_view hex = in.string_view().substr(1);
     if (hex.size() > 16) throw Error(fmt::format("raw event '{}' is wider than 64 bits", in.string_view()), span);
-    st.event->number1 = to_number(fmt::format("0x{}", hex), span);
+    std::uint64_t v = 0;  // raw_token matched 1 to 16 hex digits: this cannot fail or overflow
+    std::from_chars(hex.data(), hex.data() + hex.size(), v, 16);
+    st.event->number1 = v;
   }
 };
 template <> struct event_action<bp_addr> {
@@ -203,14 +205,14 @@ template <> struct event_action<bp_access> {
     for (std::size_t i = 0; i < letters.size(); ++i)
       if (letters.find(letters[i], i + 1) != std::string_view::npos)
         throw Error(fmt::format("duplicate breakpoint access '{}'", letters[i]), span_of(in, st));
-    st.event->access = in.string();
+    st.event->access.assign(in.begin(), in.size());
     st.event->access_span = span_of(in, st);
   }
 };
 template <> struct event_action<numeric_type> {
   template <typename Input> static void apply(const Input& in, State& st) {
     st.event->number1 = to_number(in.string_view(), span_of(in, st));
-    st.event->name = in.string();
+    st.event->name.assign(in.begin(), in.size());
     st.event->name_span = span_of(in, st);
     if (st.event->number1 > 0xffffffffu) throw Error("event type does not fit in 32 bits", span_of(in, st));
   }
@@ -223,21 +225,21 @@ template <> struct event_action<numeric_config> {
 
 template <> struct event_action<term_name> {
   template <typename Input> static void apply(const Input& in, State& st) {
-    st.term->name = in.string();
+    st.term->name.assign(in.begin(), in.size());
     st.term->name_span = span_of(in, st);
   }
 };
 template <> struct event_action<driver_name> {
   template <typename Input> static void apply(const Input& in, State& st) {
     st.term->driver = true;
-    st.term->name = in.string();
+    st.term->name.assign(in.begin(), in.size());
     st.term->name_span = span_of(in, st);
   }
 };
 template <> struct event_action<quoted_body> {
   template <typename Input> static void apply(const Input& in, State& st) {
     st.term->kind = ast::Term::Value::quoted;
-    st.term->text = in.string();
+    st.term->text.assign(in.begin(), in.size());
     st.term->value_span = span_of(in, st);
   }
 };
@@ -251,7 +253,7 @@ template <> struct event_action<query_value> {
 template <> struct event_action<word_value> {
   template <typename Input> static void apply(const Input& in, State& st) {
     auto span = span_of(in, st);
-    st.term->text = in.string();
+    st.term->text.assign(in.begin(), in.size());
     st.term->value_span = span;
     if (looks_numeric(in.string_view())) {
       st.term->kind = ast::Term::Value::number;
@@ -272,14 +274,16 @@ template <> struct event_action<event_mods> {
   template <typename Input> static void apply(const Input& in, State& st) {
     auto span = span_of(in, st);
     check_modifiers(in.string_view(), span);
-    st.event->modifiers = ast::Modifiers{in.string(), span};
+    st.event->modifiers.letters.assign(in.begin(), in.size());
+    st.event->modifiers.span = span;
   }
 };
 template <> struct event_action<group_mods> {
   template <typename Input> static void apply(const Input& in, State& st) {
     auto span = span_of(in, st);
     check_modifiers(in.string_view(), span);
-    st.item->modifiers = ast::Modifiers{in.string(), span};
+    st.item->modifiers.letters.assign(in.begin(), in.size());
+    st.item->modifiers.span = span;
   }
 };
 
@@ -299,14 +303,14 @@ template <> struct event_action<tracepoint> : finish_event<ast::EventKind::trace
 template <> struct event_action<named> : finish_event<ast::EventKind::named> {};
 template <> struct event_action<pfm_text> {
   template <typename Input> static void apply(const Input& in, State& st) {
-    st.event->name = in.string();
+    st.event->name.assign(in.begin(), in.size());
     st.event->name_span = span_of(in, st);
   }
 };
 template <> struct event_action<pfm_event> : finish_event<ast::EventKind::named> {};
 
 template <> struct event_action<group_name> {
-  template <typename Input> static void apply(const Input& in, State& st) { st.item->group_name = in.string(); }
+  template <typename Input> static void apply(const Input& in, State& st) { st.item->group_name.assign(in.begin(), in.size()); }
 };
 template <> struct event_action<group> {
   template <typename Input> static void apply(const Input& in, State& st) {
