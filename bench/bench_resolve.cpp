@@ -113,6 +113,22 @@ void BM_Single_warm(benchmark::State& state) {
 }
 BENCHMARK(BM_Single_warm);
 
+// The storage-reusing form, `resolve(text, machine, set)`: what a program resolving many strings
+// uses, and the form comparable to libpfm4's caller-provided attr.
+void BM_Single_warm_reuse(benchmark::State& state) {
+  perfspec::spec::Machine machine{fixture_root()};
+  perfspec::EventSet set;
+  perfspec::resolve(single_event, machine, set);
+  if (set.events.size() != 1 || set.events[0].attr.config != 0x800002 || set.events[0].attr.config1 != 3)
+    state.SkipWithError("unexpected encoding");
+  for (auto _ : state) {
+    perfspec::resolve(single_event, machine, set);
+    benchmark::DoNotOptimize(set);
+  }
+  per_event(state, 1);
+}
+BENCHMARK(BM_Single_warm_reuse);
+
 void BM_Single_parse_only(benchmark::State& state) {
   for (auto _ : state) benchmark::DoNotOptimize(perfspec::parse(single_event));
   per_event(state, 1);
@@ -155,6 +171,19 @@ void BM_Corpus_warm(benchmark::State& state) {
   state.counters["attrs"] = static_cast<double>(attrs);
 }
 BENCHMARK(BM_Corpus_warm);
+
+void BM_Corpus_warm_reuse(benchmark::State& state) {
+  perfspec::spec::Machine machine{fixture_root()};
+  perfspec::EventSet set;
+  for (const auto& s : corpus()) perfspec::resolve(s, machine, set);
+  for (auto _ : state)
+    for (const auto& s : corpus()) {
+      perfspec::resolve(s, machine, set);
+      benchmark::DoNotOptimize(set);
+    }
+  per_event(state, corpus_events());
+}
+BENCHMARK(BM_Corpus_warm_reuse);
 
 void BM_Corpus_cold(benchmark::State& state) {
   CpuSplit split;
@@ -261,6 +290,27 @@ void BM_Named_warm(benchmark::State& state) {
   if (g_libpfm4_named_ns > 0) state.counters["libpfm4_over_perfspec"] = g_libpfm4_named_ns / ns;
 }
 BENCHMARK(BM_Named_warm);
+
+void BM_Named_warm_reuse(benchmark::State& state) {
+  const auto& names = named_events();
+  if (names.empty()) {
+    state.SkipWithError("no icelakex names known to libpfm4 (tables or libpfm4 missing)");
+    return;
+  }
+  perfspec::spec::Machine machine{fixture_root(), icelakex_options()};
+  perfspec::EventSet set;
+  for (const auto& n : names) perfspec::resolve(n, machine, set);  // warm
+  auto t0 = std::chrono::steady_clock::now();
+  for (auto _ : state)
+    for (const auto& n : names) {
+      perfspec::resolve(n, machine, set);
+      benchmark::DoNotOptimize(set);
+    }
+  double ns = elapsed_ns(t0, state) / static_cast<double>(names.size());
+  per_event(state, names.size());
+  if (g_libpfm4_named_ns > 0) state.counters["libpfm4_over_perfspec"] = g_libpfm4_named_ns / ns;
+}
+BENCHMARK(BM_Named_warm_reuse);
 
 // A new Machine per name: the index is opened and searched each time (what a cold process does,
 // without the process start).

@@ -28,9 +28,11 @@ template <> inline constexpr const char* error_message<driver_name> = "expected 
 template <> inline constexpr const char* error_message<bp_addr> = "expected a breakpoint address (decimal or 0x hex)";
 
 // Nodes are built where they end up (an item in list.items, an event in its item, a term in its
-// event), so nothing is moved. Each begin_* action appends a node and points at it. A rule that starts
-// a node and then fails leaves it unfinished: the next begin_* of that kind replaces it, and the
-// end of a term list drops an unfinished term.
+// event), so nothing is moved. Each begin_* action takes the next node of its vector, reusing one left
+// by an earlier parse into the same list (its strings and vectors keep their storage) or appending
+// one, and points at it; `*_used` count the nodes taken. A rule that starts a node and then fails
+// leaves it unfinished: the next begin_* of that kind reuses it, and the end of a term list drops an
+// unfinished term. Whatever an earlier parse left beyond the counts is erased as each vector ends.
 struct State {
   const char* base;
   ast::EventList& list;
@@ -38,7 +40,52 @@ struct State {
   ast::Event* event = nullptr;
   ast::Term* term = nullptr;
   bool item_open = false, event_open = false, term_open = false;
+  std::size_t items_used = 0, events_used = 0, terms_used = 0;
 };
+
+// A node back to its freshly constructed state, keeping the storage of its strings and vectors.
+void reset(ast::Term& t) {
+  t.name.clear();
+  t.driver = false;
+  t.kind = ast::Term::Value::none;
+  t.number = 0;
+  t.text.clear();
+  t.span = t.name_span = t.value_span = Span{};
+}
+void reset(ast::Modifiers& m) {
+  m.letters.clear();
+  m.span = Span{};
+}
+void reset(ast::Event& e) {  // its terms are reused through terms_used
+  e.kind = ast::EventKind::named;
+  e.span = e.name_span = e.tp_event_span = e.access_span = e.terms_span = Span{};
+  e.name.clear();
+  e.tp_event.clear();
+  e.number1 = e.number2 = 0;
+  e.has_length = false;
+  e.access.clear();
+  e.has_terms = false;
+  reset(e.modifiers);
+}
+void reset(ast::Item& i) {  // its events are reused through events_used
+  i.braces = false;
+  i.group_name.clear();
+  i.span = Span{};
+  reset(i.modifiers);
+}
+
+// The next node of `nodes` (reused or appended).
+template <typename Node>
+Node& take(std::vector<Node>& nodes, std::size_t& used) {
+  if (used < nodes.size()) reset(nodes[used]);
+  else nodes.emplace_back();
+  return nodes[used++];
+}
+
+template <typename Node>
+void trim(std::vector<Node>& nodes, std::size_t used) {
+  if (nodes.size() > used) nodes.erase(nodes.begin() + static_cast<std::ptrdiff_t>(used), nodes.end());
+}
 
 // Offset of an action's match start.
 template <typename Input>
@@ -113,7 +160,7 @@ void check_modifiers(std::string_view letters, Span span) {
 // A term list ended: a term begun but not finished (`cpu//` tries one) is not part of it.
 void drop_open_term(State& st) {
   if (st.term_open) {
-    st.event->terms.pop_back();
+    --st.terms_used;
     st.term_open = false;
   }
 }
@@ -122,27 +169,26 @@ template <typename Rule> struct event_action : nothing<Rule> {};
 
 template <> struct event_action<begin_item> {
   template <typename Input> static void apply(const Input& in, State& st) {
-    if (!st.item_open) st.list.items.emplace_back();
-    else st.list.items.back() = ast::Item{};
-    st.item = &st.list.items.back();
+    if (!st.item_open) st.item = &take(st.list.items, st.items_used);
+    else reset(*st.item);
+    st.events_used = 0;
     st.item_open = true;
     st.item->span.begin = offset(in, st);
   }
 };
 template <> struct event_action<begin_event> {
   template <typename Input> static void apply(const Input& in, State& st) {
-    if (!st.event_open) st.item->events.emplace_back();
-    else st.item->events.back() = ast::Event{};
-    st.event = &st.item->events.back();
+    if (!st.event_open) st.event = &take(st.item->events, st.events_used);
+    else reset(*st.event);
+    st.terms_used = 0;
     st.event_open = true;
     st.event->span.begin = offset(in, st);
   }
 };
 template <> struct event_action<begin_term> {
   template <typename Input> static void apply(const Input& in, State& st) {
-    if (!st.term_open) st.event->terms.emplace_back();
-    else st.event->terms.back() = ast::Term{};
-    st.term = &st.event->terms.back();
+    if (!st.term_open) st.term = &take(st.event->terms, st.terms_used);
+    else reset(*st.term);
     st.term_open = true;
     st.term->span.begin = offset(in, st);
   }
@@ -150,9 +196,9 @@ template <> struct event_action<begin_term> {
 template <> struct event_action<begin_terms> {
   template <typename Input> static void apply(const Input& in, State& st) {
     st.event->has_terms = true;
-    st.event->terms.clear();
-    st.event->terms.reserve(4);  // one allocation for the usual few terms
+    st.terms_used = 0;
     st.term_open = false;
+    if (st.event->terms.capacity() < 4) st.event->terms.reserve(4);  // one allocation for the usual few
     st.event->terms_span.begin = offset(in, st) - 1;
   }
 };
@@ -160,6 +206,7 @@ template <> struct event_action<close_slash> {
   template <typename Input> static void apply(const Input& in, State& st) {
     st.event->terms_span.end = static_cast<std::uint32_t>(in.end() - st.base);
     drop_open_term(st);
+    trim(st.event->terms, st.terms_used);
   }
 };
 template <> struct event_action<event_name> {
@@ -292,6 +339,7 @@ struct finish_event {
   template <typename Input> static void apply(const Input& in, State& st) {
     st.event->kind = Kind;
     st.event->span.end = static_cast<std::uint32_t>(in.end() - st.base);
+    trim(st.event->terms, st.terms_used);  // none when the event had no `/.../`
     st.event_open = false;
   }
 };
@@ -316,11 +364,13 @@ template <> struct event_action<group> {
   template <typename Input> static void apply(const Input& in, State& st) {
     st.item->braces = true;
     st.item->span.end = static_cast<std::uint32_t>(in.end() - st.base);
+    trim(st.item->events, st.events_used);
     st.item_open = false;
   }
 };
 template <> struct event_action<lone> {
   template <typename Input> static void apply(const Input& in, State& st) {
+    trim(st.item->events, st.events_used);
     st.item->braces = false;
     st.item->span = st.item->events.front().span;
     st.item->group_name.clear();
@@ -332,15 +382,20 @@ template <> struct event_action<lone> {
 }  // namespace
 }  // namespace grammar
 
-ast::EventList parse(std::string_view text) {
-  ast::EventList list;
-  list.text = std::string(text);
+void parse(std::string_view text, ast::EventList& list) {
   if (text.size() > 0xfffffff0u) throw Error("event list is too long");
   if (auto nul = text.find('\0'); nul != std::string_view::npos)
     throw Error("NUL character in event list", Span{static_cast<std::uint32_t>(nul), static_cast<std::uint32_t>(nul + 1)});
+  list.text.assign(text);
   tao::pegtl::memory_input<tao::pegtl::tracking_mode::lazy> in(list.text.data(), list.text.size(), "event");
   grammar::State state{list.text.data(), list};
   tao::pegtl::parse<grammar::event_list, grammar::event_action, grammar::event_control>(in, state);
+  grammar::trim(list.items, state.items_used);
+}
+
+ast::EventList parse(std::string_view text) {
+  ast::EventList list;
+  parse(text, list);
   return list;
 }
 
@@ -355,6 +410,7 @@ std::vector<ast::Term> parse_terms(std::string_view text) {
   state.event = &event;
   tao::pegtl::parse<term_list_only, event_action, event_control>(in, state);
   drop_open_term(state);
+  trim(event.terms, state.terms_used);
   return std::move(event.terms);
 }
 }  // namespace grammar

@@ -182,11 +182,58 @@ struct MachineMemo {
 
 namespace {
 
+// Back to a default-constructed event, keeping the storage of its strings (for reuse).
+void reset(ResolvedEvent& e) {
+  e.attr = Attr{};
+  e.name.clear();
+  e.pmu.clear();
+  e.group = e.leader = 0;
+  e.span = Span{};
+  e.scale = 1.0;
+  e.unit.clear();
+  e.per_pkg = e.snapshot = e.bpf_counter = e.retire_latency = e.precise_max = false;
+  e.metric_id.clear();
+  e.driver_config.clear();
+  e.cpus.clear();
+  e.percore = false;
+}
+
+void reset(EventGroup& g) {
+  g.name.clear();
+  g.members.clear();
+  g.braces = g.weak = false;
+}
+
+// The events of one resolve, built in `storage`: first in the elements an earlier resolve into the same
+// EventSet left there (reset, so their strings keep their storage), then in appended ones. The code
+// that fills it sees a vector: size(), emplace_back(), indexing, and resize() to drop the last ones.
+class Events {
+ public:
+  explicit Events(std::vector<ResolvedEvent>& storage) : v_(storage) {}
+  std::size_t size() const { return used_; }
+  ResolvedEvent& emplace_back() {
+    if (used_ < v_.size()) reset(v_[used_]);
+    else v_.emplace_back();
+    return v_[used_++];
+  }
+  void resize(std::size_t n) { used_ = std::min(n, used_); }  // drops the last ones (a rollback)
+  ResolvedEvent& operator[](std::size_t i) { return v_[i]; }
+  const ResolvedEvent& operator[](std::size_t i) const { return v_[i]; }
+  void reserve(std::size_t n) {
+    if (v_.capacity() < n) v_.reserve(n);
+  }
+  void finish() { v_.erase(v_.begin() + static_cast<std::ptrdiff_t>(used_), v_.end()); }
+
+ private:
+  std::vector<ResolvedEvent>& v_;
+  std::size_t used_ = 0;
+};
+
 // Everything one event string resolves through.
 class Resolver {
  public:
   Resolver(const ast::EventList& list, const Machine& machine) : list_(list), machine_(machine) {}
-  EventSet run();
+  void run(EventSet& set);
 
  private:
   const ast::EventList& list_;
@@ -194,19 +241,19 @@ class Resolver {
 
   std::string text(Span s) const { return list_.text.substr(s.begin, s.end - s.begin); }
   // Each appends what the event resolves to onto `out`, and nothing when it throws.
-  void resolve_event(const ast::Event& ev, std::vector<ResolvedEvent>& out);
-  void resolve_named(const ast::Event& ev, std::vector<ResolvedEvent>& out);
-  void resolve_pmu_form(const ast::Event& ev, std::vector<ResolvedEvent>& out);
-  void resolve_tracepoint(const ast::Event& ev, std::vector<ResolvedEvent>& out);
+  void resolve_event(const ast::Event& ev, Events& out);
+  void resolve_named(const ast::Event& ev, Events& out);
+  void resolve_pmu_form(const ast::Event& ev, Events& out);
+  void resolve_tracepoint(const ast::Event& ev, Events& out);
   // `named`: a term naming the event that precedes ev's own terms (a bare alias name), with its alias
   // when the caller already looked it up.
-  void on_pmu(const ast::Event& ev, const Pmu& pmu, std::vector<ResolvedEvent>& out,
+  void on_pmu(const ast::Event& ev, const Pmu& pmu, Events& out,
               const ast::Term* named = nullptr, const spec::Alias* named_alias = nullptr);
   void on_pmu_fill(const ast::Event& ev, const Pmu& pmu, ResolvedEvent& out, const ast::Term* named,
                    const spec::Alias* named_alias);
-  void generic(const ast::Event& ev, std::uint32_t type, std::uint64_t config, std::vector<ResolvedEvent>& out);
+  void generic(const ast::Event& ev, std::uint32_t type, std::uint64_t config, Events& out);
   // Appends an event for `ev` on `pmu` to `out`: the caller fills it in, and removes it if that throws.
-  ResolvedEvent& start(std::vector<ResolvedEvent>& out, const ast::Event& ev, std::string_view pmu) const;
+  ResolvedEvent& start(Events& out, const ast::Event& ev, std::string_view pmu) const;
   void apply_alias(ResolvedEvent& out, const Pmu& pmu, const spec::Alias& alias, Span where,
                    std::vector<std::string>& required);
   // apply_alias through the Machine's memo: the same result, computed once per PMU and alias.
@@ -227,7 +274,7 @@ struct CallGraph {
   std::optional<std::uint32_t> stack_size;
 };
 
-ResolvedEvent& Resolver::start(std::vector<ResolvedEvent>& out, const ast::Event& ev, std::string_view pmu) const {
+ResolvedEvent& Resolver::start(Events& out, const ast::Event& ev, std::string_view pmu) const {
   ResolvedEvent& e = out.emplace_back();
   e.attr.size = attr_size_ver8;
   e.name.assign(list_.text, ev.span.begin, ev.span.end - ev.span.begin);
@@ -467,7 +514,7 @@ void Resolver::apply_alias_memo(ResolvedEvent& out, const Pmu& pmu, const spec::
 }
 
 // One event on one PMU from `pmu/terms/`, a bare alias name, or `pmu/alias/`.
-void Resolver::on_pmu(const ast::Event& ev, const Pmu& pmu, std::vector<ResolvedEvent>& result,
+void Resolver::on_pmu(const ast::Event& ev, const Pmu& pmu, Events& result,
                       const ast::Term* named, const spec::Alias* named_alias) {
   std::size_t mark = result.size();
   try {
@@ -570,7 +617,7 @@ void Resolver::on_pmu_fill(const ast::Event& ev, const Pmu& pmu, ResolvedEvent& 
 // Hardware, cache and numeric events of the generic types: on a hybrid machine one event per core PMU
 // with that PMU's type in config bits 32-63 (the extended type).
 void Resolver::generic(const ast::Event& ev, std::uint32_t type, std::uint64_t config,
-                       std::vector<ResolvedEvent>& out) {
+                       Events& out) {
   std::size_t first = out.size();
   // Only the symbolic forms fan out; `0:1` and `r1a8` are taken literally, as current perf does
   // (perf 6.1 also fanned raw and numeric events out over hybrid PMUs).
@@ -613,7 +660,7 @@ std::vector<std::string> Resolver::name_candidates() const {
   return names;
 }
 
-void Resolver::resolve_named(const ast::Event& ev, std::vector<ResolvedEvent>& out) {
+void Resolver::resolve_named(const ast::Event& ev, Events& out) {
   const std::string& n = ev.name;
   const auto* symbol = spec::find_symbol(n);
   // `cpu/terms/`: straight to the PMU (no PMU is named like a cache event).
@@ -654,7 +701,7 @@ void Resolver::resolve_named(const ast::Event& ev, std::vector<ResolvedEvent>& o
               n.size() > max_suggest_length ? std::string{} : suggest(n, name_candidates()));
 }
 
-void Resolver::resolve_pmu_form(const ast::Event& ev, std::vector<ResolvedEvent>& out) {
+void Resolver::resolve_pmu_form(const ast::Event& ev, Events& out) {
   if (const Pmu* pmu = machine_.pmu(ev.name)) return on_pmu(ev, *pmu, out);
   // Folders without a readable `type` are not PMUs.
   auto matches = machine_.pmu_names() |
@@ -684,7 +731,7 @@ void Resolver::resolve_pmu_form(const ast::Event& ev, std::vector<ResolvedEvent>
   if (out.size() == first && first_error) throw *first_error;
 }
 
-void Resolver::resolve_tracepoint(const ast::Event& ev, std::vector<ResolvedEvent>& out) {
+void Resolver::resolve_tracepoint(const ast::Event& ev, Events& out) {
   std::vector<std::pair<std::string, std::string>> found;
   if (has_glob(ev.name) || has_glob(ev.tp_event)) {
     found = machine_.tracepoints(ev.name, ev.tp_event);
@@ -733,7 +780,7 @@ void Resolver::resolve_tracepoint(const ast::Event& ev, std::vector<ResolvedEven
   }
 }
 
-void Resolver::resolve_event(const ast::Event& ev, std::vector<ResolvedEvent>& out) {
+void Resolver::resolve_event(const ast::Event& ev, Events& out) {
   try {
     switch (ev.kind) {
       case ast::EventKind::named:
@@ -779,28 +826,34 @@ bool any_pmu_can_host(const ResolvedEvent& e) {
          e.attr.type == spec::type_breakpoint;
 }
 
-EventSet Resolver::run() {
-  EventSet set;
+void Resolver::run(EventSet& set) {
+  Events events(set.events);
+  std::size_t groups_used = 0;
+  auto new_group = [&]() -> EventGroup& {
+    if (groups_used < set.groups.size()) reset(set.groups[groups_used]);
+    else set.groups.emplace_back();
+    return set.groups[groups_used++];
+  };
   std::size_t written = 0;
   for (const auto& item : list_.items) written += item.events.size();
-  set.events.reserve(written);
-  set.groups.reserve(list_.items.size());
+  events.reserve(written);
+  if (set.groups.capacity() < list_.items.size()) set.groups.reserve(list_.items.size());
   std::vector<const ast::Event*> from;  // the written event of each produced one, for this item
   for (const auto& item : list_.items) {
-    std::size_t first = set.events.size();
+    std::size_t first = events.size();
     if (!item.braces) {
       // A lone event: each event it resolves to (a wildcard gives several) is a group of one.
       const ast::Event& ev = item.events.front();
-      resolve_event(ev, set.events);
-      if (set.events.size() == first) throw Error(fmt::format("'{}' matched no event", text(ev.span)), ev.span);
+      resolve_event(ev, events);
+      if (events.size() == first) throw Error(fmt::format("'{}' matched no event", text(ev.span)), ev.span);
       unsigned max_precise = 0;
-      for (std::size_t index = first; index < set.events.size(); ++index) {
-        ResolvedEvent& e = set.events[index];
-        e.group = set.groups.size();
+      for (std::size_t index = first; index < events.size(); ++index) {
+        ResolvedEvent& e = events[index];
+        e.group = groups_used;
         e.leader = index;
         if (has_letter(ev.modifiers, 'P')) max_precise = max_precise_for(e);
         apply_modifiers(e, ev.modifiers, nullptr, Placement{true, false}, max_precise);
-        EventGroup& g = set.groups.emplace_back();
+        EventGroup& g = new_group();
         g.name = item.group_name;
         g.members.push_back(index);
       }
@@ -808,12 +861,12 @@ EventSet Resolver::run() {
     }
     from.clear();
     for (const auto& ev : item.events) {
-      std::size_t before = set.events.size();
-      resolve_event(ev, set.events);
-      if (set.events.size() == before) throw Error(fmt::format("'{}' matched no event", text(ev.span)), ev.span);
-      from.resize(set.events.size() - first, &ev);
+      std::size_t before = events.size();
+      resolve_event(ev, events);
+      if (events.size() == before) throw Error(fmt::format("'{}' matched no event", text(ev.span)), ev.span);
+      from.resize(events.size() - first, &ev);
     }
-    std::size_t produced = set.events.size() - first;
+    std::size_t produced = events.size() - first;
 
     // The kernel schedules a group on one PMU. A written group whose events landed on several PMUs
     // (a hybrid machine's `{cycles,instructions}`, or a wildcard over uncore PMUs) is split into one
@@ -824,7 +877,7 @@ EventSet Resolver::run() {
     {
       std::vector<const std::string*> order;
       for (std::size_t i = 0; i < produced; ++i) {
-        const ResolvedEvent& e = set.events[first + i];
+        const ResolvedEvent& e = events[first + i];
         if (any_pmu_can_host(e)) continue;
         auto it = std::find_if(order.begin(), order.end(), [&](const std::string* p) { return *p == e.pmu; });
         slot[i] = static_cast<std::size_t>(it - order.begin());
@@ -836,15 +889,15 @@ EventSet Resolver::run() {
         std::vector<std::size_t> perm(produced);
         for (std::size_t i = 0; i < produced; ++i) perm[i] = i;
         std::stable_sort(perm.begin(), perm.end(), [&](std::size_t a, std::size_t b) { return slot[a] < slot[b]; });
-        std::vector<ResolvedEvent> events;
+        std::vector<ResolvedEvent> moved;
         std::vector<const ast::Event*> origin;
         std::vector<std::size_t> slots_sorted;
         for (std::size_t i : perm) {
-          events.push_back(std::move(set.events[first + i]));
+          moved.push_back(std::move(events[first + i]));
           origin.push_back(from[i]);
           slots_sorted.push_back(slot[i]);
         }
-        std::move(events.begin(), events.end(), set.events.begin() + static_cast<std::ptrdiff_t>(first));
+        for (std::size_t i = 0; i < produced; ++i) events[first + i] = std::move(moved[i]);
         from = std::move(origin);
         slot = std::move(slots_sorted);
       }
@@ -853,7 +906,8 @@ EventSet Resolver::run() {
     bool group_P = has_letter(item.modifiers, 'P');
     bool weak = has_letter(item.modifiers, 'W');
     for (std::size_t s = 0, i = 0; s < slots; ++s) {
-      EventGroup g;
+      std::size_t group_index = groups_used;
+      EventGroup& g = new_group();
       g.braces = true;
       g.name = item.group_name;
       g.weak = weak;
@@ -863,27 +917,55 @@ EventSet Resolver::run() {
       g.members.reserve(size);
       for (std::size_t k = 0; k < size; ++k, ++i) {
         std::size_t index = first + i;
-        ResolvedEvent& e = set.events[index];
-        e.group = set.groups.size();
+        ResolvedEvent& e = events[index];
+        e.group = group_index;
         e.leader = leader;
         Placement place{index == leader, size > 1};
         bool wants_max = has_letter(from[i]->modifiers, 'P') || group_P;
         apply_modifiers(e, from[i]->modifiers, &item.modifiers, place, wants_max ? max_precise_for(e) : 0);
         g.members.push_back(index);
       }
-      set.groups.push_back(std::move(g));
     }
   }
-  return set;
+  events.finish();
+  set.groups.erase(set.groups.begin() + static_cast<std::ptrdiff_t>(groups_used), set.groups.end());
 }
 
 }  // namespace
 }  // namespace resolver
 
-EventSet resolve(const ast::EventList& list, const spec::Machine& machine) {
-  return resolver::Resolver(list, machine).run();
+void resolve(const ast::EventList& list, const spec::Machine& machine, EventSet& out) {
+  resolver::Resolver(list, machine).run(out);
 }
 
-EventSet resolve(std::string_view text, const spec::Machine& machine) { return resolve(parse(text), machine); }
+EventSet resolve(const ast::EventList& list, const spec::Machine& machine) {
+  EventSet set;
+  resolve(list, machine, set);
+  return set;
+}
+
+void resolve(std::string_view text, const spec::Machine& machine, EventSet& out) {
+  // The syntax tree lives only for this call: each thread parses into one kept list, which reuses its
+  // storage from call to call. A list that grew large is given back rather than kept.
+  thread_local ast::EventList scratch;
+  thread_local bool in_use = false;
+  if (in_use) return resolve(parse(text), machine, out);  // a nested call (none today) gets its own
+  struct Release {
+    ast::EventList& list;
+    ~Release() {
+      in_use = false;
+      if (list.text.size() > 4096 || list.items.size() > 64) list = ast::EventList{};
+    }
+  } release{scratch};
+  in_use = true;
+  parse(text, scratch);
+  resolve(scratch, machine, out);
+}
+
+EventSet resolve(std::string_view text, const spec::Machine& machine) {
+  EventSet set;
+  resolve(text, machine, set);
+  return set;
+}
 
 }  // namespace perfspec

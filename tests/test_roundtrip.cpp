@@ -87,7 +87,132 @@ void check_round_trip(const std::string& text, std::size_t& checked) {
   ++checked;
 }
 
+// Every field, spans included: what a parse into a reused list must give.
+bool identical(const ast::EventList& a, const ast::EventList& b) {
+  auto span_eq = [](Span x, Span y) { return x.begin == y.begin && x.end == y.end; };
+  auto mods_eq = [&](const ast::Modifiers& x, const ast::Modifiers& y) {
+    return x.letters == y.letters && span_eq(x.span, y.span);
+  };
+  if (a.text != b.text || a.items.size() != b.items.size()) return false;
+  for (std::size_t i = 0; i < a.items.size(); ++i) {
+    const auto &x = a.items[i], &y = b.items[i];
+    if (x.braces != y.braces || x.group_name != y.group_name || !span_eq(x.span, y.span) ||
+        !mods_eq(x.modifiers, y.modifiers) || x.events.size() != y.events.size())
+      return false;
+    for (std::size_t k = 0; k < x.events.size(); ++k) {
+      const auto &e = x.events[k], &f = y.events[k];
+      if (e.kind != f.kind || !span_eq(e.span, f.span) || e.name != f.name || !span_eq(e.name_span, f.name_span) ||
+          e.tp_event != f.tp_event || !span_eq(e.tp_event_span, f.tp_event_span) || e.number1 != f.number1 ||
+          e.number2 != f.number2 || e.has_length != f.has_length || e.access != f.access ||
+          !span_eq(e.access_span, f.access_span) || e.has_terms != f.has_terms || !span_eq(e.terms_span, f.terms_span) ||
+          !mods_eq(e.modifiers, f.modifiers) || e.terms.size() != f.terms.size())
+        return false;
+      for (std::size_t t = 0; t < e.terms.size(); ++t) {
+        const auto &u = e.terms[t], &v = f.terms[t];
+        if (u.name != v.name || u.driver != v.driver || u.kind != v.kind || u.number != v.number || u.text != v.text ||
+            !span_eq(u.span, v.span) || !span_eq(u.name_span, v.name_span) || !span_eq(u.value_span, v.value_span))
+          return false;
+      }
+    }
+  }
+  return true;
+}
+
 }  // namespace
+
+TEST_CASE("parsing into a reused list gives exactly a fresh parse, whatever the list held before") {
+  std::vector<std::string> texts;
+  for (const auto& c : golden_cases()) texts.push_back(c.text);
+  for (const auto& s : generated_strings()) texts.push_back(s);
+  // Larger before smaller and the reverse, and errors in between (they leave the list unspecified).
+  std::vector<std::string> order = texts;
+  order.insert(order.end(), texts.rbegin(), texts.rend());
+  order.insert(order.begin() + static_cast<std::ptrdiff_t>(order.size() / 2), "{cycles,cpu/event=1,umask=2,x=3/u}:W");
+  order.insert(order.begin() + 3, "cpu/event=1,");
+  ast::EventList reused;
+  std::size_t compared = 0;
+  for (const auto& text : order) {
+    CAPTURE(text);
+    ast::EventList fresh;
+    bool fresh_ok = true;
+    try {
+      fresh = parse(text);
+    } catch (const Error&) {
+      fresh_ok = false;
+    }
+    bool reused_ok = true;
+    try {
+      parse(text, reused);
+    } catch (const Error&) {
+      reused_ok = false;
+    }
+    REQUIRE(fresh_ok == reused_ok);
+    if (!fresh_ok) continue;
+    CHECK(identical(fresh, reused));
+    ++compared;
+  }
+  CHECK(compared > 2000);
+}
+
+TEST_CASE("resolving into a reused EventSet gives exactly a fresh resolve, whatever the set held before") {
+  std::map<std::string, std::unique_ptr<spec::Machine>> machines;
+  auto cases = golden_cases();
+  std::vector<Case> order = cases;
+  order.insert(order.end(), cases.rbegin(), cases.rend());  // larger sets before smaller ones and back
+  auto same = [](const ResolvedEvent& a, const ResolvedEvent& b) {
+    return test::attr_summary(a.attr) == test::attr_summary(b.attr) && a.attr.size == b.attr.size &&
+           a.name == b.name && a.pmu == b.pmu && a.group == b.group && a.leader == b.leader &&
+           a.span.begin == b.span.begin && a.span.end == b.span.end && a.scale == b.scale && a.unit == b.unit &&
+           a.per_pkg == b.per_pkg && a.snapshot == b.snapshot && a.bpf_counter == b.bpf_counter &&
+           a.retire_latency == b.retire_latency && a.precise_max == b.precise_max && a.metric_id == b.metric_id &&
+           a.driver_config == b.driver_config && a.cpus == b.cpus && a.percore == b.percore;
+  };
+  std::map<std::string, EventSet> reused;  // one per fixture, reused across its strings
+  std::size_t compared = 0;
+  for (const auto& c : order) {
+    auto& m = machines[c.fixture];
+    if (!m) m = std::make_unique<spec::Machine>(test::fixture(c.fixture), test::no_libpfm4());
+    CAPTURE(c.text);
+    EventSet fresh;
+    std::string fresh_error, reused_error;
+    try {
+      fresh = resolve(c.text, *m);
+    } catch (const Error& e) {
+      fresh_error = e.message();
+    }
+    EventSet& set = reused[c.fixture];
+    try {
+      resolve(c.text, *m, set);
+    } catch (const Error& e) {
+      reused_error = e.message();
+    }
+    REQUIRE(fresh_error == reused_error);
+    if (!fresh_error.empty()) continue;
+    REQUIRE(set.events.size() == fresh.events.size());
+    REQUIRE(set.groups.size() == fresh.groups.size());
+    for (std::size_t i = 0; i < set.events.size(); ++i) CHECK(same(set.events[i], fresh.events[i]));
+    for (std::size_t g = 0; g < set.groups.size(); ++g) {
+      CHECK(set.groups[g].name == fresh.groups[g].name);
+      CHECK(set.groups[g].members == fresh.groups[g].members);
+      CHECK(set.groups[g].braces == fresh.groups[g].braces);
+      CHECK(set.groups[g].weak == fresh.groups[g].weak);
+    }
+    ++compared;
+  }
+  CHECK(compared > 300);
+  // Slots that a group filled are reset for lone events: nothing of the group's flags remains.
+  EventSet set;
+  const auto& skx = *machines.at("intel_skx");
+  resolve("g{cycles,instructions}:W", skx, set);
+  resolve("cycles,instructions", skx, set);
+  REQUIRE(set.groups.size() == 2);
+  for (const auto& g : set.groups) {
+    CHECK_FALSE(g.weak);
+    CHECK_FALSE(g.braces);
+    CHECK(g.name.empty());
+    CHECK(g.members.size() == 1);
+  }
+}
 
 TEST_CASE("canonical printing") {
   CHECK(to_string(parse("{ cycles , cpu/event=60,inv/u }")) == "{cycles,cpu/event=0x3c,inv/u}");

@@ -16,6 +16,13 @@ namespace perfspec {
 /// ```
 ast::EventList parse(std::string_view text);
 
+/// The same into `list`, reusing the storage an earlier parse left in it (its strings and vectors):
+/// for a program that parses many strings, parsing then allocates only when a string is larger than
+/// any before. On an error `list` holds unspecified contents (parse into it again to reuse it).
+///
+/// Example: `perfspec::ast::EventList list; for (auto& s : lines) { perfspec::parse(s, list); use(list); }`
+void parse(std::string_view text, ast::EventList& list);
+
 /// The canonical text of a syntax tree: no blanks, numbers in hex, modifiers after `:` (directly
 /// after `/` for the slash forms), quotes only where a value needs them. Parsing it gives the same
 /// tree again (the same kinds, names, values and modifiers; spans differ).

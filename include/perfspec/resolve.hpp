@@ -23,4 +23,14 @@ EventSet resolve(const ast::EventList& list, const spec::Machine& machine);
 /// Example: `auto set = perfspec::resolve("{cycles,instructions}:u", machine);`
 EventSet resolve(std::string_view text, const spec::Machine& machine);
 
+/// The same into `out`, reusing the storage an earlier resolve left in it (its vectors and the
+/// events' strings): for a program that resolves many strings, resolving then allocates only when a
+/// result is larger than any before. The result is exactly what the allocating form returns. On an
+/// error `out` holds unspecified contents (resolve into it again to reuse it).
+///
+/// Example: `perfspec::EventSet set; for (auto& s : specs) { perfspec::resolve(s, machine, set); use(set); }`
+void resolve(std::string_view text, const spec::Machine& machine, EventSet& out);
+/// The same from a parsed list.
+void resolve(const ast::EventList& list, const spec::Machine& machine, EventSet& out);
+
 }  // namespace perfspec
