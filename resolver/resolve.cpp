@@ -954,7 +954,7 @@ void resolve(std::string_view text, const spec::Machine& machine, EventSet& out)
     ast::EventList& list;
     ~Release() {
       in_use = false;
-      if (list.text.size() > 4096 || list.items.size() > 64) list = ast::EventList{};
+      if (list.text.size() > 16384 || list.items.size() > 256) list = ast::EventList{};
     }
   } release{scratch};
   in_use = true;
