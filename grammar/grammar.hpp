@@ -50,7 +50,35 @@ struct scan {
   }
 };
 
-struct name : scan<chars::first, chars::rest> {};
+// A name. The lookaheads that pick an event's form each start by reading the name at the same place,
+// so the parse state (when there is one) keeps where the last name scanned began and ended: the
+// second and later reads of it take no time.
+struct name {
+  using rule_t = name;
+  using subs_t = empty_list;
+  static const char* end_of(const char* p, const char* end) noexcept {
+    if (p == end || !(chars::table[static_cast<unsigned char>(*p)] & chars::first)) return p;
+    ++p;
+    while (p != end && (chars::table[static_cast<unsigned char>(*p)] & chars::rest)) ++p;
+    return p;
+  }
+  template <apply_mode, rewind_mode, template <typename...> class, template <typename...> class,
+            typename ParseInput, typename... States>
+  static bool match(ParseInput& in, States&... st) noexcept {
+    const char* p = in.current();
+    const char* e = nullptr;
+    if constexpr (sizeof...(States) == 1 && requires { (st.name_from, ...); }) {
+      auto& state = (st, ...);
+      if (state.name_from != p) state.name_from = p, state.name_to = end_of(p, in.end());
+      e = state.name_to;
+    } else {
+      e = end_of(p, in.end());
+    }
+    if (e == p) return false;
+    in.bump_in_this_line(static_cast<std::size_t>(e - p));
+    return true;
+  }
+};
 struct hex_number : seq<one<'0'>, one<'x', 'X'>, plus<xdigit>> {};
 struct dec_number : plus<digit> {};
 struct number : seq<sor<hex_number, dec_number>, not_at<name_rest>> {};
@@ -142,6 +170,8 @@ namespace perfspec::grammar {
 struct term_list_only : seq<opt<term, star<next_term>>, must<list_end>> {};
 }  // namespace perfspec::grammar
 
-// A scan consumes at least one character when it succeeds (for tao::pegtl::analyze).
+// A scan or a name consumes at least one character when it succeeds (for tao::pegtl::analyze).
 template <typename Name, std::uint8_t First, std::uint8_t Rest>
 struct tao::pegtl::analyze_traits<Name, perfspec::grammar::scan<First, Rest>> : analyze_any_traits<> {};
+template <typename Name>
+struct tao::pegtl::analyze_traits<Name, perfspec::grammar::name> : analyze_any_traits<> {};

@@ -41,6 +41,8 @@ struct State {
   ast::Term* term = nullptr;
   bool item_open = false, event_open = false, term_open = false;
   std::size_t items_used = 0, events_used = 0, terms_used = 0;
+  const char* name_from = nullptr;  // the last name scanned (grammar::name): where it began and ended
+  const char* name_to = nullptr;
 };
 
 // A node back to its freshly constructed state, keeping the storage of its strings and vectors.

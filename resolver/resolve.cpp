@@ -171,8 +171,19 @@ struct EncodedAlias {
 };
 
 struct MachineMemo {
+  struct Key {
+    const void* pmu;
+    const void* alias;
+    bool operator==(const Key&) const = default;
+  };
+  struct KeyHash {
+    std::size_t operator()(const Key& k) const noexcept {
+      auto a = reinterpret_cast<std::uintptr_t>(k.pmu), b = reinterpret_cast<std::uintptr_t>(k.alias);
+      return static_cast<std::size_t>((a * 0x9e3779b97f4a7c15ULL) ^ b);
+    }
+  };
   std::mutex mutex;
-  std::unordered_map<const void*, std::unordered_map<const void*, EncodedAlias>> aliases;  // pmu -> alias ->
+  std::unordered_map<Key, EncodedAlias, KeyHash> aliases;  // (pmu, alias) -> its encoding on that PMU
 
   static MachineMemo& of(const spec::Machine& m) {
     std::call_once(m.memo_once_, [&] { m.memo_ = std::make_shared<MachineMemo>(); });
@@ -484,10 +495,10 @@ void Resolver::apply_alias_memo(ResolvedEvent& out, const Pmu& pmu, const spec::
                                 std::vector<std::string>& required) {
   auto& memo = MachineMemo::of(machine_);
   const EncodedAlias* found = nullptr;
+  const MachineMemo::Key key{&pmu, &alias};
   {
     std::lock_guard lock(memo.mutex);
-    auto& per_pmu = memo.aliases[&pmu];
-    if (auto it = per_pmu.find(&alias); it != per_pmu.end()) found = &it->second;
+    if (auto it = memo.aliases.find(key); it != memo.aliases.end()) found = &it->second;
   }
   if (!found) {
     // A definition that does not apply throws here, each time, pointing at `where`: failures are not kept.
@@ -497,7 +508,7 @@ void Resolver::apply_alias_memo(ResolvedEvent& out, const Pmu& pmu, const spec::
     for (const auto& t : parsed_terms(alias.terms))
       if (!t.driver && t.name == std::string_view("name")) e.sets_name = true;
     std::lock_guard lock(memo.mutex);
-    found = &memo.aliases[&pmu].emplace(&alias, std::move(e)).first->second;  // nodes stay where they are
+    found = &memo.aliases.emplace(key, std::move(e)).first->second;  // nodes stay where they are
   }
   const ResolvedEvent& from = found->event;
   out.attr = from.attr;
