@@ -89,6 +89,11 @@ void trim(std::vector<Node>& nodes, std::size_t used) {
   if (nodes.size() > used) nodes.erase(nodes.begin() + static_cast<std::ptrdiff_t>(used), nodes.end());
 }
 
+Error nul_error(std::size_t at) {
+  auto b = static_cast<std::uint32_t>(at);
+  return Error("NUL character in event list", Span{b, b + 1});
+}
+
 // Offset of an action's match start.
 template <typename Input>
 std::uint32_t offset(const Input& in, const State& st) {
@@ -287,6 +292,7 @@ template <> struct event_action<driver_name> {
 };
 template <> struct event_action<quoted_body> {
   template <typename Input> static void apply(const Input& in, State& st) {
+    if (auto nul = in.string_view().find('\0'); nul != std::string_view::npos) throw nul_error(offset(in, st) + nul);
     st.term->kind = ast::Term::Value::quoted;
     st.term->text.assign(in.begin(), in.size());
     st.term->value_span = span_of(in, st);
@@ -386,12 +392,19 @@ template <> struct event_action<lone> {
 
 void parse(std::string_view text, ast::EventList& list) {
   if (text.size() > 0xfffffff0u) throw Error("event list is too long");
-  if (auto nul = text.find('\0'); nul != std::string_view::npos)
-    throw Error("NUL character in event list", Span{static_cast<std::uint32_t>(nul), static_cast<std::uint32_t>(nul + 1)});
   list.text.assign(text);
   tao::pegtl::memory_input<tao::pegtl::tracking_mode::lazy> in(list.text.data(), list.text.size(), "event");
   grammar::State state{list.text.data(), list};
-  tao::pegtl::parse<grammar::event_list, grammar::event_action, grammar::event_control>(in, state);
+  try {
+    tao::pegtl::parse<grammar::event_list, grammar::event_action, grammar::event_control>(in, state);
+  } catch (const Error& e) {
+    // No rule but a quoted value takes a NUL (and its action refuses one), so a parse cannot get past
+    // the first NUL: when it fails there, name the NUL rather than what the grammar expected. Looked
+    // for only here, off the path of a string that parses.
+    auto nul = text.find('\0');
+    if (nul != std::string_view::npos && (!e.positioned() || nul <= e.span().begin)) throw grammar::nul_error(nul);
+    throw;
+  }
   grammar::trim(list.items, state.items_used);
 }
 

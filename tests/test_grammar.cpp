@@ -199,6 +199,13 @@ TEST_CASE("blanks around list commas are allowed, as perf allows them") {
 TEST_CASE("a NUL byte is an error at its position") {
   CHECK(syntax_error(std::string_view("cyc\0les", 7)) ==
         "event syntax error: 'cyc?les'\n                        \\___ NUL character in event list\n");
+  // Inside a quoted value (the one rule that takes any byte), and after a term.
+  CHECK(syntax_error(std::string_view("cpu/name='a\0b'/", 15)) ==
+        "event syntax error: 'cpu/name='a?b'/'\n                                \\___ NUL character in event list\n");
+  CHECK(syntax_error(std::string_view("cpu/event=1\0/", 13)) ==
+        "event syntax error: 'cpu/event=1?/'\n                                \\___ NUL character in event list\n");
+  // A syntax error before the NUL is reported as itself.
+  CHECK(syntax_error(std::string_view("cpu/=1/\0", 8)).find("expected") != std::string::npos);
 }
 
 TEST_CASE("long inputs are shown in a window around the error") {
