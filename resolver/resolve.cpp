@@ -2,7 +2,6 @@
 #include <strings.h>
 
 #include <algorithm>
-#include <bit>
 #include <mutex>
 #include <optional>
 #include <unordered_map>
@@ -774,17 +773,17 @@ void Resolver::resolve_tracepoint(const ast::Event& ev, Events& out) {
   std::string suffix = list_.text.substr(ev.tp_event_span.end, ev.span.end - ev.tp_event_span.end);
   std::size_t first = out.size();
   try {
-  for (const auto& [sys, name] : found) {
-    ResolvedEvent& e = start(out, ev, "tracepoint");
-    if (found.size() > 1 || has_glob(ev.name) || has_glob(ev.tp_event)) e.name = sys + ":" + name + suffix;
-    e.attr.type = spec::type_tracepoint;
-    e.attr.config = *machine_.tracepoint_id(sys, name);
-    e.attr.sample_period = 1;
-    CallGraph cg;
-    for (const auto& t : ev.terms)
-      if (!apply_builtin(e, t, cg)) unknown_term(t, fmt::format("tracepoint '{}:{}'", sys, name), nullptr);
-    finish_call_graph(e.attr, cg);
-  }
+    for (const auto& [sys, name] : found) {
+      ResolvedEvent& e = start(out, ev, "tracepoint");
+      if (found.size() > 1 || has_glob(ev.name) || has_glob(ev.tp_event)) e.name = sys + ":" + name + suffix;
+      e.attr.type = spec::type_tracepoint;
+      e.attr.config = *machine_.tracepoint_id(sys, name);
+      e.attr.sample_period = 1;
+      CallGraph cg;
+      for (const auto& t : ev.terms)
+        if (!apply_builtin(e, t, cg)) unknown_term(t, fmt::format("tracepoint '{}:{}'", sys, name), nullptr);
+      finish_call_graph(e.attr, cg);
+    }
   } catch (...) {
     out.resize(first);
     throw;
@@ -803,17 +802,17 @@ void Resolver::resolve_event(const ast::Event& ev, Events& out) {
         std::size_t mark = out.size();
         ResolvedEvent& e = start(out, ev, "breakpoint");
         try {
-        e.attr.type = spec::type_breakpoint;
-        e.attr.bp_type = 0;
-        for (char c : ev.access) e.attr.bp_type |= c == 'r' ? 1u : c == 'w' ? 2u : 4u;
-        if (ev.access.empty()) e.attr.bp_type = 3;  // HW_BREAKPOINT_RW
-        e.attr.config1 = ev.number1;
-        e.attr.config2 = ev.has_length ? ev.number2 : ev.access == "x" ? sizeof(long) : 4;
-        e.attr.sample_period = 1;
-        CallGraph cg;
-        for (const auto& t : ev.terms)
-          if (!apply_builtin(e, t, cg)) unknown_term(t, "breakpoint event", nullptr);
-        finish_call_graph(e.attr, cg);
+          e.attr.type = spec::type_breakpoint;
+          e.attr.bp_type = 0;
+          for (char c : ev.access) e.attr.bp_type |= c == 'r' ? 1u : c == 'w' ? 2u : 4u;
+          if (ev.access.empty()) e.attr.bp_type = 3;  // HW_BREAKPOINT_RW
+          e.attr.config1 = ev.number1;
+          e.attr.config2 = ev.has_length ? ev.number2 : ev.access == "x" ? sizeof(long) : 4;
+          e.attr.sample_period = 1;
+          CallGraph cg;
+          for (const auto& t : ev.terms)
+            if (!apply_builtin(e, t, cg)) unknown_term(t, "breakpoint event", nullptr);
+          finish_call_graph(e.attr, cg);
         } catch (...) {
           out.resize(mark);
           throw;

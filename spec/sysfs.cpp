@@ -12,7 +12,6 @@
 #include <charconv>
 #include <cstdlib>
 #include <cstring>
-#include <filesystem>
 
 #include <fmt/format.h>
 
@@ -24,7 +23,6 @@
 
 namespace perfspec::spec {
 
-namespace fs = std::filesystem;
 
 bool safe_component(std::string_view name) {
   return !name.empty() && name.size() <= 255 && name != "." && name != ".." &&
