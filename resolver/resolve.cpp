@@ -688,8 +688,9 @@ void Resolver::resolve_named(const ast::Event& ev, Events& out) {
   // A bare alias name: that event on every PMU that has it.
   const auto& found = machine_.aliases_named(n);
   if (!found.empty()) {
-    ast::Term t;
-    t.name = n;
+    // The name as a term naming the event; one per thread, so that its string keeps its storage.
+    thread_local ast::Term t;
+    t.name.assign(n);
     t.span = t.name_span = ev.name_span;
     std::size_t first = out.size();
     try {

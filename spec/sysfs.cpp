@@ -203,7 +203,9 @@ const Format* Pmu::format(std::string_view term) const {
   // A PMU has a few dozen formats at most: a scan that rejects on length and first letter beats a
   // binary search of string comparisons (every term of every event asks).
   if (term.empty()) return nullptr;
-  for (const auto& f : formats())
+  const auto& all = formats();
+  if (!(format_lengths_ >> std::min<std::size_t>(term.size(), 63) & 1)) return nullptr;  // no name that long
+  for (const auto& f : all)
     if (f.name.size() == term.size() && f.name[0] == term[0] && f.name == term) return &f;
   return nullptr;
 }
@@ -227,6 +229,7 @@ void Pmu::load_formats() const {
     }
   }
   std::sort(out.begin(), out.end(), [](const Format& a, const Format& b) { return a.name < b.name; });
+  for (const auto& f : out) format_lengths_ |= std::uint64_t{1} << std::min<std::size_t>(f.name.size(), 63);
   formats_ = std::move(out);
 }
 

@@ -134,6 +134,7 @@ class Pmu {
   mutable std::once_flag formats_once_, aliases_once_, alias_names_once_, precise_once_;
   mutable unsigned max_precise_ = 0;
   mutable std::vector<Format> formats_;
+  mutable std::uint64_t format_lengths_ = 0;  // bit n: a format name of n characters (63: 63 or more)
   mutable std::vector<Alias> aliases_;
   mutable std::vector<std::string> alias_names_;  // event files, metadata excluded
   mutable std::mutex alias_mutex_;
