@@ -42,6 +42,8 @@ ModifierSet ModifierSet::from(std::string_view letters) {
 
 void apply_modifiers(ResolvedEvent& ev, const ast::Modifiers& own_text, const ast::Modifiers* group_text,
                      Placement placement, unsigned max_precise) {
+  // No letters: nothing below applies (every effect is a letter's).
+  if (own_text.letters.empty() && (!group_text || group_text->letters.empty())) return;
   ModifierSet own = ModifierSet::from(own_text.letters);
   ModifierSet grp = group_text ? ModifierSet::from(group_text->letters) : ModifierSet{};
 

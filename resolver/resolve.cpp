@@ -509,18 +509,19 @@ void Resolver::apply_alias_memo(ResolvedEvent& out, const Pmu& pmu, const spec::
     std::lock_guard lock(memo.mutex);
     found = &memo.aliases.emplace(key, std::move(e)).first->second;  // nodes stay where they are
   }
+  // `out` is fresh from start(): its strings are empty, so only what the definition set is copied.
   const ResolvedEvent& from = found->event;
   out.attr = from.attr;
   if (found->sets_name) out.name = from.name;
   out.scale = from.scale;
-  out.unit = from.unit;
+  if (!from.unit.empty()) out.unit = from.unit;
   out.per_pkg = from.per_pkg;
   out.snapshot = from.snapshot;
-  out.metric_id = from.metric_id;
-  out.driver_config = from.driver_config;
-  out.cpus = from.cpus;
+  if (!from.metric_id.empty()) out.metric_id = from.metric_id;
+  if (!from.driver_config.empty()) out.driver_config = from.driver_config;
+  if (!from.cpus.empty()) out.cpus = from.cpus;
   out.percore = from.percore;
-  required = found->required;
+  if (!found->required.empty()) required = found->required;
 }
 
 // One event on one PMU from `pmu/terms/`, a bare alias name, or `pmu/alias/`.
@@ -588,8 +589,8 @@ void Resolver::on_pmu_fill(const ast::Event& ev, const Pmu& pmu, ResolvedEvent& 
   if (alias) {
     apply_alias_memo(out, pmu, *alias, event_term->span, required);
     // Privilege levels carried by the definition itself (libpfm4's `:u`); event modifiers still apply.
-    if (alias->modifiers == "u") out.attr.exclude_kernel = out.attr.exclude_hv = 1;
-    if (alias->modifiers == "k") out.attr.exclude_user = out.attr.exclude_hv = 1;
+    if (alias->modifiers == std::string_view("u")) out.attr.exclude_kernel = out.attr.exclude_hv = 1;
+    if (alias->modifiers == std::string_view("k")) out.attr.exclude_user = out.attr.exclude_hv = 1;
   } else if (symbol || cache) {
     // A legacy hardware or cache event addressed to this core PMU (`cpu_atom/cycles/`): the generic type
     // with the PMU's type as extended type on hybrid machines.
