@@ -107,6 +107,14 @@ tmp=$(mktemp)
 sleep 0.3; kill -INT $p; wait $p; status=$?
 expect stat-sigint-status [ "$status" = 0 ]
 expect stat-sigint-counts grep -qE "msec +cpu-clock" "$tmp"
+# Ctrl-C sent to perfspec alone while it counts a command: passed on to the command, whose counts so
+# far are printed; the exit status is the command's (128+SIGINT), and no child is left behind.
+"$bin" stat -e task-clock -o "$tmp" -- sleep 7.31 & p=$!
+sleep 0.4; kill -INT $p; wait $p; status=$?
+expect stat-sigint-command-status [ "$status" = 130 ]
+expect stat-sigint-command-counts grep -qE "msec +task-clock" "$tmp"
+expect stat-sigint-command-header grep -qF " Performance counter stats for 'sleep 7.31':" "$tmp"
+expect stat-sigint-command-reaped [ -z "$(pgrep -f 'sleep 7.31')" ]
 sleep 0.4 & sp=$!
 out=$("$bin" stat -p $sp -e task-clock,context-switches 2>&1); status=$?
 expect stat-pid-status [ "$status" = 0 ]
