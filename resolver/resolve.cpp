@@ -181,8 +181,20 @@ struct MachineMemo {
       return static_cast<std::size_t>((a * 0x9e3779b97f4a7c15ULL) ^ b);
     }
   };
+  // What a bare name (`MEM_LOAD_RETIRED.L1_MISS`) names once it is known to be an alias: each PMU that
+  // has it, with its encoding there. Kept by the name as written, only after it resolved once.
+  struct NamedTarget {
+    const spec::Pmu* pmu;
+    const spec::Alias* alias;
+    const EncodedAlias* encoded;
+  };
+  struct NameHash {
+    using is_transparent = void;
+    std::size_t operator()(std::string_view s) const noexcept { return std::hash<std::string_view>{}(s); }
+  };
   std::mutex mutex;
   std::unordered_map<Key, EncodedAlias, KeyHash> aliases;  // (pmu, alias) -> its encoding on that PMU
+  std::unordered_map<std::string, std::vector<NamedTarget>, NameHash, std::equal_to<>> named;
 
   static MachineMemo& of(const spec::Machine& m) {
     std::call_once(m.memo_once_, [&] { m.memo_ = std::make_shared<MachineMemo>(); });
@@ -254,21 +266,24 @@ class Resolver {
   void resolve_event(const ast::Event& ev, Events& out);
   void resolve_named(const ast::Event& ev, Events& out);
   void resolve_pmu_form(const ast::Event& ev, Events& out);
+  void remember_name(const std::string& n, const std::vector<std::pair<const Pmu*, const spec::Alias*>>& found);
   void resolve_tracepoint(const ast::Event& ev, Events& out);
   // `named`: a term naming the event that precedes ev's own terms (a bare alias name), with its alias
   // when the caller already looked it up.
-  void on_pmu(const ast::Event& ev, const Pmu& pmu, Events& out,
-              const ast::Term* named = nullptr, const spec::Alias* named_alias = nullptr);
+  // `encoded`: that alias's encoding on `pmu`, when the caller knows it and knows that `named` can only
+  // name the event there.
+  void on_pmu(const ast::Event& ev, const Pmu& pmu, Events& out, const ast::Term* named = nullptr,
+              const spec::Alias* named_alias = nullptr, const EncodedAlias* encoded = nullptr);
   void on_pmu_fill(const ast::Event& ev, const Pmu& pmu, ResolvedEvent& out, const ast::Term* named,
-                   const spec::Alias* named_alias);
+                   const spec::Alias* named_alias, const EncodedAlias* encoded);
   void generic(const ast::Event& ev, std::uint32_t type, std::uint64_t config, Events& out);
   // Appends an event for `ev` on `pmu` to `out`: the caller fills it in, and removes it if that throws.
   ResolvedEvent& start(Events& out, const ast::Event& ev, std::string_view pmu) const;
   void apply_alias(ResolvedEvent& out, const Pmu& pmu, const spec::Alias& alias, Span where,
                    std::vector<std::string>& required);
   // apply_alias through the Machine's memo: the same result, computed once per PMU and alias.
-  void apply_alias_memo(ResolvedEvent& out, const Pmu& pmu, const spec::Alias& alias, Span where,
-                        std::vector<std::string>& required);
+  const EncodedAlias& encoded_alias(const Pmu& pmu, const spec::Alias& alias, Span where, const Attr& blank);
+  static void copy_encoded(ResolvedEvent& out, const EncodedAlias& from, std::vector<std::string>& required);
   bool apply_builtin(ResolvedEvent& out, const ast::Term& t, struct CallGraph& cg) const;
   void apply_format(ResolvedEvent& out, const Pmu& pmu, const spec::Format& f, const ast::Term& t,
                     bool from_alias) const;
@@ -494,8 +509,8 @@ void Resolver::apply_alias(ResolvedEvent& out, const Pmu& pmu, const spec::Alias
   out.snapshot = alias.snapshot;
 }
 
-void Resolver::apply_alias_memo(ResolvedEvent& out, const Pmu& pmu, const spec::Alias& alias, Span where,
-                                std::vector<std::string>& required) {
+const EncodedAlias& Resolver::encoded_alias(const Pmu& pmu, const spec::Alias& alias, Span where,
+                                            const Attr& blank) {
   auto& memo = MachineMemo::of(machine_);
   const EncodedAlias* found = nullptr;
   const MachineMemo::Key key{&pmu, &alias};
@@ -506,17 +521,21 @@ void Resolver::apply_alias_memo(ResolvedEvent& out, const Pmu& pmu, const spec::
   if (!found) {
     // A definition that does not apply throws here, each time, pointing at `where`: failures are not kept.
     EncodedAlias e;
-    e.event.attr = out.attr;  // blank but for size and type
+    e.event.attr = blank;  // blank but for size and type
     apply_alias(e.event, pmu, alias, where, e.required);
     for (const auto& t : parsed_terms(alias.terms))
       if (!t.driver && t.name == std::string_view("name")) e.sets_name = true;
     std::lock_guard lock(memo.mutex);
     found = &memo.aliases.emplace(key, std::move(e)).first->second;  // nodes stay where they are
   }
+  return *found;
+}
+
+void Resolver::copy_encoded(ResolvedEvent& out, const EncodedAlias& encoded, std::vector<std::string>& required) {
   // `out` is fresh from start(): its strings are empty, so only what the definition set is copied.
-  const ResolvedEvent& from = found->event;
+  const ResolvedEvent& from = encoded.event;
   out.attr = from.attr;
-  if (found->sets_name) out.name = from.name;
+  if (encoded.sets_name) out.name = from.name;
   out.scale = from.scale;
   if (!from.unit.empty()) out.unit = from.unit;
   out.per_pkg = from.per_pkg;
@@ -525,15 +544,15 @@ void Resolver::apply_alias_memo(ResolvedEvent& out, const Pmu& pmu, const spec::
   if (!from.driver_config.empty()) out.driver_config = from.driver_config;
   if (!from.cpus.empty()) out.cpus = from.cpus;
   out.percore = from.percore;
-  if (!found->required.empty()) required = found->required;
+  if (!encoded.required.empty()) required = encoded.required;
 }
 
 // One event on one PMU from `pmu/terms/`, a bare alias name, or `pmu/alias/`.
-void Resolver::on_pmu(const ast::Event& ev, const Pmu& pmu, Events& result,
-                      const ast::Term* named, const spec::Alias* named_alias) {
+void Resolver::on_pmu(const ast::Event& ev, const Pmu& pmu, Events& result, const ast::Term* named,
+                      const spec::Alias* named_alias, const EncodedAlias* encoded) {
   std::size_t mark = result.size();
   try {
-    on_pmu_fill(ev, pmu, start(result, ev, pmu.name()), named, named_alias);
+    on_pmu_fill(ev, pmu, start(result, ev, pmu.name()), named, named_alias, encoded);
   } catch (...) {
     result.resize(mark);
     throw;
@@ -541,7 +560,7 @@ void Resolver::on_pmu(const ast::Event& ev, const Pmu& pmu, Events& result,
 }
 
 void Resolver::on_pmu_fill(const ast::Event& ev, const Pmu& pmu, ResolvedEvent& out, const ast::Term* named,
-                           const spec::Alias* named_alias) {
+                           const spec::Alias* named_alias, const EncodedAlias* encoded) {
   out.attr.type = pmu.type();
 
   // Which term names an event (an alias, a hardware or cache symbol), if any.
@@ -550,8 +569,8 @@ void Resolver::on_pmu_fill(const ast::Event& ev, const Pmu& pmu, ResolvedEvent& 
   const spec::Symbol* symbol = nullptr;
   std::optional<spec::CacheName> cache;
   // The caller's lookup stands when the name can only be the event (the checks of the loop below).
-  if (named && named_alias && !is_builtin_term(named->name) && !pmu.format(named->name) &&
-      !raw_term_value(named->name)) {
+  if (named && named_alias &&
+      (encoded || (!is_builtin_term(named->name) && !pmu.format(named->name) && !raw_term_value(named->name)))) {
     event_term = named;
     alias = named_alias;
   }
@@ -591,7 +610,8 @@ void Resolver::on_pmu_fill(const ast::Event& ev, const Pmu& pmu, ResolvedEvent& 
 
   std::vector<std::string> required;
   if (alias) {
-    apply_alias_memo(out, pmu, *alias, event_term->span, required);
+    copy_encoded(out, encoded && alias == named_alias ? *encoded : encoded_alias(pmu, *alias, event_term->span, out.attr),
+                 required);
     // Privilege levels carried by the definition itself (libpfm4's `:u`); event modifiers still apply.
     if (alias->modifiers == std::string_view("u")) out.attr.exclude_kernel = out.attr.exclude_hv = 1;
     if (alias->modifiers == std::string_view("k")) out.attr.exclude_user = out.attr.exclude_hv = 1;
@@ -690,11 +710,29 @@ void Resolver::resolve_named(const ast::Event& ev, Events& out) {
     return generic(ev, spec::type_hw_cache, cache->event.config(), out);
   }
   if (ev.kind == ast::EventKind::pmu) return resolve_pmu_form(ev, out);
-  // A bare alias name: that event on every PMU that has it.
+  // A bare alias name: that event on every PMU that has it. The name as a term naming the event; one
+  // per thread, so that its string keeps its storage.
+  thread_local ast::Term t;
+  auto& memo = MachineMemo::of(machine_);
+  const std::vector<MachineMemo::NamedTarget>* known = nullptr;
+  {
+    std::lock_guard lock(memo.mutex);
+    if (auto it = memo.named.find(std::string_view(n)); it != memo.named.end()) known = &it->second;
+  }
+  if (known) {  // this name resolved before: its PMUs, aliases and their encodings are known
+    t.name.assign(n);
+    t.span = t.name_span = ev.name_span;
+    std::size_t first = out.size();
+    try {
+      for (const auto& k : *known) on_pmu(ev, *k.pmu, out, &t, k.alias, k.encoded);
+    } catch (...) {
+      out.resize(first);
+      throw;
+    }
+    return;
+  }
   const auto& found = machine_.aliases_named(n);
   if (!found.empty()) {
-    // The name as a term naming the event; one per thread, so that its string keeps its storage.
-    thread_local ast::Term t;
     t.name.assign(n);
     t.span = t.name_span = ev.name_span;
     std::size_t first = out.size();
@@ -704,6 +742,7 @@ void Resolver::resolve_named(const ast::Event& ev, Events& out) {
       out.resize(first);
       throw;
     }
+    remember_name(n, found);
     return;
   }
   if (n.find("::") != std::string::npos)
@@ -715,6 +754,21 @@ void Resolver::resolve_named(const ast::Event& ev, Events& out) {
                 fmt::format("write '{}/.../' with terms, e.g. '{}/config=0x1/'", n, n));
   throw Error(fmt::format("unknown event '{}'", n), ev.name_span,
               n.size() > max_suggest_length ? std::string{} : suggest(n, name_candidates()));
+}
+
+void Resolver::remember_name(const std::string& n, const std::vector<std::pair<const Pmu*, const spec::Alias*>>& found) {
+  // Kept only when the name can be nothing but the event on each PMU (on_pmu_fill's test) and each
+  // encoding is in the memo, which it is after a resolve that used it succeeded.
+  std::vector<MachineMemo::NamedTarget> targets;
+  auto& memo = MachineMemo::of(machine_);
+  std::lock_guard lock(memo.mutex);
+  for (auto [pmu, alias] : found) {
+    if (is_builtin_term(n) || pmu->format(n) || raw_term_value(n)) return;
+    auto it = memo.aliases.find(MachineMemo::Key{pmu, alias});
+    if (it == memo.aliases.end()) return;
+    targets.push_back({pmu, alias, &it->second});
+  }
+  memo.named.emplace(n, std::move(targets));
 }
 
 void Resolver::resolve_pmu_form(const ast::Event& ev, Events& out) {

@@ -92,6 +92,52 @@ TEST_CASE("param=? aliases need the parameter") {
   CHECK(one("uncore_cha_0/tid_lookup,filter_tid=0x1f/", m) == "type=19 config=0x34 config1=0x1f");
 }
 
+TEST_CASE("a bare name resolves the same every time: the first, from the Machine's name memo, any spelling") {
+  test::TempTree tree;
+  tree.pmu("cpu", 4);
+  tree.pmu("uncore_x_0", 20);
+  tree.pmu("uncore_x_1", 21);
+  const std::string cpu = "bus/event_source/devices/cpu/";
+  tree.write(cpu + "format/event", "config:0-7\n");
+  tree.write(cpu + "format/umask", "config:8-15\n");
+  tree.write(cpu + "format/edge", "config:18\n");
+  tree.write(cpu + "events/loads", "event=0xd0,umask=0x81\n");
+  // An alias named like one of the PMU's formats: as a bare name it is that format's bit, not the alias.
+  tree.write(cpu + "events/edge", "event=0x5\n");
+  for (const char* u : {"uncore_x_0", "uncore_x_1"}) {
+    tree.write(fmt::format("bus/event_source/devices/{}/format/event", u), "config:0-7\n");
+    tree.write(fmt::format("bus/event_source/devices/{}/events/clockticks", u), "event=0xff\n");
+  }
+  tree.write("bus/event_source/devices/uncore_x_1/events/tid", "event=0x34,event2=?\n");
+  tree.write("bus/event_source/devices/uncore_x_1/format/event2", "config1:0-7\n");
+  Machine m(tree.root(), test::no_libpfm4());
+  for (int round = 0; round < 3; ++round) {
+    CAPTURE(round);
+    CHECK(one("loads", m) == "type=4 config=0x81d0");
+    CHECK(one("LOADS:u", m) == "type=4 config=0x81d0 exclude_kernel=1 exclude_hv=1");
+    CHECK(one("cpu/event=edge/", m) == "type=4 config=0x5");  // the alias, encoded and kept in the memo
+    CHECK(one("edge", m) == "type=4 config=0x40000");
+    CHECK(summaries("clockticks", m) == std::vector<std::string>{"type=20 config=0xff", "type=21 config=0xff"});
+    auto set = perfspec::resolve("{Loads,clockticks}:k", m);
+    REQUIRE(set.events.size() == 3);
+    CHECK(set.events[0].name == "Loads");
+    CHECK(set.events[0].pmu == "cpu");
+    CHECK(set.events[1].pmu == "uncore_x_0");
+    CHECK(set.events[2].name == "clockticks");
+    CHECK(set.events[2].attr.exclude_user == 1);
+    CHECK(set.groups.size() == 3);  // split per PMU
+    // Errors point into the text each time, whether or not the name was seen before.
+    CHECK(test::error_of("cycles,{loads:pp}:pp", m) ==
+          "event syntax error: 'cycles,{loads:pp}:pp'\n"
+          "                                       \\___ precise level 4 is too high: the event's 'p' and its group's "
+          "add up to more than 3\n");
+    CHECK(test::error_of("tid", m) ==
+          "event syntax error: 'tid'\n"
+          "                     \\___ event 'tid' of pmu 'uncore_x_1' needs 'event2=N'\n"
+          "help: its definition says event2=?\n");
+  }
+}
+
 TEST_CASE("hardware symbols inside a PMU prefer the PMU's own alias") {
   CHECK(one("cpu/instructions/", skx()) == "type=4 config=0xc0");
   CHECK(one("cpu/cycles/", skx()) == "type=0");  // no `cycles` alias on Intel: the generic event

@@ -154,19 +154,59 @@ TEST_CASE("parsing into a reused list gives exactly a fresh parse, whatever the 
   CHECK(compared > 2000);
 }
 
+namespace {
+bool same(const ResolvedEvent& a, const ResolvedEvent& b) {
+  return test::attr_summary(a.attr) == test::attr_summary(b.attr) && a.attr.size == b.attr.size && a.name == b.name &&
+         a.pmu == b.pmu && a.group == b.group && a.leader == b.leader && a.span.begin == b.span.begin &&
+         a.span.end == b.span.end && a.scale == b.scale && a.unit == b.unit && a.per_pkg == b.per_pkg &&
+         a.snapshot == b.snapshot && a.bpf_counter == b.bpf_counter && a.retire_latency == b.retire_latency &&
+         a.precise_max == b.precise_max && a.metric_id == b.metric_id && a.driver_config == b.driver_config &&
+         a.cpus == b.cpus && a.percore == b.percore;
+}
+
+// The resolve of `text`, or its error message.
+std::pair<EventSet, std::string> attempt(const std::string& text, const spec::Machine& m) {
+  try {
+    return {resolve(text, m), ""};
+  } catch (const Error& e) {
+    return {EventSet{}, e.message()};
+  }
+}
+}  // namespace
+
+TEST_CASE("a Machine whose caches and memos are warm resolves exactly as a new one") {
+  // Warm: every golden string of the fixture resolved twice before, in reverse order, so that each name,
+  // alias and PMU is met again from the caches. Cold: a new Machine per string.
+  std::map<std::string, std::unique_ptr<spec::Machine>> warm;
+  auto cases = golden_cases();
+  for (int pass = 0; pass < 2; ++pass)
+    for (auto it = cases.rbegin(); it != cases.rend(); ++it) {
+      auto& m = warm[it->fixture];
+      if (!m) m = std::make_unique<spec::Machine>(test::fixture(it->fixture), test::no_libpfm4());
+      attempt(it->text, *m);
+    }
+  std::size_t compared = 0;
+  for (const auto& c : cases) {
+    CAPTURE(c.text);
+    spec::Machine cold_machine(test::fixture(c.fixture), test::no_libpfm4());
+    auto [cold, cold_error] = attempt(c.text, cold_machine);
+    auto [hot, hot_error] = attempt(c.text, *warm.at(c.fixture));
+    REQUIRE(cold_error == hot_error);
+    REQUIRE(cold.events.size() == hot.events.size());
+    for (std::size_t i = 0; i < cold.events.size(); ++i) CHECK(same(cold.events[i], hot.events[i]));
+    REQUIRE(cold.groups.size() == hot.groups.size());
+    for (std::size_t g = 0; g < cold.groups.size(); ++g) CHECK(cold.groups[g].members == hot.groups[g].members);
+    ++compared;
+  }
+  CHECK(compared == cases.size());
+  CHECK(compared > 250);
+}
+
 TEST_CASE("resolving into a reused EventSet gives exactly a fresh resolve, whatever the set held before") {
   std::map<std::string, std::unique_ptr<spec::Machine>> machines;
   auto cases = golden_cases();
   std::vector<Case> order = cases;
   order.insert(order.end(), cases.rbegin(), cases.rend());  // larger sets before smaller ones and back
-  auto same = [](const ResolvedEvent& a, const ResolvedEvent& b) {
-    return test::attr_summary(a.attr) == test::attr_summary(b.attr) && a.attr.size == b.attr.size &&
-           a.name == b.name && a.pmu == b.pmu && a.group == b.group && a.leader == b.leader &&
-           a.span.begin == b.span.begin && a.span.end == b.span.end && a.scale == b.scale && a.unit == b.unit &&
-           a.per_pkg == b.per_pkg && a.snapshot == b.snapshot && a.bpf_counter == b.bpf_counter &&
-           a.retire_latency == b.retire_latency && a.precise_max == b.precise_max && a.metric_id == b.metric_id &&
-           a.driver_config == b.driver_config && a.cpus == b.cpus && a.percore == b.percore;
-  };
   std::map<std::string, EventSet> reused;  // one per fixture, reused across its strings
   std::size_t compared = 0;
   for (const auto& c : order) {
