@@ -2,6 +2,7 @@
 #include <strings.h>
 
 #include <algorithm>
+#include <memory>
 #include <mutex>
 #include <optional>
 #include <unordered_map>
@@ -9,6 +10,7 @@
 #include <fmt/format.h>
 #include <range/v3/range/conversion.hpp>
 #include <range/v3/view/filter.hpp>
+#include <tsl/robin_map.h>
 
 #include "grammar/terms.hpp"
 #include "perfspec/parse.hpp"
@@ -194,7 +196,11 @@ struct MachineMemo {
   };
   std::mutex mutex;
   std::unordered_map<Key, EncodedAlias, KeyHash> aliases;  // (pmu, alias) -> its encoding on that PMU
-  std::unordered_map<std::string, std::vector<NamedTarget>, NameHash, std::equal_to<>> named;
+  // Open addressing with a power-of-two table: std::unordered_map's bucket index is a division by a
+  // prime, which was most of a lookup. Its entries move when it grows, so each holds its targets by pointer.
+  tsl::robin_map<std::string, std::unique_ptr<const std::vector<NamedTarget>>, NameHash, std::equal_to<>,
+                 std::allocator<std::pair<std::string, std::unique_ptr<const std::vector<NamedTarget>>>>, true>
+      named;
 
   static MachineMemo& of(const spec::Machine& m) {
     std::call_once(m.memo_once_, [&] { m.memo_ = std::make_shared<MachineMemo>(); });
@@ -717,7 +723,7 @@ void Resolver::resolve_named(const ast::Event& ev, Events& out) {
   const std::vector<MachineMemo::NamedTarget>* known = nullptr;
   {
     std::lock_guard lock(memo.mutex);
-    if (auto it = memo.named.find(std::string_view(n)); it != memo.named.end()) known = &it->second;
+    if (auto it = memo.named.find(std::string_view(n)); it != memo.named.end()) known = it->second.get();
   }
   if (known) {  // this name resolved before: its PMUs, aliases and their encodings are known
     t.name.assign(n);
@@ -768,7 +774,7 @@ void Resolver::remember_name(const std::string& n, const std::vector<std::pair<c
     if (it == memo.aliases.end()) return;
     targets.push_back({pmu, alias, &it->second});
   }
-  memo.named.emplace(n, std::move(targets));
+  memo.named.emplace(n, std::make_unique<const std::vector<MachineMemo::NamedTarget>>(std::move(targets)));
 }
 
 void Resolver::resolve_pmu_form(const ast::Event& ev, Events& out) {

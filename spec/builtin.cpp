@@ -164,8 +164,11 @@ std::optional<CacheName> parse_cache_name(std::string_view name) {
 }
 
 std::optional<CacheName> parse_dotted_cache(std::string_view name) {
-  auto d1 = name.find('.');
-  if (d1 == std::string_view::npos) return std::nullopt;
+  // The cache type comes first and has at most 4 letters, so the first dot is among the first 5
+  // characters: most names (table events like `MEM_LOAD_RETIRED.L1_MISS`) end here without a search.
+  std::size_t d1 = 0;
+  while (d1 < name.size() && d1 < 5 && name[d1] != '.') ++d1;
+  if (d1 == name.size() || name[d1] != '.') return std::nullopt;
   auto d2 = name.find('.', d1 + 1);
   if (d2 == std::string_view::npos || name.find('.', d2 + 1) != std::string_view::npos) return std::nullopt;
   auto find = [](std::string_view s, std::span<const std::string_view> names) -> int {

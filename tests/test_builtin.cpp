@@ -97,6 +97,15 @@ TEST_CASE("the dotted generic form uses the kernel's enum names") {
   CHECK_FALSE(parse_dotted_cache("L1D.READ"));
   CHECK_FALSE(parse_dotted_cache("L1D.READ.MISS.X"));
   CHECK_FALSE(parse_dotted_cache("L1D.REPLACEMENT.ANY"));
+  CHECK(parse_dotted_cache("dtlb.read.miss")->event.config() == 0x10003);  // a 4-letter type: its dot is 5th
+  CHECK(parse_dotted_cache("BPU.READ.ACCESS")->event.config() == 0x5);
+  CHECK_FALSE(parse_dotted_cache("NODES.READ.MISS"));
+  CHECK_FALSE(parse_dotted_cache(".READ.MISS"));
+  CHECK_FALSE(parse_dotted_cache("L1D..MISS"));
+  CHECK_FALSE(parse_dotted_cache("L1D.READ."));
+  CHECK_FALSE(parse_dotted_cache("MEM_LOAD_RETIRED.L1_MISS"));
+  CHECK_FALSE(parse_dotted_cache("L1D"));
+  CHECK_FALSE(parse_dotted_cache(""));
 }
 
 TEST_CASE("perf's names for cache events, used by list and decode") {
