@@ -312,6 +312,74 @@ void BM_Named_warm_reuse(benchmark::State& state) {
 }
 BENCHMARK(BM_Named_warm_reuse);
 
+// Unknown names: 16 of the names above with their last letter doubled (`INST_RETIRED.ANYY`), the
+// error path a typo takes. perfspec also searches every name it knows for suggestions; libpfm4 only
+// reports that the name is unknown.
+const std::vector<std::string>& unknown_names() {
+  static const std::vector<std::string> names = [] {
+    std::vector<std::string> out;
+    for (const auto& n : named_events()) {
+      if (out.size() == 16) break;
+      out.push_back(n + n.back());
+    }
+    return out;
+  }();
+  return names;
+}
+
+double g_libpfm4_unknown_ns = 0;
+
+void BM_Peer_libpfm4_unknown(benchmark::State& state) {
+  const auto& names = unknown_names();
+  if (names.empty()) {
+    state.SkipWithError("no icelakex names known to libpfm4 (tables or libpfm4 missing)");
+    return;
+  }
+  perf_event_attr attr;
+  pfm_perf_encode_arg_t arg;
+  auto t0 = std::chrono::steady_clock::now();
+  for (auto _ : state)
+    for (const auto& n : names) {
+      std::memset(&attr, 0, sizeof attr);
+      std::memset(&arg, 0, sizeof arg);
+      arg.attr = &attr;
+      arg.size = sizeof arg;
+      if (pfm_get_os_event_encoding(n.c_str(), PFM_PLM0 | PFM_PLM3, PFM_OS_PERF_EVENT_EXT, &arg) == PFM_SUCCESS)
+        state.SkipWithError(("libpfm4 knows " + n).c_str());
+    }
+  g_libpfm4_unknown_ns = elapsed_ns(t0, state) / static_cast<double>(names.size());
+  per_event(state, names.size());
+}
+BENCHMARK(BM_Peer_libpfm4_unknown);
+
+void BM_Named_unknown_warm(benchmark::State& state) {
+  const auto& names = unknown_names();
+  if (names.empty()) {
+    state.SkipWithError("no icelakex names known to libpfm4 (tables or libpfm4 missing)");
+    return;
+  }
+  perfspec::spec::Machine machine{fixture_root(), icelakex_options()};
+  perfspec::EventSet set;
+  auto attempt = [&](const std::string& n) {
+    try {
+      perfspec::resolve(n, machine, set);
+      return false;
+    } catch (const perfspec::Error& e) {
+      benchmark::DoNotOptimize(e.help().data());
+      return true;
+    }
+  };
+  for (const auto& n : names)
+    if (!attempt(n)) state.SkipWithError(("perfspec knows " + n).c_str());  // and warm
+  auto t0 = std::chrono::steady_clock::now();
+  for (auto _ : state)
+    for (const auto& n : names) attempt(n);
+  double ns = elapsed_ns(t0, state) / static_cast<double>(names.size());
+  per_event(state, names.size());
+  if (g_libpfm4_unknown_ns > 0) state.counters["libpfm4_over_perfspec"] = g_libpfm4_unknown_ns / ns;
+}
+BENCHMARK(BM_Named_unknown_warm);
+
 // A new Machine per name: the index is opened and searched each time (what a cold process does,
 // without the process start).
 void BM_Named_cold(benchmark::State& state) {

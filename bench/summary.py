@@ -112,6 +112,10 @@ if "BM_Named_warm" in bench and "BM_Peer_libpfm4_named" in bench:
         row("perfspec, warm Machine, reusing storage", f"{nr:.0f} ns/event", f"libpfm4 {npf:.0f} ns/event: {npf / nr:.2f}x faster; "
             "target >=10x: " + ("met" if npf / nr >= 10 else f"MISSED by {10 / (npf / nr):.1f}x"))
     row("perfspec, new Machine per name (index opened each time)", f"{nc / 1000:.0f} us/event")
+    if "BM_Named_unknown_warm" in bench and "BM_Peer_libpfm4_unknown" in bench:
+        nu, pu = per_event("BM_Named_unknown_warm"), per_event("BM_Peer_libpfm4_unknown")
+        row("unknown name (a typo: an error with suggestions), warm", f"{nu / 1000:.0f} us/event",
+            f"libpfm4 (an error, no suggestions) {pu / 1000:.2f} us/event: perfspec takes {nu / pu:.0f}x as long")
 try:
     n = hf(f"{out}/named.json")
     nm, rw = ms(n["named"]), ms(n["raw"])

@@ -3,11 +3,14 @@
 
 #include <sys/stat.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <set>
 
 #include "perfspec/perfspec.hpp"
 #include "perfspec/tables.hpp"
+#include "spec/builtin.hpp"
 #include "tests/support.hpp"
 
 using namespace perfspec;
@@ -276,6 +279,78 @@ TEST_CASE("every table name resolves the same the first time, again, and in lowe
       CHECK(*cold == json_of(n, again));  // met twice before
     }
   }
+}
+
+TEST_CASE("suggestions for unknown names are the closest three of every name known, as a plain search finds") {
+  if (!have_shared_events()) return;
+  test::TempTree cache;
+  spec::Machine m(test::fixture("intel_skx"), {shared_events(), "GenuineIntel-6-6A-6", cache.root(), false});
+  // What the resolver may suggest: symbols, every PMU's aliases, the table's names.
+  std::vector<std::string> known;
+  for (const auto& sym : spec::symbols()) known.emplace_back(sym.name);
+  for (const auto& n : m.pmu_names())
+    if (const auto* p = m.pmu(n))
+      for (const auto& a : p->aliases()) known.push_back(a.name);
+  for (auto n : m.tables()->names()) known.emplace_back(n);
+  auto lower = [](std::string s) {
+    for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    return s;
+  };
+  auto distance = [](const std::string& a, const std::string& b) {  // the textbook table, whole
+    std::vector<std::vector<unsigned>> d(a.size() + 1, std::vector<unsigned>(b.size() + 1));
+    for (std::size_t i = 0; i <= a.size(); ++i) d[i][0] = static_cast<unsigned>(i);
+    for (std::size_t j = 0; j <= b.size(); ++j) d[0][j] = static_cast<unsigned>(j);
+    for (std::size_t i = 1; i <= a.size(); ++i)
+      for (std::size_t j = 1; j <= b.size(); ++j)
+        d[i][j] = std::min({d[i - 1][j] + 1, d[i][j - 1] + 1, d[i - 1][j - 1] + (a[i - 1] == b[j - 1] ? 0u : 1u)});
+    return d[a.size()][b.size()];
+  };
+  auto expected_help = [&](const std::string& typo) {
+    unsigned limit = std::max<unsigned>(2, static_cast<unsigned>(typo.size() / 3));
+    std::set<std::pair<unsigned, std::string>> scored;
+    for (const auto& k : known)
+      if (unsigned d = distance(lower(typo), lower(k)); d <= limit) scored.emplace(d, k);
+    if (scored.empty()) return std::string{};
+    std::vector<std::string> top;
+    for (const auto& [d, k] : scored)
+      if (top.size() < 3) top.push_back("'" + k + "'");
+    std::string out = "did you mean " + top[0];
+    for (std::size_t i = 1; i < top.size(); ++i) out += (i + 1 == top.size() ? " or " : ", ") + top[i];
+    return out + "?";
+  };
+  // Typos of table names (a letter doubled, dropped, changed; a word swapped) and of symbols.
+  std::vector<std::string> typos = {"cylces", "instrutions", "cache-misess", "brnach-misses", "L1-dcache-lods",
+                                    "xyzzy", "INST_RETIRED.AN", "mem_load_retired.l1_mis", "UNC_CHA_CLOCKTICK"};
+  for (const auto& sym : spec::symbols())  // short names: ties at the third place are common
+    if (sym.name.size() > 4 && typos.size() < 30) {
+      std::string n(sym.name);
+      n[n.size() / 2] = 'q';
+      typos.push_back(n);
+    }
+  auto names = m.tables()->names();
+  for (std::size_t i = 0; i < names.size() && typos.size() < 60; i += names.size() / 31) {
+    std::string n(names[i]);
+    switch (typos.size() % 4) {
+      case 0: typos.push_back(n + n.back()); break;
+      case 1: typos.push_back(n.substr(0, n.size() / 2) + n.substr(n.size() / 2 + 1)); break;
+      case 2: n[n.size() / 3] = n[n.size() / 3] == 'X' ? 'Y' : 'X'; typos.push_back(n); break;
+      default: typos.push_back(n.substr(n.find('.') + 1) + "." + n.substr(0, n.find('.'))); break;
+    }
+  }
+  std::size_t with_help = 0;
+  for (const auto& typo : typos) {
+    CAPTURE(typo);
+    std::string help;
+    try {
+      resolve(typo, m);
+    } catch (const Error& e) {
+      help = e.help();
+    }
+    CHECK(help == expected_help(typo));
+    with_help += !help.empty();
+  }
+  CHECK(typos.size() == 60);
+  CHECK(with_help > 45);
 }
 
 TEST_CASE("snapshot round trip: the same output from the snapshot as from the original") {
