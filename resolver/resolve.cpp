@@ -241,6 +241,7 @@ struct MachineMemo {
   tsl::robin_map<std::string, std::unique_ptr<const std::vector<NamedTarget>>, NameHash, std::equal_to<>,
                  std::allocator<std::pair<std::string, std::unique_ptr<const std::vector<NamedTarget>>>>, true>
       named;
+  static constexpr std::size_t max_named = 1u << 16;
 
   static MachineMemo& of(const spec::Machine& m) {
     std::call_once(m.memo_once_, [&] { m.memo_ = std::make_shared<MachineMemo>(); });
@@ -807,10 +808,13 @@ void Resolver::resolve_named(const ast::Event& ev, Events& out) {
 
 void Resolver::remember_name(const std::string& n, const std::vector<std::pair<const Pmu*, const spec::Alias*>>& found) {
   // Kept only when the name can be nothing but the event on each PMU (on_pmu_fill's test) and each
-  // encoding is in the memo, which it is after a resolve that used it succeeded.
+  // encoding is in the memo, which it is after a resolve that used it succeeded. Names are kept as
+  // written, so the spellings of a name in other cases are kept apart; past a bound (far more than
+  // any table has names) no more are kept, and those resolve by the longer way.
   std::vector<MachineMemo::NamedTarget> targets;
   auto& memo = MachineMemo::of(machine_);
   std::lock_guard lock(memo.mutex);
+  if (memo.named.size() >= MachineMemo::max_named) return;
   for (auto [pmu, alias] : found) {
     if (is_builtin_term(n) || pmu->format(n) || raw_term_value(n)) return;
     auto it = memo.aliases.find(MachineMemo::Key{pmu, alias});

@@ -498,6 +498,10 @@ const std::vector<std::pair<const Pmu*, const Alias*>>& Machine::aliases_named(s
     for (const Pmu* pmu : core_pmus())
       if (const Alias* a = alias(*pmu, name)) out.emplace_back(pmu, a);
   if (out.empty() && unreadable) throw *unreadable;  // not kept: the tree may be mended
+  // A name found nowhere is not kept either: it is an error, and keeping every unknown name a
+  // long-lived program is given would grow without bound.
+  static const std::vector<std::pair<const Pmu*, const Alias*>> none;
+  if (out.empty()) return none;
   std::lock_guard lock(mutex_);
   return named_.emplace(std::move(lower), std::move(out)).first->second;  // or the answer another thread kept
 }
@@ -522,6 +526,9 @@ std::optional<std::uint64_t> Machine::tracepoint_id(std::string_view sys, std::s
     if (auto it = tracepoint_ids_.find(key); it != tracepoint_ids_.end()) return it->second;
   }
   std::optional<std::uint64_t> id = read_tracepoint_id(sys, name);
+  // Only ids found are kept: a tracepoint can appear later (a module loads), and keeping every name
+  // asked for would grow without bound.
+  if (!id) return id;
   std::lock_guard lock(mutex_);
   tracepoint_ids_.emplace(key, id);
   return id;
