@@ -366,7 +366,9 @@ const Pmu* Machine::pmu(std::string_view name) const {
   std::string dir = devices_ + "/" + std::string(name);
   auto type_text = io::read_small_file(*jail_, dir + "/type");
   if (!type_text) {
-    absent_.emplace(std::string(name), true);
+    // Kept, since a wildcard (`uncore_imc/.../`) asks for its absent prefix on every resolve; but only
+    // so many, since every unknown name a long-lived program is given would otherwise stay.
+    if (absent_.size() < 4096) absent_.emplace(std::string(name), true);
     return nullptr;
   }
   auto t = io::trim(*type_text);

@@ -384,6 +384,18 @@ TEST_CASE("a tracepoint that appears later resolves: tracepoints not found are n
   CHECK(one("mymod:probe", m) == "type=2 config=0x4b0 sample_period=1");
 }
 
+TEST_CASE("thousands of unknown PMU names: each is still unknown, and wildcards still resolve") {
+  Machine m(test::fixture("intel_skx"), test::no_libpfm4());  // its own: the names it is given stay in it
+  std::size_t unknown = 0;
+  for (int i = 0; i < 5000; ++i) {
+    std::string text = fmt::format("nopmu{}/event=1/", i);
+    unknown += test::error_of(text, m).find(fmt::format("unknown PMU 'nopmu{}'", i)) != std::string::npos;
+  }
+  CHECK(unknown == 5000);
+  CHECK(summaries("uncore_imc/cas_count_read/", m).size() == 6);
+  CHECK(test::error_of("nopmu7/event=1/", m).find("unknown PMU 'nopmu7'") != std::string::npos);
+}
+
 TEST_CASE("unknown names get suggestions") {
   CHECK(test::error_of("cylces", skx()) ==
         "event syntax error: 'cylces'\n                     \\___ unknown event 'cylces'\nhelp: did you mean 'cycles'?\n");
