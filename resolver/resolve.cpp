@@ -2,12 +2,9 @@
 #include <strings.h>
 
 #include <algorithm>
-#include <array>
-#include <cstdlib>
 #include <memory>
 #include <mutex>
 #include <optional>
-#include <span>
 #include <unordered_map>
 
 #include <fmt/format.h>
@@ -20,6 +17,7 @@
 #include "perfspec/resolve.hpp"
 #include "perfspec/tables.hpp"
 #include "resolver/modifiers.hpp"
+#include "resolver/suggest.hpp"
 #include "spec/builtin.hpp"
 #include "spec/libpfm4.hpp"
 
@@ -115,81 +113,6 @@ bool natural_less(const std::string& a, const std::string& b) {
   return a.size() - i < b.size() - j;
 }
 
-char lower_ascii(char c) { return c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + 'a') : c; }
-
-// Levenshtein distance between `a` (already lower case) and `b`, ignoring ASCII case; any value above
-// `limit` when the distance is above it. A row whose cells all exceed `limit` ends the search, since
-// later rows cannot be smaller: with thousands of table names to compare, most stop after a few rows.
-unsigned edit_distance(std::string_view a, std::string_view b, unsigned limit) {
-  thread_local std::vector<unsigned> prev, cur;
-  prev.resize(b.size() + 1);
-  cur.resize(b.size() + 1);
-  for (std::size_t j = 0; j <= b.size(); ++j) prev[j] = static_cast<unsigned>(j);
-  for (std::size_t i = 1; i <= a.size(); ++i) {
-    cur[0] = static_cast<unsigned>(i);
-    unsigned row_min = cur[0];
-    for (std::size_t j = 1; j <= b.size(); ++j) {
-      unsigned sub = prev[j - 1] + (a[i - 1] == lower_ascii(b[j - 1]) ? 0 : 1);
-      cur[j] = std::min({prev[j] + 1, cur[j - 1] + 1, sub});
-      row_min = std::min(row_min, cur[j]);
-    }
-    if (row_min > limit) return limit + 1;
-    std::swap(prev, cur);
-  }
-  return prev[b.size()];
-}
-
-// Names longer than any real event name get no suggestions: edit distance is quadratic, and a 100 KB
-// string against thousands of table names would take seconds (found by fuzzing).
-constexpr std::size_t max_suggest_length = 128;
-static_assert(max_suggest_length + max_suggest_length / 3 < 256, "suggest() counts characters in a byte");
-
-std::string suggest(std::string_view name, std::span<const std::string_view> candidates) {
-  if (name.size() > max_suggest_length) return {};
-  const unsigned limit = std::max<unsigned>(2, static_cast<unsigned>(name.size() / 3));
-  std::string lower(name);
-  for (char& ch : lower) ch = lower_ascii(ch);
-  // How often each character occurs. An edit changes these counts by at most 2 in all (a substitution
-  // takes one away and adds another), so half their difference is a lower bound on the distance.
-  auto histogram = [](std::string_view text, std::array<std::uint8_t, 64>& h) {
-    h.fill(0);
-    for (char ch : text) ++h[static_cast<unsigned char>(lower_ascii(ch)) & 63];
-  };
-  std::array<std::uint8_t, 64> mine{}, theirs{};
-  histogram(lower, mine);
-  // The closest three so far, distinct, ordered by distance and then name. Once there are three, a
-  // candidate must be no farther than the third to matter, which often narrows the search.
-  std::vector<std::pair<unsigned, std::string_view>> best;
-  for (const auto& c : candidates) {
-    const unsigned bound = best.size() == 3 ? best.back().first : limit;
-    // The distance is at least the difference in length: skip what cannot be close. What remains is
-    // shorter than 256 characters (max_suggest_length plus the limit), so its counts fit in a byte.
-    std::size_t diff = c.size() > name.size() ? c.size() - name.size() : name.size() - c.size();
-    if (diff > bound) continue;
-    histogram(c, theirs);
-    unsigned apart = 0;
-    for (std::size_t k = 0; k < mine.size(); ++k) apart += static_cast<unsigned>(std::abs(int{mine[k]} - int{theirs[k]}));
-    if ((apart + 1) / 2 > bound) continue;
-    unsigned d = edit_distance(lower, c, bound);
-    if (d > bound) continue;
-    std::pair<unsigned, std::string_view> entry{d, c};
-    auto at = std::lower_bound(best.begin(), best.end(), entry);
-    if (at != best.end() && *at == entry) continue;  // the same name again (an alias on several PMUs)
-    best.insert(at, entry);
-    if (best.size() > 3) best.pop_back();
-  }
-  if (best.empty()) return {};
-  std::string out = "did you mean ";
-  for (std::size_t i = 0; i < best.size(); ++i)
-    out += fmt::format("{}'{}'", i ? (i + 1 == best.size() ? " or " : ", ") : "", best[i].second);
-  return out + "?";
-}
-
-std::string suggest(std::string_view name, const std::vector<std::string>& candidates) {
-  std::vector<std::string_view> views(candidates.begin(), candidates.end());
-  return suggest(name, std::span<const std::string_view>(views));
-}
-
 // Alias term lists parse once per process: the same text always gives the same terms (keyed by the
 // text, so a cache entry can never belong to a Machine that is gone).
 const std::vector<ast::Term>& parsed_terms(const std::string& text) {
@@ -242,6 +165,9 @@ struct MachineMemo {
                  std::allocator<std::pair<std::string, std::unique_ptr<const std::vector<NamedTarget>>>>, true>
       named;
   static constexpr std::size_t max_named = 1u << 16;
+  // Every name a bare event could have meant, by length, for suggestions: built at the first unknown name.
+  std::once_flag suggestable_once;
+  ByLength suggestable;
 
   static MachineMemo& of(const spec::Machine& m) {
     std::call_once(m.memo_once_, [&] { m.memo_ = std::make_shared<MachineMemo>(); });
@@ -340,6 +266,7 @@ class Resolver {
   std::string pmu_for_type(std::uint32_t type) const;
   // Every name a bare event could have meant; views of names the Machine and the tables keep.
   std::vector<std::string_view> name_candidates() const;
+  const ByLength& suggestable_names() const;
 };
 
 struct CallGraph {
@@ -732,6 +659,12 @@ void Resolver::generic(const ast::Event& ev, std::uint32_t type, std::uint64_t c
   }
 }
 
+const ByLength& Resolver::suggestable_names() const {
+  auto& memo = MachineMemo::of(machine_);
+  std::call_once(memo.suggestable_once, [&] { memo.suggestable = by_length(name_candidates()); });
+  return memo.suggestable;
+}
+
 std::vector<std::string_view> Resolver::name_candidates() const {
   std::vector<std::string_view> names;
   for (const auto& s : spec::symbols()) names.push_back(s.name);
@@ -803,7 +736,7 @@ void Resolver::resolve_named(const ast::Event& ev, Events& out) {
     throw Error(fmt::format("'{}' is a PMU, not an event", n), ev.name_span,
                 fmt::format("write '{}/.../' with terms, e.g. '{}/config=0x1/'", n, n));
   throw Error(fmt::format("unknown event '{}'", n), ev.name_span,
-              n.size() > max_suggest_length ? std::string{} : suggest(n, name_candidates()));
+              n.size() > max_suggest_length ? std::string{} : suggest(n, suggestable_names()));
 }
 
 void Resolver::remember_name(const std::string& n, const std::vector<std::pair<const Pmu*, const spec::Alias*>>& found) {

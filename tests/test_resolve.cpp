@@ -3,6 +3,7 @@
 #include <chrono>
 
 #include "perfspec/perfspec.hpp"
+#include "resolver/suggest.hpp"
 #include "tests/support.hpp"
 
 using perfspec::spec::Machine;
@@ -394,6 +395,67 @@ TEST_CASE("thousands of unknown PMU names: each is still unknown, and wildcards 
   CHECK(unknown == 5000);
   CHECK(summaries("uncore_imc/cas_count_read/", m).size() == 6);
   CHECK(test::error_of("nopmu7/event=1/", m).find("unknown PMU 'nopmu7'") != std::string::npos);
+}
+
+TEST_CASE("suggestions: the closest three by distance and then name, each once, up to a third of the name") {
+  test::TempTree tree;
+  for (const char* pmu : {"cpu", "uncore_x"}) {
+    tree.pmu(pmu, std::string_view(pmu) == "cpu" ? 4 : 20);
+    for (const char* alias : {"abcdeg", "abcdgh", "abcdefgh", "abzzzz", "ABCDEF_X"})
+      tree.write(fmt::format("bus/event_source/devices/{}/events/{}", pmu, alias), "config=1\n");
+  }
+  Machine m(tree.root(), test::no_libpfm4());
+  auto help = [&](const std::string& text) {
+    try {
+      perfspec::resolve(text, m);
+    } catch (const perfspec::Error& e) {
+      return e.help();
+    }
+    return std::string("resolved");
+  };
+  // abcdeg 1, ABCDEF_X 2 (case is ignored), abcdefgh 2 (two longer: found only if the search reaches a
+  // length difference equal to its bound), abcdgh 2; abzzzz 4 is past the limit of 2.
+  for (int round = 0; round < 2; ++round) {
+    CHECK(help("abcdef") == "did you mean 'abcdeg', 'ABCDEF_X' or 'abcdefgh'?");
+    CHECK(help("abcdefghij") == "did you mean 'abcdefgh'?");
+    CHECK(help("qqqqqq") == "");
+  }
+}
+
+TEST_CASE("the bit-vector distance equals the table's, for every pattern length up to 64") {
+  using perfspec::resolver::bit_distance;
+  using perfspec::resolver::edit_distance;
+  std::uint64_t state = 12345;
+  auto next = [&] {  // a fixed LCG: the same strings every run
+    state = state * 6364136223846793005ULL + 1442695040888963407ULL;
+    return static_cast<unsigned>(state >> 33);
+  };
+  const std::string alphabet = "abcdeABCDE_.x";
+  auto random_text = [&](std::size_t n) {
+    std::string s;
+    for (std::size_t i = 0; i < n; ++i) s += alphabet[next() % alphabet.size()];
+    return s;
+  };
+  std::size_t compared = 0, differ = 0;
+  for (std::size_t m = 1; m <= 64; ++m)
+    for (int k = 0; k < 40; ++k) {
+      std::string a = random_text(m);
+      for (char& c : a) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+      // Some b are edits of a (close), some unrelated; lengths 0 to 80.
+      std::string b = k % 2 ? random_text(next() % 81) : a;
+      if (k % 2 == 0)
+        for (unsigned e = next() % 6; e > 0 && !b.empty(); --e) b[next() % b.size()] = alphabet[next() % alphabet.size()];
+      unsigned table = edit_distance(a, b, 1000), bits = bit_distance(a, b);
+      differ += table != bits;
+      if (table != bits) MESSAGE(a << " / " << b << ": table " << table << ", bits " << bits);
+      ++compared;
+    }
+  CHECK(compared == 64 * 40);
+  CHECK(differ == 0);
+  CHECK(edit_distance("kitten", "SITTING", 100) == 3);
+  CHECK(bit_distance("kitten", "SITTING") == 3);
+  CHECK(bit_distance("abc", "") == 3);
+  CHECK(edit_distance("abcdefgh", "zzzzzzzz", 2) > 2);  // past the limit: any value above it
 }
 
 TEST_CASE("unknown names get suggestions") {

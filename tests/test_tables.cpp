@@ -337,20 +337,35 @@ TEST_CASE("suggestions for unknown names are the closest three of every name kno
       default: typos.push_back(n.substr(n.find('.') + 1) + "." + n.substr(0, n.find('.'))); break;
     }
   }
-  std::size_t with_help = 0;
-  for (const auto& typo : typos) {
-    CAPTURE(typo);
-    std::string help;
+  auto help_of = [&](const std::string& typo) {
     try {
       resolve(typo, m);
     } catch (const Error& e) {
-      help = e.help();
+      return e.help();
     }
+    return std::string("(resolved)");
+  };
+  std::size_t with_help = 0;
+  for (const auto& typo : typos) {
+    CAPTURE(typo);
+    std::string help = help_of(typo);
     CHECK(help == expected_help(typo));
     with_help += !help.empty();
   }
   CHECK(typos.size() == 60);
   CHECK(with_help > 45);
+  // Past 64 characters the distance is computed by the table, not by bit vectors; past 128 there are
+  // no suggestions at all.
+  std::string longest;
+  for (auto n : names)
+    if (n.size() > longest.size()) longest = n;
+  REQUIRE(longest.size() > 40);
+  for (const std::string& typo : {longest + "_" + longest.substr(0, 70 - longest.size()), longest + longest,
+                                  std::string(129, 'x')}) {
+    CAPTURE(typo);
+    CHECK(help_of(typo) == (typo.size() > 128 ? "" : expected_help(typo)));
+  }
+  CHECK(!expected_help(longest + "_" + longest.substr(0, 70 - longest.size())).empty());
 }
 
 TEST_CASE("snapshot round trip: the same output from the snapshot as from the original") {
