@@ -103,14 +103,13 @@ struct Counters::Impl {
   std::vector<Instance> instances;
   std::vector<std::optional<Failure>> failures;
   std::vector<std::string> notes;
-  std::vector<bool> opened;
+  std::vector<char> opened;  // not vector<bool>: read() tests it per event, and bit access cost there
   std::vector<bool> user_only;  // the EACCES fallback was taken
   Target target;
   OpenOptions options;
   std::unique_ptr<spec::Machine> machine;
   std::optional<int> paranoid;
   std::vector<std::uint64_t> buffer;  // group reads, reused across read() calls
-  std::vector<char> got;
   std::vector<UserRead> fast;  // user-page reads of one group, reused across read() calls
   std::vector<char> noted;    // per event: the kinds of runtime fault already noted by this read()
   std::vector<char> present;  // per fd of one instance: its value was in the group read
@@ -222,7 +221,7 @@ struct Counters::Impl {
       auto ask = [&] { return sys->ioctl(inst.fds[k].get(), PERF_EVENT_IOC_ID, reinterpret_cast<unsigned long>(&id)); };
       if (retry_eintr(ask) < 0) id = ~0ULL - k, inst.ids_known = false;
       inst.ids.push_back(id);
-      opened[inst.events[k]] = true;
+      opened[inst.events[k]] = 1;
     }
     instances.push_back(std::move(inst));
   }
@@ -311,7 +310,7 @@ Counters Counters::open(const EventSet& set, const Target& target, const OpenOpt
   std::size_t n = set.events.size();
   impl->failures.resize(n);
   impl->notes.resize(n);
-  impl->opened.assign(n, false);
+  impl->opened.assign(n, 0);
   impl->user_only.assign(n, false);
   if (target.kind == Target::Kind::process && target.pid <= 0)
     throw Error(fmt::format("invalid process id {}", target.pid));
@@ -337,12 +336,13 @@ std::vector<Count> Counters::read() {
 void Counters::read(std::vector<Count>& out) {
   auto& I = *impl_;
   out.resize(I.set.events.size());
+  // Until the last loop, `state` only says whether a value was read for the event: counted when one
+  // was (a value may be 0, so the value itself cannot say).
   for (auto& c : out) {
     c.raw = c.time_enabled = c.time_running = 0;
     c.note.clear();
+    c.state = Count::State::not_counted;
   }
-  auto& got = I.got;
-  got.assign(out.size(), 0);
   // Runtime faults are noted once per kind and event, for the first CPU that had one: on a large
   // machine the same fault on every CPU would otherwise repeat the note hundreds of times.
   auto& noted = I.noted;
@@ -375,7 +375,7 @@ void Counters::read(std::vector<Count>& out) {
           out[e].raw += fast[k].value;
           out[e].time_enabled += fast[k].time_enabled;
           out[e].time_running += fast[k].time_running;
-          got[e] = 1;
+          out[e].state = Count::State::counted;
         }
         continue;
       }
@@ -398,25 +398,31 @@ void Counters::read(std::vector<Count>& out) {
     const bool short_read_seen = bytes < want;
     auto& present = I.present;  // which values a short read held
     if (short_read_seen) present.assign(inst.fds.size(), 0);
+    // Sizes and data held in locals: the stores into `out` below would otherwise make the compiler
+    // reload them for every value (this loop is most of a group read's own time).
+    const std::size_t fds = inst.fds.size(), known_ids = inst.ids.size();
+    const std::uint64_t* ids = inst.ids.data();
+    const std::uint64_t enabled = buf[1], running = buf[2];
+    Count* counts = out.data();
     for (std::uint64_t k = 0; k < nr; ++k) {
       std::uint64_t value = buf[3 + 2 * k], id = buf[4 + 2 * k];
       // The kernel reports the leader, then the members in the order they were opened: the id at
       // position k is normally ids[k].
       std::size_t pos = k;
-      if (k >= inst.ids.size() || inst.ids[k] != id) {
-        auto it = std::find(inst.ids.begin(), inst.ids.end(), id);
+      if (k >= known_ids || ids[k] != id) {
+        const std::uint64_t* it = std::find(ids, ids + known_ids, id);
         // Without ids (PERF_EVENT_IOC_ID failed) that order is the only map; with them an unknown id
         // is dropped rather than put on the wrong event.
-        if (it == inst.ids.end() && inst.ids_known) continue;
-        if (it != inst.ids.end()) pos = static_cast<std::size_t>(it - inst.ids.begin());
+        if (it == ids + known_ids && inst.ids_known) continue;
+        if (it != ids + known_ids) pos = static_cast<std::size_t>(it - ids);
       }
-      if (pos >= inst.fds.size()) continue;
-      std::size_t e = inst.events[pos];
+      if (pos >= fds) continue;
+      Count& c = counts[inst.events[pos]];
       if (short_read_seen) present[pos] = 1;
-      out[e].raw += value;
-      out[e].time_enabled += buf[1];
-      out[e].time_running += buf[2];
-      got[e] = 1;
+      c.raw += value;
+      c.time_enabled += enabled;
+      c.time_running += running;
+      c.state = Count::State::counted;
     }
     // The values a short read left out are not counted on this CPU, which must not pass silently.
     if (short_read_seen)
@@ -425,13 +431,14 @@ void Counters::read(std::vector<Count>& out) {
           note(inst.events[k], short_read,
                [&] { return fmt::format("short read{}: {} of {} bytes", on_cpu(inst.cpu), bytes, want); });
   }
-  for (std::size_t e = 0; e < out.size(); ++e) {
-    if (I.failures[e]) out[e].failure = I.failures[e];
-    else out[e].failure.reset();
-    if (!I.notes[e].empty()) out[e].note = I.notes[e] + (out[e].note.empty() ? "" : "; " + out[e].note);
-    if (!I.opened[e]) out[e].state = Count::State::not_supported;
-    else if (!got[e] || out[e].time_running == 0) out[e].state = Count::State::not_counted;
-    else out[e].state = Count::State::counted;
+  const std::size_t n = out.size();
+  for (std::size_t e = 0; e < n; ++e) {
+    Count& c = out[e];
+    if (I.failures[e]) c.failure = I.failures[e];
+    else c.failure.reset();
+    if (!I.notes[e].empty()) c.note = I.notes[e] + (c.note.empty() ? "" : "; " + c.note);
+    if (!I.opened[e]) c.state = Count::State::not_supported;
+    else if (c.state != Count::State::counted || c.time_running == 0) c.state = Count::State::not_counted;
   }
 }
 
