@@ -226,6 +226,17 @@ perfspec::spec::MachineOptions icelakex_options() {
   return o;
 }
 
+// What a libpfm4 user does per name: a zeroed attr and argument, then the encoding.
+bool pfm_encodes(const std::string& name) {
+  perf_event_attr attr;
+  std::memset(&attr, 0, sizeof attr);
+  pfm_perf_encode_arg_t arg;
+  std::memset(&arg, 0, sizeof arg);
+  arg.attr = &attr;
+  arg.size = sizeof arg;
+  return pfm_get_os_event_encoding(name.c_str(), PFM_PLM0 | PFM_PLM3, PFM_OS_PERF_EVENT_EXT, &arg) == PFM_SUCCESS;
+}
+
 // Core events of the icelakex table that libpfm4's icx tables also know: the same names for both.
 const std::vector<std::string>& named_events() {
   static const std::vector<std::string> names = [] {
@@ -235,14 +246,7 @@ const std::vector<std::string>& named_events() {
     auto tables = perfspec::spec::EventTables::load_full(events_dir(), "icelakex");
     for (const auto& e : tables->events()) {
       if (!e.pmu.empty() || e.deprecated) continue;
-      perf_event_attr attr;
-      std::memset(&attr, 0, sizeof attr);
-      pfm_perf_encode_arg_t arg;
-      std::memset(&arg, 0, sizeof arg);
-      arg.attr = &attr;
-      arg.size = sizeof arg;
-      if (pfm_get_os_event_encoding(e.alias.name.c_str(), PFM_PLM0 | PFM_PLM3, PFM_OS_PERF_EVENT_EXT, &arg) == PFM_SUCCESS)
-        out.push_back(e.alias.name);
+      if (pfm_encodes(e.alias.name)) out.push_back(e.alias.name);
     }
     return out;
   }();
@@ -257,17 +261,9 @@ void BM_Peer_libpfm4_named(benchmark::State& state) {
     state.SkipWithError("no icelakex names known to libpfm4 (tables or libpfm4 missing)");
     return;
   }
-  perf_event_attr attr;
-  pfm_perf_encode_arg_t arg;
   auto t0 = std::chrono::steady_clock::now();
   for (auto _ : state)
-    for (const auto& n : names) {
-      std::memset(&attr, 0, sizeof attr);
-      std::memset(&arg, 0, sizeof arg);
-      arg.attr = &attr;
-      arg.size = sizeof arg;
-      benchmark::DoNotOptimize(pfm_get_os_event_encoding(n.c_str(), PFM_PLM0 | PFM_PLM3, PFM_OS_PERF_EVENT_EXT, &arg));
-    }
+    for (const auto& n : names) benchmark::DoNotOptimize(pfm_encodes(n));
   g_libpfm4_named_ns = elapsed_ns(t0, state) / static_cast<double>(names.size());
   per_event(state, names.size());
   state.counters["names"] = static_cast<double>(names.size());
@@ -335,18 +331,10 @@ void BM_Peer_libpfm4_unknown(benchmark::State& state) {
     state.SkipWithError("no icelakex names known to libpfm4 (tables or libpfm4 missing)");
     return;
   }
-  perf_event_attr attr;
-  pfm_perf_encode_arg_t arg;
   auto t0 = std::chrono::steady_clock::now();
   for (auto _ : state)
-    for (const auto& n : names) {
-      std::memset(&attr, 0, sizeof attr);
-      std::memset(&arg, 0, sizeof arg);
-      arg.attr = &attr;
-      arg.size = sizeof arg;
-      if (pfm_get_os_event_encoding(n.c_str(), PFM_PLM0 | PFM_PLM3, PFM_OS_PERF_EVENT_EXT, &arg) == PFM_SUCCESS)
-        state.SkipWithError(("libpfm4 knows " + n).c_str());
-    }
+    for (const auto& n : names)
+      if (pfm_encodes(n)) state.SkipWithError(("libpfm4 knows " + n).c_str());
   g_libpfm4_unknown_ns = elapsed_ns(t0, state) / static_cast<double>(names.size());
   per_event(state, names.size());
 }
