@@ -1,7 +1,7 @@
 // Suggestions for unknown names (resolver/suggest.hpp).
 #include "resolver/suggest.hpp"
 
-#if defined(__SSE2__)
+#if defined(__SSE2__) && defined(__x86_64__)
 #include <emmintrin.h>
 #endif
 
@@ -16,30 +16,6 @@ namespace perfspec::resolver {
 namespace {
 
 char lower_ascii(char c) { return c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + 'a') : c; }
-
-}  // namespace
-
-// A row whose cells all exceed `limit` ends the search, since later rows cannot be smaller.
-unsigned edit_distance(std::string_view a, std::string_view b, unsigned limit) {
-  thread_local std::vector<unsigned> prev, cur;
-  prev.resize(b.size() + 1);
-  cur.resize(b.size() + 1);
-  for (std::size_t j = 0; j <= b.size(); ++j) prev[j] = static_cast<unsigned>(j);
-  for (std::size_t i = 1; i <= a.size(); ++i) {
-    cur[0] = static_cast<unsigned>(i);
-    unsigned row_min = cur[0];
-    for (std::size_t j = 1; j <= b.size(); ++j) {
-      unsigned sub = prev[j - 1] + (a[i - 1] == lower_ascii(b[j - 1]) ? 0 : 1);
-      cur[j] = std::min({prev[j] + 1, cur[j - 1] + 1, sub});
-      row_min = std::min(row_min, cur[j]);
-    }
-    if (row_min > limit) return limit + 1;
-    std::swap(prev, cur);
-  }
-  return prev[b.size()];
-}
-
-namespace {
 
 // A column of the table per character of `b`, in a few word operations: Myers' bit-vector algorithm
 // as Hyyrö states it for edit distance. `eq` holds, for each byte, the positions where the
@@ -71,13 +47,7 @@ struct BitPattern {
   }
 };
 
-}  // namespace
-
-unsigned bit_distance(std::string_view lower, std::string_view b) { return BitPattern(lower).distance(b); }
-
 static_assert(max_suggest_length + max_suggest_length / 3 < 256, "Counts hold a count in a byte");
-
-namespace {
 
 // An edit changes the character counts by at most 2 in all (a substitution takes one away and adds
 // another), so half the difference between two names' counts is a lower bound on their distance, and
@@ -90,7 +60,7 @@ Counts counts_of(std::string_view text) {
 // The sum of |a[k] - b[k]|: the test every candidate name takes, so it is done 16 bytes at a time where
 // the CPU can (GCC 12 vectorizes the plain loop on its own, but not inside this file's search loop).
 unsigned counts_apart(const Counts& a, const Counts& b) {
-#if defined(__SSE2__)
+#if defined(__SSE2__) && defined(__x86_64__)
   __m128i sum = _mm_setzero_si128();
   for (std::size_t k = 0; k < a.size(); k += 16) {
     __m128i x = _mm_loadu_si128(reinterpret_cast<const __m128i*>(a.data() + k));
@@ -106,6 +76,28 @@ unsigned counts_apart(const Counts& a, const Counts& b) {
 }
 
 }  // namespace
+
+// A row whose cells all exceed `limit` ends the search, since later rows cannot be smaller.
+unsigned edit_distance(std::string_view a, std::string_view b, unsigned limit) {
+  thread_local std::vector<unsigned> prev, cur;
+  prev.resize(b.size() + 1);
+  cur.resize(b.size() + 1);
+  for (std::size_t j = 0; j <= b.size(); ++j) prev[j] = static_cast<unsigned>(j);
+  for (std::size_t i = 1; i <= a.size(); ++i) {
+    cur[0] = static_cast<unsigned>(i);
+    unsigned row_min = cur[0];
+    for (std::size_t j = 1; j <= b.size(); ++j) {
+      unsigned sub = prev[j - 1] + (a[i - 1] == lower_ascii(b[j - 1]) ? 0 : 1);
+      cur[j] = std::min({prev[j] + 1, cur[j - 1] + 1, sub});
+      row_min = std::min(row_min, cur[j]);
+    }
+    if (row_min > limit) return limit + 1;
+    std::swap(prev, cur);
+  }
+  return prev[b.size()];
+}
+
+unsigned bit_distance(std::string_view lower, std::string_view b) { return BitPattern(lower).distance(b); }
 
 ByLength by_length(std::span<const std::string_view> candidates) {
   constexpr std::size_t longest = max_suggest_length + max_suggest_length / 3;
