@@ -11,11 +11,11 @@
 
 #include <fmt/format.h>
 
+#include "spec/ascii.hpp"
+
 namespace perfspec::resolver {
 
 namespace {
-
-char lower_ascii(char c) { return c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + 'a') : c; }
 
 // A column of the table per character of `b`, in a few word operations: Myers' bit-vector algorithm
 // as Hyyrö states it for edit distance. `eq` holds, for each byte, the positions where the
@@ -31,7 +31,7 @@ struct BitPattern {
     std::uint64_t pv = ~std::uint64_t{0}, mv = 0;
     unsigned score = static_cast<unsigned>(length);
     for (char ch : b) {
-      const std::uint64_t e = eq[static_cast<unsigned char>(lower_ascii(ch))];
+      const std::uint64_t e = eq[static_cast<unsigned char>(spec::ascii_lower(ch))];
       const std::uint64_t xv = e | mv;
       const std::uint64_t xh = (((e & pv) + pv) ^ pv) | e;
       std::uint64_t ph = mv | ~(xh | pv);
@@ -54,7 +54,7 @@ static_assert(max_suggest_length + max_suggest_length / 3 < 256, "Counts hold a 
 // a cheap one to test.
 Counts counts_of(std::string_view text) {
   Counts h{};
-  for (char ch : text) ++h[static_cast<unsigned char>(lower_ascii(ch)) & 63];
+  for (char ch : text) ++h[static_cast<unsigned char>(spec::ascii_lower(ch)) & 63];
   return h;
 }
 // The sum of |a[k] - b[k]|: the test every candidate name takes, so it is done 16 bytes at a time where
@@ -87,7 +87,7 @@ unsigned edit_distance(std::string_view a, std::string_view b, unsigned limit) {
     cur[0] = static_cast<unsigned>(i);
     unsigned row_min = cur[0];
     for (std::size_t j = 1; j <= b.size(); ++j) {
-      unsigned sub = prev[j - 1] + (a[i - 1] == lower_ascii(b[j - 1]) ? 0 : 1);
+      unsigned sub = prev[j - 1] + (a[i - 1] == spec::ascii_lower(b[j - 1]) ? 0 : 1);
       cur[j] = std::min({prev[j] + 1, cur[j - 1] + 1, sub});
       row_min = std::min(row_min, cur[j]);
     }
@@ -120,8 +120,7 @@ ByLength by_length(std::span<const std::string_view> candidates) {
 std::string suggest(std::string_view name, const ByLength& candidates) {
   if (name.size() > max_suggest_length) return {};
   const unsigned limit = std::max<unsigned>(2, static_cast<unsigned>(name.size() / 3));
-  std::string lower(name);
-  for (char& ch : lower) ch = lower_ascii(ch);
+  const std::string lower = spec::ascii_lowered(name);
   const Counts mine = counts_of(lower);
   std::optional<BitPattern> bits;
   if (!lower.empty() && lower.size() <= 64) bits.emplace(lower);

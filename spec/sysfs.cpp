@@ -18,6 +18,7 @@
 #include "perfspec/error.hpp"
 #include "perfspec/spec.hpp"
 #include "perfspec/tables.hpp"
+#include "spec/ascii.hpp"
 #include "spec/libpfm4.hpp"
 #include "spec/sysfs_io.hpp"
 
@@ -460,19 +461,12 @@ const Alias* Machine::alias(const Pmu& pmu, std::string_view name) const {
   return pfm_aliases_.emplace(key, std::move(a)).first->second.get();
 }
 
-namespace {
-constexpr unsigned char ascii_lower(char c) {
-  auto u = static_cast<unsigned char>(c);
-  return static_cast<unsigned char>(static_cast<unsigned>(u - 'A') < 26u ? u + 32 : u);
-}
-}  // namespace
-
 const std::vector<std::pair<const Pmu*, const Alias*>>& Machine::aliases_named(std::string_view name) const {
   // Kept per name: a bare name is looked up on every PMU, and event strings repeat names. The key is
   // the lower-cased name, built in a per-thread buffer so that a lookup does not allocate.
   thread_local std::string key;
   key.assign(name);
-  for (char& c : key) c = static_cast<char>(ascii_lower(c));
+  for (char& c : key) c = ascii_lower(c);
   {
     std::lock_guard lock(mutex_);
     if (auto it = named_.find(key); it != named_.end()) return it->second;

@@ -20,6 +20,7 @@
 
 #include "perfspec/error.hpp"
 #include "perfspec/tables.hpp"
+#include "spec/ascii.hpp"
 #include "spec/sysfs_io.hpp"
 
 namespace perfspec::spec {
@@ -37,12 +38,6 @@ std::string_view source_name(Source source) {
 }
 
 namespace {
-
-std::string lower(std::string_view s) {
-  std::string out(s);
-  for (auto& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return out;
-}
 
 std::string read_file(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
@@ -142,7 +137,7 @@ std::string table_unit_pmu(std::string_view unit) {
   if (unit.empty()) return {};
   for (const auto& [u, pmu] : named)
     if (u == unit) return std::string(pmu);
-  std::string out = "uncore_" + lower(unit);
+  std::string out = "uncore_" + ascii_lowered(unit);
   std::replace(out.begin(), out.end(), ' ', '_');
   return out;
 }
@@ -193,7 +188,7 @@ void EventTables::sort_and_key() {
   for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
   std::vector<std::string> keys;
   keys.reserve(events_.size());
-  for (const auto& e : events_) keys.push_back(lower(e.alias.name));
+  for (const auto& e : events_) keys.push_back(ascii_lowered(e.alias.name));
   std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return keys[a] < keys[b]; });
   std::vector<TableEvent> sorted;
   sorted.reserve(events_.size());
@@ -262,7 +257,7 @@ EventTables::EventTables() = default;
 EventTables::~EventTables() = default;
 
 std::vector<const TableEvent*> EventTables::find(std::string_view name) const {
-  std::string key = lower(name);
+  std::string key = ascii_lowered(name);
   if (!index_) {
     events();
     auto [lo, hi] = std::equal_range(keys_.begin(), keys_.end(), key);

@@ -179,8 +179,9 @@ class Machine {
   /// Example: `machine.alias(*machine.pmu("cpu"), "MEM-LOADS")->terms == "event=0xcd,umask=0x1,ldlat=3"`
   const Alias* alias(const Pmu& pmu, std::string_view name) const;
   /// The named event `name` on every PMU that has it (in PMU order), each from its first source: what
-  /// a bare name means. One table lookup for all PMUs; the answer is kept (case-insensitively, by name)
-  /// and the reference stays valid as long as the Machine.
+  /// a bare name means. One table lookup for all PMUs; a name found is kept (case-insensitively) and
+  /// the reference stays valid as long as the Machine. A name found nowhere gives an empty vector and
+  /// is not kept, so unknown names do not grow the Machine.
   const std::vector<std::pair<const Pmu*, const Alias*>>& aliases_named(std::string_view name) const;
   /// The event tables for this machine's CPU id, or nullptr when no events_dir or no model matches.
   /// Throws perfspec::Error for a malformed table or mapfile.
@@ -188,7 +189,8 @@ class Machine {
   /// The CPU id used to pick the tables (the option, else this machine's).
   const std::string& cpuid() const;
   const MachineOptions& options() const { return options_; }
-  /// Tracepoint id of `sys:name`; nullopt when absent.
+  /// Tracepoint id of `sys:name`; nullopt when absent. Ids found are kept; an absent one is looked
+  /// for again next time (it may appear when a module loads).
   ///
   /// Example: `machine.tracepoint_id("sched", "sched_switch")` is the id perf puts in config.
   std::optional<std::uint64_t> tracepoint_id(std::string_view sys, std::string_view name) const;
