@@ -693,40 +693,31 @@ void Resolver::resolve_named(const ast::Event& ev, Events& out) {
     return generic(ev, spec::type_hw_cache, cache->event.config(), out);
   }
   if (ev.kind == ast::EventKind::pmu) return resolve_pmu_form(ev, out);
-  // A bare alias name: that event on every PMU that has it. The name as a term naming the event; one
-  // per thread, so that its string keeps its storage.
+  // A bare alias name: that event on every PMU that has it, all or nothing. The name as a term naming
+  // the event; one per thread, so that its string keeps its storage.
   thread_local ast::Term t;
+  auto on_each = [&](const auto& targets, auto&& one) {
+    t.name.assign(n);
+    t.span = t.name_span = ev.name_span;
+    std::size_t first = out.size();
+    try {
+      for (const auto& target : targets) one(target);
+    } catch (...) {
+      out.resize(first);
+      throw;
+    }
+  };
   auto& memo = MachineMemo::of(machine_);
   const std::vector<MachineMemo::NamedTarget>* known = nullptr;
   {
     std::lock_guard lock(memo.mutex);
     if (auto it = memo.named.find(std::string_view(n)); it != memo.named.end()) known = it->second.get();
   }
-  if (known) {  // this name resolved before: its PMUs, aliases and their encodings are known
-    t.name.assign(n);
-    t.span = t.name_span = ev.name_span;
-    std::size_t first = out.size();
-    try {
-      for (const auto& k : *known) on_pmu(ev, *k.pmu, out, &t, k.alias, k.encoded);
-    } catch (...) {
-      out.resize(first);
-      throw;
-    }
-    return;
-  }
-  const auto& found = machine_.aliases_named(n);
-  if (!found.empty()) {
-    t.name.assign(n);
-    t.span = t.name_span = ev.name_span;
-    std::size_t first = out.size();
-    try {
-      for (auto [pmu, alias] : found) on_pmu(ev, *pmu, out, &t, alias);
-    } catch (...) {
-      out.resize(first);
-      throw;
-    }
-    remember_name(n, found);
-    return;
+  if (known)  // this name resolved before: its PMUs, aliases and their encodings are known
+    return on_each(*known, [&](const MachineMemo::NamedTarget& k) { on_pmu(ev, *k.pmu, out, &t, k.alias, k.encoded); });
+  if (const auto& found = machine_.aliases_named(n); !found.empty()) {
+    on_each(found, [&](const auto& target) { on_pmu(ev, *target.first, out, &t, target.second); });
+    return remember_name(n, found);
   }
   if (n.find("::") != std::string::npos)
     throw Error(fmt::format("unknown event '{}'", n), ev.name_span,
@@ -744,12 +735,13 @@ void Resolver::remember_name(const std::string& n, const std::vector<std::pair<c
   // encoding is in the memo, which it is after a resolve that used it succeeded. Names are kept as
   // written, so the spellings of a name in other cases are kept apart; past a bound (far more than
   // any table has names) no more are kept, and those resolve by the longer way.
+  if (is_builtin_term(n) || raw_term_value(n)) return;
   std::vector<MachineMemo::NamedTarget> targets;
   auto& memo = MachineMemo::of(machine_);
   std::lock_guard lock(memo.mutex);
   if (memo.named.size() >= MachineMemo::max_named) return;
   for (auto [pmu, alias] : found) {
-    if (is_builtin_term(n) || pmu->format(n) || raw_term_value(n)) return;
+    if (pmu->format(n)) return;
     auto it = memo.aliases.find(MachineMemo::Key{pmu, alias});
     if (it == memo.aliases.end()) return;
     targets.push_back({pmu, alias, &it->second});
