@@ -200,16 +200,16 @@ SnapshotReport snapshot(const Machine& machine, const std::string& out, const Sn
   const std::string devices = machine.root() + "/bus/event_source/devices";
   const fs::path dest = fs::path(out) / "bus/event_source/devices";
   io::Jail jail(machine.root());  // a snapshot copies nothing from outside the tree
+  // A folder or file that leads out of the tree is skipped with the reason; the rest is copied.
+  auto skipping = [&](auto&& copy) {
+    try {
+      copy();
+    } catch (const Error& e) {
+      report.skipped.push_back(e.message());
+    }
+  };
   for (const auto& name : machine.pmu_names()) {
     std::string dir = devices + "/" + name;
-    // A folder or file that leads out of the tree is skipped with the reason; the rest is copied.
-    auto skipping = [&](auto&& copy) {
-      try {
-        copy();
-      } catch (const Error& e) {
-        report.skipped.push_back(e.message());
-      }
-    };
     bool pmu = false;
     skipping([&] { pmu = io::exists(jail, dir + "/type"); });
     if (!pmu) continue;
