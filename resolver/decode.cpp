@@ -186,10 +186,8 @@ Decoded decode(const Attr& a, const spec::Machine& m) {
   std::vector<std::string> candidates;
   for (const auto& al : pmu->aliases()) candidates.push_back(al.name);
   std::size_t sysfs_count = candidates.size();
-  if (const auto* t = m.tables())
-    for (const auto& e : t->events())
-      if (!e.deprecated && (e.pmu.empty() ? pmu->is_core() : spec::pmu_name_matches(e.pmu, pmu->name())))
-        candidates.push_back(e.alias.name);
+  for (const spec::TableEvent* e : m.table_events(*pmu))
+    if (!e->deprecated) candidates.push_back(e->alias.name);
   for (std::size_t i = 0; i < candidates.size(); ++i) {
     auto w = alias_words(m, *pmu, candidates[i]);
     if (!w || *w != words) continue;

@@ -30,7 +30,8 @@ using spec::Pmu;
 using Value = ast::Term::Value;
 
 // perf_event.h bits used by built-in terms.
-constexpr std::uint64_t sample_time = 1u << 2, sample_callchain = 1u << 5, sample_branch_stack = 1u << 11,
+constexpr std::uint64_t sample_time = 1u << 2, sample_cpu = 1u << 7, sample_period_bit = 1u << 8, sample_raw = 1u << 10,
+                        sample_callchain = 1u << 5, sample_branch_stack = 1u << 11,
                         sample_regs_user = 1u << 12, sample_stack_user = 1u << 13, sample_aux = 1u << 20;
 #if defined(__aarch64__)
 constexpr std::uint64_t user_regs_mask = (std::uint64_t{1} << 33) - 1;  // arm64 PERF_REGS_MASK
@@ -266,6 +267,8 @@ class Resolver {
   std::string pmu_for_type(std::uint32_t type) const;
   // Every name a bare event could have meant; views of names the Machine and the tables keep.
   std::vector<std::string_view> name_candidates() const;
+  // `help`, plus a note naming the table files that could not be read (the name may be in one).
+  std::string with_table_problems(std::string help) const;
   const ByLength& suggestable_names() const;
 };
 
@@ -567,11 +570,9 @@ void Resolver::on_pmu_fill(const ast::Event& ev, const Pmu& pmu, ResolvedEvent& 
       if (!alias) {
         std::vector<std::string> names;
         for (const auto& a : pmu.aliases()) names.push_back(a.name);
-        if (const auto* tables = machine_.tables())
-          for (const auto& e : tables->events())
-            if (e.pmu.empty() ? pmu.is_core() : spec::pmu_name_matches(e.pmu, pmu.name())) names.push_back(e.alias.name);
+        for (const spec::TableEvent* e : machine_.table_events(pmu)) names.push_back(e->alias.name);
         throw Error(fmt::format("unknown event '{}' for pmu '{}'", t.text, pmu.name()), t.value_span,
-                    suggest(t.text, names));
+                    with_table_problems(suggest(t.text, names)));
       }
       names_event = true;
     }
@@ -671,10 +672,11 @@ std::vector<std::string_view> Resolver::name_candidates() const {
   for (const auto& n : machine_.pmu_names())
     if (const Pmu* p = machine_.pmu(n))
       for (const auto& a : p->aliases()) names.push_back(a.name);
-  if (const auto* tables = machine_.tables()) {
-    auto more = tables->names();
-    names.insert(names.end(), more.begin(), more.end());
-  }
+  for (const spec::EventTables* tables : {machine_.tables(), machine_.sys_tables()})
+    if (tables) {
+      auto more = tables->names();
+      names.insert(names.end(), more.begin(), more.end());
+    }
   return names;
 }
 
@@ -683,7 +685,7 @@ void Resolver::resolve_named(const ast::Event& ev, Events& out) {
   const auto* symbol = spec::find_symbol(n);
   // `cpu/terms/`: straight to the PMU (no PMU is named like a cache event).
   if (ev.kind == ast::EventKind::pmu && !symbol)
-    if (const Pmu* pmu = machine_.pmu(n)) return on_pmu(ev, *pmu, out);
+    if (const Pmu* pmu = machine_.find_pmu(n)) return on_pmu(ev, *pmu, out);
   if (symbol) return generic(ev, symbol->type, symbol->config, out);
   auto cache = spec::parse_cache_name(n);
   if (!cache) cache = spec::parse_dotted_cache(n);
@@ -727,7 +729,16 @@ void Resolver::resolve_named(const ast::Event& ev, Events& out) {
     throw Error(fmt::format("'{}' is a PMU, not an event", n), ev.name_span,
                 fmt::format("write '{}/.../' with terms, e.g. '{}/config=0x1/'", n, n));
   throw Error(fmt::format("unknown event '{}'", n), ev.name_span,
-              n.size() > max_suggest_length ? std::string{} : suggest(n, suggestable_names()));
+              with_table_problems(n.size() > max_suggest_length ? std::string{} : suggest(n, suggestable_names())));
+}
+
+std::string Resolver::with_table_problems(std::string help) const {
+  // A table file that could not be read may be where the name is defined: say so, with the file.
+  auto problems = machine_.table_problems();
+  if (problems.empty()) return help;
+  std::string note = fmt::format("the event tables have {} file(s) that could not be read, which may define it: {}",
+                                 problems.size(), problems.front().text());
+  return help.empty() ? note : help + "\n" + note;
 }
 
 void Resolver::remember_name(const std::string& n, const std::vector<std::pair<const Pmu*, const spec::Alias*>>& found) {
@@ -750,11 +761,18 @@ void Resolver::remember_name(const std::string& n, const std::vector<std::pair<c
 }
 
 void Resolver::resolve_pmu_form(const ast::Event& ev, Events& out) {
-  if (const Pmu* pmu = machine_.pmu(ev.name)) return on_pmu(ev, *pmu, out);
+  if (const Pmu* pmu = machine_.find_pmu(ev.name)) return on_pmu(ev, *pmu, out);
   // Folders without a readable `type` are not PMUs.
-  auto matches = machine_.pmu_names() |
-                 ranges::views::filter([&](const std::string& n) { return spec::pmu_name_matches(ev.name, n); }) |
-                 ranges::views::filter([&](const std::string& n) { return machine_.pmu(n) != nullptr; }) |
+  auto matches = machine_.pmu_names() | ranges::views::filter([&](const std::string& n) {
+                   if (spec::pmu_name_matches(ev.name, n)) return machine_.pmu(n) != nullptr;
+                   // or by its `alias` file; a PMU that cannot be read is not one the name asked for
+                   try {
+                     const Pmu* p = machine_.pmu(n);
+                     return p && !p->alias_name().empty() && spec::pmu_name_matches(ev.name, p->alias_name());
+                   } catch (const Error&) {
+                     return false;
+                   }
+                 }) |
                  ranges::to<std::vector<std::string>>();
   if (matches.empty()) {
     throw Error(fmt::format("unknown PMU '{}'", ev.name), ev.name_span,
@@ -816,6 +834,8 @@ void Resolver::resolve_tracepoint(const ast::Event& ev, Events& out) {
       if (found.size() > 1 || has_glob(ev.name) || has_glob(ev.tp_event)) e.name = sys + ":" + name + suffix;
       e.attr.type = spec::type_tracepoint;
       e.attr.config = *machine_.tracepoint_id(sys, name);
+      // As perf's evsel__newtp_idx: every sample carries the raw record, time, CPU and period.
+      e.attr.sample_type = sample_raw | sample_time | sample_cpu | sample_period_bit;
       e.attr.sample_period = 1;
       CallGraph cg;
       for (const auto& t : ev.terms)

@@ -7,6 +7,8 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <map>
+#include <set>
 
 #include <fmt/format.h>
 
@@ -102,21 +104,41 @@ std::vector<ListedEvent> list_events(const Machine& machine, const ListFilter& f
       add(std::move(e));
     }
   }
-  if (machine.tables()) {
-    const std::string& dir = machine.options().events_dir;
-    auto full = EventTables::load_full(dir, machine.tables()->model());
-    for (const auto& t : full->events()) {
-      ListedEvent e;
-      e.name = t.alias.name;
-      e.pmu = t.pmu.empty() ? core : t.pmu;
-      e.encoding = t.alias.terms;
-      e.description = t.description;
-      e.topic = t.topic;
-      e.unit = t.alias.unit;
-      e.scale = t.alias.scale;
-      e.source = Source::json;
-      e.deprecated = t.deprecated;
-      add(std::move(e));
+  if (machine.tables() || !machine.tables_folder().empty()) {
+    // With descriptions: the whole JSON of each model in use (arm64 core PMUs may each have their
+    // own) and of the `sys` folders. An event is listed once per PMU name it applies to, instances of
+    // an uncore PMU under their unit's name, as perf lists them.
+    std::map<std::string, std::shared_ptr<const EventTables>> full;  // by model; "" = sys
+    auto full_of = [&](const std::string& model) -> const EventTables& {
+      auto it = full.find(model);
+      if (it == full.end()) it = full.emplace(model, EventTables::load_full(machine.tables_folder(), model)).first;
+      return *it->second;
+    };
+    std::set<std::pair<const TableEvent*, std::string>> seen;
+    for (const auto& name : machine.pmu_names()) {
+      const Pmu* pmu = machine.pmu(name);
+      if (!pmu) continue;
+      std::vector<const EventTables*> sources;
+      if (const EventTables* t = machine.tables_for(*pmu)) sources.push_back(&full_of(t->model()));
+      if (pmu->is_uncore() && !pmu->identifier().empty() && machine.sys_tables()) sources.push_back(&full_of(""));
+      for (const EventTables* t : sources)
+        for (const auto& te : t->events()) {
+          if (!machine.table_event_applies(te, *pmu)) continue;
+          std::string shown = te.pmu.empty() || te.pmu.find(',') != std::string::npos ? name : te.pmu;
+          if (!pmu_passes(filter, name) && !pmu_passes(filter, shown)) continue;
+          if (!seen.emplace(&te, shown).second) continue;
+          ListedEvent e;
+          e.name = te.alias.name;
+          e.pmu = shown;
+          e.encoding = te.alias.terms;
+          e.description = te.description;
+          e.topic = te.topic;
+          e.unit = te.alias.unit;
+          e.scale = te.alias.scale;
+          e.source = Source::json;
+          e.deprecated = te.deprecated;
+          add(std::move(e));
+        }
     }
   }
   if (filter.tracepoints) {

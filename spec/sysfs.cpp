@@ -1,6 +1,7 @@
 #include <dirent.h>
 #include <fcntl.h>
 #include <fnmatch.h>
+#include <regex.h>
 #include <linux/openat2.h>
 #include <strings.h>
 #include <sys/stat.h>
@@ -12,6 +13,7 @@
 #include <charconv>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
 
 #include <fmt/format.h>
 
@@ -325,21 +327,22 @@ unsigned Pmu::max_precise() const {
   return max_precise_;
 }
 
-bool pmu_name_matches(std::string_view pattern, std::string_view name) {
-  auto has_glob = [](std::string_view s) { return s.find_first_of("*?[") != std::string_view::npos; };
-  auto match_one = [&](std::string_view pat, std::string_view candidate) {
-    if (has_glob(pat)) return ::fnmatch(std::string(pat).c_str(), std::string(candidate).c_str(), 0) == 0;
-    if (candidate == pat) return true;
-    auto us = candidate.rfind('_');
-    if (us == std::string_view::npos || us + 1 >= candidate.size()) return false;
-    auto suffix = candidate.substr(us + 1);
-    if (suffix.find_first_not_of("0123456789abcdefABCDEF") != std::string_view::npos) return false;
-    return candidate.substr(0, us) == pat;
-  };
-  if (match_one(pattern, name)) return true;
+namespace {
+
+bool has_glob(std::string_view s) { return s.find_first_of("*?[") != std::string_view::npos; }
+
+std::string_view without_uncore(std::string_view s) {
   constexpr std::string_view uncore = "uncore_";
-  if (name.starts_with(uncore) && !pattern.starts_with(uncore)) return match_one(pattern, name.substr(uncore.size()));
-  return false;
+  return s.starts_with(uncore) ? s.substr(uncore.size()) : s;
+}
+
+}  // namespace
+
+bool pmu_name_matches(std::string_view pattern, std::string_view name) {
+  std::string_view tok = without_uncore(pattern), n = without_uncore(name);
+  // The suffix rule is the one table units use (table_pmu_matches without commas).
+  if (tok.find(',') == std::string_view::npos && table_pmu_matches(tok, n)) return true;
+  return has_glob(tok) && ::fnmatch(std::string(tok).c_str(), std::string(n).c_str(), 0) == 0;
 }
 
 MachineOptions MachineOptions::from_environment() {
@@ -383,9 +386,20 @@ const Pmu* Machine::pmu(std::string_view name) const {
   pmu->dir_ = dir;
   pmu->jail_ = jail_;
   pmu->type_ = type;
-  if (auto m = io::read_small_file(*jail_, dir + "/cpumask")) pmu->cpumask_ = std::string(io::trim(*m));
+  if (auto m = io::read_small_file(*jail_, dir + "/cpumask")) {
+    pmu->cpumask_ = std::string(io::trim(*m));
+    pmu->uncore_ = true;
+  }
   if (auto c = io::read_small_file(*jail_, dir + "/cpus")) pmu->cpus_ = std::string(io::trim(*c));
-  pmu->core_ = name == "cpu" || io::exists(*jail_, dir + "/cpus");
+  pmu->core_ = name == "cpu" || name == "cpum_cf" || io::exists(*jail_, dir + "/cpus");
+  // perf reads the identifier of uncore PMUs only, and the first line of `alias`.
+  if (pmu->uncore_)
+    if (auto id = io::read_small_file(*jail_, dir + "/identifier")) pmu->identifier_ = std::string(io::trim(*id));
+  if (auto a = io::read_small_file(*jail_, dir + "/alias")) {
+    std::string_view first = *a;
+    first = first.substr(0, first.find('\n'));
+    pmu->alias_name_ = std::string(io::trim(first));
+  }
   const Pmu* raw = pmu.get();
   pmus_.emplace(std::string(name), std::move(pmu));
   return raw;
@@ -413,32 +427,230 @@ const std::vector<const Pmu*>& Machine::core_pmus() const {
   return cores_;
 }
 
+const Pmu* Machine::find_pmu(std::string_view name) const {
+  if (const Pmu* p = pmu(name)) return p;
+  if (name.empty()) return nullptr;
+  // perf_pmus__find: a name that is no PMU folder may be another PMU's `alias`. The aliases are
+  // collected once (wildcards like `uncore_imc/.../` ask here on every resolve).
+  std::call_once(alias_names_once_, [this] {
+    for (const auto& n : pmu_names()) {
+      try {
+        if (const Pmu* p = pmu(n); p && !p->alias_name().empty()) pmu_aliases_.emplace(p->alias_name(), p);
+      } catch (const Error&) {
+        // an unreadable PMU is not the one asked for by another name
+      }
+    }
+  });
+  auto it = pmu_aliases_.find(name);
+  return it == pmu_aliases_.end() ? nullptr : it->second;
+}
+
+bool Machine::pmu_matches(std::string_view pattern, const Pmu& p) const {
+  return pmu_name_matches(pattern, p.name()) || (!p.alias_name().empty() && pmu_name_matches(pattern, p.alias_name()));
+}
+
+namespace {
+
+// The first CPU of a sysfs CPU list ("0-15", "8,12"), or -1.
+int first_cpu(std::string_view list) {
+  list = io::trim(list);
+  int cpu = 0;
+  auto [p, ec] = std::from_chars(list.data(), list.data() + list.size(), cpu);
+  return ec == std::errc{} && p != list.data() ? cpu : -1;
+}
+
+// The architecture folder perf compiled in for this CPU id: `dir` itself when it holds mapfile.csv,
+// else its subfolder for the id's architecture (`--events-dir pmu-events` as well as `pmu-events/x86`).
+std::string arch_folder(const std::string& dir, const std::string& cpuid) {
+  std::error_code ec;
+  if (std::filesystem::exists(dir + "/mapfile.csv", ec)) return dir;
+  const char* name = nullptr;
+  switch (table_arch("", cpuid)) {
+    case TableArch::x86: name = "x86"; break;
+    case TableArch::arm64: name = "arm64"; break;
+    default:
+#if defined(__x86_64__) || defined(__i386__)
+      name = "x86";
+#elif defined(__aarch64__)
+      name = "arm64";
+#elif defined(__powerpc__)
+      name = "powerpc";
+#elif defined(__s390__)
+      name = "s390";
+#elif defined(__riscv)
+      name = "riscv";
+#endif
+      break;
+  }
+  if (name && std::filesystem::exists(fmt::format("{}/{}/mapfile.csv", dir, name), ec)) return fmt::format("{}/{}", dir, name);
+  return dir;  // find_model names the missing mapfile.csv
+}
+
+}  // namespace
+
 const std::string& Machine::cpuid() const {
   tables();
   return cpuid_;
 }
 
+std::string Machine::midr_of(int cpu) const {
+  if (cpu < 0) return {};
+  auto text = io::read_small_file(*jail_, fmt::format("{}/devices/system/cpu/cpu{}/regs/identification/midr_el1", root_, cpu));
+  return text ? std::string(io::trim(*text)) : std::string{};
+}
+
 const EventTables* Machine::tables() const {
   std::call_once(tables_once_, [this] {
-    // The CPU id: the option, else the one a snapshot recorded, else this machine's.
+    // The CPU id: the option, else the one a snapshot recorded, else this machine's: the MIDR of the
+    // first core CPU under the root (arm64 keeps it in sysfs), else what perf reads from /proc.
     cpuid_ = options_.cpuid;
     if (cpuid_.empty())
       if (auto recorded = io::read_small_file(*jail_, root_ + "/perfspec-snapshot/cpuid")) cpuid_ = std::string(io::trim(*recorded));
+    cpuid_given_ = !cpuid_.empty();
+    if (cpuid_.empty()) {
+      int cpu = 0;
+      try {
+        for (const Pmu* p : core_pmus())
+          if (int c = first_cpu(p->cpus().empty() ? p->cpumask() : p->cpus()); c >= 0) {
+            cpu = c;
+            break;
+          }
+      } catch (const Error&) {
+        // a broken core PMU is reported where it is used
+      }
+      cpuid_ = midr_of(cpu);
+    }
     if (cpuid_.empty()) cpuid_ = detect_cpuid();
     if (options_.events_dir.empty()) return;
-    auto model = find_model(options_.events_dir, cpuid_);
+    arch_dir_ = arch_folder(options_.events_dir, cpuid_);
+    arm64_ = table_arch(arch_dir_, cpuid_) == TableArch::arm64;
+    auto model = find_model(arch_dir_, cpuid_);
     if (!model) return;
-    tables_ = EventTables::load(options_.events_dir, *model, EventTables::Options{options_.cache_dir});
+    tables_ = EventTables::load(arch_dir_, *model, EventTables::Options{options_.cache_dir});
   });
   return tables_.get();
 }
 
-const Alias* Machine::alias(const Pmu& pmu, std::string_view name) const {
-  if (const Alias* a = pmu.alias(name)) return a;
-  if (const EventTables* t = tables()) {
-    for (const TableEvent* e : t->find(name))
-      if (e->pmu.empty() ? pmu.is_core() : pmu_name_matches(e->pmu, pmu.name())) return &e->alias;
+const std::string& Machine::tables_folder() const {
+  tables();
+  return arch_dir_;
+}
+
+const EventTables* Machine::tables_for_cpuid(const std::string& cpuid) const {
+  if (cpuid == cpuid_) return tables_.get();
+  {
+    std::lock_guard lock(mutex_);
+    if (auto it = tables_by_cpuid_.find(cpuid); it != tables_by_cpuid_.end()) return it->second.get();
   }
+  std::shared_ptr<const EventTables> t;
+  if (auto model = find_model(arch_dir_, cpuid))
+    t = EventTables::load(arch_dir_, *model, EventTables::Options{options_.cache_dir});
+  std::lock_guard lock(mutex_);
+  return tables_by_cpuid_.emplace(cpuid, std::move(t)).first->second.get();
+}
+
+const EventTables* Machine::tables_for(const Pmu& pmu) const {
+  const EventTables* machine_tables = tables();
+  if (!arm64_ || cpuid_given_ || arch_dir_.empty()) return machine_tables;
+  // perf asks each PMU for its CPU id on arm64: the MIDR of the first CPU of its `cpus` (core) or
+  // `cpumask` (uncore); a PMU with neither has no CPU and no model tables.
+  const std::string& cpus = pmu.is_core() && !pmu.cpus().empty() ? pmu.cpus() : pmu.cpumask();
+  if (cpus.empty()) return pmu.is_core() ? machine_tables : nullptr;
+  std::string midr = midr_of(first_cpu(cpus));
+  return midr.empty() ? machine_tables : tables_for_cpuid(midr);
+}
+
+const EventTables* Machine::sys_tables() const {
+  tables();
+  std::call_once(sys_once_, [this] {
+    if (!arch_dir_.empty()) sys_tables_ = EventTables::load_sys(arch_dir_, EventTables::Options{options_.cache_dir});
+  });
+  return sys_tables_.get();
+}
+
+namespace {
+
+// perf's pmu_uncore_identifier_match: the Compat regex matches the whole identifier.
+bool identifier_matches(const std::string& compat, const std::string& id) {
+  regex_t re;
+  if (::regcomp(&re, compat.c_str(), REG_EXTENDED) != 0) return false;
+  regmatch_t m[1];
+  bool found = ::regexec(&re, id.c_str(), 1, m, 0) == 0;
+  ::regfree(&re);
+  return found && m[0].rm_so == 0 && static_cast<std::size_t>(m[0].rm_eo) == id.size();
+}
+
+}  // namespace
+
+bool Machine::table_event_applies(const TableEvent& e, const Pmu& pmu) const {
+  if (e.sys)
+    return pmu.is_uncore() && !pmu.identifier().empty() && !e.pmu.empty() && !e.compat.empty() &&
+           table_pmu_matches(e.pmu, pmu.name()) && identifier_matches(e.compat, pmu.identifier());
+  if (e.pmu.empty()) return pmu.is_core();
+  return e.pmu == pmu.name() || (pmu.is_uncore() && table_pmu_matches(e.pmu, pmu.name()));
+}
+
+const TableEvent* Machine::table_event(const Pmu& pmu, std::string_view name, bool sys) const {
+  if (sys && (!pmu.is_uncore() || pmu.identifier().empty())) return nullptr;
+  const EventTables* t = sys ? sys_tables() : tables_for(pmu);
+  if (!t) return nullptr;
+  for (const TableEvent* e : t->find(name))
+    if (table_event_applies(*e, pmu)) return e;
+  return nullptr;
+}
+
+std::vector<const TableEvent*> Machine::table_events(const Pmu& pmu) const {
+  std::vector<const TableEvent*> out;
+  for (const EventTables* t : {tables_for(pmu), pmu.is_uncore() && !pmu.identifier().empty() ? sys_tables() : nullptr})
+    if (t)
+      for (const auto& e : t->events())
+        if (table_event_applies(e, pmu)) out.push_back(&e);
+  return out;
+}
+
+std::vector<TableDiagnostic> Machine::table_problems() const {
+  std::vector<TableDiagnostic> out;
+  auto add = [&](const EventTables* t) {
+    if (t)
+      for (const auto& d : t->diagnostics())
+        if (!d.entry) out.push_back(d);
+  };
+  add(tables());
+  {
+    std::lock_guard lock(mutex_);
+    for (const auto& [id, t] : tables_by_cpuid_) add(t.get());
+  }
+  add(sys_tables());
+  return out;
+}
+
+const Alias* Machine::named_event(const Pmu& pmu, std::string_view name) const {
+  // perf 6.12 adds a PMU's `sys` table events when it loads the PMU, before its sysfs aliases: they win.
+  if (const TableEvent* s = table_event(pmu, name, true)) return &s->alias;
+  const TableEvent* t = table_event(pmu, name, false);
+  const Alias* a = pmu.alias(name);
+  if (!a) return t ? &t->alias : nullptr;
+  if (!t) return a;
+  // A sysfs alias that the model tables also define takes the table's encoding and per-pkg, and its
+  // scale and unit when the entry has them (perf's update_alias); the rest stays the sysfs file's.
+  std::string key = fmt::format("{}/{}", pmu.name(), ascii_lowered(name));
+  std::lock_guard lock(mutex_);
+  if (auto it = merged_.find(key); it != merged_.end()) return it->second.get();
+  auto m = std::make_unique<Alias>(*a);
+  m->terms = t->alias.terms;
+  m->per_pkg = t->alias.per_pkg;
+  if (!t->alias.scale_text.empty() || !t->alias.unit.empty()) {
+    m->scale = t->alias.scale;
+    m->scale_text = t->alias.scale_text;
+    m->unit = t->alias.unit;
+  }
+  m->source = Source::json;
+  m->origin = fmt::format("{} (over the sysfs file '{}')", t->alias.origin, a->origin);
+  return merged_.emplace(key, std::move(m)).first->second.get();
+}
+
+const Alias* Machine::alias(const Pmu& pmu, std::string_view name) const {
+  if (const Alias* a = named_event(pmu, name)) return a;
   // libpfm4 knows events by `PMU_EVENT:UMASK` and the dotted vendor form; only names that look like
   // one go there, and only for the PMU its encoding targets.
   if (!options_.libpfm4 || !pmu.is_core() || name.find_first_of(".:") == std::string_view::npos) return nullptr;
@@ -473,8 +685,6 @@ const std::vector<std::pair<const Pmu*, const Alias*>>& Machine::aliases_named(s
   }
   std::string lower = key;  // the buffer is only for the lookup above
   std::vector<std::pair<const Pmu*, const Alias*>> out;
-  std::vector<const TableEvent*> hits;
-  if (const EventTables* t = tables()) hits = t->find(name);
   // A PMU that cannot be read does not hide the name on the others; when the name is found nowhere,
   // the first such error is the answer (that PMU may be the one that has it).
   std::optional<Error> unreadable;
@@ -482,10 +692,7 @@ const std::vector<std::pair<const Pmu*, const Alias*>>& Machine::aliases_named(s
     try {
       const Pmu* pmu = this->pmu(n);
       if (!pmu) continue;
-      const Alias* a = pmu->alias(name);
-      for (std::size_t i = 0; !a && i < hits.size(); ++i)
-        if (hits[i]->pmu.empty() ? pmu->is_core() : pmu_name_matches(hits[i]->pmu, pmu->name())) a = &hits[i]->alias;
-      if (a) out.emplace_back(pmu, a);
+      if (const Alias* a = named_event(*pmu, name)) out.emplace_back(pmu, a);
     } catch (const Error& e) {
       if (!unreadable) unreadable = e;
     }

@@ -1,7 +1,6 @@
+// perf-format JSON event tables: the compiled index that makes a lookup cheap, and EventTables.
 #include <fcntl.h>
-#include <regex.h>
 #include <sys/mman.h>
-#include <strings.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -9,23 +8,24 @@
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
-#include <deque>
-#include <map>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <sstream>
+#include <deque>
 
 #include <fmt/format.h>
-#include <nlohmann/json.hpp>
 
 #include "perfspec/error.hpp"
 #include "perfspec/tables.hpp"
 #include "spec/ascii.hpp"
 #include "spec/sysfs_io.hpp"
+#include "spec/table_json.hpp"
 
 namespace perfspec::spec {
 
 namespace fs = std::filesystem;
+using detail::jevents_number;
 
 std::string_view source_name(Source source) {
   switch (source) {
@@ -37,151 +37,14 @@ std::string_view source_name(Source source) {
   return "?";
 }
 
-namespace {
-
-std::string read_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw Error(fmt::format("cannot read '{}': {}", path, std::strerror(errno)));
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
+std::string TableDiagnostic::text() const {
+  std::string out = file;
+  if (entry) out += fmt::format(": entry {}", *entry);
+  if (!name.empty()) out += fmt::format(" ({})", name);
+  return out + ": " + message;
 }
 
-bool is_full_cpuid(std::string_view id) { return std::count(id.begin(), id.end(), '-') == 3; }
-
-std::optional<std::uint64_t> number(std::string_view text) {
-  std::string t(io::trim(text));
-  if (t.empty()) return std::nullopt;
-  char* end = nullptr;
-  errno = 0;
-  unsigned long long v = std::strtoull(t.c_str(), &end, 0);
-  if (errno == ERANGE || end != t.c_str() + t.size() || t.front() == '-') return std::nullopt;
-  return v;
-}
-
-}  // namespace
-
-std::string detect_cpuid(const std::string& cpuinfo, const std::string& midr) {
-  std::ifstream in(cpuinfo);
-  std::string line, vendor;
-  long family = -1, model = -1, stepping = -1;
-  while (std::getline(in, line)) {
-    if (line.empty()) break;  // the first processor is enough
-    auto colon = line.find(':');
-    if (colon == std::string::npos) continue;
-    std::string key(io::trim(std::string_view(line).substr(0, colon)));
-    std::string value(io::trim(std::string_view(line).substr(colon + 1)));
-    if (key == "vendor_id") vendor = value;
-    else if (key == "cpu family") family = std::strtol(value.c_str(), nullptr, 10);
-    else if (key == "model") model = std::strtol(value.c_str(), nullptr, 10);
-    else if (key == "stepping") stepping = std::strtol(value.c_str(), nullptr, 10);
-  }
-  if (!vendor.empty() && family >= 0 && model >= 0 && stepping >= 0)
-    return fmt::format("{}-{}-{:X}-{:X}", vendor, family, model, stepping);
-  // arm64: perf uses the MIDR of the first CPU.
-  std::ifstream m(midr);
-  std::string id;
-  if (m >> id) return id;
-  return {};
-}
-
-bool cpuid_matches(std::string_view pattern, std::string_view cpuid) {
-  bool full_pattern = is_full_cpuid(pattern), full_id = is_full_cpuid(cpuid);
-  if (full_pattern && !full_id) return false;
-  std::string p(pattern), id(cpuid);
-  regex_t re;
-  if (::regcomp(&re, p.c_str(), REG_EXTENDED) != 0) return false;
-  regmatch_t m[1];
-  bool found = ::regexec(&re, id.c_str(), 1, m, 0) == 0;
-  ::regfree(&re);
-  if (!found || m[0].rm_so != 0) return false;
-  // A pattern without a stepping matches the id up to its last '-'.
-  std::size_t want = !full_pattern && full_id ? id.rfind('-') : id.size();
-  return static_cast<std::size_t>(m[0].rm_eo) == want;
-}
-
-std::optional<std::string> find_model(const std::string& dir, const std::string& cpuid) {
-  std::string path = dir + "/mapfile.csv";
-  auto text = io::read_small_file(path);
-  if (!text) throw Error(fmt::format("events directory '{}' has no mapfile.csv", dir));
-  std::istringstream in(*text);
-  std::string line;
-  int lineno = 0;
-  while (std::getline(in, line)) {
-    ++lineno;
-    std::string_view l = io::trim(line);
-    if (l.empty() || l.front() == '#' || l.starts_with("Family-model")) continue;
-    std::vector<std::string> fields;
-    std::string field;
-    std::istringstream ls{std::string(l)};
-    while (std::getline(ls, field, ',')) fields.push_back(std::string(io::trim(field)));
-    if (fields.size() < 3 || fields[0].empty() || fields[2].empty())
-      throw Error(fmt::format("'{}' line {}: expected 'cpuid,version,folder,type', got '{}'", path, lineno, l));
-    if (fields.size() >= 4 && !fields[3].empty() && fields[3] != "core") continue;
-    if (cpuid_matches(fields[0], cpuid)) {
-      if (!safe_component(fields[2]) && fields[2].find("..") != std::string::npos)
-        throw Error(fmt::format("'{}' line {}: folder '{}' leaves the events directory", path, lineno, fields[2]));
-      return fields[2];
-    }
-  }
-  return std::nullopt;
-}
-
-std::string table_unit_pmu(std::string_view unit) {
-  // perf's jevents names these PMUs explicitly; every other unit is `uncore_<unit>` in lower case.
-  static constexpr std::pair<std::string_view, std::string_view> named[] = {
-      {"CBO", "uncore_cbox"},   {"QPI LL", "uncore_qpi"}, {"SBO", "uncore_sbox"}, {"iMPH-U", "uncore_arb"},
-      {"UPI LL", "uncore_upi"}, {"L3PMC", "amd_l3"},      {"DFPMC", "amd_df"},    {"UMCPMC", "amd_umc"},
-      {"cpu_core", "cpu_core"}, {"cpu_atom", "cpu_atom"}, {"CPU-M-CF", "cpum_cf"}, {"CPU-M-SF", "cpum_sf"},
-  };
-  if (unit.empty()) return {};
-  for (const auto& [u, pmu] : named)
-    if (u == unit) return std::string(pmu);
-  std::string out = "uncore_" + ascii_lowered(unit);
-  std::replace(out.begin(), out.end(), ' ', '_');
-  return out;
-}
-
-std::string table_terms(const TableFields& f) {
-  auto need = [](std::string_view what, std::string_view text) {
-    auto v = number(text);
-    if (!v) throw Error(fmt::format("{} '{}' is not a number", what, text));
-    return *v;
-  };
-  std::string terms;
-  if (!f.config_code.empty()) {
-    terms = fmt::format("config={:#x}", need("ConfigCode", f.config_code));
-  } else {
-    // "0xB7, 0xBB": events that need either of two codes take the first, as perf does.
-    std::string_view code = f.event_code;
-    code = code.substr(0, code.find(','));
-    std::uint64_t event = code.empty() ? 0 : need("EventCode", code);
-    if (!f.ext_sel.empty()) event |= need("ExtSel", f.ext_sel) << 8;
-    terms = fmt::format("event={:#x}", event);
-  }
-  auto add = [&](std::string_view key, std::string_view term, std::string_view value) {
-    if (value.empty()) return;
-    if (need(key, value) == 0) return;  // zero fields are left out
-    terms += fmt::format(",{}={}", term, io::trim(value));
-  };
-  add("AnyThread", "any", f.any_thread);
-  add("PortMask", "ch_mask", f.port_mask);
-  add("CounterMask", "cmask", f.counter_mask);
-  add("EdgeDetect", "edge", f.edge_detect);
-  add("FCMask", "fc_mask", f.fc_mask);
-  add("Invert", "inv", f.invert);
-  add("SampleAfterValue", "period", f.sample_after_value);
-  add("UMask", "umask", f.umask);
-  if (!f.filter.empty()) terms += "," + std::string(io::trim(f.filter));
-  if (!f.msr_index.empty()) {
-    std::string_view first = f.msr_index;
-    first = io::trim(first.substr(0, first.find(',')));
-    std::uint64_t index = need("MSRIndex", first);
-    const char* term = index == 0x3F6 ? "ldlat" : index == 0x1A6 || index == 0x1A7 ? "offcore_rsp" : index == 0x3F7 ? "frontend" : nullptr;
-    if (term && !f.msr_value.empty()) terms += fmt::format(",{}={:#x}", term, need("MSRValue", f.msr_value));
-  }
-  return terms;
-}
+// --------------------------------------------------------------------------------- the index
 
 void EventTables::sort_and_key() {
   std::vector<std::size_t> order(events_.size());
@@ -200,8 +63,9 @@ void EventTables::sort_and_key() {
   events_ = std::move(sorted);
 }
 
-// The compiled index, mapped: one line per entry, sorted by its first field (the lower-case name):
-//   key \t name \t pmu \t topic \t terms \t scale \t unit \t flags(per_pkg deprecated)
+// The compiled index, mapped: a header, the diagnostics of the files it was built from, then one line
+// per entry, sorted by its first field (the lower-case name):
+//   key \t name \t pmu \t file \t terms \t scale \t unit \t flags(per_pkg deprecated sys) \t compat
 struct EventTables::Index {
   void* map = MAP_FAILED;
   std::size_t size = 0;
@@ -222,25 +86,27 @@ struct EventTables::Index {
 
 namespace {
 
-// Split an index line into its 8 fields; false when it is not one.
-bool split_index_line(std::string_view l, std::string_view (&f)[8]) {
-  for (int k = 0; k < 8; ++k) {
+constexpr int index_fields = 9;
+
+// Split an index line into its fields; false when it is not one.
+bool split_index_line(std::string_view l, std::string_view (&f)[index_fields]) {
+  for (int k = 0; k < index_fields; ++k) {
     auto tab = l.find('\t');
-    if (k < 7 && tab == std::string_view::npos) return false;
+    if (k < index_fields - 1 && tab == std::string_view::npos) return false;
     f[k] = l.substr(0, tab);
     l = tab == std::string_view::npos ? std::string_view{} : l.substr(tab + 1);
   }
-  return !f[1].empty() && !f[4].empty() && f[7].size() == 2;
+  return !f[1].empty() && !f[4].empty() && f[7].size() == 3;
 }
 
-TableEvent from_index_line(std::string_view (&f)[8]) {
+TableEvent from_index_line(std::string_view (&f)[index_fields]) {
   TableEvent ev;
   ev.alias.name = std::string(f[1]);
   ev.pmu = std::string(f[2]);
-  ev.topic = std::string(f[3]);
+  ev.alias.origin = std::string(f[3]);
+  ev.topic = detail::table_topic(ev.alias.origin);
   ev.alias.terms = std::string(f[4]);
   ev.alias.source = Source::json;
-  ev.alias.origin = ev.topic + ".json";
   if (!f[5].empty()) {
     ev.alias.scale_text = std::string(f[5]);
     ev.alias.scale = std::strtod(ev.alias.scale_text.c_str(), nullptr);
@@ -248,7 +114,17 @@ TableEvent from_index_line(std::string_view (&f)[8]) {
   ev.alias.unit = std::string(f[6]);
   ev.alias.per_pkg = f[7][0] == '1';
   ev.deprecated = f[7][1] == '1';
+  ev.sys = f[7][2] == '1';
+  ev.compat = std::string(f[8]);
   return ev;
+}
+
+// A diagnostic on one line of the index (its fields cannot hold tabs or newlines).
+std::string one_line(std::string_view s) {
+  std::string out(s);
+  for (char& c : out)
+    if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) c = ' ';
+  return out;
 }
 
 }  // namespace
@@ -276,7 +152,7 @@ std::vector<const TableEvent*> EventTables::find(std::string_view name) const {
   }
   std::vector<const TableEvent*> out;
   for (std::size_t i = lo; i < ix.lines.size() && Index::key(ix.line(i)) == key; ++i) {
-    std::string_view f[8];
+    std::string_view f[index_fields];
     if (!split_index_line(ix.line(i), f)) break;
     ix.parsed.push_back(from_index_line(f));
     out.push_back(&ix.parsed.back());
@@ -289,7 +165,7 @@ const std::vector<TableEvent>& EventTables::events() const {
   std::call_once(all_once_, [this] {
     if (!index_ || !events_.empty()) return;
     for (std::size_t i = 0; i < index_->lines.size(); ++i) {
-      std::string_view f[8];
+      std::string_view f[index_fields];
       if (!split_index_line(index_->line(i), f)) continue;
       keys_.emplace_back(f[0]);
       events_.push_back(from_index_line(f));
@@ -314,25 +190,14 @@ std::vector<std::string_view> EventTables::names() const {
 
 namespace {
 
-// The JSON files of a model, sorted, with what identifies their content for the index.
-std::vector<fs::path> model_files(const std::string& dir, const std::string& model) {
-  fs::path folder = fs::path(dir) / model;
-  std::error_code ec;
-  if (!fs::is_directory(folder, ec)) throw Error(fmt::format("events directory has no folder '{}'", folder.string()));
-  std::vector<fs::path> files;
-  for (const auto& e : fs::directory_iterator(folder, ec))
-    if (e.path().extension() == ".json") files.push_back(e.path());
-  std::sort(files.begin(), files.end());
-  return files;
-}
-
-std::string signature(const std::vector<fs::path>& files) {
+std::string signature(const detail::TableFiles& files) {
   std::string sig = "v1";
-  for (const auto& f : files) {
-    struct stat st {};
-    if (::stat(f.c_str(), &st) != 0) continue;
-    sig += fmt::format("|{}:{}:{}.{}", fs::absolute(f).string(), st.st_size, st.st_mtim.tv_sec, st.st_mtim.tv_nsec);
-  }
+  for (const auto* list : {&files.std_files, &files.files})
+    for (const auto& f : *list) {
+      struct stat st {};
+      if (::stat(f.c_str(), &st) != 0) continue;
+      sig += fmt::format("|{}:{}:{}.{}", fs::absolute(f).string(), st.st_size, st.st_mtim.tv_sec, st.st_mtim.tv_nsec);
+    }
   return sig;
 }
 
@@ -350,120 +215,76 @@ std::string cache_dir(const EventTables::Options& o) {
   return "none";
 }
 
-std::string field(const nlohmann::json& entry, const char* key, const std::string& where) {
-  auto it = entry.find(key);
-  if (it == entry.end() || it->is_null()) return {};
-  if (it->is_string()) return it->get<std::string>();
-  if (it->is_number_unsigned() || it->is_number_integer()) return std::to_string(it->get<std::int64_t>());
-  throw Error(fmt::format("{}: '{}' must be a string, not {}", where, key, it->type_name()));
-}
+constexpr std::string_view index_magic = "perfspec-event-index 3";
 
-void parse_scale_unit(const std::string& text, Alias& a) {
-  // "6.103515625E-5MiB", "1Joules", "64Bytes"
-  const char* begin = text.c_str();
-  char* end = nullptr;
-  double v = std::strtod(begin, &end);
-  if (end == begin) return;
-  a.scale = v;
-  a.scale_text = std::string(begin, static_cast<std::size_t>(end - begin));
-  a.unit = std::string(io::trim(std::string_view(end)));
-}
-
-// Control characters have no place in names, terms or units, and would break the index's lines.
-bool has_control(std::string_view s) {
-  return std::any_of(s.begin(), s.end(), [](char c) { return static_cast<unsigned char>(c) < 0x20 || c == 0x7f; });
-}
-
-std::vector<TableEvent> parse_model(const std::vector<fs::path>& files, bool descriptions) {
-  std::vector<TableEvent> out;
-  for (const auto& path : files) {
-    std::string text = read_file(path.string());
-    nlohmann::json doc;
-    try {
-      doc = nlohmann::json::parse(text);
-    } catch (const nlohmann::json::parse_error& e) {
-      throw Error(fmt::format("events table '{}': invalid JSON at byte {}", path.string(), e.byte));
-    } catch (const nlohmann::json::exception& e) {  // e.g. a number out of range (1e400)
-      throw Error(fmt::format("events table '{}': invalid JSON: {}", path.string(), e.what()));
+// The diagnostics section of a mapped index, after its header: `diagnostics N` then N lines of
+// `file \t entry \t name \t message`. Returns where the entries begin, or npos when it is malformed.
+std::size_t read_diagnostics(std::string_view all, std::size_t at, std::vector<TableDiagnostic>& out) {
+  auto next_line = [&](std::string_view& line) {
+    auto nl = all.find('\n', at);
+    if (nl == std::string_view::npos) return false;
+    line = all.substr(at, nl - at);
+    at = nl + 1;
+    return true;
+  };
+  std::string_view line;
+  if (!next_line(line) || !line.starts_with("diagnostics ")) return std::string_view::npos;
+  auto count = jevents_number(line.substr(12));
+  if (!count || *count > all.size()) return std::string_view::npos;
+  for (std::uint64_t i = 0; i < *count; ++i) {
+    if (!next_line(line)) return std::string_view::npos;
+    std::string_view f[4];
+    for (int k = 0; k < 4; ++k) {
+      auto tab = line.find('\t');
+      if (k < 3 && tab == std::string_view::npos) return std::string_view::npos;
+      f[k] = line.substr(0, tab);
+      line = tab == std::string_view::npos ? std::string_view{} : line.substr(tab + 1);
     }
-    if (!doc.is_array()) throw Error(fmt::format("events table '{}': expected a JSON array of events", path.string()));
-    std::string topic = path.stem().string();
-    if (has_control(topic)) throw Error(fmt::format("events table '{}': the file name has control characters", path.string()));
-    for (std::size_t i = 0; i < doc.size(); ++i) {
-      const auto& entry = doc[i];
-      std::string where = fmt::format("events table '{}': entry {}", path.string(), i);
-      if (!entry.is_object()) throw Error(fmt::format("{}: expected an object", where));
-      std::string name = field(entry, "EventName", where);
-      if (name.empty()) {
-        if (entry.contains("MetricName") || entry.contains("MetricExpr") || entry.contains("ArchStdEvent")) continue;
-        throw Error(fmt::format("{}: no EventName", where));
-      }
-      where += fmt::format(" ({})", name);
-      TableFields f;
-      f.event_code = field(entry, "EventCode", where);
-      f.umask = field(entry, "UMask", where);
-      f.counter_mask = field(entry, "CounterMask", where);
-      f.invert = field(entry, "Invert", where);
-      f.edge_detect = field(entry, "EdgeDetect", where);
-      f.any_thread = field(entry, "AnyThread", where);
-      f.sample_after_value = field(entry, "SampleAfterValue", where);
-      f.msr_index = field(entry, "MSRIndex", where);
-      f.msr_value = field(entry, "MSRValue", where);
-      f.filter = field(entry, "Filter", where);
-      f.config_code = field(entry, "ConfigCode", where);
-      f.ext_sel = field(entry, "ExtSel", where);
-      f.port_mask = field(entry, "PortMask", where);
-      f.fc_mask = field(entry, "FCMask", where);
-      if (f.event_code.empty() && f.config_code.empty()) throw Error(fmt::format("{}: no EventCode or ConfigCode", where));
-      if (has_control(f.filter)) throw Error(fmt::format("{}: Filter has control characters", where));
-      TableEvent ev;
-      try {
-        ev.alias.terms = table_terms(f);
-      } catch (const Error& e) {
-        throw Error(fmt::format("{}: {}", where, e.message()));
-      }
-      if (name.find_first_of(",/{}:= \t") != std::string::npos || has_control(name))
-        throw Error(fmt::format("{}: the name cannot be written in an event string", where));
-      ev.alias.name = name;
-      ev.alias.source = Source::json;
-      ev.alias.origin = path.filename().string();
-      std::string unit = field(entry, "Unit", where);
-      if (has_control(unit)) throw Error(fmt::format("{}: Unit has control characters", where));
-      ev.pmu = table_unit_pmu(unit);
-      ev.topic = topic;
-      if (auto su = field(entry, "ScaleUnit", where); !su.empty()) {
-        if (has_control(su)) throw Error(fmt::format("{}: ScaleUnit has control characters", where));
-        parse_scale_unit(su, ev.alias);
-      }
-      ev.alias.per_pkg = field(entry, "PerPkg", where) == "1";
-      ev.deprecated = field(entry, "Deprecated", where) == "1";
-      if (descriptions) ev.description = field(entry, "BriefDescription", where);
-      out.push_back(std::move(ev));
+    TableDiagnostic d{std::string(f[0]), std::nullopt, std::string(f[2]), std::string(f[3])};
+    if (f[1] != "-") {
+      auto entry = jevents_number(f[1]);
+      if (!entry) return std::string_view::npos;
+      d.entry = static_cast<std::size_t>(*entry);
     }
+    out.push_back(std::move(d));
   }
-  return out;
+  return at;
 }
-
-constexpr std::string_view index_magic = "perfspec-event-index 2";
 
 }  // namespace
 
 std::shared_ptr<const EventTables> EventTables::load_full(const std::string& dir, const std::string& model) {
   auto t = std::make_shared<EventTables>();
   t->model_ = model;
-  t->events_ = parse_model(model_files(dir, model), true);
+  detail::LoadedTables l = detail::parse_table_files(detail::table_files(dir, model, model.empty()), true);
+  t->events_ = std::move(l.events);
+  for (auto& e : t->events_) e.sys = model.empty();
+  t->metrics_ = std::move(l.metrics);
+  t->counters_ = std::move(l.counters);
+  t->metric_groups_ = std::move(l.groups);
+  t->diagnostics_ = std::move(l.diagnostics);
   t->sort_and_key();
   return t;
 }
 
 std::shared_ptr<const EventTables> EventTables::load(const std::string& dir, const std::string& model,
                                                      const Options& options) {
-  auto files = model_files(dir, model);
+  return load_files(dir, model, options, false);
+}
+
+std::shared_ptr<const EventTables> EventTables::load_sys(const std::string& dir, const Options& options) {
+  return load_files(dir, "", options, true);
+}
+
+std::shared_ptr<const EventTables> EventTables::load_files(const std::string& dir, const std::string& model,
+                                                           const Options& options, bool sys) {
+  detail::TableFiles files = detail::table_files(dir, model, sys);
+  auto t = std::make_shared<EventTables>();
+  t->model_ = model;
+  if (sys && files.files.empty()) return t;  // no sys folders: nothing to parse or keep
   std::string sig = signature(files);
   std::string cdir = cache_dir(options);
   std::string cache = cdir == "none" ? std::string{} : fmt::format("{}/{:016x}.idx", cdir, fnv1a(sig));
-  auto t = std::make_shared<EventTables>();
-  t->model_ = model;
   if (!cache.empty()) {
     int fd = ::open(cache.c_str(), O_RDONLY | O_CLOEXEC);
     struct stat st {};
@@ -474,8 +295,11 @@ std::shared_ptr<const EventTables> EventTables::load(const std::string& dir, con
       if (ix->map != MAP_FAILED) {
         std::string_view all(static_cast<const char*>(ix->map), ix->size);
         std::string header = fmt::format("{}\n{}\n", index_magic, sig);
-        if (all.starts_with(header) && (all.size() == header.size() || all.ends_with('\n'))) {
-          ix->body = all.substr(header.size());
+        std::vector<TableDiagnostic> diagnostics;
+        std::size_t begin = all.starts_with(header) ? read_diagnostics(all, header.size(), diagnostics)
+                                                    : std::string_view::npos;
+        if (begin != std::string_view::npos && (all.size() == begin || all.ends_with('\n'))) {
+          ix->body = all.substr(begin);
           if (!ix->body.empty()) ix->body.remove_suffix(1);  // the last newline (an empty table has none)
           if (!ix->body.empty()) {
             ix->lines.push_back(0);
@@ -490,6 +314,7 @@ std::shared_ptr<const EventTables> EventTables::load(const std::string& dir, con
           if (sorted) {
             ::close(fd);
             t->index_ = std::move(ix);
+            t->diagnostics_ = std::move(diagnostics);
             return t;
           }
         }
@@ -497,7 +322,10 @@ std::shared_ptr<const EventTables> EventTables::load(const std::string& dir, con
     }
     if (fd >= 0) ::close(fd);
   }
-  t->events_ = parse_model(files, false);
+  detail::LoadedTables l = detail::parse_table_files(files, false);
+  t->events_ = std::move(l.events);
+  for (auto& e : t->events_) e.sys = sys;
+  t->diagnostics_ = std::move(l.diagnostics);
   t->sort_and_key();
   if (!cache.empty()) {
     std::error_code ec;
@@ -505,11 +333,15 @@ std::shared_ptr<const EventTables> EventTables::load(const std::string& dir, con
     std::string tmp = fmt::format("{}.{}.tmp", cache, ::getpid());
     {
       std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-      out << index_magic << '\n' << sig << '\n';
+      out << index_magic << '\n' << sig << '\n' << "diagnostics " << t->diagnostics_.size() << '\n';
+      for (const auto& d : t->diagnostics_)
+        out << one_line(d.file) << '\t' << (d.entry ? std::to_string(*d.entry) : "-") << '\t' << one_line(d.name)
+            << '\t' << one_line(d.message) << '\n';
       for (std::size_t i = 0; i < t->events_.size(); ++i) {
         const auto& e = t->events_[i];
-        out << t->keys_[i] << '\t' << e.alias.name << '\t' << e.pmu << '\t' << e.topic << '\t' << e.alias.terms << '\t' << e.alias.scale_text
-            << '\t' << e.alias.unit << '\t' << (e.alias.per_pkg ? '1' : '0') << (e.deprecated ? '1' : '0') << '\n';
+        out << t->keys_[i] << '\t' << e.alias.name << '\t' << e.pmu << '\t' << e.alias.origin << '\t' << e.alias.terms << '\t'
+            << e.alias.scale_text << '\t' << e.alias.unit << '\t' << (e.alias.per_pkg ? '1' : '0')
+            << (e.deprecated ? '1' : '0') << (e.sys ? '1' : '0') << '\t' << e.compat << '\n';
       }
       if (!out) ec = std::make_error_code(std::errc::io_error);
     }

@@ -360,7 +360,7 @@ TEST_CASE("tracepoints: ids, globs, unknown names") {
   Machine m(test::fixture("intel_skx"));
   auto id = m.tracepoint_id("sched", "sched_switch");
   REQUIRE(id);
-  CHECK(one("sched:sched_switch", skx()) == fmt::format("type=2 config={:#x} sample_period=1", *id));
+  CHECK(one("sched:sched_switch", skx()) == fmt::format("type=2 config={:#x} sample_period=1 sample_type=0x584", *id));
   auto set = perfspec::resolve("sched:sched_*:u", skx());
   CHECK(set.events.size() == 3);
   CHECK(set.events[0].name == "sched:sched_process_exec:u");
@@ -376,13 +376,13 @@ TEST_CASE("a tracepoint that appears later resolves: tracepoints not found are n
   tree.write("bus/event_source/devices/cpu/format/event", "config:0-7\n");
   tree.write("kernel/tracing/events/sched/sched_switch/id", "316\n");
   Machine m(tree.root(), test::no_libpfm4());
-  CHECK(one("sched:sched_switch", m) == "type=2 config=0x13c sample_period=1");
+  CHECK(one("sched:sched_switch", m) == "type=2 config=0x13c sample_period=1 sample_type=0x584");
   for (int round = 0; round < 2; ++round)
     CHECK(test::error_of("mymod:probe", m) ==
           "event syntax error: 'mymod:probe'\n"
           "                     \\___ unknown tracepoint 'mymod:probe'\n");
   tree.write("kernel/tracing/events/mymod/probe/id", "1200\n");  // a module loads
-  CHECK(one("mymod:probe", m) == "type=2 config=0x4b0 sample_period=1");
+  CHECK(one("mymod:probe", m) == "type=2 config=0x4b0 sample_period=1 sample_type=0x584");
 }
 
 TEST_CASE("thousands of unknown PMU names: each is still unknown, and wildcards still resolve") {

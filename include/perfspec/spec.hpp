@@ -70,13 +70,18 @@ struct Alias {
 };
 
 class Machine;
+struct TableEvent;
+struct TableDiagnostic;
 namespace io {
 class Jail;  // spec/sysfs_io.hpp: reads that cannot leave the tree
 }  // namespace io
 class EventTables;
 
-/// perf's PMU name rule (pmu.c): `uncore_imc` names `uncore_imc_0`, `uncore_imc_1`, ... (a suffix of
-/// `_` and hex digits); a leading `uncore_` may be left out; glob characters go through fnmatch.
+/// perf 6.12's rule for a PMU name written in `pmu/terms/` (perf_pmu__match in pmu.c): a leading
+/// `uncore_` is dropped from both; then the name is the pattern followed by nothing, or by an optional
+/// `_` and an instance number (decimal of any length, hex of more than two digits), or the pattern
+/// holds glob characters and matches by fnmatch. So `uncore_imc` and `imc` name `uncore_imc_0`, and
+/// `hisi_sccl1_ddrc` names `hisi_sccl1_ddrc0`, but `cpum` does not name `cpum_cf`.
 ///
 /// Example: `pmu_name_matches("imc", "uncore_imc_3")` is true; `pmu_name_matches("uncore_imc", "uncore_imc_free_running_0")` false.
 bool pmu_name_matches(std::string_view pattern, std::string_view name);
@@ -122,15 +127,24 @@ class Pmu {
   unsigned max_precise() const;
   const std::string& cpumask() const { return cpumask_; }
   const std::string& cpus() const { return cpus_; }
-  /// A core PMU counts the CPU's own events: `cpu`, or a PMU with a `cpus` file (hybrid, arm).
+  /// A core PMU counts the CPU's own events: `cpu`, s390's `cpum_cf`, or a PMU with a `cpus` file
+  /// (hybrid, arm), as perf decides.
   bool is_core() const { return core_; }
+  /// An uncore PMU has a `cpumask` file (perf's rule): table events reach it by their unit's name
+  /// with an instance suffix, and `sys` table events by its identifier.
+  bool is_uncore() const { return uncore_; }
+  /// The `identifier` file of an uncore PMU (a part number or model, e.g. `434` for Arm CMN-600);
+  /// empty when it has none.
+  const std::string& identifier() const { return identifier_; }
+  /// Another name of this PMU from its `alias` file (some uncore drivers have one); empty when none.
+  const std::string& alias_name() const { return alias_name_; }
 
  private:
   friend class Machine;
-  std::string name_, dir_, cpumask_, cpus_;
+  std::string name_, dir_, cpumask_, cpus_, identifier_, alias_name_;
   std::shared_ptr<const io::Jail> jail_;  // the Machine's
   std::uint32_t type_ = 0;
-  bool core_ = false;
+  bool core_ = false, uncore_ = false;
   mutable std::once_flag formats_once_, aliases_once_, alias_names_once_, precise_once_;
   mutable unsigned max_precise_ = 0;
   mutable std::vector<Format> formats_;
@@ -166,15 +180,22 @@ class Machine {
   ///
   /// Example: `if (auto* cpu = machine.pmu("cpu")) std::printf("%u\n", cpu->type());`
   const Pmu* pmu(std::string_view name) const;
+  /// The PMU that `pmu/terms/` names exactly: the one with this name, else the one whose `alias` file
+  /// holds it (perf_pmus__find); nullptr when none.
+  const Pmu* find_pmu(std::string_view name) const;
+  /// Whether `pattern` names `pmu` as a wildcard (pmu_name_matches on its name or its alias name).
+  bool pmu_matches(std::string_view pattern, const Pmu& pmu) const;
   /// All PMU names, sorted.
   const std::vector<std::string>& pmu_names() const;
   /// The core PMUs (more than one: a hybrid machine). Found once, then cached.
   const std::vector<const Pmu*>& core_pmus() const;
   /// The tracefs `events` folder in use, empty when there is none.
   const std::string& tracefs_events() const;
-  /// The named event `name` (case-insensitive) on `pmu`, from the first source that has it: its sysfs
-  /// alias, an event-table entry that belongs to this PMU (REFERENCE.md section 5), libpfm4 (core
-  /// PMUs; its encoding as config words). nullptr when none has it.
+  /// The named event `name` (case-insensitive) on `pmu`, as perf 6.12 finds it: an event of the
+  /// tables' `sys` folders whose Compat matches the PMU's identifier; else its sysfs alias, with the
+  /// encoding (and per-pkg, and scale and unit when the entry has them) of a table event of the same
+  /// name that belongs to this PMU; else that table event (REFERENCE.md section 5); else libpfm4
+  /// (core PMUs; its encoding as config words). nullptr when none has it.
   ///
   /// Example: `machine.alias(*machine.pmu("cpu"), "MEM-LOADS")->terms == "event=0xcd,umask=0x1,ldlat=3"`
   const Alias* alias(const Pmu& pmu, std::string_view name) const;
@@ -184,9 +205,28 @@ class Machine {
   /// is not kept, so unknown names do not grow the Machine.
   const std::vector<std::pair<const Pmu*, const Alias*>>& aliases_named(std::string_view name) const;
   /// The event tables for this machine's CPU id, or nullptr when no events_dir or no model matches.
-  /// Throws perfspec::Error for a malformed table or mapfile.
+  /// Throws perfspec::Error for a malformed mapfile; a malformed table file is reported by the
+  /// tables' diagnostics and named when a name is not found.
   const EventTables* tables() const;
-  /// The CPU id used to pick the tables (the option, else this machine's).
+  /// The model tables that apply to `pmu`. The machine's, but on arm64 (where each core PMU may be
+  /// another CPU type) perf picks them by the MIDR of the PMU's first CPU, read under the root from
+  /// `devices/system/cpu/cpuN/regs/identification/midr_el1`, unless a CPU id was given.
+  const EventTables* tables_for(const Pmu& pmu) const;
+  /// The uncore events of the tables' `sys` folders (matched to PMUs by identifier), or nullptr.
+  const EventTables* sys_tables() const;
+  /// The table events (model and `sys`) that belong to `pmu`, by perf's rule: core events on core
+  /// PMUs, a unit's events on the PMU of that name or (uncore PMUs) its instances, `sys` events on
+  /// uncore PMUs whose identifier matches their Compat.
+  std::vector<const TableEvent*> table_events(const Pmu& pmu) const;
+  /// Whether table event `e` belongs to `pmu` (the rule of table_events).
+  bool table_event_applies(const TableEvent& e, const Pmu& pmu) const;
+  /// The architecture's folder of the tables in use (events_dir, or its subfolder for this CPU's
+  /// architecture when events_dir holds several); empty without tables.
+  const std::string& tables_folder() const;
+  /// The table files that could not be read as tables (a name not found may have been defined there).
+  std::vector<TableDiagnostic> table_problems() const;
+  /// The CPU id used to pick the tables (the option, else the one a snapshot recorded, else this
+  /// machine's: the MIDR under the root on arm64, else what perf reads from /proc).
   const std::string& cpuid() const;
   const MachineOptions& options() const { return options_; }
   /// Tracepoint id of `sys:name`; nullopt when absent. Ids found are kept; an absent one is looked
@@ -209,15 +249,23 @@ class Machine {
   std::string root_, devices_;
   std::shared_ptr<const io::Jail> jail_;  // every file below root_ is read through it
   MachineOptions options_;
-  mutable std::once_flag tables_once_;
-  mutable std::shared_ptr<const EventTables> tables_;
-  mutable std::string cpuid_;
+  mutable std::once_flag tables_once_, sys_once_;
+  mutable std::shared_ptr<const EventTables> tables_, sys_tables_;
+  mutable std::string cpuid_, arch_dir_;
+  mutable bool arm64_ = false, cpuid_given_ = false;
+  mutable std::map<std::string, std::shared_ptr<const EventTables>, std::less<>> tables_by_cpuid_;  // arm64 PMUs
+  mutable std::map<std::string, std::unique_ptr<Alias>, std::less<>> merged_;  // sysfs alias + table entry
+  const EventTables* tables_for_cpuid(const std::string& cpuid) const;
+  const TableEvent* table_event(const Pmu& pmu, std::string_view name, bool sys) const;
+  const Alias* named_event(const Pmu& pmu, std::string_view name) const;  // alias() without libpfm4
+  std::string midr_of(int cpu) const;  // under the root, "" when absent
   mutable std::map<std::string, std::unique_ptr<Alias>, std::less<>> pfm_aliases_;  // "pmu/name" -> alias
   mutable std::unordered_map<std::string, std::vector<std::pair<const Pmu*, const Alias*>>> named_;  // lower-case
   mutable std::mutex mutex_;
   mutable std::map<std::string, std::unique_ptr<Pmu>, std::less<>> pmus_;
   mutable std::map<std::string, bool, std::less<>> absent_;
-  mutable std::once_flag names_once_, tracefs_once_, cores_once_;
+  mutable std::once_flag names_once_, tracefs_once_, cores_once_, alias_names_once_;
+  mutable std::map<std::string, const Pmu*, std::less<>> pmu_aliases_;  // `alias` file -> PMU
   mutable std::vector<const Pmu*> cores_;
   mutable std::map<std::string, std::optional<std::uint64_t>, std::less<>> tracepoint_ids_;  // "sys/name"
   mutable std::map<std::string, std::vector<std::string>, std::less<>> tracefs_dirs_;        // listings

@@ -142,7 +142,7 @@ assert (a["type"], a["config"], a["precise_ip"], a["sample_period"]) == (4, 0x8d
   expect tables-suggest grep -qF "help: did you mean 'MEM_LOAD_RETIRED.L1_MISS'," <<<"$err"
   out=$("$bin" list --sysfs "$fixtures/intel_skx" --events-dir "$events" --cpuid GenuineIntel-6-55-4 --source json \
         '*l1_miss' 2>&1)
-  expect list-json-source grep -qE '^  MEM_LOAD_RETIRED.L1_MISS +event=0xd1,period=100003,umask=0x8$' <<<"$out"
+  expect list-json-source grep -qE '^  MEM_LOAD_RETIRED.L1_MISS +event=0xd1,period=100003,umask=8$' <<<"$out"
   out=$("$bin" list --sysfs "$fixtures/intel_skx" --events-dir "$events" --cpuid GenuineIntel-6-55-4 --format json \
         --pmu uncore_imc_0 2>&1)
   expect list-json python3 -c '

@@ -1,0 +1,516 @@
+// perf-format JSON tables read by the rules of perf's jevents.py (Linux 6.12), which compiles the
+// same files into perf: units to PMUs, entries to terms, ArchStdEvent inheritance, and the files of a
+// model or of the `sys` folders.
+#include <algorithm>
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <sstream>
+#include <unordered_map>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "perfspec/error.hpp"
+#include "perfspec/tables.hpp"
+#include "spec/ascii.hpp"
+#include "spec/sysfs_io.hpp"
+#include "spec/table_json.hpp"
+
+namespace perfspec::spec {
+
+namespace fs = std::filesystem;
+
+namespace detail {
+
+bool has_control(std::string_view s) {
+  return std::any_of(s.begin(), s.end(), [](char c) { return static_cast<unsigned char>(c) < 0x20 || c == 0x7f; });
+}
+
+std::optional<std::uint64_t> jevents_number(std::string_view text) {
+  std::string_view t = io::trim(text);
+  int base = 10;
+  if (t.size() > 2 && t[0] == '0' && (t[1] == 'x' || t[1] == 'X')) t.remove_prefix(2), base = 16;
+  if (t.empty()) return std::nullopt;
+  std::uint64_t v = 0;
+  for (char c : t) {
+    unsigned d;
+    if (c >= '0' && c <= '9') d = static_cast<unsigned>(c - '0');
+    else if (base == 16 && c >= 'a' && c <= 'f') d = static_cast<unsigned>(c - 'a' + 10);
+    else if (base == 16 && c >= 'A' && c <= 'F') d = static_cast<unsigned>(c - 'A' + 10);
+    else return std::nullopt;
+    if (v > (~std::uint64_t{0} - d) / static_cast<unsigned>(base)) return std::nullopt;
+    v = v * static_cast<unsigned>(base) + d;
+  }
+  return v;
+}
+
+bool safe_relative_folder(std::string_view folder) {
+  if (folder.empty() || folder.front() == '/' || has_control(folder)) return false;
+  std::size_t begin = 0;
+  while (begin <= folder.size()) {
+    std::size_t end = folder.find('/', begin);
+    if (end == std::string_view::npos) end = folder.size();
+    std::string_view part = folder.substr(begin, end - begin);
+    if (part.empty() || part == "." || part == "..") return false;
+    begin = end + 1;
+  }
+  return true;
+}
+
+std::string table_topic(const std::string& file) {
+  if (file.ends_with("metrics.json")) return "metrics";
+  std::string t = file.substr(0, file.size() - 5);
+  std::replace(t.begin(), t.end(), '-', ' ');
+  return t;
+}
+
+}  // namespace detail
+
+using detail::has_control;
+using detail::jevents_number;
+using detail::safe_relative_folder;
+using detail::table_topic;
+
+namespace {
+
+// jevents' llx(): `%#llx`, but single digits in decimal.
+std::string llx(std::uint64_t v) { return v < 10 ? fmt::format("{}", v) : fmt::format("{:#x}", v); }
+
+}  // namespace
+
+// ------------------------------------------------------------------------------------- PMU names
+
+std::string table_unit_pmu(std::string_view unit) {
+  // perf's jevents names these PMUs explicitly; every other unit is `uncore_<unit>` in lower case.
+  static constexpr std::pair<std::string_view, std::string_view> named[] = {
+      {"CBO", "uncore_cbox"},          {"QPI LL", "uncore_qpi"},           {"SBO", "uncore_sbox"},
+      {"iMPH-U", "uncore_arb"},        {"CPU-M-CF", "cpum_cf"},            {"CPU-M-SF", "cpum_sf"},
+      {"PAI-CRYPTO", "pai_crypto"},    {"PAI-EXT", "pai_ext"},             {"UPI LL", "uncore_upi"},
+      {"hisi_sicl,cpa", "hisi_sicl,cpa"}, {"hisi_sccl,ddrc", "hisi_sccl,ddrc"}, {"hisi_sccl,hha", "hisi_sccl,hha"},
+      {"hisi_sccl,l3c", "hisi_sccl,l3c"}, {"imx8_ddr", "imx8_ddr"},         {"imx9_ddr", "imx9_ddr"},
+      {"L3PMC", "amd_l3"},             {"DFPMC", "amd_df"},                {"UMCPMC", "amd_umc"},
+      {"cpu_core", "cpu_core"},        {"cpu_atom", "cpu_atom"},           {"ali_drw", "ali_drw"},
+      {"arm_cmn", "arm_cmn"},
+  };
+  if (unit.empty()) return {};
+  for (const auto& [u, pmu] : named)
+    if (u == unit) return std::string(pmu);
+  return "uncore_" + ascii_lowered(unit);
+}
+
+namespace {
+
+bool is_xdigit(char c) { return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F'); }
+
+// perf's perf_pmu__match_ignoring_suffix (pmu.c): `name` is `tok` followed by nothing, or by an optional
+// `_` and an instance number: decimal of any length, or hex of more than two digits (so that s390's
+// `cpum_cf` is not `cpum` with instance `cf`).
+bool matches_ignoring_suffix(std::string_view name, std::string_view tok) {
+  if (!name.starts_with(tok)) return false;
+  std::string_view suffix = name.substr(tok.size());
+  if (suffix.empty()) return true;
+  if (suffix.front() == '_') suffix.remove_prefix(1);
+  if (suffix.empty()) return false;
+  bool hex = false;
+  for (char c : suffix) {
+    if (!is_xdigit(c)) return false;
+    hex = hex || !(c >= '0' && c <= '9');
+  }
+  return !hex || suffix.size() > 2;
+}
+
+}  // namespace
+
+bool table_pmu_matches(std::string_view table_pmu, std::string_view pmu_name) {
+  if (table_pmu.find(',') == std::string_view::npos) return matches_ignoring_suffix(pmu_name, table_pmu);
+  // `hisi_sccl,ddrc` names `hisi_sccl1_ddrc0`: each part is found in order within the name, and the
+  // last one ends it but for an instance suffix (pmu_uncore_alias_match).
+  std::vector<std::string_view> toks;
+  for (std::size_t b = 0; b <= table_pmu.size();) {
+    std::size_t e = table_pmu.find(',', b);
+    if (e == std::string_view::npos) e = table_pmu.size();
+    if (e > b) toks.push_back(table_pmu.substr(b, e - b));
+    b = e + 1;
+  }
+  std::string_view name = pmu_name;
+  for (std::size_t i = 0; i < toks.size(); ++i) {
+    auto at = name.find(toks[i]);
+    if (at == std::string_view::npos) return false;
+    name = name.substr(at);
+    if (i + 1 == toks.size()) return matches_ignoring_suffix(name, toks[i]);
+    // perf steps over as many characters as the next part has (not this one's): kept, for the same answers.
+    name = name.substr(std::min(name.size(), toks[i + 1].size()));
+  }
+  return false;
+}
+
+// ------------------------------------------------------------------------------------ terms
+
+std::string table_terms(const TableFields& f) {
+  auto need = [](std::string_view what, std::string_view text) {
+    auto v = jevents_number(text);
+    if (!v) throw Error(fmt::format("{} '{}' is not a number", what, text));
+    return *v;
+  };
+  std::string terms;
+  if (!f.config_code.empty()) {
+    terms = "config=" + llx(need("ConfigCode", f.config_code));
+  } else if (!f.eventid_code.empty()) {
+    terms = "eventid=" + llx(need("EventidCode", f.eventid_code));
+  } else {
+    // "0xB7, 0xBB": events that need either of two codes take the first, as perf does.
+    std::string_view code = f.event_code;
+    code = code.substr(0, code.find(','));
+    std::uint64_t event = f.event_code.empty() ? 0 : need("EventCode", code);
+    if (!f.ext_sel.empty()) {
+      auto sel = io::trim(f.ext_sel);
+      if (sel.find_first_not_of("0123456789") != std::string_view::npos || sel.empty())
+        throw Error(fmt::format("ExtSel '{}' is not a decimal number", f.ext_sel));
+      event |= need("ExtSel", sel) << 8;
+    }
+    terms = "event=" + llx(event);
+  }
+  // jevents' order; zero fields are left out, hex values print as llx(), decimal ones as decimal.
+  const std::pair<const std::string*, std::string_view> fields[] = {
+      {&f.any_thread, "any"},          {&f.port_mask, "ch_mask"},     {&f.counter_mask, "cmask"},
+      {&f.edge_detect, "edge"},        {&f.fc_mask, "fc_mask"},       {&f.invert, "inv"},
+      {&f.sample_after_value, "period"}, {&f.umask, "umask"},         {&f.node_type, "type"},
+      {&f.rdwr_mask, "rdwrmask"},      {&f.en_all_cores, "enallcores"}, {&f.en_all_slices, "enallslices"},
+      {&f.slice_id, "sliceid"},        {&f.thread_mask, "threadmask"},
+  };
+  static constexpr std::string_view json_names[] = {
+      "AnyThread", "PortMask", "CounterMask", "EdgeDetect", "FCMask", "Invert", "SampleAfterValue", "UMask",
+      "NodeType",  "RdWrMask", "EnAllCores",  "EnAllSlices", "SliceId", "ThreadMask"};
+  for (std::size_t i = 0; i < std::size(fields); ++i) {
+    const std::string& value = *fields[i].first;
+    if (value.empty()) continue;
+    std::uint64_t v = need(json_names[i], value);
+    if (v == 0) continue;
+    std::string_view t = io::trim(value);
+    bool hex = t.size() > 2 && t[0] == '0' && (t[1] == 'x' || t[1] == 'X');
+    terms += fmt::format(",{}={}", fields[i].second, hex ? llx(v) : fmt::format("{}", v));
+  }
+  if (!f.filter.empty()) terms += "," + std::string(io::trim(f.filter));
+  if (!f.msr_index.empty()) {
+    std::string_view first = f.msr_index;
+    first = io::trim(first.substr(0, first.find(',')));
+    std::uint64_t index = need("MSRIndex", first);
+    const char* term = index == 0x3F6 ? "ldlat" : index == 0x1A6 || index == 0x1A7 ? "offcore_rsp" : index == 0x3F7 ? "frontend" : nullptr;
+    if (!term) throw Error(fmt::format("MSRIndex '{}' is not one perf knows (0x3F6, 0x1A6, 0x1A7, 0x3F7)", f.msr_index));
+    // perf writes `ldlat=None` here, which no PMU accepts: the entry is left out instead.
+    if (f.msr_value.empty()) throw Error(fmt::format("MSRIndex '{}' without an MSRValue", f.msr_index));
+    need("MSRValue", f.msr_value);
+    terms += fmt::format(",{}={}", term, io::trim(f.msr_value));
+  }
+  return terms;
+}
+
+// ------------------------------------------------------------------------------------ entries
+
+namespace {
+
+// A table entry after jevents' JsonEvent: the fields that later ones inherit through ArchStdEvent.
+struct Entry {
+  std::string name, event, pmu, desc, long_desc, compat, scale_unit, perpkg, deprecated;
+  std::string metric_name, metric_group, metric_expr, metric_threshold, metric_constraint, default_group,
+      aggregation;
+};
+
+// The fields jevents copies from an architecture-standard event into an entry that leaves them empty.
+void inherit(Entry& e, const Entry& std) {
+  for (auto field : {&Entry::name, &Entry::desc, &Entry::long_desc, &Entry::compat, &Entry::scale_unit,
+                     &Entry::perpkg, &Entry::deprecated, &Entry::metric_name, &Entry::metric_group,
+                     &Entry::metric_expr, &Entry::metric_threshold, &Entry::metric_constraint,
+                     &Entry::default_group, &Entry::aggregation})
+    if ((e.*field).empty()) e.*field = std.*field;
+}
+
+std::string field(const nlohmann::json& entry, const char* key) {
+  auto it = entry.find(key);
+  if (it == entry.end() || it->is_null()) return {};
+  if (it->is_string()) return it->get<std::string>();
+  if (it->is_number_unsigned()) return std::to_string(it->get<std::uint64_t>());
+  if (it->is_number_integer()) return std::to_string(it->get<std::int64_t>());
+  throw Error(fmt::format("'{}' must be a string, not {}", key, it->type_name()));
+}
+
+// jevents' fixdesc(): a description without its final full stop.
+std::string fix_description(std::string s) {
+  for (std::string_view end : {".  ", ". ", "."})
+    if (s.ends_with(end)) {
+      s.resize(s.size() - end.size());
+      break;
+    }
+  return s;
+}
+
+using StdEvents = std::unordered_map<std::string, Entry>;  // lower-case EventName or MetricName
+
+// One JSON object as jevents' JsonEvent: terms, PMU, inherited fields. Throws perfspec::Error with a
+// message (the caller adds file and entry).
+Entry make_entry(const nlohmann::json& jd, const StdEvents& std_events) {
+  if (!jd.is_object()) throw Error("expected an object");
+  Entry e;
+  e.name = field(jd, "EventName");
+  e.pmu = table_unit_pmu(field(jd, "Unit"));
+  e.compat = field(jd, "Compat");
+  e.desc = field(jd, "BriefDescription");
+  e.long_desc = field(jd, "PublicDescription");
+  e.scale_unit = field(jd, "ScaleUnit");
+  e.perpkg = field(jd, "PerPkg");
+  e.deprecated = field(jd, "Deprecated");
+  e.metric_name = field(jd, "MetricName");
+  e.metric_group = field(jd, "MetricGroup");
+  e.metric_expr = field(jd, "MetricExpr");
+  e.metric_threshold = field(jd, "MetricThreshold");
+  e.metric_constraint = field(jd, "MetricConstraint");
+  e.default_group = field(jd, "DefaultMetricgroupName");
+  e.aggregation = field(jd, "AggregationMode");
+  if (!e.desc.empty()) e.desc = fix_description(e.desc);
+  if (!e.long_desc.empty()) e.long_desc = fix_description(e.long_desc);
+  // What perf appends to descriptions.
+  std::string extra;
+  if (jd.contains("Data_LA")) extra += jd.contains("Errata") ? "  Supports address when precise." : "  Supports address when precise";
+  if (auto errata = field(jd, "Errata"); !errata.empty()) extra += "  Spec update: " + errata;
+  if (auto pebs = field(jd, "PEBS"); !pebs.empty() && !e.desc.empty() && e.desc.find("(Precise Event)") == std::string::npos)
+    extra += pebs == "2" ? " (Must be precise)" : " (Precise event)";
+  if (!e.desc.empty()) e.desc += extra;
+  if (!e.long_desc.empty()) e.long_desc += extra;
+
+  const std::string arch_std = field(jd, "ArchStdEvent");
+  if (!e.name.empty() || arch_std.empty()) {
+    TableFields f;
+    f.event_code = field(jd, "EventCode");
+    f.umask = field(jd, "UMask");
+    f.counter_mask = field(jd, "CounterMask");
+    f.invert = field(jd, "Invert");
+    f.edge_detect = field(jd, "EdgeDetect");
+    f.any_thread = field(jd, "AnyThread");
+    f.sample_after_value = field(jd, "SampleAfterValue");
+    f.msr_index = field(jd, "MSRIndex");
+    f.msr_value = field(jd, "MSRValue");
+    f.filter = field(jd, "Filter");
+    f.config_code = field(jd, "ConfigCode");
+    f.ext_sel = field(jd, "ExtSel");
+    f.port_mask = field(jd, "PortMask");
+    f.fc_mask = field(jd, "FCMask");
+    f.eventid_code = field(jd, "EventidCode");
+    f.node_type = field(jd, "NodeType");
+    f.rdwr_mask = field(jd, "RdWrMask");
+    f.en_all_cores = field(jd, "EnAllCores");
+    f.en_all_slices = field(jd, "EnAllSlices");
+    f.slice_id = field(jd, "SliceId");
+    f.thread_mask = field(jd, "ThreadMask");
+    if (!e.name.empty()) e.event = table_terms(f);
+  }
+  if (!arch_std.empty()) {
+    auto it = std_events.find(ascii_lowered(arch_std));
+    if (it == std_events.end()) throw Error(fmt::format("ArchStdEvent '{}' is not an architecture-standard event", arch_std));
+    // The standard event's encoding, and every field the entry leaves empty.
+    e.event = it->second.event;
+    inherit(e, it->second);
+  }
+  // Events whose encoding perf fixes whatever the table says (jevents' real_event()).
+  static constexpr std::pair<std::string_view, std::string_view> fixed[] = {
+      {"inst_retired.any", "event=0xc0,period=2000003"},
+      {"inst_retired.any_p", "event=0xc0,period=2000003"},
+      {"cpu_clk_unhalted.ref", "event=0x0,umask=0x03,period=2000003"},
+      {"cpu_clk_unhalted.thread", "event=0x3c,period=2000003"},
+      {"cpu_clk_unhalted.core", "event=0x3c,period=2000003"},
+      {"cpu_clk_unhalted.thread_any", "event=0x3c,any=1,period=2000003"},
+  };
+  std::string lower = ascii_lowered(e.name);
+  for (auto [n, terms] : fixed)
+    if (n == lower) e.event = terms;
+  return e;
+}
+
+void parse_scale_unit(const std::string& text, Alias& a) {
+  // "6.103515625E-5MiB", "1Joules", "64Bytes"
+  const char* begin = text.c_str();
+  char* end = nullptr;
+  double v = std::strtod(begin, &end);
+  if (end == begin) return;
+  a.scale = v;
+  a.scale_text = std::string(begin, static_cast<std::size_t>(end - begin));
+  a.unit = std::string(io::trim(std::string_view(end)));
+}
+
+using Loaded = detail::LoadedTables;
+
+std::optional<nlohmann::json> read_json(const fs::path& path, Loaded& out) {
+  auto fail = [&](std::string message) {
+    out.diagnostics.push_back({path.string(), std::nullopt, {}, std::move(message)});
+    return std::nullopt;
+  };
+  if (has_control(path.filename().string())) return fail("the file name has control characters");
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return fail(fmt::format("cannot read: {}", std::strerror(errno)));
+  std::ostringstream s;
+  s << in.rdbuf();
+  try {
+    return nlohmann::json::parse(s.str());
+  } catch (const nlohmann::json::parse_error& e) {
+    return fail(fmt::format("invalid JSON at byte {}", e.byte));
+  } catch (const nlohmann::json::exception& e) {  // e.g. a number out of range (1e400)
+    return fail(fmt::format("invalid JSON: {}", e.what()));
+  }
+}
+
+void load_file(const fs::path& path, const StdEvents& std_events, bool descriptions, Loaded& out) {
+  auto doc = read_json(path, out);
+  if (!doc) return;
+  const std::string file = path.filename().string();
+  if (file == "metricgroups.json") {
+    if (!doc->is_object()) {
+      out.diagnostics.push_back({path.string(), std::nullopt, {}, "expected an object of metric-group descriptions"});
+      return;
+    }
+    for (const auto& [group, text] : doc->items())
+      if (text.is_string()) out.groups[group] = text.get<std::string>();
+    return;
+  }
+  if (!doc->is_array()) {
+    out.diagnostics.push_back({path.string(), std::nullopt, {}, "expected a JSON array of events"});
+    return;
+  }
+  const std::string topic = table_topic(file);
+  for (std::size_t i = 0; i < doc->size(); ++i) {
+    const auto& jd = (*doc)[i];
+    std::string name;
+    auto skip = [&](std::string message) { out.diagnostics.push_back({path.string(), i, name, std::move(message)}); };
+    try {
+      if (jd.is_object()) name = field(jd, "EventName");
+      Entry e = make_entry(jd, std_events);
+      name = e.name;
+      if (!e.metric_name.empty() && !e.metric_expr.empty()) {
+        TableMetric m{e.metric_name, e.metric_expr, e.metric_group, e.metric_threshold, e.scale_unit,
+                      e.metric_constraint, e.desc, e.default_group, e.aggregation, e.pmu, e.compat, path.string()};
+        out.metrics.push_back(std::move(m));
+      }
+      if (e.name.empty()) {
+        if (jd.contains("CountersNumGeneric") || jd.contains("CountersNumFixed")) {
+          auto count = [&](const char* key) -> unsigned {
+            auto text = field(jd, key);
+            if (text.empty()) return 0;
+            auto v = jevents_number(text);
+            if (!v || *v > 1024) throw Error(fmt::format("{} '{}' is not a counter count", key, text));
+            return static_cast<unsigned>(*v);
+          };
+          out.counters.push_back({table_unit_pmu(field(jd, "Unit")), count("CountersNumFixed"), count("CountersNumGeneric")});
+        } else if (e.metric_name.empty()) {
+          skip("no EventName, MetricName or counter counts: not an event");
+        }
+        continue;
+      }
+      if (e.name.find_first_of(",/{}:= \t") != std::string::npos || has_control(e.name))
+        throw Error("the name cannot be written in an event string");
+      for (auto [what, text] : {std::pair{"Unit", &e.pmu}, {"ScaleUnit", &e.scale_unit}, {"Compat", &e.compat},
+                                {"the encoding", &e.event}})
+        if (has_control(*text)) throw Error(fmt::format("{} has control characters", what));
+      TableEvent ev;
+      ev.alias.name = e.name;
+      ev.alias.terms = e.event;
+      ev.alias.source = Source::json;
+      ev.alias.origin = file;
+      ev.pmu = e.pmu;
+      ev.topic = topic;
+      ev.compat = e.compat;
+      if (!e.scale_unit.empty()) parse_scale_unit(e.scale_unit, ev.alias);
+      ev.alias.per_pkg = e.perpkg == "1";
+      ev.deprecated = e.deprecated == "1";
+      if (descriptions) ev.description = e.desc;
+      out.events.push_back(std::move(ev));
+    } catch (const Error& err) {
+      skip(err.message());
+    }
+  }
+}
+
+// The JSON files of a folder, sorted.
+std::vector<fs::path> json_files(const fs::path& folder) {
+  std::vector<fs::path> files;
+  std::error_code ec;
+  for (const auto& e : fs::directory_iterator(folder, ec))
+    if (e.path().extension() == ".json" && e.is_regular_file(ec)) files.push_back(e.path());
+  std::sort(files.begin(), files.end());
+  return files;
+}
+
+// Every `sys` folder under `dir`, as deep as jevents looks.
+void sys_folders(const fs::path& dir, int depth, std::vector<fs::path>& out) {
+  std::error_code ec;
+  std::vector<fs::path> subs;
+  for (const auto& e : fs::directory_iterator(dir, ec))
+    if (e.is_directory(ec) && !e.is_symlink(ec)) subs.push_back(e.path());
+  std::sort(subs.begin(), subs.end());
+  for (const auto& s : subs) {
+    if (s.filename() == "sys") out.push_back(s);
+    else if (depth < 4) sys_folders(s, depth + 1, out);
+  }
+}
+
+// The architecture-standard events of `dir` (the JSON files beside mapfile.csv), by lower-case name.
+StdEvents std_events_of(const std::vector<fs::path>& files, Loaded& diagnostics) {
+  StdEvents out;
+  for (const auto& path : files) {
+    Loaded scratch;
+    auto doc = read_json(path, scratch);
+    diagnostics.diagnostics.insert(diagnostics.diagnostics.end(), scratch.diagnostics.begin(), scratch.diagnostics.end());
+    if (!doc || !doc->is_array()) continue;
+    for (const auto& jd : *doc) {
+      try {
+        Entry e = make_entry(jd, out);
+        if (!e.name.empty()) out[ascii_lowered(e.name)] = e;
+        if (!e.metric_name.empty()) out[ascii_lowered(e.metric_name)] = e;
+      } catch (const Error&) {
+        // An unusable standard event is reported where a model refers to it.
+      }
+    }
+  }
+  return out;
+}
+
+using Files = detail::TableFiles;
+
+Files files_of(const std::string& dir, const std::string& model, bool sys) {
+  Files f;
+  f.std_files = json_files(dir);
+  if (sys) {
+    std::vector<fs::path> folders;
+    sys_folders(dir, 1, folders);
+    for (const auto& s : folders) {
+      auto more = json_files(s);
+      f.files.insert(f.files.end(), more.begin(), more.end());
+    }
+    return f;
+  }
+  fs::path folder = fs::path(dir) / model;
+  std::error_code ec;
+  if (model.empty() || !safe_relative_folder(model) || !fs::is_directory(folder, ec))
+    throw Error(fmt::format("events directory has no folder '{}'", folder.string()));
+  f.files = json_files(folder);
+  return f;
+}
+
+Loaded parse_files(const Files& files, bool descriptions) {
+  Loaded out;
+  StdEvents std_events = std_events_of(files.std_files, out);
+  for (const auto& path : files.files) load_file(path, std_events, descriptions, out);
+  return out;
+}
+
+}  // namespace
+
+namespace detail {
+
+TableFiles table_files(const std::string& dir, const std::string& model, bool sys) { return files_of(dir, model, sys); }
+LoadedTables parse_table_files(const TableFiles& files, bool descriptions) { return parse_files(files, descriptions); }
+
+}  // namespace detail
+
+}  // namespace perfspec::spec
