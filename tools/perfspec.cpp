@@ -15,9 +15,10 @@
 namespace {
 
 int run_resolve(const std::string& sysfs, const perfspec::spec::MachineOptions& options, const std::string& format,
-                const std::vector<std::string>& lists) {
+                const std::vector<std::string>& lists, bool keep_going) {
   perfspec::spec::Machine machine(sysfs, options);
   perfspec::EventSet all;
+  int status = 0;
   for (const auto& text : lists) {
     try {
       auto set = perfspec::resolve(text, machine);
@@ -33,12 +34,13 @@ int run_resolve(const std::string& sysfs, const perfspec::spec::MachineOptions& 
       }
     } catch (const perfspec::Error& e) {
       std::fputs(perfspec::render(e, text).c_str(), stderr);
-      return 1;
+      if (!keep_going) return 1;
+      status = 1;
     }
   }
   if (format == "json") std::cout << perfspec::to_json(all) << '\n';
   else std::cout << perfspec::to_text(all);
-  return 0;
+  return status;
 }
 
 }  // namespace
@@ -66,6 +68,9 @@ int main(int argc, char** argv) {
     sub->add_flag("--no-libpfm4{false}", machine_options.libpfm4, "do not ask libpfm4 for names sysfs and the tables lack");
   };
   add_table_options(resolve);
+  bool keep_going = false;
+  resolve->add_flag("-k,--keep-going", keep_going,
+                    "resolve every list even when some fail (each failure is reported; the status is still 1)");
   resolve->add_option("events", lists, "event lists, e.g. 'cycles,{cpu/event=0x3c/u,instructions}:k'")->required();
 
   perfspec::tools::StatOptions st;
@@ -138,7 +143,7 @@ int main(int argc, char** argv) {
     return app.exit(e) == 0 ? 0 : 2;
   }
   try {
-    if (*resolve) return run_resolve(sysfs, machine_options, format, lists);
+    if (*resolve) return run_resolve(sysfs, machine_options, format, lists, keep_going);
     if (*dec) {
       dopt.machine = machine_options;
       for (auto [name, value] : {std::pair{"type", &d_type}, {"config", &d_config}, {"config1", &d_config1},
