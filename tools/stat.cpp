@@ -71,7 +71,7 @@ int run_stat(const StatOptions& o) {
   if (o.pid && (o.all_cpus || !o.cpus.empty())) throw Error("-p cannot be combined with -a or -C");
   if (o.pid && !o.command.empty()) throw Error("-p counts an existing process: give no command");
   if (!o.pid && !o.all_cpus && o.cpus.empty() && o.command.empty())
-    throw Error("nothing to count: give a command (after --), -p PID, -a or -C CPUS");
+    throw Error("nothing to count: give a command, -p PID, -a or -C CPUS");
 
   spec::Machine machine(o.sysfs, o.machine);
   std::vector<std::string> lists = o.events;

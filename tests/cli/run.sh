@@ -77,7 +77,7 @@ expect stat-bad-event-status [ "$status" = 1 ]
 expect stat-bad-event-caret grep -qF "event syntax error: 'task-clock,cpu/foo/'" <<<"$err"
 err=$("$bin" stat -e task-clock 2>&1); status=$?
 expect stat-nothing-to-count [ "$status" = 1 ]
-expect stat-nothing-to-count-msg grep -qF "perfspec: nothing to count: give a command (after --), -p PID, -a or -C CPUS" <<<"$err"
+expect stat-nothing-to-count-msg grep -qF "perfspec: nothing to count: give a command, -p PID, -a or -C CPUS" <<<"$err"
 json=$("$bin" stat --format json -e task-clock,page-faults,cycles -- true 2>&1)
 expect stat-json python3 -c '
 import json, sys
@@ -123,6 +123,45 @@ expect stat-pid-switches grep -qE "^ +[0-9,]+ +context-switches$" <<<"$out"
 err=$("$bin" stat -p 999999999 -e task-clock 2>&1); status=$?
 expect stat-pid-missing [ "$status" = 1 ]
 expect stat-pid-missing-msg grep -qF "perfspec: no process with pid 999999999" <<<"$err"
+rm -f "$tmp"
+
+# ---- perfspec stat's command line, as perf stat's: options end at the first word that is not one ----
+tmp=$(mktemp)
+out=$("$bin" stat -e task-clock ls -l / 2>"$tmp"); status=$?
+expect stat-command-no-dashdash-status [ "$status" = 0 ]
+# ls got its -l: 'total N', then one long line (mode first) per entry of /. (Not compared with a
+# second ls -l /: link counts and times under / change between two runs.)
+long_listing() {
+  [ "$(head -n 1 <<<"$1" | grep -cE '^total [0-9]+$')" = 1 ] &&
+    [ "$(tail -n +2 <<<"$1" | grep -cvE '^[-bcdlps][-rwxsStT]{9}')" = 0 ] &&
+    [ "$(tail -n +2 <<<"$1" | wc -l)" = "$(ls / | wc -l)" ]
+}
+expect stat-command-no-dashdash-output long_listing "$out"
+expect stat-command-no-dashdash-long grep -qE '^total [0-9]+$' <<<"$out"
+expect stat-command-no-dashdash-header grep -qxF " Performance counter stats for 'ls -l /':" "$tmp"
+out=$("$bin" stat -e task-clock -- ls -l / 2>"$tmp"); status=$?
+expect stat-command-dashdash-status [ "$status" = 0 ]
+expect stat-command-dashdash-output long_listing "$out"
+expect stat-command-dashdash-header grep -qxF " Performance counter stats for 'ls -l /':" "$tmp"
+# Options after the command's first word are the command's: here -a and -x, are echo's words, not
+# system-wide counting and perf's CSV.
+out=$("$bin" stat -e task-clock echo -a -x, -- -e 2>"$tmp"); status=$?
+expect stat-command-options-status [ "$status" = 0 ]
+expect stat-command-options-output [ "$out" = "-a -x, -- -e" ]
+expect stat-command-options-header grep -qxF " Performance counter stats for 'echo -a -x, -- -e':" "$tmp"
+expect stat-command-options-text grep -qE '^ +[0-9]+\.[0-9]{2} msec +task-clock$' "$tmp"
+# -e repeats; the lists are counted in the order given.
+err=$("$bin" stat -e task-clock -e page-faults true 2>&1); status=$?
+expect stat-repeated-e-status [ "$status" = 0 ]
+expect stat-repeated-e-order [ "$(grep -oE '(task-clock|page-faults)$' <<<"$err" | tr '\n' ' ')" = "task-clock page-faults " ]
+# A usage error before the command exits 2, and the command is not run.
+err=$("$bin" stat --bogus true 2>&1); status=$?
+expect stat-unknown-option-status [ "$status" = 2 ]
+expect stat-unknown-option-msg grep -qxF "The following argument was not expected: --bogus" <<<"$err"
+err=$("$bin" stat -e task-clock -Q ls -l / 2>&1); status=$?
+expect stat-unknown-short-option-status [ "$status" = 2 ]
+expect stat-unknown-short-option-msg grep -qxF "The following argument was not expected: -Q" <<<"$err"
+expect stat-unknown-short-option-not-run [ -z "$(grep '^total ' <<<"$err")" ]
 rm -f "$tmp"
 
 # ---- named events, list, snapshot ----
