@@ -176,11 +176,10 @@ int run_stat(const StatOptions& o) {
     run.exit_status = exit_code;
   }
   if (o.interval_ms) {
-    if (!previous.empty()) {
-      StatRun r = run;
-      r.interval_end = run.elapsed_seconds;
-      emit(delta(counts, previous), r);
-    }
+    // The last, partial interval, as perf prints it; the only one when the run was shorter than -I.
+    StatRun r = run;
+    r.interval_end = run.elapsed_seconds;
+    emit(previous.empty() ? counts : delta(counts, previous), r);
   } else {
     emit(counts, run);
   }

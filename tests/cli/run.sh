@@ -99,6 +99,9 @@ assert rows[0][1] == "msec" and rows[0][6] == "counted", rows
 ' "$csv"
 lines=$("$bin" stat -I 100 -e task-clock -- sleep 0.35 2>&1 | grep -c 'task-clock')
 expect stat-interval [ "$lines" -ge 3 ]
+# A run shorter than the interval still prints its one, partial, interval, as perf does.
+lines=$("$bin" stat -I 1000 -e task-clock -- true 2>&1 | grep -cE '^ +[0-9]+\.[0-9]{6} +[0-9.]+ msec +task-clock$')
+expect stat-interval-short-run [ "$lines" = 1 ]
 out=$("$bin" stat -a -e cpu-clock -- sleep 0.1 2>&1); status=$?
 expect stat-system-wide [ "$status" = 0 ]
 expect stat-system-wide-clock grep -qE "msec +cpu-clock" <<<"$out"
