@@ -120,7 +120,12 @@ int main(int argc, char** argv) {
   stat->add_flag("-a,--all-cpus", st.all_cpus, "count every process on every CPU");
   stat->add_option("-C,--cpu", st.cpus, "count every process on these CPUs (e.g. 0-3,8)");
   stat->add_option("-I,--interval", st.interval_ms, "print counts every N milliseconds")->check(CLI::Range(10u, 3600000u));
-  stat->add_option("--format", st.format, "output format")->check(CLI::IsMember({"text", "csv", "json"}));
+  auto* format_opt =
+      stat->add_option("--format", st.format, "output format")->check(CLI::IsMember({"text", "csv", "json"}));
+  std::string separator;
+  auto* separator_opt = stat->add_option("-x,--field-separator", separator,
+                                         "print counts in perf stat's CSV form, fields separated by SEP (as perf stat -x)")
+                            ->type_name("SEP");
   stat->add_option("--sysfs", st.sysfs, "sysfs root to read PMUs from")->check(CLI::ExistingDirectory);
   add_table_options(stat);
   stat->add_option("-o,--output", st.output, "write the counts to FILE instead of stderr");
@@ -182,6 +187,11 @@ int main(int argc, char** argv) {
     // --help and --version exit 0; a usage error exits 2, as getopt-style tools do.
     return app.exit(e) == 0 ? 0 : 2;
   }
+  if (*separator_opt && *format_opt) {
+    // Two different outputs were asked for; CLI11's excludes() would only say that the options exclude each other.
+    std::fputs("perfspec stat: -x prints perf's CSV and --format picks perfspec's own output: give one of them\n", stderr);
+    return 2;
+  }
   try {
     if (*resolve) return run_resolve(sysfs, machine_options, format, lists);
     if (*dec) {
@@ -207,6 +217,7 @@ int main(int argc, char** argv) {
     }
     if (*stat) {
       if (*pid_opt) st.pid = pid;
+      if (*separator_opt) st.field_separator = separator;
       st.inherit = !no_inherit;
       st.machine = machine_options;
       return perfspec::tools::run_stat(st);

@@ -95,6 +95,7 @@ int run_stat(const StatOptions& o) {
 
   runtime::Target target;
   StatRun run;
+  if (o.interval_ms) run.interval_seconds = o.interval_ms / 1000.0;
   std::unique_ptr<runtime::Command> child;
   if (o.pid) {
     if (!alive(*o.pid)) throw Error(fmt::format("no process with pid {}", *o.pid));
@@ -134,9 +135,10 @@ int run_stat(const StatOptions& o) {
     return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   };
   auto emit = [&](const std::vector<runtime::Count>& counts, StatRun r) {
-    std::string text = o.format == "json"  ? stat_json(counters.events(), counts, r)
-                       : o.format == "csv" ? stat_csv(counters.events(), counts, r)
-                                           : stat_text(counters.events(), counts, r);
+    std::string text = o.field_separator ? stat_perf_csv(counters.events(), counts, r, *o.field_separator)
+                       : o.format == "json" ? stat_json(counters.events(), counts, r)
+                       : o.format == "csv"  ? stat_csv(counters.events(), counts, r)
+                                            : stat_text(counters.events(), counts, r);
     std::fputs(text.c_str(), out);
     std::fflush(out);
   };
