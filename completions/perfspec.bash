@@ -15,9 +15,10 @@ _perfspec() {
     --sysfs|--events-dir|-o|--output) COMPREPLY=($(compgen -d -- "$cur")); return ;;
     --format) COMPREPLY=($(compgen -W "text json csv" -- "$cur")); return ;;
     --source) COMPREPLY=($(compgen -W "builtin sysfs json tracepoint" -- "$cur")); return ;;
+    -x|--field-separator) return ;;
     -e|--event) ;;
     *) if [[ $sub != resolve && $cur == -* ]]; then :; elif [[ $sub == stat && $prev != -e && $prev != --event ]]; then
-         COMPREPLY=($(compgen -W "-e --event -p --pid -a --all-cpus -C --cpu -I --interval --format --sysfs -o --output --no-inherit --events-dir --cpuid --no-libpfm4" -- "$cur")); return
+         COMPREPLY=($(compgen -W "-e --event -p --pid -a --all-cpus -C --cpu -I --interval --format -x --field-separator --sysfs -o --output --no-inherit --events-dir --cpuid --no-libpfm4" -- "$cur")); return
        fi ;;
   esac
   if [[ $cur == -* ]]; then

@@ -71,6 +71,51 @@ TEST_CASE("stat csv and json") {
         "\"cpu\":-1,\"detail\":\"\"}}]}\n");
 }
 
+TEST_CASE("stat perf csv (-x): perf 6.12's fields, units, metrics and states, exactly") {
+  auto set = resolve("task-clock,cycles,instructions,branches,branch-misses,page-faults,uncore_imc_0/cas_count_read/,"
+                     "{cycles,stalled-cycles-frontend},faults,L1-dcache-load-misses",
+                     skx());
+  std::vector<Count> counts = {counted(2000000), counted(1000000, 300, 100), counted(6000000), counted(1000),
+                               counted(50),      counted(3000),             counted(16384),   counted(3000000),
+                               counted(600000)};
+  Count idle;  // enabled but never scheduled
+  idle.state = Count::State::not_counted;
+  idle.time_enabled = 100;
+  counts.push_back(idle);
+  Count missing;
+  missing.failure = runtime::Failure{ENOENT, "ENOENT", "m", "h", -1, ""};
+  counts.push_back(missing);
+  StatRun run;
+  run.target = "'x'";
+  run.elapsed_seconds = 0.004;
+  // task-clock: 2 ms of 4 ms. cycles ran a third of the time: perf's whole percent, and its count
+  // scaled to 3,000,000 makes 1.5 GHz of task-clock's 2 ms. instructions per cycle use the first
+  // cycles; stalled cycles per instruction come on a line of their own. The grouped cycles have no
+  // clock in their group, so no GHz; their stalled-cycles partner is a ratio of them. Every other
+  // event is a rate per second of task-clock's time, with perf's K/M/G steps.
+  CHECK(stat_perf_csv(set, counts, run, ";") ==
+        "2.00;msec;task-clock;100;100.00;0.500;CPUs utilized\n"
+        "3000000;;cycles;100;33.00;1.500;GHz\n"
+        "6000000;;instructions;100;100.00;2.00;insn per cycle\n"
+        ";;;;;0.10;stalled cycles per insn\n"
+        "1000;;branches;100;100.00;500.000;K/sec\n"
+        "50;;branch-misses;100;100.00;5.00;of all branches\n"
+        "3000;;page-faults;100;100.00;1.500;M/sec\n"
+        "1.00;MiB;uncore_imc_0/cas_count_read/;100;100.00;500.000;/sec\n"
+        "3000000;;cycles;100;100.00;;\n"
+        "600000;;stalled-cycles-frontend;100;100.00;20.00;frontend cycles idle\n"
+        "<not counted>;;faults;0;0.00;;\n"
+        "<not supported>;;L1-dcache-load-misses;0;100.00;;\n");
+
+  // Interval mode: the interval's end first; CPUs utilized is of the interval asked for.
+  auto clock = resolve("task-clock,cycles", skx());
+  run.interval_end = 1.5;
+  run.interval_seconds = 1.0;
+  CHECK(stat_perf_csv(clock, {counted(2000000), missing}, run, "--") ==
+        "1.500000000--2.00--msec--task-clock--100--100.00--0.002--CPUs utilized\n"
+        "1.500000000--<not supported>----cycles--0--100.00----\n");
+}
+
 TEST_CASE("resolve text output in the style of perf stat -vv") {
   auto set = resolve("{cycles/call-graph=fp/S,instructions}:u", skx());
   CHECK(to_text(set) ==

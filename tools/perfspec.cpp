@@ -3,6 +3,9 @@
 #include <cstdio>
 #include <cstdlib>
 #include <iostream>
+#include <string>
+#include <utility>
+#include <vector>
 
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
@@ -43,6 +46,47 @@ int run_resolve(const std::string& sysfs, const perfspec::spec::MachineOptions& 
   return status;
 }
 
+/// Where the counted command starts in the words after `stat`, found as perf's parse_options does
+/// with PARSE_OPT_STOP_AT_NON_OPTION: options end at the first word that is neither an option nor
+/// an option's value, so `stat -e task-clock ls -l /` counts `ls -l /` and an option after the
+/// command's first word is the command's. Which options take a value comes from CLI11's own
+/// definitions of them, which then parse the option words; this only finds where they end.
+/// `--` ends the options too and is dropped. Returns {the option words, the command}.
+std::pair<std::vector<std::string>, std::vector<std::string>> split_stat_command(const CLI::App& stat,
+                                                                                 const std::vector<std::string>& words) {
+  auto takes_value = [&](const std::string& name) {
+    const CLI::Option* opt = stat.get_option_no_throw(name);
+    return opt != nullptr && opt->get_items_expected_max() != 0;  // an unknown option is CLI11's error to report
+  };
+  std::vector<std::string> options;
+  std::size_t i = 0;
+  for (; i < words.size(); ++i) {
+    const std::string& w = words[i];
+    if (w == "--") return {options, {words.begin() + static_cast<std::ptrdiff_t>(i) + 1, words.end()}};
+    if (w.size() < 2 || w[0] != '-') break;  // the command's first word (`-` alone is a word, as with getopt)
+    options.push_back(w);
+    if (w[1] == '-') {  // --name, --name=value, --name value
+      auto eq = w.find('=');
+      if (eq == std::string::npos) {
+        if (takes_value(w) && i + 1 < words.size()) options.push_back(words[++i]);
+      } else if (eq + 1 == w.size() && takes_value(w.substr(0, eq))) {
+        // `--name=` gives an empty value; CLI11 would take the next word instead, so give it apart.
+        options.back().pop_back();
+        options.emplace_back();
+      }
+      continue;
+    }
+    // -abc: flags up to the first short option that takes a value, whose value is the rest of the
+    // word (-eX, -I1000, -x,) or else the next word.
+    for (std::size_t j = 1; j < w.size(); ++j) {
+      if (!takes_value(std::string{'-', w[j]})) continue;
+      if (j + 1 == w.size() && i + 1 < words.size()) options.push_back(words[++i]);
+      break;
+    }
+  }
+  return {options, {words.begin() + static_cast<std::ptrdiff_t>(i), words.end()}};
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -81,7 +125,12 @@ int main(int argc, char** argv) {
   stat->add_flag("-a,--all-cpus", st.all_cpus, "count every process on every CPU");
   stat->add_option("-C,--cpu", st.cpus, "count every process on these CPUs (e.g. 0-3,8)");
   stat->add_option("-I,--interval", st.interval_ms, "print counts every N milliseconds")->check(CLI::Range(10u, 3600000u));
-  stat->add_option("--format", st.format, "output format")->check(CLI::IsMember({"text", "csv", "json"}));
+  auto* format_opt =
+      stat->add_option("--format", st.format, "output format")->check(CLI::IsMember({"text", "csv", "json"}));
+  std::string separator;
+  auto* separator_opt = stat->add_option("-x,--field-separator", separator,
+                                         "print counts in perf stat's CSV form, fields separated by SEP (as perf stat -x)")
+                            ->type_name("SEP");
   stat->add_option("--sysfs", st.sysfs, "sysfs root to read PMUs from")->check(CLI::ExistingDirectory);
   add_table_options(stat);
   stat->add_option("-o,--output", st.output, "write the counts to FILE instead of stderr");
@@ -123,16 +172,17 @@ int main(int argc, char** argv) {
   dec->footer("Without attr options, reads 'perfspec resolve --format json' output or 'perf stat -vv' text on stdin.");
   add_table_options(dec);
 
-  std::vector<std::string> command_words;
-  stat->add_option("command", command_words, "the command to count (after --)");
+  stat->footer("COMMAND [ARGS...] follows the options, with or without `--`: options end at the first word that is "
+               "not one, as with perf stat, so `perfspec stat -e task-clock ls -l /` counts `ls -l /`.");
 
-  // Everything after the first `--` is the command to count, taken verbatim (CLI11 would go on
-  // interpreting its options).
+  // The command to count is taken verbatim, out of CLI11's sight (it would go on interpreting the
+  // command's options, or take its words as more -e values).
   std::vector<std::string> args(argv + 1, argv + argc);
-  auto dash = std::find(args.begin(), args.end(), "--");
-  if (!args.empty() && args.front() == "stat" && dash != args.end()) {
-    st.command.assign(dash + 1, args.end());
-    args.erase(dash, args.end());
+  if (!args.empty() && args.front() == "stat") {
+    auto [options, command] = split_stat_command(*stat, {args.begin() + 1, args.end()});
+    st.command = std::move(command);
+    args.assign(1, "stat");
+    args.insert(args.end(), options.begin(), options.end());
   }
   std::reverse(args.begin(), args.end());  // CLI11 takes a reversed vector
 
@@ -141,6 +191,11 @@ int main(int argc, char** argv) {
   } catch (const CLI::ParseError& e) {
     // --help and --version exit 0; a usage error exits 2, as getopt-style tools do.
     return app.exit(e) == 0 ? 0 : 2;
+  }
+  if (*separator_opt && *format_opt) {
+    // Two different outputs were asked for; CLI11's excludes() would only say that the options exclude each other.
+    std::fputs("perfspec stat: -x prints perf's CSV and --format picks perfspec's own output: give one of them\n", stderr);
+    return 2;
   }
   try {
     if (*resolve) return run_resolve(sysfs, machine_options, format, lists, keep_going);
@@ -167,7 +222,7 @@ int main(int argc, char** argv) {
     }
     if (*stat) {
       if (*pid_opt) st.pid = pid;
-      if (!command_words.empty()) st.command.insert(st.command.begin(), command_words.begin(), command_words.end());
+      if (*separator_opt) st.field_separator = separator;
       st.inherit = !no_inherit;
       st.machine = machine_options;
       return perfspec::tools::run_stat(st);

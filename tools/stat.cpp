@@ -71,7 +71,7 @@ int run_stat(const StatOptions& o) {
   if (o.pid && (o.all_cpus || !o.cpus.empty())) throw Error("-p cannot be combined with -a or -C");
   if (o.pid && !o.command.empty()) throw Error("-p counts an existing process: give no command");
   if (!o.pid && !o.all_cpus && o.cpus.empty() && o.command.empty())
-    throw Error("nothing to count: give a command (after --), -p PID, -a or -C CPUS");
+    throw Error("nothing to count: give a command, -p PID, -a or -C CPUS");
 
   spec::Machine machine(o.sysfs, o.machine);
   std::vector<std::string> lists = o.events;
@@ -95,6 +95,7 @@ int run_stat(const StatOptions& o) {
 
   runtime::Target target;
   StatRun run;
+  if (o.interval_ms) run.interval_seconds = o.interval_ms / 1000.0;
   std::unique_ptr<runtime::Command> child;
   if (o.pid) {
     if (!alive(*o.pid)) throw Error(fmt::format("no process with pid {}", *o.pid));
@@ -134,9 +135,10 @@ int run_stat(const StatOptions& o) {
     return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   };
   auto emit = [&](const std::vector<runtime::Count>& counts, StatRun r) {
-    std::string text = o.format == "json"  ? stat_json(counters.events(), counts, r)
-                       : o.format == "csv" ? stat_csv(counters.events(), counts, r)
-                                           : stat_text(counters.events(), counts, r);
+    std::string text = o.field_separator ? stat_perf_csv(counters.events(), counts, r, *o.field_separator)
+                       : o.format == "json" ? stat_json(counters.events(), counts, r)
+                       : o.format == "csv"  ? stat_csv(counters.events(), counts, r)
+                                            : stat_text(counters.events(), counts, r);
     std::fputs(text.c_str(), out);
     std::fflush(out);
   };
@@ -176,11 +178,10 @@ int run_stat(const StatOptions& o) {
     run.exit_status = exit_code;
   }
   if (o.interval_ms) {
-    if (!previous.empty()) {
-      StatRun r = run;
-      r.interval_end = run.elapsed_seconds;
-      emit(delta(counts, previous), r);
-    }
+    // The last, partial interval, as perf prints it; the only one when the run was shorter than -I.
+    StatRun r = run;
+    r.interval_end = run.elapsed_seconds;
+    emit(previous.empty() ? counts : delta(counts, previous), r);
   } else {
     emit(counts, run);
   }

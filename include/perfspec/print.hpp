@@ -1,6 +1,7 @@
 #pragma once
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "perfspec/catalog.hpp"
@@ -27,6 +28,7 @@ struct StatRun {
   std::optional<double> user_seconds;    ///< of a counted command
   std::optional<double> system_seconds;
   std::optional<double> interval_end;    ///< interval mode: seconds since the start
+  std::optional<double> interval_seconds;  ///< interval mode: the period asked for (perf's wall time per interval)
   std::optional<int> exit_status;        ///< of a counted command
 };
 
@@ -50,6 +52,17 @@ std::string stat_text(const EventSet& set, const std::vector<runtime::Count>& co
 ///
 /// Example line: `84,,"a,b",200,100,50.00,counted,`
 std::string stat_csv(const EventSet& set, const std::vector<runtime::Count>& counts, const StatRun& run);
+/// `perf stat -x SEP`: perf 6.12's CSV, one line per event, fields joined by `separator` (any string,
+/// unquoted, as perf does): value, unit, event, time running (ns), percentage running, and perf's
+/// metric value and unit ("CPUs utilized" for task-clock and cpu-clock, a rate per second beside
+/// one of them, perf's ratios for hardware events; empty when perf prints none). The value is
+/// `<not counted>` or `<not supported>` when there is none. Interval mode prefixes the interval end
+/// in seconds with nine decimals. No header and no footer, as with perf.
+///
+/// Example lines: `0.81,msec,task-clock,808714,100.00,0.312,CPUs utilized`,
+/// `<not supported>,,cycles,0,100.00,,`
+std::string stat_perf_csv(const EventSet& set, const std::vector<runtime::Count>& counts, const StatRun& run,
+                          std::string_view separator);
 /// One JSON object (one line) per run or interval.
 ///
 /// Example: `{"target":"'true'","elapsed_seconds":0.002,"counts":[{"event":"task-clock",...}]}`
