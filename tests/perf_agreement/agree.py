@@ -930,7 +930,8 @@ class Gen:
         r = self.r
         out = list(self.quirk_cases())
         if self.name in NAME_FIXTURES:
-            out += self.name_cases()
+            have = {c.event for c in out}
+            out += [c for c in self.name_cases() if c.event not in have]
         seen = {c.event for c in out}
         tries = 0
         while len(out) < count and tries < count * 20:
