@@ -1216,7 +1216,7 @@ def parse_perf(text, rc=None, family=None):
                "Attempt to add:", "..after resolving event:", "---", "perf_event_attr:",
                "sys_perf_event_open")) and "->" not in l]
         entry["error"] = "\n".join(err[-6:])[-400:]
-    elif not attempts and family != "6.1" and "Performance counter stats for" in text:
+    elif not real and family != "6.1" and "Performance counter stats for" in text:
         # perf 6.12 accepted the string but opened nothing: a retirement-latency event (`:R`)
         # is read from a sampling run (--record-tpebs), not opened (evsel__open_cpu)
         entry["status"] = "accepted"
