@@ -896,7 +896,8 @@ class Gen:
         """Every way of naming the PMUs of the pmu_names tree that perf 6.12 or REFERENCE.md knows
         of, and near misses: exact names, the `alias` file's name, `uncore_` left out, the name
         without its instance suffix (`_N`, `N`, hex), a partial suffix (`imc_1` against
-        uncore_imc_1 and uncore_imc_10), a trailing `_`, globs, and alias events on them."""
+        uncore_imc_1 and uncore_imc_10), a trailing `_`, globs (with and without `uncore_`),
+        `uncore_` added to a name that has none, other case, and alias events on them."""
         out = []
         t = "event=1"
         for base in ("hisi_sccl1_ddrc0", "hisi_sccl1_ddrc", "hisi_sccl3_ddrc", "hisi_sccl",
@@ -911,13 +912,17 @@ class Gen:
                      "uncore_foo_ab", "foo_a", "uncore_foo_ABC",
                      "uncore_iio", "iio_0", "uncore_type_1_0", "type_1_0", "uncore_type_1",
                      "type_1", "uncore_type_1_", "uncore_type_*", "uncore_type_1_0*",
-                     "cpum_cf", "cpum", "cpum_", "cpum_c", "cpum_cf_0"):
+                     "cpum_cf", "cpum", "cpum_", "cpum_c", "cpum_cf_0",
+                     "uncore*", "*imc_1", "*_imc_1", "uncore_imc_?", "type_1*", "UNCORE_IMC",
+                     "uncore_IMC", "uncore_cpum_cf", "uncore_hisi_sccl1_ddrc0",
+                     "uncore_hisi_sccl1_ddrc"):
             out.append(Case("%s/%s/" % (base, t), "pmu-name"))
         for ev in ("hisi_sccl1_ddrc/flux_rd/", "hisi_sccl1_ddrc0/flux_wr/u",
                    "hisi_sccl3_ddrc1/event=flux_rcmd/", "hisi_sccl*/flux_rd/", "flux_rd",
                    "flux_rd:u", "FLUX_RD", "uncore_imc/cas_count_read/", "imc_1/cas_count_read/",
                    "cas_count_read", "clockticks", "uncore_cha/clockticks/",
                    "uncore_type_1_0/clockticks/", "uncore_type_1/clockticks/",
+                   "uncore_type_1_1/clockticks/",
                    "type_1/clockticks/k", "cpum_cf/CPU_CYCLES/", "cpum_cf/cpu_cycles/",
                    "CPU_CYCLES", "INSTRUCTIONS:u", "cpum_cf/r1a8/", "foo_ticks",
                    "{uncore_imc_1/event=1/,uncore_imc_10/event=2/}",
