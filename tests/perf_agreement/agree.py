@@ -1058,8 +1058,8 @@ class Perf:
         """argv and extra environment to run `perf ARGS` over ROOT (None: the live /sys)."""
         if self.kind == "current":
             return [self.current] + (["--sysfs", os.path.abspath(root)] if root else []) + args, {}
-        if not root:
-            return ["perf"] + args, {}
+        if not root:   # a private namespace all the same: perf may mount tracefs
+            return ["unshare", "-m", "perf"] + args, {}
         devices = os.path.join(os.path.abspath(root), "bus", "event_source", "devices")
         script = 'mount --bind "$DEVICES" /sys/bus/event_source/devices && exec perf "$@"'
         return ["unshare", "-m", "sh", "-c", script, "sh"] + args, {"DEVICES": devices}
