@@ -2,12 +2,12 @@
 """perf agreement for named events from perf-format JSON tables (issue 3).
 
 Generates event strings (deterministically, from a seed) from the JSON event tables of a CPU model,
-asks the system perf (6.1) which attrs it builds for each over a fake sysfs tree, asks
-`perfspec resolve --events-dir DIR --cpuid CPUID` over the same tree, and compares.  Everything
-that is not table-specific is agree.py's and is imported from there: running perf in a private
-mount namespace (run_perf), mapping perf's -vv text to events (parse_perf: retries, per-CPU opens,
-truncation), running perfspec (run_perfspec), the comparison (compare/project), the perf 6.1 quirk
-detection (detect_quirk) and the report.
+asks perf 6.12 (--perf current, the default; --perf system: the machine's 6.1) which attrs it
+builds for each over a fake sysfs tree, asks `perfspec resolve --events-dir DIR --cpuid CPUID`
+over the same tree, and compares.  Everything that is not table-specific is agree.py's and is
+imported from there: running perf (agree.Perf), mapping perf's -vv text to events (parse_perf:
+retries, per-CPU opens, weak groups, truncation), running perfspec (run_perfspec), the comparison
+(compare/project), the quirk tags (QUIRKS, detect_quirks, settle_quirks) and the report.
 
     tests/perf_agreement/agree_tables.py --perfspec build/perfspec \\
         --cache tests/perf_agreement/tables_oracle.json [--no-perf]
@@ -16,16 +16,27 @@ Models (name, PERF_CPUID / --cpuid, fixture)
     skylakex          GenuineIntel-6-55-4   intel_skx
     icelakex          GenuineIntel-6-6A-6   intel_skx  (same core formats; the icelakex uncore units
                                                         other than imc/cha have no PMU there, so both
-                                                        tools must reject those names)
+                                                        tools must reject those names, and icelakex's
+                                                        32-bit CHA umasks do not fit SKX's 8-bit one)
     amdzen3           AuthenticAMD-25-1-1   amd_zen3   (L3PMC -> amd_l3, DFPMC -> amd_df)
     skylakex-collide  GenuineIntel-6-55-4   intel_skx plus a few sysfs aliases whose names are also
                                                         table names (COLLIDE below), materialised in
                                                         a temporary copy: which source wins
     perf is not given the tables of --events-dir: it uses the tables built into it, selected by
-    PERF_CPUID.  The tables under --events-dir were rebuilt from Debian's perf 6.1 built-in ones, so
-    both tools see the same events.  Each model has probe cases (a name only this model has, which
-    must resolve, and a name only another model has, which must be rejected) that show that both
-    tools picked the intended table.
+    PERF_CPUID.  ../shared/pmu-events is Linux 6.12's tools/perf/pmu-events/arch, exactly the tables
+    built into perf 6.12, so both tools see the same events (perf 6.1's built-in tables are older:
+    its answers are not kept for this script).  Each model has probe cases (a name only this model
+    has, which must resolve, and a name only another model has, which must be rejected) that show
+    that both tools picked the intended table.
+
+Reading the real tree
+    Only event entries are used: files that are not a JSON list (metricgroups.json: group
+    descriptions) and entries without an EventName (*metrics.json metrics, counter.json counter
+    counts) are skipped; unknown fields are ignored.  Entry follows perf 6.12's jevents.py for the
+    term string: ConfigCode -> config=, else event= (ExtSel in bits 8+), then AnyThread, PortMask
+    (ch_mask), CounterMask, EdgeDetect, FCMask (fc_mask), Invert, SampleAfterValue (period), UMask
+    and the other FIELD_TERMS, Filter as written, the MSR term; INST_RETIRED.ANY and the
+    CPU_CLK_UNHALTED fixed-counter names get perf's fixed strings (FIXED_EVENTS).
 
 What is generated (about --count cases per model, 150 by default)
     Names from the model's JSON: bare in the table's case, lower case and mixed case; with
@@ -42,23 +53,23 @@ Compared: agree.COMPARE_FIELDS (type config config1 config2 bp_type exclude_user
 exclude_hv exclude_idle precise_ip) and acceptance.  sample_period is not compared: perf stat
 clears it, perfspec resolve keeps the table's SampleAfterValue as the period.
 
-Quirks: agree.detect_quirk runs with the table entries added to each PMU's aliases (sysfs aliases
-first, as perf does on a name collision), so a user term that overlaps a term the table entry
-already sets (`cpu/NAME,cmask=2/` for an entry with CounterMask, `umask=` on an entry with a UMask,
-`ldlat=` on an offcore_rsp entry, a cha filter_* term on an entry whose Filter sets config1) is
-tagged "overlapping-terms": perf 6.1 ORs the two values.  Tagged cases that differ are listed
-separately and not counted; the summary counts the tags per model.
-One table-data tag, set at comparison time: "table-msrvalue-32bit".  The shared tables were rebuilt
-from perf 6.1's `perf list --details`, which prints term values with %#x, so every offcore_rsp
-MSRValue wider than 32 bits (the snoop-response bits 32-37 of OFFCORE_RESPONSE.* / OCR.*: 132 of
-the 144 skylakex and 75 of the 90 icelakex offcore entries) lost its high half there, while perf
-encodes its built-in 64-bit value (OFFCORE_RESPONSE.DEMAND_CODE_RD.L3_HIT.NO_SNOOP_NEEDED: table
-0x3c0004, perf config1 0x1003c0004).  perfspec encodes the table it is given, so a case is tagged
-only when it agrees exactly once config1 of perf's offcore events (core PMU, event 0xb7/0xbb) is
-cut to its low 32 bits; any other difference stays a mismatch.
+Name collisions: perf 6.12 gives a sysfs alias whose name (case-insensitively) is also an event of
+that PMU's table the table's encoding (pmu.c perf_pmu__new_alias -> update_alias): with COLLIDE,
+`inst_retired.any` is config 0xc0 (the table's fixed string), not the overlay's 0x2211, and
+`uncore_imc_0/unc_m_cas_count.rd/` is the table's 0x304, not 0x105.  (perf 6.1 kept the sysfs
+alias.)
+
+Quirks: agree.detect_quirks runs with the table entries added to each PMU's aliases (the table's
+terms replacing a sysfs alias of the same name, as perf 6.12 does), so a user term that overlaps
+a term the table entry already sets (`cpu/NAME,cmask=2/` for an entry with CounterMask, `umask=`
+on an entry with a UMask, `ldlat=` on an offcore_rsp entry, a cha filter_* term on an entry whose
+Filter sets config1) is tagged "overlapping-terms": perf 6.1 and 6.12 OR the two values, perfspec
+lets the user's term replace.  Tagged cases that differ are listed separately and not counted;
+the summary counts the tags per model.
 
 Oracle: --cache FILE holds perf's parsed answers per model and event string (stable, sorted JSON),
-with each model's cpuid, fixture and overlay; a model whose cpuid/fixture/overlay changed is rerun.
+with each model's cpuid, fixture and overlay and the perf that answered (perf_version); a model
+whose cpuid/fixture/overlay changed, or a cache of another perf version, is rerun.
 --refresh reruns perf for every case, --no-perf never runs perf (CI), --perf-only skips perfspec.
 Exit status: 0 everything agrees or is an explained quirk / allowed difference
 (known_differences.txt); 1 otherwise, or agreement below --min-agreement, or a case without a
@@ -112,8 +123,26 @@ MODEL_NAMES = [m.name for m in MODELS]
 
 # --------------------------------------------------------------------------- tables
 
-UNIT_PMU = {"l3pmc": "amd_l3", "dfpmc": "amd_df", "cpu_core": "cpu_core", "cpu_atom": "cpu_atom"}
+# JSON Unit -> PMU name where it is not `uncore_<unit lower-case>` (perf 6.12's jevents.py keeps
+# such a table; only the units of the x86 models used here matter).
+UNIT_PMU = {"l3pmc": "amd_l3", "dfpmc": "amd_df", "umcpmc": "amd_umc", "cpu_core": "cpu_core",
+            "cpu_atom": "cpu_atom", "cbo": "uncore_cbox", "qpi ll": "uncore_qpi",
+            "sbo": "uncore_sbox", "imph-u": "uncore_arb", "upi ll": "uncore_upi"}
 MSR_TERM = {0x3f6: "ldlat", 0x1a6: "offcore_rsp", 0x1a7: "offcore_rsp", 0x3f7: "frontend"}
+# JSON field -> term, in the order perf 6.12 appends them after event= (zero values left out)
+FIELD_TERMS = [("AnyThread", "any"), ("PortMask", "ch_mask"), ("CounterMask", "cmask"),
+               ("EdgeDetect", "edge"), ("FCMask", "fc_mask"), ("Invert", "inv"),
+               ("SampleAfterValue", "period"), ("UMask", "umask"), ("NodeType", "type"),
+               ("RdWrMask", "rdwrmask"), ("EnAllCores", "enallcores"),
+               ("EnAllSlices", "enallslices"), ("SliceId", "sliceid"),
+               ("ThreadMask", "threadmask")]
+# Names perf encodes with a fixed string instead of the entry's fields (fixed-counter events)
+FIXED_EVENTS = {"inst_retired.any": "event=0xc0,period=2000003",
+                "inst_retired.any_p": "event=0xc0,period=2000003",
+                "cpu_clk_unhalted.ref": "event=0x0,umask=0x03,period=2000003",
+                "cpu_clk_unhalted.thread": "event=0x3c,period=2000003",
+                "cpu_clk_unhalted.core": "event=0x3c,period=2000003",
+                "cpu_clk_unhalted.thread_any": "event=0x3c,any=1,period=2000003"}
 
 
 def cpuid_matches(regex, cpuid):
@@ -138,8 +167,17 @@ def model_folder(events_dir, cpuid):
     return None
 
 
+def _is_zero(v):
+    try:
+        return int(str(v), 0) == 0
+    except ValueError:
+        return False
+
+
 class Entry:
-    """One table event: its name, target PMU family and the term string (REFERENCE.md 5)."""
+    """One table event: its name, target PMU family and the term string perf 6.12 builds from it
+    (jevents.py: ConfigCode -> config=, else event= with ExtSel in bits 8+; then FIELD_TERMS,
+    Filter as written, the MSR term; FIXED_EVENTS replace the whole string)."""
     __slots__ = ("name", "unit", "pmu", "terms", "fields", "topic")
 
     def __init__(self, d, topic):
@@ -147,24 +185,24 @@ class Entry:
         self.unit = d.get("Unit")
         u = (self.unit or "").lower()
         self.pmu = None if not u else UNIT_PMU.get(u, "uncore_" + u)
-        t = []
-        code = d.get("EventCode")
-        if code:
-            t.append("event=" + code.split(",")[0].strip())
-        for key, term in (("UMask", "umask"), ("CounterMask", "cmask"), ("Invert", "inv"),
-                          ("EdgeDetect", "edge"), ("AnyThread", "any")):
+        if d.get("ConfigCode") is not None:
+            t = ["config=%s" % d["ConfigCode"]]
+        else:
+            code = int(str(d.get("EventCode", "0")).split(",")[0], 0)
+            if d.get("ExtSel"):
+                code |= int(str(d["ExtSel"]), 0) << 8
+            t = ["event=%s" % hex(code)]
+        for key, term in FIELD_TERMS:
             v = d.get(key)
-            if v and int(v, 0):
+            if v is not None and not _is_zero(v):
                 t.append("%s=%s" % (term, v))
+        if d.get("Filter"):
+            t.append(d["Filter"])
         if d.get("MSRIndex") and d.get("MSRValue"):
             m = MSR_TERM.get(int(d["MSRIndex"].split(",")[0], 0))
             if m:
                 t.append("%s=%s" % (m, d["MSRValue"]))
-        if d.get("Filter"):
-            t.append(d["Filter"])
-        if d.get("ConfigCode"):
-            t.append("config=" + d["ConfigCode"])
-        self.terms = ",".join(t)
+        self.terms = FIXED_EVENTS.get(self.name.lower(), ",".join(t))
 
     def special(self):
         return [k for k in ("MSRIndex", "Filter", "CounterMask", "Invert", "EdgeDetect",
@@ -172,27 +210,36 @@ class Entry:
 
 
 def load_entries(events_dir, folder):
+    """The events of a model folder.  The real tree also holds files and entries that are not
+    events, skipped here: metricgroups.json (an object: group descriptions), *metrics.json and
+    counter.json entries (no EventName); unknown fields in an event entry are ignored."""
     out = []
     for path in sorted(glob.glob(os.path.join(events_dir, folder, "*.json"))):
         with open(path) as f:
-            for d in json.load(f):
-                if "EventName" in d:
-                    out.append(Entry(d, os.path.basename(path)[:-5]))
+            doc = json.load(f)
+        if not isinstance(doc, list):
+            continue
+        for d in doc:
+            if isinstance(d, dict) and isinstance(d.get("EventName"), str):
+                out.append(Entry(d, os.path.basename(path)[:-5]))
     return out
 
 
 def augmented_pmus(pmus, entries):
-    """PMUs whose .events also hold the table entries (sysfs alias first on a name collision,
-    as perf 6.1 does), for agree.detect_quirk's overlapping-terms check."""
+    """PMUs whose .events also hold the table entries, for agree.detect_quirks' overlapping-terms
+    check.  On a name collision the table's terms replace the sysfs alias's, as perf 6.12 does
+    (pmu.c update_alias: a sysfs alias that is also an event of the PMU's table takes the table's
+    event string)."""
     out = {}
     for name, p in pmus.items():
         q = copy.copy(p)
         q.events = dict(p.events)
-        have = {e.lower() for e in q.events}
         fam = re.sub(r"_[0-9]+$", "", name)
         for e in entries:
             target = e.pmu or "cpu"
-            if target in (name, fam) and e.name.lower() not in have:
+            if target in (name, fam):
+                for k in [k for k in q.events if k.lower() == e.name.lower()]:
+                    del q.events[k]
                 q.events[e.name] = e.terms
         out[name] = q
     return out
@@ -481,7 +528,7 @@ class TableGen(agree.Gen):
             es = [e for e in self.special_entries if k in e.special()]
             if es:
                 out.append(Case(es[0].name, "special-bare:" + "+".join(es[0].special())))
-        # `cpu/NAME,cmask=2/` with and without a CounterMask in the entry (6.1 ORs the former)
+        # `cpu/NAME,cmask=2/` with and without a CounterMask in the entry (perf ORs the former)
         cm = [e for e in self.core if e.fields.get("CounterMask")]
         plain = [e for e in self.core if not e.fields.get("CounterMask")]
         if cm:
@@ -552,26 +599,6 @@ def write_overlay(src, overlay):
     return d, root
 
 
-OFFCORE_CODES = (0xb7, 0xbb)
-
-
-def msrvalue_32bit(case, perf, spec, root):
-    """The shared tables were rebuilt from `perf list --details`, which prints term values with
-    %#x: MSRValues wider than 32 bits (offcore_rsp snoop bits 32-37) lost their high half, while
-    perf encodes its built-in 64-bit value.  True when the case differs only that way: it agrees
-    once config1 of perf's offcore events (core PMU, event 0xb7/0xbb) is cut to 32 bits."""
-    if agree.compare(case, perf, spec)[0] != "mismatch":
-        return False
-    core = {p.type for n, p in agree.load_pmus(root).items() if n in ("cpu", "cpu_core", "cpu_atom")}
-    masked = dict(perf, events=[])
-    for e in perf["events"]:
-        e = dict(e)
-        if e.get("type") in core and e.get("config", 0) & 0xff in OFFCORE_CODES:
-            e["config1"] = e.get("config1", 0) & 0xffffffff
-        masked["events"].append(e)
-    return agree.compare(case, masked, spec)[0] == "agreed"
-
-
 def tag_summary(jobs, spec_results, results):
     """Per model: how many cases carry each quirk tag, and how many of those differ."""
     per = {}
@@ -591,7 +618,8 @@ def tag_summary(jobs, spec_results, results):
 
 
 def main():
-    ap = argparse.ArgumentParser(description="perf 6.1 vs perfspec on JSON-table event names.",
+    ap = argparse.ArgumentParser(description="perf (6.12 by default) vs perfspec on JSON-table "
+                                 "event names.",
                                  formatter_class=argparse.RawDescriptionHelpFormatter,
                                  epilog=__doc__.split("\n\n", 2)[2])
     ap.add_argument("--perfspec", default=agree.DEFAULT_PERFSPEC, help="perfspec binary")
@@ -618,10 +646,19 @@ def main():
             print("error: %s has oracle format %r, expected %d" % (
                 a.cache, cache.get("format"), ORACLE_FORMAT), file=sys.stderr)
             return 2
-    can_perf = not a.no_perf and agree.perf_available()
+    perf = agree.Perf(a.perf, a.perf_current)
+    can_perf, why = (False, "--no-perf") if a.no_perf else perf.available()
     if not a.no_perf and not can_perf:
-        print("note: perf cannot run here (needs root, perf and unshare): using the cache only",
+        print("note: perf (%s) cannot run here: %s; using the cache only" % (a.perf, why),
               file=sys.stderr)
+    if can_perf and a.cache and not a.refresh:
+        cached_family = agree.perf_family(cache.get("perf_version"))
+        if cached_family and cached_family != agree.perf_family(perf.version()):
+            print("note: cache made with perf %s, now %s: rerunning perf" % (
+                cached_family, agree.perf_family(perf.version())), file=sys.stderr)
+            a.refresh = True
+    family = agree.perf_family(perf.version()) if can_perf else \
+        agree.perf_family(cache.get("perf_version"))
     if not can_perf and not (a.cache and os.path.exists(a.cache)) and not a.list:
         print("error: perf cannot run (or --no-perf) and there is no cache: nothing to compare "
               "with", file=sys.stderr)
@@ -663,7 +700,7 @@ def main():
             cases = g.cases(a.count)
             aug = augmented_pmus(pmus, mine)
             for c in cases:
-                c.quirk = c.quirk or agree.detect_quirk(m.name, c.event, aug)
+                agree.settle_quirks(c, family, agree.detect_quirks(m.name, c.event, aug))
             case_lists[m.name] = cases
             if cache["models"].get(m.name) != m.desc():
                 if m.name in cache["results"] and can_perf:
@@ -681,9 +718,10 @@ def main():
             return 0
         if a.show_perf:
             m = models[0]
-            rc, text = agree.run_perf(roots[m.name], a.show_perf, m.cpuid)
+            rc, text = perf.run(roots[m.name], a.show_perf, m.cpuid)
             print(text)
-            print(json.dumps(agree.parse_perf(text, rc), indent=1, sort_keys=True))
+            print(json.dumps(agree.parse_perf(text, rc, agree.perf_family(perf.version())),
+                             indent=1, sort_keys=True))
             return 0
 
         # ---- perf oracle
@@ -700,15 +738,15 @@ def main():
 
             def job(item):
                 mn, c = item
-                rc, text = agree.run_perf(roots[mn], c.event, by_name[mn].cpuid)
-                return mn, c.event, agree.parse_perf(text, rc)
+                rc, text = perf.run(roots[mn], c.event, by_name[mn].cpuid)
+                return mn, c.event, agree.parse_perf(text, rc, family)
 
             with concurrent.futures.ThreadPoolExecutor(a.jobs) as ex:
                 for mn, ev, entry in ex.map(job, todo):
                     cache["results"][mn][ev] = entry
             for mn in case_lists:
                 cache["models"][mn] = by_name[mn].desc()
-            cache["perf_version"] = agree.perf_version()
+            cache["perf_version"] = perf.version()
             dirty = True
         if a.cache and (dirty or a.refresh):
             for mn, cases in case_lists.items():   # keep exactly the generated cases
@@ -723,7 +761,7 @@ def main():
             os.replace(tmp, a.cache)
             print("wrote %s" % a.cache, file=sys.stderr)
 
-        view = {"fixtures": cache["results"]}
+        view = {"fixtures": cache["results"], "perf_version": cache.get("perf_version")}
         if a.perf_only:
             return agree.perf_summary(case_lists, view)
 
@@ -738,10 +776,6 @@ def main():
 
         with concurrent.futures.ThreadPoolExecutor(a.jobs) as ex:
             spec_results = list(ex.map(sjob, jobs))
-        for (mn, c), spec in zip(jobs, spec_results):
-            perf = cache["results"].get(mn, {}).get(c.event)
-            if perf and not c.quirk and msrvalue_32bit(c, perf, spec, roots[mn]):
-                c.quirk = "table-msrvalue-32bit"
         rc = agree.report(a, jobs, spec_results, view, agree.load_known(a.known))
         tag_summary(jobs, spec_results, cache["results"])
         uncached = sum(1 for mn, c in jobs if c.event not in cache["results"].get(mn, {}))
