@@ -4,12 +4,14 @@
 #include <sys/ioctl.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 
 #include <fmt/format.h>
 
 #include "perfspec/print.hpp"
+#include "perfspec/tables.hpp"
 
 namespace perfspec::tools {
 
@@ -17,6 +19,19 @@ int run_list(const ListOptions& o) {
   spec::Machine machine(o.sysfs, o.machine);
   auto events = spec::list_events(machine, o.filter);
   auto pmus = o.pmus ? spec::list_pmus(machine, o.filter) : std::vector<spec::ListedPmu>{};
+  if (o.verbose) {
+    // What the tables could not use: entries and files skipped, each with its file, entry and reason.
+    std::vector<const spec::EventTables*> used;
+    for (const auto& name : machine.pmu_names())
+      if (const spec::Pmu* pmu = machine.pmu(name))
+        if (const spec::EventTables* t = machine.tables_for(*pmu); t && std::find(used.begin(), used.end(), t) == used.end())
+          used.push_back(t);
+    if (const spec::EventTables* t = machine.tables(); t && std::find(used.begin(), used.end(), t) == used.end())
+      used.push_back(t);
+    if (const spec::EventTables* t = machine.sys_tables()) used.push_back(t);
+    for (const spec::EventTables* t : used)
+      for (const auto& d : t->diagnostics()) std::fprintf(stderr, "perfspec list: skipped %s\n", d.text().c_str());
+  }
   if (o.format == "json") {
     std::fputs(list_json(pmus, events).c_str(), stdout);
     return 0;

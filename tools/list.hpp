@@ -10,6 +10,7 @@ struct ListOptions {
   spec::MachineOptions machine;
   spec::ListFilter filter;
   bool pmus = false;       ///< list PMUs too
+  bool verbose = false;    ///< also say on stderr what the event tables skipped, and why
   std::string format = "text";
 };
 

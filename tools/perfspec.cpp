@@ -146,6 +146,7 @@ int main(int argc, char** argv) {
   list->add_flag("--tracepoints", lo.filter.tracepoints, "include tracepoints");
   list->add_flag("--deprecated", lo.filter.deprecated, "include deprecated table events");
   list->add_flag("--pmus", lo.pmus, "list the PMUs and their formats too");
+  list->add_flag("-v,--verbose", lo.verbose, "also report, on stderr, table entries and files that were skipped and why");
   list->add_option("--format", lo.format, "output format")->check(CLI::IsMember({"text", "json"}));
   list->add_option("--sysfs", lo.sysfs, "sysfs root to read PMUs from")->check(CLI::ExistingDirectory);
   add_table_options(list);
