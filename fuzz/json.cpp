@@ -107,7 +107,18 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
           if (want[i]->alias.terms != got[i]->alias.terms) fail("index terms differ from the JSON's", name);
           if (want[i]->pmu != got[i]->pmu) fail("index pmu differs from the JSON's", name);
           if (want[i]->alias.unit != got[i]->alias.unit) fail("index unit differs from the JSON's", name);
+          if (want[i]->compat != got[i]->compat) fail("index compat differs from the JSON's", name);
+          if (want[i]->deprecated != got[i]->deprecated || want[i]->alias.per_pkg != got[i]->alias.per_pkg)
+            fail("index flags differ from the JSON's", name);
         }
+      }
+      // What was skipped is kept too (control characters become spaces: the index is line-based).
+      if (mapped->diagnostics().size() != tables->diagnostics().size()) fail("index holds other diagnostics", "");
+      for (std::size_t i = 0; i < tables->diagnostics().size(); ++i) {
+        std::string want = tables->diagnostics()[i].text();
+        for (char& c : want)
+          if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) c = ' ';
+        if (mapped->diagnostics()[i].text() != want) fail("index diagnostic differs from the JSON's", want);
       }
       if (mapped->events().size() != tables->events().size()) fail("index holds a different number of events", "");
       (void)mapped->names();
