@@ -529,3 +529,216 @@ TEST_CASE("fuzzer regressions: empty table index, huge numbers, invalid UTF-8 na
   CHECK_NOTHROW(json = list_json({}, spec::list_events(m, f)));
   CHECK(json.find("\xEF\xBF\xBD") != std::string::npos);
 }
+
+TEST_CASE("PMU names match as perf 6.12's perf_pmu__match") {
+  using spec::pmu_name_matches;
+  CHECK(pmu_name_matches("uncore_imc", "uncore_imc_3"));
+  CHECK(pmu_name_matches("imc", "uncore_imc_3"));          // `uncore_` dropped from both
+  CHECK(pmu_name_matches("uncore_cpum_cf", "cpum_cf"));    // ...even when the PMU has none
+  CHECK(pmu_name_matches("hisi_sccl1_ddrc", "hisi_sccl1_ddrc0"));  // no `_` before the instance
+  CHECK(pmu_name_matches("uncore_imc_", "uncore_imc_0"));  // a trailing `_`
+  CHECK(pmu_name_matches("imc_1", "uncore_imc_10"));       // a partial instance number
+  CHECK(pmu_name_matches("uncore_foo", "uncore_foo_abc")); // hex of more than two digits
+  CHECK_FALSE(pmu_name_matches("uncore_cha", "uncore_cha_a"));  // ...not of one or two
+  CHECK_FALSE(pmu_name_matches("cpum", "cpum_cf"));
+  CHECK_FALSE(pmu_name_matches("uncore_imc", "uncore_imc_free_running_0"));
+  CHECK_FALSE(pmu_name_matches("uncore_im", "uncore_imc_0"));
+  CHECK_FALSE(pmu_name_matches("uncore_imc_0x1", "uncore_imc_1"));
+  CHECK(pmu_name_matches("uncore_imc_*", "uncore_imc_0"));
+  CHECK(pmu_name_matches("*imc_1", "uncore_imc_1"));
+  CHECK_FALSE(pmu_name_matches("uncore*", "uncore_imc_0"));  // the glob meets `imc_0`
+  CHECK_FALSE(pmu_name_matches("*_imc_1", "uncore_imc_1"));
+
+  using spec::table_pmu_matches;  // a table unit against a sysfs name (no `uncore_` dropping)
+  CHECK(table_pmu_matches("uncore_imc", "uncore_imc_3"));
+  CHECK_FALSE(table_pmu_matches("imc", "uncore_imc_3"));
+  CHECK(table_pmu_matches("hisi_sccl,ddrc", "hisi_sccl1_ddrc0"));
+  CHECK(table_pmu_matches("hisi_sccl,hha", "hisi_sccl3_hha12"));
+  CHECK_FALSE(table_pmu_matches("hisi_sccl,ddrc", "hisi_sccl1_hha0"));
+  CHECK_FALSE(table_pmu_matches("hisi_sccl,ddrc", "hisi_sicl1_ddrc0"));
+}
+
+TEST_CASE("a PMU's alias file names it, exactly and as a wildcard") {
+  test::TempTree tree;
+  for (int i = 0; i < 2; ++i) {
+    std::string pmu = fmt::format("uncore_iio_{}", i);
+    tree.pmu(pmu, 40 + i);
+    tree.write("bus/event_source/devices/" + pmu + "/format/event", "config:0-7\n");
+    tree.write("bus/event_source/devices/" + pmu + "/cpumask", "0\n");
+    tree.write("bus/event_source/devices/" + pmu + "/alias", fmt::format("uncore_type_1_{}\n", i));
+  }
+  spec::Machine m(tree.root(), test::no_libpfm4());
+  CHECK(m.pmu("uncore_iio_1")->alias_name() == "uncore_type_1_1");
+  CHECK(m.find_pmu("uncore_type_1_1") == m.pmu("uncore_iio_1"));
+  CHECK(m.find_pmu("uncore_type_1") == nullptr);
+  CHECK(one("uncore_type_1_0/event=5/", m) == "type=40 config=0x5");
+  auto all = resolve("uncore_type_1/event=5/", m);
+  REQUIRE(all.events.size() == 2);
+  CHECK(all.events[1].pmu == "uncore_iio_1");
+  CHECK(resolve("type_1_/event=5/", m).events.size() == 2);
+  CHECK(test::error_of("uncore_type_2/event=5/", m).find("unknown PMU 'uncore_type_2'") != std::string::npos);
+}
+
+TEST_CASE("CPU ids of arm64, riscv, powerpc and s390 are read and matched as perf does") {
+  test::TempTree t;
+  t.write("midr", "0x00000000413fd0c1\n");
+  t.write("riscv", "processor\t: 0\nhart\t\t: 0\nisa\t\t: rv64imafdc\nmmu\t\t: sv39\n"
+                   "mvendorid\t: 0x489\nmarchid\t: 0x8000000000000007\nmimpid\t\t: 0x4210427\n\n");
+  t.write("ppc", "processor\t: 0\ncpu\t\t: POWER9 (raw), altivec supported\nclock\t\t: 3800.000000MHz\n"
+                 "revision\t: 2.2 (pvr 004e 1202)\n\n");
+  t.write("sysinfo", "Manufacturer:         IBM\nType:                 3931\nLPAR Characteristics: Shared\n"
+                     "Model Capacity:       A01              701\nModel:                A01\n");
+  t.write("levels", "VM: z/VM 7.3\nCPU-MF: Counter facility: version=3.8 authorization=002f\n");
+  auto at = [&](const char* f) { return t.root() + "/" + f; };
+  CHECK(spec::detect_cpuid(at("none"), at("midr"), at("none"), at("none")) == "0x00000000413fd0c1");
+  CHECK(spec::detect_cpuid(at("riscv"), at("none"), at("none"), at("none")) == "0x489-0x8000000000000007-0x4210427");
+  CHECK(spec::detect_cpuid(at("ppc"), at("none"), at("none"), at("none")) == "0x004e1202");
+  CHECK(spec::detect_cpuid(at("none"), at("none"), at("sysinfo"), at("levels")) == "IBM,3931,A01,3.8,002f");
+  CHECK(spec::detect_cpuid(at("none"), at("none"), at("sysinfo"), at("none")) == "IBM,3931,A01");
+
+  // arm64: the same part, at least the mapfile's variant and revision (r3p1 >= r0p0; r0p0 < r0p1).
+  CHECK(spec::midr_matches("0x00000000410fd0c0", "0x00000000413fd0c1"));
+  CHECK(spec::midr_matches("0x410fd0c0", "0x00000000410FD0C0"));
+  CHECK_FALSE(spec::midr_matches("0x00000000410fd0c1", "0x00000000410fd0c0"));
+  CHECK_FALSE(spec::midr_matches("0x00000000410fd0c0", "0x00000000410fd0d0"));
+  CHECK(spec::table_arch("x/pmu-events/arm64/", "") == spec::TableArch::arm64);
+  CHECK(spec::table_arch("copy", "0x00000000410fd0c0") == spec::TableArch::arm64);
+  CHECK(spec::table_arch("copy", "GenuineIntel-6-55-4") == spec::TableArch::x86);
+  if (!std::filesystem::exists(test::source_dir() + "/../shared/pmu-events/arm64/mapfile.csv")) return;
+  const std::string root = test::source_dir() + "/../shared/pmu-events/";
+  CHECK(spec::find_model(root + "arm64", "0x00000000413fd0c1") == "arm/neoverse-n1");
+  CHECK(spec::find_model(root + "arm64", "0x00000000410fd4f0") == "arm/neoverse-n2-v2");
+  CHECK(spec::find_model(root + "riscv", "0x489-0x8000000000000007-0x4210427") == "sifive/u74");
+  CHECK(spec::find_model(root + "powerpc", "0x004e1202") == "power9");
+  CHECK(spec::find_model(root + "s390", "IBM,3931,A01,3.8,002f") == "cf_z16");
+}
+
+namespace {
+
+// An arm64 tables folder: mapfile, standard events, two core models, a sys folder of uncore events.
+struct Arm64Tables {
+  test::TempTree tree;
+  std::string dir() const { return tree.root() + "/arm64"; }
+  Arm64Tables() {
+    tree.write("arm64/mapfile.csv", "# Format:\n#\tMIDR,Version,JSON/file/pathname,Type\n"
+                                    "0x00000000410fd030,v1,arm/cortex-a53,core\n"
+                                    "0x00000000410fd080,v1,arm/cortex-a72,core\n");
+    tree.write("arm64/common-and-microarch.json", R"([
+      {"EventCode": "0x11", "EventName": "CPU_CYCLES", "BriefDescription": "Cycle"},
+      {"EventCode": "0x04", "EventName": "L1D_CACHE", "BriefDescription": "Level 1 data cache access"}])");
+    tree.write("arm64/arm/cortex-a53/pipeline.json", R"([
+      {"ArchStdEvent": "CPU_CYCLES"}, {"ArchStdEvent": "l1d_cache", "PublicDescription": "A53's own"},
+      {"EventName": "PREFETCH_LINEFILL", "EventCode": "0xC2"}])");
+    tree.write("arm64/arm/cortex-a72/pipeline.json", R"([
+      {"ArchStdEvent": "CPU_CYCLES"}, {"EventName": "PREFETCH_LINEFILL", "EventCode": "0xC7"}])");
+    tree.write("arm64/arm/cmn/sys/cmn.json", R"([
+      {"EventName": "hnf_cache_miss", "EventidCode": "0x1", "NodeType": "0x5", "Unit": "arm_cmn",
+       "Compat": "(434|436|43c|43a).*"},
+      {"EventName": "no_compat", "EventidCode": "0x2", "NodeType": "0x5", "Unit": "arm_cmn"}])");
+    // A big.LITTLE machine: each core PMU's CPUs report their own MIDR.
+    auto core = [&](const std::string& name, unsigned type, const std::string& cpus) {
+      tree.pmu(name, type);
+      tree.write("bus/event_source/devices/" + name + "/format/event", "config:0-15\n");
+      tree.write("bus/event_source/devices/" + name + "/cpus", cpus + "\n");
+    };
+    core("armv8_cortex_a53", 10, "0-3");
+    core("armv8_cortex_a72", 11, "4-5");
+    for (int cpu = 0; cpu < 6; ++cpu)
+      tree.write(fmt::format("devices/system/cpu/cpu{}/regs/identification/midr_el1", cpu),
+                 cpu < 4 ? "0x00000000410fd034\n" : "0x00000000410fd083\n");
+    for (auto [name, id] : {std::pair{"arm_cmn_0", "43c"}, {"arm_cmn_1", "999"}}) {
+      std::string pmu = name;
+      tree.pmu(pmu, pmu == "arm_cmn_0" ? 20 : 21);
+      tree.write("bus/event_source/devices/" + pmu + "/format/type", "config:0-15\n");
+      tree.write("bus/event_source/devices/" + pmu + "/format/eventid", "config:16-26\n");
+      tree.write("bus/event_source/devices/" + pmu + "/cpumask", "0\n");
+      tree.write("bus/event_source/devices/" + pmu + "/identifier", std::string(id) + "\n");
+    }
+  }
+};
+
+}  // namespace
+
+TEST_CASE("arm64: ArchStdEvent, each core PMU's own model by its MIDR, sys events by Compat") {
+  Arm64Tables t;
+  spec::MachineOptions o{t.dir(), "", "none", false};
+  spec::Machine m(t.tree.root(), o);
+  CHECK(m.cpuid() == "0x00000000410fd034");  // the first core CPU's MIDR, under the root
+  auto cycles = resolve("cpu_cycles", m);    // a standard event both models take
+  REQUIRE(cycles.events.size() == 2);
+  CHECK(test::attr_summary(cycles.events[0].attr) == "type=10 config=0x11");
+  CHECK(test::attr_summary(cycles.events[1].attr) == "type=11 config=0x11");
+  auto prefetch = resolve("prefetch_linefill", m);  // each PMU its own model's encoding
+  REQUIRE(prefetch.events.size() == 2);
+  CHECK(prefetch.events[0].pmu == "armv8_cortex_a53");
+  CHECK(prefetch.events[0].attr.config == 0xc2);
+  CHECK(prefetch.events[1].attr.config == 0xc7);
+  CHECK(one("l1d_cache", m) == "type=10 config=0x4");  // only the A53 table has it
+  // The CMN's events reach the PMU whose identifier matches Compat; without Compat, none.
+  CHECK(one("hnf_cache_miss", m) == "type=20 config=0x10005");
+  CHECK(one("arm_cmn/hnf_cache_miss/", m) == "type=20 config=0x10005");
+  CHECK(test::error_of("arm_cmn_1/hnf_cache_miss/", m).find("unknown term 'hnf_cache_miss' for pmu 'arm_cmn_1'") !=
+        std::string::npos);
+  CHECK(test::error_of("no_compat", m).find("unknown event 'no_compat'") != std::string::npos);
+  // A CPU id given applies to every PMU, as PERF_CPUID does.
+  spec::Machine forced(t.tree.root(), {t.dir(), "0x00000000410fd080", "none", false});
+  auto both = resolve("prefetch_linefill", forced);
+  REQUIRE(both.events.size() == 2);
+  CHECK(both.events[0].attr.config == 0xc7);
+  CHECK(both.events[1].attr.config == 0xc7);
+}
+
+TEST_CASE("a sysfs alias that the tables also define takes the table's encoding, as perf 6.12") {
+  TableTree t;
+  test::TempTree tree;
+  tree.pmu("cpu", 4);
+  tree.write("bus/event_source/devices/cpu/format/event", "config:0-7\n");
+  tree.write("bus/event_source/devices/cpu/format/umask", "config:8-15\n");
+  tree.write("bus/event_source/devices/cpu/events/mem_load_retired.l1_miss", "event=0x11\n");
+  tree.write("bus/event_source/devices/cpu/events/mem_load_retired.l1_miss.scale", "2\n");
+  tree.write("bus/event_source/devices/cpu/events/only-sysfs", "event=0x12\n");
+  tree.pmu("uncore_imc_0", 13);
+  tree.write("bus/event_source/devices/uncore_imc_0/cpumask", "0\n");
+  tree.write("bus/event_source/devices/uncore_imc_0/format/event", "config:0-7\n");
+  tree.write("bus/event_source/devices/uncore_imc_0/format/umask", "config:8-15\n");
+  tree.write("bus/event_source/devices/uncore_imc_0/events/unc_m_cas_count.rd", "event=0x05,umask=0x01\n");
+  tree.write("bus/event_source/devices/uncore_imc_0/events/unc_m_cas_count.rd.unit", "bytes\n");
+  spec::Machine m(tree.root(), t.options());
+  auto e = resolve("cpu/mem_load_retired.l1_miss/", m).events.at(0);
+  CHECK(test::attr_summary(e.attr) == "type=4 config=0x8d1 sample_period=100003");  // the table's terms
+  CHECK(e.scale == 2);  // the table has no ScaleUnit: the sysfs file's stays
+  auto cas = resolve("unc_m_cas_count.rd", m).events.at(0);
+  CHECK(cas.attr.config == 0x304);
+  CHECK(cas.unit == "MiB");  // the table's ScaleUnit replaces the sysfs unit
+  CHECK(cas.per_pkg);
+  CHECK(one("only-sysfs", m) == "type=4 config=0x12");
+}
+
+TEST_CASE("perf's own tables: counter.json, metric files and metricgroups.json load; deprecated names resolve") {
+  if (!have_shared_events()) return;
+  auto full = spec::EventTables::load_full(shared_events(), "skylakex");
+  CHECK(full->diagnostics().empty());
+  CHECK(full->counters().size() >= 1);
+  CHECK(full->metrics().size() > 100);
+  CHECK(full->metric_groups().size() > 10);
+  std::size_t deprecated = 0;
+  const spec::TableEvent* some = nullptr;
+  for (const auto& e : full->events())
+    if (e.deprecated && e.pmu.empty()) ++deprecated, some = &e;
+  REQUIRE(some != nullptr);
+  test::TempTree cache;
+  spec::Machine m(test::fixture("intel_skx"), {shared_events(), "GenuineIntel-6-55-4", cache.root(), false});
+  CHECK_NOTHROW(resolve(some->alias.name, m));  // resolvable, though listed only with --deprecated
+  spec::ListFilter f;
+  f.pattern = some->alias.name;
+  f.source = "json";
+  CHECK(spec::list_events(m, f).empty());
+  f.deprecated = true;
+  CHECK(spec::list_events(m, f).size() == 1);
+  // arm64: a Neoverse N1's names come from the standard events through ArchStdEvent.
+  spec::Machine n1(test::fixture("arm_n1"), {test::source_dir() + "/../shared/pmu-events/arm64", "0x00000000413fd0c1",
+                                             cache.root(), false});
+  CHECK(one("l1d_cache_refill", n1) == "type=10 config=0x3");
+  CHECK(one("armv8_pmuv3_0/BUS_ACCESS_RD/", n1) == "type=10 config=0x60");
+  CHECK(test::error_of("stall_backend_mem", n1).find("unknown event") != std::string::npos);  // standard, not N1's
+}
