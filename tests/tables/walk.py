@@ -360,8 +360,13 @@ def main():
                     break
                 if not chosen:
                     unit = e["pmu"] or "core"
-                    counts["skipped: no fixture PMU for unit %s" % unit if not why else
-                           "skipped: fixture PMU lacks a term (%s)" % re.sub(r" on .*", "", why)] += 1
+                    if why:
+                        reason = "fixture PMU lacks a term (%s)" % re.sub(r" on .*", "", why)
+                    elif is_sys and any(suffix_match(e["pmu"], n) for fx in candidates for n in fx.pmus):
+                        reason = "no fixture %s PMU whose identifier matches Compat '%s'" % (unit, e["compat"])
+                    else:
+                        reason = "no fixture PMU for unit %s" % unit
+                    counts["skipped: " + reason] += 1
                     continue
                 fx, host, enc = chosen
                 plan[fx.name]["%s/%s/" % (host, e["name"])] = enc
