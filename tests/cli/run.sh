@@ -39,6 +39,9 @@ check second-list-error 1 second_list_error.txt -- resolve --sysfs "$fixtures/in
 check bad-format-option 2 bad_format_option.txt -- resolve --format yaml cycles
 check no-subcommand 2 no_subcommand.txt --
 check tracepoint-suggest 1 tracepoint_suggest.txt -- resolve --sysfs "$fixtures/intel_skx" 'cycles,sched:sched_swich:u'
+# A pattern in the form of a tracepoint lists tracepoints without --tracepoints.
+check list-tracepoints-glob 0 list_tracepoints_glob.txt -- list --sysfs "$fixtures/intel_skx" 'sched:sched_sw*'
+check list-tracepoints-sys 0 list_tracepoints_sys.txt -- list --sysfs "$fixtures/intel_skx" sched:
 
 
 # The JSON is machine-readable and complete: every attr field, union members under both names.
@@ -190,6 +193,7 @@ assert json.loads(body)["events"][0]["attr"]["config"] == int(tp_id), text
   nobody=(setpriv --reuid=65534 --regid=65534 --clear-groups)
   wrap=(fresh "${nobody[@]}")
   check tracefs-not-mounted 1 tracefs_not_mounted.txt -- resolve sched:sched_switch
+  check list-tracefs-not-mounted 0 list_tracefs_not_mounted.txt -- list sched:sched_sw
   # Root without CAP_SYS_ADMIN, as in a container: the mount fails and the error says why.
   wrap=(fresh setpriv --inh-caps=-sys_admin --bounding-set=-sys_admin)
   check tracefs-mount-failed 1 tracefs_mount_failed.txt -- resolve sched:sched_switch
