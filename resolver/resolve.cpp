@@ -242,6 +242,7 @@ class Resolver {
   void resolve_pmu_form(const ast::Event& ev, Events& out);
   void remember_name(const std::string& n, const std::vector<std::pair<const Pmu*, const spec::Alias*>>& found);
   void resolve_tracepoint(const ast::Event& ev, Events& out);
+  [[noreturn]] void tracepoint_not_found(const ast::Event& ev, Span where);
   // `named`: a term naming the event that precedes ev's own terms (a bare alias name), with its alias
   // when the caller already looked it up.
   // `encoded`: that alias's encoding on `pmu`, when the caller knows it and knows that `named` can only
@@ -797,6 +798,22 @@ void Resolver::resolve_pmu_form(const ast::Event& ev, Events& out) {
   if (out.size() == first && first_error) throw *first_error;
 }
 
+// Says which it is: tracefs missing or unreadable (each with its remedy), or no such tracepoint, with
+// the closest names that exist.
+void Resolver::tracepoint_not_found(const ast::Event& ev, Span where) {
+  using Kind = spec::Machine::TracefsProblem::Kind;
+  std::string text = fmt::format("{}:{}", ev.name, ev.tp_event);
+  auto problem = machine_.tracefs_problem(ev.name, ev.tp_event);
+  std::string message =
+      fmt::format("{} '{}'", problem.kind == Kind::denied ? "cannot look up tracepoint" : "unknown tracepoint", text);
+  if (!problem.reason.empty()) message += ": " + problem.reason;
+  std::string help = std::move(problem.remedy);
+  bool glob = has_glob(ev.name) || has_glob(ev.tp_event);
+  if (problem.kind == Kind::none && !glob && text.size() <= max_suggest_length)
+    help = suggest(text, machine_.tracepoint_names());
+  throw Error(std::move(message), where, std::move(help));
+}
+
 void Resolver::resolve_tracepoint(const ast::Event& ev, Events& out) {
   std::vector<std::pair<std::string, std::string>> found;
   if (has_glob(ev.name) || has_glob(ev.tp_event)) {
@@ -820,12 +837,7 @@ void Resolver::resolve_tracepoint(const ast::Event& ev, Events& out) {
     }
     if (out.size() > first) return;
   }
-  if (found.empty()) {
-    std::string help = machine_.tracefs_events().empty()
-                           ? fmt::format("no tracefs events folder under '{}' (kernel/tracing/events)", machine_.root())
-                           : std::string{};
-    throw Error(fmt::format("unknown tracepoint '{}:{}'", ev.name, ev.tp_event), where, help);
-  }
+  if (found.empty()) tracepoint_not_found(ev, where);
   std::string suffix = list_.text.substr(ev.tp_event_span.end, ev.span.end - ev.tp_event_span.end);
   std::size_t first = out.size();
   try {

@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <optional>
 #include <set>
 
 #include <fmt/format.h>
@@ -249,8 +250,12 @@ SnapshotReport snapshot(const Machine& machine, const std::string& out, const Sn
       });
   }
   if (options.tracepoints && !machine.tracefs_events().empty()) {
+    // The real tracefs may be mounted outside /sys (found in /proc/mounts): the ids are read inside it.
+    const std::string& events = machine.tracefs_events();
+    std::optional<io::Jail> own;
+    if (!events.starts_with(machine.root() + "/")) own.emplace(events);
     for (const auto& [sys, ev] : machine.tracepoints("*", "*")) {
-      copy_file(jail, fmt::format("{}/{}/{}/id", machine.tracefs_events(), sys, ev),
+      copy_file(own ? *own : jail, fmt::format("{}/{}/{}/id", events, sys, ev),
                 fs::path(out) / "kernel/tracing/events" / sys / ev / "id", report);
       ++report.tracepoints;
     }

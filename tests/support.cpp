@@ -1,7 +1,10 @@
 #include "tests/support.hpp"
 
+#include <grp.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <cstdlib>
 #include <fstream>
 
@@ -55,6 +58,47 @@ std::string error_of(std::string_view text, const perfspec::spec::Machine& machi
     return perfspec::render(e, text);
   }
   return {};
+}
+
+std::string in_child(const std::function<std::string()>& body) {
+  int pipefd[2];
+  if (::pipe(pipefd) != 0) return "pipe failed";
+  pid_t pid = ::fork();
+  if (pid < 0) return "fork failed";
+  if (pid == 0) {
+    ::close(pipefd[0]);
+    std::string report;
+    try {
+      report = body();
+    } catch (const std::exception& e) {
+      report = fmt::format("child threw: {}", e.what());
+    }
+    const char* at = report.data();
+    for (std::size_t left = report.size(); left > 0;) {
+      ssize_t n = ::write(pipefd[1], at, left);
+      if (n <= 0) ::_exit(5);
+      at += n, left -= static_cast<std::size_t>(n);
+    }
+    ::_exit(0);  // no destructors or atexit handlers: they belong to the parent
+  }
+  ::close(pipefd[1]);
+  std::string report;
+  char buf[4096];
+  for (ssize_t n; (n = ::read(pipefd[0], buf, sizeof buf)) != 0;)
+    if (n > 0) report.append(buf, static_cast<std::size_t>(n));
+    else if (errno != EINTR) break;
+  ::close(pipefd[0]);
+  int status = 0;
+  while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {}
+  if (WIFSIGNALED(status)) return fmt::format("child killed by signal {}", WTERMSIG(status));
+  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
+    return fmt::format("child exited with status {}", WEXITSTATUS(status));
+  return report;
+}
+
+bool become_nobody() {
+  return ::geteuid() == 0 && ::setgroups(0, nullptr) == 0 && ::setgid(65534) == 0 && ::setuid(65534) == 0 &&
+         ::geteuid() == 65534;
 }
 
 }  // namespace test

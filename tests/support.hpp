@@ -1,6 +1,7 @@
 #pragma once
 // Test helpers: fixture paths, temporary sysfs trees, short attr summaries.
 #include <filesystem>
+#include <functional>
 
 #include <fmt/format.h>
 #include <string>
@@ -44,5 +45,14 @@ inline perfspec::spec::MachineOptions no_libpfm4() {
 
 /// The rendered diagnostic of parse+resolve, or "" when it resolves.
 std::string error_of(std::string_view text, const perfspec::spec::Machine& machine);
+
+/// Runs `body` in a forked child and returns the string it returned: doctest checks in a child would not
+/// reach this process, so the child reports and the parent checks. A child that exits otherwise gives
+/// "child exited with status N" or "child killed by signal N"; one that throws, "child threw: ...".
+std::string in_child(const std::function<std::string()>& body);
+
+/// Drops root for uid and gid 65534 (nobody) with no supplementary groups, for checks of what an
+/// unprivileged user meets (root reads anything). False when that fails or this is not root.
+bool become_nobody();
 
 }  // namespace test

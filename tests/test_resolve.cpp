@@ -370,6 +370,32 @@ TEST_CASE("tracepoints: ids, globs, unknown names") {
         std::string::npos);
 }
 
+TEST_CASE("tracepoints: an unknown one gets the closest names that exist") {
+  CHECK(test::error_of("sched:sched_swich", skx()) ==
+        "event syntax error: 'sched:sched_swich'\n"
+        "                     \\___ unknown tracepoint 'sched:sched_swich'\n"
+        "help: did you mean 'sched:sched_switch'?\n");
+  CHECK(test::error_of("cycles,shced:sched_wakeup/period=3/", skx()) ==
+        "event syntax error: 'cycles,shced:sched_wakeup/period=3/'\n"
+        "                            \\___ unknown tracepoint 'shced:sched_wakeup'\n"
+        "help: did you mean 'sched:sched_wakeup'?\n");
+  // A glob that matches nothing has no closest name.
+  CHECK(test::error_of("sched:nomatch*", skx()) ==
+        "event syntax error: 'sched:nomatch*'\n"
+        "                     \\___ unknown tracepoint 'sched:nomatch*'\n");
+  // The files beside the tracepoint folders (`enable`, `filter`) are not tracepoints to suggest.
+  test::TempTree tree;
+  tree.write("kernel/tracing/events/sched/sched_switch/id", "316\n");
+  tree.write("kernel/tracing/events/sched/enable", "0\n");
+  tree.write("kernel/tracing/events/sched/filter", "none\n");
+  tree.write("kernel/tracing/events/enable", "0\n");
+  Machine m(tree.root(), test::no_libpfm4());
+  CHECK(m.tracepoint_names() == std::vector<std::string>{"sched:sched_switch"});
+  CHECK(test::error_of("sched:enabled", m) ==
+        "event syntax error: 'sched:enabled'\n"
+        "                     \\___ unknown tracepoint 'sched:enabled'\n");
+}
+
 TEST_CASE("a tracepoint that appears later resolves: tracepoints not found are not remembered") {
   test::TempTree tree;
   tree.pmu("cpu", 4);

@@ -1,16 +1,25 @@
 #include <doctest/doctest.h>
 
 #include <grp.h>
+#include <linux/capability.h>
+#include <sched.h>
+#include <sys/mount.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstring>
 #include <filesystem>
+#include <fstream>
+#include <functional>
+#include <iterator>
 #include <string>
 #include <vector>
 
 #include "perfspec/perfspec.hpp"
 #include "spec/sysfs_io.hpp"
+#include "spec/tracefs.hpp"
 #include "tests/support.hpp"
 
 using perfspec::spec::Machine;
@@ -344,4 +353,254 @@ TEST_CASE("unreadable files and folders, as a user without the permission: error
     CAPTURE(expected[i].first);
     CHECK(seen[i] == expected[i].second);
   }
+}
+
+// ---- tracefs: where tracepoints come from, and why they cannot be looked up when they cannot ----
+
+namespace {
+
+namespace tracefs = perfspec::spec::tracefs;
+
+std::size_t tracefs_mounts() {
+  std::ifstream in("/proc/self/mounts");
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  return tracefs::mount_points(text, "tracefs").size();
+}
+
+// In a forked child: a mount namespace of its own, with every tracefs and debugfs mount taken away, so
+// that this machine's tracefs looks as on a fresh machine whatever the host has mounted. "" when done.
+std::string fresh_machine_namespace() {
+  if (::unshare(CLONE_NEWNS) != 0) return fmt::format("skip: unshare(CLONE_NEWNS): {}", std::strerror(errno));
+  if (::mount(nullptr, "/", nullptr, MS_REC | MS_PRIVATE, nullptr) != 0)
+    return fmt::format("skip: making / private: {}", std::strerror(errno));
+  std::ifstream in("/proc/self/mounts");
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  std::vector<std::string> gone = tracefs::mount_points(text, "tracefs");
+  for (auto& d : tracefs::mount_points(text, "debugfs")) gone.push_back(d);
+  // Last mounted first: a tracefs may sit inside a debugfs.
+  for (auto it = gone.rbegin(); it != gone.rend(); ++it) ::umount2(it->c_str(), MNT_DETACH);
+  if (tracefs_mounts() != 0) return "tracefs still mounted";
+  return {};
+}
+
+// Runs `body` in a child with a fresh machine's mount namespace; doctest skips (with the reason) where
+// the suite is not root or namespaces are not allowed (a container).
+std::string on_fresh_machine(const std::function<std::string()>& body) {
+  return test::in_child([&] {
+    if (std::string failed = fresh_machine_namespace(); !failed.empty()) return failed;
+    return body();
+  });
+}
+
+bool skipped(const std::string& report) {
+  if (!report.starts_with("skip: ")) return false;
+  MESSAGE(report);
+  return true;
+}
+
+// Root without CAP_SYS_ADMIN (a container's root, typically): mount(2) fails with EPERM.
+bool drop_sys_admin() {
+  __user_cap_header_struct header{_LINUX_CAPABILITY_VERSION_3, 0};
+  __user_cap_data_struct data[_LINUX_CAPABILITY_U32S_3]{};
+  if (::syscall(SYS_capget, &header, data) != 0) return false;
+  const unsigned bit = 1u << (CAP_SYS_ADMIN % 32);
+  auto& word = data[CAP_SYS_ADMIN / 32];
+  word.effective &= ~bit, word.permitted &= ~bit, word.inheritable &= ~bit;
+  return ::syscall(SYS_capset, &header, data) == 0;
+}
+
+std::string read_text(const std::string& path) {
+  std::ifstream in(path);
+  std::string s;
+  std::getline(in, s);
+  return s;
+}
+
+}  // namespace
+
+TEST_CASE("tracefs: /proc/mounts lines give the mount points of a type, octal escapes decoded") {
+  const std::string mounts =
+      "sysfs /sys sysfs rw,nosuid 0 0\n"
+      "nodev /sys/kernel/tracing tracefs rw,relatime 0 0\n"
+      "none /srv/my\\040trace\\134x tracefs rw 0 0\n"
+      "debugfs /sys/kernel/debug debugfs rw 0 0\n"
+      "none /odd\\04 tracefs rw 0 0";  // a cut escape stays as written; no newline at the end
+  CHECK(tracefs::mount_points(mounts, "tracefs") ==
+        std::vector<std::string>{"/sys/kernel/tracing", "/srv/my trace\\x", "/odd\\04"});
+  CHECK(tracefs::mount_points(mounts, "debugfs") == std::vector<std::string>{"/sys/kernel/debug"});
+  CHECK(tracefs::mount_points(mounts, "trace").empty());
+  CHECK(tracefs::mount_points("", "tracefs").empty());
+  // Only this machine's sysfs is looked at for tracefs (and mounted on): never a fixture or snapshot.
+  CHECK(tracefs::is_real_sysfs("/sys"));
+  CHECK_FALSE(tracefs::is_real_sysfs(test::fixture("intel_skx")));
+}
+
+TEST_CASE("tracefs: a fixture root without a tracing folder names the root, and nothing is mounted") {
+  test::TempTree tree;
+  tree.pmu("cpu", 4);
+  Machine m(tree.root(), test::no_libpfm4());
+  std::size_t before = tracefs_mounts();
+  CHECK(test::error_of("sched:sched_switch", m) ==
+        fmt::format("event syntax error: 'sched:sched_switch'\n"
+                    "                     \\___ unknown tracepoint 'sched:sched_switch'\n"
+                    "help: no tracefs events folder under '{}' (kernel/tracing/events)\n",
+                    tree.root()));
+  CHECK(m.tracefs_problem().kind == Machine::TracefsProblem::Kind::absent);
+  CHECK(m.tracepoint_names().empty());
+  CHECK(tracefs_mounts() == before);
+}
+
+TEST_CASE("tracefs: a tracing folder this user may not read is named, with the remedy (as uid 65534)") {
+  if (::geteuid() != 0) {
+    MESSAGE("skipped: needs root to drop to another user");
+    return;
+  }
+  namespace fs = std::filesystem;
+  test::TempTree tree;
+  tree.pmu("cpu", 4);
+  tree.write("bus/event_source/devices/cpu/format/event", "config:0-7\n");
+  tree.write("kernel/tracing/events/sched/sched_switch/id", "316\n");
+  tree.write("kernel/tracing/events/sched/sched_wakeup/id", "318\n");
+  // mkdtemp makes the root 0700: the unprivileged user must get in to meet the tracing folder.
+  fs::permissions(tree.root(), fs::perms(0755));
+  const std::string tracing = tree.root() + "/kernel/tracing";
+  auto as_nobody = [&](std::string_view text) {
+    return test::in_child([&] {
+      if (!test::become_nobody()) return std::string("could not become nobody");
+      Machine m(tree.root(), test::no_libpfm4());
+      return test::error_of(text, m);
+    });
+  };
+  fs::permissions(tracing, fs::perms(0700));
+  const std::string help =
+      fmt::format("help: run as a user who may read it, or make it readable: 'chmod -R a+rX {}'\n", tracing);
+  CHECK(as_nobody("sched:sched_switch") ==
+        fmt::format("event syntax error: 'sched:sched_switch'\n"
+                    "                     \\___ cannot look up tracepoint 'sched:sched_switch': no permission to read "
+                    "'{}/events'\n{}",
+                    tracing, help));
+  // Positioned in a list; a glob says the same.
+  CHECK(as_nobody("cycles,sched:sched_*") ==
+        fmt::format("event syntax error: 'cycles,sched:sched_*'\n"
+                    "                            \\___ cannot look up tracepoint 'sched:sched_*': no permission to read "
+                    "'{}/events'\n{}",
+                    tracing, help));
+  // The folders open, one id file closed: that file is named.
+  fs::permissions(tracing, fs::perms(0755));
+  fs::permissions(tracing + "/events/sched/sched_switch/id", fs::perms(0600));
+  CHECK(as_nobody("sched:sched_switch") ==
+        fmt::format("event syntax error: 'sched:sched_switch'\n"
+                    "                     \\___ cannot look up tracepoint 'sched:sched_switch': no permission to read "
+                    "'{}/events/sched/sched_switch/id'\n{}",
+                    tracing, help));
+  CHECK(as_nobody("sched:sched_wakeup") == "");  // the rest still resolve
+  // Root reads it all: nothing to say.
+  Machine m(tree.root(), test::no_libpfm4());
+  CHECK(m.tracepoint_id("sched", "sched_switch") == 316u);
+  CHECK(m.tracefs_problem("sched", "sched_switch").kind == Machine::TracefsProblem::Kind::none);
+}
+
+TEST_CASE("tracefs on this machine: as root, mounted at /sys/kernel/tracing when mounted nowhere, once per process") {
+  if (::geteuid() != 0) {
+    MESSAGE("skipped: needs root");
+    return;
+  }
+  std::string report = on_fresh_machine([] {
+    std::string out;
+    {
+      Machine m("/sys", test::no_libpfm4());
+      auto id = m.tracepoint_id("sched", "sched_switch");
+      out += fmt::format("mounted={} same_id={} mounts={}", tracefs::is_tracefs("/sys/kernel/tracing"),
+                         id && std::to_string(*id) == read_text("/sys/kernel/tracing/events/sched/sched_switch/id"),
+                         tracefs_mounts());
+    }
+    {
+      Machine again("/sys", test::no_libpfm4());  // finds it: no second mount
+      out += fmt::format("; again={} mounts={}", again.tracepoint_id("sched", "sched_switch").has_value(),
+                         tracefs_mounts());
+    }
+    // Unmounted behind perfspec's back: the process mounted once and does not again; it says so.
+    ::umount2("/sys/kernel/tracing", MNT_DETACH);
+    Machine later("/sys", test::no_libpfm4());
+    out += fmt::format("; later={} mounts={}", later.tracepoint_id("sched", "sched_switch").has_value(),
+                       tracefs_mounts());
+    out += "; " + test::error_of("sched:sched_switch", later);
+    return out;
+  });
+  if (skipped(report)) return;
+  CHECK(report ==
+        "mounted=true same_id=true mounts=1; again=true mounts=1; later=false mounts=0; "
+        "event syntax error: 'sched:sched_switch'\n"
+        "                     \\___ unknown tracepoint 'sched:sched_switch': tracefs is not mounted\n"
+        "help: run as root so that perfspec mounts it, or mount it: 'mount -t tracefs nodev /sys/kernel/tracing'\n");
+}
+
+TEST_CASE("tracefs on this machine: mounted nowhere, the error says so, with the remedy") {
+  if (::geteuid() != 0) {
+    MESSAGE("skipped: needs root");
+    return;
+  }
+  // An unprivileged user: perfspec does not try to mount.
+  std::string report = on_fresh_machine([] {
+    if (!test::become_nobody()) return std::string("could not become nobody");
+    Machine m("/sys", test::no_libpfm4());
+    return test::error_of("sched:sched_switch", m) + fmt::format("mounts={}", tracefs_mounts());
+  });
+  if (skipped(report)) return;
+  CHECK(report ==
+        "event syntax error: 'sched:sched_switch'\n"
+        "                     \\___ unknown tracepoint 'sched:sched_switch': tracefs is not mounted\n"
+        "help: run as root so that perfspec mounts it, or mount it: 'mount -t tracefs nodev /sys/kernel/tracing'\n"
+        "mounts=0");
+  // Root without CAP_SYS_ADMIN (a container): the mount fails, and the error gives the reason.
+  report = on_fresh_machine([] {
+    if (!drop_sys_admin()) return std::string("could not drop CAP_SYS_ADMIN");
+    Machine m("/sys", test::no_libpfm4());
+    return test::error_of("sched:sched_switch", m) + fmt::format("mounts={}", tracefs_mounts());
+  });
+  if (skipped(report)) return;
+  CHECK(report ==
+        "event syntax error: 'sched:sched_switch'\n"
+        "                     \\___ unknown tracepoint 'sched:sched_switch': tracefs is not mounted, and mounting it "
+        "at /sys/kernel/tracing failed: Operation not permitted\n"
+        "help: mount it yourself where mounting is allowed: 'mount -t tracefs nodev /sys/kernel/tracing'\n"
+        "mounts=0");
+}
+
+TEST_CASE("tracefs on this machine: found where /proc/mounts says, and unreadable as another user") {
+  if (::geteuid() != 0) {
+    MESSAGE("skipped: needs root");
+    return;
+  }
+  test::TempTree elsewhere;  // a mount point outside /sys, as perf finds tracefs through /proc/mounts
+  std::string report = on_fresh_machine([&] {
+    if (::mount("nodev", elsewhere.root().c_str(), "tracefs", 0, nullptr) != 0)
+      return fmt::format("mount at {}: {}", elsewhere.root(), std::strerror(errno));
+    Machine m("/sys", test::no_libpfm4());
+    auto id = m.tracepoint_id("sched", "sched_switch");
+    return fmt::format("events={} same_id={} mounts={} default_mounted={}",
+                       m.tracefs_events() == elsewhere.root() + "/events",
+                       id && std::to_string(*id) == read_text(elsewhere.root() + "/events/sched/sched_switch/id"),
+                       tracefs_mounts(), tracefs::is_tracefs("/sys/kernel/tracing"));
+  });
+  if (skipped(report)) return;
+  CHECK(report == "events=true same_id=true mounts=1 default_mounted=false");
+  // Mounted, but its root is 0700 (tracefs's default) or its files 0440: another user is told which
+  // path it may not read and how to open tracefs to it.
+  report = on_fresh_machine([] {
+    if (::mount("nodev", "/sys/kernel/tracing", "tracefs", 0, nullptr) != 0) return std::string("mount failed");
+    if (!test::become_nobody()) return std::string("could not become nobody");
+    Machine m("/sys", test::no_libpfm4());
+    return test::error_of("sched:sched_switch", m);
+  });
+  if (skipped(report)) return;
+  const std::string head = "event syntax error: 'sched:sched_switch'\n"
+                           "                     \\___ cannot look up tracepoint 'sched:sched_switch': no permission "
+                           "to read '/sys/kernel/tracing/events";
+  const std::string help =
+      "help: run as root, or let a group this user is in read tracefs: 'mount -o remount,mode=755,gid=GROUP "
+      "/sys/kernel/tracing'\n";
+  CAPTURE(report);
+  CHECK(report.starts_with(head));
+  CHECK(report.ends_with(help));
 }

@@ -18,6 +18,15 @@ namespace perfspec::tools {
 int run_list(const ListOptions& o) {
   spec::Machine machine(o.sysfs, o.machine);
   auto events = spec::list_events(machine, o.filter);
+  if (o.filter.tracepoints) {
+    // Tracepoints that cannot be listed would otherwise look like tracepoints that are not there.
+    auto problem = machine.tracefs_problem();
+    if (problem.kind != spec::Machine::TracefsProblem::Kind::none) {
+      std::fprintf(stderr, "perfspec list: no tracepoints: %s\n",
+                   (problem.reason.empty() ? problem.remedy : problem.reason).c_str());
+      if (!problem.reason.empty()) std::fprintf(stderr, "help: %s\n", problem.remedy.c_str());
+    }
+  }
   auto pmus = o.pmus ? spec::list_pmus(machine, o.filter) : std::vector<spec::ListedPmu>{};
   if (o.verbose) {
     // What the tables could not use: entries and files skipped, each with its file, entry and reason.

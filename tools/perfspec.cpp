@@ -143,7 +143,7 @@ int main(int argc, char** argv) {
   list->add_option("--topic", lo.filter.topic, "only this topic (hardware, software, cache, sysfs, or a table topic)");
   list->add_option("--source", lo.filter.source, "only this source")
       ->check(CLI::IsMember({"builtin", "sysfs", "json", "tracepoint"}));
-  list->add_flag("--tracepoints", lo.filter.tracepoints, "include tracepoints");
+  list->add_flag("--tracepoints", lo.filter.tracepoints, "include tracepoints (implied by a PATTERN with ':')");
   list->add_flag("--deprecated", lo.filter.deprecated, "include deprecated table events");
   list->add_flag("--pmus", lo.pmus, "list the PMUs and their formats too");
   list->add_flag("-v,--verbose", lo.verbose, "also report, on stderr, table entries and files that were skipped and why");
@@ -214,7 +214,9 @@ int main(int argc, char** argv) {
     }
     if (*list) {
       lo.machine = machine_options;
-      if (lo.filter.source == "tracepoint") lo.filter.tracepoints = true;
+      // `sys:name` is the form of a tracepoint: `perfspec list 'sched:sched_sw*'` asks for them.
+      if (lo.filter.source == "tracepoint" || lo.filter.pattern.find(':') != std::string::npos)
+        lo.filter.tracepoints = true;
       return perfspec::tools::run_list(lo);
     }
     if (*snap) {

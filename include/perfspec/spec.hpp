@@ -189,8 +189,34 @@ class Machine {
   const std::vector<std::string>& pmu_names() const;
   /// The core PMUs (more than one: a hybrid machine). Found once, then cached.
   const std::vector<const Pmu*>& core_pmus() const;
-  /// The tracefs `events` folder in use, empty when there is none.
+  /// The tracefs `events` folder in use, empty when there is none. Found on first use, which is the
+  /// first time a tracepoint is needed: under a fixture or snapshot root, `kernel/tracing/events`, else
+  /// `kernel/debug/tracing/events`. For this machine's sysfs (`/sys`), tracefs wherever it is mounted,
+  /// looked for as perf does; when it is mounted nowhere and this process runs as root, it is mounted
+  /// at /sys/kernel/tracing (once per process), as perf does.
   const std::string& tracefs_events() const;
+  /// Why tracepoints cannot be looked up, for the error about one that was not found.
+  struct TracefsProblem {
+    enum class Kind {
+      none,          ///< tracefs can be read: the tracepoint is not there
+      absent,        ///< a fixture or snapshot root without a tracepoints folder
+      not_mounted,   ///< the real tracefs is mounted nowhere (and this process is not root)
+      mount_failed,  ///< ...and mounting it failed
+      denied,        ///< it is there, but this user may not read it
+    };
+    Kind kind = Kind::none;
+    std::string reason;  ///< what is wrong ("tracefs is not mounted"); "" for none and absent
+    std::string remedy;  ///< what to do, for a help line
+  };
+  /// What keeps `sys:name` from being looked up, found when asked (an error path): tracefs missing,
+  /// or the first of the events folder, `sys`'s folder and the id file that this user may not read.
+  ///
+  /// Example: as an unprivileged user where tracefs is unmounted,
+  /// `machine.tracefs_problem("sched", "sched_switch").reason == "tracefs is not mounted"`.
+  TracefsProblem tracefs_problem(std::string_view sys = {}, std::string_view name = {}) const;
+  /// Every `sys:name` in the events folder, from folder listings alone (no id is read): what an unknown
+  /// tracepoint is compared with for "did you mean". Sorted.
+  std::vector<std::string> tracepoint_names() const;
   /// The named event `name` (case-insensitive) on `pmu`, as perf 6.12 finds it: an event of the
   /// tables' `sys` folders whose Compat matches the PMU's identifier; else its sysfs alias, with the
   /// encoding (and per-pkg, and scale and unit when the entry has them) of a table event of the same
@@ -246,6 +272,7 @@ class Machine {
   mutable std::shared_ptr<void> memo_;
 
   std::optional<std::uint64_t> read_tracepoint_id(std::string_view sys, std::string_view name) const;
+  const std::vector<std::string>& tracefs_listing(const std::string& dir) const;
   std::string root_, devices_;
   std::shared_ptr<const io::Jail> jail_;  // every file below root_ is read through it
   MachineOptions options_;
@@ -271,6 +298,9 @@ class Machine {
   mutable std::map<std::string, std::vector<std::string>, std::less<>> tracefs_dirs_;        // listings
   mutable std::vector<std::string> names_;
   mutable std::string tracefs_;
+  mutable std::string tracefs_mount_;  // the real tracefs's mount point; "" below a fixture root
+  mutable TracefsProblem tracefs_missing_;  // why tracefs_ is empty
+  mutable std::shared_ptr<const io::Jail> tracefs_jail_;  // jail_, or one on a tracefs mounted outside root_
 };
 
 /// True when `name` is safe to use as one path component below a sysfs root (no `/`, NUL, `.`, `..`).

@@ -7,12 +7,14 @@ bin=${PERFSPEC:?set PERFSPEC to the perfspec binary}
 pass=0 fail=0
 
 # check NAME EXPECTED_STATUS EXPECTED_FILE -- ARGS...   (EXPECTED_FILE holds stdout, then stderr after a line '--- stderr')
+# The command is "${wrap[@]}" "$bin" ARGS...: wrap runs it elsewhere (another user, a mount namespace).
+wrap=()
 check() {
   local name=$1 want_status=$2 want_file=$3
   shift 4
   local out err status
   out=$(mktemp) err=$(mktemp)
-  "$bin" "$@" >"$out" 2>"$err"
+  "${wrap[@]}" "$bin" "$@" >"$out" 2>"$err"
   status=$?
   local got
   got=$(cat "$out"; echo '--- stderr'; cat "$err")
@@ -36,6 +38,11 @@ check syntax-error 1 syntax_error.txt -- resolve --sysfs "$fixtures/intel_skx" '
 check second-list-error 1 second_list_error.txt -- resolve --sysfs "$fixtures/intel_skx" cycles 'cycles:uu'
 check bad-format-option 2 bad_format_option.txt -- resolve --format yaml cycles
 check no-subcommand 2 no_subcommand.txt --
+check tracepoint-suggest 1 tracepoint_suggest.txt -- resolve --sysfs "$fixtures/intel_skx" 'cycles,sched:sched_swich:u'
+# A pattern in the form of a tracepoint lists tracepoints without --tracepoints.
+check list-tracepoints-glob 0 list_tracepoints_glob.txt -- list --sysfs "$fixtures/intel_skx" 'sched:sched_sw*'
+check list-tracepoints-sys 0 list_tracepoints_sys.txt -- list --sysfs "$fixtures/intel_skx" sched:
+
 
 # The JSON is machine-readable and complete: every attr field, union members under both names.
 json=$("$bin" resolve --sysfs "$fixtures/intel_skx" --format json 'mem:0x1000')
@@ -273,6 +280,42 @@ expect snapshot-cpuid grep -qx "GenuineIntel-6-97-2" "$snap/perfspec-snapshot/cp
 err=$("$bin" snapshot --sysfs "$fixtures/hybrid_adl" "$snap" 2>&1); status=$?
 expect snapshot-exists [ "$status" = 1 ]
 rm -rf "$(dirname "$snap")"
+
+# ---- this machine's tracefs, as on a fresh machine: in a mount namespace without tracefs or debugfs ----
+fresh() {  # fresh COMMAND...: COMMAND in a private mount namespace where tracefs is mounted nowhere
+  unshare -m sh -c 'for m in $(awk '\''$3 == "tracefs" || $3 == "debugfs" { print $2 }'\'' /proc/mounts | sort -r); do
+                      umount -l "$m" || exit 99
+                    done
+                    exec "$@"' sh "$@"
+}
+if [ "$(id -u)" = 0 ] && fresh true 2>/dev/null; then
+  # As root, perfspec mounts tracefs at /sys/kernel/tracing, as perf does: config is that tracefs's id.
+  out=$(fresh sh -c '"$1" resolve --format json sched:sched_switch && stat -f -c %T /sys/kernel/tracing &&
+                     cat /sys/kernel/tracing/events/sched/sched_switch/id' sh "$bin" 2>&1)
+  expect tracefs-mounted python3 -c '
+import json, sys
+text = sys.argv[1]
+body, fstype, tp_id = text.rsplit("\n", 2)
+assert fstype == "tracefs", text
+assert json.loads(body)["events"][0]["attr"]["config"] == int(tp_id), text
+' "$out"
+  nobody=(setpriv --reuid=65534 --regid=65534 --clear-groups)
+  wrap=(fresh "${nobody[@]}")
+  check tracefs-not-mounted 1 tracefs_not_mounted.txt -- resolve sched:sched_switch
+  check list-tracefs-not-mounted 0 list_tracefs_not_mounted.txt -- list sched:sched_sw
+  # Root without CAP_SYS_ADMIN, as in a container: the mount fails and the error says why.
+  wrap=(fresh setpriv --inh-caps=-sys_admin --bounding-set=-sys_admin)
+  check tracefs-mount-failed 1 tracefs_mount_failed.txt -- resolve sched:sched_switch
+  wrap=()
+  # Mounted, but not readable by another user (tracefs's root is 0700, its files 0440).
+  err=$(fresh sh -c 'mount -t tracefs nodev /sys/kernel/tracing && exec "$@"' sh "${nobody[@]}" \
+        "$bin" resolve sched:sched_switch 2>&1); status=$?
+  expect tracefs-denied-status [ "$status" = 1 ]
+  expect tracefs-denied grep -qF "cannot look up tracepoint 'sched:sched_switch': no permission to read '/sys/kernel/tracing/events" <<<"$err"
+  expect tracefs-denied-help grep -qxF "help: run as root, or let a group this user is in read tracefs: 'mount -o remount,mode=755,gid=GROUP /sys/kernel/tracing'" <<<"$err"
+else
+  echo "skipped: tracefs tests (need root and unshare -m)"
+fi
 
 # ---- bash completion ----
 complete_words() {  # complete_words CWORD WORD...
