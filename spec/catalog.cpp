@@ -94,13 +94,17 @@ std::vector<ListedEvent> list_events(const Machine& machine, const ListFilter& f
     const Pmu* pmu = machine.pmu(name);
     if (!pmu || !pmu_passes(filter, name)) continue;
     for (const auto& a : pmu->aliases()) {
+      // What the name means on this PMU: a table event of the same name gives it its encoding (and,
+      // for `sys` tables, replaces it), as resolve does; the table event is then not listed again.
+      const Alias* used = machine.alias(*pmu, a.name);
+      if (!used) used = &a;
       ListedEvent e;
       e.name = a.name;
       e.pmu = name;
-      e.encoding = a.terms;
+      e.encoding = used->terms;
       e.topic = "sysfs";
-      e.unit = a.unit;
-      e.scale = a.scale;
+      e.unit = used->unit;
+      e.scale = used->scale;
       e.source = Source::sysfs;
       add(std::move(e));
     }
@@ -125,6 +129,7 @@ std::vector<ListedEvent> list_events(const Machine& machine, const ListFilter& f
       for (const EventTables* t : sources)
         for (const auto& te : t->events()) {
           if (!machine.table_event_applies(te, *pmu)) continue;
+          if (pmu->alias(te.alias.name)) continue;  // listed with the PMU's sysfs aliases
           std::string shown = te.pmu.empty() || te.pmu.find(',') != std::string::npos ? name : te.pmu;
           if (!pmu_passes(filter, name) && !pmu_passes(filter, shown)) continue;
           if (!seen.emplace(&te, shown).second) continue;

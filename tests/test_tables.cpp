@@ -712,6 +712,14 @@ TEST_CASE("a sysfs alias that the tables also define takes the table's encoding,
   CHECK(cas.unit == "MiB");  // the table's ScaleUnit replaces the sysfs unit
   CHECK(cas.per_pkg);
   CHECK(one("only-sysfs", m) == "type=4 config=0x12");
+  // list says what resolve does: the sysfs alias with the table's encoding, once.
+  spec::ListFilter f;
+  f.pattern = "mem_load_retired.l1_miss";
+  auto listed = spec::list_events(m, f);
+  REQUIRE(listed.size() == 1);
+  CHECK(listed[0].source == spec::Source::sysfs);
+  CHECK(listed[0].encoding == "event=0xd1,period=100003,umask=8");
+  CHECK(listed[0].scale == 2);
 }
 
 TEST_CASE("perf's own tables: counter.json, metric files and metricgroups.json load; deprecated names resolve") {
