@@ -268,7 +268,42 @@ names = {(e["source"], e["name"]) for e in d["events"]}
 assert ("sysfs", "cas_count_read") in names, names
 assert ("json", "UNC_M_CAS_COUNT.RD") in names, names
 ' "$out"
-  rm -rf "$cache"
+  # perf's own tree: the whole pmu-events folder picks the architecture from the CPU id.
+  out=$("$bin" resolve --sysfs "$fixtures/intel_skx" --no-libpfm4 --events-dir "$events/.." --cpuid GenuineIntel-6-55-4 \
+        --format json inst_retired.any 2>&1)
+  expect tables-whole-tree python3 -c '
+import json, sys
+a = json.loads(sys.argv[1])["events"][0]["attr"]
+assert (a["config"], a["sample_period"]) == (0xc0, 2000003), a
+' "$out"
+  # --keep-going: every list resolves or is reported, the status says whether all did.
+  out=$("$bin" resolve --keep-going --sysfs "$fixtures/intel_skx" --format json cycles 'cpu/nosuch/' instructions 2>/tmp/kg.$$)
+  status=$?
+  expect keep-going-status [ "$status" = 1 ]
+  expect keep-going-events python3 -c '
+import json, sys
+assert [e["name"] for e in json.loads(sys.argv[1])["events"]] == ["cycles", "instructions"], sys.argv[1]
+' "$out"
+  expect keep-going-error grep -qF "unknown term 'nosuch' for pmu 'cpu'" /tmp/kg.$$
+  rm -f /tmp/kg.$$
+  # A table entry that cannot be used is skipped, and list -v says which and why; deprecated names
+  # resolve but are listed only with --deprecated.
+  tables=$(mktemp -d)
+  mkdir -p "$tables/x86/m"
+  printf 'Family-model,Version,Filename,EventType\nGenuineIntel-6-55-[01234],v1,m,core\n' >"$tables/x86/mapfile.csv"
+  printf '[{"EventName": "GOOD", "EventCode": "0x1"}, {"EventName": "BAD", "UMask": "zz"},\n {"EventName": "OLD", "EventCode": "0x2", "Deprecated": "1"}]' >"$tables/x86/m/core.json"
+  err=$("$bin" list -v --sysfs "$fixtures/intel_skx" --no-libpfm4 --events-dir "$tables/x86" --cpuid GenuineIntel-6-55-4 \
+        --source json 2>&1 >/dev/null)
+  expect list-verbose-skipped grep -qxF "perfspec list: skipped $tables/x86/m/core.json: entry 1 (BAD): UMask 'zz' is not a number" <<<"$err"
+  out=$("$bin" list --sysfs "$fixtures/intel_skx" --no-libpfm4 --events-dir "$tables/x86" --cpuid GenuineIntel-6-55-4 --source json 2>&1)
+  expect list-hides-deprecated [ "$(grep -cE '^  (GOOD|OLD) ' <<<"$out")" = 1 ]
+  out=$("$bin" list --deprecated --sysfs "$fixtures/intel_skx" --no-libpfm4 --events-dir "$tables/x86" --cpuid GenuineIntel-6-55-4 \
+        --source json 2>&1)
+  expect list-deprecated [ "$(grep -cE '^  (GOOD|OLD) ' <<<"$out")" = 2 ]
+  out=$(PERFSPEC_CACHE_DIR=none "$bin" resolve --sysfs "$fixtures/intel_skx" --no-libpfm4 --events-dir "$tables/x86" \
+        --cpuid GenuineIntel-6-55-4 old 2>&1)
+  expect deprecated-resolves grep -qE '^  config +0x2$' <<<"$out"
+  rm -rf "$tables" "$cache"
 fi
 snap=$(mktemp -d)/snap
 "$bin" snapshot --sysfs "$fixtures/hybrid_adl" --tracepoints --cpuid GenuineIntel-6-97-2 "$snap" 2>/dev/null; status=$?
