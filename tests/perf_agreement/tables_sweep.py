@@ -158,7 +158,23 @@ def cpuid_for(arch, rows, index):
 
 # --------------------------------------------------------------------------- fixtures
 
+# x86 model folders and the fixture modelled on that model or the closest one to it (a server of the
+# same uncore generation, a client with the same uncore boxes); other x86 models fall back to the
+# family's default below.
+MODEL_FIXTURES = {
+    "jaketown": "intel_bdx", "ivytown": "intel_bdx", "haswellx": "intel_bdx", "broadwellx": "intel_bdx",
+    "broadwellde": "intel_bdx",
+    "knightslanding": "intel_knl",
+    "sandybridge": "intel_tgl", "ivybridge": "intel_tgl", "haswell": "intel_tgl", "broadwell": "intel_tgl",
+    "skylake": "intel_tgl", "icelake": "intel_tgl", "tigerlake": "intel_tgl", "rocketlake": "intel_tgl",
+    "meteorlake": "intel_mtl",
+    "graniterapids": "intel_gnr", "sierraforest": "intel_gnr", "grandridge": "intel_gnr",
+}
+
+
 def fixture_for(arch, model, cpuid, folder_files):
+    if arch == "x86" and model in MODEL_FIXTURES and os.path.isdir(os.path.join(FIXTURES, MODEL_FIXTURES[model])):
+        return MODEL_FIXTURES[model]
     if arch == "x86":
         units = set()
         for path in folder_files:

@@ -33,10 +33,14 @@ import tables_sweep  # noqa: E402  (mapfile rows and CPU ids that select each fo
 
 FIXTURES = os.path.join(REPO, "tests", "fixtures")
 WORDS = ["config", "config1", "config2", "config3"]
-# Fixture machines per family, in order of preference (the first that hosts an event is used).
+# Fixture machines per family, in order of preference (the first that hosts an event is used).  A
+# model's own fixture (tables_sweep.fixture_for: the machine modelled on it or the closest one) is
+# tried before its family's list.
 FAMILIES = {
-    "intel": ["intel_spr", "intel_skx", "hybrid_adl"],
-    "intel_hybrid": ["hybrid_adl", "intel_spr", "intel_skx"],
+    "intel": ["intel_spr", "intel_skx", "hybrid_adl", "intel_bdx", "intel_gnr", "intel_tgl", "intel_knl",
+              "intel_mtl"],
+    "intel_hybrid": ["hybrid_adl", "intel_spr", "intel_skx", "intel_mtl", "intel_tgl", "intel_bdx",
+                     "intel_gnr", "intel_knl"],
     "amd": ["amd_zen4", "amd_zen3"],
     "arm64": ["arm_neoverse_v2", "arm_n1", "arm_imx8mp", "arm_hip09", "arm_yitian710"],
     "powerpc": ["power10", "power9"],
@@ -336,12 +340,14 @@ def main():
                 if problem:
                     counts["files that are no table (%s)" % problem] += 1
                 events += evs
-            units.append((folder, cpuid, family_of(arch, cpuid, files), events, False))
+            units.append((folder, cpuid, family_of(arch, cpuid, files), events, False, files))
         if sys_events and units:
             # sys events belong to no model: checked with the first model's CPU id
-            units.append(("sys", units[0][1], units[0][2], sys_events, True))
-        for folder, cpuid, family, events, is_sys in units:
-            candidates = [fixture(n) for n in FAMILIES[family] if fixture(n)]
+            units.append(("sys", units[0][1], units[0][2], sys_events, True, []))
+        for folder, cpuid, family, events, is_sys, files in units:
+            own = tables_sweep.fixture_for(arch, folder, cpuid, files)
+            order = ([own] if own else []) + [n for n in FAMILIES[family] if n != own]
+            candidates = [fixture(n) for n in order if fixture(n)]
             plan = collections.defaultdict(dict)  # fixture -> {string: expected}
             for e in events:
                 if isinstance(e["terms"], str):
