@@ -142,6 +142,11 @@ std::string detect_cpuid(const std::string& cpuinfo, const std::string& midr, co
 bool cpuid_matches(std::string_view pattern, std::string_view cpuid) {
   bool full_pattern = is_full_cpuid(pattern), full_id = is_full_cpuid(cpuid);
   if (full_pattern && !full_id) return false;
+  // Whatever the regex matches holds its literal start (up to its first special character): a row
+  // whose start is nowhere in the id cannot match, and compiling its regex (most of a cold start's
+  // table lookup) is skipped.
+  std::string_view literal = pattern.substr(0, pattern.find_first_of(".[]()*+?{}|^$\\"));
+  if (cpuid.find(literal) == std::string_view::npos) return false;
   std::string p(pattern), id(cpuid);
   regex_t re;
   if (::regcomp(&re, p.c_str(), REG_EXTENDED) != 0) return false;

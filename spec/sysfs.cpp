@@ -308,6 +308,18 @@ Alias Pmu::load_alias(const std::string& file) const {
   return a;
 }
 
+const std::string& Pmu::alias_name() const {
+  std::call_once(alias_name_once_, [this] {
+    // The first line of `alias`, as perf reads it.
+    if (auto a = io::read_small_file(*jail_, dir_ + "/alias")) {
+      std::string_view first = *a;
+      first = first.substr(0, first.find('\n'));
+      alias_name_ = std::string(io::trim(first));
+    }
+  });
+  return alias_name_;
+}
+
 std::optional<std::string> Pmu::cap(std::string_view name) const {
   if (!safe_component(name)) return std::nullopt;
   auto text = io::read_small_file(*jail_, dir_ + "/caps/" + std::string(name));
@@ -391,16 +403,12 @@ const Pmu* Machine::pmu(std::string_view name) const {
     pmu->cpumask_ = std::string(io::trim(*m));
     pmu->uncore_ = true;
   }
-  if (auto c = io::read_small_file(*jail_, dir + "/cpus")) pmu->cpus_ = std::string(io::trim(*c));
-  pmu->core_ = name == "cpu" || name == "cpum_cf" || io::exists(*jail_, dir + "/cpus");
-  // perf reads the identifier of uncore PMUs only, and the first line of `alias`.
+  auto cpus = io::read_small_file(*jail_, dir + "/cpus");
+  if (cpus) pmu->cpus_ = std::string(io::trim(*cpus));
+  pmu->core_ = name == "cpu" || name == "cpum_cf" || cpus.has_value();
+  // perf reads the identifier of uncore PMUs only.
   if (pmu->uncore_)
     if (auto id = io::read_small_file(*jail_, dir + "/identifier")) pmu->identifier_ = std::string(io::trim(*id));
-  if (auto a = io::read_small_file(*jail_, dir + "/alias")) {
-    std::string_view first = *a;
-    first = first.substr(0, first.find('\n'));
-    pmu->alias_name_ = std::string(io::trim(first));
-  }
   const Pmu* raw = pmu.get();
   pmus_.emplace(std::string(name), std::move(pmu));
   return raw;

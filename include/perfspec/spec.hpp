@@ -137,15 +137,17 @@ class Pmu {
   /// empty when it has none.
   const std::string& identifier() const { return identifier_; }
   /// Another name of this PMU from its `alias` file (some uncore drivers have one); empty when none.
-  const std::string& alias_name() const { return alias_name_; }
+  /// Read on first use: only wildcards and names that are no PMU folder need it.
+  const std::string& alias_name() const;
 
  private:
   friend class Machine;
-  std::string name_, dir_, cpumask_, cpus_, identifier_, alias_name_;
+  std::string name_, dir_, cpumask_, cpus_, identifier_;
+  mutable std::string alias_name_;
   std::shared_ptr<const io::Jail> jail_;  // the Machine's
   std::uint32_t type_ = 0;
   bool core_ = false, uncore_ = false;
-  mutable std::once_flag formats_once_, aliases_once_, alias_names_once_, precise_once_;
+  mutable std::once_flag formats_once_, aliases_once_, alias_names_once_, precise_once_, alias_name_once_;
   mutable unsigned max_precise_ = 0;
   mutable std::vector<Format> formats_;
   mutable std::uint64_t format_lengths_ = 0;  // bit n: a format name of n characters (63: 63 or more)
