@@ -3,7 +3,7 @@
 # calls apt-get when something is missing.
 set -euo pipefail
 packages=(cmake make g++ pkg-config python3
-          tao-pegtl-dev libfmt-dev doctest-dev librange-v3-dev nlohmann-json3-dev libcli11-dev robin-map-dev
+          tao-pegtl-dev libfmt-dev doctest-dev librange-v3-dev nlohmann-json3-dev libcli11-dev robin-map-dev libxxhash-dev
           libpfm4-dev libbenchmark-dev linux-perf)
 missing=()
 for p in "${packages[@]}"; do

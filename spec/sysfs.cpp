@@ -617,6 +617,14 @@ std::vector<const TableEvent*> Machine::table_events(const Pmu& pmu) const {
   return out;
 }
 
+std::string Machine::table_cache_problem() const {
+  if (const EventTables* t = tables(); t && !t->cache_problem().empty()) return t->cache_problem();
+  std::lock_guard lock(mutex_);
+  for (const auto& [id, t] : tables_by_cpuid_)
+    if (t && !t->cache_problem().empty()) return t->cache_problem();
+  return {};  // the sys tables use the same folder: what is wrong with it shows above
+}
+
 std::vector<TableDiagnostic> Machine::table_problems() const {
   std::vector<TableDiagnostic> out;
   auto add = [&](const EventTables* t) {

@@ -1,8 +1,5 @@
 // perf-format JSON event tables: the compiled index that makes a lookup cheap, and EventTables.
-#include <fcntl.h>
-#include <sys/mman.h>
 #include <sys/stat.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
@@ -20,12 +17,12 @@
 #include "perfspec/tables.hpp"
 #include "spec/ascii.hpp"
 #include "spec/sysfs_io.hpp"
+#include "spec/table_index.hpp"
 #include "spec/table_json.hpp"
 
 namespace perfspec::spec {
 
 namespace fs = std::filesystem;
-using detail::jevents_number;
 
 std::string_view source_name(Source source) {
   switch (source) {
@@ -63,24 +60,20 @@ void EventTables::sort_and_key() {
   events_ = std::move(sorted);
 }
 
-// The compiled index, mapped: a header, the diagnostics of the files it was built from, then one line
-// per entry, sorted by its first field (the lower-case name):
+// The compiled index (spec/table_index.hpp): a header, the diagnostics of the files it was built from,
+// then one line per entry, sorted by its first field (the lower-case name):
 //   key \t name \t pmu \t file \t terms \t scale \t unit \t flags(per_pkg deprecated sys) \t compat
+// A block that fails its checksum when first read makes the table read its JSON instead (`rebuilt`),
+// and writes the index again.
 struct EventTables::Index {
-  void* map = MAP_FAILED;
-  std::size_t size = 0;
-  std::string_view body;                 // the entries
-  std::vector<std::uint32_t> lines;      // offset of each line in body
+  std::unique_ptr<detail::IndexFile> file;
   mutable std::mutex mutex;
-  mutable std::deque<TableEvent> parsed; // stable addresses for find()'s pointers
+  mutable std::deque<TableEvent> parsed;  // stable addresses for find()'s pointers
   mutable std::map<std::string, std::vector<const TableEvent*>, std::less<>> found;
-  ~Index() {
-    if (map != MAP_FAILED) ::munmap(map, size);
-  }
-  std::string_view line(std::size_t i) const {
-    std::size_t begin = lines[i], end = i + 1 < lines.size() ? lines[i + 1] - 1 : body.size();
-    return body.substr(begin, end - begin);
-  }
+  // Set when the file proved corrupt: the JSON's entries, sorted, with their keys.
+  mutable std::unique_ptr<EventTables> rebuilt;
+  std::string dir, model, cache;
+  bool sys = false;
   static std::string_view key(std::string_view line) { return line.substr(0, line.find('\t')); }
 };
 
@@ -119,18 +112,34 @@ TableEvent from_index_line(std::string_view (&f)[index_fields]) {
   return ev;
 }
 
-// A diagnostic on one line of the index (its fields cannot hold tabs or newlines).
-std::string one_line(std::string_view s) {
-  std::string out(s);
-  for (char& c : out)
-    if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) c = ' ';
-  return out;
+std::string index_line(const std::string& key, const TableEvent& e) {
+  return fmt::format("{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}{}{}\t{}", key, e.alias.name, e.pmu, e.alias.origin, e.alias.terms,
+                     e.alias.scale_text, e.alias.unit, e.alias.per_pkg ? '1' : '0', e.deprecated ? '1' : '0',
+                     e.sys ? '1' : '0', e.compat);
 }
 
 }  // namespace
 
 EventTables::EventTables() = default;
 EventTables::~EventTables() = default;
+
+const EventTables* EventTables::rebuilt() const {
+  // Called with index_->mutex held, after a block failed its checksum.
+  if (!index_->rebuilt) {
+    auto t = std::make_unique<EventTables>();
+    t->model_ = model_;
+    t->signature_ = signature_;
+    t->index_name_ = index_name_;
+    detail::LoadedTables l = detail::parse_table_files(detail::table_files(index_->dir, index_->model, index_->sys), false);
+    t->events_ = std::move(l.events);
+    for (auto& e : t->events_) e.sys = index_->sys;
+    t->diagnostics_ = std::move(l.diagnostics);
+    t->sort_and_key();
+    t->write_index(index_->cache);  // the next process finds a good one
+    index_->rebuilt = std::move(t);
+  }
+  return index_->rebuilt.get();
+}
 
 std::vector<const TableEvent*> EventTables::find(std::string_view name) const {
   std::string key = ascii_lowered(name);
@@ -144,18 +153,27 @@ std::vector<const TableEvent*> EventTables::find(std::string_view name) const {
   const Index& ix = *index_;
   std::lock_guard lock(ix.mutex);
   if (auto it = ix.found.find(key); it != ix.found.end()) return it->second;
-  std::size_t lo = 0, hi = ix.lines.size();
-  while (lo < hi) {  // first line whose key is not less than `key`
-    std::size_t mid = lo + (hi - lo) / 2;
-    if (Index::key(ix.line(mid)) < key) lo = mid + 1;
-    else hi = mid;
-  }
   std::vector<const TableEvent*> out;
-  for (std::size_t i = lo; i < ix.lines.size() && Index::key(ix.line(i)) == key; ++i) {
-    std::string_view f[index_fields];
-    if (!split_index_line(ix.line(i), f)) break;
-    ix.parsed.push_back(from_index_line(f));
-    out.push_back(&ix.parsed.back());
+  if (ix.rebuilt) {
+    out = ix.rebuilt->find(name);
+  } else {
+    try {
+      const detail::IndexFile& f = *ix.file;
+      std::size_t lo = 0, hi = f.size();
+      while (lo < hi) {  // first line whose key is not less than `key`
+        std::size_t mid = lo + (hi - lo) / 2;
+        if (Index::key(f.line(mid)) < key) lo = mid + 1;
+        else hi = mid;
+      }
+      for (std::size_t i = lo; i < f.size() && Index::key(f.line(i)) == key; ++i) {
+        std::string_view fields[index_fields];
+        if (!split_index_line(f.line(i), fields)) throw detail::CorruptIndex{};
+        ix.parsed.push_back(from_index_line(fields));
+        out.push_back(&ix.parsed.back());
+      }
+    } catch (const detail::CorruptIndex&) {
+      out = rebuilt()->find(name);
+    }
   }
   ix.found.emplace(key, out);
   return out;
@@ -164,28 +182,36 @@ std::vector<const TableEvent*> EventTables::find(std::string_view name) const {
 const std::vector<TableEvent>& EventTables::events() const {
   std::call_once(all_once_, [this] {
     if (!index_ || !events_.empty()) return;
-    for (std::size_t i = 0; i < index_->lines.size(); ++i) {
-      std::string_view f[index_fields];
-      if (!split_index_line(index_->line(i), f)) continue;
-      keys_.emplace_back(f[0]);
-      events_.push_back(from_index_line(f));
+    std::lock_guard lock(index_->mutex);
+    try {
+      index_->file->check_all();
+      for (std::size_t i = 0; i < index_->file->size(); ++i) {
+        std::string_view f[index_fields];
+        if (!split_index_line(index_->file->line(i), f)) throw detail::CorruptIndex{};
+        keys_.emplace_back(f[0]);
+        events_.push_back(from_index_line(f));
+      }
+    } catch (const detail::CorruptIndex&) {
+      keys_ = rebuilt()->keys_;
+      events_ = rebuilt()->events_;
     }
   });
   return events_;
 }
 
 std::vector<std::string_view> EventTables::names() const {
+  // The names of events(): from the index, every line is read (and checked) once either way.
   std::vector<std::string_view> out;
-  if (index_) {
-    for (std::size_t i = 0; i < index_->lines.size(); ++i) {
-      std::string_view l = index_->line(i);
-      auto a = l.find('\t'), b = l.find('\t', a + 1);
-      if (a != std::string_view::npos && b != std::string_view::npos) out.push_back(l.substr(a + 1, b - a - 1));
-    }
-    return out;
-  }
   for (const auto& e : events()) out.push_back(e.alias.name);
   return out;
+}
+
+const std::vector<TableDiagnostic>& EventTables::diagnostics() const {
+  if (index_) {
+    std::lock_guard lock(index_->mutex);
+    if (index_->rebuilt) return index_->rebuilt->diagnostics_;
+  }
+  return diagnostics_;
 }
 
 namespace {
@@ -215,43 +241,17 @@ std::string cache_dir(const EventTables::Options& o) {
   return "none";
 }
 
-constexpr std::string_view index_magic = "perfspec-event-index 3";
-
-// The diagnostics section of a mapped index, after its header: `diagnostics N` then N lines of
-// `file \t entry \t name \t message`. Returns where the entries begin, or npos when it is malformed.
-std::size_t read_diagnostics(std::string_view all, std::size_t at, std::vector<TableDiagnostic>& out) {
-  auto next_line = [&](std::string_view& line) {
-    auto nl = all.find('\n', at);
-    if (nl == std::string_view::npos) return false;
-    line = all.substr(at, nl - at);
-    at = nl + 1;
-    return true;
-  };
-  std::string_view line;
-  if (!next_line(line) || !line.starts_with("diagnostics ")) return std::string_view::npos;
-  auto count = jevents_number(line.substr(12));
-  if (!count || *count > all.size()) return std::string_view::npos;
-  for (std::uint64_t i = 0; i < *count; ++i) {
-    if (!next_line(line)) return std::string_view::npos;
-    std::string_view f[4];
-    for (int k = 0; k < 4; ++k) {
-      auto tab = line.find('\t');
-      if (k < 3 && tab == std::string_view::npos) return std::string_view::npos;
-      f[k] = line.substr(0, tab);
-      line = tab == std::string_view::npos ? std::string_view{} : line.substr(tab + 1);
-    }
-    TableDiagnostic d{std::string(f[0]), std::nullopt, std::string(f[2]), std::string(f[3])};
-    if (f[1] != "-") {
-      auto entry = jevents_number(f[1]);
-      if (!entry) return std::string_view::npos;
-      d.entry = static_cast<std::size_t>(*entry);
-    }
-    out.push_back(std::move(d));
-  }
-  return at;
-}
-
 }  // namespace
+
+void EventTables::write_index(const std::string& cache_path) const {
+  detail::CacheFolder folder(cache_path);
+  if (!folder.usable()) return;
+  std::vector<std::string> lines;
+  lines.reserve(events_.size());
+  for (std::size_t i = 0; i < events_.size(); ++i) lines.push_back(index_line(keys_[i], events_[i]));
+  // A cache that cannot be written is not an error: the next run parses again.
+  detail::IndexFile::write(folder, index_name_, signature_, lines, diagnostics_);
+}
 
 std::shared_ptr<const EventTables> EventTables::load_full(const std::string& dir, const std::string& model) {
   auto t = std::make_shared<EventTables>();
@@ -282,72 +282,29 @@ std::shared_ptr<const EventTables> EventTables::load_files(const std::string& di
   auto t = std::make_shared<EventTables>();
   t->model_ = model;
   if (sys && files.files.empty()) return t;  // no sys folders: nothing to parse or keep
-  std::string sig = signature(files);
-  std::string cdir = cache_dir(options);
-  std::string cache = cdir == "none" ? std::string{} : fmt::format("{}/{:016x}.idx", cdir, fnv1a(sig));
-  if (!cache.empty()) {
-    int fd = ::open(cache.c_str(), O_RDONLY | O_CLOEXEC);
-    struct stat st {};
-    if (fd >= 0 && ::fstat(fd, &st) == 0 && st.st_size > 0) {
-      auto ix = std::make_unique<Index>();
-      ix->size = static_cast<std::size_t>(st.st_size);
-      ix->map = ::mmap(nullptr, ix->size, PROT_READ, MAP_PRIVATE, fd, 0);
-      if (ix->map != MAP_FAILED) {
-        std::string_view all(static_cast<const char*>(ix->map), ix->size);
-        std::string header = fmt::format("{}\n{}\n", index_magic, sig);
-        std::vector<TableDiagnostic> diagnostics;
-        std::size_t begin = all.starts_with(header) ? read_diagnostics(all, header.size(), diagnostics)
-                                                    : std::string_view::npos;
-        if (begin != std::string_view::npos && (all.size() == begin || all.ends_with('\n'))) {
-          ix->body = all.substr(begin);
-          if (!ix->body.empty()) ix->body.remove_suffix(1);  // the last newline (an empty table has none)
-          if (!ix->body.empty()) {
-            ix->lines.push_back(0);
-            for (const char* p = ix->body.data(); (p = static_cast<const char*>(
-                                                       std::memchr(p, '\n', ix->body.data() + ix->body.size() - p)));
-                 ++p)
-              ix->lines.push_back(static_cast<std::uint32_t>(p + 1 - ix->body.data()));
-          }
-          bool sorted = true;
-          for (std::size_t i = 1; i < ix->lines.size() && sorted; ++i)
-            sorted = Index::key(ix->line(i - 1)) <= Index::key(ix->line(i));
-          if (sorted) {
-            ::close(fd);
-            t->index_ = std::move(ix);
-            t->diagnostics_ = std::move(diagnostics);
-            return t;
-          }
-        }
-      }
+  t->signature_ = signature(files);
+  t->index_name_ = fmt::format("{:016x}.idx", fnv1a(t->signature_));
+  const std::string cache = cache_dir(options);
+  {
+    detail::CacheFolder folder(cache);
+    t->cache_problem_ = folder.problem();
+    if (auto file = detail::IndexFile::open(folder, t->index_name_, t->signature_)) {
+      t->index_ = std::make_unique<Index>();
+      t->index_->file = std::move(file);
+      t->index_->dir = dir;
+      t->index_->model = model;
+      t->index_->sys = sys;
+      t->index_->cache = cache;
+      t->diagnostics_ = t->index_->file->diagnostics();
+      return t;
     }
-    if (fd >= 0) ::close(fd);
   }
   detail::LoadedTables l = detail::parse_table_files(files, false);
   t->events_ = std::move(l.events);
   for (auto& e : t->events_) e.sys = sys;
   t->diagnostics_ = std::move(l.diagnostics);
   t->sort_and_key();
-  if (!cache.empty()) {
-    std::error_code ec;
-    fs::create_directories(cdir, ec);
-    std::string tmp = fmt::format("{}.{}.tmp", cache, ::getpid());
-    {
-      std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-      out << index_magic << '\n' << sig << '\n' << "diagnostics " << t->diagnostics_.size() << '\n';
-      for (const auto& d : t->diagnostics_)
-        out << one_line(d.file) << '\t' << (d.entry ? std::to_string(*d.entry) : "-") << '\t' << one_line(d.name)
-            << '\t' << one_line(d.message) << '\n';
-      for (std::size_t i = 0; i < t->events_.size(); ++i) {
-        const auto& e = t->events_[i];
-        out << t->keys_[i] << '\t' << e.alias.name << '\t' << e.pmu << '\t' << e.alias.origin << '\t' << e.alias.terms << '\t'
-            << e.alias.scale_text << '\t' << e.alias.unit << '\t' << (e.alias.per_pkg ? '1' : '0')
-            << (e.deprecated ? '1' : '0') << (e.sys ? '1' : '0') << '\t' << e.compat << '\n';
-      }
-      if (!out) ec = std::make_error_code(std::errc::io_error);
-    }
-    // A cache that cannot be written is not an error: the next run parses again.
-    if (ec || ::rename(tmp.c_str(), cache.c_str()) != 0) ::unlink(tmp.c_str());
-  }
+  t->write_index(cache);
   return t;
 }
 

@@ -750,3 +750,148 @@ TEST_CASE("perf's own tables: counter.json, metric files and metricgroups.json l
   CHECK(one("armv8_pmuv3_0/BUS_ACCESS_RD/", n1) == "type=10 config=0x60");
   CHECK(test::error_of("stall_backend_mem", n1).find("unknown event") != std::string::npos);  // standard, not N1's
 }
+
+namespace {
+
+// The one index file a load left in `folder` ("" when none).
+std::string index_in(const std::string& folder) {
+  std::string found;
+  for (const auto& e : std::filesystem::directory_iterator(folder))
+    if (e.path().extension() == ".idx") found = e.path().string();
+  return found;
+}
+
+std::string slurp(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
+void spit(const std::string& path, std::string_view text) {
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  out << text;
+}
+
+}  // namespace
+
+TEST_CASE("the cache folder is used only when it is this user's and no one else may write to it") {
+  TableTree t;
+  std::string folder = t.tree.root() + "/shared-cache";
+  std::filesystem::create_directory(folder);
+  ::chmod(folder.c_str(), 0777);
+  auto tables = spec::EventTables::load(t.dir(), "testmodel", {folder});
+  CHECK(tables->find("mem_load_retired.l1_miss").size() == 1);  // resolution still works
+  CHECK(tables->cache_problem() ==
+        "the cache folder '" + folder + "' is not used: others may write to it (mode 0777); named events are read "
+        "from the JSON tables each time (set PERFSPEC_CACHE_DIR to a folder of your own)");
+  CHECK(std::filesystem::is_empty(folder));  // nothing written where others may plant or read
+  CHECK_FALSE(spec::EventTables::load(t.dir(), "testmodel", {folder})->from_index());
+  spec::Machine m(test::fixture("intel_skx"), {t.dir(), "GenuineIntel-6-55-4", folder, false});
+  CHECK(one("mem_load_retired.l1_miss", m) == "type=4 config=0x8d1 sample_period=100003");
+  CHECK(m.table_cache_problem() == tables->cache_problem());
+  ::chmod(folder.c_str(), 0755);
+  if (::geteuid() == 0) {  // another user's folder (root can make one)
+    REQUIRE(::chown(folder.c_str(), 65534, 65534) == 0);
+    auto other = spec::EventTables::load(t.dir(), "testmodel", {folder});
+    CHECK(other->cache_problem().starts_with("the cache folder '" + folder + "' is not used: it belongs to uid 65534"));
+    CHECK(std::filesystem::is_empty(folder));
+  }
+  // A folder of one's own, created as needed, is private.
+  std::string own = t.tree.root() + "/a/b/own-cache";
+  auto fine = spec::EventTables::load(t.dir(), "testmodel", {own});
+  CHECK(fine->cache_problem().empty());
+  struct stat st {};
+  REQUIRE(::stat(own.c_str(), &st) == 0);
+  CHECK((st.st_mode & 0777) == 0700);
+  CHECK(spec::EventTables::load(t.dir(), "testmodel", {own})->from_index());
+}
+
+TEST_CASE("a link planted at the index's names is replaced, never written through") {
+  TableTree t;
+  // Learn the index's name from a first load elsewhere.
+  test::TempTree probe;
+  spec::EventTables::load(t.dir(), "testmodel", {probe.root()});
+  std::string name = std::filesystem::path(index_in(probe.root())).filename().string();
+  REQUIRE_FALSE(name.empty());
+  std::string victim = t.tree.root() + "/victim", cache = t.tree.root() + "/cache";
+  spit(victim, "SECRET\n");
+  std::filesystem::create_directory(cache);
+  ::chmod(cache.c_str(), 0700);
+  // At the index's own name, and at the temporary name earlier versions used (`NAME.PID.tmp`).
+  std::filesystem::create_symlink(victim, cache + "/" + name);
+  std::filesystem::create_symlink(victim, fmt::format("{}/{}.{}.tmp", cache, name, ::getpid()));
+  auto first = spec::EventTables::load(t.dir(), "testmodel", {cache});
+  CHECK_FALSE(first->from_index());  // a link is not an index
+  CHECK(first->find("mem_load_retired.l1_miss").size() == 1);
+  CHECK(slurp(victim) == "SECRET\n");
+  CHECK(std::filesystem::is_regular_file(std::filesystem::symlink_status(cache + "/" + name)));
+  CHECK(spec::EventTables::load(t.dir(), "testmodel", {cache})->from_index());
+  CHECK(slurp(victim) == "SECRET\n");
+}
+
+TEST_CASE("a damaged index is never trusted: cut, emptied, edited or grown, it is rebuilt from the JSON") {
+  TableTree t;
+  test::TempTree cache;
+  const spec::EventTables::Options o{cache.root()};
+  auto fresh = [&] {
+    std::filesystem::remove_all(index_in(cache.root()));
+    spec::EventTables::load(t.dir(), "testmodel", o);
+    return index_in(cache.root());
+  };
+  auto terms_of = [&](const spec::EventTables& tables, const char* name) {
+    auto found = tables.find(name);
+    return found.size() == 1 ? found[0]->alias.terms : std::string("(not found)");
+  };
+  // Cut at a line end: the last entries would be missing.
+  std::string path = fresh();
+  std::string good = slurp(path);
+  std::size_t last_line = good.rfind('\n', good.size() - 2);
+  spit(path, good.substr(0, last_line + 1));
+  auto cut = spec::EventTables::load(t.dir(), "testmodel", o);
+  CHECK_FALSE(cut->from_index());
+  CHECK(cut->find("unc_m_cas_count.rd").size() == 1);
+  CHECK(cut->find("unc_cha_tor_inserts.ia").size() == 1);
+  CHECK(spec::EventTables::load(t.dir(), "testmodel", o)->from_index());  // written again, whole
+  // Reduced to its header.
+  path = fresh();
+  good = slurp(path);
+  spit(path, good.substr(0, good.find("check ") + 23));
+  CHECK_FALSE(spec::EventTables::load(t.dir(), "testmodel", o)->from_index());
+  // Terms edited in place (same length, header intact): the block's checksum catches it when read.
+  path = fresh();
+  good = slurp(path);
+  std::string edited = good;
+  auto at = edited.find("event=0xd1");
+  REQUIRE(at != std::string::npos);
+  edited[at + 9] = '2';
+  spit(path, edited);
+  auto tampered = spec::EventTables::load(t.dir(), "testmodel", o);
+  CHECK(tampered->from_index());  // its header holds
+  CHECK(terms_of(*tampered, "mem_load_retired.l1_miss") == "event=0xd1,period=100003,umask=8");  // the JSON's
+  CHECK(terms_of(*tampered, "unc_m_cas_count.rd") == "event=4,umask=3");
+  CHECK(tampered->events().size() == 5);
+  CHECK(slurp(path) != edited);  // the index was written again
+  CHECK(terms_of(*spec::EventTables::load(t.dir(), "testmodel", o), "mem_load_retired.l1_miss") ==
+        "event=0xd1,period=100003,umask=8");
+  // Edited where only a listing reads: events() and names() check every block first.
+  path = fresh();
+  edited = slurp(path);
+  at = edited.find("UNC_M_CAS_COUNT.RD");
+  REQUIRE(at != std::string::npos);
+  edited[at] = 'X';
+  spit(path, edited);
+  auto listed = spec::EventTables::load(t.dir(), "testmodel", o);
+  std::set<std::string> names;
+  for (auto n : listed->names()) names.emplace(n);
+  CHECK(names.count("UNC_M_CAS_COUNT.RD") == 1);
+  CHECK(names.count("XNC_M_CAS_COUNT.RD") == 0);
+  // Grown by 10 MB of NUL bytes after a valid index: refused by its length, at once.
+  path = fresh();
+  std::ofstream(path, std::ios::binary | std::ios::app) << std::string(10 << 20, '\0');
+  auto grown = spec::EventTables::load(t.dir(), "testmodel", o);
+  CHECK_FALSE(grown->from_index());
+  CHECK(std::filesystem::file_size(index_in(cache.root())) < 100000);  // written again, whole
+  // An index that is another user's, or writable by others, is not read either.
+  path = fresh();
+  ::chmod(path.c_str(), 0666);
+  CHECK_FALSE(spec::EventTables::load(t.dir(), "testmodel", o)->from_index());
+}

@@ -12,12 +12,14 @@
 
 #include "perfspec/print.hpp"
 #include "perfspec/tables.hpp"
+#include "tools/warnings.hpp"
 
 namespace perfspec::tools {
 
 int run_list(const ListOptions& o) {
   spec::Machine machine(o.sysfs, o.machine);
   auto events = spec::list_events(machine, o.filter);
+  warn_about_table_cache(machine);
   if (o.filter.tracepoints) {
     // Tracepoints that cannot be listed would otherwise look like tracepoints that are not there.
     auto problem = machine.tracefs_problem();

@@ -14,6 +14,7 @@
 #include "tools/decode.hpp"
 #include "tools/list.hpp"
 #include "tools/stat.hpp"
+#include "tools/warnings.hpp"
 
 namespace {
 
@@ -43,6 +44,7 @@ int run_resolve(const std::string& sysfs, const perfspec::spec::MachineOptions& 
   }
   if (format == "json") std::cout << perfspec::to_json(all) << '\n';
   else std::cout << perfspec::to_text(all);
+  perfspec::tools::warn_about_table_cache(machine);
   return status;
 }
 

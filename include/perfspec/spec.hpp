@@ -251,6 +251,9 @@ class Machine {
   /// The architecture's folder of the tables in use (events_dir, or its subfolder for this CPU's
   /// architecture when events_dir holds several); empty without tables.
   const std::string& tables_folder() const;
+  /// Why the compiled index of the tables was not kept in the cache folder (another user's, or
+  /// writable by others); "" when it was, or without tables. Named events work either way.
+  std::string table_cache_problem() const;
   /// The table files that could not be read as tables (a name not found may have been defined there).
   std::vector<TableDiagnostic> table_problems() const;
   /// The CPU id used to pick the tables (the option, else the one a snapshot recorded, else this

@@ -126,8 +126,10 @@ class EventTables {
   /// The events of `model` (a folder of `dir`, as mapfile.csv names it) under `dir`, with the
   /// architecture-standard events of `dir` that `ArchStdEvent` entries refer to. Uses the compiled
   /// index when it is current (it records the names, sizes and times of the JSON files it was built
-  /// from), else parses the JSON and writes the index. Entries and files that cannot be used are
-  /// skipped and reported by diagnostics(); only a missing model folder throws.
+  /// from) and intact (its length, and a checksum per block as blocks are read), else parses the JSON
+  /// and writes the index. The cache folder is used only when it is this user's and no one else may
+  /// write to it (cache_problem() says why not). Entries and files that cannot be used are skipped and
+  /// reported by diagnostics(); only a missing model folder throws.
   ///
   /// Example: `EventTables::load("pmu-events/x86", "icelakex", {})->find("inst_retired.any")`
   static std::shared_ptr<const EventTables> load(const std::string& dir, const std::string& model,
@@ -153,7 +155,10 @@ class EventTables {
   /// Every event name, cheaply (for suggestions).
   std::vector<std::string_view> names() const;
   /// What was skipped, with why (from the index too).
-  const std::vector<TableDiagnostic>& diagnostics() const { return diagnostics_; }
+  const std::vector<TableDiagnostic>& diagnostics() const;
+  /// Why the cache folder was not used for the compiled index (it is another user's, or others may
+  /// write to it); "" when it was, or when none was asked for. The table works either way.
+  const std::string& cache_problem() const { return cache_problem_; }
   /// Metric entries, counter counts and metric-group descriptions: from load_full() only.
   const std::vector<TableMetric>& metrics() const { return metrics_; }
   const std::vector<TableCounters>& counters() const { return counters_; }
@@ -171,8 +176,11 @@ class EventTables {
   std::vector<TableCounters> counters_;
   std::map<std::string, std::string> metric_groups_;
   std::unique_ptr<Index> index_;            // the mapped index, when loaded from one
+  std::string signature_, index_name_, cache_problem_;
   mutable std::once_flag all_once_;
   void sort_and_key();
+  void write_index(const std::string& cache_path) const;
+  const EventTables* rebuilt() const;       // the JSON's entries, after the index proved corrupt
   static std::shared_ptr<const EventTables> load_files(const std::string& dir, const std::string& model,
                                                       const Options& options, bool sys);
 };
