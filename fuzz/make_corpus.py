@@ -146,10 +146,34 @@ def decode(perfspec):
     return n
 
 
+def index():
+    """Payloads for the index target: [lines, diagnostics, offsets_at] then the payload, as the writer
+    lays it out (diagnostics, 8-hex offsets, body), plus a few that lie about their offsets."""
+    out = os.path.join(HERE, "corpus", "index")
+    reset(out)
+    body_lines = [
+        "mem_load_retired.l1_miss\tMEM_LOAD_RETIRED.L1_MISS\t\tcache.json\tevent=0xd1,umask=8\t\t\t000\t",
+        "unc_m_cas_count.rd\tUNC_M_CAS_COUNT.RD\tuncore_imc\tcache.json\tevent=4,umask=3\t6.103515625E-5\tMiB\t100\t",
+    ]
+    diag = "/x/m/cache.json\t2\tBAD\tUMask 'zz' is not a number\n"
+    for diags in (0, 1):
+        head = diag * diags
+        offsets, body, at = "", "", 0
+        for l in body_lines:
+            offsets += "%08x" % at
+            body += l + "\n"
+            at += len(l) + 1
+        payload = head + offsets + body
+        put(out, bytes([len(body_lines), diags, len(head)]) + payload.encode())
+        put(out, bytes([len(body_lines), diags, len(head)]) + (head + "00000000ffffffff" + body).encode())
+        put(out, bytes([len(body_lines), diags, len(head)]) + (head + "0000002000000000" + body).encode())
+    return len(os.listdir(out))
+
+
 if __name__ == "__main__":
     ap = argparse.ArgumentParser()
     ap.add_argument("--events-dir", default=os.path.join(ROOT, "..", "shared", "pmu-events", "x86"))
     ap.add_argument("--perfspec", default=os.path.join(ROOT, "build", "perfspec"), help="for the decode seeds")
     a = ap.parse_args()
     print("events", events(), "format", formats(), "alias", aliases(), "json", tables(a.events_dir))
-    print("decode", decode(a.perfspec))
+    print("decode", decode(a.perfspec), "index", index())
