@@ -3,10 +3,13 @@
 #include <doctest/doctest.h>
 
 #include <dirent.h>
+#include <linux/hw_breakpoint.h>
 #include <linux/perf_event.h>
 #include <sched.h>
 #include <signal.h>
+#include <sys/ioctl.h>
 #include <sys/mman.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -733,6 +736,38 @@ std::size_t fd_baseline() {
   return open_fd_count();
 }
 
+// Whether this machine's hardware breakpoints fire: a write breakpoint opened with the raw syscall
+// (not through perfspec) on a variable written 10 times. Some hypervisors (a Firecracker guest on
+// kernel 6.18, for one) accept breakpoints but never trigger them: `perf stat -e mem:ADDR:w` counts 0
+// there too. The exact-count checks need a machine where the kernel alone counts 10.
+bool breakpoints_fire() {
+  static const bool fire = [] {
+    static volatile long probe = 0;
+    perf_event_attr a{};
+    a.size = sizeof a;
+    a.type = PERF_TYPE_BREAKPOINT;
+    a.bp_type = HW_BREAKPOINT_W;
+    a.bp_addr = reinterpret_cast<std::uintptr_t>(&probe);
+    a.bp_len = HW_BREAKPOINT_LEN_8;
+    a.sample_period = 1;
+    a.disabled = 1;
+    a.exclude_kernel = 1;
+    a.exclude_hv = 1;
+    int fd = static_cast<int>(::syscall(SYS_perf_event_open, &a, 0, -1, -1, 0));
+    if (fd < 0) return false;
+    ::ioctl(fd, PERF_EVENT_IOC_ENABLE, 0);
+    for (int i = 0; i < 10; ++i) probe = probe + 1;
+    ::ioctl(fd, PERF_EVENT_IOC_DISABLE, 0);
+    std::uint64_t n = 0;
+    bool ok = ::read(fd, &n, sizeof n) == static_cast<ssize_t>(sizeof n);
+    ::close(fd);
+    if (ok && n != 10 && n != 0) FAIL("the raw breakpoint probe counted " << n << " of 10 writes");
+    return ok && n == 10;
+  }();
+  if (!fire) MESSAGE("this machine's hardware breakpoints open but never fire (the raw syscall counts 0): exact counts not checked");
+  return fire;
+}
+
 // Fault in `n` pages that were never touched: exactly n minor faults.
 void touch_fresh_pages(std::size_t n) {
   std::size_t page = static_cast<std::size_t>(::sysconf(_SC_PAGESIZE));
@@ -790,8 +825,12 @@ TEST_CASE("real: breakpoints and tracepoints in groups") {
   for (int i = 0; i < 3; ++i) ::usleep(1000);
   counters.disable();
   auto counts = counters.read();
-  CHECK(counts[0].raw == 250);
-  CHECK(counts[1].raw == 500);
+  CHECK(counts[0].state == Count::State::counted);
+  CHECK(counts[1].state == Count::State::counted);
+  if (breakpoints_fire()) {
+    CHECK(counts[0].raw == 250);
+    CHECK(counts[1].raw == 500);
+  }
   CHECK(counts[2].raw >= 3);
   CHECK(counts[3].state == Count::State::counted);
 }
@@ -807,8 +846,12 @@ TEST_CASE("real: hardware breakpoints count every access exactly; a fifth one is
     for (int i = 0; i < 1000; ++i) watched = watched + 1;  // 1000 reads and 1000 writes
     counters.disable();
     auto counts = counters.read();
-    CHECK(counts[0].raw == 1000);
-    CHECK(counts[1].raw == 2000);
+    CHECK(counts[0].state == Count::State::counted);
+    CHECK(counts[1].state == Count::State::counted);
+    if (breakpoints_fire()) {
+      CHECK(counts[0].raw == 1000);
+      CHECK(counts[1].raw == 2000);
+    }
   }
   {
     auto addr = reinterpret_cast<std::uintptr_t>(&watched);
