@@ -117,7 +117,8 @@ def tables(events_dir):
 
 
 def decode(perfspec):
-    """perf stat -vv style text and binary attrs, from resolving every 4th golden string with the CLI."""
+    """perf stat -vv style text, resolve's JSON and binary attrs, from resolving every 4th golden string with
+    the CLI, plus JSON nested past decode's depth bound."""
     import struct
     import subprocess
     out = os.path.join(HERE, "corpus", "decode")
@@ -136,6 +137,8 @@ def decode(perfspec):
             continue
         put(out, bytes([tree, 0]) + r.stdout)
         j = subprocess.run(args + ["--format", "json", text], capture_output=True)
+        if k % 16 == 0:
+            put(out, bytes([tree, 0]) + j.stdout)
         for e in json.loads(j.stdout)["events"][:2]:
             a = e["attr"]
             b = bytes([tree, 1, 0xE0]) + struct.pack("<IQQQQ", a["type"], a["config"], a["config1"], a["config2"], a["config3"])
@@ -143,6 +146,8 @@ def decode(perfspec):
                                       "exclude_guest", "precise_ip", "freq"))
             put(out, b + struct.pack("<Q", a["sample_period"]))
         n += 1
+    put(out, bytes([0, 0]) + b"[" * 17 + b"]" * 17)
+    put(out, bytes([0, 0]) + b'{"x":"[[[[[[[[[[[[[[[[[[[[\\"{","events":[{"attr":{"type":4,"config":461}}]}')
     return n
 
 

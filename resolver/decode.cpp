@@ -3,6 +3,7 @@
 #include <sstream>
 
 #include <fmt/format.h>
+#include <nlohmann/json.hpp>
 
 #include "perfspec/decode.hpp"
 #include "perfspec/error.hpp"
@@ -297,6 +298,77 @@ std::vector<Attr> parse_perf_attr_text(std::string_view text) {
     if (ec != std::errc{} || p != digits.data() + digits.size()) continue;  // flag names (IP|TID) are skipped
     f->set(*cur, v);
   }
+  return out;
+}
+
+namespace {
+
+// The byte at which JSON text first nests deeper than `max`, or npos. A scan of brackets outside
+// strings: nlohmann's parser would build every level of `[[[[...` (10 MB of them: 5 s, 750 MB).
+std::size_t too_deep_at(std::string_view text, int max) {
+  int depth = 0;
+  bool in_string = false;
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    char c = text[i];
+    if (in_string) {
+      if (c == '\\') ++i;
+      else if (c == '"') in_string = false;
+    } else if (c == '"') {
+      in_string = true;
+    } else if (c == '[' || c == '{') {
+      if (++depth > max) return i;
+    } else if (c == ']' || c == '}') {
+      --depth;
+    }
+  }
+  return std::string_view::npos;
+}
+
+Attr attr_from_json(const nlohmann::json& attr, std::size_t index) {
+  if (!attr.is_object()) throw Error(fmt::format("stdin: event {} has no 'attr' object", index));
+  Attr a;
+  for (const auto& f : attr_fields()) {
+    auto it = attr.find(std::string(f.name));
+    if (it == attr.end()) continue;
+    if (!it->is_number_integer())
+      throw Error(fmt::format("stdin: event {}: attr field '{}' is not an integer", index, f.name));
+    f.set(a, it->is_number_unsigned() ? it->get<std::uint64_t>() : static_cast<std::uint64_t>(it->get<std::int64_t>()));
+  }
+  return a;
+}
+
+std::vector<Attr> parse_attr_json(std::string_view text) {
+  if (auto at = too_deep_at(text, attr_input_max_depth); at != std::string_view::npos)
+    throw Error(fmt::format("stdin: JSON nested deeper than {} levels at byte {}", attr_input_max_depth, at + 1));
+  nlohmann::json doc;
+  try {
+    doc = nlohmann::json::parse(text);
+  } catch (const nlohmann::json::parse_error& e) {
+    throw Error(fmt::format("stdin: invalid JSON at byte {}", e.byte));
+  } catch (const nlohmann::json::exception& e) {
+    throw Error(fmt::format("stdin: invalid JSON: {}", e.what()));
+  }
+  const nlohmann::json* events = doc.is_object() && doc.contains("events") ? &doc["events"] : &doc;
+  if (!events->is_array())
+    throw Error("stdin: expected {\"events\":[...]} as 'perfspec resolve --format json' prints");
+  std::vector<Attr> out;
+  out.reserve(events->size());
+  for (const auto& e : *events)
+    out.push_back(attr_from_json(e.is_object() && e.contains("attr") ? e["attr"] : e, out.size()));
+  return out;
+}
+
+}  // namespace
+
+std::vector<Attr> parse_attr_input(std::string_view text) {
+  if (text.size() > attr_input_max_bytes)
+    throw Error(fmt::format("stdin: more than {} MiB of input", attr_input_max_bytes >> 20));
+  std::size_t first = text.find_first_not_of(" \t\r\n");
+  if (first == std::string_view::npos)
+    throw Error("no input: give attr fields as options, or JSON or perf stat -vv text on stdin");
+  if (text[first] == '{' || text[first] == '[') return parse_attr_json(text);
+  auto out = parse_perf_attr_text(text);
+  if (out.empty()) throw Error("stdin: no 'perf_event_attr:' block found (perf stat -vv output expected)");
   return out;
 }
 

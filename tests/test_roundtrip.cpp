@@ -405,6 +405,38 @@ TEST_CASE("perf stat -vv text parses into attrs") {
   CHECK(odd[0].config1 == 9);
 }
 
+TEST_CASE("decode's standard input: JSON or perf stat -vv text, bounded in size and depth") {
+  auto error_of = [](std::string_view text) {
+    try {
+      parse_attr_input(text);
+    } catch (const Error& e) {
+      return e.message();
+    }
+    return std::string("no error");
+  };
+  auto attrs = parse_attr_input(R"({"events":[{"name":"x","attr":{"type":4,"config":461,"config1":3}},
+                                              {"attr":{"type":1,"config":2,"exclude_kernel":1}}]})");
+  REQUIRE(attrs.size() == 2);
+  CHECK(attrs[0].type == 4);
+  CHECK(attrs[0].config == 0x1cd);
+  CHECK(attrs[0].config1 == 3);
+  CHECK(attrs[1].exclude_kernel);
+  CHECK(parse_attr_input(R"([{"type":1,"config":3}])")[0].config == 3);
+  // Brackets inside strings are no nesting; 16 levels are taken, the 17th is refused where it opens.
+  CHECK(parse_attr_input(R"({"x":"[[[[[[[[[[[[[[[[[[[[\"{{{{","events":[]})").empty());
+  std::string deep16 = std::string(14, '[') + R"([{"type":1}])" + std::string(14, ']');
+  CHECK(error_of(deep16) == "stdin: event 0 has no 'attr' object");  // parsed: 16 levels are within the bound
+  CHECK(error_of(std::string(17, '[') + std::string(17, ']')) == "stdin: JSON nested deeper than 16 levels at byte 17");
+  CHECK(error_of("  \n{\"events\":[{\"attr\":{}}, 5]}") == "stdin: event 1 has no 'attr' object");
+  CHECK(error_of(R"([{"config":"0x1"}])") == "stdin: event 0: attr field 'config' is not an integer");
+  CHECK(error_of(R"({"events":{}})") == R"(stdin: expected {"events":[...]} as 'perfspec resolve --format json' prints)");
+  CHECK(error_of("[1,") == "stdin: invalid JSON at byte 4");
+  CHECK(error_of(" \t\n") == "no input: give attr fields as options, or JSON or perf stat -vv text on stdin");
+  CHECK(error_of("hello") == "stdin: no 'perf_event_attr:' block found (perf stat -vv output expected)");
+  CHECK(error_of(std::string(attr_input_max_bytes + 1, ' ')) == "stdin: more than 64 MiB of input");
+  CHECK(parse_attr_input("perf_event_attr:\n  type  1\n  config  0x2\n")[0].config == 2);
+}
+
 TEST_CASE("fuzzer regression: a breakpoint with modifiers and config3 decodes to something that resolves") {
   spec::Machine skx(test::fixture("intel_skx"), test::no_libpfm4());
   Attr a;

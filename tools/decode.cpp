@@ -1,7 +1,5 @@
 // `perfspec decode`: attrs in (options, resolve's JSON, or perf stat -vv text), event strings out.
 #include <cstdio>
-#include <iostream>
-#include <iterator>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -24,39 +22,19 @@ std::uint64_t parse_u64(const std::string& text, const std::string& what) {
   }
 }
 
-std::vector<Attr> read_input(std::istream& in) {
-  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  std::size_t first = text.find_first_not_of(" \t\r\n");
-  if (first == std::string::npos) throw Error("no input: give attr fields as options, or JSON or perf stat -vv text on stdin");
-  std::vector<Attr> out;
-  if (text[first] == '{' || text[first] == '[') {
-    nlohmann::json doc;
-    try {
-      doc = nlohmann::json::parse(text);
-    } catch (const nlohmann::json::parse_error& e) {
-      throw Error(fmt::format("stdin: invalid JSON at byte {}", e.byte));
-    } catch (const nlohmann::json::exception& e) {
-      throw Error(fmt::format("stdin: invalid JSON: {}", e.what()));
-    }
-    const nlohmann::json* events = doc.is_object() && doc.contains("events") ? &doc["events"] : &doc;
-    if (!events->is_array()) throw Error("stdin: expected {\"events\":[...]} as 'perfspec resolve --format json' prints");
-    for (const auto& e : *events) {
-      const nlohmann::json& attr = e.contains("attr") ? e["attr"] : e;
-      if (!attr.is_object()) throw Error("stdin: an event without an 'attr' object");
-      Attr a;
-      for (const auto& f : attr_fields()) {
-        auto it = attr.find(std::string(f.name));
-        if (it == attr.end()) continue;
-        if (!it->is_number_integer()) throw Error(fmt::format("stdin: attr field '{}' is not an integer", f.name));
-        f.set(a, it->is_number_unsigned() ? it->get<std::uint64_t>() : static_cast<std::uint64_t>(it->get<std::int64_t>()));
-      }
-      out.push_back(a);
-    }
-  } else {
-    out = parse_perf_attr_text(text);
-    if (out.empty()) throw Error("stdin: no 'perf_event_attr:' block found (perf stat -vv output expected)");
+// Standard input, read up to one byte past the library's limit so that too much is refused
+// without reading (or holding) all of it.
+std::string read_bounded(std::FILE* in) {
+  std::string text;
+  char buf[65536];
+  std::size_t n;
+  while ((n = std::fread(buf, 1, sizeof buf, in)) > 0) {
+    text.append(buf, n);
+    if (text.size() > attr_input_max_bytes)
+      throw Error(fmt::format("stdin: more than {} MiB of input", attr_input_max_bytes >> 20));
   }
-  return out;
+  if (std::ferror(in)) throw Error("stdin: read error");
+  return text;
 }
 
 }  // namespace
@@ -65,7 +43,7 @@ int run_decode(const DecodeOptions& o) {
   spec::Machine machine(o.sysfs, o.machine);
   std::vector<Attr> attrs;
   if (o.fields.empty()) {
-    attrs = read_input(std::cin);
+    attrs = parse_attr_input(read_bounded(stdin));
   } else {
     Attr a;
     for (const auto& [name, value] : o.fields) {

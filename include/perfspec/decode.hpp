@@ -36,4 +36,15 @@ std::string to_string(const ResolvedEvent& event, const spec::Machine& machine);
 /// Example: `for (auto& a : parse_perf_attr_text(perf_output)) std::puts(decode(a, machine).event.c_str());`
 std::vector<Attr> parse_perf_attr_text(std::string_view text);
 
+/// The most bytes `parse_attr_input` takes (64 MiB: about 40,000 events of `resolve --format json`).
+inline constexpr std::size_t attr_input_max_bytes = std::size_t{64} << 20;
+/// The deepest JSON nesting `parse_attr_input` takes: resolve's JSON is 3 deep, a bare attr array 2.
+inline constexpr int attr_input_max_depth = 16;
+
+/// Attrs from what `perfspec decode` reads on standard input: the JSON of `perfspec resolve --format json`
+/// (`{"events":[{"attr":{...}}]}`, or an array of attr objects), or `perf stat -vv` text. Input over
+/// `attr_input_max_bytes` or JSON nested deeper than `attr_input_max_depth` is refused before it is
+/// parsed further, so hostile input costs bounded time and memory. Throws Error naming the byte.
+std::vector<Attr> parse_attr_input(std::string_view text);
+
 }  // namespace perfspec

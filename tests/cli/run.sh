@@ -352,6 +352,17 @@ else
   echo "skipped: tracefs tests (need root and unshare -m)"
 fi
 
+# ---- decode from standard input: bounded size and depth ----
+err=$(head -c 10000000 /dev/zero | tr '\0' '[' | timeout 10 "$bin" decode 2>&1); status=$?
+expect decode-deep-status [ "$status" = 1 ]
+expect decode-deep-msg [ "$err" = "perfspec: stdin: JSON nested deeper than 16 levels at byte 17" ]
+err=$(head -c 67108865 /dev/zero | tr '\0' ' ' | timeout 20 "$bin" decode 2>&1); status=$?
+expect decode-too-big-status [ "$status" = 1 ]
+expect decode-too-big-msg [ "$err" = "perfspec: stdin: more than 64 MiB of input" ]
+out=$("$bin" resolve --sysfs "$fixtures/intel_skx" --format json '{mem-loads:u,page-faults}' |
+      "$bin" decode --sysfs "$fixtures/intel_skx" 2>&1); status=$?
+expect decode-json-roundtrip [ "$status" = 0 ] && expect decode-json-roundtrip-text [ "$out" = $'mem-loads:u\npage-faults' ]
+
 # ---- bash completion ----
 complete_words() {  # complete_words CWORD WORD...
   PATH=$(dirname "$bin"):$PATH bash -c 'source "$1"; shift; COMP_CWORD=$1; shift; COMP_WORDS=("$@"); _perfspec; echo "${COMPREPLY[*]}"' \
