@@ -183,6 +183,9 @@ void reset(ResolvedEvent& e) {
   e.attr = Attr{};
   e.name.clear();
   e.pmu.clear();
+  e.placement.cpumask.clear();
+  e.placement.cpus.clear();
+  e.placement.missing = false;
   e.group = e.leader = 0;
   e.span = Span{};
   e.scale = 1.0;
@@ -253,7 +256,12 @@ class Resolver {
                    const spec::Alias* named_alias, const EncodedAlias* encoded);
   void generic(const ast::Event& ev, std::uint32_t type, std::uint64_t config, Events& out);
   // Appends an event for `ev` on `pmu` to `out`: the caller fills it in, and removes it if that throws.
-  ResolvedEvent& start(Events& out, const ast::Event& ev, std::string_view pmu) const;
+  // `pmu` is the PMU's name; `found` the PMU itself when the machine has it (its placement is copied).
+  // `looked_up` is false for the PMUs every kernel registers (software, tracepoint, breakpoint).
+  ResolvedEvent& start(Events& out, const ast::Event& ev, std::string_view pmu, const Pmu* found,
+                       bool looked_up = true) const;
+  // start() on the PMU the kernel hands an event of `type` to.
+  ResolvedEvent& start_for_type(Events& out, const ast::Event& ev, std::uint32_t type) const;
   void apply_alias(ResolvedEvent& out, const Pmu& pmu, const spec::Alias& alias, Span where,
                    std::vector<std::string>& required);
   // apply_alias through the Machine's memo: the same result, computed once per PMU and alias.
@@ -265,7 +273,7 @@ class Resolver {
   [[noreturn]] void unknown_term(const ast::Term& t, std::string_view what, const Pmu* pmu) const;
   const std::vector<const Pmu*>& cores() const;
   unsigned max_precise_for(const ResolvedEvent& e) const;
-  std::string pmu_for_type(std::uint32_t type) const;
+  std::pair<std::string_view, const Pmu*> pmu_of_type(std::uint32_t type) const;
   // Every name a bare event could have meant; views of names the Machine and the tables keep.
   std::vector<std::string_view> name_candidates() const;
   // `help`, plus a note naming the table files that could not be read (the name may be in one).
@@ -278,18 +286,33 @@ struct CallGraph {
   std::optional<std::uint32_t> stack_size;
 };
 
-ResolvedEvent& Resolver::start(Events& out, const ast::Event& ev, std::string_view pmu) const {
+ResolvedEvent& Resolver::start(Events& out, const ast::Event& ev, std::string_view pmu, const Pmu* found,
+                               bool looked_up) const {
   ResolvedEvent& e = out.emplace_back();
   e.attr.size = attr_size_ver8;
   e.name.assign(list_.text, ev.span.begin, ev.span.end - ev.span.begin);
   e.pmu = pmu;
+  if (found) {
+    e.placement.cpumask = found->cpumask();
+    e.placement.cpus = found->cpus();
+  }
+  e.placement.missing = looked_up && !found;
   e.span = ev.span;
   return e;
 }
 
+ResolvedEvent& Resolver::start_for_type(Events& out, const ast::Event& ev, std::uint32_t type) const {
+  auto [name, pmu] = pmu_of_type(type);
+  bool builtin = type == spec::type_software || type == spec::type_tracepoint || type == spec::type_breakpoint;
+  return start(out, ev, name, pmu, !builtin && !name.empty());
+}
+
 const std::vector<const Pmu*>& Resolver::cores() const { return machine_.core_pmus(); }
 
-std::string Resolver::pmu_for_type(std::uint32_t type) const {
+// The PMU the kernel hands an event of `type` to, and its name: nullptr (and the name perf shows)
+// for software, tracepoint and breakpoint events, which every kernel registers, and for a hardware
+// event on a machine without a core PMU.
+std::pair<std::string_view, const Pmu*> Resolver::pmu_of_type(std::uint32_t type) const {
   switch (type) {
     case spec::type_hardware:
     case spec::type_hw_cache:
@@ -298,16 +321,17 @@ std::string Resolver::pmu_for_type(std::uint32_t type) const {
       // `cpu`, `cpu_core`); elsewhere (arm) to the core PMU.
       const auto& c = cores();
       for (const Pmu* p : c)
-        if (p->type() == spec::type_raw) return p->name();
-      return c.empty() ? "cpu" : c.front()->name();
+        if (p->type() == spec::type_raw) return {p->name(), p};
+      if (c.empty()) return {"cpu", nullptr};
+      return {c.front()->name(), c.front()};
     }
-    case spec::type_software: return "software";
-    case spec::type_tracepoint: return "tracepoint";
-    case spec::type_breakpoint: return "breakpoint";
+    case spec::type_software: return {"software", nullptr};
+    case spec::type_tracepoint: return {"tracepoint", nullptr};
+    case spec::type_breakpoint: return {"breakpoint", nullptr};
     default:
       for (const auto& n : machine_.pmu_names())
-        if (const Pmu* p = machine_.pmu(n); p && p->type() == type) return p->name();
-      return {};
+        if (const Pmu* p = machine_.pmu(n); p && p->type() == type) return {p->name(), p};
+      return {{}, nullptr};
   }
 }
 
@@ -531,7 +555,7 @@ void Resolver::on_pmu(const ast::Event& ev, const Pmu& pmu, Events& result, cons
                       const spec::Alias* named_alias, const EncodedAlias* encoded) {
   std::size_t mark = result.size();
   try {
-    on_pmu_fill(ev, pmu, start(result, ev, pmu.name()), named, named_alias, encoded);
+    on_pmu_fill(ev, pmu, start(result, ev, pmu.name(), &pmu), named, named_alias, encoded);
   } catch (...) {
     result.resize(mark);
     throw;
@@ -640,7 +664,7 @@ void Resolver::generic(const ast::Event& ev, std::uint32_t type, std::uint64_t c
     if (c.size() > 1) targets = c;
   }
   auto make = [&](const Pmu* pmu) {
-    ResolvedEvent& e = start(out, ev, pmu ? std::string_view(pmu->name()) : std::string_view(pmu_for_type(type)));
+    ResolvedEvent& e = pmu ? start(out, ev, pmu->name(), pmu) : start_for_type(out, ev, type);
     e.attr.type = type;
     e.attr.config = config | (pmu ? std::uint64_t{pmu->type()} << 32 : 0);
     CallGraph cg;
@@ -842,7 +866,7 @@ void Resolver::resolve_tracepoint(const ast::Event& ev, Events& out) {
   std::size_t first = out.size();
   try {
     for (const auto& [sys, name] : found) {
-      ResolvedEvent& e = start(out, ev, "tracepoint");
+      ResolvedEvent& e = start(out, ev, "tracepoint", nullptr, false);
       if (found.size() > 1 || has_glob(ev.name) || has_glob(ev.tp_event)) e.name = sys + ":" + name + suffix;
       e.attr.type = spec::type_tracepoint;
       e.attr.config = *machine_.tracepoint_id(sys, name);
@@ -870,7 +894,7 @@ void Resolver::resolve_event(const ast::Event& ev, Events& out) {
       case ast::EventKind::numeric: return generic(ev, static_cast<std::uint32_t>(ev.number1), ev.number2, out);
       case ast::EventKind::breakpoint: {
         std::size_t mark = out.size();
-        ResolvedEvent& e = start(out, ev, "breakpoint");
+        ResolvedEvent& e = start(out, ev, "breakpoint", nullptr, false);
         try {
           e.attr.type = spec::type_breakpoint;
           e.attr.bp_type = 0;

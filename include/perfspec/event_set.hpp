@@ -9,11 +9,21 @@
 
 namespace perfspec {
 
+/// Where the event's PMU lets it be opened, taken from the machine the event was resolved against,
+/// so that opening it reads nothing from sysfs itself.
+struct PmuPlacement {
+  std::string cpumask;   ///< uncore PMU: the CPUs it counts on (one per package); empty: any CPU
+  std::string cpus;      ///< core PMU of a hybrid or arm machine: the CPUs it serves; empty: all
+  bool missing = false;  ///< the machine has no such PMU (`cycles` where there is no `cpu` PMU)
+  friend bool operator==(const PmuPlacement&, const PmuPlacement&) = default;
+};
+
 /// One encoded event, ready for perf_event_open(2).
 struct ResolvedEvent {
   Attr attr;
   std::string name;        ///< display name: the text as written, or `name=`
   std::string pmu;         ///< the PMU it encodes for (`cpu`, `software`, `uncore_imc_0`, ...)
+  PmuPlacement placement;  ///< that PMU's cpumask and cpus
   std::size_t group = 0;   ///< index into EventSet::groups
   std::size_t leader = 0;  ///< index into EventSet::events of this event's group leader
   Span span;               ///< the text of the event
