@@ -1,5 +1,6 @@
 #include <sys/ioctl.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -7,7 +8,9 @@
 #include <cstddef>
 #include <cstring>
 
+#include "perfspec/errno_facts.hpp"
 #include "perfspec/runtime.hpp"
+#include "runtime/cpulist.hpp"
 #include "runtime/kernel_attr.hpp"
 
 namespace perfspec::runtime {
@@ -77,14 +80,28 @@ class RealSyscalls final : public Syscalls {
     return ::ioctl(fd, request, argument) < 0 ? -errno : 0;
   }
   int close(int fd) override { return ::close(fd) < 0 ? -errno : 0; }
-  void* mmap(int fd, std::size_t length) override {
-    void* p = ::mmap(nullptr, length, PROT_READ, MAP_SHARED, fd, 0);
+  void* mmap(int fd, std::size_t length, int prot) override {
+    void* p = ::mmap(nullptr, length, prot, MAP_SHARED, fd, 0);
     return p == MAP_FAILED ? nullptr : p;
   }
   int munmap(void* address, std::size_t length) override { return ::munmap(address, length) < 0 ? -errno : 0; }
 };
 
 }  // namespace
+
+std::optional<int> Syscalls::perf_event_paranoid() { return spec::read_paranoid(); }
+
+bool Syscalls::privileged() { return ::geteuid() == 0; }
+
+std::optional<long> Syscalls::fd_limit() {
+  rlimit rl{};
+  if (::getrlimit(RLIMIT_NOFILE, &rl) != 0 || rl.rlim_cur == RLIM_INFINITY) return std::nullopt;
+  return static_cast<long>(rl.rlim_cur);
+}
+
+std::size_t Syscalls::page_size() { return static_cast<std::size_t>(::sysconf(_SC_PAGESIZE)); }
+
+std::vector<int> Syscalls::online_cpus() { return runtime::online_cpus(); }
 
 Syscalls& system_calls() {
   static RealSyscalls real;

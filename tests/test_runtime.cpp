@@ -26,6 +26,7 @@
 #include "perfspec/runtime.hpp"
 #include "runtime/cpulist.hpp"
 #include "runtime/kernel_attr.hpp"
+#include "runtime/read_format.hpp"
 #include "tests/support.hpp"
 
 using namespace perfspec;
@@ -145,7 +146,7 @@ struct FakeSyscalls final : runtime::Syscalls {
   std::vector<std::vector<char>> pages;  // what mmap hands out (zeroed: index 0, no cap_user_rdpmc)
   std::set<void*> mapped;
   bool mmap_fails = false;
-  void* mmap(int fd, std::size_t length) override {
+  void* mmap(int fd, std::size_t length, int) override {
     REQUIRE(open.count(fd) == 1);
     if (mmap_fails) return nullptr;
     pages.emplace_back(length, 0);
@@ -163,11 +164,8 @@ const spec::Machine& skx() {
   return m;
 }
 
-runtime::OpenOptions fixture_options() {
-  runtime::OpenOptions o;
-  o.sysfs_root = test::fixture("intel_skx");
-  return o;
-}
+// Placement (cpumask, cpus) travels with the events resolved against skx(): the defaults suffice.
+runtime::OpenOptions fixture_options() { return {}; }
 
 }  // namespace
 
@@ -392,6 +390,97 @@ TEST_CASE("system-wide: one open per CPU, uncore only on its cpumask, all summed
   auto counts = counters.read();
   CHECK(counts[0].raw == 40);
   CHECK(counts[1].raw == 4);
+}
+
+TEST_CASE("placement travels with the set: -a over the CPUs the host reports, an uncore PMU on its cpumask") {
+  // The set is resolved against a fixture; opening reads no sysfs (this machine has no uncore_imc_0)
+  // and takes the online CPUs from the Syscalls, which a test may fake.
+  struct Host final : runtime::Syscalls {
+    FakeSyscalls& k;
+    explicit Host(FakeSyscalls& kernel) : k(kernel) {}
+    int perf_event_open(const Attr& a, int pid, int cpu, int g, unsigned long f) override {
+      return k.perf_event_open(a, pid, cpu, g, f);
+    }
+    long read(int fd, void* b, std::size_t n) override { return k.read(fd, b, n); }
+    int ioctl(int fd, unsigned long r, unsigned long a) override { return k.ioctl(fd, r, a); }
+    int close(int fd) override { return k.close(fd); }
+    void* mmap(int fd, std::size_t n, int prot) override { return k.mmap(fd, n, prot); }
+    int munmap(void* p, std::size_t n) override { return k.munmap(p, n); }
+    std::vector<int> online_cpus() override { return {0, 1, 2, 28, 29}; }
+    std::optional<int> perf_event_paranoid() override { return 3; }
+    bool privileged() override { return false; }
+  };
+  FakeSyscalls kernel;
+  Host host(kernel);
+  auto set = resolve("cpu/event=0x3c/,uncore_imc_0/clockticks/", skx());
+  CHECK(set.events[0].placement == PmuPlacement{});
+  CHECK(set.events[1].placement.cpumask == "0,28");
+  auto counters = runtime::Counters::open(set, runtime::Target::system_wide(), {}, host);
+  std::vector<std::pair<int, int>> expected = {{-1, 0}, {-1, 1}, {-1, 2}, {-1, 28}, {-1, 29}, {-1, 0}, {-1, 28}};
+  CHECK(kernel.pid_cpu == expected);
+  // The host facts explain a failure: paranoid 3 and no privilege, as the fake host says.
+  kernel.fail[0x3c] = EACCES;
+  auto refused = runtime::Counters::open(resolve("cpu/event=0x3c/u", skx()), runtime::Target::self_thread(), {}, host).read();
+  REQUIRE(refused[0].failure);
+  CHECK(refused[0].failure->hint.find("perf_event_paranoid is 3") != std::string::npos);
+}
+
+TEST_CASE("placement: a hardware event on a machine without its core PMU is marked missing") {
+  test::TempTree no_cpu;
+  no_cpu.pmu("software", 1);
+  spec::Machine m(no_cpu.root(), test::no_libpfm4());
+  auto set = resolve("cycles,task-clock,mem:0x1000", m);
+  CHECK(set.events[0].pmu == "cpu");
+  CHECK(set.events[0].placement.missing);
+  CHECK_FALSE(set.events[1].placement.missing);
+  CHECK_FALSE(set.events[2].placement.missing);
+  CHECK_FALSE(resolve("cycles", skx()).events[0].placement.missing);
+}
+
+TEST_CASE("read_format layouts: every combination of the flags, and reads cut short") {
+  using runtime::ReadFormatView;
+  const std::uint64_t en = PERF_FORMAT_TOTAL_TIME_ENABLED, run = PERF_FORMAT_TOTAL_TIME_RUNNING, id = PERF_FORMAT_ID,
+                      lost = runtime::PERF_FORMAT_LOST, group = PERF_FORMAT_GROUP;
+  {  // value, enabled, running, id, lost
+    const std::uint64_t w[] = {42, 100, 50, 7, 3};
+    ReadFormatView v(en | run | id | lost, w, 5);
+    CHECK(v.size() == 1);
+    CHECK(v.value(0) == 42);
+    CHECK(v.time_enabled() == 100);
+    CHECK(v.time_running() == 50);
+    CHECK(v.id(0) == 7);
+    CHECK(v.lost(0) == 3);
+    CHECK(ReadFormatView(en | run | id | lost, w, 4).size() == 0);  // lost is missing
+    CHECK(ReadFormatView::words_for(en | run | id | lost, 1) == 5);
+  }
+  {  // value, running, lost (no enabled, no id)
+    const std::uint64_t w[] = {42, 50, 3};
+    ReadFormatView v(run | lost, w, 3);
+    CHECK(v.size() == 1);
+    CHECK(v.time_enabled() == 0);
+    CHECK(v.time_running() == 50);
+    CHECK(v.id(0) == 0);
+    CHECK(v.lost(0) == 3);
+  }
+  {  // nr, enabled, running, {value, id, lost} x nr
+    const std::uint64_t w[] = {2, 100, 50, 11, 7, 0, 22, 8, 1};
+    ReadFormatView v(group | en | run | id | lost, w, 9);
+    CHECK(v.size() == 2);
+    CHECK(v.value(1) == 22);
+    CHECK(v.id(1) == 8);
+    CHECK(v.lost(1) == 1);
+    CHECK(ReadFormatView(group | en | run | id | lost, w, 8).size() == 1);  // the second value cut short
+    CHECK(ReadFormatView(group | en | run | id | lost, w, 2).size() == 0);  // not even the header
+    CHECK(ReadFormatView::words_for(group | en | run | id | lost, 2) == 9);
+  }
+  {  // nr larger than the words: only what is there
+    const std::uint64_t w[] = {5, 11, 22};
+    ReadFormatView v(group, w, 3);
+    CHECK(v.size() == 2);
+    CHECK(v.value(0) == 11);
+    CHECK(v.value(1) == 22);
+    CHECK(ReadFormatView(group, w, 0).size() == 0);
+  }
 }
 
 TEST_CASE("fault matrix: an open failing at any point with any errno drops no event and leaks no fd") {

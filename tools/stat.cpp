@@ -113,7 +113,6 @@ int run_stat(const StatOptions& o) {
   }
 
   runtime::OpenOptions open_options;
-  open_options.sysfs_root = o.sysfs;
   auto counters = runtime::Counters::open(set, target, open_options);
 
   struct sigaction sa {};

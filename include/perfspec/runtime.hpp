@@ -11,14 +11,16 @@
 
 namespace perfspec::runtime {
 
-/// The system calls the runtime makes. One small interface, so tests inject any errno without a
-/// special kernel. Every call returns -errno on failure; Counters repeats a read or ioctl that returns -EINTR
-/// (an implementation need not).
+/// The system calls the runtime makes, and the facts about the host it reads. One small interface,
+/// so tests inject any errno or any host without a special kernel. Every call returns -errno on
+/// failure; Counters repeats a read or ioctl that returns -EINTR (an implementation need not). The
+/// host facts have real implementations here; a test double overrides the ones it fakes.
 ///
-/// Example: a test double that refuses every open with EACCES:
+/// Example: a test double that refuses every open with EACCES, on a host with paranoid level 3:
 /// ```
 /// struct Refuse : runtime::Syscalls {
 ///   int perf_event_open(const Attr&, int, int, int, unsigned long) override { return -EACCES; }
+///   std::optional<int> perf_event_paranoid() override { return 3; }
 ///   ...  // read, ioctl, close, mmap, munmap forward to runtime::system_calls()
 /// };
 /// Refuse sys;
@@ -33,9 +35,21 @@ class Syscalls {
   virtual long read(int fd, void* buffer, std::size_t size) = 0;
   virtual int ioctl(int fd, unsigned long request, unsigned long argument) = 0;
   virtual int close(int fd) = 0;
-  /// mmap(2) of the event's first page(s); nullptr on failure.
-  virtual void* mmap(int fd, std::size_t length) = 0;
+  /// mmap(2) (MAP_SHARED) of `length` bytes of the event from offset 0 with protection `prot`
+  /// (PROT_READ for a counter's user page; PROT_READ|PROT_WRITE for a ring buffer, whose reader
+  /// writes data_tail); nullptr on failure.
+  virtual void* mmap(int fd, std::size_t length, int prot) = 0;
   virtual int munmap(void* address, std::size_t length) = 0;
+
+  /// /proc/sys/kernel/perf_event_paranoid; nullopt when unreadable.
+  virtual std::optional<int> perf_event_paranoid();
+  /// Whether this process may do what perf_event_paranoid keeps from others (effective uid 0).
+  virtual bool privileged();
+  /// The soft RLIMIT_NOFILE; nullopt when unknown.
+  virtual std::optional<long> fd_limit();
+  virtual std::size_t page_size();
+  /// The online CPUs (/sys/devices/system/cpu/online, else 0..nproc-1).
+  virtual std::vector<int> online_cpus();
 };
 
 /// The real system calls.
@@ -127,12 +141,12 @@ class Command {
   double user_ = 0, system_ = 0;
 };
 
+/// How to open. Where each event may be opened (an uncore PMU's cpumask, a hybrid core PMU's cpus)
+/// travels with the event set (ResolvedEvent::placement): nothing is read from sysfs here.
 struct OpenOptions {
   /// On EACCES for an event that counts the kernel, retry it user-only (`:u`), as perf does. The
   /// event's report then says so and its name gains `:u`.
   bool fallback_to_user = true;
-  /// The sysfs root the event set was resolved against (uncore cpumask, hybrid cpus).
-  std::string sysfs_root = "/sys";
   /// Kind::self: map the first page of each counter, and let read() take the counts with rdpmc (x86-64)
   /// or the PMU registers (arm64) when every page of a group allows it (index != 0 and
   /// cap_user_rdpmc); otherwise, or on other architectures, read() uses read(2). Same results.

@@ -1,0 +1,240 @@
+#include "runtime/open.hpp"
+
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <algorithm>
+
+#include <fmt/format.h>
+
+#include "perfspec/errno_facts.hpp"
+#include "perfspec/error.hpp"
+#include "runtime/cpulist.hpp"
+
+namespace perfspec::runtime {
+
+namespace {
+
+// The state of one open_set call.
+class Opener {
+ public:
+  Opener(OpenedSet& out, const Target& target, const OpenOptions& options, Syscalls& sys, const PrepareAttr& prepare)
+      : out_(out), target_(target), options_(options), sys_(sys), prepare_(prepare) {
+    paranoid_ = sys.perf_event_paranoid();
+    privileged_ = sys.privileged();
+    fd_limit_ = sys.fd_limit();
+  }
+
+  void open_group(const EventGroup& g, int pid, int cpu);
+
+ private:
+  OpenedSet& out_;
+  const Target& target_;
+  const OpenOptions& options_;
+  Syscalls& sys_;
+  const PrepareAttr& prepare_;
+  std::optional<int> paranoid_;
+  bool privileged_ = false;
+  std::optional<long> fd_limit_;
+
+  Failure explain(std::size_t event, int error, int cpu, const Attr& attr) const;
+  int open_one(std::size_t i, int pid, int cpu, int group_fd, bool leader);
+  void open_alone(std::size_t i, int pid, int cpu);
+  void open_members(const EventGroup& g, Instance& inst, int pid, int cpu,
+                    const std::vector<std::optional<Failure>>& earlier);
+  void fail_members(const EventGroup& g, int pid, int cpu);
+  void finish(Instance& inst);
+};
+
+Failure Opener::explain(std::size_t event, int error, int cpu, const Attr& attr) const {
+  const ResolvedEvent& e = out_.set.events[event];
+  spec::OpenContext c;
+  c.type = attr.type;
+  c.pmu = e.pmu;
+  c.pmu_in_sysfs = !e.placement.missing;
+  c.precise_ip = attr.precise_ip;
+  c.bp_type = attr.bp_type;
+  c.exclude_kernel = attr.exclude_kernel;
+  c.cpu_wide = target_.kind == Target::Kind::cpus;
+  c.other_process = target_.kind == Target::Kind::process && target_.pid != ::getpid();
+  c.paranoid = paranoid_;
+  c.privileged = privileged_;
+  c.fd_limit = fd_limit_;
+  Failure f;
+  f.error = error;
+  f.name = spec::errno_name(error);
+  if (const auto* fact = spec::errno_fact(error)) f.meaning = std::string(fact->meaning);
+  f.hint = spec::errno_hint(error, c);
+  f.cpu = cpu;
+  return f;
+}
+
+// Opens one event; applies the EACCES user-only fallback. Returns the fd or -errno.
+int Opener::open_one(std::size_t i, int pid, int cpu, int group_fd, bool leader) {
+  Attr a = out_.set.events[i].attr;
+  a.size = attr_size_ver8;
+  prepare_(a, leader);
+  if (target_.inherit) a.inherit = 1;
+  if (out_.user_only[i]) a.exclude_kernel = 1, a.exclude_hv = 1;
+  int fd = sys_.perf_event_open(a, pid, cpu, group_fd, PERF_FLAG_FD_CLOEXEC);
+  if (fd == -EACCES && options_.fallback_to_user && !a.exclude_kernel) {
+    a.exclude_kernel = 1;
+    a.exclude_hv = 1;
+    int retry = sys_.perf_event_open(a, pid, cpu, group_fd, PERF_FLAG_FD_CLOEXEC);
+    if (retry >= 0) {
+      if (!out_.user_only[i]) {
+        out_.user_only[i] = 1;
+        out_.notes[i] = "counted user space only (':u'): kernel counting was refused with EACCES";
+        std::string& name = out_.set.events[i].name;
+        name += name.find(':') == std::string::npos ? ":u" : "u";
+      }
+      return retry;
+    }
+    fd = retry;
+  }
+  if (fd < 0 && !out_.failures[i]) out_.failures[i] = explain(i, -fd, cpu, a);
+  return fd;
+}
+
+void Opener::open_alone(std::size_t i, int pid, int cpu) {
+  Instance inst;
+  inst.cpu = cpu;
+  int fd = open_one(i, pid, cpu, -1, true);
+  if (fd < 0) return;
+  inst.fds.emplace_back(sys_, fd);
+  inst.events.push_back(i);
+  finish(inst);
+}
+
+void Opener::finish(Instance& inst) {
+  if (options_.user_page && target_.kind == Target::Kind::self) {
+    std::size_t length = sys_.page_size();
+    for (const auto& fd : inst.fds) {
+      void* p = sys_.mmap(fd.get(), length, PROT_READ);
+      if (!p) {
+        inst.pages.clear();  // read(2) for this group
+        break;
+      }
+      inst.pages.emplace_back(sys_, p, length);
+    }
+  }
+  for (std::size_t k = 0; k < inst.fds.size(); ++k) {
+    std::uint64_t id = 0;
+    auto ask = [&] { return sys_.ioctl(inst.fds[k].get(), PERF_EVENT_IOC_ID, reinterpret_cast<unsigned long>(&id)); };
+    if (retry_eintr(ask) < 0) id = ~0ULL - k, inst.ids_known = false;
+    inst.ids.push_back(id);
+    out_.opened[inst.events[k]] = 1;
+  }
+  out_.instances.push_back(std::move(inst));
+}
+
+// The leader failed: a weak group's members count alone; a strong group's cannot count at all.
+void Opener::fail_members(const EventGroup& g, int pid, int cpu) {
+  std::size_t lead = g.members.front();
+  for (std::size_t k = 1; k < g.members.size(); ++k) {
+    std::size_t m = g.members[k];
+    if (g.weak) {
+      open_alone(m, pid, cpu);
+    } else if (!out_.failures[m]) {
+      // Also when the member was opened on other CPUs: it then counts without this CPU, which its
+      // failure (with the CPU) must say.
+      Failure f = *out_.failures[lead];
+      f.detail = fmt::format("its group leader '{}' could not be opened", out_.set.events[lead].name);
+      out_.failures[m] = f;
+    }
+  }
+}
+
+void Opener::open_members(const EventGroup& g, Instance& inst, int pid, int cpu,
+                          const std::vector<std::optional<Failure>>& earlier) {
+  for (std::size_t k = 1; k < g.members.size(); ++k) {
+    std::size_t m = g.members[k];
+    int mfd = open_one(m, pid, cpu, inst.fds.front().get(), false);
+    if (mfd >= 0) {
+      inst.fds.emplace_back(sys_, mfd);
+      inst.events.push_back(m);
+      continue;
+    }
+    if (!g.weak) continue;  // the failure is recorded; the rest of the group still counts
+    // A weak group that cannot be opened whole is counted as separate events (perf's :W).
+    std::string why = fmt::format("weak group fell back to counting its events alone ({} on '{}')",
+                                  spec::errno_name(-mfd), out_.set.events[m].name);
+    inst.fds.clear();
+    for (std::size_t k2 = 0; k2 < g.members.size(); ++k2) {
+      std::size_t x = g.members[k2];
+      out_.failures[x] = earlier[k2];
+      out_.notes[x] = why;
+      open_alone(x, pid, cpu);
+    }
+    return;
+  }
+  finish(inst);
+}
+
+void Opener::open_group(const EventGroup& g, int pid, int cpu) {
+  std::size_t lead = g.members.front();
+  // What failed before this attempt (on earlier CPUs) stays reported if a weak group falls back here.
+  std::vector<std::optional<Failure>> earlier;
+  if (g.weak)
+    for (std::size_t m : g.members) earlier.push_back(out_.failures[m]);
+  Instance inst;
+  inst.cpu = cpu;
+  int fd = open_one(lead, pid, cpu, -1, true);
+  if (fd < 0) return fail_members(g, pid, cpu);
+  inst.fds.emplace_back(sys_, fd);
+  inst.events.push_back(lead);
+  open_members(g, inst, pid, cpu, earlier);
+}
+
+std::vector<int> pids_of(const Target& target) {
+  switch (target.kind) {
+    case Target::Kind::self: return {0};
+    case Target::Kind::process: return target.threads.empty() ? std::vector<int>{target.pid} : target.threads;
+    case Target::Kind::cpus: return {-1};
+  }
+  return {0};
+}
+
+bool contains(const std::vector<int>& v, int x) { return std::find(v.begin(), v.end(), x) != v.end(); }
+
+}  // namespace
+
+std::vector<int> cpus_for(const ResolvedEvent& leader, const Target& target, const std::vector<int>& wanted,
+                          bool explicit_cpus) {
+  if (target.kind != Target::Kind::cpus) return {-1};
+  std::vector<int> out = wanted;
+  if (!leader.placement.cpumask.empty()) {
+    // Uncore PMUs count per package: open them only on the CPUs they name (perf does the same).
+    auto mask = parse_cpu_list(leader.placement.cpumask);
+    if (!explicit_cpus) return mask;
+    std::erase_if(out, [&](int c) { return !contains(mask, c); });
+  } else if (!leader.placement.cpus.empty()) {
+    auto own = parse_cpu_list(leader.placement.cpus);  // hybrid: a core PMU serves only its CPUs
+    std::erase_if(out, [&](int c) { return !contains(own, c); });
+  }
+  return out;
+}
+
+OpenedSet open_set(const EventSet& set, const Target& target, const OpenOptions& options, Syscalls& sys,
+                   const PrepareAttr& prepare) {
+  if (target.kind == Target::Kind::process && target.pid <= 0)
+    throw Error(fmt::format("invalid process id {}", target.pid));
+  OpenedSet out;
+  out.set = set;
+  std::size_t n = set.events.size();
+  out.failures.resize(n);
+  out.notes.resize(n);
+  out.opened.assign(n, 0);
+  out.user_only.assign(n, 0);
+  std::vector<int> cpus = target.cpus;
+  bool explicit_cpus = !cpus.empty();
+  if (target.kind == Target::Kind::cpus && cpus.empty()) cpus = sys.online_cpus();
+  Opener opener(out, target, options, sys, prepare);
+  for (const auto& g : out.set.groups)
+    for (int pid : pids_of(target))
+      for (int cpu : cpus_for(out.set.events[g.members.front()], target, cpus, explicit_cpus))
+        opener.open_group(g, pid, cpu);
+  return out;
+}
+
+}  // namespace perfspec::runtime
