@@ -85,8 +85,16 @@ struct number : seq<sor<hex_number, dec_number>, not_at<name_rest>> {};
 struct blanks : star<one<' ', '\t'>> {};
 struct comma : seq<blanks, one<','>, blanks> {};
 
+// The modifier alphabet (REFERENCE.md section 1), written once: the rule below and the action that
+// validates modifiers (parse.cpp) both take it from here.
+template <char... Letters>
+struct alphabet {
+  using rule = one<Letters...>;
+  static constexpr char letters[] = {Letters..., '\0'};
+};
+using modifier_alphabet = alphabet<'u', 'k', 'h', 'I', 'G', 'H', 'p', 'P', 'S', 'D', 'W', 'e', 'b', 'R'>;
 // Modifiers: any letters here; the action validates them so that `:x` gets a precise message.
-struct mod_letter : one<'u', 'k', 'h', 'I', 'G', 'H', 'p', 'P', 'S', 'D', 'W', 'e', 'b', 'R'> {};
+struct mod_letter : modifier_alphabet::rule {};
 struct event_mods : plus<alpha> {};
 struct group_mods : plus<alpha> {};
 struct colon_mods : seq<one<':'>, must<event_mods>> {};

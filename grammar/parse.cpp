@@ -6,6 +6,7 @@
 
 #include "grammar/grammar.hpp"
 #include "perfspec/parse.hpp"
+#include "spec/reuse.hpp"
 
 namespace perfspec {
 namespace grammar {
@@ -45,49 +46,28 @@ struct State {
   const char* name_to = nullptr;
 };
 
-// A node back to its freshly constructed state, keeping the storage of its strings and vectors.
-void reset(ast::Term& t) {
-  t.name.clear();
-  t.driver = false;
-  t.kind = ast::Term::Value::none;
-  t.number = 0;
-  t.text.clear();
-  t.span = t.name_span = t.value_span = Span{};
+// A node back to its freshly constructed state, keeping the storage of its strings (spec/reuse.hpp).
+// An event's terms and an item's events are not emptied: they are reused through terms_used and
+// events_used, and trimmed when the node ends.
+void reset(ast::Term& t) { spec::reset_keeping(t, &ast::Term::name, &ast::Term::text); }
+void reset(ast::Event& e) {
+  auto terms = std::move(e.terms);
+  spec::reset_keeping(e, &ast::Event::name, &ast::Event::tp_event, &ast::Event::access, &ast::Event::modifiers);
+  e.terms = std::move(terms);
 }
-void reset(ast::Modifiers& m) {
-  m.letters.clear();
-  m.span = Span{};
-}
-void reset(ast::Event& e) {  // its terms are reused through terms_used
-  e.kind = ast::EventKind::named;
-  e.span = e.name_span = e.tp_event_span = e.access_span = e.terms_span = Span{};
-  e.name.clear();
-  e.tp_event.clear();
-  e.number1 = e.number2 = 0;
-  e.has_length = false;
-  e.access.clear();
-  e.has_terms = false;
-  reset(e.modifiers);
-}
-void reset(ast::Item& i) {  // its events are reused through events_used
-  i.braces = false;
-  i.group_name.clear();
-  i.span = Span{};
-  reset(i.modifiers);
+void reset(ast::Item& i) {
+  auto events = std::move(i.events);
+  spec::reset_keeping(i, &ast::Item::group_name, &ast::Item::modifiers);
+  i.events = std::move(events);
 }
 
 // The next node of `nodes` (reused or appended).
 template <typename Node>
 Node& take(std::vector<Node>& nodes, std::size_t& used) {
-  if (used < nodes.size()) reset(nodes[used]);
-  else nodes.emplace_back();
-  return nodes[used++];
+  return spec::next_node(nodes, used, [](Node& n) { reset(n); });
 }
 
-template <typename Node>
-void trim(std::vector<Node>& nodes, std::size_t used) {
-  if (nodes.size() > used) nodes.erase(nodes.begin() + static_cast<std::ptrdiff_t>(used), nodes.end());
-}
+using spec::trim_nodes;
 
 Error nul_error(std::size_t at) {
   auto b = static_cast<std::uint32_t>(at);
@@ -139,7 +119,7 @@ bool looks_numeric(std::string_view t) {
 // Modifier letters (REFERENCE.md section 1): from `ukhIGHpPSDWebR`, at most 16, `p` up to three times,
 // every other letter at most once.
 void check_modifiers(std::string_view letters, Span span) {
-  static constexpr std::string_view allowed = "ukhIGHpPSDWebR";
+  static constexpr std::string_view allowed = modifier_alphabet::letters;
   // Position of each letter in `allowed` plus one, 0 for the rest.
   static constexpr auto position = [] {
     std::array<std::uint8_t, 256> t{};
@@ -153,7 +133,7 @@ void check_modifiers(std::string_view letters, Span span) {
     Span at{span.begin + static_cast<std::uint32_t>(i), span.begin + static_cast<std::uint32_t>(i) + 1};
     unsigned k = position[static_cast<unsigned char>(c)];
     if (k-- == 0)
-      throw Error(fmt::format("invalid modifier '{}'", c), at, "modifiers are letters from 'ukhIGHpPSDWebR'");
+      throw Error(fmt::format("invalid modifier '{}'", c), at, fmt::format("modifiers are letters from '{}'", allowed));
     if (c == 'p') {
       if (++ps > 3) throw Error("too many 'p' modifiers: precise level is at most 3 (ppp)", at);
       continue;
@@ -213,7 +193,7 @@ template <> struct event_action<close_slash> {
   template <typename Input> static void apply(const Input& in, State& st) {
     st.event->terms_span.end = static_cast<std::uint32_t>(in.end() - st.base);
     drop_open_term(st);
-    trim(st.event->terms, st.terms_used);
+    trim_nodes(st.event->terms, st.terms_used);
   }
 };
 template <> struct event_action<event_name> {
@@ -347,7 +327,7 @@ struct finish_event {
   template <typename Input> static void apply(const Input& in, State& st) {
     st.event->kind = Kind;
     st.event->span.end = static_cast<std::uint32_t>(in.end() - st.base);
-    trim(st.event->terms, st.terms_used);  // none when the event had no `/.../`
+    trim_nodes(st.event->terms, st.terms_used);  // none when the event had no `/.../`
     st.event_open = false;
   }
 };
@@ -372,13 +352,13 @@ template <> struct event_action<group> {
   template <typename Input> static void apply(const Input& in, State& st) {
     st.item->braces = true;
     st.item->span.end = static_cast<std::uint32_t>(in.end() - st.base);
-    trim(st.item->events, st.events_used);
+    trim_nodes(st.item->events, st.events_used);
     st.item_open = false;
   }
 };
 template <> struct event_action<lone> {
   template <typename Input> static void apply(const Input& in, State& st) {
-    trim(st.item->events, st.events_used);
+    trim_nodes(st.item->events, st.events_used);
     st.item->braces = false;
     st.item->span = st.item->events.front().span;
     st.item->group_name.clear();
@@ -405,7 +385,7 @@ void parse(std::string_view text, ast::EventList& list) {
     if (nul != std::string_view::npos && (!e.positioned() || nul <= e.span().begin)) throw grammar::nul_error(nul);
     throw;
   }
-  grammar::trim(list.items, state.items_used);
+  spec::trim_nodes(list.items, state.items_used);
 }
 
 ast::EventList parse(std::string_view text) {
@@ -425,7 +405,7 @@ std::vector<ast::Term> parse_terms(std::string_view text) {
   state.event = &event;
   tao::pegtl::parse<term_list_only, event_action, event_control>(in, state);
   drop_open_term(state);
-  trim(event.terms, state.terms_used);
+  trim_nodes(event.terms, state.terms_used);
   return std::move(event.terms);
 }
 }  // namespace grammar

@@ -1,12 +1,13 @@
 #include <fmt/format.h>
 
 #include "resolver/modifiers.hpp"
+#include "spec/abi.hpp"
 
 namespace perfspec::resolver {
 
 namespace {
-constexpr std::uint64_t sample_read = 1u << 4;  // PERF_SAMPLE_READ
-constexpr std::uint64_t format_group = 1u << 3; // PERF_FORMAT_GROUP
+using spec::format_group;
+using spec::sample_read;
 
 Span letter_span(const ast::Modifiers& m, char c) {
   auto i = m.letters.find(c);

@@ -9,11 +9,9 @@
 #include <cstddef>
 #include <cstdint>
 
-namespace perfspec::runtime {
+#include "spec/abi.hpp"
 
-#ifndef PERF_FORMAT_LOST
-inline constexpr std::uint64_t PERF_FORMAT_LOST = 1U << 4;  // Linux 6.0; older headers lack it
-#endif
+namespace perfspec::runtime {
 
 /// A view of one read's words. Holds no storage; `size()` counts only the values the words hold in
 /// full, so a short read can never be indexed past its end.
@@ -28,7 +26,7 @@ class ReadFormatView {
     enabled_at_ = read_format & PERF_FORMAT_TOTAL_TIME_ENABLED ? header_++ : none;
     running_at_ = read_format & PERF_FORMAT_TOTAL_TIME_RUNNING ? header_++ : none;
     id_offset_ = read_format & PERF_FORMAT_ID ? stride_++ : none;
-    lost_offset_ = read_format & PERF_FORMAT_LOST ? stride_++ : none;
+    lost_offset_ = read_format & spec::format_lost ? stride_++ : none;
     if (!group) {
       // value first, then the times, then id and lost: one "record" starting at word 0.
       first_ = 0;
@@ -46,7 +44,7 @@ class ReadFormatView {
   std::size_t size() const { return size_; }
   /// Words one read of `values` values takes.
   static std::size_t words_for(std::uint64_t read_format, std::size_t values) {
-    std::size_t per = 1 + !!(read_format & PERF_FORMAT_ID) + !!(read_format & PERF_FORMAT_LOST);
+    std::size_t per = 1 + !!(read_format & PERF_FORMAT_ID) + !!(read_format & spec::format_lost);
     std::size_t head = !!(read_format & PERF_FORMAT_TOTAL_TIME_ENABLED) + !!(read_format & PERF_FORMAT_TOTAL_TIME_RUNNING);
     return read_format & PERF_FORMAT_GROUP ? 1 + head + per * values : head + per;
   }
@@ -55,7 +53,7 @@ class ReadFormatView {
   std::uint64_t value(std::size_t k) const { return words_[first_ + k * stride_]; }
   /// The id of value k (PERF_FORMAT_ID); 0 without it.
   std::uint64_t id(std::size_t k) const { return id_offset_ == none ? 0 : words_[first_ + k * stride_ + id_offset_]; }
-  /// Samples lost by value k's event (PERF_FORMAT_LOST); 0 without it.
+  /// Samples lost by value k's event (spec::format_lost); 0 without it.
   std::uint64_t lost(std::size_t k) const {
     return lost_offset_ == none ? 0 : words_[first_ + k * stride_ + lost_offset_];
   }

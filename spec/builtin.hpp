@@ -7,14 +7,9 @@
 #include <string>
 #include <string_view>
 
-namespace perfspec::spec {
+#include "spec/abi.hpp"
 
-inline constexpr std::uint32_t type_hardware = 0;
-inline constexpr std::uint32_t type_software = 1;
-inline constexpr std::uint32_t type_tracepoint = 2;
-inline constexpr std::uint32_t type_hw_cache = 3;
-inline constexpr std::uint32_t type_raw = 4;
-inline constexpr std::uint32_t type_breakpoint = 5;
+namespace perfspec::spec {
 
 struct Symbol {
   std::string_view name;

@@ -440,7 +440,7 @@ TEST_CASE("placement: a hardware event on a machine without its core PMU is mark
 TEST_CASE("read_format layouts: every combination of the flags, and reads cut short") {
   using runtime::ReadFormatView;
   const std::uint64_t en = PERF_FORMAT_TOTAL_TIME_ENABLED, run = PERF_FORMAT_TOTAL_TIME_RUNNING, id = PERF_FORMAT_ID,
-                      lost = runtime::PERF_FORMAT_LOST, group = PERF_FORMAT_GROUP;
+                      lost = spec::format_lost, group = PERF_FORMAT_GROUP;
   {  // value, enabled, running, id, lost
     const std::uint64_t w[] = {42, 100, 50, 7, 3};
     ReadFormatView v(en | run | id | lost, w, 5);

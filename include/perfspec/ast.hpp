@@ -34,6 +34,10 @@ struct Modifiers {
   std::string letters;
   Span span;  ///< empty span when absent
   bool present() const { return !letters.empty(); }
+  void clear() {
+    letters.clear();
+    span = Span{};
+  }
 };
 
 enum class EventKind : std::uint8_t {

@@ -16,6 +16,8 @@ struct PmuPlacement {
   std::string cpus;      ///< core PMU of a hybrid or arm machine: the CPUs it serves; empty: all
   bool missing = false;  ///< the machine has no such PMU (`cycles` where there is no `cpu` PMU)
   friend bool operator==(const PmuPlacement&, const PmuPlacement&) = default;
+  /// Back to default-constructed, keeping the strings' storage.
+  void clear();
 };
 
 /// One encoded event, ready for perf_event_open(2).
@@ -38,6 +40,8 @@ struct ResolvedEvent {
   std::string driver_config;     ///< `@cfg` terms, comma-joined
   std::string cpus;              ///< `cpu=` term
   bool percore = false;
+  /// Back to default-constructed, keeping the strings' storage (for a set filled again).
+  void clear();
 };
 
 struct EventGroup {
@@ -45,6 +49,8 @@ struct EventGroup {
   std::vector<std::size_t> members; ///< indices into EventSet::events, leader first
   bool braces = false;              ///< written as `{...}` (a lone event is a group of one)
   bool weak = false;                ///< `:W`
+  /// Back to default-constructed, keeping the storage of the name and the member list.
+  void clear();
 };
 
 struct EventSet {

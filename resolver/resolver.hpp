@@ -1,0 +1,141 @@
+#pragma once
+// The resolver's state for one event list, shared by its translation units: resolve.cpp (the kinds of
+// event), pmu_event.cpp (an event on a PMU: formats and aliases), tracepoint.cpp, groups.cpp (items
+// into groups). Internal to resolver/.
+#include <cstddef>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "perfspec/ast.hpp"
+#include "perfspec/event_set.hpp"
+#include "perfspec/spec.hpp"
+#include "resolver/memo.hpp"
+#include "resolver/suggest.hpp"
+#include "spec/builtin.hpp"
+#include "spec/reuse.hpp"
+
+namespace perfspec::resolver {
+
+using spec::Machine;
+using spec::Pmu;
+
+// The events of one resolve, built in `storage`: first in the elements an earlier resolve into the same
+// EventSet left there (reset, so their strings keep their storage), then in appended ones. The code
+// that fills it sees a vector: size(), emplace_back(), indexing, and resize() to drop the last ones.
+class Events {
+ public:
+  explicit Events(std::vector<ResolvedEvent>& storage) : v_(storage) {}
+  std::size_t size() const { return used_; }
+  ResolvedEvent& emplace_back() {
+    return spec::next_node(v_, used_, [](ResolvedEvent& e) { e.clear(); });
+  }
+  void resize(std::size_t n) { used_ = std::min(n, used_); }  // drops the last ones (a rollback)
+  ResolvedEvent& operator[](std::size_t i) { return v_[i]; }
+  const ResolvedEvent& operator[](std::size_t i) const { return v_[i]; }
+  void reserve(std::size_t n) {
+    if (v_.capacity() < n) v_.reserve(n);
+  }
+  void finish() { spec::trim_nodes(v_, used_); }
+
+ private:
+  std::vector<ResolvedEvent>& v_;
+  std::size_t used_ = 0;
+};
+
+// The groups of one resolve, reusing those an earlier resolve into the same EventSet left.
+class GroupSlots {
+ public:
+  explicit GroupSlots(std::vector<EventGroup>& storage) : v_(storage) {}
+  std::size_t size() const { return used_; }
+  EventGroup& add() { return spec::next_node(v_, used_, [](EventGroup& g) { g.clear(); }); }
+  void reserve(std::size_t n) {
+    if (v_.capacity() < n) v_.reserve(n);
+  }
+  void finish() { spec::trim_nodes(v_, used_); }
+
+ private:
+  std::vector<EventGroup>& v_;
+  std::size_t used_ = 0;
+};
+
+// What a caller already knows of the event a bare name (`MEM_LOAD_RETIRED.L1_MISS`) names on a PMU.
+struct KnownName {
+  const ast::Term* term = nullptr;        // the name as a term, ahead of the event's own terms
+  const spec::Alias* alias = nullptr;     // its alias on the PMU, when the caller looked it up
+  const EncodedAlias* encoded = nullptr;  // that alias's encoding there, when the caller also knows that
+                                          // the name can only be the event on this PMU
+};
+
+// Which term of a PMU event names the event, and what it names: an alias, or a hardware or cache
+// symbol addressed to a core PMU (`cpu_atom/cycles/`). All empty for `pmu/terms/` alone.
+struct EventTerm {
+  const ast::Term* term = nullptr;
+  const spec::Alias* alias = nullptr;
+  const spec::Symbol* symbol = nullptr;
+  std::optional<spec::CacheName> cache;
+};
+
+bool has_glob(std::string_view s);
+
+// Everything one event string resolves through.
+class Resolver {
+ public:
+  Resolver(const ast::EventList& list, const Machine& machine) : list_(list), machine_(machine) {}
+  void run(EventSet& set);
+
+ private:
+  const ast::EventList& list_;
+  const Machine& machine_;
+
+  std::string text(Span s) const { return list_.text.substr(s.begin, s.end - s.begin); }
+  // Each appends what the event resolves to onto `out`, and nothing when it throws.
+  void resolve_event(const ast::Event& ev, Events& out);
+  void resolve_named(const ast::Event& ev, Events& out);
+  void resolve_pmu_form(const ast::Event& ev, Events& out);
+  void remember_name(const std::string& n, const std::vector<std::pair<const Pmu*, const spec::Alias*>>& found);
+  void resolve_tracepoint(const ast::Event& ev, Events& out);
+  [[noreturn]] void tracepoint_not_found(const ast::Event& ev, Span where);
+  // One event on one PMU from `pmu/terms/`, a bare alias name (`known`), or `pmu/alias/`.
+  void on_pmu(const ast::Event& ev, const Pmu& pmu, Events& out, const KnownName& known = {});
+  EventTerm find_event_term(const ast::Event& ev, const Pmu& pmu, const KnownName& known) const;
+  // The event's definition (alias, hardware or cache symbol) into `out`; `required` gets its `param=?`.
+  void apply_definition(ResolvedEvent& out, const Pmu& pmu, const EventTerm& which, const KnownName& known,
+                        std::vector<std::string>& required);
+  // Every term but the one naming the event, onto the definition.
+  void apply_terms(ResolvedEvent& out, const ast::Event& ev, const Pmu& pmu, const EventTerm& which,
+                   const KnownName& known, std::vector<std::string>& required) const;
+  void generic(const ast::Event& ev, std::uint32_t type, std::uint64_t config, Events& out);
+  // Appends an event for `ev` on `pmu` to `out`: the caller fills it in, and removes it if that throws.
+  // `pmu` is the PMU's name; `found` the PMU itself when the machine has it (its placement is copied).
+  // `looked_up` is false for the PMUs every kernel registers (software, tracepoint, breakpoint).
+  ResolvedEvent& start(Events& out, const ast::Event& ev, std::string_view pmu, const Pmu* found,
+                       bool looked_up = true) const;
+  // start() on the PMU the kernel hands an event of `type` to.
+  ResolvedEvent& start_for_type(Events& out, const ast::Event& ev, std::uint32_t type) const;
+  void apply_alias(ResolvedEvent& out, const Pmu& pmu, const spec::Alias& alias, Span where,
+                   std::vector<std::string>& required);
+  // apply_alias through the Machine's memo: the same result, computed once per PMU and alias.
+  const EncodedAlias& encoded_alias(const Pmu& pmu, const spec::Alias& alias, Span where, const Attr& blank);
+  static void copy_encoded(ResolvedEvent& out, const EncodedAlias& from, std::vector<std::string>& required);
+  void apply_format(ResolvedEvent& out, const Pmu& pmu, const spec::Format& f, const ast::Term& t,
+                    bool from_alias) const;
+  [[noreturn]] void unknown_term(const ast::Term& t, std::string_view what, const Pmu* pmu) const;
+  const std::vector<const Pmu*>& cores() const;
+  unsigned max_precise_for(const ResolvedEvent& e) const;
+  std::pair<std::string_view, const Pmu*> pmu_of_type(std::uint32_t type) const;
+  // Every name a bare event could have meant; views of names the Machine and the tables keep.
+  std::vector<std::string_view> name_candidates() const;
+  // `help`, plus a note naming the table files that could not be read (the name may be in one).
+  std::string with_table_problems(std::string help) const;
+  const ByLength& suggestable_names() const;
+  // An item of the list into groups (groups.cpp): a lone event's results each a group of one; a
+  // written group's split by PMU.
+  void add_lone(const ast::Item& item, Events& events, GroupSlots& groups);
+  void add_braced(const ast::Item& item, Events& events, GroupSlots& groups);
+};
+
+
+}  // namespace perfspec::resolver
