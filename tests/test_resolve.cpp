@@ -537,3 +537,37 @@ TEST_CASE("super-linear inputs stay fast (generous bounds; found by fuzzing)") {
   for (int i = 0; i < 1000; ++i) pmu_glob += "*?";
   CHECK(ms([&] { CHECK(test::error_of(pmu_glob + "/event=1/", skx()).find("unknown PMU") != std::string::npos); }) < 2000);
 }
+
+TEST_CASE("clear(): a reused event or group is default-constructed again, its strings keep their storage") {
+  perfspec::ResolvedEvent e = perfspec::resolve("uncore_imc_0/cas_count_read,name=a_long_name_beyond_the_small_string/u", skx()).events[0];
+  e.metric_id = e.driver_config = e.cpus = std::string(40, 'x');
+  e.placement.cpus = std::string(40, 'c');
+  e.placement.missing = e.bpf_counter = e.retire_latency = e.precise_max = e.percore = e.per_pkg = e.snapshot = true;
+  e.group = e.leader = 7;
+  e.span = perfspec::Span{1, 2};
+  const char* name_storage = e.name.data();
+  e.clear();
+  const perfspec::ResolvedEvent fresh;
+  CHECK(e.name.empty());
+  CHECK(e.name.data() == name_storage);  // the buffer was handed back
+  CHECK(test::attr_summary(e.attr) == test::attr_summary(fresh.attr));
+  CHECK(e.attr.size == fresh.attr.size);
+  CHECK(e.pmu == fresh.pmu);
+  CHECK(e.placement == fresh.placement);
+  CHECK(e.unit == fresh.unit);
+  CHECK(e.scale == fresh.scale);
+  CHECK(e.metric_id == fresh.metric_id);
+  CHECK(e.driver_config == fresh.driver_config);
+  CHECK(e.cpus == fresh.cpus);
+  CHECK(e.group == 0);
+  CHECK(e.leader == 0);
+  CHECK(e.span == perfspec::Span{});
+  CHECK_FALSE((e.per_pkg || e.snapshot || e.bpf_counter || e.retire_latency || e.precise_max || e.percore));
+  perfspec::EventGroup g{"name_of_a_group_longer_than_fifteen", {1, 2, 3}, true, true};
+  const std::size_t* members = g.members.data();
+  g.clear();
+  CHECK(g.name.empty());
+  CHECK(g.members.empty());
+  CHECK(g.members.data() == members);
+  CHECK_FALSE((g.braces || g.weak));
+}
