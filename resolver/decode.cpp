@@ -9,6 +9,8 @@
 #include "perfspec/error.hpp"
 #include "perfspec/resolve.hpp"
 #include "perfspec/tables.hpp"
+#include "spec/abi.hpp"
+#include "spec/ascii.hpp"
 #include "spec/builtin.hpp"
 
 namespace perfspec {
@@ -71,156 +73,18 @@ std::optional<std::array<std::uint64_t, 4>> alias_words(const spec::Machine& m, 
   }
 }
 
-}  // namespace
-
-Decoded decode(const Attr& a, const spec::Machine& m) {
-  Decoded d;
-  std::vector<std::string> terms = builtin_terms(a);
-  std::string mods = modifiers(a, d.notes);
-  auto literal = [&] {
-    std::vector<std::string> t = terms;
-    if (a.config1) t.push_back(fmt::format("config1={:#x}", a.config1));
-    if (a.config2) t.push_back(fmt::format("config2={:#x}", a.config2));
-    if (a.config3) t.push_back(fmt::format("config3={:#x}", a.config3));
-    std::string base = with_terms(fmt::format("{}:{:#x}", a.type, a.config), t, false);
-    return mods.empty() ? base : base + (base.back() == '/' ? "" : ":") + mods;
-  };
-  // Every answer is checked by resolving it again: a name that would come back as another encoding
-  // (`cpu_atom/instructions/` is the PMU's own alias, not the generic event) gives way to the
-  // literal `type:config` form.
-  auto finish = [&](std::string base, bool slash_form) {
-    base = with_terms(std::move(base), terms, slash_form);
-    if (!mods.empty()) base += (base.back() == '/' ? "" : ":") + mods;
-    bool same = false;
-    try {
-      auto set = resolve(base, m);
-      const Attr* b = set.events.size() == 1 ? &set.events[0].attr : nullptr;
-      same = b && b->type == a.type && b->config == a.config && b->config1 == a.config1 && b->config2 == a.config2 &&
-             b->config3 == a.config3 && b->bp_type == a.bp_type;
-    } catch (const Error&) {
-    }
-    if (!same) {
-      d.notes.push_back(fmt::format("'{}' would not resolve to exactly this encoding here", base));
-      d.how = "raw";
-      base = literal();
-    }
-    d.event = std::move(base);
-    return d;
-  };
-  std::uint32_t ext = static_cast<std::uint32_t>(a.config >> 32);
-  std::uint64_t low = a.config & 0xffffffffULL;
-  switch (a.type) {
-    case spec::type_hardware:
-    case spec::type_hw_cache: {
-      std::string prefix;
-      if (ext) {  // extended type: the core PMU of a hybrid machine
-        const spec::Pmu* p = pmu_of_type(m, ext);
-        if (!p) d.notes.push_back(fmt::format("extended type {} names no PMU of this machine", ext));
-        else prefix = p->name();
-      }
-      std::string name;
-      if (a.type == spec::type_hardware) {
-        for (const auto& s : spec::symbols())
-          if (s.type == spec::type_hardware && s.config == low) {
-            name = std::string(s.name);
-            if (name == "cpu-cycles" || name == "branch-instructions" || name.starts_with("idle-")) continue;
-            break;
-          }
-      } else {
-        unsigned cache = low & 0xff, op = (low >> 8) & 0xff, result = (low >> 16) & 0xff;
-        if (cache < 7 && op < 3 && result < 2 && (low >> 24) == 0)
-          name = spec::cache_event_name(spec::CacheEvent{cache, op, result});
-      }
-      if (name.empty()) {
-        d.how = "raw";
-        return finish(fmt::format("{}:{:#x}", a.type, a.config), false);
-      }
-      d.how = "symbol";
-      if (!prefix.empty()) return finish(fmt::format("{}/{}/", prefix, name), true);
-      return finish(name, false);
-    }
-    case spec::type_software:
-      for (const auto& s : spec::symbols())
-        if (s.type == spec::type_software && s.config == a.config) {
-          d.how = "symbol";
-          std::string name(s.name);
-          return finish(name, false);
-        }
-      d.how = "raw";
-      return finish(fmt::format("1:{:#x}", a.config), false);
-    case spec::type_tracepoint:
-      for (const auto& [sys, ev] : m.tracepoints("*", "*"))
-        if (m.tracepoint_id(sys, ev) == a.config) {
-          d.how = "tracepoint";
-          if (a.sample_period == 1) terms.clear();  // the tracepoint default
-          return finish(fmt::format("{}:{}", sys, ev), false);
-        }
-      d.how = "raw";
-      d.notes.push_back(fmt::format("no tracepoint of this machine has id {}", a.config));
-      return finish(fmt::format("2:{}", a.config), false);
-    case spec::type_breakpoint: {
-      d.how = "breakpoint";
-      std::string access;
-      if (a.bp_type & 1) access += 'r';
-      if (a.bp_type & 2) access += 'w';
-      if (a.bp_type & 4) access += 'x';
-      if (a.sample_period == 1) terms.clear();
-      std::string base = fmt::format("mem:{:#x}/{}", a.config1, a.config2);
-      if (!access.empty()) base += ":" + access;
-      if (a.config || a.config3) d.notes.push_back("a breakpoint's config and config3 cannot be written in an event string");
-      return finish(base, false);
-    }
-    default: break;
-  }
-  // A PMU by its type: an alias or table event with exactly these words, else its formats.
-  const spec::Pmu* pmu = pmu_of_type(m, a.type);
-  if (!pmu) {
-    d.how = "raw";
-    d.notes.push_back(fmt::format("no PMU of this machine has type {}", a.type));
-    std::string base = fmt::format("{}:{:#x}", a.type, a.config);
-    if (a.config1) terms.push_back(fmt::format("config1={:#x}", a.config1));
-    if (a.config2) terms.push_back(fmt::format("config2={:#x}", a.config2));
-    if (a.config3) terms.push_back(fmt::format("config3={:#x}", a.config3));
-    return finish(base, false);
-  }
-  const std::array<std::uint64_t, 4> words{a.config, a.config1, a.config2, a.config3};
-  std::vector<std::string> candidates;
-  for (const auto& al : pmu->aliases()) candidates.push_back(al.name);
-  std::size_t sysfs_count = candidates.size();
-  for (const spec::TableEvent* e : m.table_events(*pmu))
-    if (!e->deprecated) candidates.push_back(e->alias.name);
-  for (std::size_t i = 0; i < candidates.size(); ++i) {
-    auto w = alias_words(m, *pmu, candidates[i]);
-    if (!w || *w != words) continue;
-    d.how = i < sysfs_count ? "alias" : "table";
-    std::string name = candidates[i];
-    if (i >= sysfs_count)
-      std::transform(name.begin(), name.end(), name.begin(), [](char c) { return static_cast<char>(std::tolower(static_cast<unsigned char>(c))); });
-    // The bare name only when it means exactly this event: not a built-in symbol (`cpu-cycles`), and
-    // on no other PMU.
-    bool bare = false;
-    try {
-      auto set = resolve(name, m);
-      bare = set.events.size() == 1 && set.events[0].attr.type == a.type && set.events[0].attr.config == a.config &&
-             set.events[0].attr.config1 == a.config1 && set.events[0].attr.config2 == a.config2 &&
-             set.events[0].attr.config3 == a.config3;
-    } catch (const Error&) {
-    }
-    if (bare) return finish(name, false);
-    return finish(fmt::format("{}/{}/", pmu->name(), name), true);
-  }
-  // Gather through the formats; what no format covers is reported, and kept with configN=.
-  d.how = "formats";
-  std::vector<std::string> fterms;
-  std::uint64_t covered[4] = {};
-  // Formats may overlap (Intel's ldlat, frontend and offcore_rsp all sit in config1): of a group of
-  // overlapping formats, the narrowest that holds all of the word's bits in the group is used.
-  auto formats = pmu->formats();
+// The format terms that write `words` on `pmu`, in the order of their lowest bit; `covered` gets
+// the bits the chosen formats cover. Formats may overlap (Intel's ldlat, frontend and offcore_rsp all
+// sit in config1): of a group of overlapping formats, the narrowest that holds all of the word's bits
+// in the group is used.
+std::vector<std::string> format_terms(const spec::Pmu& pmu, const std::array<std::uint64_t, 4>& words,
+                                      std::array<std::uint64_t, 4>& covered) {
+  auto formats = pmu.formats();
   std::stable_sort(formats.begin(), formats.end(), [](const spec::Format& x, const spec::Format& y) {
     if (x.word != y.word) return x.word < y.word;
     return x.width() < y.width();
   });
-  std::vector<bool> used(formats.size(), false);
+  std::vector<std::pair<unsigned, std::size_t>> order;  // chosen formats by their lowest bit
   for (std::size_t i = 0; i < formats.size(); ++i) {
     const auto& f = formats[i];
     if (covered[f.word] & f.mask()) continue;
@@ -229,31 +93,219 @@ Decoded decode(const Attr& a, const spec::Machine& m) {
       if (g.word == f.word && (g.mask() & f.mask())) group |= g.mask();
     if ((words[f.word] & group & ~f.mask()) != 0) continue;  // a wider format of the group holds it all
     covered[f.word] |= group;
-    used[i] = true;
+    order.emplace_back(f.word * 64 + f.ranges.front().lo, i);
   }
-  std::vector<std::pair<unsigned, std::size_t>> order;  // terms in the order of their lowest bit
-  for (std::size_t i = 0; i < formats.size(); ++i)
-    if (used[i]) order.emplace_back(formats[i].word * 64 + formats[i].ranges.front().lo, i);
   std::sort(order.begin(), order.end());
+  std::vector<std::string> out;
   for (auto [_, i] : order) {
     const auto& f = formats[i];
     std::uint64_t v = f.gather(words[f.word]);
-    if (!v) continue;
-    fterms.push_back(f.width() == 1 ? f.name : fmt::format("{}={:#x}", f.name, v));
+    if (v) out.push_back(f.width() == 1 ? f.name : fmt::format("{}={:#x}", f.name, v));
   }
+  return out;
+}
+
+// One attr to its best event string: by its type, then checked by resolving the answer again.
+class Decoder {
+ public:
+  Decoder(const Attr& a, const spec::Machine& m) : a_(a), m_(m), terms_(builtin_terms(a)), mods_(modifiers(a, d_.notes)) {}
+  Decoded run();
+
+ private:
+  const Attr& a_;
+  const spec::Machine& m_;
+  Decoded d_;
+  std::vector<std::string> terms_;
+  std::string mods_;
+
+  std::string literal() const;
+  Decoded finish(std::string base, bool slash_form);
+  Decoded raw(std::string base) {
+    d_.how = "raw";
+    return finish(std::move(base), false);
+  }
+  Decoded hardware_or_cache();
+  Decoded software();
+  Decoded tracepoint();
+  Decoded breakpoint();
+  Decoded pmu_event();
+  std::optional<Decoded> by_name(const spec::Pmu& pmu);
+  Decoded by_formats(const spec::Pmu& pmu);
+};
+
+// `type:config` with configN= terms: what any attr can be written as.
+std::string Decoder::literal() const {
+  std::vector<std::string> t = terms_;
+  if (a_.config1) t.push_back(fmt::format("config1={:#x}", a_.config1));
+  if (a_.config2) t.push_back(fmt::format("config2={:#x}", a_.config2));
+  if (a_.config3) t.push_back(fmt::format("config3={:#x}", a_.config3));
+  std::string base = with_terms(fmt::format("{}:{:#x}", a_.type, a_.config), t, false);
+  return mods_.empty() ? base : base + (base.back() == '/' ? "" : ":") + mods_;
+}
+
+// Every answer is checked by resolving it again: a name that would come back as another encoding
+// (`cpu_atom/instructions/` is the PMU's own alias, not the generic event) gives way to the literal
+// `type:config` form.
+Decoded Decoder::finish(std::string base, bool slash_form) {
+  base = with_terms(std::move(base), terms_, slash_form);
+  if (!mods_.empty()) base += (base.back() == '/' ? "" : ":") + mods_;
+  bool same = false;
+  try {
+    auto set = resolve(base, m_);
+    const Attr* b = set.events.size() == 1 ? &set.events[0].attr : nullptr;
+    same = b && b->type == a_.type && b->config == a_.config && b->config1 == a_.config1 && b->config2 == a_.config2 &&
+           b->config3 == a_.config3 && b->bp_type == a_.bp_type;
+  } catch (const Error&) {
+  }
+  if (!same) {
+    d_.notes.push_back(fmt::format("'{}' would not resolve to exactly this encoding here", base));
+    d_.how = "raw";
+    base = literal();
+  }
+  d_.event = std::move(base);
+  return std::move(d_);
+}
+
+Decoded Decoder::run() {
+  switch (a_.type) {
+    case spec::type_hardware:
+    case spec::type_hw_cache: return hardware_or_cache();
+    case spec::type_software: return software();
+    case spec::type_tracepoint: return tracepoint();
+    case spec::type_breakpoint: return breakpoint();
+    default: return pmu_event();
+  }
+}
+
+Decoded Decoder::hardware_or_cache() {
+  const auto ext = static_cast<std::uint32_t>(a_.config >> 32);
+  const std::uint64_t low = a_.config & 0xffffffffULL;
+  std::string prefix;
+  if (ext) {  // extended type: the core PMU of a hybrid machine
+    const spec::Pmu* p = pmu_of_type(m_, ext);
+    if (!p) d_.notes.push_back(fmt::format("extended type {} names no PMU of this machine", ext));
+    else prefix = p->name();
+  }
+  std::string name;
+  if (a_.type == spec::type_hardware) {
+    for (const auto& s : spec::symbols())
+      if (s.type == spec::type_hardware && s.config == low) {
+        name = std::string(s.name);
+        if (name == "cpu-cycles" || name == "branch-instructions" || name.starts_with("idle-")) continue;
+        break;
+      }
+  } else {
+    unsigned cache = low & 0xff, op = (low >> 8) & 0xff, result = (low >> 16) & 0xff;
+    if (cache < 7 && op < 3 && result < 2 && (low >> 24) == 0)
+      name = spec::cache_event_name(spec::CacheEvent{cache, op, result});
+  }
+  if (name.empty()) return raw(fmt::format("{}:{:#x}", a_.type, a_.config));
+  d_.how = "symbol";
+  if (!prefix.empty()) return finish(fmt::format("{}/{}/", prefix, name), true);
+  return finish(name, false);
+}
+
+Decoded Decoder::software() {
+  for (const auto& s : spec::symbols())
+    if (s.type == spec::type_software && s.config == a_.config) {
+      d_.how = "symbol";
+      return finish(std::string(s.name), false);
+    }
+  return raw(fmt::format("1:{:#x}", a_.config));
+}
+
+Decoded Decoder::tracepoint() {
+  for (const auto& [sys, ev] : m_.tracepoints("*", "*"))
+    if (m_.tracepoint_id(sys, ev) == a_.config) {
+      d_.how = "tracepoint";
+      if (a_.sample_period == 1) terms_.clear();  // the tracepoint default
+      return finish(fmt::format("{}:{}", sys, ev), false);
+    }
+  d_.notes.push_back(fmt::format("no tracepoint of this machine has id {}", a_.config));
+  return raw(fmt::format("2:{}", a_.config));
+}
+
+Decoded Decoder::breakpoint() {
+  d_.how = "breakpoint";
+  std::string access;
+  if (a_.bp_type & spec::breakpoint_r) access += 'r';
+  if (a_.bp_type & spec::breakpoint_w) access += 'w';
+  if (a_.bp_type & spec::breakpoint_x) access += 'x';
+  if (a_.sample_period == 1) terms_.clear();
+  std::string base = fmt::format("mem:{:#x}/{}", a_.config1, a_.config2);
+  if (!access.empty()) base += ":" + access;
+  if (a_.config || a_.config3) d_.notes.push_back("a breakpoint's config and config3 cannot be written in an event string");
+  return finish(base, false);
+}
+
+// A PMU by its type: an alias or table event with exactly these words, else its formats.
+Decoded Decoder::pmu_event() {
+  const spec::Pmu* pmu = pmu_of_type(m_, a_.type);
+  if (!pmu) {
+    d_.notes.push_back(fmt::format("no PMU of this machine has type {}", a_.type));
+    if (a_.config1) terms_.push_back(fmt::format("config1={:#x}", a_.config1));
+    if (a_.config2) terms_.push_back(fmt::format("config2={:#x}", a_.config2));
+    if (a_.config3) terms_.push_back(fmt::format("config3={:#x}", a_.config3));
+    return raw(fmt::format("{}:{:#x}", a_.type, a_.config));
+  }
+  if (auto named = by_name(*pmu)) return std::move(*named);
+  return by_formats(*pmu);
+}
+
+// A sysfs alias or table event of `pmu` whose encoding has exactly these config words.
+std::optional<Decoded> Decoder::by_name(const spec::Pmu& pmu) {
+  const std::array<std::uint64_t, 4> words{a_.config, a_.config1, a_.config2, a_.config3};
+  std::vector<std::string> candidates;
+  for (const auto& al : pmu.aliases()) candidates.push_back(al.name);
+  std::size_t sysfs_count = candidates.size();
+  for (const spec::TableEvent* e : m_.table_events(pmu))
+    if (!e->deprecated) candidates.push_back(e->alias.name);
+  for (std::size_t i = 0; i < candidates.size(); ++i) {
+    auto w = alias_words(m_, pmu, candidates[i]);
+    if (!w || *w != words) continue;
+    d_.how = i < sysfs_count ? "alias" : "table";
+    std::string name = i < sysfs_count ? candidates[i] : spec::ascii_lowered(candidates[i]);
+    // The bare name only when it means exactly this event: not a built-in symbol (`cpu-cycles`), and
+    // on no other PMU.
+    bool bare = false;
+    try {
+      auto set = resolve(name, m_);
+      const Attr* b = set.events.size() == 1 ? &set.events[0].attr : nullptr;
+      bare = b && b->type == a_.type && b->config == a_.config && b->config1 == a_.config1 &&
+             b->config2 == a_.config2 && b->config3 == a_.config3;
+    } catch (const Error&) {
+    }
+    if (bare) return finish(name, false);
+    return finish(fmt::format("{}/{}/", pmu.name(), name), true);
+  }
+  return std::nullopt;
+}
+
+// `pmu/term=value,.../` gathered through the formats; what no format covers is reported, and kept
+// with configN=.
+Decoded Decoder::by_formats(const spec::Pmu& pmu) {
+  d_.how = "formats";
+  const std::array<std::uint64_t, 4> words{a_.config, a_.config1, a_.config2, a_.config3};
+  std::array<std::uint64_t, 4> covered{};
+  std::vector<std::string> fterms = format_terms(pmu, words, covered);
   const char* word_names[] = {"config", "config1", "config2", "config3"};
   for (int w = 0; w < 4; ++w) {
     std::uint64_t left = words[w] & ~covered[w];
     if (!left) continue;
-    d.leftovers.push_back(fmt::format("{} bits {:#x} are covered by no format of pmu '{}'", word_names[w], left, pmu->name()));
+    d_.leftovers.push_back(
+        fmt::format("{} bits {:#x} are covered by no format of pmu '{}'", word_names[w], left, pmu.name()));
     // Keep the encoding exact: the whole word, then the format terms on top of it.
     fterms.insert(fterms.begin(), fmt::format("{}={:#x}", word_names[w], words[w]));
   }
   if (fterms.empty()) fterms.push_back("config=0");
-  fterms.insert(fterms.end(), terms.begin(), terms.end());
-  terms.clear();
-  return finish(fmt::format("{}/{}/", pmu->name(), fmt::join(fterms, ",")), true);
+  fterms.insert(fterms.end(), terms_.begin(), terms_.end());
+  terms_.clear();
+  return finish(fmt::format("{}/{}/", pmu.name(), fmt::join(fterms, ",")), true);
 }
+
+}  // namespace
+
+Decoded decode(const Attr& a, const spec::Machine& m) { return Decoder(a, m).run(); }
 
 std::string to_string(const ResolvedEvent& event, const spec::Machine& machine) {
   return decode(event.attr, machine).event;
