@@ -1,17 +1,9 @@
-// The reuse of an EventSet's nodes when a set is resolved into again.
+// The clear() of each EventSet node lists its fields: a field added to a node must be reset there too.
+// On the ABI the project builds for, these sizes fail the build until clear() has been looked at.
 #include "perfspec/event_set.hpp"
-#include "spec/reuse.hpp"
 
-namespace perfspec {
-
-void PmuPlacement::clear() { spec::reset_keeping(*this, &PmuPlacement::cpumask, &PmuPlacement::cpus); }
-
-void ResolvedEvent::clear() {
-  spec::reset_keeping(*this, &ResolvedEvent::name, &ResolvedEvent::pmu, &ResolvedEvent::placement,
-                      &ResolvedEvent::unit, &ResolvedEvent::metric_id, &ResolvedEvent::driver_config,
-                      &ResolvedEvent::cpus);
-}
-
-void EventGroup::clear() { spec::reset_keeping(*this, &EventGroup::name, &EventGroup::members); }
-
-}  // namespace perfspec
+#if defined(__x86_64__) && defined(__GLIBCXX__)
+static_assert(sizeof(perfspec::PmuPlacement) == 72, "a field was added: reset it in PmuPlacement::clear()");
+static_assert(sizeof(perfspec::ResolvedEvent) == 480, "a field was added: reset it in ResolvedEvent::clear()");
+static_assert(sizeof(perfspec::EventGroup) == 64, "a field was added: reset it in EventGroup::clear()");
+#endif

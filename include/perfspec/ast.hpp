@@ -27,6 +27,15 @@ struct Term {
   Span span;                 ///< whole term
   Span name_span;
   Span value_span;
+  /// Back to default-constructed, keeping the strings' storage (the parser reuses terms).
+  void clear() {
+    name.clear();
+    driver = false;
+    kind = Value::none;
+    number = 0;
+    text.clear();
+    span = name_span = value_span = Span{};
+  }
 };
 
 /// The modifier letters after `:` (or directly after a closing `/`).
