@@ -4,7 +4,9 @@
 // caps copied from tests/fixtures/intel_skx. Each input is written as `events/fuzz` of both PMUs and a
 // fresh Machine resolves a few strings that use the alias, lists the PMUs' events, and prints.
 //
-// Input: `<alias text>[\x01<.scale text>[\x01<.unit text>]]`; a part that is absent removes its file.
+// Input: `<alias text>[\x01<.scale text>[\x01<.unit text>]]`; a part that is absent removes its file. A
+// part that is exactly `\x02D` is a folder in place of the file, `\x02L` a symlink to nothing (what a
+// hostile or broken tree holds).
 #include <cstdint>
 #include <string>
 #include <string_view>
@@ -33,12 +35,12 @@ const std::string& tree() {
 }
 
 void put(const std::string& path, std::string_view part, bool present) {
-  if (present) {
-    fuzz::write_file(path, part);
-  } else {
-    std::error_code ec;
-    fuzz::fs::remove(path, ec);
-  }
+  std::error_code ec;
+  fuzz::fs::remove_all(path, ec);
+  if (!present) return;
+  if (part == "\x02D") fuzz::fs::create_directory(path, ec);
+  else if (part == "\x02L") fuzz::fs::create_symlink("missing", path, ec);
+  else fuzz::write_file(path, part);
 }
 
 constexpr const char* uses[] = {

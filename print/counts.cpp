@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "spec/printable.hpp"
 #include "perfspec/print.hpp"
 #include "spec/builtin.hpp"
 
@@ -79,7 +80,7 @@ std::string stat_text(const EventSet& set, const std::vector<Count>& counts, con
       std::string value = c.state == Count::State::counted ? value_text(display_value(e, c))
                           : c.state == Count::State::not_counted ? "<not counted>" : "<not supported>";
       out += fmt::format("{:>14.6f} {:>18} {:<8} {}\n", *run.interval_end, value,
-                         c.state == Count::State::counted ? display_value(e, c).unit : "", e.name);
+                         c.state == Count::State::counted ? display_value(e, c).unit : "", spec::printable(e.name));
     }
     return out;
   }
@@ -89,21 +90,21 @@ std::string stat_text(const EventSet& set, const std::vector<Count>& counts, con
     const auto& e = set.events[i];
     if (c.state == Count::State::counted) {
       auto d = display_value(e, c);
-      std::string line = fmt::format("{:>18} {:<8} {}", value_text(d), d.unit, e.name);
+      std::string line = fmt::format("{:>18} {:<8} {}", value_text(d), d.unit, spec::printable(e.name));
       if (c.running_fraction() < 1.0) line += fmt::format("  ({:.2f}%)", 100.0 * c.running_fraction());
       out += line + "\n";
     } else {
       out += fmt::format("{:>18} {:<8} {}\n", c.state == Count::State::not_counted ? "<not counted>" : "<not supported>",
-                         "", e.name);
+                         "", spec::printable(e.name));
     }
     if (c.failure && c.state != Count::State::counted) {
-      out += fmt::format("{:>29}{}: {}", "", c.failure->name, c.failure->hint);
-      if (!c.failure->detail.empty()) out += fmt::format(" ({})", c.failure->detail);
+      out += fmt::format("{:>29}{}: {}", "", c.failure->name, spec::printable(c.failure->hint));
+      if (!c.failure->detail.empty()) out += fmt::format(" ({})", spec::printable(c.failure->detail));
       out += "\n";
     } else if (c.state == Count::State::not_counted) {
       out += fmt::format("{:>29}the event was never scheduled on a counter (time_running is 0)\n", "");
     }
-    if (!c.note.empty()) out += fmt::format("{:>29}note: {}\n", "", c.note);
+    if (!c.note.empty()) out += fmt::format("{:>29}note: {}\n", "", spec::printable(c.note));
   }
   out += fmt::format("\n{:>18.9f} seconds time elapsed\n", run.elapsed_seconds);
   if (run.user_seconds) out += fmt::format("\n{:>18.9f} seconds user\n", *run.user_seconds);
@@ -126,7 +127,7 @@ std::string stat_csv(const EventSet& set, const std::vector<Count>& counts, cons
       value = c.state == Count::State::not_counted ? "<not counted>" : "<not supported>";
     }
     if (run.interval_end) out += fmt::format("{:.6f},", *run.interval_end);
-    out += fmt::format("{},{},{},{},{},{:.2f},{},{}\n", csv_field(value), csv_field(unit), csv_field(e.name),
+    out += fmt::format("{},{},{},{},{},{:.2f},{},{}\n", csv_field(value), csv_field(unit), csv_field(spec::printable(e.name)),
                        c.time_enabled, c.time_running, 100.0 * c.running_fraction(), state_name(c.state),
                        c.failure ? c.failure->name : "");
   }
@@ -298,7 +299,7 @@ std::string stat_perf_csv(const EventSet& set, const std::vector<Count>& counts,
     double percent = c.time_enabled != 0 && c.time_running != c.time_enabled
                          ? static_cast<double>(100 * c.time_running / c.time_enabled)
                          : 100.0;
-    out += fmt::format("{0}{1}{0}{2}{0}{3}{0}{4:.2f}", sep, perf_unit(e), e.name, c.time_running, percent);
+    out += fmt::format("{0}{1}{0}{2}{0}{3}{0}{4:.2f}", sep, perf_unit(e), spec::printable(e.name), c.time_running, percent);
     std::pair<Metric, std::optional<Metric>> metric;
     if (c.state == Count::State::counted) metric = shadow_metric(set, counts, i, value, wall_ns);
     out += fmt::format("{0}{1}{0}{2}\n", sep, metric.first.value, metric.first.unit);

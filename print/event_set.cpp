@@ -1,6 +1,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "spec/printable.hpp"
 #include "perfspec/print.hpp"
 
 namespace perfspec {
@@ -33,13 +34,13 @@ std::string to_text(const EventSet& set) {
     if (g.braces) {
       role = e.leader == i ? fmt::format("leader of group {} ({} members)", e.group, g.members.size())
                            : fmt::format("member of group {} (leader: event {})", e.group, e.leader);
-      if (!g.name.empty()) role += fmt::format(", group name '{}'", g.name);
+      if (!g.name.empty()) role += fmt::format(", group name '{}'", spec::printable(g.name));
       if (g.weak && e.leader == i) role += ", weak";
     } else {
       role = "not grouped";
     }
-    out += fmt::format("event {}: {}\n  pmu: {}; {}\n", i, e.name, e.pmu, role);
-    if (!e.unit.empty() || e.scale != 1.0) out += fmt::format("  scale: {}  unit: {}\n", e.scale, e.unit);
+    out += fmt::format("event {}: {}\n  pmu: {}; {}\n", i, spec::printable(e.name), spec::printable(e.pmu), role);
+    if (!e.unit.empty() || e.scale != 1.0) out += fmt::format("  scale: {}  unit: {}\n", e.scale, spec::printable(e.unit));
     out += rule + "\nperf_event_attr:\n";
     for (const auto& f : attr_fields()) {
       std::uint64_t v = f.get(e.attr);

@@ -1,6 +1,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "spec/printable.hpp"
 #include "perfspec/print.hpp"
 
 namespace perfspec {
@@ -28,6 +29,13 @@ std::string wrap(std::string_view text, std::size_t indent, std::size_t width) {
   return out;
 }
 
+// A description's line breaks and tabs as spaces (the listing wraps it itself).
+std::string one_line(std::string text) {
+  for (char& c : text)
+    if (c == '\n' || c == '\r' || c == '\t') c = ' ';
+  return text;
+}
+
 }  // namespace
 
 std::string list_text(const std::vector<spec::ListedPmu>& pmus, const std::vector<spec::ListedEvent>& events,
@@ -36,22 +44,23 @@ std::string list_text(const std::vector<spec::ListedPmu>& pmus, const std::vecto
   if (!pmus.empty()) {
     out += "PMUs:\n";
     for (const auto& p : pmus) {
-      out += fmt::format("  {:<28} type {:<5}{}{}\n", p.name, p.type, p.core ? " core" : "",
-                         p.cpumask.empty() ? "" : fmt::format(" cpumask {}", p.cpumask));
-      if (!p.formats.empty()) out += wrap(fmt::format("{}", fmt::join(p.formats, " ")), 6, width);
+      out += fmt::format("  {:<28} type {:<5}{}{}\n", spec::printable(p.name), p.type, p.core ? " core" : "",
+                         p.cpumask.empty() ? "" : fmt::format(" cpumask {}", spec::printable(p.cpumask)));
+      if (!p.formats.empty()) out += wrap(spec::printable(fmt::format("{}", fmt::join(p.formats, " "))), 6, width);
     }
     if (!events.empty()) out += "\n";
   }
   std::string heading;
   for (const auto& e : events) {
-    std::string h = e.pmu == "tracepoint" ? "tracepoints" : fmt::format("{} events on {}", spec::source_name(e.source), e.pmu);
+    std::string h = e.pmu == "tracepoint" ? "tracepoints"
+                                          : fmt::format("{} events on {}", spec::source_name(e.source), spec::printable(e.pmu));
     if (h != heading) {
       out += fmt::format("{}{}:\n", heading.empty() ? "" : "\n", h);
       heading = h;
     }
-    std::string unit = e.unit.empty() ? "" : fmt::format("  [{} {}]", e.scale, e.unit);
-    out += fmt::format("  {:<40} {}{}\n", e.name, e.encoding, unit);
-    if (!e.description.empty() && e.pmu != "tracepoint") out += wrap(e.description, 6, width);
+    std::string unit = e.unit.empty() ? "" : fmt::format("  [{} {}]", e.scale, spec::printable(e.unit));
+    out += fmt::format("  {:<40} {}{}\n", spec::printable(e.name), spec::printable(e.encoding), unit);
+    if (!e.description.empty() && e.pmu != "tracepoint") out += wrap(spec::printable(one_line(e.description)), 6, width);
   }
   return out;
 }

@@ -182,18 +182,27 @@ EventTerm Resolver::find_event_term(const ast::Event& ev, const Pmu& pmu, const 
     which.term = named;
     which.alias = known.alias;
   }
+  // A definition that cannot be read (a folder, a symlink to nothing) is named at the term that asked.
+  auto alias_at = [&](std::string_view name, Span where) {
+    try {
+      return machine_.alias(pmu, name);
+    } catch (const Error& e) {
+      if (e.positioned()) throw;
+      throw Error(e.message(), where, e.help());
+    }
+  };
   for_each_term(ev, known, [&](const ast::Term& t) {
     if (&t == which.term) return;
     if (t.driver || is_builtin_term(t.name)) return;
     bool names_event = false;
     if (t.kind == ast::Term::Value::none && !pmu.format(t.name) && !raw_term_value(t.name)) {
-      if (const auto* a = machine_.alias(pmu, t.name)) which.alias = a, names_event = true;
+      if (const auto* a = alias_at(t.name, t.span)) which.alias = a, names_event = true;
       else if (const auto* s = spec::find_symbol(t.name); s && s->type == spec::type_hardware && pmu.is_core())
         which.symbol = s, names_event = true;
       else if (auto c = spec::parse_cache_name(t.name); c && pmu.is_core()) which.cache = c, names_event = true;
     } else if (t.name == std::string_view("event") &&
                (t.kind == ast::Term::Value::name || t.kind == ast::Term::Value::quoted)) {
-      which.alias = machine_.alias(pmu, t.text);
+      which.alias = alias_at(t.text, t.value_span);
       if (!which.alias) {
         std::vector<std::string> names;
         for (const auto& a : pmu.aliases()) names.push_back(a.name);

@@ -1,28 +1,42 @@
 #include <fmt/format.h>
 
 #include "perfspec/error.hpp"
+#include "spec/printable.hpp"
 
 namespace perfspec {
 
 namespace {
 // Show at most this many characters of a long input around the error, as perf does with `..`.
 constexpr std::size_t window = 72;
+
+// A message or help names things from trees and tables, which may hold control bytes: each line of
+// it is escaped (a help may hold several lines).
+std::string shown_lines(std::string_view text) {
+  std::string out;
+  for (std::size_t begin = 0;;) {
+    std::size_t end = text.find('\n', begin);
+    out += spec::printable(text.substr(begin, end == std::string_view::npos ? end : end - begin));
+    if (end == std::string_view::npos) return out;
+    out += '\n';
+    begin = end + 1;
+  }
+}
 }  // namespace
 
 std::string render(const Error& error, std::string_view input, const Origin& origin) {
   std::string out;
   if (!error.positioned()) {
-    if (!origin.file.empty()) out += fmt::format("{}:{}:{}: ", origin.file, origin.line, origin.column);
-    out += fmt::format("error: {}\n", error.message());
-    if (!error.help().empty()) out += fmt::format("help: {}\n", error.help());
+    if (!origin.file.empty()) out += fmt::format("{}:{}:{}: ", spec::printable(origin.file), origin.line, origin.column);
+    out += fmt::format("error: {}\n", shown_lines(error.message()));
+    if (!error.help().empty()) out += fmt::format("help: {}\n", shown_lines(error.help()));
     return out;
   }
   std::size_t at = std::min<std::size_t>(error.span().begin, input.size());
   if (!origin.file.empty()) {
     // Offsets are bytes into the string as the host format delivered it (escapes already removed);
     // Origin::column_of maps them back to the file.
-    out += fmt::format("{}:{}:{}: error: {}\n", origin.file, origin.line,
-                       origin.column_of(static_cast<std::uint32_t>(at)), error.message());
+    out += fmt::format("{}:{}:{}: error: {}\n", spec::printable(origin.file), origin.line,
+                       origin.column_of(static_cast<std::uint32_t>(at)), shown_lines(error.message()));
   }
   std::size_t first = 0;
   std::string shown(input);
@@ -39,8 +53,8 @@ std::string render(const Error& error, std::string_view input, const Origin& ori
   // Control characters would shift the caret; show them as '?'.
   for (auto& c : shown) if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) c = '?';
   out += fmt::format("{}{}'\n", prefix, shown);
-  out += fmt::format("{}\\___ {}\n", std::string(prefix.size() + at - first, ' '), error.message());
-  if (!error.help().empty()) out += fmt::format("help: {}\n", error.help());
+  out += fmt::format("{}\\___ {}\n", std::string(prefix.size() + at - first, ' '), shown_lines(error.message()));
+  if (!error.help().empty()) out += fmt::format("help: {}\n", shown_lines(error.help()));
   return out;
 }
 

@@ -138,6 +138,30 @@ std::optional<std::string> read_small_file(const Jail& jail, const std::string& 
   return read_opened(jail.open(path, O_RDONLY | O_NONBLOCK), &jail, path);
 }
 
+std::optional<std::string> read_optional_file(const Jail& jail, const std::string& path) {
+  if (auto text = read_small_file(jail, path)) return text;
+  // Nothing was read: say why unless nothing has that name. The name is looked at in its folder
+  // (opened inside the tree) without following it.
+  auto slash = path.rfind('/');
+  if (slash == std::string::npos) return std::nullopt;
+  int dir = jail.open(path.substr(0, slash), O_PATH | O_DIRECTORY);
+  if (dir < 0) return std::nullopt;
+  std::string name = path.substr(slash + 1);
+  struct stat st {};
+  int r = ::fstatat(dir, name.c_str(), &st, AT_SYMLINK_NOFOLLOW);
+  std::string target;
+  if (r == 0 && S_ISLNK(st.st_mode)) {
+    char buf[4096];
+    ssize_t n = ::readlinkat(dir, name.c_str(), buf, sizeof buf);
+    if (n > 0) target.assign(buf, static_cast<std::size_t>(n));
+  }
+  ::close(dir);
+  if (r != 0) return std::nullopt;
+  if (S_ISDIR(st.st_mode)) throw Error(fmt::format("'{}' is a folder, not a file", path));
+  if (S_ISLNK(st.st_mode)) throw Error(fmt::format("'{}' is a symlink to nothing ('{}')", path, target));
+  throw Error(fmt::format("'{}' cannot be read", path));
+}
+
 std::optional<std::string> read_small_file(const std::string& path) {
   int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
   return read_opened(fd < 0 ? -errno : fd, nullptr, path);
@@ -224,8 +248,8 @@ void Pmu::load_formats() const {
   std::string dir = dir_ + "/format";
   for (const auto& file : io::list_dir(*jail_, dir, true)) {
     std::string path = dir + "/" + file;
-    auto text = io::read_small_file(*jail_, path);
-    if (!text) continue;
+    auto text = io::read_optional_file(*jail_, path);
+    if (!text) continue;  // gone since the folder was listed
     try {
       out.push_back(parse_format(file, *text));
     } catch (const Error& e) {
@@ -274,26 +298,37 @@ const std::vector<Alias>& Pmu::aliases() const {
   return aliases_;
 }
 
+// An event file that cannot be used is left out of the list with its reason (skipped()); asked for by
+// name, it is an error naming the file. Either way it never takes the PMU's other events down.
 void Pmu::load_aliases() const {
   std::vector<Alias> out;
   for (const auto& file : alias_names()) {
-    Alias a = load_alias(file);
-    if (!a.name.empty()) out.push_back(std::move(a));
+    try {
+      out.push_back(load_alias(file));
+    } catch (const Error& e) {
+      skipped_.push_back({dir_ + "/events/" + file, e.message()});
+    }
   }
   aliases_ = std::move(out);
+}
+
+const std::vector<Pmu::Skipped>& Pmu::skipped() const {
+  aliases();
+  return skipped_;
 }
 
 Alias Pmu::load_alias(const std::string& file) const {
   std::string path = dir_ + "/events/" + file;
   Alias a;
-  auto text = io::read_small_file(*jail_, path);
-  if (!text) return a;  // vanished, or a folder
+  auto text = io::read_optional_file(*jail_, path);
+  if (!text) throw Error(fmt::format("'{}' is gone: it was listed, then removed", path));
   a.name = file;
   a.origin = path;
   a.terms = std::string(io::trim(*text));
   if (a.terms.find('\0') != std::string::npos)
     throw Error(fmt::format("pmu '{}': event file '{}' holds binary data", name_, path));
-  if (auto sc = io::read_small_file(*jail_, path + ".scale")) {
+  auto companion = [&](const char* suffix) { return io::read_optional_file(*jail_, path + suffix); };
+  if (auto sc = companion(".scale")) {
     a.scale_text = std::string(io::trim(*sc));
     const char* begin = a.scale_text.c_str();
     char* end = nullptr;
@@ -302,16 +337,16 @@ Alias Pmu::load_alias(const std::string& file) const {
     if (a.scale_text.empty() || end != begin + a.scale_text.size() || errno == ERANGE)
       throw Error(fmt::format("pmu '{}': scale file '{}.scale' holds '{}', not a number", name_, path, a.scale_text));
   }
-  if (auto u = io::read_small_file(*jail_, path + ".unit")) a.unit = std::string(io::trim(*u));
-  if (auto p = io::read_small_file(*jail_, path + ".per-pkg")) a.per_pkg = io::trim(*p) == "1";
-  if (auto p = io::read_small_file(*jail_, path + ".snapshot")) a.snapshot = io::trim(*p) == "1";
+  if (auto u = companion(".unit")) a.unit = std::string(io::trim(*u));
+  if (auto p = companion(".per-pkg")) a.per_pkg = io::trim(*p) == "1";
+  if (auto p = companion(".snapshot")) a.snapshot = io::trim(*p) == "1";
   return a;
 }
 
 const std::string& Pmu::alias_name() const {
   std::call_once(alias_name_once_, [this] {
     // The first line of `alias`, as perf reads it.
-    if (auto a = io::read_small_file(*jail_, dir_ + "/alias")) {
+    if (auto a = io::read_optional_file(*jail_, dir_ + "/alias")) {
       std::string_view first = *a;
       first = first.substr(0, first.find('\n'));
       alias_name_ = std::string(io::trim(first));
@@ -322,7 +357,7 @@ const std::string& Pmu::alias_name() const {
 
 std::optional<std::string> Pmu::cap(std::string_view name) const {
   if (!safe_component(name)) return std::nullopt;
-  auto text = io::read_small_file(*jail_, dir_ + "/caps/" + std::string(name));
+  auto text = io::read_optional_file(*jail_, dir_ + "/caps/" + std::string(name));
   if (!text) return std::nullopt;
   return std::string(io::trim(*text));
 }
@@ -399,16 +434,16 @@ const Pmu* Machine::pmu(std::string_view name) const {
   pmu->dir_ = dir;
   pmu->jail_ = jail_;
   pmu->type_ = type;
-  if (auto m = io::read_small_file(*jail_, dir + "/cpumask")) {
+  if (auto m = io::read_optional_file(*jail_, dir + "/cpumask")) {
     pmu->cpumask_ = std::string(io::trim(*m));
     pmu->uncore_ = true;
   }
-  auto cpus = io::read_small_file(*jail_, dir + "/cpus");
+  auto cpus = io::read_optional_file(*jail_, dir + "/cpus");
   if (cpus) pmu->cpus_ = std::string(io::trim(*cpus));
   pmu->core_ = name == "cpu" || name == "cpum_cf" || cpus.has_value();
   // perf reads the identifier of uncore PMUs only.
   if (pmu->uncore_)
-    if (auto id = io::read_small_file(*jail_, dir + "/identifier")) pmu->identifier_ = std::string(io::trim(*id));
+    if (auto id = io::read_optional_file(*jail_, dir + "/identifier")) pmu->identifier_ = std::string(io::trim(*id));
   const Pmu* raw = pmu.get();
   pmus_.emplace(std::string(name), std::move(pmu));
   return raw;

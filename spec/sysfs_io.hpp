@@ -40,6 +40,10 @@ class Jail {
 /// Contents of a file, nullopt when it does not exist (or is a folder); throws perfspec::Error naming
 /// the file when it exists but cannot be read, is too large, or lies outside the root.
 std::optional<std::string> read_small_file(const Jail& jail, const std::string& path);
+/// Contents of a file that may be absent (an alias's `.scale`, a PMU's `caps/max_precise`): nullopt
+/// only when nothing has that name. A name that is there but is no file to read (a folder, a symlink
+/// to nothing) is an error naming it, never read as absent or empty.
+std::optional<std::string> read_optional_file(const Jail& jail, const std::string& path);
 /// The same for a file outside any tree (the event tables' mapfile, which the user names).
 std::optional<std::string> read_small_file(const std::string& path);
 std::string_view trim(std::string_view s);

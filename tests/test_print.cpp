@@ -1,6 +1,7 @@
 #include <doctest/doctest.h>
 
 #include "perfspec/perfspec.hpp"
+#include "spec/printable.hpp"
 #include "tests/support.hpp"
 
 using namespace perfspec;
@@ -140,4 +141,38 @@ TEST_CASE("resolve text output in the style of perf stat -vv") {
         "  exclude_kernel                   1\n"
         "  exclude_hv                       1\n"
         "------------------------------------------------------------\n");
+}
+
+TEST_CASE("bytes a terminal acts on are escaped wherever text from a tree is printed") {
+  CHECK(spec::printable("plain-name_0.x:y/z=1,2") == "plain-name_0.x:y/z=1,2");
+  CHECK(spec::printable("esc\x1b[31m") == "esc\\x1b[31m");
+  CHECK(spec::printable(std::string("a\0b", 3)) == "a\\x00b");
+  CHECK(spec::printable("bel\a tab\t nl\n del\x7f") == "bel\\x07 tab\\x09 nl\\x0a del\\x7f");
+  CHECK(spec::printable("\xc2\x9b" "31m") == "\\xc2\\x9b31m");  // U+009B, the one-byte CSI
+  CHECK(spec::printable("5 \xc2\xb5s \xe2\x82\xac") == "5 \xc2\xb5s \xe2\x82\xac");  // UTF-8 stays: µs €
+  CHECK(spec::printable("\xff\xfe") == "\\xff\\xfe");
+  CHECK(spec::printable("\xe2\x82") == "\\xe2\\x82");          // cut short
+  CHECK(spec::printable("\xc0\xaf") == "\\xc0\\xaf");          // overlong '/'
+  CHECK(spec::printable("\xed\xa0\x80") == "\\xed\\xa0\\x80");  // a surrogate
+  CHECK(spec::printable("\xf4\x90\x80\x80") == "\\xf4\\x90\\x80\\x80");  // past U+10FFFF
+
+  spec::ListedEvent e;
+  e.name = "evil\x1b]0;title\a";
+  e.pmu = "cpu\x1b";
+  e.encoding = "event=0x1\x1b[31m";
+  e.description = "line one\nline\x1b two";
+  e.source = spec::Source::sysfs;
+  CHECK(list_text({}, {e}, 100) ==
+        "sysfs events on cpu\\x1b:\n"
+        "  evil\\x1b]0;title\\x07                     event=0x1\\x1b[31m\n"
+        "      line one line\\x1b two\n");
+  e.name = "bad\xff utf8";
+  CHECK_NOTHROW(list_json({}, {e}));  // JSON escapes controls itself; invalid UTF-8 is replaced, not thrown
+  CHECK(list_json({}, {e}).find("\"name\":\"bad\xef\xbf\xbd utf8\"") != std::string::npos);  // U+FFFD
+
+  Error err("pmu 'x\x1b[2J': event file 'y\a' is a folder", Span{0, 1}, "did you mean 'z\x1b'?\nsecond\x07 line");
+  CHECK(render(err, "q\x1bq") ==
+        "event syntax error: 'q?q'\n"
+        "                     \\___ pmu 'x\\x1b[2J': event file 'y\\x07' is a folder\n"
+        "help: did you mean 'z\\x1b'?\nsecond\\x07 line\n");
 }

@@ -245,6 +245,58 @@ TEST_CASE("hostile trees: symlink loops, empty and non-numeric files, folders in
   CHECK(test::error_of("../../etc/event=1/", m).find("expected") != std::string::npos);
 }
 
+TEST_CASE("a folder or a symlink to nothing where a file belongs: an error naming it, never an empty file") {
+  test::TempTree tree;
+  const std::string cpu = tree.root() + "/bus/event_source/devices/cpu";
+  tree.pmu("cpu", 4);
+  tree.write("bus/event_source/devices/cpu/format/event", "config:0-7\n");
+  tree.write("bus/event_source/devices/cpu/events/good", "event=0x11\n");
+  std::filesystem::create_symlink("missing", cpu + "/events/dangling");
+  std::filesystem::create_directory(cpu + "/events/afolder");
+  tree.write("bus/event_source/devices/cpu/events/scaled", "event=0x12\n");
+  std::filesystem::create_directory(cpu + "/events/scaled.scale");
+  tree.write("bus/event_source/devices/cpu/events/unitless", "event=0x13\n");
+  std::filesystem::create_symlink("nowhere", cpu + "/events/unitless.unit");
+  Machine m(tree.root(), test::no_libpfm4());
+  CHECK(test::error_of("dangling:u", m) ==
+        fmt::format("event syntax error: 'dangling:u'\n"
+                    "                     \\___ '{}/events/dangling' is a symlink to nothing ('missing')\n", cpu));
+  CHECK(test::error_of("cpu/afolder/", m) ==
+        fmt::format("event syntax error: 'cpu/afolder/'\n"
+                    "                         \\___ '{}/events/afolder' is a folder, not a file\n", cpu));
+  CHECK(test::error_of("cpu/scaled/", m).find(fmt::format("'{}/events/scaled.scale' is a folder, not a file", cpu)) !=
+        std::string::npos);
+  CHECK(test::error_of("unitless", m).find(fmt::format("'{}/events/unitless.unit' is a symlink to nothing ('nowhere')",
+                                                       cpu)) != std::string::npos);
+  CHECK(perfspec::resolve("good", m).events.at(0).attr.config == 0x11);  // the rest of the PMU is unharmed
+  // Listing leaves them out and says why.
+  const perfspec::spec::Pmu* p = m.pmu("cpu");
+  REQUIRE(p);
+  std::vector<std::string> listed;
+  for (const auto& a : p->aliases()) listed.push_back(a.name);
+  CHECK(listed == std::vector<std::string>{"good"});
+  REQUIRE(p->skipped().size() == 4);
+  CHECK(p->skipped()[0].path == cpu + "/events/afolder");
+  CHECK(p->skipped()[0].reason == fmt::format("'{}/events/afolder' is a folder, not a file", cpu));
+  CHECK(p->skipped()[1].path == cpu + "/events/dangling");
+  CHECK(p->skipped()[2].path == cpu + "/events/scaled");
+  CHECK(p->skipped()[3].path == cpu + "/events/unitless");
+  // Formats and caps likewise.
+  tree.pmu("fmt", 30);
+  std::filesystem::create_directories(tree.root() + "/bus/event_source/devices/fmt/format");
+  std::filesystem::create_symlink("gone", tree.root() + "/bus/event_source/devices/fmt/format/event");
+  CHECK(test::error_of("fmt/event=1/", m).find("/fmt/format/event' is a symlink to nothing ('gone')") !=
+        std::string::npos);
+  tree.pmu("caps", 31);
+  tree.write("bus/event_source/devices/caps/format/event", "config:0-7\n");
+  std::filesystem::create_directories(tree.root() + "/bus/event_source/devices/caps/caps/max_precise");
+  CHECK(test::error_of("caps/event=1/P", m).find("/caps/caps/max_precise' is a folder, not a file") !=
+        std::string::npos);
+  tree.pmu("unc", 32);
+  std::filesystem::create_directories(tree.root() + "/bus/event_source/devices/unc/cpumask");
+  CHECK(test::error_of("unc/config=1/", m).find("/unc/cpumask' is a folder, not a file") != std::string::npos);
+}
+
 TEST_CASE("a PMU folder that vanishes between listing and reading: clear errors, the rest unharmed") {
   test::TempTree tree;
   tree.pmu("cpu", 4);
@@ -293,17 +345,19 @@ TEST_CASE("unreadable files and folders, as a user without the permission: error
                                            devices + "noalias/events/ev", devices + "noformatdir/format",
                                            devices + "noeventsdir/events"};
   for (const auto& p : locked) std::filesystem::permissions(p, std::filesystem::perms::none);
-  auto denied = [](std::string_view text, const std::string& path) {
-    return fmt::format("event syntax error: '{}'\n{:21}\\___ cannot read '{}': Permission denied\n", text, "", path);
+  // The caret is under the event, or under the term whose definition could not be read.
+  auto denied = [](std::string_view text, const std::string& path, std::size_t at = 0) {
+    return fmt::format("event syntax error: '{}'\n{:{}}\\___ cannot read '{}': Permission denied\n", text, "", 21 + at,
+                       path);
   };
   const std::vector<std::pair<std::string, std::string>> expected = {
       {"notype/event=1/", denied("notype/event=1/", locked[0])},
       {"noformat/event=1/", denied("noformat/event=1/", locked[1])},
       {"noformat/umask=1/", denied("noformat/umask=1/", locked[1])},  // the PMU's formats load together
-      {"noalias/ev/", denied("noalias/ev/", locked[2])},
+      {"noalias/ev/", denied("noalias/ev/", locked[2], 8)},
       {"noalias/other/", "config=0x23"},  // only the alias asked for is read
       {"noformatdir/event=1/", denied("noformatdir/event=1/", locked[3])},
-      {"noeventsdir/ev/", denied("noeventsdir/ev/", locked[4])},
+      {"noeventsdir/ev/", denied("noeventsdir/ev/", locked[4], 12)},
       {"noeventsdir/event=1/", "config=0x1"},  // format terms need no events/ listing
       {"cpu/event=1/", "config=0x1"},
       {"cpu/ev/", "config=0x11"},

@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 
 #include "perfspec/perfspec.hpp"
+#include "spec/printable.hpp"
 #include "tools/decode.hpp"
 
 namespace perfspec::tools {
@@ -60,9 +61,9 @@ int run_decode(const DecodeOptions& o) {
       all.push_back({{"event", d.event}, {"how", d.how}, {"leftovers", d.leftovers}, {"notes", d.notes}});
       continue;
     }
-    std::printf("%s\n", d.event.c_str());
-    for (const auto& l : d.leftovers) std::fprintf(stderr, "note: %s\n", l.c_str());
-    for (const auto& n : d.notes) std::fprintf(stderr, "note: %s\n", n.c_str());
+    std::printf("%s\n", spec::printable(d.event).c_str());
+    for (const auto& l : d.leftovers) std::fprintf(stderr, "note: %s\n", spec::printable(l).c_str());
+    for (const auto& n : d.notes) std::fprintf(stderr, "note: %s\n", spec::printable(n).c_str());
   }
   if (o.format == "json") std::printf("%s\n", all.dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace).c_str());
   return 0;

@@ -12,9 +12,35 @@
 
 #include "perfspec/print.hpp"
 #include "perfspec/tables.hpp"
+#include "spec/printable.hpp"
 #include "tools/warnings.hpp"
 
 namespace perfspec::tools {
+
+namespace {
+
+// Event files of the PMUs that list left out (a folder, a symlink to nothing, ...): each with its reason
+// under -v, else how many.
+void report_skipped_event_files(const spec::Machine& machine, bool verbose) {
+  std::size_t n = 0;
+  for (const auto& name : machine.pmu_names()) {
+    const spec::Pmu* pmu = nullptr;
+    try {
+      pmu = machine.pmu(name);
+    } catch (const Error&) {
+      continue;  // a PMU that cannot be read is not listed either
+    }
+    if (!pmu) continue;
+    for (const auto& s : pmu->skipped()) {
+      ++n;
+      if (verbose) std::fprintf(stderr, "perfspec list: skipped %s\n", spec::printable(s.reason).c_str());
+    }
+  }
+  if (n && !verbose)
+    std::fprintf(stderr, "perfspec list: %zu event file(s) could not be read and are not listed (list -v says which)\n", n);
+}
+
+}  // namespace
 
 int run_list(const ListOptions& o) {
   spec::Machine machine(o.sysfs, o.machine);
@@ -30,6 +56,7 @@ int run_list(const ListOptions& o) {
     }
   }
   auto pmus = o.pmus ? spec::list_pmus(machine, o.filter) : std::vector<spec::ListedPmu>{};
+  report_skipped_event_files(machine, o.verbose);
   if (o.verbose) {
     // What the tables could not use: entries and files skipped, each with its file, entry and reason.
     std::vector<const spec::EventTables*> used;
@@ -41,7 +68,8 @@ int run_list(const ListOptions& o) {
       used.push_back(t);
     if (const spec::EventTables* t = machine.sys_tables()) used.push_back(t);
     for (const spec::EventTables* t : used)
-      for (const auto& d : t->diagnostics()) std::fprintf(stderr, "perfspec list: skipped %s\n", d.text().c_str());
+      for (const auto& d : t->diagnostics())
+        std::fprintf(stderr, "perfspec list: skipped %s\n", spec::printable(d.text()).c_str());
   }
   if (o.format == "json") {
     std::fputs(list_json(pmus, events).c_str(), stdout);
@@ -74,7 +102,7 @@ int run_snapshot(const SnapshotCliOptions& o) {
   std::fprintf(stderr, "perfspec snapshot: %zu PMUs, %zu files%s into '%s'%s\n", report.pmus, report.files,
                o.tracepoints ? fmt::format(", {} tracepoints", report.tracepoints).c_str() : "", o.out.c_str(),
                machine.cpuid().empty() ? "" : fmt::format(" (cpuid {})", machine.cpuid()).c_str());
-  for (const auto& s : report.skipped) std::fprintf(stderr, "  skipped: %s\n", s.c_str());
+  for (const auto& s : report.skipped) std::fprintf(stderr, "  skipped: %s\n", spec::printable(s).c_str());
   return 0;
 }
 

@@ -11,6 +11,7 @@
 #include <fmt/format.h>
 
 #include "perfspec/perfspec.hpp"
+#include "spec/printable.hpp"
 #include "tools/decode.hpp"
 #include "tools/list.hpp"
 #include "tools/stat.hpp"
@@ -233,8 +234,8 @@ int main(int argc, char** argv) {
       return perfspec::tools::run_stat(st);
     }
   } catch (const perfspec::Error& e) {
-    std::fprintf(stderr, "perfspec: %s\n", e.message().c_str());
-    if (!e.help().empty()) std::fprintf(stderr, "help: %s\n", e.help().c_str());
+    std::fprintf(stderr, "perfspec: %s\n", perfspec::spec::printable(e.message()).c_str());
+    if (!e.help().empty()) std::fprintf(stderr, "help: %s\n", perfspec::spec::printable(e.help()).c_str());
     return 1;
   } catch (const std::exception& e) {
     std::fprintf(stderr, "perfspec: internal error: %s\n", e.what());

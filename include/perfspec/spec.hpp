@@ -139,6 +139,13 @@ class Pmu {
   /// Another name of this PMU from its `alias` file (some uncore drivers have one); empty when none.
   /// Read on first use: only wildcards and names that are no PMU folder need it.
   const std::string& alias_name() const;
+  /// An event file left out of aliases(), and why (a folder, a symlink to nothing, binary data, a
+  /// `.scale` that is no number, ...). Asked for by name, such an event is an error naming the file.
+  struct Skipped {
+    std::string path;
+    std::string reason;
+  };
+  const std::vector<Skipped>& skipped() const;
 
  private:
   friend class Machine;
@@ -152,6 +159,7 @@ class Pmu {
   mutable std::vector<Format> formats_;
   mutable std::uint64_t format_lengths_ = 0;  // bit n: a format name of n characters (63: 63 or more)
   mutable std::vector<Alias> aliases_;
+  mutable std::vector<Skipped> skipped_;  // written with aliases_
   mutable std::vector<std::string> alias_names_;  // event files, metadata excluded
   mutable std::mutex alias_mutex_;
   mutable std::map<std::string, std::unique_ptr<Alias>, std::less<>> loaded_;  // by file name

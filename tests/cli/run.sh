@@ -352,6 +352,26 @@ else
   echo "skipped: tracefs tests (need root and unshare -m)"
 fi
 
+# ---- a hostile tree: event files that are folders or symlinks to nothing, control bytes in names ----
+hostile=$(mktemp -d)
+mkdir -p "$hostile/bus/event_source/devices/cpu/format" "$hostile/bus/event_source/devices/cpu/events/afolder"
+echo 4 >"$hostile/bus/event_source/devices/cpu/type"
+echo config:0-7 >"$hostile/bus/event_source/devices/cpu/format/event"
+echo event=0x11 >"$hostile/bus/event_source/devices/cpu/events/good"
+ln -s missing "$hostile/bus/event_source/devices/cpu/events/dangling"
+printf 'event=0x1\033[31m' >"$hostile/bus/event_source/devices/cpu/events/esc$(printf '\033')x"
+err=$("$bin" resolve --sysfs "$hostile" dangling:u 2>&1); status=$?
+expect hostile-dangling-status [ "$status" = 1 ]
+expect hostile-dangling-msg grep -qF "\\___ '$hostile/bus/event_source/devices/cpu/events/dangling' is a symlink to nothing ('missing')" <<<"$err"
+out=$("$bin" list --sysfs "$hostile" --source sysfs 2>"$hostile.err"); status=$?
+expect hostile-list-status [ "$status" = 0 ]
+expect hostile-list-escaped [ "$out" = $'sysfs events on cpu:\n  esc\\x1bx                                 event=0x1\\x1b[31m\n  good                                     event=0x11' ]
+expect hostile-list-note [ "$(cat "$hostile.err")" = "perfspec list: 2 event file(s) could not be read and are not listed (list -v says which)" ]
+"$bin" list -v --sysfs "$hostile" --source sysfs >/dev/null 2>"$hostile.err"
+expect hostile-list-v [ "$(cat "$hostile.err")" = "perfspec list: skipped '$hostile/bus/event_source/devices/cpu/events/afolder' is a folder, not a file
+perfspec list: skipped '$hostile/bus/event_source/devices/cpu/events/dangling' is a symlink to nothing ('missing')" ]
+rm -rf "$hostile" "$hostile.err"
+
 # ---- decode from standard input: bounded size and depth ----
 err=$(head -c 10000000 /dev/zero | tr '\0' '[' | timeout 10 "$bin" decode 2>&1); status=$?
 expect decode-deep-status [ "$status" = 1 ]
