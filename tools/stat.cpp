@@ -20,8 +20,20 @@
 namespace perfspec::tools {
 namespace {
 
-volatile sig_atomic_t interrupted = 0;
-extern "C" void on_interrupt(int) { interrupted = 1; }
+// SIGINT, SIGTERM and SIGHUP to perfspec: how many came, and the last one.
+volatile sig_atomic_t signals_received = 0;
+volatile sig_atomic_t last_signal = 0;
+extern "C" void on_signal(int sig) {
+  last_signal = sig;
+  signals_received = signals_received + 1;
+}
+
+void catch_stop_signals() {
+  struct sigaction sa {};
+  sa.sa_handler = on_signal;
+  ::sigemptyset(&sa.sa_mask);
+  for (int sig : {SIGINT, SIGTERM, SIGHUP}) ::sigaction(sig, &sa, nullptr);
+}
 
 std::string shell_words(const std::vector<std::string>& argv) {
   std::string out;
@@ -44,7 +56,24 @@ std::vector<int> threads_of(int pid) {
   return out;
 }
 
-bool alive(int pid) { return ::kill(pid, 0) == 0 || errno == EPERM; }
+enum class Process { running, zombie, gone };
+
+// Whether `pid` still runs. A zombie counts nothing, and its parent may never reap it.
+Process process_state(int pid) {
+  if (::kill(pid, 0) != 0 && errno != EPERM) return Process::gone;
+  std::FILE* f = std::fopen(fmt::format("/proc/{}/stat", pid).c_str(), "r");
+  if (!f) return Process::running;
+  char buf[512];
+  std::size_t n = std::fread(buf, 1, sizeof buf - 1, f);
+  std::fclose(f);
+  buf[n] = '\0';
+  // "pid (comm) S ...": the state follows the last ')' (comm may hold parentheses).
+  const char* close = std::strrchr(buf, ')');
+  bool dead = close && close[1] == ' ' && (close[2] == 'Z' || close[2] == 'X');
+  return dead ? Process::zombie : Process::running;
+}
+
+bool alive(int pid) { return process_state(pid) == Process::running; }
 
 std::vector<runtime::Count> delta(const std::vector<runtime::Count>& now, const std::vector<runtime::Count>& before) {
   auto out = now;
@@ -98,7 +127,12 @@ int run_stat(const StatOptions& o) {
   if (o.interval_ms) run.interval_seconds = o.interval_ms / 1000.0;
   std::unique_ptr<runtime::Command> child;
   if (o.pid) {
-    if (!alive(*o.pid)) throw Error(fmt::format("no process with pid {}", *o.pid));
+    switch (process_state(*o.pid)) {
+      case Process::gone: throw Error(fmt::format("no process with pid {}", *o.pid));
+      case Process::zombie:
+        throw Error(fmt::format("process {} has exited (a zombie its parent has not reaped): nothing to count", *o.pid));
+      case Process::running: break;
+    }
     target = runtime::Target::process(*o.pid, o.inherit);
     target.threads = threads_of(*o.pid);
     run.target = fmt::format("process id '{}'", *o.pid);
@@ -114,12 +148,7 @@ int run_stat(const StatOptions& o) {
 
   runtime::OpenOptions open_options;
   auto counters = runtime::Counters::open(set, target, open_options);
-
-  struct sigaction sa {};
-  sa.sa_handler = on_interrupt;
-  ::sigemptyset(&sa.sa_mask);
-  ::sigaction(SIGINT, &sa, nullptr);
-  ::sigaction(SIGTERM, &sa, nullptr);
+  catch_stop_signals();
 
   auto start = std::chrono::steady_clock::now();
   if (!target.enable_on_exec) counters.enable();
@@ -142,6 +171,14 @@ int run_stat(const StatOptions& o) {
     std::fflush(out);
   };
 
+  if (!child && counters.open_fds() == 0) {
+    // Counting an existing process or CPUs with nothing open would wait for nothing (a zombie's pid
+    // gives ESRCH for every event): the reasons, and a failure at once, as perf stops there too.
+    run.elapsed_seconds = seconds_since_start();
+    emit(counters.read(), run);
+    std::fprintf(stderr, "perfspec stat: no event could be opened for %s: nothing to count\n", run.target.c_str());
+    return 1;
+  }
   std::vector<runtime::Count> previous;
   auto tick = [&] {
     auto now = counters.read();
@@ -152,16 +189,25 @@ int run_stat(const StatOptions& o) {
     previous = std::move(now);
   };
   int step = o.interval_ms ? static_cast<int>(o.interval_ms) : 100;
+  int signals_seen = 0;
   for (;;) {
     if (child) {
       if (child->wait(step)) break;
-      if (interrupted) {
-        child->signal(SIGINT);  // a Ctrl-C sent to perfspec alone: pass it on, the command decides
-        interrupted = 0;
+      if (signals_received != signals_seen) {
+        // The first signal is the command's to act on: it gets the same one (SIGTERM stays SIGTERM).
+        // A second one means stop now: the command is killed, and the counts so far are printed.
+        bool again = signals_seen > 0;
+        signals_seen = signals_received;
+        if (again) {
+          child->signal(SIGKILL);
+          child->wait();
+          break;
+        }
+        child->signal(last_signal);
       }
     } else {
       ::usleep(static_cast<useconds_t>(std::min(step, 100)) * 1000);
-      if (interrupted) break;
+      if (signals_received) break;
       if (o.pid && !alive(*o.pid)) break;
     }
     if (o.interval_ms) tick();

@@ -85,6 +85,47 @@ expect stat-bad-event-caret grep -qF "event syntax error: 'task-clock,cpu/foo/'"
 err=$("$bin" stat -e task-clock 2>&1); status=$?
 expect stat-nothing-to-count [ "$status" = 1 ]
 expect stat-nothing-to-count-msg grep -qF "perfspec: nothing to count: give a command, -p PID, -a or -C CPUS" <<<"$err"
+# A zombie (exited, never reaped) has nothing to count: an error at once, not a wait for its reaping.
+err=$(timeout 10 python3 -c '
+import os, subprocess, sys, time
+pid = os.fork()
+if pid == 0:
+    os._exit(0)
+time.sleep(0.2)
+r = subprocess.run([sys.argv[1], "stat", "-e", "task-clock", "-p", str(pid)], capture_output=True, text=True)
+print(r.returncode, r.stderr.replace(str(pid), "PID"), end="")
+' "$bin")
+expect stat-zombie [ "$err" = "1 perfspec: process PID has exited (a zombie its parent has not reaped): nothing to count" ]
+# -p where no event can be opened (no cpu PMU here): the reasons, and a failure at once.
+if [ ! -e /sys/bus/event_source/devices/cpu ]; then
+  sleep 30 & sleeper=$!
+  err=$(timeout 10 "$bin" stat -e cycles -p $sleeper 2>&1); status=$?
+  kill $sleeper; wait $sleeper 2>/dev/null
+  expect stat-nothing-opened-status [ "$status" = 1 ]
+  expect stat-nothing-opened-reason grep -qE "^ +ENOENT: this machine has no 'cpu' PMU" <<<"$err"
+  expect stat-nothing-opened-msg grep -qxF "perfspec stat: no event could be opened for process id '$sleeper': nothing to count" <<<"$err"
+fi
+# Signals: the first is passed on as itself; a second one kills the command and prints the counts.
+signal_run() {  # signal_run COMMAND SIGNAL...: perfspec stat's exit status, stderr in $tmp_err
+  "$bin" stat -e task-clock -- sh -c "$1" 2>"$tmp_err" & local p=$!
+  shift
+  ( sleep 15; kill -KILL $p 2>/dev/null ) & local watchdog=$!
+  sleep 0.5
+  for sig in "$@"; do kill -s "$sig" $p; sleep 0.3; done
+  wait $p; local status=$?
+  kill $watchdog 2>/dev/null; wait $watchdog 2>/dev/null
+  return $status
+}
+tmp_err=$(mktemp)
+signal_run 'trap "" INT TERM; exec sleep 30' TERM TERM; status=$?
+expect stat-sigterm-twice-status [ "$status" = 137 ]
+expect stat-sigterm-twice-counts grep -qE '^ +[0-9.]+ msec +task-clock$' "$tmp_err"
+signal_run 'trap "" INT; exec sleep 30' TERM; status=$?
+expect stat-sigterm-passed-on [ "$status" = 143 ]
+expect stat-sigterm-counts grep -qE '^ +[0-9.]+ msec +task-clock$' "$tmp_err"
+signal_run 'exec sleep 30' INT; status=$?
+expect stat-sigint-passed-on [ "$status" = 130 ]
+rm -f "$tmp_err"
 json=$("$bin" stat --format json -e task-clock,page-faults,cycles -- true 2>&1)
 expect stat-json python3 -c '
 import json, sys
