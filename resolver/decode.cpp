@@ -55,12 +55,6 @@ std::string with_terms(std::string base, const std::vector<std::string>& terms, 
   return fmt::format("{}/{}/", base, fmt::join(terms, ","));
 }
 
-const spec::Pmu* pmu_of_type(const spec::Machine& m, std::uint32_t type) {
-  for (const auto& n : m.pmu_names())
-    if (const spec::Pmu* p = m.pmu(n); p && p->type() == type) return p;
-  return nullptr;
-}
-
 // The config words an alias encodes to on `pmu`, or nullopt when it does not resolve there.
 std::optional<std::array<std::uint64_t, 4>> alias_words(const spec::Machine& m, const spec::Pmu& pmu, const std::string& name) {
   try {
@@ -182,7 +176,7 @@ Decoded Decoder::hardware_or_cache() {
   const std::uint64_t low = a_.config & 0xffffffffULL;
   std::string prefix;
   if (ext) {  // extended type: the core PMU of a hybrid machine
-    const spec::Pmu* p = pmu_of_type(m_, ext);
+    const spec::Pmu* p = m_.pmu_of_type(ext);
     if (!p) d_.notes.push_back(fmt::format("extended type {} names no PMU of this machine", ext));
     else prefix = p->name();
   }
@@ -240,7 +234,7 @@ Decoded Decoder::breakpoint() {
 
 // A PMU by its type: an alias or table event with exactly these words, else its formats.
 Decoded Decoder::pmu_event() {
-  const spec::Pmu* pmu = pmu_of_type(m_, a_.type);
+  const spec::Pmu* pmu = m_.pmu_of_type(a_.type);
   if (!pmu) {
     d_.notes.push_back(fmt::format("no PMU of this machine has type {}", a_.type));
     if (a_.config1) terms_.push_back(fmt::format("config1={:#x}", a_.config1));

@@ -15,13 +15,13 @@
 #include "perfspec/tables.hpp"
 #include "resolver/resolver.hpp"
 #include "resolver/terms.hpp"
+#include "spec/ascii.hpp"
 #include "spec/abi.hpp"
 #include "spec/libpfm4.hpp"
 
 namespace perfspec {
 namespace resolver {
 
-bool has_glob(std::string_view s) { return s.find_first_of("*?[") != std::string_view::npos; }
 
 namespace {
 
@@ -92,8 +92,7 @@ std::pair<std::string_view, const Pmu*> Resolver::pmu_of_type(std::uint32_t type
     case spec::type_tracepoint: return {"tracepoint", nullptr};
     case spec::type_breakpoint: return {"breakpoint", nullptr};
     default:
-      for (const auto& n : machine_.pmu_names())
-        if (const Pmu* p = machine_.pmu(n); p && p->type() == type) return {p->name(), p};
+      if (const Pmu* p = machine_.pmu_of_type(type)) return {p->name(), p};
       return {{}, nullptr};
   }
 }

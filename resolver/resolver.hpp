@@ -14,6 +14,7 @@
 #include "perfspec/spec.hpp"
 #include "resolver/memo.hpp"
 #include "resolver/suggest.hpp"
+#include "spec/ascii.hpp"
 #include "spec/builtin.hpp"
 #include "spec/reuse.hpp"
 
@@ -78,7 +79,7 @@ struct EventTerm {
   std::optional<spec::CacheName> cache;
 };
 
-bool has_glob(std::string_view s);
+using spec::has_glob;
 
 // Everything one event string resolves through.
 class Resolver {

@@ -1,12 +1,15 @@
 #pragma once
-// ASCII case for event and PMU names, which perf compares case-insensitively in ASCII only (no locale).
-// Internal to the library.
+// Small facts about event and PMU names: ASCII case, which perf compares case-insensitively in ASCII
+// only (no locale), and glob patterns. Internal to the library.
 #include <string>
 #include <string_view>
 
 namespace perfspec::spec {
 
 constexpr char ascii_lower(char c) { return c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + 'a') : c; }
+
+/// Whether a name is written as an fnmatch(3) pattern (`uncore_imc_*`, `sched:sched_sw*`).
+inline bool has_glob(std::string_view s) { return s.find_first_of("*?[") != std::string_view::npos; }
 
 inline std::string ascii_lowered(std::string_view s) {
   std::string out(s);

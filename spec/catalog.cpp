@@ -16,6 +16,7 @@
 #include "perfspec/catalog.hpp"
 #include "perfspec/error.hpp"
 #include "perfspec/tables.hpp"
+#include "spec/ascii.hpp"
 #include "spec/builtin.hpp"
 #include "spec/sysfs_io.hpp"
 
@@ -25,7 +26,6 @@ namespace fs = std::filesystem;
 
 namespace {
 
-bool has_glob(std::string_view s) { return s.find_first_of("*?[") != std::string_view::npos; }
 
 bool name_passes(const ListFilter& f, std::string_view name) {
   if (f.pattern.empty()) return true;

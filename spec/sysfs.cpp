@@ -377,7 +377,6 @@ unsigned Pmu::max_precise() const {
 
 namespace {
 
-bool has_glob(std::string_view s) { return s.find_first_of("*?[") != std::string_view::npos; }
 
 std::string_view without_uncore(std::string_view s) {
   constexpr std::string_view uncore = "uncore_";
@@ -447,6 +446,12 @@ const Pmu* Machine::pmu(std::string_view name) const {
   const Pmu* raw = pmu.get();
   pmus_.emplace(std::string(name), std::move(pmu));
   return raw;
+}
+
+const Pmu* Machine::pmu_of_type(std::uint32_t type) const {
+  for (const auto& n : pmu_names())
+    if (const Pmu* p = pmu(n); p && p->type() == type) return p;
+  return nullptr;
 }
 
 const std::vector<std::string>& Machine::pmu_names() const {

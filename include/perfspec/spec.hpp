@@ -193,6 +193,11 @@ class Machine {
   /// The PMU that `pmu/terms/` names exactly: the one with this name, else the one whose `alias` file
   /// holds it (perf_pmus__find); nullptr when none.
   const Pmu* find_pmu(std::string_view name) const;
+  /// The PMU whose `type` is `type` (the first by name), or nullptr. Throws like pmu() for a PMU whose
+  /// type cannot be read.
+  ///
+  /// Example: `machine.pmu_of_type(4)->name() == "cpu"` on an Intel machine.
+  const Pmu* pmu_of_type(std::uint32_t type) const;
   /// Whether `pattern` names `pmu` as a wildcard (pmu_name_matches on its name or its alias name).
   bool pmu_matches(std::string_view pattern, const Pmu& pmu) const;
   /// All PMU names, sorted.
