@@ -71,7 +71,7 @@ void Resolver::add_lone(const ast::Item& item, Events& events, GroupSlots& group
     e.leader = index;
     unsigned max_precise = has_letter(ev.modifiers, 'P') ? max_precise_for(e) : 0;
     apply_modifiers(e, ev.modifiers, nullptr, Placement{true, false}, max_precise);
-    EventGroup& g = groups.add();
+    EventGroup& g = groups.emplace_back();
     g.name = item.group_name;
     g.members.push_back(index);
   }
@@ -92,7 +92,7 @@ void Resolver::add_braced(const ast::Item& item, Events& events, GroupSlots& gro
   const bool group_P = has_letter(item.modifiers, 'P');
   for (std::size_t s = 0, i = 0; s < slots; ++s) {
     std::size_t group_index = groups.size();
-    EventGroup& g = groups.add();
+    EventGroup& g = groups.emplace_back();
     g.braces = true;
     g.name = item.group_name;
     g.weak = has_letter(item.modifiers, 'W');

@@ -23,44 +23,11 @@ namespace perfspec::resolver {
 using spec::Machine;
 using spec::Pmu;
 
-// The events of one resolve, built in `storage`: first in the elements an earlier resolve into the same
-// EventSet left there (reset, so their strings keep their storage), then in appended ones. The code
-// that fills it sees a vector: size(), emplace_back(), indexing, and resize() to drop the last ones.
-class Events {
- public:
-  explicit Events(std::vector<ResolvedEvent>& storage) : v_(storage) {}
-  std::size_t size() const { return used_; }
-  ResolvedEvent& emplace_back() {
-    return spec::next_node(v_, used_, [](ResolvedEvent& e) { e.clear(); });
-  }
-  void resize(std::size_t n) { used_ = std::min(n, used_); }  // drops the last ones (a rollback)
-  ResolvedEvent& operator[](std::size_t i) { return v_[i]; }
-  const ResolvedEvent& operator[](std::size_t i) const { return v_[i]; }
-  void reserve(std::size_t n) {
-    if (v_.capacity() < n) v_.reserve(n);
-  }
-  void finish() { spec::trim_nodes(v_, used_); }
-
- private:
-  std::vector<ResolvedEvent>& v_;
-  std::size_t used_ = 0;
-};
-
-// The groups of one resolve, reusing those an earlier resolve into the same EventSet left.
-class GroupSlots {
- public:
-  explicit GroupSlots(std::vector<EventGroup>& storage) : v_(storage) {}
-  std::size_t size() const { return used_; }
-  EventGroup& add() { return spec::next_node(v_, used_, [](EventGroup& g) { g.clear(); }); }
-  void reserve(std::size_t n) {
-    if (v_.capacity() < n) v_.reserve(n);
-  }
-  void finish() { spec::trim_nodes(v_, used_); }
-
- private:
-  std::vector<EventGroup>& v_;
-  std::size_t used_ = 0;
-};
+// The events and groups of one resolve, built in the vectors of the EventSet resolved into: first in
+// the nodes an earlier resolve left there (emptied, so their strings keep their storage), then in
+// appended ones.
+using Events = spec::Refill<ResolvedEvent>;
+using GroupSlots = spec::Refill<EventGroup>;
 
 // What a caller already knows of the event a bare name (`MEM_LOAD_RETIRED.L1_MISS`) names on a PMU.
 struct KnownName {

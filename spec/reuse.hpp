@@ -22,4 +22,28 @@ void trim_nodes(std::vector<Node>& nodes, std::size_t used) {
   if (nodes.size() > used) nodes.erase(nodes.begin() + static_cast<std::ptrdiff_t>(used), nodes.end());
 }
 
+/// One fill of `storage` that reuses the nodes an earlier fill left (each emptied by its clear()):
+/// it reads like a vector (size, emplace_back, indexing, resize to drop the last ones), and finish()
+/// drops what the earlier fill left beyond this one.
+///
+/// Example: `Refill<ResolvedEvent> events(set.events); events.emplace_back().name = "x"; events.finish();`
+template <typename Node>
+class Refill {
+ public:
+  explicit Refill(std::vector<Node>& storage) : v_(storage) {}
+  std::size_t size() const { return used_; }
+  Node& emplace_back() { return next_node(v_, used_, [](Node& n) { n.clear(); }); }
+  void resize(std::size_t n) { used_ = n < used_ ? n : used_; }  // drops the last ones (a rollback)
+  Node& operator[](std::size_t i) { return v_[i]; }
+  const Node& operator[](std::size_t i) const { return v_[i]; }
+  void reserve(std::size_t n) {
+    if (v_.capacity() < n) v_.reserve(n);
+  }
+  void finish() { trim_nodes(v_, used_); }
+
+ private:
+  std::vector<Node>& v_;
+  std::size_t used_ = 0;
+};
+
 }  // namespace perfspec::spec
