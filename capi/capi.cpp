@@ -33,6 +33,19 @@ int fail(int code, std::string message, std::string rendered = {}, long offset =
   return code;
 }
 
+int code_of(perfspec::ErrorKind kind) {
+  switch (kind) {
+    case perfspec::ErrorKind::syntax: return PERFSPEC_E_SYNTAX;
+    case perfspec::ErrorKind::unknown_name: return PERFSPEC_E_UNKNOWN;
+    case perfspec::ErrorKind::bad_value: return PERFSPEC_E_VALUE;
+    case perfspec::ErrorKind::machine: return PERFSPEC_E_MACHINE;
+    case perfspec::ErrorKind::io: return PERFSPEC_E_IO;
+    case perfspec::ErrorKind::permission: return PERFSPEC_E_PERMISSION;
+    case perfspec::ErrorKind::usage: return PERFSPEC_E_INVALID;
+  }
+  return PERFSPEC_E_INVALID;
+}
+
 // Run `f`, turning every exception into an error code and a message.
 template <typename F>
 int guarded(F&& f, std::string_view text = {}) {
@@ -43,7 +56,7 @@ int guarded(F&& f, std::string_view text = {}) {
     last_offset = -1;
     return PERFSPEC_OK;
   } catch (const perfspec::Error& e) {
-    return fail(PERFSPEC_E_INVALID, e.message(), perfspec::render(e, text),
+    return fail(code_of(e.kind()), e.message(), perfspec::render(e, text),
                 e.positioned() ? static_cast<long>(e.span().begin) : -1);
   } catch (const std::bad_alloc&) {
     return fail(PERFSPEC_E_SYSTEM, "out of memory");
@@ -163,7 +176,7 @@ int perfspec_read(perfspec_counters* c, perfspec_count* counts, size_t n) {
   if (!c || !counts) return fail(PERFSPEC_E_INVALID, "perfspec_read: a NULL argument");
   return guarded([&] {
     c->counters.read(c->last);
-    if (n < c->last.size()) throw perfspec::Error("perfspec_read: the counts array is smaller than the event set");
+    if (n < c->last.size()) throw perfspec::Error(perfspec::ErrorKind::usage, "perfspec_read: the counts array is smaller than the event set");
     for (size_t i = 0; i < c->last.size(); ++i) {
       const auto& k = c->last[i];
       perfspec_count& o = counts[i];

@@ -84,7 +84,7 @@ using spec::trim_nodes;
 
 Error nul_error(std::size_t at) {
   auto b = static_cast<std::uint32_t>(at);
-  return Error("NUL character in event list", Span{b, b + 1});
+  return Error(ErrorKind::syntax, "NUL character in event list", Span{b, b + 1});
 }
 
 // Offset of an action's match start.
@@ -100,7 +100,7 @@ struct event_control : normal<Rule> {
     static_assert(error_message<Rule> != nullptr, "every rule behind must<> needs an error message");
     const State& state = (st, ...);
     auto at = static_cast<std::uint32_t>(in.current() - state.base);
-    throw Error(error_message<Rule>, Span{at, at + 1});
+    throw Error(ErrorKind::syntax, error_message<Rule>, Span{at, at + 1});
   }
 };
 
@@ -116,9 +116,9 @@ std::uint64_t to_number(std::string_view text, Span span) {
   std::string_view digits = hex ? text.substr(2) : text;
   auto [p, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), v, hex ? 16 : 10);
   if (ec == std::errc::result_out_of_range)
-    throw Error(fmt::format("number '{}' is wider than 64 bits", text), span);
+    throw Error(ErrorKind::syntax, fmt::format("number '{}' is wider than 64 bits", text), span);
   if (ec != std::errc{} || p != digits.data() + digits.size())
-    throw Error(fmt::format("invalid number '{}'", text), span);
+    throw Error(ErrorKind::syntax, fmt::format("invalid number '{}'", text), span);
   return v;
 }
 
@@ -146,15 +146,15 @@ void check_modifiers(std::string_view letters, Span span) {
     Span at{span.begin + static_cast<std::uint32_t>(i), span.begin + static_cast<std::uint32_t>(i) + 1};
     unsigned k = position[static_cast<unsigned char>(c)];
     if (k-- == 0)
-      throw Error(fmt::format("invalid modifier '{}'", c), at, fmt::format("modifiers are letters from '{}'", allowed));
+      throw Error(ErrorKind::syntax, fmt::format("invalid modifier '{}'", c), at, fmt::format("modifiers are letters from '{}'", allowed));
     if (c == 'p') {
-      if (++ps > 3) throw Error("too many 'p' modifiers: precise level is at most 3 (ppp)", at);
+      if (++ps > 3) throw Error(ErrorKind::syntax, "too many 'p' modifiers: precise level is at most 3 (ppp)", at);
       continue;
     }
-    if (seen & (1u << k)) throw Error(fmt::format("Duplicate modifier '{}'", c), at);
+    if (seen & (1u << k)) throw Error(ErrorKind::syntax, fmt::format("Duplicate modifier '{}'", c), at);
     seen |= 1u << k;
   }
-  if (letters.size() > 16) throw Error("too many modifiers (at most 16)", span);
+  if (letters.size() > 16) throw Error(ErrorKind::syntax, "too many modifiers (at most 16)", span);
 }
 
 // A term list ended: a term begun but not finished (`cpu//` tries one) is not part of it.
@@ -228,7 +228,7 @@ template <> struct event_action<raw_token> {
     st.event->name.assign(in.begin(), in.size());
     st.event->name_span = span;
     std::string_view hex = in.string_view().substr(1);
-    if (hex.size() > 16) throw Error(fmt::format("raw event '{}' is wider than 64 bits", in.string_view()), span);
+    if (hex.size() > 16) throw Error(ErrorKind::syntax, fmt::format("raw event '{}' is wider than 64 bits", in.string_view()), span);
     std::uint64_t v = 0;  // raw_token matched 1 to 16 hex digits: this cannot fail or overflow
     std::from_chars(hex.data(), hex.data() + hex.size(), v, 16);
     st.event->number1 = v;
@@ -251,7 +251,7 @@ template <> struct event_action<bp_access> {
     auto letters = in.string_view();
     for (std::size_t i = 0; i < letters.size(); ++i)
       if (letters.find(letters[i], i + 1) != std::string_view::npos)
-        throw Error(fmt::format("duplicate breakpoint access '{}'", letters[i]), span_of(in, st));
+        throw Error(ErrorKind::syntax, fmt::format("duplicate breakpoint access '{}'", letters[i]), span_of(in, st));
     st.event->access.assign(in.begin(), in.size());
     st.event->access_span = span_of(in, st);
   }
@@ -261,7 +261,7 @@ template <> struct event_action<numeric_type> {
     st.event->number1 = to_number(in.string_view(), span_of(in, st));
     st.event->name.assign(in.begin(), in.size());
     st.event->name_span = span_of(in, st);
-    if (st.event->number1 > 0xffffffffu) throw Error("event type does not fit in 32 bits", span_of(in, st));
+    if (st.event->number1 > 0xffffffffu) throw Error(ErrorKind::syntax, "event type does not fit in 32 bits", span_of(in, st));
   }
 };
 template <> struct event_action<numeric_config> {
@@ -384,7 +384,7 @@ template <> struct event_action<lone> {
 }  // namespace grammar
 
 void parse(std::string_view text, ast::EventList& list) {
-  if (text.size() > 0xfffffff0u) throw Error("event list is too long");
+  if (text.size() > 0xfffffff0u) throw Error(ErrorKind::syntax, "event list is too long");
   list.text.assign(text);
   tao::pegtl::memory_input<tao::pegtl::tracking_mode::lazy> in(list.text.data(), list.text.size(), "event");
   grammar::State state{list.text.data(), list};
@@ -411,7 +411,7 @@ namespace grammar {
 std::vector<ast::Term> parse_terms(std::string_view text) {
   ast::EventList holder;
   holder.text = std::string(text);
-  if (text.find('\0') != std::string_view::npos) throw Error("NUL character in term list");
+  if (text.find('\0') != std::string_view::npos) throw Error(ErrorKind::syntax, "NUL character in term list");
   tao::pegtl::memory_input<tao::pegtl::tracking_mode::lazy> in(holder.text.data(), holder.text.size(), "terms");
   ast::Event event;  // holds the terms
   State state{holder.text.data(), holder};

@@ -371,13 +371,13 @@ std::size_t too_deep_at(std::string_view text, int max) {
 }
 
 Attr attr_from_json(const nlohmann::json& attr, std::size_t index) {
-  if (!attr.is_object()) throw Error(fmt::format("stdin: event {} has no 'attr' object", index));
+  if (!attr.is_object()) throw Error(ErrorKind::bad_value, fmt::format("stdin: event {} has no 'attr' object", index));
   Attr a;
   for (const auto& f : attr_fields()) {
     auto it = attr.find(std::string(f.name));
     if (it == attr.end()) continue;
     if (!it->is_number_integer())
-      throw Error(fmt::format("stdin: event {}: attr field '{}' is not an integer", index, f.name));
+      throw Error(ErrorKind::bad_value, fmt::format("stdin: event {}: attr field '{}' is not an integer", index, f.name));
     f.set(a, it->is_number_unsigned() ? it->get<std::uint64_t>() : static_cast<std::uint64_t>(it->get<std::int64_t>()));
   }
   return a;
@@ -385,18 +385,18 @@ Attr attr_from_json(const nlohmann::json& attr, std::size_t index) {
 
 std::vector<Attr> parse_attr_json(std::string_view text) {
   if (auto at = too_deep_at(text, attr_input_max_depth); at != std::string_view::npos)
-    throw Error(fmt::format("stdin: JSON nested deeper than {} levels at byte {}", attr_input_max_depth, at + 1));
+    throw Error(ErrorKind::bad_value, fmt::format("stdin: JSON nested deeper than {} levels at byte {}", attr_input_max_depth, at + 1));
   nlohmann::json doc;
   try {
     doc = nlohmann::json::parse(text);
   } catch (const nlohmann::json::parse_error& e) {
-    throw Error(fmt::format("stdin: invalid JSON at byte {}", e.byte));
+    throw Error(ErrorKind::syntax, fmt::format("stdin: invalid JSON at byte {}", e.byte));
   } catch (const nlohmann::json::exception& e) {
-    throw Error(fmt::format("stdin: invalid JSON: {}", e.what()));
+    throw Error(ErrorKind::syntax, fmt::format("stdin: invalid JSON: {}", e.what()));
   }
   const nlohmann::json* events = doc.is_object() && doc.contains("events") ? &doc["events"] : &doc;
   if (!events->is_array())
-    throw Error("stdin: expected {\"events\":[...]} as 'perfspec resolve --format json' prints");
+    throw Error(ErrorKind::bad_value, "stdin: expected {\"events\":[...]} as 'perfspec resolve --format json' prints");
   std::vector<Attr> out;
   out.reserve(events->size());
   for (const auto& e : *events)
@@ -408,13 +408,13 @@ std::vector<Attr> parse_attr_json(std::string_view text) {
 
 std::vector<Attr> parse_attr_input(std::string_view text) {
   if (text.size() > attr_input_max_bytes)
-    throw Error(fmt::format("stdin: more than {} MiB of input", attr_input_max_bytes >> 20));
+    throw Error(ErrorKind::bad_value, fmt::format("stdin: more than {} MiB of input", attr_input_max_bytes >> 20));
   std::size_t first = text.find_first_not_of(" \t\r\n");
   if (first == std::string_view::npos)
-    throw Error("no input: give attr fields as options, or JSON or perf stat -vv text on stdin");
+    throw Error(ErrorKind::usage, "no input: give attr fields as options, or JSON or perf stat -vv text on stdin");
   if (text[first] == '{' || text[first] == '[') return parse_attr_json(text);
   auto out = parse_perf_attr_text(text);
-  if (out.empty()) throw Error("stdin: no 'perf_event_attr:' block found (perf stat -vv output expected)");
+  if (out.empty()) throw Error(ErrorKind::bad_value, "stdin: no 'perf_event_attr:' block found (perf stat -vv output expected)");
   return out;
 }
 

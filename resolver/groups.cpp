@@ -64,7 +64,7 @@ void Resolver::add_lone(const ast::Item& item, Events& events, GroupSlots& group
   std::size_t first = events.size();
   const ast::Event& ev = item.events.front();
   resolve_event(ev, events);
-  if (events.size() == first) throw Error(fmt::format("'{}' matched no event", text(ev.span)), ev.span);
+  if (events.size() == first) throw Error(ErrorKind::unknown_name, fmt::format("'{}' matched no event", text(ev.span)), ev.span);
   for (std::size_t index = first; index < events.size(); ++index) {
     ResolvedEvent& e = events[index];
     e.group = groups.size();
@@ -83,7 +83,7 @@ void Resolver::add_braced(const ast::Item& item, Events& events, GroupSlots& gro
   for (const auto& ev : item.events) {
     std::size_t before = events.size();
     resolve_event(ev, events);
-    if (events.size() == before) throw Error(fmt::format("'{}' matched no event", text(ev.span)), ev.span);
+    if (events.size() == before) throw Error(ErrorKind::unknown_name, fmt::format("'{}' matched no event", text(ev.span)), ev.span);
     from.resize(events.size() - first, &ev);
   }
   const std::size_t produced = events.size() - first;

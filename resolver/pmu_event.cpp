@@ -36,7 +36,7 @@ const std::vector<ast::Term>& parsed_terms(const std::string& text) {
     for (const auto& f : pmu->formats()) valid.push_back(f.name);
   for (auto b : builtin_term_names()) valid.emplace_back(b);
   std::string help = fmt::format("valid terms: {}", fmt::join(valid, ","));
-  throw Error(fmt::format("unknown term '{}' for {}", t.name, what), t.name_span, help);
+  throw Error(ErrorKind::unknown_name, fmt::format("unknown term '{}' for {}", t.name, what), t.name_span, help);
 }
 
 void Resolver::apply_format(ResolvedEvent& out, const Pmu& pmu, const spec::Format& f, const ast::Term& t,
@@ -52,20 +52,20 @@ void Resolver::apply_format(ResolvedEvent& out, const Pmu& pmu, const spec::Form
   std::uint64_t v = 0;
   if (t.kind == Value::none) {
     if (width != 1)
-      throw Error(fmt::format("no value assigned for term '{}'", t.name), t.name_span,
+      throw Error(ErrorKind::bad_value, fmt::format("no value assigned for term '{}'", t.name), t.name_span,
                   fmt::format("'{}' is {} bits wide in pmu '{}': write {}=N", t.name, width, pmu.name(), t.name));
     v = 1;
   } else if (t.kind == Value::number) {
     v = t.number;
   } else {
-    throw Error("expected numeric value", t.value_span,
+    throw Error(ErrorKind::bad_value, "expected numeric value", t.value_span,
                 fmt::format("'{}' is a {}-bit field of pmu '{}'", t.name, width, pmu.name()));
   }
   if (v > max_value) {
     if (from_alias)
-      throw Error(fmt::format("value too big for format ({}), maximum is {} (in the alias of pmu '{}')", f.name,
+      throw Error(ErrorKind::machine, fmt::format("value too big for format ({}), maximum is {} (in the alias of pmu '{}')", f.name,
                               max_value, pmu.name()));
-    throw Error(fmt::format("value too big for format ({}), maximum is {}", f.name, max_value), t.value_span);
+    throw Error(ErrorKind::bad_value, fmt::format("value too big for format ({}), maximum is {}", f.name, max_value), t.value_span);
   }
   std::uint64_t* words[] = {&out.attr.config, &out.attr.config1, &out.attr.config2, &out.attr.config3};
   std::uint64_t& w = *words[f.word];
@@ -84,7 +84,7 @@ void Resolver::apply_alias(ResolvedEvent& out, const Pmu& pmu, const spec::Alias
   try {
     terms = &parsed_terms(alias.terms);
   } catch (const Error& e) {
-    throw Error(fmt::format("pmu '{}': {} holds '{}': {}", pmu.name(), file(), alias.terms, e.message()), where);
+    throw Error(ErrorKind::machine, fmt::format("pmu '{}': {} holds '{}': {}", pmu.name(), file(), alias.terms, e.message()), where);
   }
   CallGraph cg;
   for (const auto& t : *terms) {
@@ -99,9 +99,9 @@ void Resolver::apply_alias(ResolvedEvent& out, const Pmu& pmu, const spec::Alias
         continue;
       }
     } catch (const Error& e) {
-      throw Error(fmt::format("pmu '{}': {}: {}", pmu.name(), file(), e.message()), where);
+      throw Error(ErrorKind::machine, fmt::format("pmu '{}': {}: {}", pmu.name(), file(), e.message()), where);
     }
-    throw Error(fmt::format("pmu '{}': {} uses term '{}', which the pmu has no format for", pmu.name(), file(), t.name),
+    throw Error(ErrorKind::machine, fmt::format("pmu '{}': {} uses term '{}', which the pmu has no format for", pmu.name(), file(), t.name),
                 where);
   }
   finish_call_graph(out.attr, cg);
@@ -188,7 +188,7 @@ EventTerm Resolver::find_event_term(const ast::Event& ev, const Pmu& pmu, const 
       return machine_.alias(pmu, name);
     } catch (const Error& e) {
       if (e.positioned()) throw;
-      throw Error(e.message(), where, e.help());
+      throw Error(e.kind(), e.message(), where, e.help());
     }
   };
   for_each_term(ev, known, [&](const ast::Term& t) {
@@ -207,14 +207,14 @@ EventTerm Resolver::find_event_term(const ast::Event& ev, const Pmu& pmu, const 
         std::vector<std::string> names;
         for (const auto& a : pmu.aliases()) names.push_back(a.name);
         for (const spec::TableEvent* e : machine_.table_events(pmu)) names.push_back(e->alias.name);
-        throw Error(fmt::format("unknown event '{}' for pmu '{}'", t.text, pmu.name()), t.value_span,
+        throw Error(ErrorKind::unknown_name, fmt::format("unknown event '{}' for pmu '{}'", t.text, pmu.name()), t.value_span,
                     with_table_problems(suggest(t.text, names)));
       }
       names_event = true;
     }
     if (names_event) {
       if (which.term)
-        throw Error(fmt::format("more than one event named in the terms of pmu '{}'", pmu.name()), t.span,
+        throw Error(ErrorKind::bad_value, fmt::format("more than one event named in the terms of pmu '{}'", pmu.name()), t.span,
                     fmt::format("'{}' already names the event", text(which.term->span)));
       which.term = &t;
     }
@@ -237,7 +237,7 @@ void Resolver::apply_definition(ResolvedEvent& out, const Pmu& pmu, const EventT
     // with the PMU's type as extended type on hybrid machines.
     out.attr.type = which.symbol ? spec::type_hardware : spec::type_hw_cache;
     if (which.cache && !which.cache->invalid.empty())
-      throw Error(fmt::format("invalid cache event '{}': {}", which.term->name, which.cache->invalid),
+      throw Error(ErrorKind::bad_value, fmt::format("invalid cache event '{}': {}", which.term->name, which.cache->invalid),
                   which.term->span);
     out.attr.config = which.symbol ? which.symbol->config : which.cache->event.config();
     if (cores().size() > 1) out.attr.config |= std::uint64_t{pmu.type()} << 32;
@@ -261,11 +261,11 @@ void Resolver::apply_terms(ResolvedEvent& out, const ast::Event& ev, const Pmu& 
       return;
     }
     if (t.kind == ast::Term::Value::none && (machine_.alias(pmu, t.name) || spec::find_symbol(t.name)))
-      throw Error(fmt::format("more than one event named in the terms of pmu '{}'", pmu.name()), t.span);
+      throw Error(ErrorKind::bad_value, fmt::format("more than one event named in the terms of pmu '{}'", pmu.name()), t.span);
     unknown_term(t, fmt::format("pmu '{}'", pmu.name()), &pmu);
   });
   if (!required.empty())
-    throw Error(fmt::format("event '{}' of pmu '{}' needs '{}=N'", which.alias->name, pmu.name(), required.front()),
+    throw Error(ErrorKind::bad_value, fmt::format("event '{}' of pmu '{}' needs '{}=N'", which.alias->name, pmu.name(), required.front()),
                 which.term->span, fmt::format("its definition says {}=?", required.front()));
   finish_call_graph(out.attr, cg);
 }

@@ -169,7 +169,7 @@ void Resolver::resolve_named(const ast::Event& ev, Events& out) {
   if (!cache) cache = spec::parse_dotted_cache(n);
   if (cache) {
     if (!cache->invalid.empty())
-      throw Error(fmt::format("invalid cache event '{}': {}", n, cache->invalid), ev.name_span);
+      throw Error(ErrorKind::bad_value, fmt::format("invalid cache event '{}': {}", n, cache->invalid), ev.name_span);
     return generic(ev, spec::type_hw_cache, cache->event.config(), out);
   }
   if (ev.kind == ast::EventKind::pmu) return resolve_pmu_form(ev, out);
@@ -200,13 +200,13 @@ void Resolver::resolve_named(const ast::Event& ev, Events& out) {
     return remember_name(n, found);
   }
   if (n.find("::") != std::string::npos)
-    throw Error(fmt::format("unknown event '{}'", n), ev.name_span,
+    throw Error(ErrorKind::unknown_name, fmt::format("unknown event '{}'", n), ev.name_span,
                 spec::pfm::available() ? "libpfm4 does not know it for this CPU (LIBPFM_FORCE_PMU picks another model)"
                                        : "names of the form 'pmu::EVENT:UMASK' need libpfm4, which this build lacks");
   if (machine_.pmu(n))
-    throw Error(fmt::format("'{}' is a PMU, not an event", n), ev.name_span,
+    throw Error(ErrorKind::unknown_name, fmt::format("'{}' is a PMU, not an event", n), ev.name_span,
                 fmt::format("write '{}/.../' with terms, e.g. '{}/config=0x1/'", n, n));
-  throw Error(fmt::format("unknown event '{}'", n), ev.name_span,
+  throw Error(ErrorKind::unknown_name, fmt::format("unknown event '{}'", n), ev.name_span,
               with_table_problems(n.size() > max_suggest_length ? std::string{} : suggest(n, suggestable_names())));
 }
 
@@ -253,7 +253,7 @@ void Resolver::resolve_pmu_form(const ast::Event& ev, Events& out) {
                  }) |
                  ranges::to<std::vector<std::string>>();
   if (matches.empty()) {
-    throw Error(fmt::format("unknown PMU '{}'", ev.name), ev.name_span,
+    throw Error(ErrorKind::unknown_name, fmt::format("unknown PMU '{}'", ev.name), ev.name_span,
                 suggest(ev.name, machine_.pmu_names()).empty()
                     ? fmt::format("PMUs of this machine: {}", fmt::join(machine_.pmu_names(), ", "))
                     : suggest(ev.name, machine_.pmu_names()));
@@ -309,7 +309,7 @@ void Resolver::resolve_event(const ast::Event& ev, Events& out) {
   } catch (const Error& e) {
     if (e.positioned()) throw;
     // A sysfs problem met while resolving: keep the file's message, point at the event.
-    throw Error(e.message(), ev.span, e.help());
+    throw Error(e.kind(), e.message(), ev.span, e.help());
   }
 }
 

@@ -90,16 +90,16 @@ bool apply_builtin(ResolvedEvent& out, const ast::Term& t, CallGraph& cg) {
   Attr& a = out.attr;
   auto number = [&]() -> std::uint64_t {
     if (t.kind == Value::none) return 1;  // a bare built-in means 1
-    if (t.kind != Value::number) throw Error("expected numeric value", t.value_span.end > t.value_span.begin ? t.value_span : t.span);
+    if (t.kind != Value::number) throw Error(ErrorKind::bad_value, "expected numeric value", t.value_span.end > t.value_span.begin ? t.value_span : t.span);
     return t.number;
   };
   auto string = [&]() -> std::string {
     if (t.kind != Value::name && t.kind != Value::quoted)
-      throw Error("expected string value", t.kind == Value::none ? t.name_span : t.value_span);
+      throw Error(ErrorKind::bad_value, "expected string value", t.kind == Value::none ? t.name_span : t.value_span);
     return t.text;
   };
   auto fits = [&](std::uint64_t v, std::uint64_t max) {
-    if (v > max) throw Error(fmt::format("value {} for '{}' is too large, maximum is {}", v, t.name, max), t.value_span);
+    if (v > max) throw Error(ErrorKind::bad_value, fmt::format("value {} for '{}' is too large, maximum is {}", v, t.name, max), t.value_span);
     return v;
   };
   switch (which) {
@@ -114,7 +114,7 @@ bool apply_builtin(ResolvedEvent& out, const ast::Term& t, CallGraph& cg) {
       std::string v = string();
       auto it = std::find_if(std::begin(branch_modes), std::end(branch_modes), [&](auto& m) { return m.name == v; });
       if (it == std::end(branch_modes))
-        throw Error(fmt::format("unknown branch type '{}'", v), t.value_span,
+        throw Error(ErrorKind::unknown_name, fmt::format("unknown branch type '{}'", v), t.value_span,
                     "valid: u, k, hv, any, any_call, any_ret, ind_call, abort_tx, in_tx, no_tx, cond, call_stack, "
                     "ind_jump, call, no_flags, no_cycles, save_type, hw_index, priv, counter");
       a.branch_sample_type |= it->bits;
@@ -128,7 +128,7 @@ bool apply_builtin(ResolvedEvent& out, const ast::Term& t, CallGraph& cg) {
     case Builtin::call_graph: {
       std::string v = string();
       if (v != "fp" && v != "dwarf" && v != "lbr" && v != "no")
-        throw Error(fmt::format("unknown call-graph mode '{}'", v), t.value_span, "valid: fp, dwarf, lbr, no");
+        throw Error(ErrorKind::unknown_name, fmt::format("unknown call-graph mode '{}'", v), t.value_span, "valid: fp, dwarf, lbr, no");
       cg.mode = v;
       break;
     }
@@ -146,7 +146,7 @@ bool apply_builtin(ResolvedEvent& out, const ast::Term& t, CallGraph& cg) {
       break;
     case Builtin::metric_id: out.metric_id = string(); break;
     case Builtin::cpu:
-      if (t.kind == Value::none) throw Error("expected a CPU list", t.name_span);
+      if (t.kind == Value::none) throw Error(ErrorKind::bad_value, "expected a CPU list", t.name_span);
       out.cpus = t.text;
       break;
     case Builtin::none: break;

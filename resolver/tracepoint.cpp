@@ -20,7 +20,12 @@ void Resolver::tracepoint_not_found(const ast::Event& ev, Span where) {
   bool glob = has_glob(ev.name) || has_glob(ev.tp_event);
   if (problem.kind == Kind::none && !glob && text.size() <= max_suggest_length)
     help = suggest(text, machine_.tracepoint_names());
-  throw Error(std::move(message), where, std::move(help));
+  // No such tracepoint is an unknown name; tracefs unreadable is a permission problem, tracefs
+  // missing a problem of the machine.
+  ErrorKind kind = problem.kind == Kind::none      ? ErrorKind::unknown_name
+                   : problem.kind == Kind::denied ? ErrorKind::permission
+                                                  : ErrorKind::machine;
+  throw Error(kind, std::move(message), where, std::move(help));
 }
 
 void Resolver::resolve_tracepoint(const ast::Event& ev, Events& out) {

@@ -22,25 +22,25 @@ Target Target::command(const Command& command, bool inherit) {
 }
 
 Command::Command(const std::vector<std::string>& argv) {
-  if (argv.empty()) throw Error("no command to run");
+  if (argv.empty()) throw Error(ErrorKind::usage, "no command to run");
   // Build everything the child needs before fork: after it, only async-signal-safe calls.
   std::vector<std::string> words = argv;
   std::vector<char*> args;
   for (auto& a : words) args.push_back(a.data());
   args.push_back(nullptr);
   int go[2], err[2];
-  if (::pipe2(go, O_CLOEXEC) < 0) throw Error(fmt::format("cannot create a pipe: {}", std::strerror(errno)));
+  if (::pipe2(go, O_CLOEXEC) < 0) throw Error(ErrorKind::io, fmt::format("cannot create a pipe: {}", std::strerror(errno)));
   if (::pipe2(err, O_CLOEXEC) < 0) {
     int e = errno;
     ::close(go[0]);
     ::close(go[1]);
-    throw Error(fmt::format("cannot create a pipe: {}", std::strerror(e)));
+    throw Error(ErrorKind::io, fmt::format("cannot create a pipe: {}", std::strerror(e)));
   }
   pid_ = ::fork();
   if (pid_ < 0) {
     int e = errno;
     for (int fd : {go[0], go[1], err[0], err[1]}) ::close(fd);
-    throw Error(fmt::format("cannot fork: {}", std::strerror(e)));
+    throw Error(ErrorKind::io, fmt::format("cannot fork: {}", std::strerror(e)));
   }
   if (pid_ == 0) {
     ::close(go[1]);

@@ -22,7 +22,7 @@ std::vector<int> parse_cpu_list(std::string_view text) {
     int v = 0;
     auto [p, ec] = std::from_chars(rest.data(), rest.data() + rest.size(), v);
     if (ec != std::errc{} || p == rest.data() || v < 0 || v > 65535)
-      throw Error(fmt::format("invalid CPU list '{}'", text));
+      throw Error(ErrorKind::bad_value, fmt::format("invalid CPU list '{}'", text));
     rest.remove_prefix(static_cast<std::size_t>(p - rest.data()));
     return v;
   };
@@ -31,11 +31,11 @@ std::vector<int> parse_cpu_list(std::string_view text) {
     if (!s.empty() && s.front() == '-') {
       s.remove_prefix(1);
       hi = number(s);
-      if (hi < lo) throw Error(fmt::format("invalid CPU list '{}': range {}-{} is reversed", text, lo, hi));
+      if (hi < lo) throw Error(ErrorKind::bad_value, fmt::format("invalid CPU list '{}': range {}-{} is reversed", text, lo, hi));
     }
     for (int c = lo; c <= hi; ++c) out.push_back(c);
     if (s.empty()) break;
-    if (s.front() != ',') throw Error(fmt::format("invalid CPU list '{}'", text));
+    if (s.front() != ',') throw Error(ErrorKind::bad_value, fmt::format("invalid CPU list '{}'", text));
     s.remove_prefix(1);
   }
   std::sort(out.begin(), out.end());

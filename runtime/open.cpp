@@ -218,7 +218,7 @@ std::vector<int> cpus_for(const ResolvedEvent& leader, const Target& target, con
 OpenedSet open_set(const EventSet& set, const Target& target, const OpenOptions& options, Syscalls& sys,
                    const PrepareAttr& prepare) {
   if (target.kind == Target::Kind::process && target.pid <= 0)
-    throw Error(fmt::format("invalid process id {}", target.pid));
+    throw Error(ErrorKind::usage, fmt::format("invalid process id {}", target.pid));
   OpenedSet out;
   out.set = set;
   std::size_t n = set.events.size();

@@ -212,7 +212,7 @@ void copy_file(const io::Jail& jail, const std::string& from, const fs::path& to
   fs::create_directories(to.parent_path());
   std::ofstream out(to, std::ios::binary);
   out << *text;
-  if (!out) throw Error(fmt::format("cannot write '{}': {}", to.string(), std::strerror(errno)));
+  if (!out) throw Error(ErrorKind::io, fmt::format("cannot write '{}': {}", to.string(), std::strerror(errno)));
   ++report.files;
 }
 
@@ -221,9 +221,9 @@ void copy_file(const io::Jail& jail, const std::string& from, const fs::path& to
 SnapshotReport snapshot(const Machine& machine, const std::string& out, const SnapshotOptions& options) {
   std::error_code ec;
   if (fs::exists(out, ec) && !fs::is_empty(out, ec))
-    throw Error(fmt::format("'{}' exists and is not empty: snapshot into a new folder", out));
+    throw Error(ErrorKind::usage, fmt::format("'{}' exists and is not empty: snapshot into a new folder", out));
   fs::create_directories(out, ec);
-  if (ec) throw Error(fmt::format("cannot create '{}': {}", out, ec.message()));
+  if (ec) throw Error(ErrorKind::io, fmt::format("cannot create '{}': {}", out, ec.message()));
   SnapshotReport report;
   const std::string devices = machine.root() + "/bus/event_source/devices";
   const fs::path dest = fs::path(out) / "bus/event_source/devices";

@@ -204,7 +204,7 @@ struct MapRow {
 std::vector<MapRow> read_mapfile(const std::string& dir) {
   std::string path = dir + "/mapfile.csv";
   auto text = io::read_small_file(path);
-  if (!text) throw Error(fmt::format("events directory '{}' has no mapfile.csv", dir));
+  if (!text) throw Error(ErrorKind::machine, fmt::format("events directory '{}' has no mapfile.csv", dir));
   std::vector<MapRow> rows;
   std::istringstream in(*text);
   std::string line;
@@ -218,7 +218,7 @@ std::vector<MapRow> read_mapfile(const std::string& dir) {
     std::istringstream ls{std::string(l)};
     while (std::getline(ls, field, ',')) fields.push_back(std::string(io::trim(field)));
     if (fields.size() < 3 || fields[0].empty() || fields[2].empty())
-      throw Error(fmt::format("'{}' line {}: expected 'cpuid,version,folder,type', got '{}'", path, lineno, l));
+      throw Error(ErrorKind::machine, fmt::format("'{}' line {}: expected 'cpuid,version,folder,type', got '{}'", path, lineno, l));
     rows.push_back({fields[0], fields[2], lineno});
   }
   return rows;
@@ -243,7 +243,7 @@ std::optional<std::string> find_model(const std::string& dir, const std::string&
     bool match = arch == TableArch::arm64 ? midr_matches(row.cpuid, cpuid) : cpuid_matches(row.cpuid, cpuid);
     if (!match) continue;
     if (!safe_relative_folder(row.folder))
-      throw Error(fmt::format("'{}/mapfile.csv' line {}: folder '{}' leaves the events directory", dir, row.line,
+      throw Error(ErrorKind::machine, fmt::format("'{}/mapfile.csv' line {}: folder '{}' leaves the events directory", dir, row.line,
                               row.folder));
     if (holds_tables(fs::path(dir) / row.folder)) return row.folder;
   }

@@ -23,6 +23,19 @@ std::string shown_lines(std::string_view text) {
 }
 }  // namespace
 
+std::string_view error_kind_name(ErrorKind kind) {
+  switch (kind) {
+    case ErrorKind::syntax: return "syntax";
+    case ErrorKind::unknown_name: return "unknown name";
+    case ErrorKind::bad_value: return "bad value";
+    case ErrorKind::machine: return "machine description";
+    case ErrorKind::io: return "I/O";
+    case ErrorKind::permission: return "permission";
+    case ErrorKind::usage: return "usage";
+  }
+  return "bad value";
+}
+
 std::string render(const Error& error, std::string_view input, const Origin& origin) {
   std::string out;
   if (!error.positioned()) {

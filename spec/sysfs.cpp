@@ -37,8 +37,10 @@ namespace io {
 
 namespace {
 
+ErrorKind kind_of_errno(int e) { return e == EACCES || e == EPERM ? ErrorKind::permission : ErrorKind::io; }
+
 [[noreturn]] void outside(const Jail& jail, const std::string& path) {
-  throw Error(fmt::format("'{}' leads outside the tree '{}' (a symlink out of it): not read", path, jail.root()));
+  throw Error(ErrorKind::machine, fmt::format("'{}' leads outside the tree '{}' (a symlink out of it): not read", path, jail.root()));
 }
 
 }  // namespace
@@ -59,7 +61,7 @@ int Jail::open(const std::string& path, int flags) const {
   } else {
     bool below = path.size() > root_.size() && path.compare(0, root_.size(), root_) == 0 &&
                  (path[root_.size()] == '/' || root_ == "/");
-    if (!below) throw Error(fmt::format("internal error: '{}' is not below the tree '{}'", path, root_));
+    if (!below) throw Error(ErrorKind::machine, fmt::format("internal error: '{}' is not below the tree '{}'", path, root_));
     rel = path.substr(root_.size());
     while (!rel.empty() && rel.front() == '/') rel.erase(0, 1);
     if (rel.empty()) rel = ".";
@@ -108,13 +110,13 @@ std::optional<std::string> read_all(int fd, const std::string& path) {
       }
       int e = errno;
       ::close(fd);
-      throw Error(fmt::format("cannot read '{}': {}", path, std::strerror(e)));
+      throw Error(kind_of_errno(e), fmt::format("cannot read '{}': {}", path, std::strerror(e)));
     }
     if (n == 0) break;
     out.append(buf, static_cast<std::size_t>(n));
     if (out.size() > max_file_size) {
       ::close(fd);
-      throw Error(fmt::format("'{}' is larger than {} bytes; not a sysfs attribute", path, max_file_size));
+      throw Error(ErrorKind::machine, fmt::format("'{}' is larger than {} bytes; not a sysfs attribute", path, max_file_size));
     }
   }
   ::close(fd);
@@ -125,7 +127,7 @@ std::optional<std::string> read_opened(int fd, const Jail* jail, const std::stri
   if (fd < 0) {
     if (fd == -ENOENT || fd == -ENOTDIR) return std::nullopt;
     if (fd == -EXDEV && jail) outside(*jail, path);
-    throw Error(fmt::format("cannot read '{}': {}", path, std::strerror(-fd)));
+    throw Error(kind_of_errno(-fd), fmt::format("cannot read '{}': {}", path, std::strerror(-fd)));
   }
   return read_all(fd, path);
 }
@@ -157,9 +159,9 @@ std::optional<std::string> read_optional_file(const Jail& jail, const std::strin
   }
   ::close(dir);
   if (r != 0) return std::nullopt;
-  if (S_ISDIR(st.st_mode)) throw Error(fmt::format("'{}' is a folder, not a file", path));
-  if (S_ISLNK(st.st_mode)) throw Error(fmt::format("'{}' is a symlink to nothing ('{}')", path, target));
-  throw Error(fmt::format("'{}' cannot be read", path));
+  if (S_ISDIR(st.st_mode)) throw Error(ErrorKind::machine, fmt::format("'{}' is a folder, not a file", path));
+  if (S_ISLNK(st.st_mode)) throw Error(ErrorKind::machine, fmt::format("'{}' is a symlink to nothing ('{}')", path, target));
+  throw Error(ErrorKind::io, fmt::format("'{}' cannot be read", path));
 }
 
 std::optional<std::string> read_small_file(const std::string& path) {
@@ -179,7 +181,7 @@ std::vector<std::string> list_dir(const Jail& jail, const std::string& path, boo
   if (fd < 0) {
     if (fd == -EXDEV) outside(jail, path);
     if (strict && fd != -ENOENT && fd != -ENOTDIR)
-      throw Error(fmt::format("cannot read '{}': {}", path, std::strerror(-fd)));
+      throw Error(kind_of_errno(-fd), fmt::format("cannot read '{}': {}", path, std::strerror(-fd)));
     return out;
   }
   DIR* dir = ::fdopendir(fd);
@@ -253,7 +255,7 @@ void Pmu::load_formats() const {
     try {
       out.push_back(parse_format(file, *text));
     } catch (const Error& e) {
-      throw Error(fmt::format("pmu '{}': format file '{}': {}", name_, path, e.message()));
+      throw Error(ErrorKind::machine, fmt::format("pmu '{}': format file '{}': {}", name_, path, e.message()));
     }
   }
   std::sort(out.begin(), out.end(), [](const Format& a, const Format& b) { return a.name < b.name; });
@@ -321,12 +323,12 @@ Alias Pmu::load_alias(const std::string& file) const {
   std::string path = dir_ + "/events/" + file;
   Alias a;
   auto text = io::read_optional_file(*jail_, path);
-  if (!text) throw Error(fmt::format("'{}' is gone: it was listed, then removed", path));
+  if (!text) throw Error(ErrorKind::machine, fmt::format("'{}' is gone: it was listed, then removed", path));
   a.name = file;
   a.origin = path;
   a.terms = std::string(io::trim(*text));
   if (a.terms.find('\0') != std::string::npos)
-    throw Error(fmt::format("pmu '{}': event file '{}' holds binary data", name_, path));
+    throw Error(ErrorKind::machine, fmt::format("pmu '{}': event file '{}' holds binary data", name_, path));
   auto companion = [&](const char* suffix) { return io::read_optional_file(*jail_, path + suffix); };
   if (auto sc = companion(".scale")) {
     a.scale_text = std::string(io::trim(*sc));
@@ -335,7 +337,7 @@ Alias Pmu::load_alias(const std::string& file) const {
     errno = 0;
     a.scale = std::strtod(begin, &end);
     if (a.scale_text.empty() || end != begin + a.scale_text.size() || errno == ERANGE)
-      throw Error(fmt::format("pmu '{}': scale file '{}.scale' holds '{}', not a number", name_, path, a.scale_text));
+      throw Error(ErrorKind::machine, fmt::format("pmu '{}': scale file '{}.scale' holds '{}', not a number", name_, path, a.scale_text));
   }
   if (auto u = companion(".unit")) a.unit = std::string(io::trim(*u));
   if (auto p = companion(".per-pkg")) a.per_pkg = io::trim(*p) == "1";
@@ -369,7 +371,7 @@ unsigned Pmu::max_precise() const {
     unsigned v = 0;
     auto [p, ec] = std::from_chars(text->data(), text->data() + text->size(), v);
     if (ec != std::errc{} || p != text->data() + text->size())
-      throw Error(fmt::format("pmu '{}': '{}/caps/max_precise' holds '{}', not a number", name_, dir_, *text));
+      throw Error(ErrorKind::machine, fmt::format("pmu '{}': '{}/caps/max_precise' holds '{}', not a number", name_, dir_, *text));
     max_precise_ = std::min(v, 3u);
   });
   return max_precise_;
@@ -426,7 +428,7 @@ const Pmu* Machine::pmu(std::string_view name) const {
   std::uint32_t type = 0;
   auto [p, ec] = std::from_chars(t.data(), t.data() + t.size(), type);
   if (t.empty() || ec != std::errc{} || p != t.data() + t.size())
-    throw Error(fmt::format("pmu '{}': '{}/type' holds '{}', not a PMU type number", name, dir,
+    throw Error(ErrorKind::machine, fmt::format("pmu '{}': '{}/type' holds '{}', not a PMU type number", name, dir,
                             t.substr(0, 40)));
   auto pmu = std::make_unique<Pmu>();
   pmu->name_ = std::string(name);
@@ -899,7 +901,7 @@ std::optional<std::uint64_t> Machine::read_tracepoint_id(std::string_view sys, s
   std::uint64_t id = 0;
   auto [p, ec] = std::from_chars(t.data(), t.data() + t.size(), id);
   if (t.empty() || ec != std::errc{} || p != t.data() + t.size())
-    throw Error(fmt::format("tracepoint id file '{}' holds '{}', not a number", path, t.substr(0, 40)));
+    throw Error(ErrorKind::machine, fmt::format("tracepoint id file '{}' holds '{}', not a number", path, t.substr(0, 40)));
   return id;
 }
 

@@ -153,7 +153,7 @@ bool table_pmu_matches(std::string_view table_pmu, std::string_view pmu_name) {
 std::string table_terms(const TableFields& f) {
   auto need = [](std::string_view what, std::string_view text) {
     auto v = jevents_number(text);
-    if (!v) throw Error(fmt::format("{} '{}' is not a number", what, text));
+    if (!v) throw Error(ErrorKind::machine, fmt::format("{} '{}' is not a number", what, text));
     return *v;
   };
   std::string terms;
@@ -169,7 +169,7 @@ std::string table_terms(const TableFields& f) {
     if (!f.ext_sel.empty()) {
       auto sel = io::trim(f.ext_sel);
       if (sel.find_first_not_of("0123456789") != std::string_view::npos || sel.empty())
-        throw Error(fmt::format("ExtSel '{}' is not a decimal number", f.ext_sel));
+        throw Error(ErrorKind::machine, fmt::format("ExtSel '{}' is not a decimal number", f.ext_sel));
       event |= need("ExtSel", sel) << 8;
     }
     terms = "event=" + llx(event);
@@ -200,9 +200,9 @@ std::string table_terms(const TableFields& f) {
     first = io::trim(first.substr(0, first.find(',')));
     std::uint64_t index = need("MSRIndex", first);
     const char* term = index == 0x3F6 ? "ldlat" : index == 0x1A6 || index == 0x1A7 ? "offcore_rsp" : index == 0x3F7 ? "frontend" : nullptr;
-    if (!term) throw Error(fmt::format("MSRIndex '{}' is not one perf knows (0x3F6, 0x1A6, 0x1A7, 0x3F7)", f.msr_index));
+    if (!term) throw Error(ErrorKind::machine, fmt::format("MSRIndex '{}' is not one perf knows (0x3F6, 0x1A6, 0x1A7, 0x3F7)", f.msr_index));
     // perf writes `ldlat=None` here, which no PMU accepts: the entry is left out instead.
-    if (f.msr_value.empty()) throw Error(fmt::format("MSRIndex '{}' without an MSRValue", f.msr_index));
+    if (f.msr_value.empty()) throw Error(ErrorKind::machine, fmt::format("MSRIndex '{}' without an MSRValue", f.msr_index));
     need("MSRValue", f.msr_value);
     terms += fmt::format(",{}={}", term, io::trim(f.msr_value));
   }
@@ -235,7 +235,7 @@ std::string field(const nlohmann::json& entry, const char* key) {
   if (it->is_string()) return it->get<std::string>();
   if (it->is_number_unsigned()) return std::to_string(it->get<std::uint64_t>());
   if (it->is_number_integer()) return std::to_string(it->get<std::int64_t>());
-  throw Error(fmt::format("'{}' must be a string, not {}", key, it->type_name()));
+  throw Error(ErrorKind::machine, fmt::format("'{}' must be a string, not {}", key, it->type_name()));
 }
 
 // jevents' fixdesc(): a description without its final full stop.
@@ -253,7 +253,7 @@ using StdEvents = std::unordered_map<std::string, Entry>;  // lower-case EventNa
 // One JSON object as jevents' JsonEvent: terms, PMU, inherited fields. Throws perfspec::Error with a
 // message (the caller adds file and entry).
 Entry make_entry(const nlohmann::json& jd, const StdEvents& std_events) {
-  if (!jd.is_object()) throw Error("expected an object");
+  if (!jd.is_object()) throw Error(ErrorKind::machine, "expected an object");
   Entry e;
   e.name = field(jd, "EventName");
   e.pmu = table_unit_pmu(field(jd, "Unit"));
@@ -309,7 +309,7 @@ Entry make_entry(const nlohmann::json& jd, const StdEvents& std_events) {
   }
   if (!arch_std.empty()) {
     auto it = std_events.find(ascii_lowered(arch_std));
-    if (it == std_events.end()) throw Error(fmt::format("ArchStdEvent '{}' is not an architecture-standard event", arch_std));
+    if (it == std_events.end()) throw Error(ErrorKind::machine, fmt::format("ArchStdEvent '{}' is not an architecture-standard event", arch_std));
     // The standard event's encoding, and every field the entry leaves empty.
     e.event = it->second.event;
     inherit(e, it->second);
@@ -398,7 +398,7 @@ void load_file(const fs::path& path, const StdEvents& std_events, bool descripti
             auto text = field(jd, key);
             if (text.empty()) return 0;
             auto v = jevents_number(text);
-            if (!v || *v > 1024) throw Error(fmt::format("{} '{}' is not a counter count", key, text));
+            if (!v || *v > 1024) throw Error(ErrorKind::machine, fmt::format("{} '{}' is not a counter count", key, text));
             return static_cast<unsigned>(*v);
           };
           out.counters.push_back({table_unit_pmu(field(jd, "Unit")), count("CountersNumFixed"), count("CountersNumGeneric")});
@@ -408,10 +408,10 @@ void load_file(const fs::path& path, const StdEvents& std_events, bool descripti
         continue;
       }
       if (e.name.find_first_of(",/{}:= \t") != std::string::npos || has_control(e.name))
-        throw Error("the name cannot be written in an event string");
+        throw Error(ErrorKind::machine, "the name cannot be written in an event string");
       for (auto [what, text] : {std::pair{"Unit", &e.pmu}, {"ScaleUnit", &e.scale_unit}, {"Compat", &e.compat},
                                 {"the encoding", &e.event}})
-        if (has_control(*text)) throw Error(fmt::format("{} has control characters", what));
+        if (has_control(*text)) throw Error(ErrorKind::machine, fmt::format("{} has control characters", what));
       TableEvent ev;
       ev.alias.name = e.name;
       ev.alias.terms = e.event;
@@ -492,7 +492,7 @@ Files files_of(const std::string& dir, const std::string& model, bool sys) {
   fs::path folder = fs::path(dir) / model;
   std::error_code ec;
   if (model.empty() || !safe_relative_folder(model) || !fs::is_directory(folder, ec))
-    throw Error(fmt::format("events directory has no folder '{}'", folder.string()));
+    throw Error(ErrorKind::machine, fmt::format("events directory has no folder '{}'", folder.string()));
   f.files = json_files(folder);
   return f;
 }

@@ -571,3 +571,25 @@ TEST_CASE("clear(): a reused event or group is default-constructed again, its st
   CHECK(g.members.data() == members);
   CHECK_FALSE((g.braces || g.weak));
 }
+
+TEST_CASE("an error's kind says what is wrong") {
+  using perfspec::ErrorKind;
+  auto kind_of = [](std::string_view text, const Machine& m) {
+    try {
+      perfspec::resolve(text, m);
+    } catch (const perfspec::Error& e) {
+      return e.kind();
+    }
+    FAIL("resolved: " << text);
+    return ErrorKind::usage;
+  };
+  CHECK(kind_of("cycles,", skx()) == ErrorKind::syntax);
+  CHECK(kind_of("cycles:uu", skx()) == ErrorKind::syntax);
+  CHECK(kind_of("cycles:zz", skx()) == ErrorKind::unknown_name);  // a tracepoint sys:name
+  CHECK(kind_of("nosuchpmu/event=1/", skx()) == ErrorKind::unknown_name);
+  CHECK(kind_of("cpu/umsk=1/", skx()) == ErrorKind::unknown_name);
+  CHECK(kind_of("no_such_event_name", skx()) == ErrorKind::unknown_name);
+  CHECK(kind_of("cpu/event=0x1ff/", skx()) == ErrorKind::bad_value);
+  CHECK(kind_of("{cycles:D,instructions:D}", skx()) == ErrorKind::bad_value);
+  CHECK(perfspec::error_kind_name(ErrorKind::machine) == "machine description");
+}

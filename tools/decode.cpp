@@ -19,7 +19,7 @@ std::uint64_t parse_u64(const std::string& text, const std::string& what) {
     if (used != text.size() || text.starts_with('-')) throw std::invalid_argument(text);
     return v;
   } catch (const std::exception&) {
-    throw Error(fmt::format("{}: '{}' is not a number", what, text));
+    throw Error(perfspec::ErrorKind::usage, fmt::format("{}: '{}' is not a number", what, text));
   }
 }
 
@@ -32,9 +32,9 @@ std::string read_bounded(std::FILE* in) {
   while ((n = std::fread(buf, 1, sizeof buf, in)) > 0) {
     text.append(buf, n);
     if (text.size() > attr_input_max_bytes)
-      throw Error(fmt::format("stdin: more than {} MiB of input", attr_input_max_bytes >> 20));
+      throw Error(perfspec::ErrorKind::bad_value, fmt::format("stdin: more than {} MiB of input", attr_input_max_bytes >> 20));
   }
-  if (std::ferror(in)) throw Error("stdin: read error");
+  if (std::ferror(in)) throw Error(perfspec::ErrorKind::io, "stdin: read error");
   return text;
 }
 
@@ -49,7 +49,7 @@ int run_decode(const DecodeOptions& o) {
     Attr a;
     for (const auto& [name, value] : o.fields) {
       const AttrField* f = find_attr_field(name);
-      if (!f) throw Error(fmt::format("unknown attr field '{}'", name));
+      if (!f) throw Error(perfspec::ErrorKind::usage, fmt::format("unknown attr field '{}'", name));
       f->set(a, parse_u64(value, name));
     }
     attrs.push_back(a);

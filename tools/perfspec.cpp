@@ -13,6 +13,7 @@
 #include "perfspec/perfspec.hpp"
 #include "spec/printable.hpp"
 #include "tools/decode.hpp"
+#include "tools/exit_status.hpp"
 #include "tools/list.hpp"
 #include "tools/stat.hpp"
 #include "tools/warnings.hpp"
@@ -39,8 +40,8 @@ int run_resolve(const std::string& sysfs, const perfspec::spec::MachineOptions& 
       }
     } catch (const perfspec::Error& e) {
       std::fputs(perfspec::render(e, text).c_str(), stderr);
-      if (!keep_going) return 1;
-      status = 1;
+      if (!keep_going) return perfspec::tools::exit_status(e.kind());
+      status = std::max(status, perfspec::tools::exit_status(e.kind()));
     }
   }
   if (format == "json") std::cout << perfspec::to_json(all) << '\n';
@@ -210,7 +211,7 @@ int main(int argc, char** argv) {
         if (!value->empty()) dopt.fields.emplace_back(name, *value);
       for (const auto& a : d_attrs) {
         auto eq = a.find('=');
-        if (eq == std::string::npos) throw perfspec::Error(fmt::format("--attr wants NAME=VALUE, got '{}'", a));
+        if (eq == std::string::npos) throw perfspec::Error(perfspec::ErrorKind::usage, fmt::format("--attr wants NAME=VALUE, got '{}'", a));
         dopt.fields.emplace_back(a.substr(0, eq), a.substr(eq + 1));
       }
       return perfspec::tools::run_decode(dopt);
@@ -234,9 +235,11 @@ int main(int argc, char** argv) {
       return perfspec::tools::run_stat(st);
     }
   } catch (const perfspec::Error& e) {
-    std::fprintf(stderr, "perfspec: %s\n", perfspec::spec::printable(e.message()).c_str());
-    if (!e.help().empty()) std::fprintf(stderr, "help: %s\n", perfspec::spec::printable(e.help()).c_str());
-    return 1;
+    // No event string is in sight here: an error is shown without its position, as render() shows
+    // an unpositioned one ("error: ...", "help: ..."), after the program's name.
+    const perfspec::Error shown = e.positioned() ? perfspec::Error(e.kind(), e.message(), e.help()) : e;
+    std::fputs(("perfspec: " + perfspec::render(shown, {})).c_str(), stderr);
+    return perfspec::tools::exit_status(e.kind());
   } catch (const std::exception& e) {
     std::fprintf(stderr, "perfspec: internal error: %s\n", e.what());
     return 70;

@@ -16,6 +16,7 @@
 #include "perfspec/perfspec.hpp"
 #include "perfspec/runtime.hpp"
 #include "runtime/cpulist.hpp"
+#include "tools/exit_status.hpp"
 
 namespace perfspec::tools {
 namespace {
@@ -94,13 +95,13 @@ int run_stat(const StatOptions& o) {
   std::unique_ptr<std::FILE, int (*)(std::FILE*)> file(nullptr, &std::fclose);
   if (!o.output.empty()) {
     file.reset(std::fopen(o.output.c_str(), "w"));
-    if (!file) throw Error(fmt::format("cannot write '{}': {}", o.output, std::strerror(errno)));
+    if (!file) throw Error(perfspec::ErrorKind::io, fmt::format("cannot write '{}': {}", o.output, std::strerror(errno)));
     out = file.get();
   }
-  if (o.pid && (o.all_cpus || !o.cpus.empty())) throw Error("-p cannot be combined with -a or -C");
-  if (o.pid && !o.command.empty()) throw Error("-p counts an existing process: give no command");
+  if (o.pid && (o.all_cpus || !o.cpus.empty())) throw Error(perfspec::ErrorKind::usage, "-p cannot be combined with -a or -C");
+  if (o.pid && !o.command.empty()) throw Error(perfspec::ErrorKind::usage, "-p counts an existing process: give no command");
   if (!o.pid && !o.all_cpus && o.cpus.empty() && o.command.empty())
-    throw Error("nothing to count: give a command, -p PID, -a or -C CPUS");
+    throw Error(perfspec::ErrorKind::usage, "nothing to count: give a command, -p PID, -a or -C CPUS");
 
   spec::Machine machine(o.sysfs, o.machine);
   std::vector<std::string> lists = o.events;
@@ -112,7 +113,7 @@ int run_stat(const StatOptions& o) {
       part = resolve(text, machine);
     } catch (const Error& e) {
       std::fputs(render(e, text).c_str(), stderr);
-      return 1;
+      return exit_status(e.kind());
     }
     std::size_t base = set.events.size(), gbase = set.groups.size();
     for (auto& e : part.events) e.leader += base, e.group += gbase, set.events.push_back(std::move(e));
@@ -128,9 +129,9 @@ int run_stat(const StatOptions& o) {
   std::unique_ptr<runtime::Command> child;
   if (o.pid) {
     switch (process_state(*o.pid)) {
-      case Process::gone: throw Error(fmt::format("no process with pid {}", *o.pid));
+      case Process::gone: throw Error(perfspec::ErrorKind::usage, fmt::format("no process with pid {}", *o.pid));
       case Process::zombie:
-        throw Error(fmt::format("process {} has exited (a zombie its parent has not reaped): nothing to count", *o.pid));
+        throw Error(perfspec::ErrorKind::usage, fmt::format("process {} has exited (a zombie its parent has not reaped): nothing to count", *o.pid));
       case Process::running: break;
     }
     target = runtime::Target::process(*o.pid, o.inherit);

@@ -40,8 +40,23 @@ struct Origin {
   }
 };
 
+/// What kind of problem an Error reports, for programs that act on it: the C API returns a code per
+/// kind and the `perfspec` command an exit status per kind.
+enum class ErrorKind : std::uint8_t {
+  syntax,        ///< the text does not follow the grammar (an event list, modifiers, JSON input)
+  unknown_name,  ///< an event, PMU, term or tracepoint the machine does not have
+  bad_value,     ///< a value out of range or of the wrong kind, or things that do not go together
+  machine,       ///< the machine's description is malformed: a sysfs file, an event table, a mapfile
+  io,            ///< a file or a system resource could not be read, written or created
+  permission,    ///< this user may not read it
+  usage,         ///< an argument a program passed is wrong (a negative pid, `-p` with `-a`)
+};
+
+/// Example: `error_kind_name(ErrorKind::unknown_name) == "unknown name"`.
+std::string_view error_kind_name(ErrorKind kind);
+
 /// The one error type for bad user input (event strings) and bad machine descriptions (sysfs files).
-/// `span` is meaningful when `positioned` is true.
+/// `span` is meaningful when `positioned` is true; `kind` says what kind of problem it is.
 ///
 /// Example:
 /// ```
@@ -50,10 +65,18 @@ struct Origin {
 /// ```
 class Error : public std::runtime_error {
  public:
+  Error(ErrorKind kind, std::string message, Span span, std::string help = {})
+      : std::runtime_error(message), message_(std::move(message)), help_(std::move(help)), span_(span),
+        positioned_(true), kind_(kind) {}
+  Error(ErrorKind kind, std::string message, std::string help = {})
+      : std::runtime_error(message), message_(std::move(message)), help_(std::move(help)), kind_(kind) {}
+  /// Without a kind: ErrorKind::bad_value.
   Error(std::string message, Span span, std::string help = {})
-      : std::runtime_error(message), message_(std::move(message)), help_(std::move(help)), span_(span), positioned_(true) {}
+      : Error(ErrorKind::bad_value, std::move(message), span, std::move(help)) {}
   explicit Error(std::string message, std::string help = {})
-      : std::runtime_error(message), message_(std::move(message)), help_(std::move(help)) {}
+      : Error(ErrorKind::bad_value, std::move(message), std::move(help)) {}
+
+  ErrorKind kind() const noexcept { return kind_; }
 
   const std::string& message() const noexcept { return message_; }
   const std::string& help() const noexcept { return help_; }
@@ -65,6 +88,7 @@ class Error : public std::runtime_error {
   std::string help_;
   Span span_{};
   bool positioned_ = false;
+  ErrorKind kind_ = ErrorKind::bad_value;
 };
 
 /// Render an error perf-style:

@@ -21,9 +21,15 @@ extern "C" {
 
 enum {
   PERFSPEC_OK = 0,
-  PERFSPEC_E_INVALID = -1,   /* bad event string, bad sysfs or table file, bad argument */
-  PERFSPEC_E_SYSTEM = -2,    /* a system call failed (see perfspec_last_error) */
-  PERFSPEC_E_INTERNAL = -3,  /* a bug in perfspec */
+  PERFSPEC_E_INVALID = -1,     /* a bad argument to this API (NULL, an index out of range, a bad pid) */
+  PERFSPEC_E_SYSTEM = -2,      /* a system call failed, or no memory (see perfspec_last_error) */
+  PERFSPEC_E_INTERNAL = -3,    /* a bug in perfspec */
+  PERFSPEC_E_SYNTAX = -4,      /* the event string does not follow the grammar */
+  PERFSPEC_E_UNKNOWN = -5,     /* an event, PMU, term or tracepoint the machine does not have */
+  PERFSPEC_E_VALUE = -6,       /* a value out of range or of the wrong kind, or terms that clash */
+  PERFSPEC_E_MACHINE = -7,     /* the machine's description (a sysfs file, an event table) is malformed */
+  PERFSPEC_E_IO = -8,          /* a file could not be read */
+  PERFSPEC_E_PERMISSION = -9,  /* this user may not read it (a tracefs file, a sysfs file) */
 };
 
 typedef struct perfspec_machine perfspec_machine;

@@ -38,11 +38,19 @@ int main(int argc, char **argv) {
   perfspec_event_set_free(set);
 
   set = NULL;
-  CHECK(perfspec_resolve(m, "cycles,cpu/umsk=1/", &set) == PERFSPEC_E_INVALID);
+  CHECK(perfspec_resolve(m, "cycles,cpu/umsk=1/", &set) == PERFSPEC_E_UNKNOWN);
   CHECK(set == NULL);
   CHECK(perfspec_last_error_offset() == 11);
   CHECK(strcmp(perfspec_last_error(), "unknown term 'umsk' for pmu 'cpu'") == 0);
   CHECK(strstr(perfspec_last_error_rendered(), "event syntax error: 'cycles,cpu/umsk=1/'\n") != NULL);
+
+  /* Each kind of error has its code. */
+  CHECK(perfspec_resolve(m, "cycles,", &set) == PERFSPEC_E_SYNTAX);
+  CHECK(perfspec_resolve(m, "cpu/event=0x1ff/", &set) == PERFSPEC_E_VALUE);
+  CHECK(perfspec_resolve(m, "nosuchpmu/event=1/", &set) == PERFSPEC_E_UNKNOWN);
+  CHECK(perfspec_resolve(m, "{cycles:D,instructions:D}", &set) == PERFSPEC_E_VALUE);
+  CHECK(perfspec_resolve(NULL, "cycles", &set) == PERFSPEC_E_INVALID);
+  CHECK(set == NULL);
 
   char *canon = perfspec_canonical("{ cycles , cpu/event=60,inv/u }");
   CHECK(canon != NULL && strcmp(canon, "{cycles,cpu/event=0x3c,inv/u}") == 0);

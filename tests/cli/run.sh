@@ -83,8 +83,8 @@ err=$("$bin" stat -e 'task-clock,cpu/foo/' -- true 2>&1); status=$?
 expect stat-bad-event-status [ "$status" = 1 ]
 expect stat-bad-event-caret grep -qF "event syntax error: 'task-clock,cpu/foo/'" <<<"$err"
 err=$("$bin" stat -e task-clock 2>&1); status=$?
-expect stat-nothing-to-count [ "$status" = 1 ]
-expect stat-nothing-to-count-msg grep -qF "perfspec: nothing to count: give a command, -p PID, -a or -C CPUS" <<<"$err"
+expect stat-nothing-to-count [ "$status" = 2 ]
+expect stat-nothing-to-count-msg grep -qF "perfspec: error: nothing to count: give a command, -p PID, -a or -C CPUS" <<<"$err"
 # A zombie (exited, never reaped) has nothing to count: an error at once, not a wait for its reaping.
 err=$(timeout 10 python3 -c '
 import os, subprocess, sys, time
@@ -95,7 +95,7 @@ time.sleep(0.2)
 r = subprocess.run([sys.argv[1], "stat", "-e", "task-clock", "-p", str(pid)], capture_output=True, text=True)
 print(r.returncode, r.stderr.replace(str(pid), "PID"), end="")
 ' "$bin")
-expect stat-zombie [ "$err" = "1 perfspec: process PID has exited (a zombie its parent has not reaped): nothing to count" ]
+expect stat-zombie [ "$err" = "2 perfspec: error: process PID has exited (a zombie its parent has not reaped): nothing to count" ]
 # -p where no event can be opened (no cpu PMU here): the reasons, and a failure at once.
 if [ ! -e /sys/bus/event_source/devices/cpu ]; then
   sleep 30 & sleeper=$!
@@ -172,8 +172,8 @@ expect stat-pid-status [ "$status" = 0 ]
 expect stat-pid-header grep -qF " Performance counter stats for process id '$sp':" <<<"$out"
 expect stat-pid-switches grep -qE "^ +[0-9,]+ +context-switches$" <<<"$out"
 err=$("$bin" stat -p 999999999 -e task-clock 2>&1); status=$?
-expect stat-pid-missing [ "$status" = 1 ]
-expect stat-pid-missing-msg grep -qF "perfspec: no process with pid 999999999" <<<"$err"
+expect stat-pid-missing [ "$status" = 2 ]
+expect stat-pid-missing-msg grep -qF "perfspec: error: no process with pid 999999999" <<<"$err"
 rm -f "$tmp"
 
 # ---- perfspec stat's command line, as perf stat's: options end at the first word that is not one ----
@@ -354,7 +354,7 @@ b=$("$bin" resolve --sysfs "$snap" --format json 'cycles,sched:sched_switch,unco
 expect snapshot-same [ "$a" = "$b" ]
 expect snapshot-cpuid grep -qx "GenuineIntel-6-97-2" "$snap/perfspec-snapshot/cpuid"
 err=$("$bin" snapshot --sysfs "$fixtures/hybrid_adl" "$snap" 2>&1); status=$?
-expect snapshot-exists [ "$status" = 1 ]
+expect snapshot-exists [ "$status" = 2 ]
 rm -rf "$(dirname "$snap")"
 
 # ---- this machine's tracefs, as on a fresh machine: in a mount namespace without tracefs or debugfs ----
@@ -377,16 +377,16 @@ assert json.loads(body)["events"][0]["attr"]["config"] == int(tp_id), text
 ' "$out"
   nobody=(setpriv --reuid=65534 --regid=65534 --clear-groups)
   wrap=(fresh "${nobody[@]}")
-  check tracefs-not-mounted 1 tracefs_not_mounted.txt -- resolve sched:sched_switch
+  check tracefs-not-mounted 3 tracefs_not_mounted.txt -- resolve sched:sched_switch
   check list-tracefs-not-mounted 0 list_tracefs_not_mounted.txt -- list sched:sched_sw
   # Root without CAP_SYS_ADMIN, as in a container: the mount fails and the error says why.
   wrap=(fresh setpriv --inh-caps=-sys_admin --bounding-set=-sys_admin)
-  check tracefs-mount-failed 1 tracefs_mount_failed.txt -- resolve sched:sched_switch
+  check tracefs-mount-failed 3 tracefs_mount_failed.txt -- resolve sched:sched_switch
   wrap=()
   # Mounted, but not readable by another user (tracefs's root is 0700, its files 0440).
   err=$(fresh sh -c 'mount -t tracefs nodev /sys/kernel/tracing && exec "$@"' sh "${nobody[@]}" \
         "$bin" resolve sched:sched_switch 2>&1); status=$?
-  expect tracefs-denied-status [ "$status" = 1 ]
+  expect tracefs-denied-status [ "$status" = 3 ]
   expect tracefs-denied grep -qF "cannot look up tracepoint 'sched:sched_switch': no permission to read '/sys/kernel/tracing/events" <<<"$err"
   expect tracefs-denied-help grep -qxF "help: run as root, or let a group this user is in read tracefs: 'mount -o remount,mode=755,gid=GROUP /sys/kernel/tracing'" <<<"$err"
 else
@@ -402,7 +402,7 @@ echo event=0x11 >"$hostile/bus/event_source/devices/cpu/events/good"
 ln -s missing "$hostile/bus/event_source/devices/cpu/events/dangling"
 printf 'event=0x1\033[31m' >"$hostile/bus/event_source/devices/cpu/events/esc$(printf '\033')x"
 err=$("$bin" resolve --sysfs "$hostile" dangling:u 2>&1); status=$?
-expect hostile-dangling-status [ "$status" = 1 ]
+expect hostile-dangling-status [ "$status" = 3 ]
 expect hostile-dangling-msg grep -qF "\\___ '$hostile/bus/event_source/devices/cpu/events/dangling' is a symlink to nothing ('missing')" <<<"$err"
 out=$("$bin" list --sysfs "$hostile" --source sysfs 2>"$hostile.err"); status=$?
 expect hostile-list-status [ "$status" = 0 ]
@@ -416,10 +416,10 @@ rm -rf "$hostile" "$hostile.err"
 # ---- decode from standard input: bounded size and depth ----
 err=$(head -c 10000000 /dev/zero | tr '\0' '[' | timeout 10 "$bin" decode 2>&1); status=$?
 expect decode-deep-status [ "$status" = 1 ]
-expect decode-deep-msg [ "$err" = "perfspec: stdin: JSON nested deeper than 16 levels at byte 17" ]
+expect decode-deep-msg [ "$err" = "perfspec: error: stdin: JSON nested deeper than 16 levels at byte 17" ]
 err=$(head -c 67108865 /dev/zero | tr '\0' ' ' | timeout 20 "$bin" decode 2>&1); status=$?
 expect decode-too-big-status [ "$status" = 1 ]
-expect decode-too-big-msg [ "$err" = "perfspec: stdin: more than 64 MiB of input" ]
+expect decode-too-big-msg [ "$err" = "perfspec: error: stdin: more than 64 MiB of input" ]
 out=$("$bin" resolve --sysfs "$fixtures/intel_skx" --format json '{mem-loads:u,page-faults}' |
       "$bin" decode --sysfs "$fixtures/intel_skx" 2>&1); status=$?
 expect decode-json-roundtrip [ "$status" = 0 ] && expect decode-json-roundtrip-text [ "$out" = $'mem-loads:u\npage-faults' ]

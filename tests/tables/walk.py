@@ -270,7 +270,7 @@ def resolve_all(perfspec, root, events_dir, cpuid, strings, cache):
     env = dict(os.environ, PERFSPEC_CACHE_DIR=cache)
     for i in range(0, len(strings), 4000):
         p = subprocess.run(base + strings[i:i + 4000], capture_output=True, text=True, timeout=600, env=env)
-        if p.returncode not in (0, 1) or not p.stdout.startswith("{"):
+        if p.returncode not in (0, 1, 3) or not p.stdout.startswith("{"):
             raise RuntimeError("perfspec failed (%d): %s" % (p.returncode, p.stderr[-500:]))
         for e in json.loads(p.stdout)["events"]:
             out.setdefault(e["name"], e["attr"])
