@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "perfspec/decode.hpp"
+#include "perfspec/event_source.hpp"
 #include "perfspec/error.hpp"
 #include "perfspec/resolve.hpp"
 #include "perfspec/tables.hpp"
@@ -249,16 +250,21 @@ Decoded Decoder::pmu_event() {
 // A sysfs alias or table event of `pmu` whose encoding has exactly these config words.
 std::optional<Decoded> Decoder::by_name(const spec::Pmu& pmu) {
   const std::array<std::uint64_t, 4> words{a_.config, a_.config1, a_.config2, a_.config3};
+  // The sources' names, sysfs aliases first and then the others in the Machine's order; table events
+  // are named in lower case, as perf lists them.
   std::vector<std::string> candidates;
-  for (const auto& al : pmu.aliases()) candidates.push_back(al.name);
-  std::size_t sysfs_count = candidates.size();
-  for (const spec::TableEvent* e : m_.table_events(pmu))
-    if (!e->deprecated) candidates.push_back(e->alias.name);
+  std::vector<bool> from_sysfs;
+  for (bool sysfs : {true, false})
+    for (const spec::EventSource* source : m_.sources())
+      if ((source->kind() == spec::Source::sysfs) == sysfs) {
+        source->names(pmu, candidates, false);
+        from_sysfs.resize(candidates.size(), sysfs);
+      }
   for (std::size_t i = 0; i < candidates.size(); ++i) {
     auto w = alias_words(m_, pmu, candidates[i]);
     if (!w || *w != words) continue;
-    d_.how = i < sysfs_count ? "alias" : "table";
-    std::string name = i < sysfs_count ? candidates[i] : spec::ascii_lowered(candidates[i]);
+    d_.how = from_sysfs[i] ? "alias" : "table";
+    std::string name = from_sysfs[i] ? candidates[i] : spec::ascii_lowered(candidates[i]);
     // The bare name only when it means exactly this event: not a built-in symbol (`cpu-cycles`), and
     // on no other PMU.
     bool bare = false;

@@ -15,6 +15,7 @@
 #include "perfspec/event_set.hpp"
 #include "perfspec/spec.hpp"
 #include "resolver/suggest.hpp"
+#include "spec/machine_impl.hpp"
 
 namespace perfspec::resolver {
 
@@ -61,10 +62,7 @@ struct MachineMemo {
   std::once_flag suggestable_once;
   ByLength suggestable;
 
-  static MachineMemo& of(const spec::Machine& m) {
-    std::call_once(m.memo_once_, [&] { m.memo_ = std::make_shared<MachineMemo>(); });
-    return *static_cast<MachineMemo*>(m.memo_.get());
-  }
+  static MachineMemo& of(const spec::Machine& m) { return spec::detail::extension<MachineMemo>(m); }
 };
 
 }  // namespace perfspec::resolver

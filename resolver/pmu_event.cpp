@@ -6,6 +6,8 @@
 
 #include <fmt/format.h>
 
+#include "perfspec/event_source.hpp"
+
 #include "grammar/terms.hpp"
 #include "perfspec/tables.hpp"
 #include "resolver/resolver.hpp"
@@ -205,8 +207,7 @@ EventTerm Resolver::find_event_term(const ast::Event& ev, const Pmu& pmu, const 
       which.alias = alias_at(t.text, t.value_span);
       if (!which.alias) {
         std::vector<std::string> names;
-        for (const auto& a : pmu.aliases()) names.push_back(a.name);
-        for (const spec::TableEvent* e : machine_.table_events(pmu)) names.push_back(e->alias.name);
+        for (const spec::EventSource* source : machine_.sources()) source->names(pmu, names, true);
         throw Error(ErrorKind::unknown_name, fmt::format("unknown event '{}' for pmu '{}'", t.text, pmu.name()), t.value_span,
                     with_table_problems(suggest(t.text, names)));
       }

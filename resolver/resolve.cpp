@@ -7,6 +7,8 @@
 #include <mutex>
 
 #include <fmt/format.h>
+
+#include "perfspec/event_source.hpp"
 #include <range/v3/range/conversion.hpp>
 #include <range/v3/view/filter.hpp>
 
@@ -147,14 +149,7 @@ const ByLength& Resolver::suggestable_names() const {
 std::vector<std::string_view> Resolver::name_candidates() const {
   std::vector<std::string_view> names;
   for (const auto& s : spec::symbols()) names.push_back(s.name);
-  for (const auto& n : machine_.pmu_names())
-    if (const Pmu* p = machine_.pmu(n))
-      for (const auto& a : p->aliases()) names.push_back(a.name);
-  for (const spec::EventTables* tables : {machine_.tables(), machine_.sys_tables()})
-    if (tables) {
-      auto more = tables->names();
-      names.insert(names.end(), more.begin(), more.end());
-    }
+  for (const spec::EventSource* source : machine_.sources()) source->all_names(names);
   return names;
 }
 

@@ -14,6 +14,7 @@
 #include <fmt/format.h>
 
 #include "perfspec/catalog.hpp"
+#include "perfspec/event_source.hpp"
 #include "perfspec/error.hpp"
 #include "perfspec/tables.hpp"
 #include "spec/ascii.hpp"
@@ -27,29 +28,6 @@ namespace fs = std::filesystem;
 namespace {
 
 
-bool name_passes(const ListFilter& f, std::string_view name) {
-  if (f.pattern.empty()) return true;
-  if (has_glob(f.pattern))
-    return ::fnmatch(f.pattern.c_str(), std::string(name).c_str(), FNM_CASEFOLD) == 0;
-  auto it = std::search(name.begin(), name.end(), f.pattern.begin(), f.pattern.end(), [](char a, char b) {
-    return std::tolower(static_cast<unsigned char>(a)) == std::tolower(static_cast<unsigned char>(b));
-  });
-  return it != name.end();
-}
-
-bool pmu_passes(const ListFilter& f, std::string_view pmu) {
-  // Either side may be the pattern: `--pmu uncore_imc` lists uncore_imc_0's aliases, and `--pmu
-  // uncore_imc_0` lists table events of the `uncore_imc` unit.
-  return f.pmu.empty() || pmu == f.pmu || pmu_name_matches(f.pmu, pmu) || pmu_name_matches(pmu, f.pmu);
-}
-
-bool passes(const ListFilter& f, const ListedEvent& e) {
-  if (!f.source.empty() && f.source != source_name(e.source)) return false;
-  if (!f.topic.empty() && f.topic != e.topic) return false;
-  if (e.deprecated && !f.deprecated) return false;
-  return pmu_passes(f, e.pmu) && name_passes(f, e.name);
-}
-
 std::string format_text(const Format& f) {
   std::string out = f.word ? fmt::format("config{}:", f.word) : "config:";
   for (std::size_t i = 0; i < f.ranges.size(); ++i) {
@@ -62,10 +40,30 @@ std::string format_text(const Format& f) {
 
 }  // namespace
 
+bool ListFilter::passes_name(std::string_view name) const {
+  if (pattern.empty()) return true;
+  if (has_glob(pattern)) return ::fnmatch(pattern.c_str(), std::string(name).c_str(), FNM_CASEFOLD) == 0;
+  auto it = std::search(name.begin(), name.end(), pattern.begin(), pattern.end(), [](char a, char b) {
+    return ascii_lower(a) == ascii_lower(b);
+  });
+  return it != name.end();
+}
+
+bool ListFilter::passes_pmu(std::string_view name) const {
+  return pmu.empty() || name == pmu || pmu_name_matches(pmu, name) || pmu_name_matches(name, pmu);
+}
+
+bool ListFilter::passes(const ListedEvent& e) const {
+  if (!source.empty() && source != source_name(e.source)) return false;
+  if (!topic.empty() && topic != e.topic) return false;
+  if (e.deprecated && !deprecated) return false;
+  return passes_pmu(e.pmu) && passes_name(e.name);
+}
+
 std::vector<ListedEvent> list_events(const Machine& machine, const ListFilter& filter) {
   std::vector<ListedEvent> out;
   auto add = [&](ListedEvent e) {
-    if (passes(filter, e)) out.push_back(std::move(e));
+    if (filter.passes(e)) out.push_back(std::move(e));
   };
   auto cores = machine.core_pmus();
   std::string core = cores.empty() ? "cpu" : cores.front()->name();
@@ -90,63 +88,7 @@ std::vector<ListedEvent> list_events(const Machine& machine, const ListFilter& f
         e.description = "generic cache event";
         add(std::move(e));
       }
-  for (const auto& name : machine.pmu_names()) {
-    const Pmu* pmu = machine.pmu(name);
-    if (!pmu || !pmu_passes(filter, name)) continue;
-    for (const auto& a : pmu->aliases()) {
-      // What the name means on this PMU: a table event of the same name gives it its encoding (and,
-      // for `sys` tables, replaces it), as resolve does; the table event is then not listed again.
-      const Alias* used = machine.alias(*pmu, a.name);
-      if (!used) used = &a;
-      ListedEvent e;
-      e.name = a.name;
-      e.pmu = name;
-      e.encoding = used->terms;
-      e.topic = "sysfs";
-      e.unit = used->unit;
-      e.scale = used->scale;
-      e.source = Source::sysfs;
-      add(std::move(e));
-    }
-  }
-  if (machine.tables() || !machine.tables_folder().empty()) {
-    // With descriptions: the whole JSON of each model in use (arm64 core PMUs may each have their
-    // own) and of the `sys` folders. An event is listed once per PMU name it applies to, instances of
-    // an uncore PMU under their unit's name, as perf lists them.
-    std::map<std::string, std::shared_ptr<const EventTables>> full;  // by model; "" = sys
-    auto full_of = [&](const std::string& model) -> const EventTables& {
-      auto it = full.find(model);
-      if (it == full.end()) it = full.emplace(model, EventTables::load_full(machine.tables_folder(), model)).first;
-      return *it->second;
-    };
-    std::set<std::pair<const TableEvent*, std::string>> seen;
-    for (const auto& name : machine.pmu_names()) {
-      const Pmu* pmu = machine.pmu(name);
-      if (!pmu) continue;
-      std::vector<const EventTables*> sources;
-      if (const EventTables* t = machine.tables_for(*pmu)) sources.push_back(&full_of(t->model()));
-      if (pmu->is_uncore() && !pmu->identifier().empty() && machine.sys_tables()) sources.push_back(&full_of(""));
-      for (const EventTables* t : sources)
-        for (const auto& te : t->events()) {
-          if (!machine.table_event_applies(te, *pmu)) continue;
-          if (pmu->alias(te.alias.name)) continue;  // listed with the PMU's sysfs aliases
-          std::string shown = te.pmu.empty() || te.pmu.find(',') != std::string::npos ? name : te.pmu;
-          if (!pmu_passes(filter, name) && !pmu_passes(filter, shown)) continue;
-          if (!seen.emplace(&te, shown).second) continue;
-          ListedEvent e;
-          e.name = te.alias.name;
-          e.pmu = shown;
-          e.encoding = te.alias.terms;
-          e.description = te.description;
-          e.topic = te.topic;
-          e.unit = te.alias.unit;
-          e.scale = te.alias.scale;
-          e.source = Source::json;
-          e.deprecated = te.deprecated;
-          add(std::move(e));
-        }
-    }
-  }
+  for (const EventSource* source : machine.sources()) source->list(filter, out);
   if (filter.tracepoints) {
     for (const auto& [sys, name] : machine.tracepoints("*", "*")) {
       ListedEvent e;
@@ -157,7 +99,7 @@ std::vector<ListedEvent> list_events(const Machine& machine, const ListFilter& f
       e.source = Source::builtin;
       e.description = "tracepoint";
       if (!filter.source.empty() && filter.source != "tracepoint") continue;
-      if (pmu_passes(filter, e.pmu) && name_passes(filter, e.name) && (filter.topic.empty() || filter.topic == sys))
+      if (filter.passes_pmu(e.pmu) && filter.passes_name(e.name) && (filter.topic.empty() || filter.topic == sys))
         out.push_back(std::move(e));
     }
   }
@@ -183,7 +125,7 @@ std::vector<ListedEvent> list_events(const Machine& machine, const ListFilter& f
 std::vector<ListedPmu> list_pmus(const Machine& machine, const ListFilter& filter) {
   std::vector<ListedPmu> out;
   for (const auto& name : machine.pmu_names()) {
-    if (!pmu_passes(filter, name)) continue;
+    if (!filter.passes_pmu(name)) continue;
     const Pmu* pmu = machine.pmu(name);
     if (!pmu) continue;
     ListedPmu p;

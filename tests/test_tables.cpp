@@ -722,6 +722,61 @@ TEST_CASE("a sysfs alias that the tables also define takes the table's encoding,
   CHECK(listed[0].scale == 2);
 }
 
+TEST_CASE("a Machine's named-event sources: their order, and what each alone finds, names and lists") {
+  TableTree t;
+  test::TempTree tree;
+  tree.pmu("cpu", 4);
+  tree.write("bus/event_source/devices/cpu/format/event", "config:0-7\n");
+  tree.write("bus/event_source/devices/cpu/format/umask", "config:8-15\n");
+  tree.write("bus/event_source/devices/cpu/events/mem_load_retired.l1_miss", "event=0x11\n");
+  tree.write("bus/event_source/devices/cpu/events/only-sysfs", "event=0x12\n");
+  std::filesystem::create_directories(tree.root() + "/bus/event_source/devices/cpu/events/afolder");
+  spec::MachineOptions o = t.options();
+  o.libpfm4 = true;
+  spec::Machine m(tree.root(), o);
+  std::vector<std::string> labels;
+  for (const spec::EventSource* s : m.sources()) labels.emplace_back(s->label());
+  CHECK(labels == std::vector<std::string>{"sys tables", "sysfs", "tables", "libpfm4"});
+  const spec::Pmu& cpu = *m.pmu("cpu");
+  const auto& sources = m.sources();
+  // Each source alone: sysfs has its file, the model's tables their entry; the Machine refines one
+  // with the other.
+  CHECK(sources[0]->find(cpu, "mem_load_retired.l1_miss") == nullptr);
+  CHECK(sources[1]->find(cpu, "MEM_LOAD_RETIRED.L1_MISS")->terms == "event=0x11");
+  CHECK(sources[2]->find(cpu, "mem_load_retired.l1_miss")->terms == "event=0xd1,period=100003,umask=8");
+  CHECK(sources[2]->find(cpu, "only-sysfs") == nullptr);
+  CHECK(m.alias(cpu, "mem_load_retired.l1_miss")->terms == "event=0xd1,period=100003,umask=8");
+  CHECK(m.alias(cpu, "mem_load_retired.l1_miss")->source == spec::Source::json);
+  CHECK(sources[3]->fallback());
+  CHECK_FALSE(sources[1]->fallback());
+  // Names per PMU (deprecated table events only when asked), and every name cheaply.
+  std::vector<std::string> names;
+  sources[1]->names(cpu, names, false);
+  std::sort(names.begin(), names.end());
+  CHECK(names == std::vector<std::string>{"mem_load_retired.l1_miss", "only-sysfs"});
+  names.clear();
+  sources[2]->names(cpu, names, true);
+  CHECK(std::count(names.begin(), names.end(), "MEM_LOAD_RETIRED.L1_MISS") == 1);
+  CHECK(std::count(names.begin(), names.end(), "UNC_M_CAS_COUNT.RD") == 0);  // the iMC's, not the cpu's
+  std::vector<std::string_view> all;
+  sources[2]->all_names(all);
+  CHECK(std::count(all.begin(), all.end(), "UNC_M_CAS_COUNT.RD") == 1);
+  // Listing: the alias the tables also define is listed once, by sysfs, with the encoding resolve uses.
+  spec::ListFilter f;
+  f.pattern = "l1_miss";
+  std::vector<spec::ListedEvent> by_sysfs, by_tables;
+  sources[1]->list(f, by_sysfs);
+  sources[2]->list(f, by_tables);
+  REQUIRE(by_sysfs.size() == 1);
+  CHECK(by_sysfs[0].encoding == "event=0xd1,period=100003,umask=8");
+  CHECK(by_tables.empty());
+  // Diagnostics: sysfs names the event file it could not read.
+  auto d = sources[1]->diagnostics();
+  REQUIRE(d.size() == 1);
+  CHECK(d[0].text.find("/cpu/events/afolder") != std::string::npos);
+  CHECK(sources[3]->diagnostics().empty());
+}
+
 TEST_CASE("perf's own tables: counter.json, metric files and metricgroups.json load; deprecated names resolve") {
   if (!have_shared_events()) return;
   auto full = spec::EventTables::load_full(shared_events(), "skylakex");

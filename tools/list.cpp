@@ -10,6 +10,7 @@
 
 #include <fmt/format.h>
 
+#include "perfspec/event_source.hpp"
 #include "perfspec/print.hpp"
 #include "perfspec/tables.hpp"
 #include "spec/printable.hpp"
@@ -19,25 +20,20 @@ namespace perfspec::tools {
 
 namespace {
 
-// Event files of the PMUs that list left out (a folder, a symlink to nothing, ...): each with its reason
-// under -v, else how many.
-void report_skipped_event_files(const spec::Machine& machine, bool verbose) {
-  std::size_t n = 0;
-  for (const auto& name : machine.pmu_names()) {
-    const spec::Pmu* pmu = nullptr;
-    try {
-      pmu = machine.pmu(name);
-    } catch (const Error&) {
-      continue;  // a PMU that cannot be read is not listed either
+// What the sources left out: sysfs event files (a folder, a symlink to nothing, ...) each with its
+// reason under -v, else how many; table entries and files under -v.
+void report_skipped(const spec::Machine& machine, bool verbose) {
+  std::size_t files = 0;
+  for (bool sysfs : {true, false})
+    for (const spec::EventSource* source : machine.sources()) {
+      if ((source->kind() == spec::Source::sysfs) != sysfs) continue;
+      for (const auto& d : source->diagnostics()) {
+        if (verbose) std::fprintf(stderr, "perfspec list: skipped %s\n", spec::printable(d.text).c_str());
+        else if (sysfs) ++files;
+      }
     }
-    if (!pmu) continue;
-    for (const auto& s : pmu->skipped()) {
-      ++n;
-      if (verbose) std::fprintf(stderr, "perfspec list: skipped %s\n", spec::printable(s.reason).c_str());
-    }
-  }
-  if (n && !verbose)
-    std::fprintf(stderr, "perfspec list: %zu event file(s) could not be read and are not listed (list -v says which)\n", n);
+  if (files)
+    std::fprintf(stderr, "perfspec list: %zu event file(s) could not be read and are not listed (list -v says which)\n", files);
 }
 
 }  // namespace
@@ -56,21 +52,7 @@ int run_list(const ListOptions& o) {
     }
   }
   auto pmus = o.pmus ? spec::list_pmus(machine, o.filter) : std::vector<spec::ListedPmu>{};
-  report_skipped_event_files(machine, o.verbose);
-  if (o.verbose) {
-    // What the tables could not use: entries and files skipped, each with its file, entry and reason.
-    std::vector<const spec::EventTables*> used;
-    for (const auto& name : machine.pmu_names())
-      if (const spec::Pmu* pmu = machine.pmu(name))
-        if (const spec::EventTables* t = machine.tables_for(*pmu); t && std::find(used.begin(), used.end(), t) == used.end())
-          used.push_back(t);
-    if (const spec::EventTables* t = machine.tables(); t && std::find(used.begin(), used.end(), t) == used.end())
-      used.push_back(t);
-    if (const spec::EventTables* t = machine.sys_tables()) used.push_back(t);
-    for (const spec::EventTables* t : used)
-      for (const auto& d : t->diagnostics())
-        std::fprintf(stderr, "perfspec list: skipped %s\n", spec::printable(d.text()).c_str());
-  }
+  report_skipped(machine, o.verbose);
   if (o.format == "json") {
     std::fputs(list_json(pmus, events).c_str(), stdout);
     return 0;

@@ -4,21 +4,10 @@
 #include <string>
 #include <vector>
 
+#include "perfspec/event_source.hpp"
 #include "perfspec/spec.hpp"
 
 namespace perfspec::spec {
-
-struct ListedEvent {
-  std::string name;
-  std::string pmu;          ///< "cpu" for built-in hardware/cache, "software", "tracepoint", or the PMU
-  std::string encoding;     ///< terms (`event=0xd1,umask=0x8`) or `type:config` for built-ins
-  std::string description;
-  std::string topic;        ///< table topic ("cache"), "hardware", "software", "cache", tracepoint system
-  std::string unit;
-  double scale = 1.0;
-  Source source = Source::builtin;
-  bool deprecated = false;
-};
 
 struct ListedPmu {
   std::string name;
@@ -26,15 +15,6 @@ struct ListedPmu {
   std::vector<std::string> formats;  ///< `event=config:0-7`
   std::string cpumask, cpus;
   bool core = false;
-};
-
-struct ListFilter {
-  std::string pattern;      ///< glob if it has * ? [, else a case-insensitive substring of the name
-  std::string pmu;          ///< glob or exact PMU name ("" = any)
-  std::string topic;        ///< exact topic ("" = any)
-  std::string source;       ///< "sysfs", "json", "builtin", "tracepoint" ("" = any)
-  bool tracepoints = false; ///< include tracepoints (there are thousands)
-  bool deprecated = false;  ///< include deprecated table events
 };
 
 /// Every named event of the machine that passes the filter: built-in symbols and cache events, sysfs

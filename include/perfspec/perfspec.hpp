@@ -6,6 +6,7 @@
 #include "perfspec/decode.hpp"
 #include "perfspec/error.hpp"
 #include "perfspec/event_set.hpp"
+#include "perfspec/event_source.hpp"
 #include "perfspec/parse.hpp"
 #include "perfspec/print.hpp"
 #include "perfspec/resolve.hpp"

@@ -8,13 +8,8 @@
 #include <optional>
 #include <string>
 #include <string_view>
-#include <unordered_map>
 #include <utility>
 #include <vector>
-
-namespace perfspec::resolver {
-struct MachineMemo;
-}  // namespace perfspec::resolver
 
 namespace perfspec::spec {
 
@@ -76,6 +71,10 @@ namespace io {
 class Jail;  // spec/sysfs_io.hpp: reads that cannot leave the tree
 }  // namespace io
 class EventTables;
+class EventSource;
+namespace detail {
+struct MachineAccess;
+}  // namespace detail
 
 /// perf 6.12's rule for a PMU name written in `pmu/terms/` (perf_pmu__match in pmu.c): a leading
 /// `uncore_` is dropped from both; then the name is the pattern followed by nothing, or by an optional
@@ -184,7 +183,7 @@ class Machine {
   Machine(const Machine&) = delete;
   Machine& operator=(const Machine&) = delete;
 
-  const std::string& root() const { return root_; }
+  const std::string& root() const;
   /// The PMU with exactly this name, or nullptr when there is none. Throws perfspec::Error naming the
   /// file when the PMU exists but its `type` is unreadable or not a number.
   ///
@@ -272,7 +271,7 @@ class Machine {
   /// The CPU id used to pick the tables (the option, else the one a snapshot recorded, else this
   /// machine's: the MIDR under the root on arm64, else what perf reads from /proc).
   const std::string& cpuid() const;
-  const MachineOptions& options() const { return options_; }
+  const MachineOptions& options() const;
   /// Tracepoint id of `sys:name`; nullopt when absent. Ids found are kept; an absent one is looked
   /// for again next time (it may appear when a module loads).
   ///
@@ -282,43 +281,15 @@ class Machine {
   std::vector<std::pair<std::string, std::string>> tracepoints(std::string_view sys_glob,
                                                                std::string_view name_glob) const;
 
- private:
-  // The resolver keeps what it derives from this Machine (aliases encoded per PMU) here, so that it
-  // lives exactly as long as the data it was derived from.
-  friend struct resolver::MachineMemo;
-  mutable std::once_flag memo_once_;
-  mutable std::shared_ptr<void> memo_;
+  /// The sources of named events in lookup order: the tables' `sys` folders, sysfs, the model's tables,
+  /// libpfm4 (when built in and not turned off). alias() asks them in this order.
+  const std::vector<const EventSource*>& sources() const;
 
-  std::optional<std::uint64_t> read_tracepoint_id(std::string_view sys, std::string_view name) const;
-  const std::vector<std::string>& tracefs_listing(const std::string& dir) const;
-  std::string root_, devices_;
-  std::shared_ptr<const io::Jail> jail_;  // every file below root_ is read through it
-  MachineOptions options_;
-  mutable std::once_flag tables_once_, sys_once_;
-  mutable std::shared_ptr<const EventTables> tables_, sys_tables_;
-  mutable std::string cpuid_, arch_dir_;
-  mutable bool arm64_ = false, cpuid_given_ = false;
-  mutable std::map<std::string, std::shared_ptr<const EventTables>, std::less<>> tables_by_cpuid_;  // arm64 PMUs
-  mutable std::map<std::string, std::unique_ptr<Alias>, std::less<>> merged_;  // sysfs alias + table entry
-  const EventTables* tables_for_cpuid(const std::string& cpuid) const;
-  const TableEvent* table_event(const Pmu& pmu, std::string_view name, bool sys) const;
-  const Alias* named_event(const Pmu& pmu, std::string_view name) const;  // alias() without libpfm4
-  std::string midr_of(int cpu) const;  // under the root, "" when absent
-  mutable std::map<std::string, std::unique_ptr<Alias>, std::less<>> pfm_aliases_;  // "pmu/name" -> alias
-  mutable std::unordered_map<std::string, std::vector<std::pair<const Pmu*, const Alias*>>> named_;  // lower-case
-  mutable std::mutex mutex_;
-  mutable std::map<std::string, std::unique_ptr<Pmu>, std::less<>> pmus_;
-  mutable std::map<std::string, bool, std::less<>> absent_;
-  mutable std::once_flag names_once_, tracefs_once_, cores_once_, alias_names_once_;
-  mutable std::map<std::string, const Pmu*, std::less<>> pmu_aliases_;  // `alias` file -> PMU
-  mutable std::vector<const Pmu*> cores_;
-  mutable std::map<std::string, std::optional<std::uint64_t>, std::less<>> tracepoint_ids_;  // "sys/name"
-  mutable std::map<std::string, std::vector<std::string>, std::less<>> tracefs_dirs_;        // listings
-  mutable std::vector<std::string> names_;
-  mutable std::string tracefs_;
-  mutable std::string tracefs_mount_;  // the real tracefs's mount point; "" below a fixture root
-  mutable TracefsProblem tracefs_missing_;  // why tracefs_ is empty
-  mutable std::shared_ptr<const io::Jail> tracefs_jail_;  // jail_, or one on a tracefs mounted outside root_
+  struct Impl;  // spec/machine_impl.hpp: what a Machine keeps, and how
+
+ private:
+  friend struct detail::MachineAccess;
+  std::unique_ptr<Impl> impl_;
 };
 
 /// True when `name` is safe to use as one path component below a sysfs root (no `/`, NUL, `.`, `..`).
