@@ -7,3 +7,23 @@ static_assert(sizeof(perfspec::PmuPlacement) == 72, "a field was added: reset it
 static_assert(sizeof(perfspec::ResolvedEvent) == 480, "a field was added: reset it in ResolvedEvent::clear()");
 static_assert(sizeof(perfspec::EventGroup) == 64, "a field was added: reset it in EventGroup::clear()");
 #endif
+
+namespace perfspec {
+
+void EventSet::append(EventSet&& other) {
+  const std::size_t base = events.size(), gbase = groups.size();
+  events.reserve(base + other.events.size());
+  for (auto& e : other.events) {
+    e.leader += base;
+    e.group += gbase;
+    events.push_back(std::move(e));
+  }
+  for (auto& g : other.groups) {
+    for (auto& m : g.members) m += base;
+    groups.push_back(std::move(g));
+  }
+  other.events.clear();
+  other.groups.clear();
+}
+
+}  // namespace perfspec

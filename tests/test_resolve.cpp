@@ -593,3 +593,17 @@ TEST_CASE("an error's kind says what is wrong") {
   CHECK(kind_of("{cycles:D,instructions:D}", skx()) == ErrorKind::bad_value);
   CHECK(perfspec::error_kind_name(ErrorKind::machine) == "machine description");
 }
+
+TEST_CASE("EventSet::append renumbers the appended set's leaders, groups and members") {
+  perfspec::EventSet all = perfspec::resolve("cycles,{instructions,branches}", skx());
+  all.append(perfspec::resolve("{cache-misses,cache-references},page-faults", skx()));
+  REQUIRE(all.events.size() == 6);
+  REQUIRE(all.groups.size() == 4);
+  CHECK(all.groups[2].members == std::vector<std::size_t>{3, 4});
+  CHECK(all.groups[3].members == std::vector<std::size_t>{5});
+  CHECK(all.events[4].leader == 3);
+  CHECK(all.events[4].group == 2);
+  CHECK(all.events[5].leader == 5);
+  CHECK(all.events[5].group == 3);
+  CHECK(all.events[1].leader == 1);  // the first set's own numbers stay
+}

@@ -79,6 +79,11 @@ struct EventGroup {
 struct EventSet {
   std::vector<ResolvedEvent> events;
   std::vector<EventGroup> groups;
+  /// Move `other`'s events and groups after these, renumbering its leaders, groups and members: the
+  /// set of several event lists (`-e A -e B`) as one.
+  ///
+  /// Example: `EventSet all; for (auto& text : lists) all.append(resolve(text, machine));`
+  void append(EventSet&& other);
 };
 
 }  // namespace perfspec

@@ -234,7 +234,8 @@ class Machine {
   /// The named event `name` (case-insensitive) on `pmu`, as perf 6.12 finds it: an event of the
   /// tables' `sys` folders whose Compat matches the PMU's identifier; else its sysfs alias, with the
   /// encoding (and per-pkg, and scale and unit when the entry has them) of a table event of the same
-  /// name that belongs to this PMU; else that table event (REFERENCE.md section 5); else libpfm4
+  /// name that belongs to this PMU; else that table event (its JSON fields become terms as perf's
+  /// jevents.py makes them: the README's "Named events from vendor tables"); else libpfm4
   /// (core PMUs; its encoding as config words). nullptr when none has it.
   ///
   /// Example: `machine.alias(*machine.pmu("cpu"), "MEM-LOADS")->terms == "event=0xcd,umask=0x1,ldlat=3"`
