@@ -108,18 +108,11 @@ int run_stat(const StatOptions& o) {
   if (lists.empty()) lists.push_back(default_stat_events);
   EventSet set;
   for (const auto& text : lists) {
-    EventSet part;
     try {
-      part = resolve(text, machine);
+      set.append(resolve(text, machine));
     } catch (const Error& e) {
       std::fputs(render(e, text).c_str(), stderr);
       return exit_status(e.kind());
-    }
-    std::size_t base = set.events.size(), gbase = set.groups.size();
-    for (auto& e : part.events) e.leader += base, e.group += gbase, set.events.push_back(std::move(e));
-    for (auto& g : part.groups) {
-      for (auto& m : g.members) m += base;
-      set.groups.push_back(std::move(g));
     }
   }
 
