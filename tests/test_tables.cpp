@@ -688,13 +688,22 @@ TEST_CASE("arm64: ArchStdEvent, each core PMU's own model by its MIDR, sys event
   CHECK(both.events[1].attr.config == 0xc7);
 }
 
-TEST_CASE("a sysfs alias that the tables also define takes the table's encoding, as perf 6.12") {
-  TableTree t;
-  test::TempTree tree;
+namespace {
+
+// A cpu PMU whose sysfs alias mem_load_retired.l1_miss (event=0x11) the tables also define.
+void cpu_with_a_table_name(test::TempTree& tree) {
   tree.pmu("cpu", 4);
   tree.write("bus/event_source/devices/cpu/format/event", "config:0-7\n");
   tree.write("bus/event_source/devices/cpu/format/umask", "config:8-15\n");
   tree.write("bus/event_source/devices/cpu/events/mem_load_retired.l1_miss", "event=0x11\n");
+}
+
+}  // namespace
+
+TEST_CASE("a sysfs alias that the tables also define takes the table's encoding, as perf 6.12") {
+  TableTree t;
+  test::TempTree tree;
+  cpu_with_a_table_name(tree);
   tree.write("bus/event_source/devices/cpu/events/mem_load_retired.l1_miss.scale", "2\n");
   tree.write("bus/event_source/devices/cpu/events/only-sysfs", "event=0x12\n");
   tree.pmu("uncore_imc_0", 13);
@@ -725,10 +734,7 @@ TEST_CASE("a sysfs alias that the tables also define takes the table's encoding,
 TEST_CASE("a Machine's named-event sources: their order, and what each alone finds, names and lists") {
   TableTree t;
   test::TempTree tree;
-  tree.pmu("cpu", 4);
-  tree.write("bus/event_source/devices/cpu/format/event", "config:0-7\n");
-  tree.write("bus/event_source/devices/cpu/format/umask", "config:8-15\n");
-  tree.write("bus/event_source/devices/cpu/events/mem_load_retired.l1_miss", "event=0x11\n");
+  cpu_with_a_table_name(tree);
   tree.write("bus/event_source/devices/cpu/events/only-sysfs", "event=0x12\n");
   std::filesystem::create_directories(tree.root() + "/bus/event_source/devices/cpu/events/afolder");
   spec::MachineOptions o = t.options();
