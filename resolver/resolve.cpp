@@ -201,6 +201,11 @@ void Resolver::resolve_named(const ast::Event& ev, Events& out) {
   if (machine_.pmu(n))
     throw Error(ErrorKind::unknown_name, fmt::format("'{}' is a PMU, not an event", n), ev.name_span,
                 fmt::format("write '{}/.../' with terms, e.g. '{}/config=0x1/'", n, n));
+  // A name a source has, but for a PMU this machine lacks (the tables' core events on a machine
+  // without a core PMU): what it is for, not suggestions that spell it again.
+  for (const spec::EventSource* source : machine_.sources())
+    if (std::string why = source->unplaced(n); !why.empty())
+      throw Error(ErrorKind::unknown_name, fmt::format("no PMU of this machine has event '{}'", n), ev.name_span, why);
   throw Error(ErrorKind::unknown_name, fmt::format("unknown event '{}'", n), ev.name_span,
               with_table_problems(n.size() > max_suggest_length ? std::string{} : suggest(n, suggestable_names())));
 }

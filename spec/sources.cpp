@@ -154,6 +154,25 @@ class TableSource final : public EventSource {
       for (const auto& d : t->diagnostics()) out.push_back({d.text()});
     return out;
   }
+  std::string unplaced(std::string_view name) const override {
+    const EventTables* t = sys_ ? machine_.sys_tables() : machine_.tables();
+    if (!t) return {};
+    auto found = t->find(name);
+    if (found.empty()) return {};
+    const TableEvent& e = *found.front();
+    std::string tables = sys_ ? "the tables' sys folders" : fmt::format("the {} tables", t->model());
+    if (e.sys && e.compat.empty())
+      return fmt::format("{} define '{}' for '{}' without a Compat, which matches no PMU (as in perf)", tables,
+                         e.alias.name, e.pmu);
+    if (e.sys)
+      return fmt::format("{} define '{}' for a '{}' PMU whose identifier matches '{}', which this machine does not have",
+                         tables, e.alias.name, e.pmu, e.compat);
+    if (e.pmu.empty())
+      return fmt::format("{} define '{}' for the core PMU, which this machine does not have (a virtual machine "
+                         "without a virtual PMU has none)",
+                         tables, e.alias.name);
+    return fmt::format("{} define '{}' for PMU '{}', which this machine does not have", tables, e.alias.name, e.pmu);
+  }
 
  private:
   // The tables whose events may belong to `pmu`: `sys` events only reach uncore PMUs with an identifier.

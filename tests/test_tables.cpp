@@ -679,7 +679,10 @@ TEST_CASE("arm64: ArchStdEvent, each core PMU's own model by its MIDR, sys event
   CHECK(one("arm_cmn/hnf_cache_miss/", m) == "type=20 config=0x10005");
   CHECK(test::error_of("arm_cmn_1/hnf_cache_miss/", m).find("unknown term 'hnf_cache_miss' for pmu 'arm_cmn_1'") !=
         std::string::npos);
-  CHECK(test::error_of("no_compat", m).find("unknown event 'no_compat'") != std::string::npos);
+  CHECK(test::error_of("no_compat", m).find("no PMU of this machine has event 'no_compat'") != std::string::npos);
+  CHECK(test::error_of("no_compat", m).find(
+            "help: the tables' sys folders define 'no_compat' for 'arm_cmn' without a Compat, which matches no PMU") !=
+        std::string::npos);
   // A CPU id given applies to every PMU, as PERF_CPUID does.
   spec::Machine forced(t.tree.root(), {t.dir(), "0x00000000410fd080", "none", false});
   auto both = resolve("prefetch_linefill", forced);
@@ -955,4 +958,28 @@ TEST_CASE("a damaged index is never trusted: cut, emptied, edited or grown, it i
   path = fresh();
   ::chmod(path.c_str(), 0666);
   CHECK_FALSE(spec::EventTables::load(t.dir(), "testmodel", o)->from_index());
+}
+
+TEST_CASE("a table name for a PMU the machine lacks says so, instead of suggesting the name itself") {
+  TableTree t;
+  test::TempTree tree;
+  tree.pmu("software", 1);
+  spec::Machine m(tree.root(), t.options());
+  auto error = [&](std::string_view text) -> std::pair<std::string, std::string> {
+    try {
+      resolve(text, m);
+    } catch (const Error& e) {
+      CHECK(e.kind() == ErrorKind::unknown_name);
+      return {e.message(), e.help()};
+    }
+    FAIL("resolved: " << text);
+    return {};
+  };
+  auto [message, help] = error("mem_load_retired.l1_miss:u");
+  CHECK(message == "no PMU of this machine has event 'mem_load_retired.l1_miss'");
+  CHECK(help == "the testmodel tables define 'MEM_LOAD_RETIRED.L1_MISS' for the core PMU, which this machine does "
+                "not have (a virtual machine without a virtual PMU has none)");
+  CHECK(error("unc_m_cas_count.rd").second ==
+        "the testmodel tables define 'UNC_M_CAS_COUNT.RD' for PMU 'uncore_imc', which this machine does not have");
+  CHECK(error("mem_load_retired.l1_mis").first == "unknown event 'mem_load_retired.l1_mis'");  // a typo: suggestions
 }

@@ -77,6 +77,9 @@ class EventSource {
   virtual void list(const ListFilter& filter, std::vector<ListedEvent>& out) const = 0;
   /// What it had to leave out, and why.
   virtual std::vector<SourceDiagnostic> diagnostics() const = 0;
+  /// Why `name`, which this source has, is on no PMU of the machine ("" when it does not have the
+  /// name): the help of the error for a name found nowhere.
+  virtual std::string unplaced(std::string_view /*name*/) const { return {}; }
 };
 
 }  // namespace perfspec::spec
