@@ -10,6 +10,8 @@
 #include <chrono>
 #include <cstdio>
 #include <cstring>
+#include <memory>
+#include <optional>
 
 #include <fmt/format.h>
 
@@ -88,143 +90,180 @@ std::vector<runtime::Count> delta(const std::vector<runtime::Count>& now, const 
   return out;
 }
 
-}  // namespace
+// One `perfspec stat` run: its output, its events, its target, the counting loop and the last print.
+class StatSession {
+ public:
+  explicit StatSession(const StatOptions& o) : o_(o), machine_(o.sysfs, o.machine) {}
 
-int run_stat(const StatOptions& o) {
-  std::FILE* out = stderr;
-  std::unique_ptr<std::FILE, int (*)(std::FILE*)> file(nullptr, &std::fclose);
-  if (!o.output.empty()) {
-    file.reset(std::fopen(o.output.c_str(), "w"));
-    if (!file) throw Error(perfspec::ErrorKind::io, fmt::format("cannot write '{}': {}", o.output, std::strerror(errno)));
-    out = file.get();
+  int run() {
+    open_output();
+    check_target_options();
+    if (int status = resolve_events()) return status;
+    choose_target();
+    counters_.emplace(runtime::Counters::open(set_, target_, runtime::OpenOptions{}));
+    catch_stop_signals();
+    start_ = std::chrono::steady_clock::now();
+    if (!target_.enable_on_exec) counters_->enable();
+    if (child_)
+      if (int e = child_->start()) {
+        std::fprintf(stderr, "perfspec stat: cannot run '%s': %s\n", o_.command[0].c_str(), std::strerror(e));
+        child_->wait();
+        return child_->exit_status();
+      }
+    if (!child_ && counters_->open_fds() == 0) {
+      // Counting an existing process or CPUs with nothing open would wait for nothing (a zombie's pid
+      // gives ESRCH for every event): the reasons, and a failure at once, as perf stops there too.
+      run_.elapsed_seconds = seconds_since_start();
+      emit(counters_->read(), run_);
+      std::fprintf(stderr, "perfspec stat: no event could be opened for %s: nothing to count\n", run_.target.c_str());
+      return 1;
+    }
+    count_until_done();
+    return finish();
   }
-  if (o.pid && (o.all_cpus || !o.cpus.empty())) throw Error(perfspec::ErrorKind::usage, "-p cannot be combined with -a or -C");
-  if (o.pid && !o.command.empty()) throw Error(perfspec::ErrorKind::usage, "-p counts an existing process: give no command");
-  if (!o.pid && !o.all_cpus && o.cpus.empty() && o.command.empty())
-    throw Error(perfspec::ErrorKind::usage, "nothing to count: give a command, -p PID, -a or -C CPUS");
 
-  spec::Machine machine(o.sysfs, o.machine);
-  std::vector<std::string> lists = o.events;
-  if (lists.empty()) lists.push_back(default_stat_events);
-  EventSet set;
-  for (const auto& text : lists) {
-    try {
-      set.append(resolve(text, machine));
-    } catch (const Error& e) {
-      std::fputs(render(e, text).c_str(), stderr);
-      return exit_status(e.kind());
+ private:
+  void open_output() {
+    if (o_.output.empty()) return;
+    file_.reset(std::fopen(o_.output.c_str(), "w"));
+    if (!file_) throw Error(ErrorKind::io, fmt::format("cannot write '{}': {}", o_.output, std::strerror(errno)));
+    out_ = file_.get();
+  }
+
+  void check_target_options() const {
+    if (o_.pid && (o_.all_cpus || !o_.cpus.empty())) throw Error(ErrorKind::usage, "-p cannot be combined with -a or -C");
+    if (o_.pid && !o_.command.empty()) throw Error(ErrorKind::usage, "-p counts an existing process: give no command");
+    if (!o_.pid && !o_.all_cpus && o_.cpus.empty() && o_.command.empty())
+      throw Error(ErrorKind::usage, "nothing to count: give a command, -p PID, -a or -C CPUS");
+  }
+
+  // Every -e list into one set; a list that does not resolve is shown with its caret. 0, or the status.
+  int resolve_events() {
+    std::vector<std::string> lists = o_.events;
+    if (lists.empty()) lists.push_back(default_stat_events);
+    for (const auto& text : lists) {
+      try {
+        set_.append(resolve(text, machine_));
+      } catch (const Error& e) {
+        std::fputs(render(e, text).c_str(), stderr);
+        return exit_status(e.kind());
+      }
+    }
+    return 0;
+  }
+
+  void choose_target() {
+    if (o_.interval_ms) run_.interval_seconds = o_.interval_ms / 1000.0;
+    if (o_.pid) {
+      switch (process_state(*o_.pid)) {
+        case Process::gone: throw Error(ErrorKind::usage, fmt::format("no process with pid {}", *o_.pid));
+        case Process::zombie:
+          throw Error(ErrorKind::usage,
+                      fmt::format("process {} has exited (a zombie its parent has not reaped): nothing to count", *o_.pid));
+        case Process::running: break;
+      }
+      target_ = runtime::Target::process(*o_.pid, o_.inherit);
+      target_.threads = threads_of(*o_.pid);
+      run_.target = fmt::format("process id '{}'", *o_.pid);
+    } else if (o_.all_cpus || !o_.cpus.empty()) {
+      target_ = runtime::Target::system_wide(o_.cpus.empty() ? std::vector<int>{} : runtime::parse_cpu_list(o_.cpus));
+      run_.target = o_.cpus.empty() ? "'system wide'" : fmt::format("'CPU(s) {}'", o_.cpus);
+    }
+    if (!o_.command.empty()) {
+      child_ = std::make_unique<runtime::Command>(o_.command);
+      if (!o_.all_cpus && o_.cpus.empty()) target_ = runtime::Target::command(*child_, o_.inherit);
+      run_.target = fmt::format("'{}'", shell_words(o_.command));
     }
   }
 
-  runtime::Target target;
-  StatRun run;
-  if (o.interval_ms) run.interval_seconds = o.interval_ms / 1000.0;
-  std::unique_ptr<runtime::Command> child;
-  if (o.pid) {
-    switch (process_state(*o.pid)) {
-      case Process::gone: throw Error(perfspec::ErrorKind::usage, fmt::format("no process with pid {}", *o.pid));
-      case Process::zombie:
-        throw Error(perfspec::ErrorKind::usage, fmt::format("process {} has exited (a zombie its parent has not reaped): nothing to count", *o.pid));
-      case Process::running: break;
-    }
-    target = runtime::Target::process(*o.pid, o.inherit);
-    target.threads = threads_of(*o.pid);
-    run.target = fmt::format("process id '{}'", *o.pid);
-  } else if (o.all_cpus || !o.cpus.empty()) {
-    target = runtime::Target::system_wide(o.cpus.empty() ? std::vector<int>{} : runtime::parse_cpu_list(o.cpus));
-    run.target = o.cpus.empty() ? "'system wide'" : fmt::format("'CPU(s) {}'", o.cpus);
-  }
-  if (!o.command.empty()) {
-    child = std::make_unique<runtime::Command>(o.command);
-    if (!o.all_cpus && o.cpus.empty()) target = runtime::Target::command(*child, o.inherit);
-    run.target = fmt::format("'{}'", shell_words(o.command));
+  double seconds_since_start() const {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
   }
 
-  runtime::OpenOptions open_options;
-  auto counters = runtime::Counters::open(set, target, open_options);
-  catch_stop_signals();
-
-  auto start = std::chrono::steady_clock::now();
-  if (!target.enable_on_exec) counters.enable();
-  if (child) {
-    if (int e = child->start()) {
-      std::fprintf(stderr, "perfspec stat: cannot run '%s': %s\n", o.command[0].c_str(), std::strerror(e));
-      child->wait();
-      return child->exit_status();
-    }
+  void emit(const std::vector<runtime::Count>& counts, const StatRun& r) {
+    const auto& events = counters_->events();
+    std::string text = o_.field_separator ? stat_perf_csv(events, counts, r, *o_.field_separator)
+                       : o_.format == "json" ? stat_json(events, counts, r)
+                       : o_.format == "csv"  ? stat_csv(events, counts, r)
+                                             : stat_text(events, counts, r);
+    std::fputs(text.c_str(), out_);
+    std::fflush(out_);
   }
-  auto seconds_since_start = [&] {
-    return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  };
-  auto emit = [&](const std::vector<runtime::Count>& counts, StatRun r) {
-    std::string text = o.field_separator ? stat_perf_csv(counters.events(), counts, r, *o.field_separator)
-                       : o.format == "json" ? stat_json(counters.events(), counts, r)
-                       : o.format == "csv"  ? stat_csv(counters.events(), counts, r)
-                                            : stat_text(counters.events(), counts, r);
-    std::fputs(text.c_str(), out);
-    std::fflush(out);
-  };
 
-  if (!child && counters.open_fds() == 0) {
-    // Counting an existing process or CPUs with nothing open would wait for nothing (a zombie's pid
-    // gives ESRCH for every event): the reasons, and a failure at once, as perf stops there too.
-    run.elapsed_seconds = seconds_since_start();
-    emit(counters.read(), run);
-    std::fprintf(stderr, "perfspec stat: no event could be opened for %s: nothing to count\n", run.target.c_str());
-    return 1;
-  }
-  std::vector<runtime::Count> previous;
-  auto tick = [&] {
-    auto now = counters.read();
-    StatRun r = run;
+  // The counts of the interval that ends now (since the last one printed, or since the start).
+  void print_interval(std::vector<runtime::Count> now) {
+    StatRun r = run_;
     r.interval_end = seconds_since_start();
     r.elapsed_seconds = *r.interval_end;
-    emit(previous.empty() ? now : delta(now, previous), r);
-    previous = std::move(now);
-  };
-  int step = o.interval_ms ? static_cast<int>(o.interval_ms) : 100;
-  int signals_seen = 0;
-  for (;;) {
-    if (child) {
-      if (child->wait(step)) break;
-      if (signals_received != signals_seen) {
-        // The first signal is the command's to act on: it gets the same one (SIGTERM stays SIGTERM).
-        // A second one means stop now: the command is killed, and the counts so far are printed.
-        bool again = signals_seen > 0;
-        signals_seen = signals_received;
-        if (again) {
-          child->signal(SIGKILL);
-          child->wait();
-          break;
+    emit(previous_.empty() ? now : delta(now, previous_), r);
+    previous_ = std::move(now);
+  }
+
+  // Until the command ends, the process is gone, or a signal says stop; with -I, an interval each step.
+  void count_until_done() {
+    const int step = o_.interval_ms ? static_cast<int>(o_.interval_ms) : 100;
+    int signals_seen = 0;
+    for (;;) {
+      if (child_) {
+        if (child_->wait(step)) break;
+        if (signals_received != signals_seen) {
+          // The first signal is the command's to act on: it gets the same one (SIGTERM stays SIGTERM).
+          // A second one means stop now: the command is killed, and the counts so far are printed.
+          bool again = signals_seen > 0;
+          signals_seen = signals_received;
+          if (again) {
+            child_->signal(SIGKILL);
+            child_->wait();
+            break;
+          }
+          child_->signal(last_signal);
         }
-        child->signal(last_signal);
+      } else {
+        ::usleep(static_cast<useconds_t>(std::min(step, 100)) * 1000);
+        if (signals_received) break;
+        if (o_.pid && !alive(*o_.pid)) break;
       }
-    } else {
-      ::usleep(static_cast<useconds_t>(std::min(step, 100)) * 1000);
-      if (signals_received) break;
-      if (o.pid && !alive(*o.pid)) break;
+      if (o_.interval_ms) print_interval(counters_->read());
     }
-    if (o.interval_ms) tick();
   }
-  counters.disable();
-  auto counts = counters.read();
-  run.elapsed_seconds = seconds_since_start();
-  int exit_code = 0;
-  if (child) {
-    run.user_seconds = child->user_seconds();
-    run.system_seconds = child->system_seconds();
-    exit_code = child->exit_status();
-    run.exit_status = exit_code;
+
+  int finish() {
+    counters_->disable();
+    auto counts = counters_->read();
+    run_.elapsed_seconds = seconds_since_start();
+    int exit_code = 0;
+    if (child_) {
+      run_.user_seconds = child_->user_seconds();
+      run_.system_seconds = child_->system_seconds();
+      exit_code = child_->exit_status();
+      run_.exit_status = exit_code;
+    }
+    if (o_.interval_ms) {
+      // The last, partial interval, as perf prints it; the only one when the run was shorter than -I.
+      StatRun r = run_;
+      r.interval_end = run_.elapsed_seconds;
+      emit(previous_.empty() ? counts : delta(counts, previous_), r);
+    } else {
+      emit(counts, run_);
+    }
+    return exit_code;
   }
-  if (o.interval_ms) {
-    // The last, partial interval, as perf prints it; the only one when the run was shorter than -I.
-    StatRun r = run;
-    r.interval_end = run.elapsed_seconds;
-    emit(previous.empty() ? counts : delta(counts, previous), r);
-  } else {
-    emit(counts, run);
-  }
-  return exit_code;
-}
+
+  const StatOptions& o_;
+  spec::Machine machine_;
+  std::FILE* out_ = stderr;
+  std::unique_ptr<std::FILE, int (*)(std::FILE*)> file_{nullptr, &std::fclose};
+  EventSet set_;
+  runtime::Target target_;
+  StatRun run_;
+  std::unique_ptr<runtime::Command> child_;
+  std::optional<runtime::Counters> counters_;
+  std::chrono::steady_clock::time_point start_;
+  std::vector<runtime::Count> previous_;
+};
+
+}  // namespace
+
+int run_stat(const StatOptions& o) { return StatSession(o).run(); }
 
 }  // namespace perfspec::tools
