@@ -2,13 +2,15 @@
 
 #include <algorithm>
 #include <cmath>
+#include <iterator>
 #include <optional>
 #include <utility>
 
-#include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include "spec/printable.hpp"
+#include "perfspec/errno_facts.hpp"
+#include "perfspec/fmt.hpp"
 #include "perfspec/print.hpp"
 #include "spec/builtin.hpp"
 
@@ -31,15 +33,6 @@ std::string grouped(std::uint64_t v) {
   return out;
 }
 
-std::string_view state_name(Count::State s) {
-  switch (s) {
-    case Count::State::counted: return "counted";
-    case Count::State::not_counted: return "not counted";
-    case Count::State::not_supported: return "not supported";
-  }
-  return "";
-}
-
 std::string csv_field(std::string_view s) {
   if (s.find_first_of(",\"\n") == std::string_view::npos) return std::string(s);
   std::string out = "\"";
@@ -53,6 +46,31 @@ std::string value_text(const DisplayValue& v) {
 }
 
 }  // namespace
+
+std::string describe(const runtime::Note& n) {
+  using Kind = runtime::Note::Kind;
+  // " on CPU 3" for a per-CPU counter; nothing for a task's (cpu -1: it counts wherever the task runs).
+  const std::string on_cpu = n.cpu < 0 ? std::string{} : fmt::format(" on CPU {}", n.cpu);
+  switch (n.kind) {
+    case Kind::user_only:
+      return fmt::format("counted user space only (':u'): kernel counting was refused with {}", spec::errno_name(n.error));
+    case Kind::weak_group_alone:
+      return fmt::format("weak group fell back to counting its events alone ({} on '{}')", spec::errno_name(n.error),
+                         n.event);
+    case Kind::enable_failed: return fmt::format("enable failed{}: {}", on_cpu, spec::errno_name(n.error));
+    case Kind::disable_failed: return fmt::format("disable failed{}: {}", on_cpu, spec::errno_name(n.error));
+    case Kind::reset_failed: return fmt::format("reset failed{}: {}", on_cpu, spec::errno_name(n.error));
+    case Kind::read_failed: return fmt::format("read failed{}: {}", on_cpu, spec::errno_name(n.error));
+    case Kind::short_read: return fmt::format("short read{}: {} of {} bytes", on_cpu, n.bytes, n.wanted);
+  }
+  return fmt::format("note of kind {}", static_cast<int>(n.kind));
+}
+
+std::string describe(const std::vector<runtime::Note>& notes) {
+  std::string out;
+  for (const auto& n : notes) fmt::format_to(std::back_inserter(out), "{}{}", out.empty() ? "" : "; ", n);
+  return out;
+}
 
 DisplayValue display_value(const ResolvedEvent& e, const Count& c) {
   DisplayValue d;
@@ -77,8 +95,7 @@ std::string stat_text(const EventSet& set, const std::vector<Count>& counts, con
     for (std::size_t i = 0; i < counts.size(); ++i) {
       const auto& c = counts[i];
       const auto& e = set.events[i];
-      std::string value = c.state == Count::State::counted ? value_text(display_value(e, c))
-                          : c.state == Count::State::not_counted ? "<not counted>" : "<not supported>";
+      std::string value = c.state == Count::State::counted ? value_text(display_value(e, c)) : fmt::format("{:v}", c.state);
       out += fmt::format("{:>14.6f} {:>18} {:<8} {}\n", *run.interval_end, value,
                          c.state == Count::State::counted ? display_value(e, c).unit : "", spec::printable(e.name));
     }
@@ -94,8 +111,7 @@ std::string stat_text(const EventSet& set, const std::vector<Count>& counts, con
       if (c.running_fraction() < 1.0) line += fmt::format("  ({:.2f}%)", 100.0 * c.running_fraction());
       out += line + "\n";
     } else {
-      out += fmt::format("{:>18} {:<8} {}\n", c.state == Count::State::not_counted ? "<not counted>" : "<not supported>",
-                         "", spec::printable(e.name));
+      out += fmt::format("{:>18v} {:<8} {}\n", c.state, "", spec::printable(e.name));
     }
     if (c.failure && c.state != Count::State::counted) {
       out += fmt::format("{:>29}{}: {}", "", c.failure->name, spec::printable(c.failure->hint));
@@ -104,7 +120,7 @@ std::string stat_text(const EventSet& set, const std::vector<Count>& counts, con
     } else if (c.state == Count::State::not_counted) {
       out += fmt::format("{:>29}the event was never scheduled on a counter (time_running is 0)\n", "");
     }
-    if (!c.note.empty()) out += fmt::format("{:>29}note: {}\n", "", spec::printable(c.note));
+    if (!c.notes.empty()) out += fmt::format("{:>29}note: {}\n", "", spec::printable(describe(c.notes)));
   }
   out += fmt::format("\n{:>18.9f} seconds time elapsed\n", run.elapsed_seconds);
   if (run.user_seconds) out += fmt::format("\n{:>18.9f} seconds user\n", *run.user_seconds);
@@ -124,11 +140,11 @@ std::string stat_csv(const EventSet& set, const std::vector<Count>& counts, cons
       value = d.integral ? std::to_string(static_cast<std::uint64_t>(std::llround(d.value))) : fmt::format("{:.6f}", d.value);
       unit = d.unit;
     } else {
-      value = c.state == Count::State::not_counted ? "<not counted>" : "<not supported>";
+      value = fmt::format("{:v}", c.state);
     }
     if (run.interval_end) out += fmt::format("{:.6f},", *run.interval_end);
     out += fmt::format("{},{},{},{},{},{:.2f},{},{}\n", csv_field(value), csv_field(unit), csv_field(spec::printable(e.name)),
-                       c.time_enabled, c.time_running, 100.0 * c.running_fraction(), state_name(c.state),
+                       c.time_enabled, c.time_running, 100.0 * c.running_fraction(), c.state,
                        c.failure ? c.failure->name : "");
   }
   return out;
@@ -293,7 +309,7 @@ std::string stat_perf_csv(const EventSet& set, const std::vector<Count>& counts,
     if (c.state == Count::State::counted) {
       out += std::floor(scale) != scale ? fmt::format("{:.2f}", value) : fmt::format("{:.0f}", value);
     } else {
-      out += c.state == Count::State::not_counted ? "<not counted>" : "<not supported>";
+      fmt::format_to(std::back_inserter(out), "{:v}", c.state);
     }
     // Percentage running in perf's integer arithmetic: a multiplexed event shows whole percents.
     double percent = c.time_enabled != 0 && c.time_running != c.time_enabled
@@ -326,7 +342,7 @@ std::string stat_json(const EventSet& set, const std::vector<Count>& counts, con
     x["event"] = e.name;
     x["pmu"] = e.pmu;
     x["span"] = {e.span.begin, e.span.end};  // where the event stands in its -e list
-    x["state"] = state_name(c.state);
+    x["state"] = fmt::to_string(c.state);
     if (c.state == Count::State::counted) {
       auto d = display_value(e, c);
       x["value"] = d.value;
@@ -343,7 +359,7 @@ std::string stat_json(const EventSet& set, const std::vector<Count>& counts, con
       x["error"] = {{"errno", c.failure->error}, {"name", c.failure->name}, {"meaning", c.failure->meaning},
                     {"hint", c.failure->hint}, {"cpu", c.failure->cpu}, {"detail", c.failure->detail}};
     }
-    if (!c.note.empty()) x["note"] = c.note;
+    if (!c.notes.empty()) x["note"] = describe(c.notes);
     arr.push_back(std::move(x));
   }
   j["counts"] = std::move(arr);

@@ -1,7 +1,7 @@
-#include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include "spec/printable.hpp"
+#include "perfspec/fmt.hpp"
 #include "perfspec/print.hpp"
 
 namespace perfspec {
@@ -53,7 +53,7 @@ std::string list_text(const std::vector<spec::ListedPmu>& pmus, const std::vecto
   std::string heading;
   for (const auto& e : events) {
     std::string h = e.pmu == "tracepoint" ? "tracepoints"
-                                          : fmt::format("{} events on {}", spec::source_name(e.source), spec::printable(e.pmu));
+                                          : fmt::format("{} events on {}", e.source, spec::printable(e.pmu));
     if (h != heading) {
       out += fmt::format("{}{}:\n", heading.empty() ? "" : "\n", h);
       heading = h;

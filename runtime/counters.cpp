@@ -4,9 +4,6 @@
 #include <iterator>
 #include <utility>
 
-#include <fmt/format.h>
-
-#include "perfspec/errno_facts.hpp"
 #include "perfspec/runtime.hpp"
 #include "runtime/open.hpp"
 #include "runtime/read_format.hpp"
@@ -47,9 +44,6 @@ void prepare_for_counting(Attr& a, bool leader, bool enable_on_exec) {
   a.enable_on_exec = leader && enable_on_exec ? 1 : 0;
 }
 
-// " on CPU 3" for a per-CPU instance; nothing for a task's (cpu -1: it counts wherever the task runs).
-std::string on_cpu(int cpu) { return cpu < 0 ? std::string{} : fmt::format(" on CPU {}", cpu); }
-
 }  // namespace
 
 struct Counters::Impl {
@@ -57,13 +51,13 @@ struct Counters::Impl {
   OpenedSet opened;
   std::vector<std::uint64_t> buffer;  // group reads, reused across read() calls
   std::vector<UserRead> fast;  // user-page reads of one group, reused across read() calls
-  std::vector<char> noted;    // per event: the kinds of runtime fault already noted by this read()
+  std::vector<std::uint8_t> noted;  // per event: the kinds of runtime fault already noted by this read()
   std::vector<char> present;  // per fd of one instance: its value was in the group read
 
   // The read in progress: its output and which faults it noted.
   std::vector<Count>* out = nullptr;
   bool noted_ready = false;  // `noted` is cleared on the first fault: a read without faults does not touch it
-  enum : char { read_fault = 1 << 3, short_read = 1 << 4 };  // bits 0-2: group_ioctls
+  bool open_notes = false;   // some event has a note from opening (a fallback)
 
   void begin_read(std::vector<Count>& counts) {
     out = &counts;
@@ -71,32 +65,37 @@ struct Counters::Impl {
     counts.resize(opened.set.events.size());
     // Until finish_read, `state` only says whether a value was read for the event: counted when one
     // was (a value may be 0, so the value itself cannot say).
-    for (auto& c : counts) {
+    for (std::size_t e = 0; e < counts.size(); ++e) {
+      Count& c = counts[e];
       c.raw = c.time_enabled = c.time_running = 0;
-      c.note.clear();
       c.state = Count::State::not_counted;
+      // The fallback taken when opening comes first. assign() copies onto the note an earlier read
+      // left there, so reading again allocates nothing.
+      if (open_notes && opened.notes[e]) c.notes.assign(&*opened.notes[e], &*opened.notes[e] + 1);
+      else c.notes.clear();
     }
   }
 
   // Runtime faults are noted once per kind and event, for the first CPU that had one: on a large
   // machine the same fault on every CPU would otherwise repeat the note hundreds of times.
-  template <typename Text>
-  void note(std::size_t e, char kind, Text&& text) {
+  void note(std::size_t e, Note::Kind kind, int error, int cpu, std::size_t bytes = 0, std::size_t wanted = 0) {
+    static_assert(static_cast<int>(Note::Kind::short_read) < 8, "one bit of `noted` per kind");
     if (!noted_ready) noted.assign(out->size(), 0), noted_ready = true;
-    if (noted[e] & kind) return;
-    noted[e] = static_cast<char>(noted[e] | kind);
-    std::string& n = (*out)[e].note;
-    if (!n.empty()) n += "; ";
-    n += text();
+    const auto bit = static_cast<std::uint8_t>(1u << static_cast<unsigned>(kind));
+    if (noted[e] & bit) return;
+    noted[e] = static_cast<std::uint8_t>(noted[e] | bit);
+    Note& n = (*out)[e].notes.emplace_back();
+    n.kind = kind;
+    n.error = error;
+    n.cpu = cpu;
+    n.bytes = bytes;
+    n.wanted = wanted;
   }
 
   void note_ioctl_faults(const Instance& inst) {
     for (std::size_t op = 0; op < std::size(group_ioctls); ++op)
       if (int err = inst.ioctl_errors[op])
-        for (std::size_t e : inst.events)
-          note(e, static_cast<char>(1 << op), [&] {
-            return fmt::format("{} failed{}: {}", group_ioctl_names[op], on_cpu(inst.cpu), spec::errno_name(err));
-          });
+        for (std::size_t e : inst.events) note(e, group_ioctl_notes[op], err, inst.cpu);
   }
 
   // Self-monitoring: every counter of the group through its user page (rdpmc), when all allow it.
@@ -121,10 +120,7 @@ struct Counters::Impl {
     std::size_t want = buffer.size() * sizeof(std::uint64_t);
     long r = retry_eintr([&] { return sys->read(inst.fds.front().get(), buffer.data(), want); });
     if (r < 0) {
-      for (std::size_t e : inst.events)
-        note(e, read_fault, [&] {
-          return fmt::format("read failed{}: {}", on_cpu(inst.cpu), spec::errno_name(static_cast<int>(-r)));
-        });
+      for (std::size_t e : inst.events) note(e, Note::Kind::read_failed, static_cast<int>(-r), inst.cpu);
       return;
     }
     auto bytes = static_cast<std::size_t>(r);
@@ -135,9 +131,7 @@ struct Counters::Impl {
     // The values a short read left out are not counted on this CPU, which must not pass silently.
     if (short_read_seen)
       for (std::size_t k = 0; k < inst.fds.size(); ++k)
-        if (!present[k])
-          note(inst.events[k], short_read,
-               [&] { return fmt::format("short read{}: {} of {} bytes", on_cpu(inst.cpu), bytes, want); });
+        if (!present[k]) note(inst.events[k], Note::Kind::short_read, 0, inst.cpu, bytes, want);
   }
 
   // Each value of a group read onto its event's count, matched by id.
@@ -177,7 +171,6 @@ struct Counters::Impl {
       Count& c = (*out)[e];
       if (opened.failures[e]) c.failure = opened.failures[e];
       else c.failure.reset();
-      if (!opened.notes[e].empty()) c.note = opened.notes[e] + (c.note.empty() ? "" : "; " + c.note);
       if (!opened.opened[e]) c.state = Count::State::not_supported;
       else if (c.state != Count::State::counted || c.time_running == 0) c.state = Count::State::not_counted;
     }
@@ -204,6 +197,8 @@ Counters Counters::open(const EventSet& set, const Target& target, const OpenOpt
   impl->opened = open_set(set, target, options, sys, [on_exec](Attr& a, bool leader) {
     prepare_for_counting(a, leader, on_exec);
   });
+  const auto& notes = impl->opened.notes;
+  impl->open_notes = std::any_of(notes.begin(), notes.end(), [](const auto& n) { return n.has_value(); });
   return Counters(std::move(impl));
 }
 

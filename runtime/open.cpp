@@ -84,7 +84,10 @@ int Opener::open_one(std::size_t i, int pid, int cpu, int group_fd, bool leader)
     if (retry >= 0) {
       if (!out_.user_only[i]) {
         out_.user_only[i] = 1;
-        out_.notes[i] = "counted user space only (':u'): kernel counting was refused with EACCES";
+        Note n;
+        n.kind = Note::Kind::user_only;
+        n.error = EACCES;
+        out_.notes[i] = std::move(n);
         std::string& name = out_.set.events[i].name;
         name += name.find(':') == std::string::npos ? ":u" : "u";
       }
@@ -157,8 +160,10 @@ void Opener::open_members(const EventGroup& g, Instance& inst, int pid, int cpu,
     }
     if (!g.weak) continue;  // the failure is recorded; the rest of the group still counts
     // A weak group that cannot be opened whole is counted as separate events (perf's :W).
-    std::string why = fmt::format("weak group fell back to counting its events alone ({} on '{}')",
-                                  spec::errno_name(-mfd), out_.set.events[m].name);
+    Note why;
+    why.kind = Note::Kind::weak_group_alone;
+    why.error = -mfd;
+    why.event = out_.set.events[m].name;
     inst.fds.clear();
     for (std::size_t k2 = 0; k2 < g.members.size(); ++k2) {
       std::size_t x = g.members[k2];

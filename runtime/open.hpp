@@ -33,7 +33,9 @@ auto retry_eintr(Call&& call) {
 
 /// The group ioctls, in the order their failures are noted.
 inline constexpr unsigned long group_ioctls[] = {PERF_EVENT_IOC_ENABLE, PERF_EVENT_IOC_DISABLE, PERF_EVENT_IOC_RESET};
-inline constexpr const char* group_ioctl_names[] = {"enable", "disable", "reset"};
+/// The note a failure of each says it with.
+inline constexpr Note::Kind group_ioctl_notes[] = {Note::Kind::enable_failed, Note::Kind::disable_failed,
+                                                   Note::Kind::reset_failed};
 
 /// A region of an event fd mapped with Syscalls::mmap, unmapped exactly once.
 class Mapping {
@@ -74,7 +76,7 @@ struct OpenedSet {
   EventSet set;  ///< names updated by fallbacks (`cycles` -> `cycles:u`)
   std::vector<Instance> instances;
   std::vector<std::optional<Failure>> failures;
-  std::vector<std::string> notes;
+  std::vector<std::optional<Note>> notes;  // the fallback taken when opening (the last one wins)
   std::vector<char> opened;  // not vector<bool>: reads test it per event, and bit access costs there
   std::vector<char> user_only;  // the EACCES fallback was taken
 };

@@ -1,11 +1,16 @@
 #include <doctest/doctest.h>
 
+#include <cerrno>
+#include <stdexcept>
+
+#include "perfspec/fmt.hpp"
 #include "perfspec/perfspec.hpp"
 #include "spec/printable.hpp"
 #include "tests/support.hpp"
 
 using namespace perfspec;
 using runtime::Count;
+using runtime::Note;
 
 namespace {
 const spec::Machine& skx() {
@@ -20,6 +25,13 @@ Count counted(std::uint64_t raw, std::uint64_t enabled = 100, std::uint64_t runn
   c.time_running = running;
   return c;
 }
+Note note(Note::Kind kind, int error, int cpu = -1) {
+  Note n;
+  n.kind = kind;
+  n.error = error;
+  n.cpu = cpu;
+  return n;
+}
 }  // namespace
 
 TEST_CASE("stat text: values, units, alias scale, multiplexing, failures and notes, exactly") {
@@ -31,7 +43,7 @@ TEST_CASE("stat text: values, units, alias scale, multiplexing, failures and not
   counts.push_back(missing);
   Count idle;
   idle.state = Count::State::not_counted;
-  idle.note = "counted user space only (':u'): kernel counting was refused with EACCES";
+  idle.notes = {note(Note::Kind::user_only, EACCES)};
   counts.push_back(idle);
   StatRun run;
   run.target = "'true'";
@@ -175,4 +187,94 @@ TEST_CASE("bytes a terminal acts on are escaped wherever text from a tree is pri
         "event syntax error: 'q?q'\n"
         "                     \\___ pmu 'x\\x1b[2J': event file 'y\\x07' is a folder\n"
         "help: did you mean 'z\\x1b'?\nsecond\\x07 line\n");
+}
+
+TEST_CASE("notes in words: each kind, exactly; joined by '; ' in stat text and JSON") {
+  CHECK(describe(note(Note::Kind::user_only, EACCES)) ==
+        "counted user space only (':u'): kernel counting was refused with EACCES");
+  Note weak = note(Note::Kind::weak_group_alone, EINVAL);
+  weak.event = "cpu/event=0xc0/";
+  CHECK(describe(weak) == "weak group fell back to counting its events alone (EINVAL on 'cpu/event=0xc0/')");
+  CHECK(describe(note(Note::Kind::enable_failed, EBADF)) == "enable failed: EBADF");
+  CHECK(describe(note(Note::Kind::disable_failed, EINVAL, 0)) == "disable failed on CPU 0: EINVAL");
+  CHECK(describe(note(Note::Kind::reset_failed, EBADF, 7)) == "reset failed on CPU 7: EBADF");
+  CHECK(describe(note(Note::Kind::read_failed, ENODEV, 1)) == "read failed on CPU 1: ENODEV");
+  CHECK(describe(note(Note::Kind::read_failed, EIO)) == "read failed: EIO");  // not a perf_event_open errno
+  Note cut = note(Note::Kind::short_read, 0, 3);
+  cut.bytes = 40;
+  cut.wanted = 72;
+  CHECK(describe(cut) == "short read on CPU 3: 40 of 72 bytes");
+  CHECK(describe(std::vector<Note>{}).empty());
+  CHECK(describe(std::vector<Note>{weak, cut}) ==
+        "weak group fell back to counting its events alone (EINVAL on 'cpu/event=0xc0/'); short read on CPU 3: 40 of 72 bytes");
+
+  auto set = resolve("cycles", skx());
+  Count c = counted(10);
+  c.notes = {note(Note::Kind::user_only, EACCES), note(Note::Kind::read_failed, EBADF, 2)};
+  StatRun run;
+  run.target = "'x'";
+  CHECK(stat_text(set, {c}, run) ==
+        "\n Performance counter stats for 'x':\n\n"
+        "                10          cycles\n"
+        "                             note: counted user space only (':u'): kernel counting was refused with EACCES; "
+        "read failed on CPU 2: EBADF\n"
+        "\n       0.000000000 seconds time elapsed\n\n");
+  CHECK(stat_json(set, {c}, run) ==
+        "{\"target\":\"'x'\",\"elapsed_seconds\":0.0,\"counts\":[{\"event\":\"cycles\",\"pmu\":\"cpu\",\"span\":[0,6],"
+        "\"state\":\"counted\",\"value\":10.0,\"unit\":\"\",\"raw\":10,\"time_enabled\":100,\"time_running\":100,"
+        "\"running_fraction\":1.0,\"note\":\"counted user space only (':u'): kernel counting was refused with EACCES; "
+        "read failed on CPU 2: EBADF\"}]}\n");
+  // CSV has no note column.
+  CHECK(stat_csv(set, {c}, run) == "10,,cycles,100,100,100.00,counted,\n");
+}
+
+TEST_CASE("fmt formatters (perfspec/fmt.hpp), exactly") {
+  CHECK(fmt::format("{}", Span{3, 7}) == "3..7");
+  CHECK(fmt::format("[{}]", Span{}) == "[0..0]");
+  CHECK_THROWS_AS((void)fmt::format(fmt::runtime("{:>8}"), Span{1, 2}), fmt::format_error);
+
+  CHECK(fmt::format("{}", ErrorKind::syntax) == "syntax");
+  CHECK(fmt::format("{}", ErrorKind::unknown_name) == "unknown name");
+  CHECK(fmt::format("{}", ErrorKind::machine) == "machine description");
+  CHECK(fmt::format("{:>14}|{:<8}|", ErrorKind::unknown_name, ErrorKind::io) == "  unknown name|I/O     |");
+
+  CHECK(fmt::format("{} {} {} {}", spec::Source::sysfs, spec::Source::json, spec::Source::libpfm4,
+                    spec::Source::builtin) == "sysfs json libpfm4 builtin");
+  CHECK(fmt::format("{:^9}", spec::Source::json) == "  json   ");
+
+  CHECK(fmt::format("{}|{}|{}", Count::State::counted, Count::State::not_counted, Count::State::not_supported) ==
+        "counted|not counted|not supported");
+  CHECK(fmt::format("{:v}|{:v}|{:v}", Count::State::counted, Count::State::not_counted,
+                    Count::State::not_supported) == "counted|<not counted>|<not supported>");
+  CHECK(fmt::format("{:>18v}|", Count::State::not_supported) == "   <not supported>|");
+  CHECK(fmt::format("{:9}|{:>9}|", Count::State::counted, Count::State::counted) == "counted  |  counted|");
+  CHECK(fmt::format("{:*^17v}", Count::State::not_counted) == "**<not counted>**");
+  CHECK(fmt::format("{:*^16v}", Count::State::not_counted) == "*<not counted>**");
+  CHECK(fmt::format("{:*^16v}", Count::State::not_counted) == fmt::format("{:*^16}", "<not counted>"));  // as fmt pads
+  CHECK(fmt::format("{:3v}", Count::State::not_counted) == "<not counted>");  // never cut
+  CHECK_THROWS_AS((void)fmt::format(fmt::runtime("{:x}"), Count::State::counted), fmt::format_error);
+  CHECK_THROWS_AS((void)fmt::format(fmt::runtime("{:v8}"), Count::State::counted), fmt::format_error);
+
+  Note cut = note(Note::Kind::short_read, 0, 3);
+  cut.bytes = 16;
+  cut.wanted = 72;
+  CHECK(fmt::format("{}", cut) == "short read on CPU 3: 16 of 72 bytes");
+  CHECK(fmt::format("{}", note(Note::Kind::enable_failed, EBADF)) == "enable failed: EBADF");
+  CHECK(fmt::format("[{:>22}]", note(Note::Kind::read_failed, EBADF)) == "[    read failed: EBADF]");
+  CHECK(fmt::format("{}", note(Note::Kind::user_only, EACCES)) == describe(note(Note::Kind::user_only, EACCES)));
+
+  auto list = parse("{ cycles , cpu/event=60,inv,name='a:b'/u }:k,sched:sched_switch,mem:4096/8:w");
+  CHECK(fmt::format("{}", list) == "{cycles,cpu/event=0x3c,inv,name='a:b'/u}:k,sched:sched_switch,mem:0x1000/8:w");
+  CHECK(fmt::format("{}", list) == to_string(list));
+  const auto& group = list.items[0];
+  CHECK(fmt::format("{}", group) == "{cycles,cpu/event=0x3c,inv,name='a:b'/u}:k");
+  CHECK(fmt::format("{}", list.items[2]) == "mem:0x1000/8:w");
+  const auto& pmu = group.events[1];
+  CHECK(fmt::format("{}", pmu) == "cpu/event=0x3c,inv,name='a:b'/u");
+  CHECK(fmt::format("{}", list.items[1].events[0]) == "sched:sched_switch");
+  CHECK(fmt::format("{} {} {}", pmu.terms[0], pmu.terms[1], pmu.terms[2]) == "event=0x3c inv name='a:b'");
+  CHECK(fmt::format("[{:>6}]", pmu.terms[1]) == "[   inv]");
+  CHECK(fmt::format("{}|{}|{}|", pmu.modifiers, group.modifiers, group.events[0].modifiers) == "u|k||");
+  auto query = parse("cpu/event=0x3c,period=?/").items[0].events[0];
+  CHECK(fmt::format("{}", query.terms[1]) == "period=?");
 }

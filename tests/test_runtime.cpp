@@ -31,8 +31,19 @@
 
 using namespace perfspec;
 using runtime::Count;
+using runtime::Note;
 
 namespace {
+
+// A note as the runtime writes it (Note is an aggregate; designated initializers that leave out
+// `event` draw -Wmissing-field-initializers).
+Note note(Note::Kind kind, int error, int cpu = -1) {
+  Note n;
+  n.kind = kind;
+  n.error = error;
+  n.cpu = cpu;
+  return n;
+}
 
 std::size_t open_fd_count() {
   std::size_t n = 0;
@@ -342,7 +353,11 @@ TEST_CASE("a weak group that cannot be opened whole counts its members alone") {
   CHECK(counts[0].state == Count::State::counted);
   CHECK(counts[1].state == Count::State::counted);
   CHECK(counts[1].raw == 2);
-  CHECK(counts[0].note == "weak group fell back to counting its events alone (EINVAL on 'cpu/event=0xc0/')");
+  CHECK(describe(counts[0].notes) == "weak group fell back to counting its events alone (EINVAL on 'cpu/event=0xc0/')");
+  Note weak = note(Note::Kind::weak_group_alone, EINVAL);
+  weak.event = "cpu/event=0xc0/";
+  CHECK(counts[0].notes == std::vector<Note>{weak});
+  CHECK(counts[1].notes == std::vector<Note>{weak});
 }
 
 TEST_CASE("EACCES for kernel counting falls back to user-only, and says so") {
@@ -352,9 +367,24 @@ TEST_CASE("EACCES for kernel counting falls back to user-only, and says so") {
   auto counters = runtime::Counters::open(set, runtime::Target::self_thread(), fixture_options(), sys);
   auto counts = counters.read();
   CHECK(counts[0].state == Count::State::counted);
-  CHECK(counts[0].note == "counted user space only (':u'): kernel counting was refused with EACCES");
+  CHECK(describe(counts[0].notes) == "counted user space only (':u'): kernel counting was refused with EACCES");
+  CHECK(counts[0].notes == std::vector<Note>{note(Note::Kind::user_only, EACCES)});
   CHECK(counters.events().events[0].name == "cpu/event=0x3c/:u");
-  CHECK(counts[1].note.empty());
+  CHECK(counts[1].notes.empty());
+  // The fallback comes first, then the faults of this read; each read, into the same vector, starts
+  // again from the fallback alone.
+  sys.read_error[100] = EBADF;
+  for (int again = 0; again < 2; ++again) {
+    counters.read(counts);
+    CHECK(counts[0].notes == std::vector<Note>{note(Note::Kind::user_only, EACCES),
+                                               note(Note::Kind::read_failed, EBADF)});
+    CHECK(describe(counts[0].notes) ==
+          "counted user space only (':u'): kernel counting was refused with EACCES; read failed: EBADF");
+    CHECK(counts[1].notes.empty());
+  }
+  sys.read_error.clear();
+  counters.read(counts);
+  CHECK(counts[0].notes == std::vector<Note>{note(Note::Kind::user_only, EACCES)});
   runtime::OpenOptions strict = fixture_options();
   strict.fallback_to_user = false;
   auto refused = runtime::Counters::open(set, runtime::Target::self_thread(), strict, sys).read();
@@ -561,7 +591,7 @@ TEST_CASE("fault matrix: an open failing at any point with any errno drops no ev
           CHECK(counts[e].state == (cpus_counted[e] ? Count::State::counted : Count::State::not_supported));
           CHECK(counts[e].raw == value_of(e) * cpus_counted[e]);
           CHECK(counts[e].time_running == sys.running * cpus_counted[e]);
-          CHECK(counts[e].note == note[e]);
+          CHECK(describe(counts[e].notes) == note[e]);
           CHECK(counts[e].failure.has_value() == detail[e].has_value());
           if (!detail[e] || !counts[e].failure) continue;
           CHECK(counts[e].failure->error == err);
@@ -584,7 +614,7 @@ TEST_CASE("EINTR from read and from the group ioctls is repeated, boundedly; per
   CHECK(sys.read_calls == 4);
   for (std::size_t e = 0; e < 3; ++e) {
     CHECK(counts[e].state == Count::State::counted);
-    CHECK(counts[e].note.empty());
+    CHECK(counts[e].notes.empty());
   }
   CHECK(counts[0].raw == 11);
   CHECK(counts[1].raw == 22);
@@ -592,7 +622,7 @@ TEST_CASE("EINTR from read and from the group ioctls is repeated, boundedly; per
   sys.ioctl_eintr = 2;
   counters.enable();
   CHECK(sys.ioctls == std::vector<std::pair<int, unsigned long>>(3, {100, PERF_EVENT_IOC_ENABLE}));
-  CHECK(counters.read()[0].note.empty());
+  CHECK(counters.read()[0].notes.empty());
   // A signal storm: reported after a bounded number of attempts (1 + 1000), not spun on forever.
   sys.read_calls = 0;
   sys.read_eintr = 1'000'000;
@@ -600,14 +630,14 @@ TEST_CASE("EINTR from read and from the group ioctls is repeated, boundedly; per
   CHECK(sys.read_calls == 1001);
   CHECK(counts[0].state == Count::State::not_counted);
   CHECK(counts[0].raw == 0);
-  CHECK(counts[2].note == "read failed: EINTR");
+  CHECK(describe(counts[2].notes) == "read failed: EINTR");
   sys.read_eintr = 0;
   sys.ioctl_eintr = 1'000'000;
   sys.ioctls.clear();
   counters.disable();
   CHECK(sys.ioctls.size() == 1001);
   sys.ioctl_eintr = 0;
-  CHECK(counters.read()[1].note == "disable failed: EINTR");
+  CHECK(describe(counters.read()[1].notes) == "disable failed: EINTR");
   // perf_event_open's EINTR means perf and ftrace were mixed on a uprobe: not an interruption, not repeated.
   FakeSyscalls refusing;
   refusing.fail_call = 0;
@@ -632,25 +662,28 @@ TEST_CASE("a failed enable, disable or reset is noted on its group's events by e
   CHECK_NOTHROW(counters.enable());
   for (int again = 0; again < 2; ++again) {
     auto counts = counters.read();
-    CHECK(counts[0].note == "enable failed: EBADF");
-    CHECK(counts[1].note == "enable failed: EBADF");
-    CHECK(counts[2].note.empty());
+    CHECK(describe(counts[0].notes) == "enable failed: EBADF");
+    CHECK(describe(counts[1].notes) == "enable failed: EBADF");
+    CHECK(counts[2].notes.empty());
     CHECK(counts[0].state == Count::State::counted);  // what the counter holds is still read
     CHECK(counts[1].raw == 22);
   }
   refuse.clear();
   counters.enable();
-  CHECK(counters.read()[0].note.empty());
+  CHECK(counters.read()[0].notes.empty());
   refuse[PERF_EVENT_IOC_DISABLE] = EINVAL;
   refuse[PERF_EVENT_IOC_RESET] = EBADF;
   CHECK_NOTHROW(counters.disable());
   CHECK_NOTHROW(counters.reset());
   sys.read_error[100] = EFAULT;
   auto counts = counters.read();
-  CHECK(counts[1].note ==
+  CHECK(describe(counts[1].notes) ==
         "disable failed: EINVAL; reset failed: EBADF; read failed: EFAULT");
+  CHECK(counts[1].notes == std::vector<Note>{note(Note::Kind::disable_failed, EINVAL),
+                                             note(Note::Kind::reset_failed, EBADF),
+                                             note(Note::Kind::read_failed, EFAULT)});
   CHECK(counts[1].state == Count::State::not_counted);
-  CHECK(counts[2].note.empty());
+  CHECK(counts[2].notes.empty());
   CHECK(counts[2].raw == 33);
 
   // System-wide: the note names the CPU; the same fault on several CPUs is noted for the first one.
@@ -663,15 +696,16 @@ TEST_CASE("a failed enable, disable or reset is noted on its group's events by e
   wide.ioctl_error = [&](int fd, unsigned long) { return failing.contains(fd) ? EBADF : 0; };
   per_cpu.enable();
   counts = per_cpu.read();
-  CHECK(counts[0].note == "enable failed on CPU 1: EBADF");
-  CHECK(counts[1].note == "enable failed on CPU 1: EBADF");
-  CHECK(counts[2].note.empty());
+  CHECK(describe(counts[0].notes) == "enable failed on CPU 1: EBADF");
+  CHECK(counts[0].notes == std::vector<Note>{note(Note::Kind::enable_failed, EBADF, 1)});
+  CHECK(describe(counts[1].notes) == "enable failed on CPU 1: EBADF");
+  CHECK(counts[2].notes.empty());
   CHECK(counts[1].raw == 44);
   failing = {100, 102, 104, 105};
   per_cpu.enable();
   counts = per_cpu.read();
-  CHECK(counts[0].note == "enable failed on CPU 0: EBADF");
-  CHECK(counts[2].note == "enable failed on CPU 0: EBADF");
+  CHECK(describe(counts[0].notes) == "enable failed on CPU 0: EBADF");
+  CHECK(describe(counts[2].notes) == "enable failed on CPU 0: EBADF");
 }
 
 TEST_CASE("a short group read counts the values it holds and notes the ones it cut off") {
@@ -686,23 +720,27 @@ TEST_CASE("a short group read counts the values it holds and notes the ones it c
     auto counts = counters.read();
     CHECK(counts[0].state == Count::State::counted);
     CHECK(counts[0].raw == 11);
-    CHECK(counts[0].note.empty());
+    CHECK(counts[0].notes.empty());
     for (std::size_t e : {1u, 2u}) {
       CHECK(counts[e].state == Count::State::not_counted);
       CHECK(counts[e].raw == 0);
       CHECK_FALSE(counts[e].failure);
-      CHECK(counts[e].note == fmt::format("short read: {} of 72 bytes", cap));
+      CHECK(describe(counts[e].notes) == fmt::format("short read: {} of 72 bytes", cap));
+      Note short_read = note(Note::Kind::short_read, 0);
+      short_read.bytes = cap;
+      short_read.wanted = 72;
+      CHECK(counts[e].notes == std::vector<Note>{short_read});
     }
   }
   sys.read_cap = 16;  // not even the header: nothing to count
   for (const auto& c : counters.read()) {
     CHECK(c.state == Count::State::not_counted);
-    CHECK(c.note == "short read: 16 of 72 bytes");
+    CHECK(describe(c.notes) == "short read: 16 of 72 bytes");
   }
   sys.read_cap.reset();  // notes are about this read only
   for (const auto& c : counters.read()) {
     CHECK(c.state == Count::State::counted);
-    CHECK(c.note.empty());
+    CHECK(c.notes.empty());
   }
 }
 
@@ -717,11 +755,11 @@ TEST_CASE("a read error leaves its group not counted, with the CPU and errno in 
     CHECK(counts[e].state == Count::State::not_counted);
     CHECK(counts[e].raw == 0);
     CHECK_FALSE(counts[e].failure);
-    CHECK(counts[e].note == "read failed: EBADF");
+    CHECK(describe(counts[e].notes) == "read failed: EBADF");
   }
   CHECK(counts[2].state == Count::State::counted);
   CHECK(counts[2].raw == 33);
-  CHECK(counts[2].note.empty());
+  CHECK(counts[2].notes.empty());
   // System-wide, failing on one CPU: the other CPU's count, and the note.
   FakeSyscalls wide;
   wide.values = {{0x3c, 11}};
@@ -731,7 +769,8 @@ TEST_CASE("a read error leaves its group not counted, with the CPU and errno in 
   counts = per_cpu.read();
   CHECK(counts[0].state == Count::State::counted);
   CHECK(counts[0].raw == 11);
-  CHECK(counts[0].note == "read failed on CPU 1: ENODEV");
+  CHECK(describe(counts[0].notes) == "read failed on CPU 1: ENODEV");
+  CHECK(counts[0].notes == std::vector<Note>{note(Note::Kind::read_failed, ENODEV, 1)});
 }
 
 TEST_CASE("user-page reads: a page that does not allow rdpmc falls back to read(2); every page is unmapped") {
@@ -1035,7 +1074,7 @@ TEST_CASE("real: an unprivileged process gets EACCES for kernel counting, and th
     auto fallback = counters.read();
     std::string report = fmt::format("{}|{}|{}", refused[0].failure ? refused[0].failure->name : "none",
                                      fallback[0].state == Count::State::counted ? "counted" : "not",
-                                     fallback[0].note);
+                                     describe(fallback[0].notes));
     (void)!::write(pipefd[1], report.data(), report.size());
     ::_exit(0);
   }

@@ -42,6 +42,15 @@ struct DisplayValue {
 /// Example: for `power/energy-pkg/` with 4294967296 raw, `{1.0, "Joules", false}`.
 DisplayValue display_value(const ResolvedEvent& event, const runtime::Count& count);
 
+/// A note on a count in words, as the printers show it.
+///
+/// Example: a note of kind `read_failed` with error EBADF and cpu 1 is `read failed on CPU 1: EBADF`;
+/// one of kind `user_only` is `counted user space only (':u'): kernel counting was refused with EACCES`.
+std::string describe(const runtime::Note& note);
+/// All of a count's notes, in order, joined by "; " (empty when there are none): `stat_text`'s
+/// `note:` line and `stat_json`'s "note".
+std::string describe(const std::vector<runtime::Note>& notes);
+
 /// A `perf stat`-like table: value, unit, name, running % when multiplexed, and for events that
 /// could not be counted `<not supported>` / `<not counted>` with the errno and what to do.
 ///

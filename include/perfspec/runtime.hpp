@@ -163,6 +163,39 @@ struct Failure {
   std::string detail;       ///< e.g. "its group leader could not be opened"
 };
 
+/// Something to know when reading an event's count: a fallback taken when it was opened, or a fault
+/// of this read. A value, not text: `perfspec::describe(note)` (print.hpp) says it in words, and with
+/// `perfspec/fmt.hpp` a Note formats as that text.
+///
+/// Example: `if (n.kind == Note::Kind::read_failed && n.error == EBADF) reopen();`
+struct Note {
+  enum class Kind : std::uint8_t {
+    /// Opening: kernel counting was refused (`error`, EACCES), so it counts user space only and its
+    /// name gained `:u` (OpenOptions::fallback_to_user).
+    user_only,
+    /// Opening: a weak group (`:W`) could not be opened whole, so its events count alone; `error` is
+    /// why and `event` the member that could not join it.
+    weak_group_alone,
+    /// Reading: the last PERF_EVENT_IOC_ENABLE, _DISABLE or _RESET of the group failed (`error`, on
+    /// `cpu`), so its counts do not reflect what was asked. Noted by every read until one succeeds.
+    enable_failed,
+    disable_failed,
+    reset_failed,
+    /// Reading: read(2) of the group failed (`error`, on `cpu`): not counted there.
+    read_failed,
+    /// Reading: read(2) of the group returned `bytes` of the `wanted`: the values it left out are
+    /// not counted on `cpu`.
+    short_read,
+  };
+  Kind kind = Kind::user_only;
+  int error = 0;             ///< errno, when the note is about one
+  int cpu = -1;              ///< the CPU of the counter it is about (-1: a task's, on any CPU)
+  std::size_t bytes = 0;     ///< short_read
+  std::size_t wanted = 0;    ///< short_read
+  std::string event;         ///< weak_group_alone: the name of the member that failed
+  friend bool operator==(const Note&, const Note&) = default;
+};
+
 /// One event's numbers. `not_supported` and `not_counted` are states, never a silent 0.
 ///
 /// Example: `if (c.state == Count::State::counted) std::printf("%.0f (%.0f%% running)\n", c.scaled(), 100 * c.running_fraction());`
@@ -173,7 +206,9 @@ struct Count {
   std::uint64_t time_enabled = 0;
   std::uint64_t time_running = 0;
   std::optional<Failure> failure; ///< when not_supported (or when it failed on some CPUs only)
-  std::string note;               ///< fallbacks taken, e.g. "retried user-only (:u) after EACCES"
+  /// What to know besides the numbers, in order: the fallback taken when opening (at most one), then
+  /// this read's faults, each kind once per event (for the first CPU that had it).
+  std::vector<Note> notes;
   /// raw * time_enabled / time_running (multiplexing); raw when it ran all the time.
   double scaled() const;
   /// time_running / time_enabled, 1.0 when it ran all the time, 0 when never.
