@@ -79,6 +79,55 @@ std::optional<std::uint64_t> raw_term_value(std::string_view n) {
   return std::stoull(std::string(hex), nullptr, 16);
 }
 
+namespace {
+
+// A built-in term's value, read as the term needs it; errors point at the value.
+struct TermValue {
+  const ast::Term& t;
+  std::uint64_t number() const {
+    if (t.kind == Value::none) return 1;  // a bare built-in means 1
+    if (t.kind != Value::number)
+      throw Error(ErrorKind::bad_value, "expected numeric value",
+                  t.value_span.end > t.value_span.begin ? t.value_span : t.span);
+    return t.number;
+  }
+  std::string string() const {
+    if (t.kind != Value::name && t.kind != Value::quoted)
+      throw Error(ErrorKind::bad_value, "expected string value", t.kind == Value::none ? t.name_span : t.value_span);
+    return t.text;
+  }
+  // number(), at most `max`.
+  std::uint64_t at_most(std::uint64_t max) const {
+    std::uint64_t v = number();
+    if (v > max)
+      throw Error(ErrorKind::bad_value, fmt::format("value {} for '{}' is too large, maximum is {}", v, t.name, max),
+                  t.value_span);
+    return v;
+  }
+  bool flag() const { return at_most(1) != 0; }
+};
+
+void apply_branch_type(Attr& a, const TermValue& value) {
+  std::string v = value.string();
+  auto it = std::find_if(std::begin(branch_modes), std::end(branch_modes), [&](auto& m) { return m.name == v; });
+  if (it == std::end(branch_modes))
+    throw Error(ErrorKind::unknown_name, fmt::format("unknown branch type '{}'", v), value.t.value_span,
+                "valid: u, k, hv, any, any_call, any_ret, ind_call, abort_tx, in_tx, no_tx, cond, call_stack, "
+                "ind_jump, call, no_flags, no_cycles, save_type, hw_index, priv, counter");
+  a.branch_sample_type |= it->bits;
+  a.sample_type |= sample_branch_stack;
+}
+
+void apply_call_graph(CallGraph& cg, const TermValue& value) {
+  std::string v = value.string();
+  if (v != "fp" && v != "dwarf" && v != "lbr" && v != "no")
+    throw Error(ErrorKind::unknown_name, fmt::format("unknown call-graph mode '{}'", v), value.t.value_span,
+                "valid: fp, dwarf, lbr, no");
+  cg.mode = v;
+}
+
+}  // namespace
+
 bool apply_builtin(ResolvedEvent& out, const ast::Term& t, CallGraph& cg) {
   if (t.driver) {
     if (!out.driver_config.empty()) out.driver_config += ',';
@@ -88,63 +137,34 @@ bool apply_builtin(ResolvedEvent& out, const ast::Term& t, CallGraph& cg) {
   const Builtin which = builtin_of(t.name);
   if (which == Builtin::none) return false;
   Attr& a = out.attr;
-  auto number = [&]() -> std::uint64_t {
-    if (t.kind == Value::none) return 1;  // a bare built-in means 1
-    if (t.kind != Value::number) throw Error(ErrorKind::bad_value, "expected numeric value", t.value_span.end > t.value_span.begin ? t.value_span : t.span);
-    return t.number;
-  };
-  auto string = [&]() -> std::string {
-    if (t.kind != Value::name && t.kind != Value::quoted)
-      throw Error(ErrorKind::bad_value, "expected string value", t.kind == Value::none ? t.name_span : t.value_span);
-    return t.text;
-  };
-  auto fits = [&](std::uint64_t v, std::uint64_t max) {
-    if (v > max) throw Error(ErrorKind::bad_value, fmt::format("value {} for '{}' is too large, maximum is {}", v, t.name, max), t.value_span);
-    return v;
-  };
+  const TermValue value{t};
   switch (which) {
-    case Builtin::config: a.config = number(); break;
-    case Builtin::config1: a.config1 = number(); break;
-    case Builtin::config2: a.config2 = number(); break;
-    case Builtin::config3: a.config3 = number(); break;
-    case Builtin::name: out.name = string(); break;
-    case Builtin::period: a.sample_period = number(), a.freq = 0; break;
-    case Builtin::freq: a.sample_period = number(), a.freq = 1; break;
-    case Builtin::branch_type: {
-      std::string v = string();
-      auto it = std::find_if(std::begin(branch_modes), std::end(branch_modes), [&](auto& m) { return m.name == v; });
-      if (it == std::end(branch_modes))
-        throw Error(ErrorKind::unknown_name, fmt::format("unknown branch type '{}'", v), t.value_span,
-                    "valid: u, k, hv, any, any_call, any_ret, ind_call, abort_tx, in_tx, no_tx, cond, call_stack, "
-                    "ind_jump, call, no_flags, no_cycles, save_type, hw_index, priv, counter");
-      a.branch_sample_type |= it->bits;
-      a.sample_type |= sample_branch_stack;
-      break;
-    }
+    case Builtin::config: a.config = value.number(); break;
+    case Builtin::config1: a.config1 = value.number(); break;
+    case Builtin::config2: a.config2 = value.number(); break;
+    case Builtin::config3: a.config3 = value.number(); break;
+    case Builtin::name: out.name = value.string(); break;
+    case Builtin::period: a.sample_period = value.number(), a.freq = 0; break;
+    case Builtin::freq: a.sample_period = value.number(), a.freq = 1; break;
+    case Builtin::branch_type: apply_branch_type(a, value); break;
     case Builtin::time:
-      if (fits(number(), 1)) a.sample_type |= sample_time;
+      if (value.flag()) a.sample_type |= sample_time;
       else a.sample_type &= ~sample_time;
       break;
-    case Builtin::call_graph: {
-      std::string v = string();
-      if (v != "fp" && v != "dwarf" && v != "lbr" && v != "no")
-        throw Error(ErrorKind::unknown_name, fmt::format("unknown call-graph mode '{}'", v), t.value_span, "valid: fp, dwarf, lbr, no");
-      cg.mode = v;
-      break;
-    }
-    case Builtin::stack_size: cg.stack_size = static_cast<std::uint32_t>(fits(number(), 0xffffffffu)); break;
-    case Builtin::max_stack: a.sample_max_stack = static_cast<std::uint16_t>(fits(number(), 0xffff)); break;
-    case Builtin::inherit: a.inherit = fits(number(), 1) != 0; break;
-    case Builtin::no_inherit: a.inherit = fits(number(), 1) == 0; break;
-    case Builtin::overwrite: a.write_backward = fits(number(), 1) != 0; break;
-    case Builtin::no_overwrite: a.write_backward = fits(number(), 1) == 0; break;
-    case Builtin::percore: out.percore = fits(number(), 1) != 0; break;
-    case Builtin::aux_output: a.aux_output = fits(number(), 1) != 0; break;
+    case Builtin::call_graph: apply_call_graph(cg, value); break;
+    case Builtin::stack_size: cg.stack_size = static_cast<std::uint32_t>(value.at_most(0xffffffffu)); break;
+    case Builtin::max_stack: a.sample_max_stack = static_cast<std::uint16_t>(value.at_most(0xffff)); break;
+    case Builtin::inherit: a.inherit = value.flag(); break;
+    case Builtin::no_inherit: a.inherit = !value.flag(); break;
+    case Builtin::overwrite: a.write_backward = value.flag(); break;
+    case Builtin::no_overwrite: a.write_backward = !value.flag(); break;
+    case Builtin::percore: out.percore = value.flag(); break;
+    case Builtin::aux_output: a.aux_output = value.flag(); break;
     case Builtin::aux_sample_size:
-      a.aux_sample_size = static_cast<std::uint32_t>(fits(number(), 0xffffffffu));
+      a.aux_sample_size = static_cast<std::uint32_t>(value.at_most(0xffffffffu));
       a.sample_type |= sample_aux;
       break;
-    case Builtin::metric_id: out.metric_id = string(); break;
+    case Builtin::metric_id: out.metric_id = value.string(); break;
     case Builtin::cpu:
       if (t.kind == Value::none) throw Error(ErrorKind::bad_value, "expected a CPU list", t.name_span);
       out.cpus = t.text;

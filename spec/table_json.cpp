@@ -252,6 +252,47 @@ using StdEvents = std::unordered_map<std::string, Entry>;  // lower-case EventNa
 
 // One JSON object as jevents' JsonEvent: terms, PMU, inherited fields. Throws perfspec::Error with a
 // message (the caller adds file and entry).
+// The fields of an entry that make its encoding.
+TableFields encoding_fields(const nlohmann::json& jd) {
+  TableFields f;
+  f.event_code = field(jd, "EventCode");
+  f.umask = field(jd, "UMask");
+  f.counter_mask = field(jd, "CounterMask");
+  f.invert = field(jd, "Invert");
+  f.edge_detect = field(jd, "EdgeDetect");
+  f.any_thread = field(jd, "AnyThread");
+  f.sample_after_value = field(jd, "SampleAfterValue");
+  f.msr_index = field(jd, "MSRIndex");
+  f.msr_value = field(jd, "MSRValue");
+  f.filter = field(jd, "Filter");
+  f.config_code = field(jd, "ConfigCode");
+  f.ext_sel = field(jd, "ExtSel");
+  f.port_mask = field(jd, "PortMask");
+  f.fc_mask = field(jd, "FCMask");
+  f.eventid_code = field(jd, "EventidCode");
+  f.node_type = field(jd, "NodeType");
+  f.rdwr_mask = field(jd, "RdWrMask");
+  f.en_all_cores = field(jd, "EnAllCores");
+  f.en_all_slices = field(jd, "EnAllSlices");
+  f.slice_id = field(jd, "SliceId");
+  f.thread_mask = field(jd, "ThreadMask");
+  return f;
+}
+
+// The descriptions as perf shows them: fixed up, with what perf appends (address support, errata, PEBS).
+void describe(const nlohmann::json& jd, Entry& e) {
+  if (!e.desc.empty()) e.desc = fix_description(e.desc);
+  if (!e.long_desc.empty()) e.long_desc = fix_description(e.long_desc);
+  // What perf appends to descriptions.
+  std::string extra;
+  if (jd.contains("Data_LA")) extra += jd.contains("Errata") ? "  Supports address when precise." : "  Supports address when precise";
+  if (auto errata = field(jd, "Errata"); !errata.empty()) extra += "  Spec update: " + errata;
+  if (auto pebs = field(jd, "PEBS"); !pebs.empty() && !e.desc.empty() && e.desc.find("(Precise Event)") == std::string::npos)
+    extra += pebs == "2" ? " (Must be precise)" : " (Precise event)";
+  if (!e.desc.empty()) e.desc += extra;
+  if (!e.long_desc.empty()) e.long_desc += extra;
+}
+
 Entry make_entry(const nlohmann::json& jd, const StdEvents& std_events) {
   if (!jd.is_object()) throw Error(ErrorKind::machine, "expected an object");
   Entry e;
@@ -270,42 +311,11 @@ Entry make_entry(const nlohmann::json& jd, const StdEvents& std_events) {
   e.metric_constraint = field(jd, "MetricConstraint");
   e.default_group = field(jd, "DefaultMetricgroupName");
   e.aggregation = field(jd, "AggregationMode");
-  if (!e.desc.empty()) e.desc = fix_description(e.desc);
-  if (!e.long_desc.empty()) e.long_desc = fix_description(e.long_desc);
-  // What perf appends to descriptions.
-  std::string extra;
-  if (jd.contains("Data_LA")) extra += jd.contains("Errata") ? "  Supports address when precise." : "  Supports address when precise";
-  if (auto errata = field(jd, "Errata"); !errata.empty()) extra += "  Spec update: " + errata;
-  if (auto pebs = field(jd, "PEBS"); !pebs.empty() && !e.desc.empty() && e.desc.find("(Precise Event)") == std::string::npos)
-    extra += pebs == "2" ? " (Must be precise)" : " (Precise event)";
-  if (!e.desc.empty()) e.desc += extra;
-  if (!e.long_desc.empty()) e.long_desc += extra;
+  describe(jd, e);
 
   const std::string arch_std = field(jd, "ArchStdEvent");
   if (!e.name.empty() || arch_std.empty()) {
-    TableFields f;
-    f.event_code = field(jd, "EventCode");
-    f.umask = field(jd, "UMask");
-    f.counter_mask = field(jd, "CounterMask");
-    f.invert = field(jd, "Invert");
-    f.edge_detect = field(jd, "EdgeDetect");
-    f.any_thread = field(jd, "AnyThread");
-    f.sample_after_value = field(jd, "SampleAfterValue");
-    f.msr_index = field(jd, "MSRIndex");
-    f.msr_value = field(jd, "MSRValue");
-    f.filter = field(jd, "Filter");
-    f.config_code = field(jd, "ConfigCode");
-    f.ext_sel = field(jd, "ExtSel");
-    f.port_mask = field(jd, "PortMask");
-    f.fc_mask = field(jd, "FCMask");
-    f.eventid_code = field(jd, "EventidCode");
-    f.node_type = field(jd, "NodeType");
-    f.rdwr_mask = field(jd, "RdWrMask");
-    f.en_all_cores = field(jd, "EnAllCores");
-    f.en_all_slices = field(jd, "EnAllSlices");
-    f.slice_id = field(jd, "SliceId");
-    f.thread_mask = field(jd, "ThreadMask");
-    if (!e.name.empty()) e.event = table_terms(f);
+    if (!e.name.empty()) e.event = table_terms(encoding_fields(jd));
   }
   if (!arch_std.empty()) {
     auto it = std_events.find(ascii_lowered(arch_std));
@@ -361,6 +371,40 @@ std::optional<nlohmann::json> read_json(const fs::path& path, Loaded& out) {
   }
 }
 
+// A counter.json entry: how many fixed and generic counters a unit's PMU has.
+TableCounters counters_of(const nlohmann::json& jd) {
+  auto count = [&](const char* key) -> unsigned {
+    auto text = field(jd, key);
+    if (text.empty()) return 0;
+    auto v = jevents_number(text);
+    if (!v || *v > 1024) throw Error(ErrorKind::machine, fmt::format("{} '{}' is not a counter count", key, text));
+    return static_cast<unsigned>(*v);
+  };
+  return {table_unit_pmu(field(jd, "Unit")), count("CountersNumFixed"), count("CountersNumGeneric")};
+}
+
+// An event entry as a TableEvent of `file`; an entry whose text cannot be used is an error.
+TableEvent table_event(const Entry& e, const std::string& file, const std::string& topic, bool descriptions) {
+  if (e.name.find_first_of(",/{}:= \t") != std::string::npos || has_control(e.name))
+    throw Error(ErrorKind::machine, "the name cannot be written in an event string");
+  for (auto [what, text] : {std::pair{"Unit", &e.pmu}, {"ScaleUnit", &e.scale_unit}, {"Compat", &e.compat},
+                            {"the encoding", &e.event}})
+    if (has_control(*text)) throw Error(ErrorKind::machine, fmt::format("{} has control characters", what));
+  TableEvent ev;
+  ev.alias.name = e.name;
+  ev.alias.terms = e.event;
+  ev.alias.source = Source::json;
+  ev.alias.origin = file;
+  ev.pmu = e.pmu;
+  ev.topic = topic;
+  ev.compat = e.compat;
+  if (!e.scale_unit.empty()) parse_scale_unit(e.scale_unit, ev.alias);
+  ev.alias.per_pkg = e.perpkg == "1";
+  ev.deprecated = e.deprecated == "1";
+  if (descriptions) ev.description = e.desc;
+  return ev;
+}
+
 void load_file(const fs::path& path, const StdEvents& std_events, bool descriptions, Loaded& out) {
   auto doc = read_json(path, out);
   if (!doc) return;
@@ -394,37 +438,13 @@ void load_file(const fs::path& path, const StdEvents& std_events, bool descripti
       }
       if (e.name.empty()) {
         if (jd.contains("CountersNumGeneric") || jd.contains("CountersNumFixed")) {
-          auto count = [&](const char* key) -> unsigned {
-            auto text = field(jd, key);
-            if (text.empty()) return 0;
-            auto v = jevents_number(text);
-            if (!v || *v > 1024) throw Error(ErrorKind::machine, fmt::format("{} '{}' is not a counter count", key, text));
-            return static_cast<unsigned>(*v);
-          };
-          out.counters.push_back({table_unit_pmu(field(jd, "Unit")), count("CountersNumFixed"), count("CountersNumGeneric")});
+          out.counters.push_back(counters_of(jd));
         } else if (e.metric_name.empty()) {
           skip("no EventName, MetricName or counter counts: not an event");
         }
         continue;
       }
-      if (e.name.find_first_of(",/{}:= \t") != std::string::npos || has_control(e.name))
-        throw Error(ErrorKind::machine, "the name cannot be written in an event string");
-      for (auto [what, text] : {std::pair{"Unit", &e.pmu}, {"ScaleUnit", &e.scale_unit}, {"Compat", &e.compat},
-                                {"the encoding", &e.event}})
-        if (has_control(*text)) throw Error(ErrorKind::machine, fmt::format("{} has control characters", what));
-      TableEvent ev;
-      ev.alias.name = e.name;
-      ev.alias.terms = e.event;
-      ev.alias.source = Source::json;
-      ev.alias.origin = file;
-      ev.pmu = e.pmu;
-      ev.topic = topic;
-      ev.compat = e.compat;
-      if (!e.scale_unit.empty()) parse_scale_unit(e.scale_unit, ev.alias);
-      ev.alias.per_pkg = e.perpkg == "1";
-      ev.deprecated = e.deprecated == "1";
-      if (descriptions) ev.description = e.desc;
-      out.events.push_back(std::move(ev));
+      out.events.push_back(table_event(e, file, topic, descriptions));
     } catch (const Error& err) {
       skip(err.message());
     }
