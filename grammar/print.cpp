@@ -5,9 +5,7 @@
 
 namespace perfspec {
 
-namespace {
-
-std::string term_text(const ast::Term& t) {
+std::string to_string(const ast::Term& t) {
   std::string out = t.driver ? "@" + t.name : t.name;
   switch (t.kind) {
     case ast::Term::Value::none: break;
@@ -19,10 +17,12 @@ std::string term_text(const ast::Term& t) {
   return out;
 }
 
+namespace {
+
 std::string terms_text(const ast::Event& e) {
   if (!e.has_terms) return {};
   std::string out = "/";
-  for (std::size_t i = 0; i < e.terms.size(); ++i) out += (i ? "," : "") + term_text(e.terms[i]);
+  for (std::size_t i = 0; i < e.terms.size(); ++i) out += (i ? "," : "") + to_string(e.terms[i]);
   return out + "/";
 }
 

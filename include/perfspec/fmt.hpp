@@ -74,16 +74,7 @@ struct text_of<ast::Event> {
 };
 template <>
 struct text_of<ast::Term> {
-  // The canonical printer prints terms inside an event: this term as the only one of an event with
-  // an empty name, `/term/`, without the slashes.
-  static std::string text(const ast::Term& term) {
-    ast::Event event;
-    event.kind = ast::EventKind::pmu;
-    event.has_terms = true;
-    event.terms.push_back(term);
-    std::string out = to_string(event);
-    return out.substr(1, out.size() - 2);
-  }
+  static std::string text(const ast::Term& term) { return to_string(term); }
 };
 template <>
 struct text_of<ast::Modifiers> {

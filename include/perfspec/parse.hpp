@@ -31,5 +31,7 @@ void parse(std::string_view text, ast::EventList& list);
 std::string to_string(const ast::EventList& list);
 /// One event of a tree. Example: `to_string(parse("mem:4096:w").items[0].events[0]) == "mem:0x1000:w"`.
 std::string to_string(const ast::Event& event);
+/// One term. Example: `to_string(parse("cpu/event=60,inv/").items[0].events[0].terms[0]) == "event=0x3c"`.
+std::string to_string(const ast::Term& term);
 
 }  // namespace perfspec
