@@ -108,28 +108,38 @@ CacheFolder::~CacheFolder() {
 
 std::unique_ptr<IndexFile> IndexFile::open(const CacheFolder& folder, const std::string& name, std::string_view sig) {
   if (!folder.usable()) return nullptr;
+  std::unique_ptr<IndexFile> ix(new IndexFile);
+  std::size_t diagnostics = 0;
+  if (!ix->map_file(folder, name) || !ix->read_header(sig, diagnostics) || !ix->read_diagnostics(diagnostics))
+    return nullptr;
+  return ix;
+}
+
+// Maps the file when it is this user's regular file, writable by no one else, of a size an index can have.
+bool IndexFile::map_file(const CacheFolder& folder, const std::string& name) {
   int fd = ::openat(folder.fd(), name.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
-  if (fd < 0) return nullptr;
+  if (fd < 0) return false;
   struct stat st {};
   bool ok = ::fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_uid == ::geteuid() &&
             !(st.st_mode & (S_IWGRP | S_IWOTH)) && st.st_size > 0 && static_cast<std::size_t>(st.st_size) <= max_index_size;
-  std::unique_ptr<IndexFile> ix(new IndexFile);
   if (ok) {
-    ix->map_size_ = static_cast<std::size_t>(st.st_size);
-    ix->map_ = ::mmap(nullptr, ix->map_size_, PROT_READ, MAP_PRIVATE, fd, 0);
-    if (ix->map_ == MAP_FAILED) ix->map_ = nullptr, ok = false;
+    map_size_ = static_cast<std::size_t>(st.st_size);
+    map_ = ::mmap(nullptr, map_size_, PROT_READ, MAP_PRIVATE, fd, 0);
+    if (map_ == MAP_FAILED) map_ = nullptr, ok = false;
   }
   ::close(fd);
-  if (!ok) return nullptr;
+  return ok;
+}
 
-  // The header: five lines, the last the checksum of the four before it.
-  std::string_view all(static_cast<const char*>(ix->map_), ix->map_size_);
+// The header: five lines, the last the checksum of the four before it; the layout must fit the file.
+bool IndexFile::read_header(std::string_view sig, std::size_t& diagnostics) {
+  std::string_view all(static_cast<const char*>(map_), map_size_);
   std::string_view head = all.substr(0, std::min(all.size(), max_header_size));
   std::string_view lines[5];
   std::size_t at = 0;
   for (auto& l : lines) {
     auto nl = head.find('\n', at);
-    if (nl == std::string_view::npos) return nullptr;
+    if (nl == std::string_view::npos) return false;
     l = head.substr(at, nl - at);
     at = nl + 1;
   }
@@ -137,50 +147,53 @@ std::unique_ptr<IndexFile> IndexFile::open(const CacheFolder& folder, const std:
   std::uint64_t check = 0;
   if (lines[0] != magic || lines[1] != sig || !lines[4].starts_with("check ") ||
       !parse_number(lines[4].substr(6), check, 16) || check != hash(all.data(), checked_part))
-    return nullptr;
+    return false;
   std::vector<std::string_view> f;
   split(lines[2], ' ', f);
-  std::size_t diagnostics = 0, block = 0;
-  if (f.size() != 7 || f[0] != "layout" || !parse_number(f[1], ix->payload_size_) || !parse_number(f[2], ix->lines_) ||
-      !parse_number(f[3], diagnostics) || !parse_number(f[4], ix->offsets_at_) || !parse_number(f[5], ix->body_at_) ||
+  std::size_t block = 0;
+  if (f.size() != 7 || f[0] != "layout" || !parse_number(f[1], payload_size_) || !parse_number(f[2], lines_) ||
+      !parse_number(f[3], diagnostics) || !parse_number(f[4], offsets_at_) || !parse_number(f[5], body_at_) ||
       !parse_number(f[6], block) || block != block_size)
-    return nullptr;
+    return false;
   // Its length is the header's and the payload's: a file cut short or grown is not trusted.
-  if (at + ix->payload_size_ != all.size() || ix->offsets_at_ > ix->body_at_ || ix->body_at_ > ix->payload_size_ ||
-      ix->body_at_ - ix->offsets_at_ != 8 * ix->lines_ || ix->lines_ > ix->payload_size_)
-    return nullptr;
+  if (at + payload_size_ != all.size() || offsets_at_ > body_at_ || body_at_ > payload_size_ ||
+      body_at_ - offsets_at_ != 8 * lines_ || lines_ > payload_size_)
+    return false;
   split(lines[3], ' ', f);
-  std::size_t blocks = (ix->payload_size_ + block_size - 1) / block_size;
-  if (f.empty() || f[0] != "sums" || f.size() != blocks + 1) return nullptr;
-  ix->sums_.resize(blocks);
+  std::size_t blocks = (payload_size_ + block_size - 1) / block_size;
+  if (f.empty() || f[0] != "sums" || f.size() != blocks + 1) return false;
+  sums_.resize(blocks);
   for (std::size_t b = 0; b < blocks; ++b)
-    if (f[b + 1].size() != 16 || !parse_number(f[b + 1], ix->sums_[b], 16)) return nullptr;
-  ix->checked_.assign(blocks, 0);
-  ix->payload_ = all.data() + at;
+    if (f[b + 1].size() != 16 || !parse_number(f[b + 1], sums_[b], 16)) return false;
+  checked_.assign(blocks, 0);
+  payload_ = all.data() + at;
+  return true;
+}
 
-  // The diagnostics, checked now (they are small and read at once).
+// The diagnostics, checked now (they are small and read at once).
+bool IndexFile::read_diagnostics(std::size_t count) {
   try {
-    ix->check(0, ix->offsets_at_);
+    check(0, offsets_at_);
   } catch (const CorruptIndex&) {
-    return nullptr;
+    return false;
   }
-  std::string_view diag(ix->payload_, ix->offsets_at_);
-  for (std::size_t i = 0; i < diagnostics; ++i) {
+  std::string_view diag(payload_, offsets_at_);
+  std::vector<std::string_view> f;
+  for (std::size_t i = 0; i < count; ++i) {
     auto nl = diag.find('\n');
-    if (nl == std::string_view::npos) return nullptr;
+    if (nl == std::string_view::npos) return false;
     split(diag.substr(0, nl), '\t', f);
     diag.remove_prefix(nl + 1);
-    if (f.size() != 4) return nullptr;
+    if (f.size() != 4) return false;
     TableDiagnostic d{std::string(f[0]), std::nullopt, std::string(f[2]), std::string(f[3])};
     if (f[1] != "-") {
       std::size_t entry = 0;
-      if (!parse_number(f[1], entry)) return nullptr;
+      if (!parse_number(f[1], entry)) return false;
       d.entry = entry;
     }
-    ix->diagnostics_.push_back(std::move(d));
+    diagnostics_.push_back(std::move(d));
   }
-  if (!diag.empty()) return nullptr;
-  return ix;
+  return diag.empty();
 }
 
 IndexFile::~IndexFile() {

@@ -71,6 +71,9 @@ class IndexFile {
  private:
   IndexFile() = default;
   void check(std::size_t begin, std::size_t end) const;  // payload range
+  bool map_file(const CacheFolder& folder, const std::string& name);
+  bool read_header(std::string_view sig, std::size_t& diagnostics);
+  bool read_diagnostics(std::size_t count);
   void* map_ = nullptr;
   std::size_t map_size_ = 0;
   const char* payload_ = nullptr;  // after the header

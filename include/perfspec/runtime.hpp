@@ -261,7 +261,8 @@ class Counters {
   std::unique_ptr<Impl> impl_;
 };
 
-/// The part of struct perf_event_mmap_page that self-monitoring reads (seeds/003, seeds/004).
+/// The part of struct perf_event_mmap_page that self-monitoring reads (perf_event_open(2), "mmap layout";
+/// linux/perf_event.h).
 struct UserPage {
   std::uint32_t lock;
   std::uint32_t index;
