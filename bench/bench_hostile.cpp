@@ -26,7 +26,8 @@ std::string unknown_name(std::size_t n) { return std::string(n, 'a'); }
 
 std::string terms(std::size_t n) {
   std::string s = "cpu/";
-  for (std::size_t i = 0; i < n; ++i) s += fmt::format("{}{}={}", i ? "," : "", i % 2 ? "umask" : "event", i % 256);
+  for (std::size_t i = 0; i < n; ++i)
+    s += fmt::format("{}{}={}", i ? "," : "", i % 2 ? "umask" : "event", i % 256);
   return s + "/";
 }
 
@@ -57,8 +58,7 @@ std::string tp_glob(std::size_t n) {
 }
 
 // Resolves or fails (both are outcomes here); what is measured is that either comes in linear time.
-template <std::string (*Make)(std::size_t)>
-void BM_Hostile(benchmark::State& state) {
+template <std::string (*Make)(std::size_t)> void BM_Hostile(benchmark::State& state) {
   auto n = static_cast<std::size_t>(state.range(0));
   std::string text = Make(n);
   perfspec::spec::Machine machine{fixture_root()};
@@ -72,16 +72,16 @@ void BM_Hostile(benchmark::State& state) {
   state.counters["attrs"] = static_cast<double>(run());  // also warms the Machine
   for (auto _ : state) benchmark::DoNotOptimize(run());
   state.SetComplexityN(static_cast<std::int64_t>(n));
-  state.counters["per_unit"] =
-      benchmark::Counter(static_cast<double>(n), benchmark::Counter::kIsIterationInvariantRate | benchmark::Counter::kInvert);
+  state.counters["per_unit"] = benchmark::Counter(
+      static_cast<double>(n), benchmark::Counter::kIsIterationInvariantRate | benchmark::Counter::kInvert);
   state.SetBytesProcessed(static_cast<std::int64_t>(state.iterations() * text.size()));
 }
 
-#define PERFSPEC_HOSTILE(family, lo, hi)                                                             \
-  BENCHMARK_TEMPLATE(BM_Hostile, family)                                                             \
-      ->Name("BM_Hostile_" #family)                                                                  \
-      ->RangeMultiplier(10)                                                                          \
-      ->Range(lo, hi)                                                                                \
+#define PERFSPEC_HOSTILE(family, lo, hi) \
+  BENCHMARK_TEMPLATE(BM_Hostile, family) \
+      ->Name("BM_Hostile_" #family)      \
+      ->RangeMultiplier(10)              \
+      ->Range(lo, hi)                    \
       ->Complexity(benchmark::oN)
 
 PERFSPEC_HOSTILE(unknown_name, 1000, 100000);

@@ -20,8 +20,8 @@
 #include <benchmark/benchmark.h>
 
 #include "perfspec/perfspec.hpp"
-#include "runtime/user_page.hpp"
 #include "perfspec/runtime.hpp"
+#include "runtime/user_page.hpp"
 
 namespace {
 
@@ -30,8 +30,9 @@ using perfspec::runtime::Counters;
 using perfspec::runtime::OpenOptions;
 using perfspec::runtime::Target;
 
-constexpr const char* eight = "task-clock,page-faults,context-switches,cpu-migrations,minor-faults,major-faults,"
-                              "alignment-faults,emulation-faults";
+constexpr const char* eight =
+    "task-clock,page-faults,context-switches,cpu-migrations,minor-faults,major-faults,"
+    "alignment-faults,emulation-faults";
 
 // Open, enable and check; nullopt (with the error reported) when something cannot be counted here.
 std::optional<Counters> open_counted(benchmark::State& state, const std::string& text, bool user_page) {

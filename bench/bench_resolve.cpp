@@ -43,7 +43,9 @@ double elapsed_ns(std::chrono::steady_clock::time_point t0, benchmark::State& st
 struct CpuSplit {
   rusage before{};
   CpuSplit() { ::getrusage(RUSAGE_THREAD, &before); }
-  static double us(const timeval& t) { return static_cast<double>(t.tv_sec) * 1e6 + static_cast<double>(t.tv_usec); }
+  static double us(const timeval& t) {
+    return static_cast<double>(t.tv_sec) * 1e6 + static_cast<double>(t.tv_usec);
+  }
   void report(benchmark::State& state, std::size_t events) const {
     rusage after{};
     ::getrusage(RUSAGE_THREAD, &after);
@@ -56,8 +58,8 @@ struct CpuSplit {
 void per_event(benchmark::State& state, std::size_t events) {
   state.SetItemsProcessed(static_cast<std::int64_t>(state.iterations() * events));
   state.counters["per_event"] =
-      benchmark::Counter(static_cast<double>(events), benchmark::Counter::kIsIterationInvariantRate |
-                                                          benchmark::Counter::kInvert);
+      benchmark::Counter(static_cast<double>(events),
+                         benchmark::Counter::kIsIterationInvariantRate | benchmark::Counter::kInvert);
 }
 
 std::size_t corpus_events() {
@@ -101,7 +103,8 @@ BENCHMARK(BM_Peer_libpfm4_single);
 void BM_Single_warm(benchmark::State& state) {
   perfspec::spec::Machine machine{fixture_root()};
   auto check = perfspec::resolve(single_event, machine);  // warm the PMU cache
-  if (check.events.size() != 1 || check.events[0].attr.config != 0x800002 || check.events[0].attr.config1 != 3)
+  if (check.events.size() != 1 || check.events[0].attr.config != 0x800002 ||
+      check.events[0].attr.config1 != 3)
     state.SkipWithError("unexpected encoding");
   CpuSplit split;
   auto t0 = std::chrono::steady_clock::now();
@@ -198,8 +201,7 @@ BENCHMARK(BM_Corpus_cold);
 
 // ---- scaling -----------------------------------------------------------------------------------
 
-template <std::string (*Make)(std::size_t)>
-void BM_Scaling(benchmark::State& state) {
+template <std::string (*Make)(std::size_t)> void BM_Scaling(benchmark::State& state) {
   auto n = static_cast<std::size_t>(state.range(0));
   std::string text = Make(n);
   perfspec::spec::Machine machine{fixture_root()};
@@ -210,8 +212,14 @@ void BM_Scaling(benchmark::State& state) {
   per_event(state, n);
   state.counters["attrs"] = static_cast<double>(set.events.size());
 }
-BENCHMARK_TEMPLATE(BM_Scaling, perfspec::bench::raw_list)->Name("BM_Scaling_raw")->RangeMultiplier(10)->Range(1, 1000);
-BENCHMARK_TEMPLATE(BM_Scaling, perfspec::bench::mixed_list)->Name("BM_Scaling_mixed")->RangeMultiplier(10)->Range(1, 1000);
+BENCHMARK_TEMPLATE(BM_Scaling, perfspec::bench::raw_list)
+    ->Name("BM_Scaling_raw")
+    ->RangeMultiplier(10)
+    ->Range(1, 1000);
+BENCHMARK_TEMPLATE(BM_Scaling, perfspec::bench::mixed_list)
+    ->Name("BM_Scaling_mixed")
+    ->RangeMultiplier(10)
+    ->Range(1, 1000);
 
 // ---- named events: the icelakex JSON table vs libpfm4 forced to icx --------------------------------
 
@@ -234,7 +242,8 @@ bool pfm_encodes(const std::string& name) {
   std::memset(&arg, 0, sizeof arg);
   arg.attr = &attr;
   arg.size = sizeof arg;
-  return pfm_get_os_event_encoding(name.c_str(), PFM_PLM0 | PFM_PLM3, PFM_OS_PERF_EVENT_EXT, &arg) == PFM_SUCCESS;
+  return pfm_get_os_event_encoding(name.c_str(), PFM_PLM0 | PFM_PLM3, PFM_OS_PERF_EVENT_EXT, &arg) ==
+         PFM_SUCCESS;
 }
 
 // Core events of the icelakex table that libpfm4's icx tables also know: the same names for both.

@@ -69,8 +69,8 @@ bool have_tree() { return fs::exists(x86_dir() + "/mapfile.csv"); }
 
 void per_event(benchmark::State& state, std::size_t events) {
   state.counters["per_event"] =
-      benchmark::Counter(static_cast<double>(events), benchmark::Counter::kIsIterationInvariantRate |
-                                                          benchmark::Counter::kInvert);
+      benchmark::Counter(static_cast<double>(events),
+                         benchmark::Counter::kIsIterationInvariantRate | benchmark::Counter::kInvert);
   state.counters["events"] = static_cast<double>(events);
 }
 

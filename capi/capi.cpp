@@ -47,8 +47,7 @@ int code_of(perfspec::ErrorKind kind) {
 }
 
 // Run `f`, turning every exception into an error code and a message.
-template <typename F>
-int guarded(F&& f, std::string_view text = {}) {
+template <typename F> int guarded(F&& f, std::string_view text = {}) {
   try {
     f();
     last_message.clear();
@@ -150,10 +149,12 @@ char* perfspec_canonical(const char* text) {
 }
 
 int perfspec_open(const perfspec_event_set* set, int pid, perfspec_counters** out) {
-  if (!set || !out || pid < 0) return fail(PERFSPEC_E_INVALID, "perfspec_open: a NULL argument or a negative pid");
+  if (!set || !out || pid < 0)
+    return fail(PERFSPEC_E_INVALID, "perfspec_open: a NULL argument or a negative pid");
   *out = nullptr;
   return guarded([&] {
-    auto target = pid == 0 ? perfspec::runtime::Target::self_thread() : perfspec::runtime::Target::process(pid);
+    auto target =
+        pid == 0 ? perfspec::runtime::Target::self_thread() : perfspec::runtime::Target::process(pid);
     auto c = std::unique_ptr<perfspec_counters>(
         new perfspec_counters{perfspec::runtime::Counters::open(set->set, target), {}});
     *out = c.release();
@@ -176,7 +177,9 @@ int perfspec_read(perfspec_counters* c, perfspec_count* counts, size_t n) {
   if (!c || !counts) return fail(PERFSPEC_E_INVALID, "perfspec_read: a NULL argument");
   return guarded([&] {
     c->counters.read(c->last);
-    if (n < c->last.size()) throw perfspec::Error(perfspec::ErrorKind::usage, "perfspec_read: the counts array is smaller than the event set");
+    if (n < c->last.size())
+      throw perfspec::Error(perfspec::ErrorKind::usage,
+                            "perfspec_read: the counts array is smaller than the event set");
     for (size_t i = 0; i < c->last.size(); ++i) {
       const auto& k = c->last[i];
       perfspec_count& o = counts[i];

@@ -37,7 +37,8 @@ int main(int argc, char** argv) {
       std::printf("%20.0f  %s\n", c.scaled(), set.events[i].name.c_str());
     else
       std::printf("%20s  %s  (%s: %s)\n", "<not supported>", set.events[i].name.c_str(),
-                  c.failure ? c.failure->name.c_str() : "", c.failure ? c.failure->hint.c_str() : "never scheduled");
+                  c.failure ? c.failure->name.c_str() : "",
+                  c.failure ? c.failure->hint.c_str() : "never scheduled");
   }
   return 0;
 }

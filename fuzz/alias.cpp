@@ -38,9 +38,12 @@ void put(const std::string& path, std::string_view part, bool present) {
   std::error_code ec;
   fuzz::fs::remove_all(path, ec);
   if (!present) return;
-  if (part == "\x02D") fuzz::fs::create_directory(path, ec);
-  else if (part == "\x02L") fuzz::fs::create_symlink("missing", path, ec);
-  else fuzz::write_file(path, part);
+  if (part == "\x02D")
+    fuzz::fs::create_directory(path, ec);
+  else if (part == "\x02L")
+    fuzz::fs::create_symlink("missing", path, ec);
+  else
+    fuzz::write_file(path, part);
 }
 
 constexpr const char* uses[] = {

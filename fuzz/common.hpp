@@ -22,7 +22,9 @@ inline std::string source_dir() {
   return PERFSPEC_SOURCE_DIR;
 }
 
-inline std::string fixture(std::string_view name) { return source_dir() + "/tests/fixtures/" + std::string(name); }
+inline std::string fixture(std::string_view name) {
+  return source_dir() + "/tests/fixtures/" + std::string(name);
+}
 
 /// One scratch folder per process, `$TMPDIR/perfspec-fuzz-<pid>-XXXXXX` (or under /tmp). libFuzzer ends with
 /// _Exit, so atexit cleanup does not always run: each new process first removes the folders of processes

@@ -40,8 +40,8 @@ Tree& tree(std::size_t i) {
       o.events_dir = d;
       o.cache_dir = fuzz::scratch() + "/cache";
     }
-    static constexpr const char* cpuids[] = {"GenuineIntel-6-55-4", "AuthenticAMD-25-21-0", "0x00000000410fd0c0",
-                                             "GenuineIntel-6-97-2"};
+    static constexpr const char* cpuids[] = {"GenuineIntel-6-55-4", "AuthenticAMD-25-21-0",
+                                             "0x00000000410fd0c0", "GenuineIntel-6-97-2"};
     o.cpuid = cpuids[i];
     t.machine = std::make_unique<perfspec::spec::Machine>(fuzz::fixture(trees[i]), o);
     t.types = {0, 1, 2, 3, 4, 5};
@@ -67,7 +67,8 @@ struct Reader {
 void set(perfspec::Attr& a, std::string_view field, std::uint64_t v) {
   const perfspec::AttrField* f = perfspec::find_attr_field(field);
   if (!f) {
-    std::fprintf(stderr, "decode target: no attr field '%.*s'\n", static_cast<int>(field.size()), field.data());
+    std::fprintf(stderr, "decode target: no attr field '%.*s'\n", static_cast<int>(field.size()),
+                 field.data());
     std::abort();
   }
   f->set(a, v);
@@ -95,19 +96,21 @@ void check(const perfspec::Attr& attr, const perfspec::spec::Machine& machine) {
     auto set = perfspec::resolve(d.event, machine);
     bool same = false;
     for (const auto& e : set.events)
-      same = same || (e.attr.type == attr.type && e.attr.config == attr.config && e.attr.config1 == attr.config1 &&
-                      e.attr.config2 == attr.config2 && e.attr.config3 == attr.config3);
+      same = same ||
+             (e.attr.type == attr.type && e.attr.config == attr.config && e.attr.config1 == attr.config1 &&
+              e.attr.config2 == attr.config2 && e.attr.config3 == attr.config3);
     if (same) return;
     why = "resolves to other type/config words";
   } catch (const perfspec::Error& e) {
     why = "does not resolve: " + e.message();
   }
-  std::fprintf(stderr,
-               "decode oracle: type=%u config=%#llx config1=%#llx config2=%#llx config3=%#llx decoded to '%s' (%s), "
-               "no leftovers, but it %s\n",
-               attr.type, static_cast<unsigned long long>(attr.config), static_cast<unsigned long long>(attr.config1),
-               static_cast<unsigned long long>(attr.config2), static_cast<unsigned long long>(attr.config3),
-               d.event.c_str(), d.how.c_str(), why.c_str());
+  std::fprintf(
+      stderr,
+      "decode oracle: type=%u config=%#llx config1=%#llx config2=%#llx config3=%#llx decoded to '%s' (%s), "
+      "no leftovers, but it %s\n",
+      attr.type, static_cast<unsigned long long>(attr.config), static_cast<unsigned long long>(attr.config1),
+      static_cast<unsigned long long>(attr.config2), static_cast<unsigned long long>(attr.config3),
+      d.event.c_str(), d.how.c_str(), why.c_str());
   std::abort();
 }
 

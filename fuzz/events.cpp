@@ -23,8 +23,8 @@
 namespace {
 
 constexpr std::array<const char*, 4> trees = {"intel_skx", "amd_zen3", "arm_n1", "hybrid_adl"};
-constexpr std::array<const char*, 4> cpuids = {"GenuineIntel-6-55-4", "AuthenticAMD-25-21-0", "0x00000000410fd0c0",
-                                               "GenuineIntel-6-97-2"};
+constexpr std::array<const char*, 4> cpuids = {"GenuineIntel-6-55-4", "AuthenticAMD-25-21-0",
+                                               "0x00000000410fd0c0", "GenuineIntel-6-97-2"};
 
 perfspec::spec::MachineOptions options_for(std::size_t tree) {
   perfspec::spec::MachineOptions o;

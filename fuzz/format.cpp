@@ -45,7 +45,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   check(f.width() == static_cast<unsigned>(std::popcount(mask)), "width is popcount(mask)");
   std::uint64_t max = f.max_value();
   check(f.width() >= 64 ? max == ~std::uint64_t{0} : max == (std::uint64_t{1} << f.width()) - 1, "max_value");
-  for (std::uint64_t v : {std::uint64_t{0}, std::uint64_t{1}, max, max / 3, max >> 1, std::uint64_t{0x5a5a5a5a5a5a5a5a} & max}) {
+  for (std::uint64_t v : {std::uint64_t{0}, std::uint64_t{1}, max, max / 3, max >> 1,
+                          std::uint64_t{0x5a5a5a5a5a5a5a5a} & max}) {
     std::uint64_t s = f.scatter(v);
     check((s & ~mask) == 0, "scatter stays inside the mask");
     check(f.gather(s) == v, "gather(scatter(v)) == v");

@@ -30,7 +30,8 @@ const Model& model() {
     Model out;
     out.dir = fuzz::scratch() + "/events";
     out.cache = fuzz::scratch() + "/cache";
-    fuzz::write_file(out.dir + "/mapfile.csv", "Family-model,Version,Filename,EventType\nGenuineIntel-6-55-4,v1,m,core\n");
+    fuzz::write_file(out.dir + "/mapfile.csv",
+                     "Family-model,Version,Filename,EventType\nGenuineIntel-6-55-4,v1,m,core\n");
     fuzz::write_file(out.dir + "/m/cache.json",
                      R"([{"EventName": "MEM_LOAD_RETIRED.L1_MISS", "EventCode": "0xd1", "UMask": "0x8"},
                          {"EventName": "UNC_M_CAS_COUNT.RD", "EventCode": "0x04", "UMask": "0x03", "Unit": "iMC",
@@ -57,8 +58,10 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   std::string_view payload(reinterpret_cast<const char*>(data) + 3, size - 3);
   std::size_t offsets_at = payload.empty() ? 0 : data[2] % (payload.size() + 1);
   std::size_t body_at = offsets_at + 8 * lines;
-  if (body_at > payload.size()) body_at = payload.size(), lines = (body_at - offsets_at) / 8, body_at = offsets_at + 8 * lines;
-  fuzz::write_file(m.index, perfspec::spec::detail::index_image(m.sig, payload, lines, diagnostics, offsets_at, body_at));
+  if (body_at > payload.size())
+    body_at = payload.size(), lines = (body_at - offsets_at) / 8, body_at = offsets_at + 8 * lines;
+  fuzz::write_file(
+      m.index, perfspec::spec::detail::index_image(m.sig, payload, lines, diagnostics, offsets_at, body_at));
   auto tables = perfspec::spec::EventTables::load(m.dir, "m", {m.cache});
   for (const char* name : {"mem_load_retired.l1_miss", "UNC_M_CAS_COUNT.RD", "bad", "", "zzz"})
     for (const auto* e : tables->find(name)) {

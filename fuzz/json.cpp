@@ -25,7 +25,9 @@ namespace {
 const std::string& events_dir() {
   static const std::string dir = [] {
     std::string d = fuzz::scratch() + "/events";
-    fuzz::write_file(d + "/mapfile.csv", "Family-model,Version,Filename,EventType\nGenuineIntel-6-55-[01234],v1,fuzzmodel,core\n");
+    fuzz::write_file(
+        d + "/mapfile.csv",
+        "Family-model,Version,Filename,EventType\nGenuineIntel-6-55-[01234],v1,fuzzmodel,core\n");
     fuzz::fs::create_directories(d + "/fuzzmodel");
     return d;
   }();
@@ -113,14 +115,16 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
         }
       }
       // What was skipped is kept too (control characters become spaces: the index is line-based).
-      if (mapped->diagnostics().size() != tables->diagnostics().size()) fail("index holds other diagnostics", "");
+      if (mapped->diagnostics().size() != tables->diagnostics().size())
+        fail("index holds other diagnostics", "");
       for (std::size_t i = 0; i < tables->diagnostics().size(); ++i) {
         std::string want = tables->diagnostics()[i].text();
         for (char& c : want)
           if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) c = ' ';
         if (mapped->diagnostics()[i].text() != want) fail("index diagnostic differs from the JSON's", want);
       }
-      if (mapped->events().size() != tables->events().size()) fail("index holds a different number of events", "");
+      if (mapped->events().size() != tables->events().size())
+        fail("index holds a different number of events", "");
       (void)mapped->names();
     } catch (const perfspec::Error& e) {
       fail("loading through the index threw where the JSON loaded", e.message());

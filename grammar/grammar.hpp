@@ -34,12 +34,10 @@ constexpr std::array<std::uint8_t, 256> table = [] {
 }  // namespace chars
 
 // One character of class `First`, then any number of class `Rest`.
-template <std::uint8_t First, std::uint8_t Rest>
-struct scan {
+template <std::uint8_t First, std::uint8_t Rest> struct scan {
   using rule_t = scan;
   using subs_t = empty_list;
-  template <typename ParseInput>
-  static bool match(ParseInput& in) noexcept {
+  template <typename ParseInput> static bool match(ParseInput& in) noexcept {
     const char* p = in.current();
     const char* end = in.end();
     if (p == end || !(chars::table[static_cast<unsigned char>(*p)] & First)) return false;
@@ -87,8 +85,7 @@ struct comma : seq<blanks, one<','>, blanks> {};
 
 // The modifier alphabet (REFERENCE.md section 1), written once: the rule below and the action that
 // validates modifiers (parse.cpp) both take it from here.
-template <char... Letters>
-struct alphabet {
+template <char... Letters> struct alphabet {
   using rule = one<Letters...>;
   static constexpr char letters[] = {Letters..., '\0'};
 };
@@ -135,7 +132,9 @@ struct breakpoint : seq<at<bp_prefix, digit>, begin_event, bp_prefix, must<bp_ad
                         opt<one<':'>, bp_access>, terms_and_mods> {};
 struct numeric_type : number {};
 struct numeric_config : number {};
-struct numeric : seq<at<number, one<':'>, number>, begin_event, numeric_type, one<':'>, numeric_config, terms_and_mods> {};
+struct numeric
+    : seq<at<number, one<':'>, number>, begin_event, numeric_type, one<':'>, numeric_config, terms_and_mods> {
+};
 struct raw_token : seq<one<'r'>, plus<xdigit>, not_at<name_rest>> {};
 struct raw : seq<at<raw_token>, begin_event, raw_token, terms_and_mods> {};
 struct pmu_event : seq<at<name, one<'/'>>, begin_event, event_name, slash_block, opt<slash_mods>> {};
@@ -145,8 +144,8 @@ struct mods_only : seq<plus<mod_letter>, not_at<name_rest>> {};
 struct tp_system : name {};
 // More `:word` parts than a tracepoint has are libpfm4's `EVENT:UMASK:UMASK` (resolved by the provider).
 struct tp_event : seq<name, star<one<':'>, not_at<mods_only>, name>> {};
-struct tracepoint : seq<at<name, one<':'>, not_at<mods_only>, name>, begin_event, tp_system, one<':'>, tp_event,
-                        terms_and_mods> {};
+struct tracepoint : seq<at<name, one<':'>, not_at<mods_only>, name>, begin_event, tp_system, one<':'>,
+                        tp_event, terms_and_mods> {};
 struct named : seq<begin_event, event_name, opt<colon_mods>> {};
 // libpfm4's fully qualified form `skx::INST_RETIRED:ANY_P:u:c=2`: taken whole (its modifiers are
 // libpfm4's), resolved through the libpfm4 provider.
@@ -163,9 +162,9 @@ struct group_name : name {};
 struct close_brace : one<'}'> {};
 struct open_brace : one<'{'> {};
 // The lookahead keeps a lone event from being scanned as a group first (its name read twice).
-struct group : seq<at<opt<name>, blanks, one<'{'>>, begin_item, opt<group_name, at<blanks, one<'{'>>>, blanks, open_brace, blanks,
-                   must<group_member>, star<comma, must<group_member>>, blanks, must<close_brace>,
-                   opt<one<':'>, must<group_mods>>> {};
+struct group : seq<at<opt<name>, blanks, one<'{'>>, begin_item, opt<group_name, at<blanks, one<'{'>>>, blanks,
+                   open_brace, blanks, must<group_member>, star<comma, must<group_member>>, blanks,
+                   must<close_brace>, opt<one<':'>, must<group_mods>>> {};
 struct lone : seq<begin_item, event> {};
 struct item : sor<group, lone> {};
 struct list_end : eof {};
@@ -181,5 +180,5 @@ struct term_list_only : seq<opt<term, star<next_term>>, must<list_end>> {};
 // A scan or a name consumes at least one character when it succeeds (for tao::pegtl::analyze).
 template <typename Name, std::uint8_t First, std::uint8_t Rest>
 struct tao::pegtl::analyze_traits<Name, perfspec::grammar::scan<First, Rest>> : analyze_any_traits<> {};
-template <typename Name>
-struct tao::pegtl::analyze_traits<Name, perfspec::grammar::name> : analyze_any_traits<> {};
+template <typename Name> struct tao::pegtl::analyze_traits<Name, perfspec::grammar::name>
+    : analyze_any_traits<> {};

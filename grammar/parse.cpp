@@ -17,16 +17,21 @@ template <typename Rule> inline constexpr const char* error_message = nullptr;
 template <> inline constexpr const char* error_message<item> = "expected an event";
 template <> inline constexpr const char* error_message<group_member> = "expected an event";
 template <> inline constexpr const char* error_message<nested_group> = "nested groups are not supported";
-template <> inline constexpr const char* error_message<list_end> = "expected ',' or the end of the event list";
-template <> inline constexpr const char* error_message<close_brace> = "expected ',' or '}' to close the group";
+template <> inline constexpr const char* error_message<list_end> =
+    "expected ',' or the end of the event list";
+template <> inline constexpr const char* error_message<close_brace> =
+    "expected ',' or '}' to close the group";
 template <> inline constexpr const char* error_message<group_mods> = "expected modifiers after ':'";
 template <> inline constexpr const char* error_message<event_mods> = "expected modifiers after ':'";
 template <> inline constexpr const char* error_message<close_slash> = "expected ',' or '/' after a term";
 template <> inline constexpr const char* error_message<term> = "expected a term after ','";
 template <> inline constexpr const char* error_message<term_value> = "expected a value after '='";
-template <> inline constexpr const char* error_message<close_quote> = "unterminated quoted value: missing the closing '";
-template <> inline constexpr const char* error_message<driver_name> = "expected a driver config name after '@'";
-template <> inline constexpr const char* error_message<bp_addr> = "expected a breakpoint address (decimal or 0x hex)";
+template <> inline constexpr const char* error_message<close_quote> =
+    "unterminated quoted value: missing the closing '";
+template <> inline constexpr const char* error_message<driver_name> =
+    "expected a driver config name after '@'";
+template <> inline constexpr const char* error_message<bp_addr> =
+    "expected a breakpoint address (decimal or 0x hex)";
 
 // Nodes are built where they end up (an item in list.items, an event in its item, a term in its
 // event), so nothing is moved. Each begin_* action takes the next node of its vector, reusing one left
@@ -75,8 +80,7 @@ void reset(ast::Item& i) {
 }
 
 // The next node of `nodes` (reused or appended).
-template <typename Node>
-Node& take(std::vector<Node>& nodes, std::size_t& used) {
+template <typename Node> Node& take(std::vector<Node>& nodes, std::size_t& used) {
   return spec::next_node(nodes, used, [](Node& n) { reset(n); });
 }
 
@@ -88,13 +92,11 @@ Error nul_error(std::size_t at) {
 }
 
 // Offset of an action's match start.
-template <typename Input>
-std::uint32_t offset(const Input& in, const State& st) {
+template <typename Input> std::uint32_t offset(const Input& in, const State& st) {
   return static_cast<std::uint32_t>(in.begin() - st.base);
 }
 
-template <typename Rule>
-struct event_control : normal<Rule> {
+template <typename Rule> struct event_control : normal<Rule> {
   template <typename Input, typename... States>
   [[noreturn]] static void raise(const Input& in, States&&... st) {
     static_assert(error_message<Rule> != nullptr, "every rule behind must<> needs an error message");
@@ -104,9 +106,9 @@ struct event_control : normal<Rule> {
   }
 };
 
-template <typename Input>
-Span span_of(const Input& in, const State& st) {
-  return Span{static_cast<std::uint32_t>(in.begin() - st.base), static_cast<std::uint32_t>(in.end() - st.base)};
+template <typename Input> Span span_of(const Input& in, const State& st) {
+  return Span{static_cast<std::uint32_t>(in.begin() - st.base),
+              static_cast<std::uint32_t>(in.end() - st.base)};
 }
 
 // Numbers: decimal or 0x hex, at most 64 bits (REFERENCE.md section 1).
@@ -136,7 +138,8 @@ void check_modifiers(std::string_view letters, Span span) {
   // Position of each letter in `allowed` plus one, 0 for the rest.
   static constexpr auto position = [] {
     std::array<std::uint8_t, 256> t{};
-    for (std::size_t k = 0; k < allowed.size(); ++k) t[static_cast<unsigned char>(allowed[k])] = static_cast<std::uint8_t>(k + 1);
+    for (std::size_t k = 0; k < allowed.size(); ++k)
+      t[static_cast<unsigned char>(allowed[k])] = static_cast<std::uint8_t>(k + 1);
     return t;
   }();
   std::uint32_t seen = 0;  // bit k: allowed[k] was written
@@ -146,9 +149,11 @@ void check_modifiers(std::string_view letters, Span span) {
     Span at{span.begin + static_cast<std::uint32_t>(i), span.begin + static_cast<std::uint32_t>(i) + 1};
     unsigned k = position[static_cast<unsigned char>(c)];
     if (k-- == 0)
-      throw Error(ErrorKind::syntax, fmt::format("invalid modifier '{}'", c), at, fmt::format("modifiers are letters from '{}'", allowed));
+      throw Error(ErrorKind::syntax, fmt::format("invalid modifier '{}'", c), at,
+                  fmt::format("modifiers are letters from '{}'", allowed));
     if (c == 'p') {
-      if (++ps > 3) throw Error(ErrorKind::syntax, "too many 'p' modifiers: precise level is at most 3 (ppp)", at);
+      if (++ps > 3)
+        throw Error(ErrorKind::syntax, "too many 'p' modifiers: precise level is at most 3 (ppp)", at);
       continue;
     }
     if (seen & (1u << k)) throw Error(ErrorKind::syntax, fmt::format("Duplicate modifier '{}'", c), at);
@@ -169,8 +174,10 @@ template <typename Rule> struct event_action : nothing<Rule> {};
 
 template <> struct event_action<begin_item> {
   template <typename Input> static void apply(const Input& in, State& st) {
-    if (!st.item_open) st.item = &take(st.list.items, st.items_used);
-    else reset(*st.item);
+    if (!st.item_open)
+      st.item = &take(st.list.items, st.items_used);
+    else
+      reset(*st.item);
     st.events_used = 0;
     st.item_open = true;
     st.item->span.begin = offset(in, st);
@@ -178,8 +185,10 @@ template <> struct event_action<begin_item> {
 };
 template <> struct event_action<begin_event> {
   template <typename Input> static void apply(const Input& in, State& st) {
-    if (!st.event_open) st.event = &take(st.item->events, st.events_used);
-    else reset(*st.event);
+    if (!st.event_open)
+      st.event = &take(st.item->events, st.events_used);
+    else
+      reset(*st.event);
     st.terms_used = 0;
     st.event_open = true;
     st.event->span.begin = offset(in, st);
@@ -187,8 +196,10 @@ template <> struct event_action<begin_event> {
 };
 template <> struct event_action<begin_term> {
   template <typename Input> static void apply(const Input& in, State& st) {
-    if (!st.term_open) st.term = &take(st.event->terms, st.terms_used);
-    else reset(*st.term);
+    if (!st.term_open)
+      st.term = &take(st.event->terms, st.terms_used);
+    else
+      reset(*st.term);
     st.term_open = true;
     st.term->span.begin = offset(in, st);
   }
@@ -228,7 +239,9 @@ template <> struct event_action<raw_token> {
     st.event->name.assign(in.begin(), in.size());
     st.event->name_span = span;
     std::string_view hex = in.string_view().substr(1);
-    if (hex.size() > 16) throw Error(ErrorKind::syntax, fmt::format("raw event '{}' is wider than 64 bits", in.string_view()), span);
+    if (hex.size() > 16)
+      throw Error(ErrorKind::syntax, fmt::format("raw event '{}' is wider than 64 bits", in.string_view()),
+                  span);
     std::uint64_t v = 0;  // raw_token matched 1 to 16 hex digits: this cannot fail or overflow
     std::from_chars(hex.data(), hex.data() + hex.size(), v, 16);
     st.event->number1 = v;
@@ -251,7 +264,8 @@ template <> struct event_action<bp_access> {
     auto letters = in.string_view();
     for (std::size_t i = 0; i < letters.size(); ++i)
       if (letters.find(letters[i], i + 1) != std::string_view::npos)
-        throw Error(ErrorKind::syntax, fmt::format("duplicate breakpoint access '{}'", letters[i]), span_of(in, st));
+        throw Error(ErrorKind::syntax, fmt::format("duplicate breakpoint access '{}'", letters[i]),
+                    span_of(in, st));
     st.event->access.assign(in.begin(), in.size());
     st.event->access_span = span_of(in, st);
   }
@@ -261,7 +275,8 @@ template <> struct event_action<numeric_type> {
     st.event->number1 = to_number(in.string_view(), span_of(in, st));
     st.event->name.assign(in.begin(), in.size());
     st.event->name_span = span_of(in, st);
-    if (st.event->number1 > 0xffffffffu) throw Error(ErrorKind::syntax, "event type does not fit in 32 bits", span_of(in, st));
+    if (st.event->number1 > 0xffffffffu)
+      throw Error(ErrorKind::syntax, "event type does not fit in 32 bits", span_of(in, st));
   }
 };
 template <> struct event_action<numeric_config> {
@@ -285,7 +300,8 @@ template <> struct event_action<driver_name> {
 };
 template <> struct event_action<quoted_body> {
   template <typename Input> static void apply(const Input& in, State& st) {
-    if (auto nul = in.string_view().find('\0'); nul != std::string_view::npos) throw nul_error(offset(in, st) + nul);
+    if (auto nul = in.string_view().find('\0'); nul != std::string_view::npos)
+      throw nul_error(offset(in, st) + nul);
     st.term->kind = ast::Term::Value::quoted;
     st.term->text.assign(in.begin(), in.size());
     st.term->value_span = span_of(in, st);
@@ -335,8 +351,7 @@ template <> struct event_action<group_mods> {
   }
 };
 
-template <ast::EventKind Kind>
-struct finish_event {
+template <ast::EventKind Kind> struct finish_event {
   template <typename Input> static void apply(const Input& in, State& st) {
     st.event->kind = Kind;
     st.event->span.end = static_cast<std::uint32_t>(in.end() - st.base);
@@ -359,7 +374,9 @@ template <> struct event_action<pfm_text> {
 template <> struct event_action<pfm_event> : finish_event<ast::EventKind::named> {};
 
 template <> struct event_action<group_name> {
-  template <typename Input> static void apply(const Input& in, State& st) { st.item->group_name.assign(in.begin(), in.size()); }
+  template <typename Input> static void apply(const Input& in, State& st) {
+    st.item->group_name.assign(in.begin(), in.size());
+  }
 };
 template <> struct event_action<group> {
   template <typename Input> static void apply(const Input& in, State& st) {
@@ -395,7 +412,8 @@ void parse(std::string_view text, ast::EventList& list) {
     // the first NUL: when it fails there, name the NUL rather than what the grammar expected. Looked
     // for only here, off the path of a string that parses.
     auto nul = text.find('\0');
-    if (nul != std::string_view::npos && (!e.positioned() || nul <= e.span().begin)) throw grammar::nul_error(nul);
+    if (nul != std::string_view::npos && (!e.positioned() || nul <= e.span().begin))
+      throw grammar::nul_error(nul);
     throw;
   }
   spec::trim_nodes(list.items, state.items_used);
@@ -412,7 +430,8 @@ std::vector<ast::Term> parse_terms(std::string_view text) {
   ast::EventList holder;
   holder.text = std::string(text);
   if (text.find('\0') != std::string_view::npos) throw Error(ErrorKind::syntax, "NUL character in term list");
-  tao::pegtl::memory_input<tao::pegtl::tracking_mode::lazy> in(holder.text.data(), holder.text.size(), "terms");
+  tao::pegtl::memory_input<tao::pegtl::tracking_mode::lazy> in(holder.text.data(), holder.text.size(),
+                                                               "terms");
   ast::Event event;  // holds the terms
   State state{holder.text.data(), holder};
   state.event = &event;

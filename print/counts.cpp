@@ -8,11 +8,11 @@
 
 #include <nlohmann/json.hpp>
 
-#include "spec/printable.hpp"
 #include "perfspec/errno_facts.hpp"
 #include "perfspec/fmt.hpp"
 #include "perfspec/print.hpp"
 #include "spec/builtin.hpp"
+#include "spec/printable.hpp"
 
 namespace perfspec {
 
@@ -53,10 +53,11 @@ std::string describe(const runtime::Note& n) {
   const std::string on_cpu = n.cpu < 0 ? std::string{} : fmt::format(" on CPU {}", n.cpu);
   switch (n.kind) {
     case Kind::user_only:
-      return fmt::format("counted user space only (':u'): kernel counting was refused with {}", spec::errno_name(n.error));
+      return fmt::format("counted user space only (':u'): kernel counting was refused with {}",
+                         spec::errno_name(n.error));
     case Kind::weak_group_alone:
-      return fmt::format("weak group fell back to counting its events alone ({} on '{}')", spec::errno_name(n.error),
-                         n.event);
+      return fmt::format("weak group fell back to counting its events alone ({} on '{}')",
+                         spec::errno_name(n.error), n.event);
     case Kind::enable_failed: return fmt::format("enable failed{}: {}", on_cpu, spec::errno_name(n.error));
     case Kind::disable_failed: return fmt::format("disable failed{}: {}", on_cpu, spec::errno_name(n.error));
     case Kind::reset_failed: return fmt::format("reset failed{}: {}", on_cpu, spec::errno_name(n.error));
@@ -95,9 +96,11 @@ std::string stat_text(const EventSet& set, const std::vector<Count>& counts, con
     for (std::size_t i = 0; i < counts.size(); ++i) {
       const auto& c = counts[i];
       const auto& e = set.events[i];
-      std::string value = c.state == Count::State::counted ? value_text(display_value(e, c)) : fmt::format("{:v}", c.state);
+      std::string value =
+          c.state == Count::State::counted ? value_text(display_value(e, c)) : fmt::format("{:v}", c.state);
       out += fmt::format("{:>14.6f} {:>18} {:<8} {}\n", *run.interval_end, value,
-                         c.state == Count::State::counted ? display_value(e, c).unit : "", spec::printable(e.name));
+                         c.state == Count::State::counted ? display_value(e, c).unit : "",
+                         spec::printable(e.name));
     }
     return out;
   }
@@ -137,15 +140,16 @@ std::string stat_csv(const EventSet& set, const std::vector<Count>& counts, cons
     std::string value, unit;
     if (c.state == Count::State::counted) {
       auto d = display_value(e, c);
-      value = d.integral ? std::to_string(static_cast<std::uint64_t>(std::llround(d.value))) : fmt::format("{:.6f}", d.value);
+      value = d.integral ? std::to_string(static_cast<std::uint64_t>(std::llround(d.value)))
+                         : fmt::format("{:.6f}", d.value);
       unit = d.unit;
     } else {
       value = fmt::format("{:v}", c.state);
     }
     if (run.interval_end) out += fmt::format("{:.6f},", *run.interval_end);
-    out += fmt::format("{},{},{},{},{},{:.2f},{},{}\n", csv_field(value), csv_field(unit), csv_field(spec::printable(e.name)),
-                       c.time_enabled, c.time_running, 100.0 * c.running_fraction(), c.state,
-                       c.failure ? c.failure->name : "");
+    out += fmt::format("{},{},{},{},{},{:.2f},{},{}\n", csv_field(value), csv_field(unit),
+                       csv_field(spec::printable(e.name)), c.time_enabled, c.time_running,
+                       100.0 * c.running_fraction(), c.state, c.failure ? c.failure->name : "");
   }
   return out;
 }
@@ -156,8 +160,26 @@ namespace {
 
 // perf's kinds of event for the metric beside a count (stat-shadow.c's enum stat_type).
 enum class StatType {
-  none, nsecs, cycles, instructions, stalled_front, stalled_back, branches, branch_miss, cache_refs, cache_misses,
-  l1d, l1i, ll, dtlb, itlb, l1d_miss, l1i_miss, ll_miss, dtlb_miss, itlb_miss
+  none,
+  nsecs,
+  cycles,
+  instructions,
+  stalled_front,
+  stalled_back,
+  branches,
+  branch_miss,
+  cache_refs,
+  cache_misses,
+  l1d,
+  l1i,
+  ll,
+  dtlb,
+  itlb,
+  l1d_miss,
+  l1i_miss,
+  ll_miss,
+  dtlb_miss,
+  itlb_miss
 };
 
 StatType stat_type(const Attr& a) {
@@ -210,7 +232,8 @@ double perf_count(const Count& c) { return c.state == Count::State::counted ? st
 
 // The modifiers perf requires a metric's events to share (stat-shadow.c's evsel_context).
 unsigned context(const Attr& a) {
-  return a.exclude_kernel << 1 | a.exclude_user | a.exclude_hv << 2 | a.exclude_host << 3 | a.exclude_idle << 4;
+  return a.exclude_kernel << 1 | a.exclude_user | a.exclude_hv << 2 | a.exclude_host << 3 |
+         a.exclude_idle << 4;
 }
 
 // stat-shadow.c's find_stat: the first other event of this type with the same modifiers, in the same
@@ -298,7 +321,8 @@ std::string stat_perf_csv(const EventSet& set, const std::vector<Count>& counts,
   const std::string sep(separator);
   const std::string prefix = run.interval_end ? fmt::format("{:.9f}{}", *run.interval_end, sep) : "";
   // perf's wall time: the whole run, or in interval mode the interval asked for (not the one measured).
-  const double wall_ns = 1e9 * (run.interval_end && run.interval_seconds ? *run.interval_seconds : run.elapsed_seconds);
+  const double wall_ns =
+      1e9 * (run.interval_end && run.interval_seconds ? *run.interval_seconds : run.elapsed_seconds);
   std::string out;
   for (std::size_t i = 0; i < counts.size(); ++i) {
     const auto& c = counts[i];
@@ -315,13 +339,15 @@ std::string stat_perf_csv(const EventSet& set, const std::vector<Count>& counts,
     double percent = c.time_enabled != 0 && c.time_running != c.time_enabled
                          ? static_cast<double>(100 * c.time_running / c.time_enabled)
                          : 100.0;
-    out += fmt::format("{0}{1}{0}{2}{0}{3}{0}{4:.2f}", sep, perf_unit(e), spec::printable(e.name), c.time_running, percent);
+    out += fmt::format("{0}{1}{0}{2}{0}{3}{0}{4:.2f}", sep, perf_unit(e), spec::printable(e.name),
+                       c.time_running, percent);
     std::pair<Metric, std::optional<Metric>> metric;
     if (c.state == Count::State::counted) metric = shadow_metric(set, counts, i, value, wall_ns);
     out += fmt::format("{0}{1}{0}{2}\n", sep, metric.first.value, metric.first.unit);
     // perf's new_line_csv: the prefix, four empty fields, then the second metric in the last two.
     if (metric.second)
-      out += fmt::format("{0}{1}{1}{1}{1}{1}{2}{1}{3}\n", prefix, sep, metric.second->value, metric.second->unit);
+      out += fmt::format("{0}{1}{1}{1}{1}{1}{2}{1}{3}\n", prefix, sep, metric.second->value,
+                         metric.second->unit);
   }
   return out;
 }
@@ -357,7 +383,7 @@ std::string stat_json(const EventSet& set, const std::vector<Count>& counts, con
     x["running_fraction"] = c.running_fraction();
     if (c.failure) {
       x["error"] = {{"errno", c.failure->error}, {"name", c.failure->name}, {"meaning", c.failure->meaning},
-                    {"hint", c.failure->hint}, {"cpu", c.failure->cpu}, {"detail", c.failure->detail}};
+                    {"hint", c.failure->hint},   {"cpu", c.failure->cpu},   {"detail", c.failure->detail}};
     }
     if (!c.notes.empty()) x["note"] = describe(c.notes);
     arr.push_back(std::move(x));

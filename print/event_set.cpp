@@ -1,8 +1,8 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
-#include "spec/printable.hpp"
 #include "perfspec/print.hpp"
+#include "spec/printable.hpp"
 
 namespace perfspec {
 
@@ -39,16 +39,22 @@ std::string to_text(const EventSet& set) {
     } else {
       role = "not grouped";
     }
-    out += fmt::format("event {}: {}\n  pmu: {}; {}\n", i, spec::printable(e.name), spec::printable(e.pmu), role);
-    if (!e.unit.empty() || e.scale != 1.0) out += fmt::format("  scale: {}  unit: {}\n", e.scale, spec::printable(e.unit));
+    out += fmt::format("event {}: {}\n  pmu: {}; {}\n", i, spec::printable(e.name), spec::printable(e.pmu),
+                       role);
+    if (!e.unit.empty() || e.scale != 1.0)
+      out += fmt::format("  scale: {}  unit: {}\n", e.scale, spec::printable(e.unit));
     out += rule + "\nperf_event_attr:\n";
     for (const auto& f : attr_fields()) {
       std::uint64_t v = f.get(e.attr);
       if (v == 0 && f.name != "type") continue;  // type 0 (hardware) is still worth seeing
-      if (auto names = flag_names(f.name, v); !names.empty()) out += fmt::format("  {:<32} {}\n", label(f), names);
-      else if (f.is_signed) out += fmt::format("  {:<32} {}\n", label(f), static_cast<std::int64_t>(v));
-      else if (hex_field(f.name)) out += fmt::format("  {:<32} {:#x}\n", label(f), v);
-      else out += fmt::format("  {:<32} {}\n", label(f), v);
+      if (auto names = flag_names(f.name, v); !names.empty())
+        out += fmt::format("  {:<32} {}\n", label(f), names);
+      else if (f.is_signed)
+        out += fmt::format("  {:<32} {}\n", label(f), static_cast<std::int64_t>(v));
+      else if (hex_field(f.name))
+        out += fmt::format("  {:<32} {:#x}\n", label(f), v);
+      else
+        out += fmt::format("  {:<32} {}\n", label(f), v);
     }
     out += rule + "\n";
   }
@@ -61,8 +67,10 @@ std::string to_json(const EventSet& set, int indent) {
     nlohmann::ordered_json attr = nlohmann::ordered_json::object();
     for (const auto& f : attr_fields()) {
       std::uint64_t v = f.get(e.attr);
-      if (f.is_signed) attr[std::string(f.name)] = static_cast<std::int64_t>(v);
-      else attr[std::string(f.name)] = v;
+      if (f.is_signed)
+        attr[std::string(f.name)] = static_cast<std::int64_t>(v);
+      else
+        attr[std::string(f.name)] = v;
       for (auto alias : f.aliases) attr[std::string(alias)] = v;
     }
     nlohmann::ordered_json j;

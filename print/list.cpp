@@ -1,8 +1,8 @@
 #include <nlohmann/json.hpp>
 
-#include "spec/printable.hpp"
 #include "perfspec/fmt.hpp"
 #include "perfspec/print.hpp"
+#include "spec/printable.hpp"
 
 namespace perfspec {
 
@@ -46,7 +46,8 @@ std::string list_text(const std::vector<spec::ListedPmu>& pmus, const std::vecto
     for (const auto& p : pmus) {
       out += fmt::format("  {:<28} type {:<5}{}{}\n", spec::printable(p.name), p.type, p.core ? " core" : "",
                          p.cpumask.empty() ? "" : fmt::format(" cpumask {}", spec::printable(p.cpumask)));
-      if (!p.formats.empty()) out += wrap(spec::printable(fmt::format("{}", fmt::join(p.formats, " "))), 6, width);
+      if (!p.formats.empty())
+        out += wrap(spec::printable(fmt::format("{}", fmt::join(p.formats, " "))), 6, width);
     }
     if (!events.empty()) out += "\n";
   }
@@ -60,22 +61,34 @@ std::string list_text(const std::vector<spec::ListedPmu>& pmus, const std::vecto
     }
     std::string unit = e.unit.empty() ? "" : fmt::format("  [{} {}]", e.scale, spec::printable(e.unit));
     out += fmt::format("  {:<40} {}{}\n", spec::printable(e.name), spec::printable(e.encoding), unit);
-    if (!e.description.empty() && e.pmu != "tracepoint") out += wrap(spec::printable(one_line(e.description)), 6, width);
+    if (!e.description.empty() && e.pmu != "tracepoint")
+      out += wrap(spec::printable(one_line(e.description)), 6, width);
   }
   return out;
 }
 
-std::string list_json(const std::vector<spec::ListedPmu>& pmus, const std::vector<spec::ListedEvent>& events) {
+std::string list_json(const std::vector<spec::ListedPmu>& pmus,
+                      const std::vector<spec::ListedEvent>& events) {
   nlohmann::ordered_json j;
   auto ps = nlohmann::ordered_json::array();
   for (const auto& p : pmus)
-    ps.push_back({{"name", p.name}, {"type", p.type}, {"core", p.core}, {"cpumask", p.cpumask}, {"cpus", p.cpus},
+    ps.push_back({{"name", p.name},
+                  {"type", p.type},
+                  {"core", p.core},
+                  {"cpumask", p.cpumask},
+                  {"cpus", p.cpus},
                   {"formats", p.formats}});
   auto es = nlohmann::ordered_json::array();
   for (const auto& e : events)
-    es.push_back({{"name", e.name}, {"pmu", e.pmu}, {"encoding", e.encoding}, {"description", e.description},
-                  {"topic", e.topic}, {"unit", e.unit}, {"scale", e.scale},
-                  {"source", e.pmu == "tracepoint" ? std::string("tracepoint") : std::string(spec::source_name(e.source))},
+    es.push_back({{"name", e.name},
+                  {"pmu", e.pmu},
+                  {"encoding", e.encoding},
+                  {"description", e.description},
+                  {"topic", e.topic},
+                  {"unit", e.unit},
+                  {"scale", e.scale},
+                  {"source", e.pmu == "tracepoint" ? std::string("tracepoint")
+                                                   : std::string(spec::source_name(e.source))},
                   {"deprecated", e.deprecated}});
   j["pmus"] = std::move(ps);
   j["events"] = std::move(es);

@@ -6,8 +6,8 @@
 #include <nlohmann/json.hpp>
 
 #include "perfspec/decode.hpp"
-#include "perfspec/event_source.hpp"
 #include "perfspec/error.hpp"
+#include "perfspec/event_source.hpp"
 #include "perfspec/resolve.hpp"
 #include "perfspec/tables.hpp"
 #include "spec/abi.hpp"
@@ -22,7 +22,8 @@ std::string modifiers(const Attr& a, std::vector<std::string>& notes) {
   std::string m;
   // u/k/h: letters name what is counted when anything is excluded (REFERENCE.md section 6).
   if (a.exclude_user || a.exclude_kernel || a.exclude_hv) {
-    if (a.exclude_user && a.exclude_kernel && a.exclude_hv) notes.push_back("user, kernel and hypervisor are all excluded: nothing counts");
+    if (a.exclude_user && a.exclude_kernel && a.exclude_hv)
+      notes.push_back("user, kernel and hypervisor are all excluded: nothing counts");
     else {
       if (!a.exclude_user) m += 'u';
       if (!a.exclude_kernel) m += 'k';
@@ -30,8 +31,10 @@ std::string modifiers(const Attr& a, std::vector<std::string>& notes) {
     }
   }
   if (a.exclude_host || a.exclude_guest) {
-    if (a.exclude_host && a.exclude_guest) notes.push_back("both host and guest are excluded");
-    else m += a.exclude_guest ? 'H' : 'G';
+    if (a.exclude_host && a.exclude_guest)
+      notes.push_back("both host and guest are excluded");
+    else
+      m += a.exclude_guest ? 'H' : 'G';
   }
   if (a.exclude_idle) m += 'I';
   m += std::string(a.precise_ip, 'p');
@@ -57,7 +60,8 @@ std::string with_terms(std::string base, const std::vector<std::string>& terms, 
 }
 
 // The config words an alias encodes to on `pmu`, or nullopt when it does not resolve there.
-std::optional<std::array<std::uint64_t, 4>> alias_words(const spec::Machine& m, const spec::Pmu& pmu, const std::string& name) {
+std::optional<std::array<std::uint64_t, 4>> alias_words(const spec::Machine& m, const spec::Pmu& pmu,
+                                                        const std::string& name) {
   try {
     auto set = resolve(fmt::format("{}/{}/", pmu.name(), name), m);
     if (set.events.size() != 1) return std::nullopt;
@@ -103,7 +107,8 @@ std::vector<std::string> format_terms(const spec::Pmu& pmu, const std::array<std
 // One attr to its best event string: by its type, then checked by resolving the answer again.
 class Decoder {
  public:
-  Decoder(const Attr& a, const spec::Machine& m) : a_(a), m_(m), terms_(builtin_terms(a)), mods_(modifiers(a, d_.notes)) {}
+  Decoder(const Attr& a, const spec::Machine& m)
+      : a_(a), m_(m), terms_(builtin_terms(a)), mods_(modifiers(a, d_.notes)) {}
   Decoded run();
 
  private:
@@ -148,8 +153,8 @@ Decoded Decoder::finish(std::string base, bool slash_form) {
   try {
     auto set = resolve(base, m_);
     const Attr* b = set.events.size() == 1 ? &set.events[0].attr : nullptr;
-    same = b && b->type == a_.type && b->config == a_.config && b->config1 == a_.config1 && b->config2 == a_.config2 &&
-           b->config3 == a_.config3 && b->bp_type == a_.bp_type;
+    same = b && b->type == a_.type && b->config == a_.config && b->config1 == a_.config1 &&
+           b->config2 == a_.config2 && b->config3 == a_.config3 && b->bp_type == a_.bp_type;
   } catch (const Error&) {
   }
   if (!same) {
@@ -178,8 +183,10 @@ Decoded Decoder::hardware_or_cache() {
   std::string prefix;
   if (ext) {  // extended type: the core PMU of a hybrid machine
     const spec::Pmu* p = m_.pmu_of_type(ext);
-    if (!p) d_.notes.push_back(fmt::format("extended type {} names no PMU of this machine", ext));
-    else prefix = p->name();
+    if (!p)
+      d_.notes.push_back(fmt::format("extended type {} names no PMU of this machine", ext));
+    else
+      prefix = p->name();
   }
   std::string name;
   if (a_.type == spec::type_hardware) {
@@ -229,7 +236,8 @@ Decoded Decoder::breakpoint() {
   if (a_.sample_period == 1) terms_.clear();
   std::string base = fmt::format("mem:{:#x}/{}", a_.config1, a_.config2);
   if (!access.empty()) base += ":" + access;
-  if (a_.config || a_.config3) d_.notes.push_back("a breakpoint's config and config3 cannot be written in an event string");
+  if (a_.config || a_.config3)
+    d_.notes.push_back("a breakpoint's config and config3 cannot be written in an event string");
   return finish(base, false);
 }
 
@@ -335,7 +343,8 @@ std::vector<Attr> parse_perf_attr_text(std::string_view text) {
     std::string_view key = l.substr(0, gap), value = l.substr(gap);
     while (!value.empty() && value.front() == ' ') value.remove_prefix(1);
     while (!value.empty() && (value.back() == ' ' || value.back() == '\r')) value.remove_suffix(1);
-    if (key.starts_with("{") && key.ends_with("}")) {  // a union: "{ bp_addr, config1 }" -> config1 (the last name)
+    if (key.starts_with("{") &&
+        key.ends_with("}")) {  // a union: "{ bp_addr, config1 }" -> config1 (the last name)
       key = key.substr(1, key.size() - 2);
       if (auto comma = key.rfind(','); comma != std::string_view::npos) key = key.substr(comma + 1);
       while (!key.empty() && key.front() == ' ') key.remove_prefix(1);
@@ -363,8 +372,10 @@ std::size_t too_deep_at(std::string_view text, int max) {
   for (std::size_t i = 0; i < text.size(); ++i) {
     char c = text[i];
     if (in_string) {
-      if (c == '\\') ++i;
-      else if (c == '"') in_string = false;
+      if (c == '\\')
+        ++i;
+      else if (c == '"')
+        in_string = false;
     } else if (c == '"') {
       in_string = true;
     } else if (c == '[' || c == '{') {
@@ -377,21 +388,25 @@ std::size_t too_deep_at(std::string_view text, int max) {
 }
 
 Attr attr_from_json(const nlohmann::json& attr, std::size_t index) {
-  if (!attr.is_object()) throw Error(ErrorKind::bad_value, fmt::format("stdin: event {} has no 'attr' object", index));
+  if (!attr.is_object())
+    throw Error(ErrorKind::bad_value, fmt::format("stdin: event {} has no 'attr' object", index));
   Attr a;
   for (const auto& f : attr_fields()) {
     auto it = attr.find(std::string(f.name));
     if (it == attr.end()) continue;
     if (!it->is_number_integer())
-      throw Error(ErrorKind::bad_value, fmt::format("stdin: event {}: attr field '{}' is not an integer", index, f.name));
-    f.set(a, it->is_number_unsigned() ? it->get<std::uint64_t>() : static_cast<std::uint64_t>(it->get<std::int64_t>()));
+      throw Error(ErrorKind::bad_value,
+                  fmt::format("stdin: event {}: attr field '{}' is not an integer", index, f.name));
+    f.set(a, it->is_number_unsigned() ? it->get<std::uint64_t>()
+                                      : static_cast<std::uint64_t>(it->get<std::int64_t>()));
   }
   return a;
 }
 
 std::vector<Attr> parse_attr_json(std::string_view text) {
   if (auto at = too_deep_at(text, attr_input_max_depth); at != std::string_view::npos)
-    throw Error(ErrorKind::bad_value, fmt::format("stdin: JSON nested deeper than {} levels at byte {}", attr_input_max_depth, at + 1));
+    throw Error(ErrorKind::bad_value, fmt::format("stdin: JSON nested deeper than {} levels at byte {}",
+                                                  attr_input_max_depth, at + 1));
   nlohmann::json doc;
   try {
     doc = nlohmann::json::parse(text);
@@ -402,7 +417,8 @@ std::vector<Attr> parse_attr_json(std::string_view text) {
   }
   const nlohmann::json* events = doc.is_object() && doc.contains("events") ? &doc["events"] : &doc;
   if (!events->is_array())
-    throw Error(ErrorKind::bad_value, "stdin: expected {\"events\":[...]} as 'perfspec resolve --format json' prints");
+    throw Error(ErrorKind::bad_value,
+                "stdin: expected {\"events\":[...]} as 'perfspec resolve --format json' prints");
   std::vector<Attr> out;
   out.reserve(events->size());
   for (const auto& e : *events)
@@ -414,13 +430,17 @@ std::vector<Attr> parse_attr_json(std::string_view text) {
 
 std::vector<Attr> parse_attr_input(std::string_view text) {
   if (text.size() > attr_input_max_bytes)
-    throw Error(ErrorKind::bad_value, fmt::format("stdin: more than {} MiB of input", attr_input_max_bytes >> 20));
+    throw Error(ErrorKind::bad_value,
+                fmt::format("stdin: more than {} MiB of input", attr_input_max_bytes >> 20));
   std::size_t first = text.find_first_not_of(" \t\r\n");
   if (first == std::string_view::npos)
-    throw Error(ErrorKind::usage, "no input: give attr fields as options, or JSON or perf stat -vv text on stdin");
+    throw Error(ErrorKind::usage,
+                "no input: give attr fields as options, or JSON or perf stat -vv text on stdin");
   if (text[first] == '{' || text[first] == '[') return parse_attr_json(text);
   auto out = parse_perf_attr_text(text);
-  if (out.empty()) throw Error(ErrorKind::bad_value, "stdin: no 'perf_event_attr:' block found (perf stat -vv output expected)");
+  if (out.empty())
+    throw Error(ErrorKind::bad_value,
+                "stdin: no 'perf_event_attr:' block found (perf stat -vv output expected)");
   return out;
 }
 

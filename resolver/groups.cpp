@@ -64,7 +64,8 @@ void Resolver::add_lone(const ast::Item& item, Events& events, GroupSlots& group
   std::size_t first = events.size();
   const ast::Event& ev = item.events.front();
   resolve_event(ev, events);
-  if (events.size() == first) throw Error(ErrorKind::unknown_name, fmt::format("'{}' matched no event", text(ev.span)), ev.span);
+  if (events.size() == first)
+    throw Error(ErrorKind::unknown_name, fmt::format("'{}' matched no event", text(ev.span)), ev.span);
   for (std::size_t index = first; index < events.size(); ++index) {
     ResolvedEvent& e = events[index];
     e.group = groups.size();
@@ -83,7 +84,8 @@ void Resolver::add_braced(const ast::Item& item, Events& events, GroupSlots& gro
   for (const auto& ev : item.events) {
     std::size_t before = events.size();
     resolve_event(ev, events);
-    if (events.size() == before) throw Error(ErrorKind::unknown_name, fmt::format("'{}' matched no event", text(ev.span)), ev.span);
+    if (events.size() == before)
+      throw Error(ErrorKind::unknown_name, fmt::format("'{}' matched no event", text(ev.span)), ev.span);
     from.resize(events.size() - first, &ev);
   }
   const std::size_t produced = events.size() - first;
@@ -121,8 +123,10 @@ void Resolver::run(EventSet& set) {
   events.reserve(written);
   groups.reserve(list_.items.size());
   for (const auto& item : list_.items) {
-    if (item.braces) add_braced(item, events, groups);
-    else add_lone(item, events, groups);
+    if (item.braces)
+      add_braced(item, events, groups);
+    else
+      add_lone(item, events, groups);
   }
   events.finish();
   groups.finish();

@@ -22,7 +22,7 @@ namespace perfspec::resolver {
 // An alias encoded on one PMU: the event as its definition alone leaves it, from a blank start. Kept
 // per Machine, so a named event applies its definition's terms once, not on every resolve.
 struct EncodedAlias {
-  ResolvedEvent event;                ///< attr and metadata; name only when the definition sets `name=`
+  ResolvedEvent event;  ///< attr and metadata; name only when the definition sets `name=`
   bool sets_name = false;
   std::vector<std::string> required;  ///< its `param=?` terms
 };
@@ -55,7 +55,8 @@ struct MachineMemo {
   // Open addressing with a power-of-two table: std::unordered_map's bucket index is a division by a
   // prime, which was most of a lookup. Its entries move when it grows, so each holds its targets by pointer.
   tsl::robin_map<std::string, std::unique_ptr<const std::vector<NamedTarget>>, NameHash, std::equal_to<>,
-                 std::allocator<std::pair<std::string, std::unique_ptr<const std::vector<NamedTarget>>>>, true>
+                 std::allocator<std::pair<std::string, std::unique_ptr<const std::vector<NamedTarget>>>>,
+                 true>
       named;
   static constexpr std::size_t max_named = 1u << 16;
   // Every name a bare event could have meant, by length, for suggestions: built at the first unknown name.

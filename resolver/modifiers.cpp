@@ -49,10 +49,15 @@ void apply_modifiers(ResolvedEvent& ev, const ast::Modifiers& own_text, const as
   ModifierSet grp = group_text ? ModifierSet::from(group_text->letters) : ModifierSet{};
 
   // W names a group property; on an event it is a mistake (perf: "Weak modifier is for use with groups").
-  if (own.W) throw Error(ErrorKind::bad_value, "Weak modifier is for use with groups", letter_span(own_text, 'W'));
+  if (own.W)
+    throw Error(ErrorKind::bad_value, "Weak modifier is for use with groups", letter_span(own_text, 'W'));
   if (!placement.leader) {
-    if (own.D) throw Error(ErrorKind::bad_value, "the 'D' (pinned) modifier is only valid on a group leader", letter_span(own_text, 'D'));
-    if (own.e) throw Error(ErrorKind::bad_value, "the 'e' (exclusive) modifier is only valid on a group leader", letter_span(own_text, 'e'));
+    if (own.D)
+      throw Error(ErrorKind::bad_value, "the 'D' (pinned) modifier is only valid on a group leader",
+                  letter_span(own_text, 'D'));
+    if (own.e)
+      throw Error(ErrorKind::bad_value, "the 'e' (exclusive) modifier is only valid on a group leader",
+                  letter_span(own_text, 'e'));
   }
 
   Attr& a = ev.attr;
@@ -74,8 +79,10 @@ void apply_modifiers(ResolvedEvent& ev, const ast::Modifiers& own_text, const as
   unsigned p = own.p + grp.p;
   bool P = own.P || grp.P;
   if (p > 3) {
-    throw Error(ErrorKind::bad_value, fmt::format("precise level {} is too high: the event's 'p' and its group's add up to more than 3", p),
-                group_text ? group_text->span : own_text.span);
+    throw Error(
+        ErrorKind::bad_value,
+        fmt::format("precise level {} is too high: the event's 'p' and its group's add up to more than 3", p),
+        group_text ? group_text->span : own_text.span);
   }
   if (p) a.precise_ip = static_cast<std::uint8_t>(p);
   if (P) {  // P asks for the most the PMU can do, whatever 'p's stand beside it (as perf's precise_max)

@@ -38,7 +38,8 @@ const std::vector<ast::Term>& parsed_terms(const std::string& text) {
     for (const auto& f : pmu->formats()) valid.push_back(f.name);
   for (auto b : builtin_term_names()) valid.emplace_back(b);
   std::string help = fmt::format("valid terms: {}", fmt::join(valid, ","));
-  throw Error(ErrorKind::unknown_name, fmt::format("unknown term '{}' for {}", t.name, what), t.name_span, help);
+  throw Error(ErrorKind::unknown_name, fmt::format("unknown term '{}' for {}", t.name, what), t.name_span,
+              help);
 }
 
 void Resolver::apply_format(ResolvedEvent& out, const Pmu& pmu, const spec::Format& f, const ast::Term& t,
@@ -54,8 +55,9 @@ void Resolver::apply_format(ResolvedEvent& out, const Pmu& pmu, const spec::Form
   std::uint64_t v = 0;
   if (t.kind == Value::none) {
     if (width != 1)
-      throw Error(ErrorKind::bad_value, fmt::format("no value assigned for term '{}'", t.name), t.name_span,
-                  fmt::format("'{}' is {} bits wide in pmu '{}': write {}=N", t.name, width, pmu.name(), t.name));
+      throw Error(
+          ErrorKind::bad_value, fmt::format("no value assigned for term '{}'", t.name), t.name_span,
+          fmt::format("'{}' is {} bits wide in pmu '{}': write {}=N", t.name, width, pmu.name(), t.name));
     v = 1;
   } else if (t.kind == Value::number) {
     v = t.number;
@@ -65,9 +67,11 @@ void Resolver::apply_format(ResolvedEvent& out, const Pmu& pmu, const spec::Form
   }
   if (v > max_value) {
     if (from_alias)
-      throw Error(ErrorKind::machine, fmt::format("value too big for format ({}), maximum is {} (in the alias of pmu '{}')", f.name,
-                              max_value, pmu.name()));
-    throw Error(ErrorKind::bad_value, fmt::format("value too big for format ({}), maximum is {}", f.name, max_value), t.value_span);
+      throw Error(ErrorKind::machine,
+                  fmt::format("value too big for format ({}), maximum is {} (in the alias of pmu '{}')",
+                              f.name, max_value, pmu.name()));
+    throw Error(ErrorKind::bad_value,
+                fmt::format("value too big for format ({}), maximum is {}", f.name, max_value), t.value_span);
   }
   std::uint64_t* words[] = {&out.attr.config, &out.attr.config1, &out.attr.config2, &out.attr.config3};
   std::uint64_t& w = *words[f.word];
@@ -80,13 +84,16 @@ void Resolver::apply_alias(ResolvedEvent& out, const Pmu& pmu, const spec::Alias
   const std::vector<ast::Term>* terms = nullptr;
   // Where the definition came from, for messages only.
   auto file = [&] {
-    return alias.source == spec::Source::sysfs ? fmt::format("event file '{}'", alias.origin)
-                                               : fmt::format("event '{}' of table '{}'", alias.name, alias.origin);
+    return alias.source == spec::Source::sysfs
+               ? fmt::format("event file '{}'", alias.origin)
+               : fmt::format("event '{}' of table '{}'", alias.name, alias.origin);
   };
   try {
     terms = &parsed_terms(alias.terms);
   } catch (const Error& e) {
-    throw Error(ErrorKind::machine, fmt::format("pmu '{}': {} holds '{}': {}", pmu.name(), file(), alias.terms, e.message()), where);
+    throw Error(ErrorKind::machine,
+                fmt::format("pmu '{}': {} holds '{}': {}", pmu.name(), file(), alias.terms, e.message()),
+                where);
   }
   CallGraph cg;
   for (const auto& t : *terms) {
@@ -101,9 +108,12 @@ void Resolver::apply_alias(ResolvedEvent& out, const Pmu& pmu, const spec::Alias
         continue;
       }
     } catch (const Error& e) {
-      throw Error(ErrorKind::machine, fmt::format("pmu '{}': {}: {}", pmu.name(), file(), e.message()), where);
+      throw Error(ErrorKind::machine, fmt::format("pmu '{}': {}: {}", pmu.name(), file(), e.message()),
+                  where);
     }
-    throw Error(ErrorKind::machine, fmt::format("pmu '{}': {} uses term '{}', which the pmu has no format for", pmu.name(), file(), t.name),
+    throw Error(ErrorKind::machine,
+                fmt::format("pmu '{}': {} uses term '{}', which the pmu has no format for", pmu.name(),
+                            file(), t.name),
                 where);
   }
   finish_call_graph(out.attr, cg);
@@ -135,7 +145,8 @@ const EncodedAlias& Resolver::encoded_alias(const Pmu& pmu, const spec::Alias& a
   return *found;
 }
 
-void Resolver::copy_encoded(ResolvedEvent& out, const EncodedAlias& encoded, std::vector<std::string>& required) {
+void Resolver::copy_encoded(ResolvedEvent& out, const EncodedAlias& encoded,
+                            std::vector<std::string>& required) {
   // `out` is fresh from start(): its strings are empty, so only what the definition set is copied.
   const ResolvedEvent& from = encoded.event;
   out.attr = from.attr;
@@ -153,8 +164,7 @@ void Resolver::copy_encoded(ResolvedEvent& out, const EncodedAlias& encoded, std
 
 namespace {
 // Calls `f` on the name a caller knows (a bare alias name) and then on each of the event's terms.
-template <typename F>
-void for_each_term(const ast::Event& ev, const KnownName& known, F&& f) {
+template <typename F> void for_each_term(const ast::Event& ev, const KnownName& known, F&& f) {
   if (known.term) f(*known.term);
   for (const auto& t : ev.terms) f(t);
 }
@@ -180,7 +190,8 @@ EventTerm Resolver::find_event_term(const ast::Event& ev, const Pmu& pmu, const 
   // The caller's lookup stands when the name can only be the event (the checks of the loop below).
   const ast::Term* named = known.term;
   if (named && known.alias &&
-      (known.encoded || (!is_builtin_term(named->name) && !pmu.format(named->name) && !raw_term_value(named->name)))) {
+      (known.encoded ||
+       (!is_builtin_term(named->name) && !pmu.format(named->name) && !raw_term_value(named->name)))) {
     which.term = named;
     which.alias = known.alias;
   }
@@ -198,24 +209,29 @@ EventTerm Resolver::find_event_term(const ast::Event& ev, const Pmu& pmu, const 
     if (t.driver || is_builtin_term(t.name)) return;
     bool names_event = false;
     if (t.kind == ast::Term::Value::none && !pmu.format(t.name) && !raw_term_value(t.name)) {
-      if (const auto* a = alias_at(t.name, t.span)) which.alias = a, names_event = true;
-      else if (const auto* s = spec::find_symbol(t.name); s && s->type == spec::type_hardware && pmu.is_core())
+      if (const auto* a = alias_at(t.name, t.span))
+        which.alias = a, names_event = true;
+      else if (const auto* s = spec::find_symbol(t.name);
+               s && s->type == spec::type_hardware && pmu.is_core())
         which.symbol = s, names_event = true;
-      else if (auto c = spec::parse_cache_name(t.name); c && pmu.is_core()) which.cache = c, names_event = true;
+      else if (auto c = spec::parse_cache_name(t.name); c && pmu.is_core())
+        which.cache = c, names_event = true;
     } else if (t.name == std::string_view("event") &&
                (t.kind == ast::Term::Value::name || t.kind == ast::Term::Value::quoted)) {
       which.alias = alias_at(t.text, t.value_span);
       if (!which.alias) {
         std::vector<std::string> names;
         for (const spec::EventSource* source : machine_.sources()) source->names(pmu, names, true);
-        throw Error(ErrorKind::unknown_name, fmt::format("unknown event '{}' for pmu '{}'", t.text, pmu.name()), t.value_span,
+        throw Error(ErrorKind::unknown_name,
+                    fmt::format("unknown event '{}' for pmu '{}'", t.text, pmu.name()), t.value_span,
                     with_table_problems(suggest(t.text, names)));
       }
       names_event = true;
     }
     if (names_event) {
       if (which.term)
-        throw Error(ErrorKind::bad_value, fmt::format("more than one event named in the terms of pmu '{}'", pmu.name()), t.span,
+        throw Error(ErrorKind::bad_value,
+                    fmt::format("more than one event named in the terms of pmu '{}'", pmu.name()), t.span,
                     fmt::format("'{}' already names the event", text(which.term->span)));
       which.term = &t;
     }
@@ -223,8 +239,8 @@ EventTerm Resolver::find_event_term(const ast::Event& ev, const Pmu& pmu, const 
   return which;
 }
 
-void Resolver::apply_definition(ResolvedEvent& out, const Pmu& pmu, const EventTerm& which, const KnownName& known,
-                                std::vector<std::string>& required) {
+void Resolver::apply_definition(ResolvedEvent& out, const Pmu& pmu, const EventTerm& which,
+                                const KnownName& known, std::vector<std::string>& required) {
   if (which.alias) {
     const EncodedAlias& encoded = known.encoded && which.alias == known.alias
                                       ? *known.encoded
@@ -238,7 +254,8 @@ void Resolver::apply_definition(ResolvedEvent& out, const Pmu& pmu, const EventT
     // with the PMU's type as extended type on hybrid machines.
     out.attr.type = which.symbol ? spec::type_hardware : spec::type_hw_cache;
     if (which.cache && !which.cache->invalid.empty())
-      throw Error(ErrorKind::bad_value, fmt::format("invalid cache event '{}': {}", which.term->name, which.cache->invalid),
+      throw Error(ErrorKind::bad_value,
+                  fmt::format("invalid cache event '{}': {}", which.term->name, which.cache->invalid),
                   which.term->span);
     out.attr.config = which.symbol ? which.symbol->config : which.cache->event.config();
     if (cores().size() > 1) out.attr.config |= std::uint64_t{pmu.type()} << 32;
@@ -262,12 +279,15 @@ void Resolver::apply_terms(ResolvedEvent& out, const ast::Event& ev, const Pmu& 
       return;
     }
     if (t.kind == ast::Term::Value::none && (machine_.alias(pmu, t.name) || spec::find_symbol(t.name)))
-      throw Error(ErrorKind::bad_value, fmt::format("more than one event named in the terms of pmu '{}'", pmu.name()), t.span);
+      throw Error(ErrorKind::bad_value,
+                  fmt::format("more than one event named in the terms of pmu '{}'", pmu.name()), t.span);
     unknown_term(t, fmt::format("pmu '{}'", pmu.name()), &pmu);
   });
   if (!required.empty())
-    throw Error(ErrorKind::bad_value, fmt::format("event '{}' of pmu '{}' needs '{}=N'", which.alias->name, pmu.name(), required.front()),
-                which.term->span, fmt::format("its definition says {}=?", required.front()));
+    throw Error(
+        ErrorKind::bad_value,
+        fmt::format("event '{}' of pmu '{}' needs '{}=N'", which.alias->name, pmu.name(), required.front()),
+        which.term->span, fmt::format("its definition says {}=?", required.front()));
   finish_call_graph(out.attr, cg);
 }
 

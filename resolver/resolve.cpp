@@ -8,22 +8,21 @@
 
 #include <fmt/format.h>
 
-#include "perfspec/event_source.hpp"
 #include <range/v3/range/conversion.hpp>
 #include <range/v3/view/filter.hpp>
+#include "perfspec/event_source.hpp"
 
 #include "perfspec/parse.hpp"
 #include "perfspec/resolve.hpp"
 #include "perfspec/tables.hpp"
 #include "resolver/resolver.hpp"
 #include "resolver/terms.hpp"
-#include "spec/ascii.hpp"
 #include "spec/abi.hpp"
+#include "spec/ascii.hpp"
 #include "spec/libpfm4.hpp"
 
 namespace perfspec {
 namespace resolver {
-
 
 namespace {
 
@@ -68,7 +67,8 @@ ResolvedEvent& Resolver::start(Events& out, const ast::Event& ev, std::string_vi
 
 ResolvedEvent& Resolver::start_for_type(Events& out, const ast::Event& ev, std::uint32_t type) const {
   auto [name, pmu] = pmu_of_type(type);
-  bool builtin = type == spec::type_software || type == spec::type_tracepoint || type == spec::type_breakpoint;
+  bool builtin =
+      type == spec::type_software || type == spec::type_tracepoint || type == spec::type_breakpoint;
   return start(out, ev, name, pmu, !builtin && !name.empty());
 }
 
@@ -107,8 +107,7 @@ unsigned Resolver::max_precise_for(const ResolvedEvent& e) const {
 
 // Hardware, cache and numeric events of the generic types: on a hybrid machine one event per core PMU
 // with that PMU's type in config bits 32-63 (the extended type).
-void Resolver::generic(const ast::Event& ev, std::uint32_t type, std::uint64_t config,
-                       Events& out) {
+void Resolver::generic(const ast::Event& ev, std::uint32_t type, std::uint64_t config, Events& out) {
   std::size_t first = out.size();
   // Only the symbolic forms fan out; `0:1` and `r1a8` are taken literally, as current perf does
   // (perf 6.1 also fanned raw and numeric events out over hybrid PMUs).
@@ -164,7 +163,8 @@ void Resolver::resolve_named(const ast::Event& ev, Events& out) {
   if (!cache) cache = spec::parse_dotted_cache(n);
   if (cache) {
     if (!cache->invalid.empty())
-      throw Error(ErrorKind::bad_value, fmt::format("invalid cache event '{}': {}", n, cache->invalid), ev.name_span);
+      throw Error(ErrorKind::bad_value, fmt::format("invalid cache event '{}': {}", n, cache->invalid),
+                  ev.name_span);
     return generic(ev, spec::type_hw_cache, cache->event.config(), out);
   }
   if (ev.kind == ast::EventKind::pmu) return resolve_pmu_form(ev, out);
@@ -189,15 +189,18 @@ void Resolver::resolve_named(const ast::Event& ev, Events& out) {
     if (auto it = memo.named.find(std::string_view(n)); it != memo.named.end()) known = it->second.get();
   }
   if (known)  // this name resolved before: its PMUs, aliases and their encodings are known
-    return on_each(*known, [&](const MachineMemo::NamedTarget& k) { on_pmu(ev, *k.pmu, out, KnownName{&t, k.alias, k.encoded}); });
+    return on_each(*known, [&](const MachineMemo::NamedTarget& k) {
+      on_pmu(ev, *k.pmu, out, KnownName{&t, k.alias, k.encoded});
+    });
   if (const auto& found = machine_.aliases_named(n); !found.empty()) {
     on_each(found, [&](const auto& target) { on_pmu(ev, *target.first, out, KnownName{&t, target.second}); });
     return remember_name(n, found);
   }
   if (n.find("::") != std::string::npos)
     throw Error(ErrorKind::unknown_name, fmt::format("unknown event '{}'", n), ev.name_span,
-                spec::pfm::available() ? "libpfm4 does not know it for this CPU (LIBPFM_FORCE_PMU picks another model)"
-                                       : "names of the form 'pmu::EVENT:UMASK' need libpfm4, which this build lacks");
+                spec::pfm::available()
+                    ? "libpfm4 does not know it for this CPU (LIBPFM_FORCE_PMU picks another model)"
+                    : "names of the form 'pmu::EVENT:UMASK' need libpfm4, which this build lacks");
   if (machine_.pmu(n))
     throw Error(ErrorKind::unknown_name, fmt::format("'{}' is a PMU, not an event", n), ev.name_span,
                 fmt::format("write '{}/.../' with terms, e.g. '{}/config=0x1/'", n, n));
@@ -205,21 +208,25 @@ void Resolver::resolve_named(const ast::Event& ev, Events& out) {
   // without a core PMU): what it is for, not suggestions that spell it again.
   for (const spec::EventSource* source : machine_.sources())
     if (std::string why = source->unplaced(n); !why.empty())
-      throw Error(ErrorKind::unknown_name, fmt::format("no PMU of this machine has event '{}'", n), ev.name_span, why);
-  throw Error(ErrorKind::unknown_name, fmt::format("unknown event '{}'", n), ev.name_span,
-              with_table_problems(n.size() > max_suggest_length ? std::string{} : suggest(n, suggestable_names())));
+      throw Error(ErrorKind::unknown_name, fmt::format("no PMU of this machine has event '{}'", n),
+                  ev.name_span, why);
+  throw Error(
+      ErrorKind::unknown_name, fmt::format("unknown event '{}'", n), ev.name_span,
+      with_table_problems(n.size() > max_suggest_length ? std::string{} : suggest(n, suggestable_names())));
 }
 
 std::string Resolver::with_table_problems(std::string help) const {
   // A table file that could not be read may be where the name is defined: say so, with the file.
   auto problems = machine_.table_problems();
   if (problems.empty()) return help;
-  std::string note = fmt::format("the event tables have {} file(s) that could not be read, which may define it: {}",
-                                 problems.size(), problems.front().text());
+  std::string note =
+      fmt::format("the event tables have {} file(s) that could not be read, which may define it: {}",
+                  problems.size(), problems.front().text());
   return help.empty() ? note : help + "\n" + note;
 }
 
-void Resolver::remember_name(const std::string& n, const std::vector<std::pair<const Pmu*, const spec::Alias*>>& found) {
+void Resolver::remember_name(const std::string& n,
+                             const std::vector<std::pair<const Pmu*, const spec::Alias*>>& found) {
   // Kept only when the name can be nothing but the event on each PMU (on_pmu_fill's test) and each
   // encoding is in the memo, which it is after a resolve that used it succeeded. Names are kept as
   // written, so the spellings of a name in other cases are kept apart; past a bound (far more than
@@ -282,7 +289,8 @@ void Resolver::resolve_event(const ast::Event& ev, Events& out) {
       case ast::EventKind::pmu: return resolve_named(ev, out);
       case ast::EventKind::tracepoint: return resolve_tracepoint(ev, out);
       case ast::EventKind::raw: return generic(ev, spec::type_raw, ev.number1, out);
-      case ast::EventKind::numeric: return generic(ev, static_cast<std::uint32_t>(ev.number1), ev.number2, out);
+      case ast::EventKind::numeric:
+        return generic(ev, static_cast<std::uint32_t>(ev.number1), ev.number2, out);
       case ast::EventKind::breakpoint: {
         std::size_t mark = out.size();
         ResolvedEvent& e = start(out, ev, "breakpoint", nullptr, false);
@@ -290,7 +298,9 @@ void Resolver::resolve_event(const ast::Event& ev, Events& out) {
           e.attr.type = spec::type_breakpoint;
           e.attr.bp_type = 0;
           for (char c : ev.access)
-            e.attr.bp_type |= c == 'r' ? spec::breakpoint_r : c == 'w' ? spec::breakpoint_w : spec::breakpoint_x;
+            e.attr.bp_type |= c == 'r'   ? spec::breakpoint_r
+                              : c == 'w' ? spec::breakpoint_w
+                                         : spec::breakpoint_x;
           if (ev.access.empty()) e.attr.bp_type = spec::breakpoint_rw;
           e.attr.config1 = ev.number1;
           e.attr.config2 = ev.has_length ? ev.number2 : ev.access == "x" ? sizeof(long) : 4;

@@ -63,7 +63,8 @@ class Resolver {
   void resolve_event(const ast::Event& ev, Events& out);
   void resolve_named(const ast::Event& ev, Events& out);
   void resolve_pmu_form(const ast::Event& ev, Events& out);
-  void remember_name(const std::string& n, const std::vector<std::pair<const Pmu*, const spec::Alias*>>& found);
+  void remember_name(const std::string& n,
+                     const std::vector<std::pair<const Pmu*, const spec::Alias*>>& found);
   void resolve_tracepoint(const ast::Event& ev, Events& out);
   [[noreturn]] void tracepoint_not_found(const ast::Event& ev, Span where);
   // One event on one PMU from `pmu/terms/`, a bare alias name (`known`), or `pmu/alias/`.
@@ -104,6 +105,5 @@ class Resolver {
   void add_lone(const ast::Item& item, Events& events, GroupSlots& groups);
   void add_braced(const ast::Item& item, Events& events, GroupSlots& groups);
 };
-
 
 }  // namespace perfspec::resolver

@@ -24,7 +24,8 @@ struct BitPattern {
   std::array<std::uint64_t, 256> eq{};
   std::size_t length = 0;
   explicit BitPattern(std::string_view lower) : length(lower.size()) {
-    for (std::size_t i = 0; i < lower.size(); ++i) eq[static_cast<unsigned char>(lower[i])] |= std::uint64_t{1} << i;
+    for (std::size_t i = 0; i < lower.size(); ++i)
+      eq[static_cast<unsigned char>(lower[i])] |= std::uint64_t{1} << i;
   }
   unsigned distance(std::string_view b) const {
     const std::uint64_t top = std::uint64_t{1} << (length - 1);
@@ -36,8 +37,10 @@ struct BitPattern {
       const std::uint64_t xh = (((e & pv) + pv) ^ pv) | e;
       std::uint64_t ph = mv | ~(xh | pv);
       std::uint64_t mh = pv & xh;
-      if (ph & top) ++score;
-      else if (mh & top) --score;
+      if (ph & top)
+        ++score;
+      else if (mh & top)
+        --score;
       ph = (ph << 1) | 1;  // the first row grows by one per character of b
       mh <<= 1;
       pv = mh | ~(xv | ph);
@@ -143,7 +146,8 @@ std::string suggest(std::string_view name, const ByLength& candidates) {
   };
   auto take_length = [&](std::size_t l) {
     if (l + 1 >= candidates.starts.size()) return;
-    for (auto i = candidates.starts[l]; i < candidates.starts[l + 1]; ++i) consider(candidates.names[i], candidates.counts[i]);
+    for (auto i = candidates.starts[l]; i < candidates.starts[l + 1]; ++i)
+      consider(candidates.names[i], candidates.counts[i]);
   };
   for (std::size_t diff = 0; diff <= bound(); ++diff) {
     if (diff <= name.size()) take_length(name.size() - diff);

@@ -18,7 +18,7 @@ using namespace spec;  // the ABI constants
 #if defined(__aarch64__)
 constexpr std::uint64_t user_regs_mask = (std::uint64_t{1} << 33) - 1;  // arm64 PERF_REGS_MASK
 #else
-constexpr std::uint64_t user_regs_mask = 0xff0fff;                      // x86-64 PERF_REGS_MASK
+constexpr std::uint64_t user_regs_mask = 0xff0fff;  // x86-64 PERF_REGS_MASK
 #endif
 constexpr std::uint32_t default_stack_size = 8192;
 
@@ -28,23 +28,73 @@ struct BranchMode {
 };
 // tools/perf/util/parse-branch-options.c
 constexpr BranchMode branch_modes[] = {
-    {"u", spec::branch_user},           {"k", spec::branch_kernel},          {"hv", spec::branch_hv},
-    {"any", spec::branch_any},          {"any_call", spec::branch_any_call}, {"any_ret", spec::branch_any_return},
-    {"ind_call", spec::branch_ind_call}, {"abort_tx", spec::branch_abort_tx}, {"in_tx", spec::branch_in_tx},
-    {"no_tx", spec::branch_no_tx},      {"cond", spec::branch_cond},         {"call_stack", spec::branch_call_stack},
-    {"ind_jump", spec::branch_ind_jump}, {"call", spec::branch_call},         {"no_flags", spec::branch_no_flags},
-    {"no_cycles", spec::branch_no_cycles}, {"save_type", spec::branch_type_save}, {"hw_index", spec::branch_hw_index},
-    {"priv", spec::branch_priv_save},   {"counter", spec::branch_counters},
+    {"u", spec::branch_user},
+    {"k", spec::branch_kernel},
+    {"hv", spec::branch_hv},
+    {"any", spec::branch_any},
+    {"any_call", spec::branch_any_call},
+    {"any_ret", spec::branch_any_return},
+    {"ind_call", spec::branch_ind_call},
+    {"abort_tx", spec::branch_abort_tx},
+    {"in_tx", spec::branch_in_tx},
+    {"no_tx", spec::branch_no_tx},
+    {"cond", spec::branch_cond},
+    {"call_stack", spec::branch_call_stack},
+    {"ind_jump", spec::branch_ind_jump},
+    {"call", spec::branch_call},
+    {"no_flags", spec::branch_no_flags},
+    {"no_cycles", spec::branch_no_cycles},
+    {"save_type", spec::branch_type_save},
+    {"hw_index", spec::branch_hw_index},
+    {"priv", spec::branch_priv_save},
+    {"counter", spec::branch_counters},
 };
 
 // REFERENCE.md section 7; `Builtin` follows the order of the names.
-constexpr std::string_view builtin_terms[] = {
-    "config", "config1", "config2", "config3", "name", "period", "freq", "branch_type", "time", "call-graph",
-    "stack-size", "max-stack", "inherit", "no-inherit", "overwrite", "no-overwrite", "percore", "aux-output",
-    "aux-sample-size", "metric-id", "cpu"};
+constexpr std::string_view builtin_terms[] = {"config",
+                                              "config1",
+                                              "config2",
+                                              "config3",
+                                              "name",
+                                              "period",
+                                              "freq",
+                                              "branch_type",
+                                              "time",
+                                              "call-graph",
+                                              "stack-size",
+                                              "max-stack",
+                                              "inherit",
+                                              "no-inherit",
+                                              "overwrite",
+                                              "no-overwrite",
+                                              "percore",
+                                              "aux-output",
+                                              "aux-sample-size",
+                                              "metric-id",
+                                              "cpu"};
 enum class Builtin {
-  config, config1, config2, config3, name, period, freq, branch_type, time, call_graph, stack_size, max_stack,
-  inherit, no_inherit, overwrite, no_overwrite, percore, aux_output, aux_sample_size, metric_id, cpu, none
+  config,
+  config1,
+  config2,
+  config3,
+  name,
+  period,
+  freq,
+  branch_type,
+  time,
+  call_graph,
+  stack_size,
+  max_stack,
+  inherit,
+  no_inherit,
+  overwrite,
+  no_overwrite,
+  percore,
+  aux_output,
+  aux_sample_size,
+  metric_id,
+  cpu,
+  none
 };
 static_assert(std::size(builtin_terms) == static_cast<std::size_t>(Builtin::none));
 
@@ -62,7 +112,6 @@ Builtin builtin_of(std::string_view n) {
   return static_cast<Builtin>(it - std::begin(builtin_terms));  // none when not found
 }
 
-
 }  // namespace
 
 std::span<const std::string_view> builtin_term_names() { return builtin_terms; }
@@ -74,7 +123,8 @@ std::optional<std::uint64_t> raw_term_value(std::string_view n) {
   if (n.size() < 2 || n[0] != 'r') return std::nullopt;
   std::string_view hex = n.substr(1);
   if (hex.size() > 2 && hex[0] == '0' && (hex[1] == 'x' || hex[1] == 'X')) hex.remove_prefix(2);
-  if (hex.empty() || hex.size() > 16 || hex.find_first_not_of("0123456789abcdefABCDEF") != std::string_view::npos)
+  if (hex.empty() || hex.size() > 16 ||
+      hex.find_first_not_of("0123456789abcdefABCDEF") != std::string_view::npos)
     return std::nullopt;
   return std::stoull(std::string(hex), nullptr, 16);
 }
@@ -93,15 +143,16 @@ struct TermValue {
   }
   std::string string() const {
     if (t.kind != Value::name && t.kind != Value::quoted)
-      throw Error(ErrorKind::bad_value, "expected string value", t.kind == Value::none ? t.name_span : t.value_span);
+      throw Error(ErrorKind::bad_value, "expected string value",
+                  t.kind == Value::none ? t.name_span : t.value_span);
     return t.text;
   }
   // number(), at most `max`.
   std::uint64_t at_most(std::uint64_t max) const {
     std::uint64_t v = number();
     if (v > max)
-      throw Error(ErrorKind::bad_value, fmt::format("value {} for '{}' is too large, maximum is {}", v, t.name, max),
-                  t.value_span);
+      throw Error(ErrorKind::bad_value,
+                  fmt::format("value {} for '{}' is too large, maximum is {}", v, t.name, max), t.value_span);
     return v;
   }
   bool flag() const { return at_most(1) != 0; }
@@ -109,11 +160,13 @@ struct TermValue {
 
 void apply_branch_type(Attr& a, const TermValue& value) {
   std::string v = value.string();
-  auto it = std::find_if(std::begin(branch_modes), std::end(branch_modes), [&](auto& m) { return m.name == v; });
+  auto it =
+      std::find_if(std::begin(branch_modes), std::end(branch_modes), [&](auto& m) { return m.name == v; });
   if (it == std::end(branch_modes))
-    throw Error(ErrorKind::unknown_name, fmt::format("unknown branch type '{}'", v), value.t.value_span,
-                "valid: u, k, hv, any, any_call, any_ret, ind_call, abort_tx, in_tx, no_tx, cond, call_stack, "
-                "ind_jump, call, no_flags, no_cycles, save_type, hw_index, priv, counter");
+    throw Error(
+        ErrorKind::unknown_name, fmt::format("unknown branch type '{}'", v), value.t.value_span,
+        "valid: u, k, hv, any, any_call, any_ret, ind_call, abort_tx, in_tx, no_tx, cond, call_stack, "
+        "ind_jump, call, no_flags, no_cycles, save_type, hw_index, priv, counter");
   a.branch_sample_type |= it->bits;
   a.sample_type |= sample_branch_stack;
 }
@@ -148,8 +201,10 @@ bool apply_builtin(ResolvedEvent& out, const ast::Term& t, CallGraph& cg) {
     case Builtin::freq: a.sample_period = value.number(), a.freq = 1; break;
     case Builtin::branch_type: apply_branch_type(a, value); break;
     case Builtin::time:
-      if (value.flag()) a.sample_type |= sample_time;
-      else a.sample_type &= ~sample_time;
+      if (value.flag())
+        a.sample_type |= sample_time;
+      else
+        a.sample_type &= ~sample_time;
       break;
     case Builtin::call_graph: apply_call_graph(cg, value); break;
     case Builtin::stack_size: cg.stack_size = static_cast<std::uint32_t>(value.at_most(0xffffffffu)); break;
@@ -185,7 +240,8 @@ void finish_call_graph(Attr& a, const CallGraph& cg) {
   } else if (cg.mode == "lbr") {
     a.sample_type |= sample_branch_stack;
     // as perf record sets it
-    a.branch_sample_type |= branch_user | branch_call_stack | branch_no_flags | branch_no_cycles | branch_hw_index;
+    a.branch_sample_type |=
+        branch_user | branch_call_stack | branch_no_flags | branch_no_cycles | branch_hw_index;
   }
 }
 

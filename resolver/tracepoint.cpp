@@ -13,8 +13,8 @@ void Resolver::tracepoint_not_found(const ast::Event& ev, Span where) {
   using Kind = spec::Machine::TracefsProblem::Kind;
   std::string text = fmt::format("{}:{}", ev.name, ev.tp_event);
   auto problem = machine_.tracefs_problem(ev.name, ev.tp_event);
-  std::string message =
-      fmt::format("{} '{}'", problem.kind == Kind::denied ? "cannot look up tracepoint" : "unknown tracepoint", text);
+  std::string message = fmt::format(
+      "{} '{}'", problem.kind == Kind::denied ? "cannot look up tracepoint" : "unknown tracepoint", text);
   if (!problem.reason.empty()) message += ": " + problem.reason;
   std::string help = std::move(problem.remedy);
   bool glob = has_glob(ev.name) || has_glob(ev.tp_event);
@@ -22,7 +22,7 @@ void Resolver::tracepoint_not_found(const ast::Event& ev, Span where) {
     help = suggest(text, machine_.tracepoint_names());
   // No such tracepoint is an unknown name; tracefs unreadable is a permission problem, tracefs
   // missing a problem of the machine.
-  ErrorKind kind = problem.kind == Kind::none      ? ErrorKind::unknown_name
+  ErrorKind kind = problem.kind == Kind::none     ? ErrorKind::unknown_name
                    : problem.kind == Kind::denied ? ErrorKind::permission
                                                   : ErrorKind::machine;
   throw Error(kind, std::move(message), where, std::move(help));
@@ -44,7 +44,8 @@ void Resolver::resolve_tracepoint(const ast::Event& ev, Events& out) {
     std::size_t first = out.size();
     try {
       for (const Pmu* pmu : cores())
-        if (const spec::Alias* alias = machine_.alias(*pmu, t.name)) on_pmu(ev, *pmu, out, KnownName{&t, alias});
+        if (const spec::Alias* alias = machine_.alias(*pmu, t.name))
+          on_pmu(ev, *pmu, out, KnownName{&t, alias});
     } catch (...) {
       out.resize(first);
       throw;

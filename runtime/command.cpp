@@ -29,7 +29,8 @@ Command::Command(const std::vector<std::string>& argv) {
   for (auto& a : words) args.push_back(a.data());
   args.push_back(nullptr);
   int go[2], err[2];
-  if (::pipe2(go, O_CLOEXEC) < 0) throw Error(ErrorKind::io, fmt::format("cannot create a pipe: {}", std::strerror(errno)));
+  if (::pipe2(go, O_CLOEXEC) < 0)
+    throw Error(ErrorKind::io, fmt::format("cannot create a pipe: {}", std::strerror(errno)));
   if (::pipe2(err, O_CLOEXEC) < 0) {
     int e = errno;
     ::close(go[0]);
@@ -95,7 +96,8 @@ bool Command::wait(int timeout_ms) {
       reaped_ = true;
       status_ = st;
       user_ = static_cast<double>(usage.ru_utime.tv_sec) + static_cast<double>(usage.ru_utime.tv_usec) / 1e6;
-      system_ = static_cast<double>(usage.ru_stime.tv_sec) + static_cast<double>(usage.ru_stime.tv_usec) / 1e6;
+      system_ =
+          static_cast<double>(usage.ru_stime.tv_sec) + static_cast<double>(usage.ru_stime.tv_usec) / 1e6;
       return true;
     }
     if (r < 0 && errno == EINTR) {

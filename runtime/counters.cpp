@@ -30,8 +30,8 @@ double Count::running_fraction() const {
 
 namespace {
 
-constexpr std::uint64_t read_format = PERF_FORMAT_TOTAL_TIME_ENABLED | PERF_FORMAT_TOTAL_TIME_RUNNING |
-                                      PERF_FORMAT_ID | PERF_FORMAT_GROUP;
+constexpr std::uint64_t read_format =
+    PERF_FORMAT_TOTAL_TIME_ENABLED | PERF_FORMAT_TOTAL_TIME_RUNNING | PERF_FORMAT_ID | PERF_FORMAT_GROUP;
 
 // Counting, not sampling (as perf stat): a period from an event table or a tracepoint would only
 // add overflow interrupts with nowhere to write samples. Groups start disabled, at their leader.
@@ -50,9 +50,9 @@ struct Counters::Impl {
   Syscalls* sys = nullptr;
   OpenedSet opened;
   std::vector<std::uint64_t> buffer;  // group reads, reused across read() calls
-  std::vector<UserRead> fast;  // user-page reads of one group, reused across read() calls
-  std::vector<std::uint8_t> noted;  // per event: the kinds of runtime fault already noted by this read()
-  std::vector<char> present;  // per fd of one instance: its value was in the group read
+  std::vector<UserRead> fast;         // user-page reads of one group, reused across read() calls
+  std::vector<std::uint8_t> noted;    // per event: the kinds of runtime fault already noted by this read()
+  std::vector<char> present;          // per fd of one instance: its value was in the group read
 
   // The read in progress: its output and which faults it noted.
   std::vector<Count>* out = nullptr;
@@ -71,14 +71,17 @@ struct Counters::Impl {
       c.state = Count::State::not_counted;
       // The fallback taken when opening comes first. assign() copies onto the note an earlier read
       // left there, so reading again allocates nothing.
-      if (open_notes && opened.notes[e]) c.notes.assign(&*opened.notes[e], &*opened.notes[e] + 1);
-      else c.notes.clear();
+      if (open_notes && opened.notes[e])
+        c.notes.assign(&*opened.notes[e], &*opened.notes[e] + 1);
+      else
+        c.notes.clear();
     }
   }
 
   // Runtime faults are noted once per kind and event, for the first CPU that had one: on a large
   // machine the same fault on every CPU would otherwise repeat the note hundreds of times.
-  void note(std::size_t e, Note::Kind kind, int error, int cpu, std::size_t bytes = 0, std::size_t wanted = 0) {
+  void note(std::size_t e, Note::Kind kind, int error, int cpu, std::size_t bytes = 0,
+            std::size_t wanted = 0) {
     static_assert(static_cast<int>(Note::Kind::short_read) < 8, "one bit of `noted` per kind");
     if (!noted_ready) noted.assign(out->size(), 0), noted_ready = true;
     const auto bit = static_cast<std::uint8_t>(1u << static_cast<unsigned>(kind));
@@ -169,10 +172,14 @@ struct Counters::Impl {
     const std::size_t n = out->size();
     for (std::size_t e = 0; e < n; ++e) {
       Count& c = (*out)[e];
-      if (opened.failures[e]) c.failure = opened.failures[e];
-      else c.failure.reset();
-      if (!opened.opened[e]) c.state = Count::State::not_supported;
-      else if (c.state != Count::State::counted || c.time_running == 0) c.state = Count::State::not_counted;
+      if (opened.failures[e])
+        c.failure = opened.failures[e];
+      else
+        c.failure.reset();
+      if (!opened.opened[e])
+        c.state = Count::State::not_supported;
+      else if (c.state != Count::State::counted || c.time_running == 0)
+        c.state = Count::State::not_counted;
     }
     out = nullptr;
   }
@@ -180,8 +187,8 @@ struct Counters::Impl {
   // One group ioctl on every instance; a failure is kept for read() to note, never thrown.
   void group_ioctl(std::size_t op) {
     for (auto& inst : opened.instances)
-      inst.ioctl_errors[op] =
-          -retry_eintr([&] { return sys->ioctl(inst.fds.front().get(), group_ioctls[op], PERF_IOC_FLAG_GROUP); });
+      inst.ioctl_errors[op] = -retry_eintr(
+          [&] { return sys->ioctl(inst.fds.front().get(), group_ioctls[op], PERF_IOC_FLAG_GROUP); });
   }
 };
 
@@ -190,13 +197,13 @@ Counters::Counters(Counters&&) noexcept = default;
 Counters& Counters::operator=(Counters&&) noexcept = default;
 Counters::~Counters() = default;
 
-Counters Counters::open(const EventSet& set, const Target& target, const OpenOptions& options, Syscalls& sys) {
+Counters Counters::open(const EventSet& set, const Target& target, const OpenOptions& options,
+                        Syscalls& sys) {
   auto impl = std::make_unique<Impl>();
   impl->sys = &sys;
   bool on_exec = target.enable_on_exec;
-  impl->opened = open_set(set, target, options, sys, [on_exec](Attr& a, bool leader) {
-    prepare_for_counting(a, leader, on_exec);
-  });
+  impl->opened = open_set(set, target, options, sys,
+                          [on_exec](Attr& a, bool leader) { prepare_for_counting(a, leader, on_exec); });
   const auto& notes = impl->opened.notes;
   impl->open_notes = std::any_of(notes.begin(), notes.end(), [](const auto& n) { return n.has_value(); });
   return Counters(std::move(impl));

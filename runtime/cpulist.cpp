@@ -31,7 +31,9 @@ std::vector<int> parse_cpu_list(std::string_view text) {
     if (!s.empty() && s.front() == '-') {
       s.remove_prefix(1);
       hi = number(s);
-      if (hi < lo) throw Error(ErrorKind::bad_value, fmt::format("invalid CPU list '{}': range {}-{} is reversed", text, lo, hi));
+      if (hi < lo)
+        throw Error(ErrorKind::bad_value,
+                    fmt::format("invalid CPU list '{}': range {}-{} is reversed", text, lo, hi));
     }
     for (int c = lo; c <= hi; ++c) out.push_back(c);
     if (s.empty()) break;

@@ -18,7 +18,8 @@ namespace {
 // The state of one open_set call.
 class Opener {
  public:
-  Opener(OpenedSet& out, const Target& target, const OpenOptions& options, Syscalls& sys, const PrepareAttr& prepare)
+  Opener(OpenedSet& out, const Target& target, const OpenOptions& options, Syscalls& sys,
+         const PrepareAttr& prepare)
       : out_(out), target_(target), options_(options), sys_(sys), prepare_(prepare) {
     paranoid_ = sys.perf_event_paranoid();
     privileged_ = sys.privileged();
@@ -123,7 +124,9 @@ void Opener::finish(Instance& inst) {
   }
   for (std::size_t k = 0; k < inst.fds.size(); ++k) {
     std::uint64_t id = 0;
-    auto ask = [&] { return sys_.ioctl(inst.fds[k].get(), PERF_EVENT_IOC_ID, reinterpret_cast<unsigned long>(&id)); };
+    auto ask = [&] {
+      return sys_.ioctl(inst.fds[k].get(), PERF_EVENT_IOC_ID, reinterpret_cast<unsigned long>(&id));
+    };
     if (retry_eintr(ask) < 0) id = ~0ULL - k, inst.ids_known = false;
     inst.ids.push_back(id);
     out_.opened[inst.events[k]] = 1;

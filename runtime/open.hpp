@@ -24,15 +24,15 @@ namespace perfspec::runtime {
 // not an interruption but a refusal, perf and ftrace mixed on a uprobe, and is never repeated.)
 inline constexpr int max_eintr_retries = 1000;
 
-template <typename Call>
-auto retry_eintr(Call&& call) {
+template <typename Call> auto retry_eintr(Call&& call) {
   auto r = call();
   for (int i = 0; r == -EINTR && i < max_eintr_retries; ++i) r = call();
   return r;
 }
 
 /// The group ioctls, in the order their failures are noted.
-inline constexpr unsigned long group_ioctls[] = {PERF_EVENT_IOC_ENABLE, PERF_EVENT_IOC_DISABLE, PERF_EVENT_IOC_RESET};
+inline constexpr unsigned long group_ioctls[] = {PERF_EVENT_IOC_ENABLE, PERF_EVENT_IOC_DISABLE,
+                                                 PERF_EVENT_IOC_RESET};
 /// The note a failure of each says it with.
 inline constexpr Note::Kind group_ioctl_notes[] = {Note::Kind::enable_failed, Note::Kind::disable_failed,
                                                    Note::Kind::reset_failed};
@@ -40,8 +40,10 @@ inline constexpr Note::Kind group_ioctl_notes[] = {Note::Kind::enable_failed, No
 /// A region of an event fd mapped with Syscalls::mmap, unmapped exactly once.
 class Mapping {
  public:
-  Mapping(Syscalls& sys, void* address, std::size_t length) : sys_(&sys), address_(address), length_(length) {}
-  Mapping(Mapping&& o) noexcept : sys_(o.sys_), address_(std::exchange(o.address_, nullptr)), length_(o.length_) {}
+  Mapping(Syscalls& sys, void* address, std::size_t length)
+      : sys_(&sys), address_(address), length_(length) {}
+  Mapping(Mapping&& o) noexcept
+      : sys_(o.sys_), address_(std::exchange(o.address_, nullptr)), length_(o.length_) {}
   Mapping& operator=(Mapping&&) = delete;
   Mapping(const Mapping&) = delete;
   ~Mapping() {
@@ -77,7 +79,7 @@ struct OpenedSet {
   std::vector<Instance> instances;
   std::vector<std::optional<Failure>> failures;
   std::vector<std::optional<Note>> notes;  // the fallback taken when opening (the last one wins)
-  std::vector<char> opened;  // not vector<bool>: reads test it per event, and bit access costs there
+  std::vector<char> opened;     // not vector<bool>: reads test it per event, and bit access costs there
   std::vector<char> user_only;  // the EACCES fallback was taken
 };
 

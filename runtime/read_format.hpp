@@ -20,8 +20,7 @@ namespace perfspec::runtime {
 /// `{2, 100, 50, 7, 11, 9, 12}`: `size() == 2`, `time_running() == 50`, `value(1) == 9`, `id(1) == 12`.
 class ReadFormatView {
  public:
-  ReadFormatView(std::uint64_t read_format, const std::uint64_t* words, std::size_t count)
-      : words_(words) {
+  ReadFormatView(std::uint64_t read_format, const std::uint64_t* words, std::size_t count) : words_(words) {
     const bool group = read_format & PERF_FORMAT_GROUP;
     enabled_at_ = read_format & PERF_FORMAT_TOTAL_TIME_ENABLED ? header_++ : none;
     running_at_ = read_format & PERF_FORMAT_TOTAL_TIME_RUNNING ? header_++ : none;
@@ -45,14 +44,17 @@ class ReadFormatView {
   /// Words one read of `values` values takes.
   static std::size_t words_for(std::uint64_t read_format, std::size_t values) {
     std::size_t per = 1 + !!(read_format & PERF_FORMAT_ID) + !!(read_format & spec::format_lost);
-    std::size_t head = !!(read_format & PERF_FORMAT_TOTAL_TIME_ENABLED) + !!(read_format & PERF_FORMAT_TOTAL_TIME_RUNNING);
+    std::size_t head =
+        !!(read_format & PERF_FORMAT_TOTAL_TIME_ENABLED) + !!(read_format & PERF_FORMAT_TOTAL_TIME_RUNNING);
     return read_format & PERF_FORMAT_GROUP ? 1 + head + per * values : head + per;
   }
   std::uint64_t time_enabled() const { return enabled_at_ == none ? 0 : words_[enabled_at_]; }
   std::uint64_t time_running() const { return running_at_ == none ? 0 : words_[running_at_]; }
   std::uint64_t value(std::size_t k) const { return words_[first_ + k * stride_]; }
   /// The id of value k (PERF_FORMAT_ID); 0 without it.
-  std::uint64_t id(std::size_t k) const { return id_offset_ == none ? 0 : words_[first_ + k * stride_ + id_offset_]; }
+  std::uint64_t id(std::size_t k) const {
+    return id_offset_ == none ? 0 : words_[first_ + k * stride_ + id_offset_];
+  }
   /// Samples lost by value k's event (spec::format_lost); 0 without it.
   std::uint64_t lost(std::size_t k) const {
     return lost_offset_ == none ? 0 : words_[first_ + k * stride_ + lost_offset_];

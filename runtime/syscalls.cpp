@@ -39,8 +39,8 @@ KernelAttr to_kernel(const Attr& a) {
     bit += f.bits;
     if (f.name == "sigtrap") break;
   }
-  std::memcpy(reinterpret_cast<char*>(&p) + offsetof(perf_event_attr, read_format) + sizeof(p.read_format), &flags,
-              sizeof flags);
+  std::memcpy(reinterpret_cast<char*>(&p) + offsetof(perf_event_attr, read_format) + sizeof(p.read_format),
+              &flags, sizeof flags);
   p.wakeup_events = a.wakeup_events;
   p.bp_type = a.bp_type;
   p.config1 = a.config1;
@@ -84,7 +84,9 @@ class RealSyscalls final : public Syscalls {
     void* p = ::mmap(nullptr, length, prot, MAP_SHARED, fd, 0);
     return p == MAP_FAILED ? nullptr : p;
   }
-  int munmap(void* address, std::size_t length) override { return ::munmap(address, length) < 0 ? -errno : 0; }
+  int munmap(void* address, std::size_t length) override {
+    return ::munmap(address, length) < 0 ? -errno : 0;
+  }
 };
 
 }  // namespace

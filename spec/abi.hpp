@@ -46,29 +46,31 @@ inline constexpr std::uint32_t breakpoint_r = 1, breakpoint_w = 2, breakpoint_rw
 static_assert(type_hardware == PERF_TYPE_HARDWARE && type_software == PERF_TYPE_SOFTWARE &&
               type_tracepoint == PERF_TYPE_TRACEPOINT && type_hw_cache == PERF_TYPE_HW_CACHE &&
               type_raw == PERF_TYPE_RAW && type_breakpoint == PERF_TYPE_BREAKPOINT);
-static_assert(sample_ip == PERF_SAMPLE_IP && sample_tid == PERF_SAMPLE_TID && sample_time == PERF_SAMPLE_TIME &&
-              sample_addr == PERF_SAMPLE_ADDR && sample_read == PERF_SAMPLE_READ &&
-              sample_callchain == PERF_SAMPLE_CALLCHAIN && sample_id == PERF_SAMPLE_ID &&
-              sample_cpu == PERF_SAMPLE_CPU && sample_period == PERF_SAMPLE_PERIOD &&
-              sample_stream_id == PERF_SAMPLE_STREAM_ID && sample_raw == PERF_SAMPLE_RAW &&
-              sample_branch_stack == PERF_SAMPLE_BRANCH_STACK && sample_regs_user == PERF_SAMPLE_REGS_USER &&
-              sample_stack_user == PERF_SAMPLE_STACK_USER && sample_aux == PERF_SAMPLE_AUX);
+static_assert(sample_ip == PERF_SAMPLE_IP && sample_tid == PERF_SAMPLE_TID &&
+              sample_time == PERF_SAMPLE_TIME && sample_addr == PERF_SAMPLE_ADDR &&
+              sample_read == PERF_SAMPLE_READ && sample_callchain == PERF_SAMPLE_CALLCHAIN &&
+              sample_id == PERF_SAMPLE_ID && sample_cpu == PERF_SAMPLE_CPU &&
+              sample_period == PERF_SAMPLE_PERIOD && sample_stream_id == PERF_SAMPLE_STREAM_ID &&
+              sample_raw == PERF_SAMPLE_RAW && sample_branch_stack == PERF_SAMPLE_BRANCH_STACK &&
+              sample_regs_user == PERF_SAMPLE_REGS_USER && sample_stack_user == PERF_SAMPLE_STACK_USER &&
+              sample_aux == PERF_SAMPLE_AUX);
 static_assert(format_total_time_enabled == PERF_FORMAT_TOTAL_TIME_ENABLED &&
               format_total_time_running == PERF_FORMAT_TOTAL_TIME_RUNNING && format_id == PERF_FORMAT_ID &&
               format_group == PERF_FORMAT_GROUP);
 #ifdef PERF_FORMAT_LOST
 static_assert(format_lost == PERF_FORMAT_LOST);
 #endif
-static_assert(branch_user == PERF_SAMPLE_BRANCH_USER && branch_kernel == PERF_SAMPLE_BRANCH_KERNEL &&
-              branch_hv == PERF_SAMPLE_BRANCH_HV && branch_any == PERF_SAMPLE_BRANCH_ANY &&
-              branch_any_call == PERF_SAMPLE_BRANCH_ANY_CALL && branch_any_return == PERF_SAMPLE_BRANCH_ANY_RETURN &&
-              branch_ind_call == PERF_SAMPLE_BRANCH_IND_CALL && branch_abort_tx == PERF_SAMPLE_BRANCH_ABORT_TX &&
-              branch_in_tx == PERF_SAMPLE_BRANCH_IN_TX && branch_no_tx == PERF_SAMPLE_BRANCH_NO_TX &&
-              branch_cond == PERF_SAMPLE_BRANCH_COND && branch_call_stack == PERF_SAMPLE_BRANCH_CALL_STACK &&
-              branch_ind_jump == PERF_SAMPLE_BRANCH_IND_JUMP && branch_call == PERF_SAMPLE_BRANCH_CALL &&
-              branch_no_flags == PERF_SAMPLE_BRANCH_NO_FLAGS && branch_no_cycles == PERF_SAMPLE_BRANCH_NO_CYCLES &&
-              branch_type_save == PERF_SAMPLE_BRANCH_TYPE_SAVE && branch_hw_index == PERF_SAMPLE_BRANCH_HW_INDEX &&
-              branch_priv_save == PERF_SAMPLE_BRANCH_PRIV_SAVE);
+static_assert(
+    branch_user == PERF_SAMPLE_BRANCH_USER && branch_kernel == PERF_SAMPLE_BRANCH_KERNEL &&
+    branch_hv == PERF_SAMPLE_BRANCH_HV && branch_any == PERF_SAMPLE_BRANCH_ANY &&
+    branch_any_call == PERF_SAMPLE_BRANCH_ANY_CALL && branch_any_return == PERF_SAMPLE_BRANCH_ANY_RETURN &&
+    branch_ind_call == PERF_SAMPLE_BRANCH_IND_CALL && branch_abort_tx == PERF_SAMPLE_BRANCH_ABORT_TX &&
+    branch_in_tx == PERF_SAMPLE_BRANCH_IN_TX && branch_no_tx == PERF_SAMPLE_BRANCH_NO_TX &&
+    branch_cond == PERF_SAMPLE_BRANCH_COND && branch_call_stack == PERF_SAMPLE_BRANCH_CALL_STACK &&
+    branch_ind_jump == PERF_SAMPLE_BRANCH_IND_JUMP && branch_call == PERF_SAMPLE_BRANCH_CALL &&
+    branch_no_flags == PERF_SAMPLE_BRANCH_NO_FLAGS && branch_no_cycles == PERF_SAMPLE_BRANCH_NO_CYCLES &&
+    branch_type_save == PERF_SAMPLE_BRANCH_TYPE_SAVE && branch_hw_index == PERF_SAMPLE_BRANCH_HW_INDEX &&
+    branch_priv_save == PERF_SAMPLE_BRANCH_PRIV_SAVE);
 static_assert(breakpoint_r == HW_BREAKPOINT_R && breakpoint_w == HW_BREAKPOINT_W &&
               breakpoint_rw == HW_BREAKPOINT_RW && breakpoint_x == HW_BREAKPOINT_X);
 

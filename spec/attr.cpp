@@ -13,15 +13,16 @@ constexpr std::string_view wakeup_alias[] = {"wakeup_watermark"};
 constexpr std::string_view config1_alias[] = {"bp_addr", "kprobe_func", "uprobe_path"};
 constexpr std::string_view config2_alias[] = {"bp_len", "kprobe_addr", "probe_offset"};
 
-template <unsigned Bits>
-constexpr std::uint64_t truncate(std::uint64_t v) {
-  if constexpr (Bits >= 64) return v;
-  else return v & ((std::uint64_t{1} << Bits) - 1);
+template <unsigned Bits> constexpr std::uint64_t truncate(std::uint64_t v) {
+  if constexpr (Bits >= 64)
+    return v;
+  else
+    return v & ((std::uint64_t{1} << Bits) - 1);
 }
 
-#define PERFSPEC_FIELD(member, bits, aliases)                                                        \
-  AttrField {                                                                                        \
-    #member, std::span<const std::string_view>(aliases).first(aliases[0].empty() ? 0 : std::size(aliases)), \
+#define PERFSPEC_FIELD(member, bits, aliases)                                                             \
+  AttrField {                                                                                             \
+#member, std::span<const std::string_view>(aliases).first(aliases[0].empty() ? 0 : std::size(aliases)), \
         bits, false, [](const Attr& a) -> std::uint64_t { return a.member; },                       \
         [](Attr& a, std::uint64_t v) { a.member = static_cast<decltype(a.member)>(truncate<bits>(v)); } \
   }
@@ -79,9 +80,14 @@ const std::array fields = {
     PERFSPEC_FIELD(sample_regs_user, 64, no_alias),
     PERFSPEC_FIELD(sample_stack_user, 32, no_alias),
     // clockid is __s32: stored sign-extended so -1 prints as -1, not 4294967295
-    AttrField{"clockid", {}, 32, true,
+    AttrField{"clockid",
+              {},
+              32,
+              true,
               [](const Attr& a) { return static_cast<std::uint64_t>(static_cast<std::int64_t>(a.clockid)); },
-              [](Attr& a, std::uint64_t v) { a.clockid = static_cast<std::int32_t>(static_cast<std::uint32_t>(v)); }},
+              [](Attr& a, std::uint64_t v) {
+                a.clockid = static_cast<std::int32_t>(static_cast<std::uint32_t>(v));
+              }},
     PERFSPEC_FIELD(sample_regs_intr, 64, no_alias),
     PERFSPEC_FIELD(aux_watermark, 32, no_alias),
     PERFSPEC_FIELD(sample_max_stack, 16, no_alias),
@@ -106,15 +112,40 @@ const AttrField* find_attr_field(std::string_view name) {
 
 std::string flag_names(std::string_view field, std::uint64_t value) {
   // perf_event.h: enum perf_event_sample_format and enum perf_event_read_format.
-  static constexpr std::string_view sample_bits[] = {
-      "IP", "TID", "TIME", "ADDR", "READ", "CALLCHAIN", "ID", "CPU", "PERIOD", "STREAM_ID", "RAW",
-      "BRANCH_STACK", "REGS_USER", "STACK_USER", "WEIGHT", "DATA_SRC", "IDENTIFIER", "TRANSACTION",
-      "REGS_INTR", "PHYS_ADDR", "AUX", "CGROUP", "DATA_PAGE_SIZE", "CODE_PAGE_SIZE", "WEIGHT_STRUCT"};
-  static constexpr std::string_view read_bits[] = {"TOTAL_TIME_ENABLED", "TOTAL_TIME_RUNNING", "ID", "GROUP", "LOST"};
+  static constexpr std::string_view sample_bits[] = {"IP",
+                                                     "TID",
+                                                     "TIME",
+                                                     "ADDR",
+                                                     "READ",
+                                                     "CALLCHAIN",
+                                                     "ID",
+                                                     "CPU",
+                                                     "PERIOD",
+                                                     "STREAM_ID",
+                                                     "RAW",
+                                                     "BRANCH_STACK",
+                                                     "REGS_USER",
+                                                     "STACK_USER",
+                                                     "WEIGHT",
+                                                     "DATA_SRC",
+                                                     "IDENTIFIER",
+                                                     "TRANSACTION",
+                                                     "REGS_INTR",
+                                                     "PHYS_ADDR",
+                                                     "AUX",
+                                                     "CGROUP",
+                                                     "DATA_PAGE_SIZE",
+                                                     "CODE_PAGE_SIZE",
+                                                     "WEIGHT_STRUCT"};
+  static constexpr std::string_view read_bits[] = {"TOTAL_TIME_ENABLED", "TOTAL_TIME_RUNNING", "ID", "GROUP",
+                                                   "LOST"};
   std::span<const std::string_view> names;
-  if (field == "sample_type") names = sample_bits;
-  else if (field == "read_format") names = read_bits;
-  else return {};
+  if (field == "sample_type")
+    names = sample_bits;
+  else if (field == "read_format")
+    names = read_bits;
+  else
+    return {};
   std::string out;
   std::uint64_t unnamed = 0;
   for (unsigned bit = 0; bit < 64; ++bit) {
@@ -128,7 +159,8 @@ std::string flag_names(std::string_view field, std::uint64_t value) {
   }
   if (unnamed) {
     char buf[24];
-    std::snprintf(buf, sizeof buf, "%s%#llx", out.empty() ? "" : "|", static_cast<unsigned long long>(unnamed));
+    std::snprintf(buf, sizeof buf, "%s%#llx", out.empty() ? "" : "|",
+                  static_cast<unsigned long long>(unnamed));
     out += buf;
   }
   return out;

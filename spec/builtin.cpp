@@ -48,13 +48,12 @@ struct Spelling {
 
 // perf's legacy cache spellings (tools/perf/util/parse-events.c evsel__hw_cache*).
 constexpr Spelling cache_types[] = {
-    {"L1-dcache", 0}, {"l1-d", 0}, {"l1d", 0}, {"L1-data", 0},
-    {"L1-icache", 1}, {"l1-i", 1}, {"l1i", 1}, {"L1-instruction", 1},
-    {"LLC", 2}, {"L2", 2},
-    {"dTLB", 3}, {"d-tlb", 3}, {"Data-TLB", 3},
-    {"iTLB", 4}, {"i-tlb", 4}, {"Instruction-TLB", 4},
-    {"branch", 5}, {"branches", 5}, {"bpu", 5}, {"btb", 5}, {"bpc", 5},
-    {"node", 6},
+    {"L1-dcache", 0}, {"l1-d", 0},     {"l1d", 0},   {"L1-data", 0},
+    {"L1-icache", 1}, {"l1-i", 1},     {"l1i", 1},   {"L1-instruction", 1},
+    {"LLC", 2},       {"L2", 2},       {"dTLB", 3},  {"d-tlb", 3},
+    {"Data-TLB", 3},  {"iTLB", 4},     {"i-tlb", 4}, {"Instruction-TLB", 4},
+    {"branch", 5},    {"branches", 5}, {"bpu", 5},   {"btb", 5},
+    {"bpc", 5},       {"node", 6},
 };
 enum : unsigned { is_op = 0, is_result = 1 };
 struct OpResult {
@@ -63,11 +62,22 @@ struct OpResult {
   unsigned value;
 };
 constexpr OpResult op_results[] = {
-    {"load", is_op, 0}, {"loads", is_op, 0}, {"read", is_op, 0},
-    {"store", is_op, 1}, {"stores", is_op, 1}, {"write", is_op, 1},
-    {"prefetch", is_op, 2}, {"prefetches", is_op, 2}, {"speculative-read", is_op, 2}, {"speculative-load", is_op, 2},
-    {"refs", is_result, 0}, {"Reference", is_result, 0}, {"ops", is_result, 0}, {"access", is_result, 0},
-    {"misses", is_result, 1}, {"miss", is_result, 1},
+    {"load", is_op, 0},
+    {"loads", is_op, 0},
+    {"read", is_op, 0},
+    {"store", is_op, 1},
+    {"stores", is_op, 1},
+    {"write", is_op, 1},
+    {"prefetch", is_op, 2},
+    {"prefetches", is_op, 2},
+    {"speculative-read", is_op, 2},
+    {"speculative-load", is_op, 2},
+    {"refs", is_result, 0},
+    {"Reference", is_result, 0},
+    {"ops", is_result, 0},
+    {"access", is_result, 0},
+    {"misses", is_result, 1},
+    {"miss", is_result, 1},
 };
 
 constexpr std::string_view type_names[] = {"L1-dcache", "L1-icache", "LLC", "dTLB", "iTLB", "branch", "node"};
@@ -82,8 +92,7 @@ bool iequal(std::string_view a, std::string_view b) {
 }
 
 // Longest spelling that is a case-insensitive prefix of `s` and ends at '-' or at the end.
-template <typename Table>
-const auto* longest_token(std::string_view s, const Table& table) {
+template <typename Table> const auto* longest_token(std::string_view s, const Table& table) {
   decltype(&table[0]) best = nullptr;
   for (const auto& t : table) {
     // The boundary first: it rejects most names without comparing letters.
@@ -132,7 +141,8 @@ std::optional<CacheName> parse_cache_name(std::string_view name) {
   // Every spelling is letters, digits and '-': names with other characters (the '_' and '.' of table
   // events) are not cache names, and most lookups of a bare name end here.
   for (char c : name)
-    if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '-')) return std::nullopt;
+    if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '-'))
+      return std::nullopt;
   const auto* type = longest_token(name, cache_types);
   if (!type) return std::nullopt;
   CacheName out;

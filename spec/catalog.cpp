@@ -14,8 +14,8 @@
 #include <fmt/format.h>
 
 #include "perfspec/catalog.hpp"
-#include "perfspec/event_source.hpp"
 #include "perfspec/error.hpp"
+#include "perfspec/event_source.hpp"
 #include "perfspec/tables.hpp"
 #include "spec/ascii.hpp"
 #include "spec/builtin.hpp"
@@ -26,7 +26,6 @@ namespace perfspec::spec {
 namespace fs = std::filesystem;
 
 namespace {
-
 
 std::string format_text(const Format& f) {
   std::string out = f.word ? fmt::format("config{}:", f.word) : "config:";
@@ -43,9 +42,8 @@ std::string format_text(const Format& f) {
 bool ListFilter::passes_name(std::string_view name) const {
   if (pattern.empty()) return true;
   if (has_glob(pattern)) return ::fnmatch(pattern.c_str(), std::string(name).c_str(), FNM_CASEFOLD) == 0;
-  auto it = std::search(name.begin(), name.end(), pattern.begin(), pattern.end(), [](char a, char b) {
-    return ascii_lower(a) == ascii_lower(b);
-  });
+  auto it = std::search(name.begin(), name.end(), pattern.begin(), pattern.end(),
+                        [](char a, char b) { return ascii_lower(a) == ascii_lower(b); });
   return it != name.end();
 }
 
@@ -99,7 +97,8 @@ std::vector<ListedEvent> list_events(const Machine& machine, const ListFilter& f
       e.source = Source::builtin;
       e.description = "tracepoint";
       if (!filter.source.empty() && filter.source != "tracepoint") continue;
-      if (filter.passes_pmu(e.pmu) && filter.passes_name(e.name) && (filter.topic.empty() || filter.topic == sys))
+      if (filter.passes_pmu(e.pmu) && filter.passes_name(e.name) &&
+          (filter.topic.empty() || filter.topic == sys))
         out.push_back(std::move(e));
     }
   }
@@ -154,7 +153,8 @@ void copy_file(const io::Jail& jail, const std::string& from, const fs::path& to
   fs::create_directories(to.parent_path());
   std::ofstream out(to, std::ios::binary);
   out << *text;
-  if (!out) throw Error(ErrorKind::io, fmt::format("cannot write '{}': {}", to.string(), std::strerror(errno)));
+  if (!out)
+    throw Error(ErrorKind::io, fmt::format("cannot write '{}': {}", to.string(), std::strerror(errno)));
   ++report.files;
 }
 
@@ -163,7 +163,8 @@ void copy_file(const io::Jail& jail, const std::string& from, const fs::path& to
 SnapshotReport snapshot(const Machine& machine, const std::string& out, const SnapshotOptions& options) {
   std::error_code ec;
   if (fs::exists(out, ec) && !fs::is_empty(out, ec))
-    throw Error(ErrorKind::usage, fmt::format("'{}' exists and is not empty: snapshot into a new folder", out));
+    throw Error(ErrorKind::usage,
+                fmt::format("'{}' exists and is not empty: snapshot into a new folder", out));
   fs::create_directories(out, ec);
   if (ec) throw Error(ErrorKind::io, fmt::format("cannot create '{}': {}", out, ec.message()));
   SnapshotReport report;

@@ -59,10 +59,14 @@ std::string x86_cpuid(const std::string& cpuinfo) {
     if (colon == std::string::npos) continue;
     std::string key(io::trim(std::string_view(line).substr(0, colon)));
     std::string value(io::trim(std::string_view(line).substr(colon + 1)));
-    if (key == "vendor_id") vendor = value;
-    else if (key == "cpu family") family = std::strtol(value.c_str(), nullptr, 10);
-    else if (key == "model") model = std::strtol(value.c_str(), nullptr, 10);
-    else if (key == "stepping") stepping = std::strtol(value.c_str(), nullptr, 10);
+    if (key == "vendor_id")
+      vendor = value;
+    else if (key == "cpu family")
+      family = std::strtol(value.c_str(), nullptr, 10);
+    else if (key == "model")
+      model = std::strtol(value.c_str(), nullptr, 10);
+    else if (key == "stepping")
+      stepping = std::strtol(value.c_str(), nullptr, 10);
   }
   if (vendor.empty() || family < 0 || model < 0 || stepping < 0) return {};
   return fmt::format("{}-{}-{:X}-{:X}", vendor, family, model, stepping);
@@ -179,14 +183,15 @@ TableArch table_arch(std::string_view dir, std::string_view cpuid) {
   while (dir.size() > 1 && dir.back() == '/') dir.remove_suffix(1);
   std::string_view base = dir.substr(dir.rfind('/') == std::string_view::npos ? 0 : dir.rfind('/') + 1);
   static constexpr std::pair<std::string_view, TableArch> named[] = {
-      {"x86", TableArch::x86},     {"arm64", TableArch::arm64}, {"powerpc", TableArch::powerpc},
-      {"s390", TableArch::s390},   {"riscv", TableArch::riscv},
+      {"x86", TableArch::x86},   {"arm64", TableArch::arm64}, {"powerpc", TableArch::powerpc},
+      {"s390", TableArch::s390}, {"riscv", TableArch::riscv},
   };
   for (auto [n, a] : named)
     if (base == n) return a;
   // A copy under another name: the id's shape tells (arm64 prints the MIDR as 0x and 16 hex digits).
   std::string_view id = io::trim(cpuid);
-  if (id.size() == 18 && id.starts_with("0x") && id.find_first_not_of("0123456789abcdefABCDEF", 2) == std::string_view::npos)
+  if (id.size() == 18 && id.starts_with("0x") &&
+      id.find_first_not_of("0123456789abcdefABCDEF", 2) == std::string_view::npos)
     return TableArch::arm64;
   if (id.starts_with("GenuineIntel-") || id.starts_with("AuthenticAMD-") || id.starts_with("HygonGenuine-"))
     return TableArch::x86;
@@ -218,7 +223,9 @@ std::vector<MapRow> read_mapfile(const std::string& dir) {
     std::istringstream ls{std::string(l)};
     while (std::getline(ls, field, ',')) fields.push_back(std::string(io::trim(field)));
     if (fields.size() < 3 || fields[0].empty() || fields[2].empty())
-      throw Error(ErrorKind::machine, fmt::format("'{}' line {}: expected 'cpuid,version,folder,type', got '{}'", path, lineno, l));
+      throw Error(
+          ErrorKind::machine,
+          fmt::format("'{}' line {}: expected 'cpuid,version,folder,type', got '{}'", path, lineno, l));
     rows.push_back({fields[0], fields[2], lineno});
   }
   return rows;
@@ -243,8 +250,9 @@ std::optional<std::string> find_model(const std::string& dir, const std::string&
     bool match = arch == TableArch::arm64 ? midr_matches(row.cpuid, cpuid) : cpuid_matches(row.cpuid, cpuid);
     if (!match) continue;
     if (!safe_relative_folder(row.folder))
-      throw Error(ErrorKind::machine, fmt::format("'{}/mapfile.csv' line {}: folder '{}' leaves the events directory", dir, row.line,
-                              row.folder));
+      throw Error(ErrorKind::machine,
+                  fmt::format("'{}/mapfile.csv' line {}: folder '{}' leaves the events directory", dir,
+                              row.line, row.folder));
     if (holds_tables(fs::path(dir) / row.folder)) return row.folder;
   }
   return std::nullopt;

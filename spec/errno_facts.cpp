@@ -13,26 +13,31 @@ namespace {
 
 // Paraphrased from the ERRORS section of perf_event_open(2) (shared/seeds/003, 2020 edition).
 constexpr ErrnoFact facts[] = {
-    {E2BIG, "E2BIG", "the attr size is smaller than the first published layout, larger than a page, or larger than "
-                     "this kernel knows with non-zero bytes in the part it does not know"},
-    {EACCES, "EACCES", "the event needs CAP_PERFMON or CAP_SYS_ADMIN, or a more permissive perf_event_paranoid"},
+    {E2BIG, "E2BIG",
+     "the attr size is smaller than the first published layout, larger than a page, or larger than "
+     "this kernel knows with non-zero bytes in the part it does not know"},
+    {EACCES, "EACCES",
+     "the event needs CAP_PERFMON or CAP_SYS_ADMIN, or a more permissive perf_event_paranoid"},
     {EBADF, "EBADF", "the group leader's file descriptor (or the cgroup descriptor) is not valid"},
     {EBUSY, "EBUSY", "another event already has exclusive access to the PMU"},
     {EFAULT, "EFAULT", "the attr pointer points at an invalid address"},
     {EINTR, "EINTR", "perf and ftrace handling were mixed for a uprobe"},
-    {EINVAL, "EINVAL", "the event is invalid: config values out of range or setting reserved bits, an unsupported "
-                       "generic event, a CPU that does not exist, pinned/exclusive on a non-leader, or no room to "
-                       "add the event"},
+    {EINVAL, "EINVAL",
+     "the event is invalid: config values out of range or setting reserved bits, an unsupported "
+     "generic event, a CPU that does not exist, pinned/exclusive on a non-leader, or no room to "
+     "add the event"},
     {EMFILE, "EMFILE", "the process ran out of file descriptors (every event uses one)"},
     {ENODEV, "ENODEV", "the event needs a feature this CPU does not have"},
     {ENOENT, "ENOENT", "the type is not valid, or the generic event is not supported by this machine"},
     {ENOSPC, "ENOSPC", "there are more breakpoint events than the hardware has debug registers"},
     {ENOSYS, "ENOSYS", "PERF_SAMPLE_STACK_USER was asked for and the hardware does not support it"},
-    {EOPNOTSUPP, "EOPNOTSUPP", "the event needs hardware support that is missing: low-skid (precise) sampling, "
-                               "branch tracing, a PMU interrupt for sampling, or branch stacks on a software event"},
+    {EOPNOTSUPP, "EOPNOTSUPP",
+     "the event needs hardware support that is missing: low-skid (precise) sampling, "
+     "branch tracing, a PMU interrupt for sampling, or branch stacks on a software event"},
     {EOVERFLOW, "EOVERFLOW", "sample_max_stack is larger than /proc/sys/kernel/perf_event_max_stack"},
-    {EPERM, "EPERM", "an exclude_* setting is not supported on this architecture, or the event needs "
-                     "CAP_PERFMON/CAP_SYS_ADMIN (kernel addresses for breakpoints, function tracepoints)"},
+    {EPERM, "EPERM",
+     "an exclude_* setting is not supported on this architecture, or the event needs "
+     "CAP_PERFMON/CAP_SYS_ADMIN (kernel addresses for breakpoints, function tracepoints)"},
     {ESRCH, "ESRCH", "the process to monitor does not exist"},
 };
 
@@ -70,30 +75,40 @@ std::string errno_hint(int code, const OpenContext& c) {
     case EACCES:
     case EPERM: {
       std::string h = paranoid_text(c);
-      if (c.privileged) return h + "; the process is privileged, so the event itself is refused (a kernel "
-                                   "address, or a setting this PMU forbids)";
-      if (c.cpu_wide) return h + "; count this process instead of the whole CPU, or run with CAP_PERFMON "
-                                 "(or lower perf_event_paranoid)";
-      if (c.other_process) return h + "; attaching to another user's process needs CAP_PERFMON or ptrace rights";
+      if (c.privileged)
+        return h +
+               "; the process is privileged, so the event itself is refused (a kernel "
+               "address, or a setting this PMU forbids)";
+      if (c.cpu_wide)
+        return h +
+               "; count this process instead of the whole CPU, or run with CAP_PERFMON "
+               "(or lower perf_event_paranoid)";
+      if (c.other_process)
+        return h + "; attaching to another user's process needs CAP_PERFMON or ptrace rights";
       if (!c.exclude_kernel)
-        return h + "; add the ':u' modifier to count user space only, or run with CAP_PERFMON (or lower "
-                   "perf_event_paranoid)";
+        return h +
+               "; add the ':u' modifier to count user space only, or run with CAP_PERFMON (or lower "
+               "perf_event_paranoid)";
       return h + "; run with CAP_PERFMON, or lower perf_event_paranoid";
     }
     case ENOENT:
       if (is_cpu_event(c.type) && !c.pmu_in_sysfs)
-        return fmt::format("this machine has no '{}' PMU (a virtual machine without a virtual PMU?): hardware "
-                           "events cannot be counted here; software events (task-clock, page-faults, ...) can",
-                           c.pmu.empty() ? "cpu" : c.pmu);
-      if (is_cpu_event(c.type)) return "the core PMU does not support this generic event; use a raw event from the CPU's "
-                                       "documentation or 'perfspec list'";
-      return fmt::format("the kernel has no PMU of type {} (was the module for '{}' unloaded?)", c.type, c.pmu);
+        return fmt::format(
+            "this machine has no '{}' PMU (a virtual machine without a virtual PMU?): hardware "
+            "events cannot be counted here; software events (task-clock, page-faults, ...) can",
+            c.pmu.empty() ? "cpu" : c.pmu);
+      if (is_cpu_event(c.type))
+        return "the core PMU does not support this generic event; use a raw event from the CPU's "
+               "documentation or 'perfspec list'";
+      return fmt::format("the kernel has no PMU of type {} (was the module for '{}' unloaded?)", c.type,
+                         c.pmu);
     case ENOSPC:
       if (c.type == type_breakpoint)
         return "the CPU has no free debug register (x86 has 4): use fewer breakpoint events at once";
       return "the PMU has no free counter for this event: use fewer events in a group";
     case EOPNOTSUPP:
-      if (c.precise_ip) return "drop the precision modifiers ('p', 'pp', 'ppp', 'P'): this PMU cannot give low-skid samples";
+      if (c.precise_ip)
+        return "drop the precision modifiers ('p', 'pp', 'ppp', 'P'): this PMU cannot give low-skid samples";
       return "the PMU lacks the feature this event needs (sampling interrupt, branch stacks)";
     case EINVAL:
 #if defined(__x86_64__) || defined(__i386__)
@@ -102,16 +117,23 @@ std::string errno_hint(int code, const OpenContext& c) {
                "bytes: a read-only (r) breakpoint or another length is refused";
 #endif
       if (c.precise_ip) return "try fewer 'p' modifiers; otherwise a term value is out of range for this PMU";
-      return "a term value is out of range or sets reserved bits for this PMU, or a flag is not supported; check "
+      return "a term value is out of range or sets reserved bits for this PMU, or a flag is not supported; "
+             "check "
              "the encoding with 'perfspec resolve'";
     case EMFILE:
-      return c.fd_limit ? fmt::format("the limit on open files is {} (ulimit -n): raise it, or count fewer events "
-                                      "or CPUs at once", *c.fd_limit)
-                        : std::string("raise the open-file limit (ulimit -n), or count fewer events or CPUs at once");
+      return c.fd_limit ? fmt::format(
+                              "the limit on open files is {} (ulimit -n): raise it, or count fewer events "
+                              "or CPUs at once",
+                              *c.fd_limit)
+                        : std::string(
+                              "raise the open-file limit (ulimit -n), or count fewer events or CPUs at once");
     case ESRCH: return "the process exited or never existed: check the pid";
-    case EBUSY: return fmt::format("another user of '{}' holds it exclusively (another perf session?): stop it and retry", c.pmu);
+    case EBUSY:
+      return fmt::format(
+          "another user of '{}' holds it exclusively (another perf session?): stop it and retry", c.pmu);
     case ENODEV: return "this CPU lacks the feature: the event cannot be counted on this machine";
-    case E2BIG: return "the kernel is older than the attr layout perfspec used and a newer field is set (e.g. config3)";
+    case E2BIG:
+      return "the kernel is older than the attr layout perfspec used and a newer field is set (e.g. config3)";
     case EOVERFLOW: return "lower max-stack, or raise /proc/sys/kernel/perf_event_max_stack";
     case EBADF: return "the group leader failed or was closed; open the group again";
     case ENOSYS: return "drop call-graph=dwarf (user stack sampling) on this machine";

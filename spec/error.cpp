@@ -39,7 +39,8 @@ std::string_view error_kind_name(ErrorKind kind) {
 std::string render(const Error& error, std::string_view input, const Origin& origin) {
   std::string out;
   if (!error.positioned()) {
-    if (!origin.file.empty()) out += fmt::format("{}:{}:{}: ", spec::printable(origin.file), origin.line, origin.column);
+    if (!origin.file.empty())
+      out += fmt::format("{}:{}:{}: ", spec::printable(origin.file), origin.line, origin.column);
     out += fmt::format("error: {}\n", shown_lines(error.message()));
     if (!error.help().empty()) out += fmt::format("help: {}\n", shown_lines(error.help()));
     return out;
@@ -64,9 +65,11 @@ std::string render(const Error& error, std::string_view input, const Origin& ori
     if (first + window < input.size()) shown += "..";
   }
   // Control characters would shift the caret; show them as '?'.
-  for (auto& c : shown) if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) c = '?';
+  for (auto& c : shown)
+    if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) c = '?';
   out += fmt::format("{}{}'\n", prefix, shown);
-  out += fmt::format("{}\\___ {}\n", std::string(prefix.size() + at - first, ' '), shown_lines(error.message()));
+  out +=
+      fmt::format("{}\\___ {}\n", std::string(prefix.size() + at - first, ' '), shown_lines(error.message()));
   if (!error.help().empty()) out += fmt::format("help: {}\n", shown_lines(error.help()));
   return out;
 }

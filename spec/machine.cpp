@@ -62,8 +62,8 @@ const Pmu* Machine::Impl::pmu(std::string_view name) const {
   std::uint32_t type = 0;
   auto [p, ec] = std::from_chars(t.data(), t.data() + t.size(), type);
   if (t.empty() || ec != std::errc{} || p != t.data() + t.size())
-    throw Error(ErrorKind::machine, fmt::format("pmu '{}': '{}/type' holds '{}', not a PMU type number", name, dir,
-                            t.substr(0, 40)));
+    throw Error(ErrorKind::machine, fmt::format("pmu '{}': '{}/type' holds '{}', not a PMU type number", name,
+                                                dir, t.substr(0, 40)));
   auto pmu = std::make_unique<Pmu>();
   pmu->name_ = std::string(name);
   pmu->dir_ = dir;
@@ -78,7 +78,8 @@ const Pmu* Machine::Impl::pmu(std::string_view name) const {
   pmu->core_ = name == "cpu" || name == "cpum_cf" || cpus.has_value();
   // perf reads the identifier of uncore PMUs only.
   if (pmu->uncore_)
-    if (auto id = io::read_optional_file(*jail_, dir + "/identifier")) pmu->identifier_ = std::string(io::trim(*id));
+    if (auto id = io::read_optional_file(*jail_, dir + "/identifier"))
+      pmu->identifier_ = std::string(io::trim(*id));
   const Pmu* raw = pmu.get();
   pmus_.emplace(std::string(name), std::move(pmu));
   return raw;
@@ -131,7 +132,8 @@ const Pmu* Machine::Impl::find_pmu(std::string_view name) const {
 }
 
 bool Machine::pmu_matches(std::string_view pattern, const Pmu& p) const {
-  return pmu_name_matches(pattern, p.name()) || (!p.alias_name().empty() && pmu_name_matches(pattern, p.alias_name()));
+  return pmu_name_matches(pattern, p.name()) ||
+         (!p.alias_name().empty() && pmu_name_matches(pattern, p.alias_name()));
 }
 
 namespace {
@@ -167,7 +169,8 @@ std::string arch_folder(const std::string& dir, const std::string& cpuid) {
 #endif
       break;
   }
-  if (name && std::filesystem::exists(fmt::format("{}/{}/mapfile.csv", dir, name), ec)) return fmt::format("{}/{}", dir, name);
+  if (name && std::filesystem::exists(fmt::format("{}/{}/mapfile.csv", dir, name), ec))
+    return fmt::format("{}/{}", dir, name);
   return dir;  // find_model names the missing mapfile.csv
 }
 
@@ -180,7 +183,8 @@ const std::string& Machine::cpuid() const {
 
 std::string Machine::Impl::midr_of(int cpu) const {
   if (cpu < 0) return {};
-  auto text = io::read_small_file(*jail_, fmt::format("{}/devices/system/cpu/cpu{}/regs/identification/midr_el1", root_, cpu));
+  auto text = io::read_small_file(
+      *jail_, fmt::format("{}/devices/system/cpu/cpu{}/regs/identification/midr_el1", root_, cpu));
   return text ? std::string(io::trim(*text)) : std::string{};
 }
 
@@ -190,7 +194,8 @@ const EventTables* Machine::Impl::tables() const {
     // first core CPU under the root (arm64 keeps it in sysfs), else what perf reads from /proc.
     cpuid_ = options_.cpuid;
     if (cpuid_.empty())
-      if (auto recorded = io::read_small_file(*jail_, root_ + "/perfspec-snapshot/cpuid")) cpuid_ = std::string(io::trim(*recorded));
+      if (auto recorded = io::read_small_file(*jail_, root_ + "/perfspec-snapshot/cpuid"))
+        cpuid_ = std::string(io::trim(*recorded));
     cpuid_given_ = !cpuid_.empty();
     if (cpuid_.empty()) {
       int cpu = 0;
@@ -248,7 +253,8 @@ const EventTables* Machine::Impl::tables_for(const Pmu& pmu) const {
 const EventTables* Machine::Impl::sys_tables() const {
   tables();
   std::call_once(sys_once_, [this] {
-    if (!arch_dir_.empty()) sys_tables_ = EventTables::load_sys(arch_dir_, EventTables::Options{options_.cache_dir});
+    if (!arch_dir_.empty())
+      sys_tables_ = EventTables::load_sys(arch_dir_, EventTables::Options{options_.cache_dir});
   });
   return sys_tables_.get();
 }
@@ -277,7 +283,8 @@ bool Machine::table_event_applies(const TableEvent& e, const Pmu& pmu) const {
 
 std::vector<const TableEvent*> Machine::table_events(const Pmu& pmu) const {
   std::vector<const TableEvent*> out;
-  for (const EventTables* t : {tables_for(pmu), pmu.is_uncore() && !pmu.identifier().empty() ? sys_tables() : nullptr})
+  for (const EventTables* t :
+       {tables_for(pmu), pmu.is_uncore() && !pmu.identifier().empty() ? sys_tables() : nullptr})
     if (t)
       for (const auto& e : t->events())
         if (table_event_applies(e, pmu)) out.push_back(&e);
@@ -310,7 +317,8 @@ std::vector<TableDiagnostic> Machine::table_problems() const {
   return out;
 }
 
-const Alias* Machine::Impl::refined(const Pmu& pmu, std::string_view name, const Alias& a, const Alias& t) const {
+const Alias* Machine::Impl::refined(const Pmu& pmu, std::string_view name, const Alias& a,
+                                    const Alias& t) const {
   // A sysfs alias that the model tables also define takes the table's encoding and per-pkg, and its
   // scale and unit when the entry has them (perf's update_alias); the rest stays the sysfs file's.
   std::string key = fmt::format("{}/{}", pmu.name(), ascii_lowered(name));
@@ -385,7 +393,8 @@ const std::vector<std::pair<const Pmu*, const Alias*>>& Machine::aliases_named(s
   static const std::vector<std::pair<const Pmu*, const Alias*>> none;
   if (out.empty()) return none;
   std::lock_guard lock(I.mutex_);
-  return I.named_.emplace(std::move(lower), std::move(out)).first->second;  // or the answer another thread kept
+  return I.named_.emplace(std::move(lower), std::move(out))
+      .first->second;  // or the answer another thread kept
 }
 
 }  // namespace perfspec::spec

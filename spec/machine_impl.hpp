@@ -48,7 +48,8 @@ struct Machine::Impl {
   mutable std::shared_ptr<const EventTables> tables_, sys_tables_;
   mutable std::string cpuid_, arch_dir_;
   mutable bool arm64_ = false, cpuid_given_ = false;
-  mutable std::map<std::string, std::shared_ptr<const EventTables>, std::less<>> tables_by_cpuid_;  // arm64 PMUs
+  mutable std::map<std::string, std::shared_ptr<const EventTables>, std::less<>>
+      tables_by_cpuid_;  // arm64 PMUs
 
   // Named events: the sources in lookup order (the `sys` tables, sysfs, the model's tables, libpfm4).
   std::vector<std::unique_ptr<const EventSource>> sources_;
@@ -56,7 +57,8 @@ struct Machine::Impl {
   const Alias* named_event(const Pmu& pmu, std::string_view name, bool fallbacks) const;
   const Alias* refined(const Pmu& pmu, std::string_view name, const Alias& sysfs, const Alias& table) const;
   mutable std::map<std::string, std::unique_ptr<Alias>, std::less<>> merged_;  // sysfs alias + table entry
-  mutable std::unordered_map<std::string, std::vector<std::pair<const Pmu*, const Alias*>>> named_;  // lower-case
+  mutable std::unordered_map<std::string, std::vector<std::pair<const Pmu*, const Alias*>>>
+      named_;  // lower-case
 
   // Tracefs
   const std::string& tracefs_events() const;
@@ -68,7 +70,7 @@ struct Machine::Impl {
   mutable std::map<std::string, std::optional<std::uint64_t>, std::less<>> tracepoint_ids_;  // "sys/name"
   mutable std::map<std::string, std::vector<std::string>, std::less<>> tracefs_dirs_;        // listings
   mutable std::string tracefs_;
-  mutable std::string tracefs_mount_;  // the real tracefs's mount point; "" below a fixture root
+  mutable std::string tracefs_mount_;       // the real tracefs's mount point; "" below a fixture root
   mutable TracefsProblem tracefs_missing_;  // why tracefs_ is empty
   mutable std::shared_ptr<const io::Jail> tracefs_jail_;  // jail_, or one on a tracefs mounted outside root_
 
@@ -88,8 +90,7 @@ inline const Machine::Impl& impl(const Machine& m) { return MachineAccess::impl(
 
 /// A value of type T kept by the Machine for its lifetime, created on first use (thread-safe). One
 /// client type per Machine: the resolver's memo.
-template <typename T>
-T& extension(const Machine& m) {
+template <typename T> T& extension(const Machine& m) {
   const Machine::Impl& i = impl(m);
   std::call_once(i.extension_once_, [&] { i.extension_ = std::make_shared<T>(); });
   return *static_cast<T*>(i.extension_.get());

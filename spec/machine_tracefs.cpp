@@ -24,11 +24,12 @@ const std::string& Machine::Impl::tracefs_events() const {
       std::string mount = tracefs::find_mount();
       if (mount.empty() && ::geteuid() == 0) {
         if (int err = tracefs::mount_once()) {
-          tracefs_missing_ = {TracefsProblem::Kind::mount_failed,
-                              fmt::format("tracefs is not mounted, and mounting it at {} failed: {}",
-                                          tracefs::default_mountpoint, std::strerror(err)),
-                              fmt::format("mount it yourself where mounting is allowed: 'mount -t tracefs nodev {}'",
-                                          tracefs::default_mountpoint)};
+          tracefs_missing_ = {
+              TracefsProblem::Kind::mount_failed,
+              fmt::format("tracefs is not mounted, and mounting it at {} failed: {}",
+                          tracefs::default_mountpoint, std::strerror(err)),
+              fmt::format("mount it yourself where mounting is allowed: 'mount -t tracefs nodev {}'",
+                          tracefs::default_mountpoint)};
           return;
         }
         // Mounted now, or by this process earlier and unmounted since: then it is not mounted again.
@@ -84,9 +85,10 @@ Machine::TracefsProblem Machine::Impl::tracefs_problem(std::string_view sys, std
                           events.substr(0, events.rfind('/')))
             // Recent kernels leave the "other" bits off tracefs files (an id is 0440): perf's hint, mode=755
             // alone, opens the folders but not the files; a group of this user's must be let in too.
-            : fmt::format("run as root, or let a group this user is in read tracefs: "
-                          "'mount -o remount,mode=755,gid=GROUP {}'",
-                          tracefs_mount_);
+            : fmt::format(
+                  "run as root, or let a group this user is in read tracefs: "
+                  "'mount -o remount,mode=755,gid=GROUP {}'",
+                  tracefs_mount_);
     return {TracefsProblem::Kind::denied, fmt::format("no permission to read '{}'", path), std::move(remedy)};
   }
   return {};
@@ -132,7 +134,8 @@ std::optional<std::uint64_t> Machine::Impl::tracepoint_id(std::string_view sys, 
   return id;
 }
 
-std::optional<std::uint64_t> Machine::Impl::read_tracepoint_id(std::string_view sys, std::string_view name) const {
+std::optional<std::uint64_t> Machine::Impl::read_tracepoint_id(std::string_view sys,
+                                                               std::string_view name) const {
   std::string path = fmt::format("{}/{}/{}/id", tracefs_events(), sys, name);
   std::optional<std::string> text;
   try {
@@ -150,7 +153,8 @@ std::optional<std::uint64_t> Machine::Impl::read_tracepoint_id(std::string_view 
   std::uint64_t id = 0;
   auto [p, ec] = std::from_chars(t.data(), t.data() + t.size(), id);
   if (t.empty() || ec != std::errc{} || p != t.data() + t.size())
-    throw Error(ErrorKind::machine, fmt::format("tracepoint id file '{}' holds '{}', not a number", path, t.substr(0, 40)));
+    throw Error(ErrorKind::machine,
+                fmt::format("tracepoint id file '{}' holds '{}', not a number", path, t.substr(0, 40)));
   return id;
 }
 

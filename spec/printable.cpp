@@ -17,11 +17,11 @@ std::size_t printable_sequence(std::string_view text, std::size_t i) {
   for (std::size_t k = 1; k < n; ++k)
     if ((b(i + k) & 0xc0) != 0x80) return 0;
   unsigned second = b(i + 1);
-  if (c == 0xc2 && second < 0xa0) return 0;                     // C1 controls
-  if (c == 0xe0 && second < 0xa0) return 0;                     // overlong
-  if (c == 0xed && second >= 0xa0) return 0;                    // surrogates
-  if (c == 0xf0 && second < 0x90) return 0;                     // overlong
-  if (c == 0xf4 && second >= 0x90) return 0;                    // past U+10FFFF
+  if (c == 0xc2 && second < 0xa0) return 0;   // C1 controls
+  if (c == 0xe0 && second < 0xa0) return 0;   // overlong
+  if (c == 0xed && second >= 0xa0) return 0;  // surrogates
+  if (c == 0xf0 && second < 0x90) return 0;   // overlong
+  if (c == 0xf4 && second >= 0x90) return 0;  // past U+10FFFF
   return n;
 }
 

@@ -11,14 +11,15 @@ namespace perfspec::spec {
 /// reset by `reset(node)`, or a new one appended. Nodes past `used` are erased by `trim_nodes` at the end.
 template <typename Node, typename Reset>
 Node& next_node(std::vector<Node>& nodes, std::size_t& used, Reset&& reset) {
-  if (used < nodes.size()) reset(nodes[used]);
-  else nodes.emplace_back();
+  if (used < nodes.size())
+    reset(nodes[used]);
+  else
+    nodes.emplace_back();
   return nodes[used++];
 }
 
 /// Drops the nodes an earlier fill left beyond the `used` this one took.
-template <typename Node>
-void trim_nodes(std::vector<Node>& nodes, std::size_t used) {
+template <typename Node> void trim_nodes(std::vector<Node>& nodes, std::size_t used) {
   if (nodes.size() > used) nodes.erase(nodes.begin() + static_cast<std::ptrdiff_t>(used), nodes.end());
 }
 
@@ -27,12 +28,13 @@ void trim_nodes(std::vector<Node>& nodes, std::size_t used) {
 /// drops what the earlier fill left beyond this one.
 ///
 /// Example: `Refill<ResolvedEvent> events(set.events); events.emplace_back().name = "x"; events.finish();`
-template <typename Node>
-class Refill {
+template <typename Node> class Refill {
  public:
   explicit Refill(std::vector<Node>& storage) : v_(storage) {}
   std::size_t size() const { return used_; }
-  Node& emplace_back() { return next_node(v_, used_, [](Node& n) { n.clear(); }); }
+  Node& emplace_back() {
+    return next_node(v_, used_, [](Node& n) { n.clear(); });
+  }
   void resize(std::size_t n) { used_ = n < used_ ? n : used_; }  // drops the last ones (a rollback)
   Node& operator[](std::size_t i) { return v_[i]; }
   const Node& operator[](std::size_t i) const { return v_[i]; }

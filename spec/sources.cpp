@@ -18,8 +18,7 @@ namespace perfspec::spec {
 namespace {
 
 // Calls f(pmu) for each PMU of the machine that can be read.
-template <typename F>
-void each_pmu(const Machine& machine, F&& f) {
+template <typename F> void each_pmu(const Machine& machine, F&& f) {
   for (const auto& name : machine.pmu_names())
     if (const Pmu* pmu = machine.pmu(name)) f(*pmu);
 }
@@ -93,7 +92,8 @@ class TableSource final : public EventSource {
   void names(const Pmu& pmu, std::vector<std::string>& out, bool deprecated) const override {
     if (const EventTables* t = tables_of(pmu))
       for (const auto& e : t->events())
-        if ((deprecated || !e.deprecated) && machine_.table_event_applies(e, pmu)) out.push_back(e.alias.name);
+        if ((deprecated || !e.deprecated) && machine_.table_event_applies(e, pmu))
+          out.push_back(e.alias.name);
   }
   void all_names(std::vector<std::string_view>& out) const override {
     if (const EventTables* t = sys_ ? machine_.sys_tables() : machine_.tables()) {
@@ -109,7 +109,8 @@ class TableSource final : public EventSource {
     std::map<std::string, std::shared_ptr<const EventTables>> full;  // by model; "" = sys
     auto full_of = [&](const std::string& model) -> const EventTables& {
       auto it = full.find(model);
-      if (it == full.end()) it = full.emplace(model, EventTables::load_full(machine_.tables_folder(), model)).first;
+      if (it == full.end())
+        it = full.emplace(model, EventTables::load_full(machine_.tables_folder(), model)).first;
       return *it->second;
     };
     std::set<std::pair<const TableEvent*, std::string>> seen;
@@ -162,16 +163,19 @@ class TableSource final : public EventSource {
     const TableEvent& e = *found.front();
     std::string tables = sys_ ? "the tables' sys folders" : fmt::format("the {} tables", t->model());
     if (e.sys && e.compat.empty())
-      return fmt::format("{} define '{}' for '{}' without a Compat, which matches no PMU (as in perf)", tables,
-                         e.alias.name, e.pmu);
+      return fmt::format("{} define '{}' for '{}' without a Compat, which matches no PMU (as in perf)",
+                         tables, e.alias.name, e.pmu);
     if (e.sys)
-      return fmt::format("{} define '{}' for a '{}' PMU whose identifier matches '{}', which this machine does not have",
-                         tables, e.alias.name, e.pmu, e.compat);
+      return fmt::format(
+          "{} define '{}' for a '{}' PMU whose identifier matches '{}', which this machine does not have",
+          tables, e.alias.name, e.pmu, e.compat);
     if (e.pmu.empty())
-      return fmt::format("{} define '{}' for the core PMU, which this machine does not have (a virtual machine "
-                         "without a virtual PMU has none)",
-                         tables, e.alias.name);
-    return fmt::format("{} define '{}' for PMU '{}', which this machine does not have", tables, e.alias.name, e.pmu);
+      return fmt::format(
+          "{} define '{}' for the core PMU, which this machine does not have (a virtual machine "
+          "without a virtual PMU has none)",
+          tables, e.alias.name);
+    return fmt::format("{} define '{}' for PMU '{}', which this machine does not have", tables, e.alias.name,
+                       e.pmu);
   }
 
  private:

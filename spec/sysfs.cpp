@@ -24,7 +24,6 @@
 
 namespace perfspec::spec {
 
-
 bool safe_component(std::string_view name) {
   return !name.empty() && name.size() <= 255 && name != "." && name != ".." &&
          name.find('/') == std::string_view::npos && name.find('\0') == std::string_view::npos;
@@ -37,7 +36,9 @@ namespace {
 ErrorKind kind_of_errno(int e) { return e == EACCES || e == EPERM ? ErrorKind::permission : ErrorKind::io; }
 
 [[noreturn]] void outside(const Jail& jail, const std::string& path) {
-  throw Error(ErrorKind::machine, fmt::format("'{}' leads outside the tree '{}' (a symlink out of it): not read", path, jail.root()));
+  throw Error(
+      ErrorKind::machine,
+      fmt::format("'{}' leads outside the tree '{}' (a symlink out of it): not read", path, jail.root()));
 }
 
 }  // namespace
@@ -58,7 +59,9 @@ int Jail::open(const std::string& path, int flags) const {
   } else {
     bool below = path.size() > root_.size() && path.compare(0, root_.size(), root_) == 0 &&
                  (path[root_.size()] == '/' || root_ == "/");
-    if (!below) throw Error(ErrorKind::machine, fmt::format("internal error: '{}' is not below the tree '{}'", path, root_));
+    if (!below)
+      throw Error(ErrorKind::machine,
+                  fmt::format("internal error: '{}' is not below the tree '{}'", path, root_));
     rel = path.substr(root_.size());
     while (!rel.empty() && rel.front() == '/') rel.erase(0, 1);
     if (rel.empty()) rel = ".";
@@ -81,7 +84,8 @@ int Jail::open(const std::string& path, int flags) const {
   bool inside = false;
   if (real && real_root) {
     std::string_view r(real_root), p(real);
-    inside = p == r || (p.size() > r.size() && p.substr(0, r.size()) == r && (p[r.size()] == '/' || r == "/"));
+    inside =
+        p == r || (p.size() > r.size() && p.substr(0, r.size()) == r && (p[r.size()] == '/' || r == "/"));
   }
   std::free(real);
   std::free(real_root);
@@ -113,7 +117,8 @@ std::optional<std::string> read_all(int fd, const std::string& path) {
     out.append(buf, static_cast<std::size_t>(n));
     if (out.size() > max_file_size) {
       ::close(fd);
-      throw Error(ErrorKind::machine, fmt::format("'{}' is larger than {} bytes; not a sysfs attribute", path, max_file_size));
+      throw Error(ErrorKind::machine,
+                  fmt::format("'{}' is larger than {} bytes; not a sysfs attribute", path, max_file_size));
     }
   }
   ::close(fd);
@@ -157,7 +162,8 @@ std::optional<std::string> read_optional_file(const Jail& jail, const std::strin
   ::close(dir);
   if (r != 0) return std::nullopt;
   if (S_ISDIR(st.st_mode)) throw Error(ErrorKind::machine, fmt::format("'{}' is a folder, not a file", path));
-  if (S_ISLNK(st.st_mode)) throw Error(ErrorKind::machine, fmt::format("'{}' is a symlink to nothing ('{}')", path, target));
+  if (S_ISLNK(st.st_mode))
+    throw Error(ErrorKind::machine, fmt::format("'{}' is a symlink to nothing ('{}')", path, target));
   throw Error(ErrorKind::io, fmt::format("'{}' cannot be read", path));
 }
 
@@ -225,7 +231,6 @@ bool is_regular_file(const Jail& jail, const std::string& path) {
 
 }  // namespace io
 
-
 const Format* Pmu::format(std::string_view term) const {
   // A PMU has a few dozen formats at most: a scan that rejects on length and first letter beats a
   // binary search of string comparisons (every term of every event asks).
@@ -252,7 +257,8 @@ void Pmu::load_formats() const {
     try {
       out.push_back(parse_format(file, *text));
     } catch (const Error& e) {
-      throw Error(ErrorKind::machine, fmt::format("pmu '{}': format file '{}': {}", name_, path, e.message()));
+      throw Error(ErrorKind::machine,
+                  fmt::format("pmu '{}': format file '{}': {}", name_, path, e.message()));
     }
   }
   std::sort(out.begin(), out.end(), [](const Format& a, const Format& b) { return a.name < b.name; });
@@ -334,7 +340,8 @@ Alias Pmu::load_alias(const std::string& file) const {
     errno = 0;
     a.scale = std::strtod(begin, &end);
     if (a.scale_text.empty() || end != begin + a.scale_text.size() || errno == ERANGE)
-      throw Error(ErrorKind::machine, fmt::format("pmu '{}': scale file '{}.scale' holds '{}', not a number", name_, path, a.scale_text));
+      throw Error(ErrorKind::machine, fmt::format("pmu '{}': scale file '{}.scale' holds '{}', not a number",
+                                                  name_, path, a.scale_text));
   }
   if (auto u = companion(".unit")) a.unit = std::string(io::trim(*u));
   if (auto p = companion(".per-pkg")) a.per_pkg = io::trim(*p) == "1";
@@ -368,14 +375,14 @@ unsigned Pmu::max_precise() const {
     unsigned v = 0;
     auto [p, ec] = std::from_chars(text->data(), text->data() + text->size(), v);
     if (ec != std::errc{} || p != text->data() + text->size())
-      throw Error(ErrorKind::machine, fmt::format("pmu '{}': '{}/caps/max_precise' holds '{}', not a number", name_, dir_, *text));
+      throw Error(ErrorKind::machine, fmt::format("pmu '{}': '{}/caps/max_precise' holds '{}', not a number",
+                                                  name_, dir_, *text));
     max_precise_ = std::min(v, 3u);
   });
   return max_precise_;
 }
 
 namespace {
-
 
 std::string_view without_uncore(std::string_view s) {
   constexpr std::string_view uncore = "uncore_";
@@ -394,8 +401,10 @@ bool pmu_name_matches(std::string_view pattern, std::string_view name) {
 MachineOptions MachineOptions::from_environment() {
   MachineOptions o;
   if (const char* d = std::getenv("PERFSPEC_EVENTS_DIR"); d && *d) o.events_dir = d;
-  if (const char* c = std::getenv("PERFSPEC_CPUID"); c && *c) o.cpuid = c;
-  else if (const char* p = std::getenv("PERF_CPUID"); p && *p) o.cpuid = p;
+  if (const char* c = std::getenv("PERFSPEC_CPUID"); c && *c)
+    o.cpuid = c;
+  else if (const char* p = std::getenv("PERF_CPUID"); p && *p)
+    o.cpuid = p;
   return o;
 }
 

@@ -37,8 +37,7 @@ std::string one_line(std::string_view s) {
   return out;
 }
 
-template <typename T>
-bool parse_number(std::string_view s, T& out, int base = 10) {
+template <typename T> bool parse_number(std::string_view s, T& out, int base = 10) {
   auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), out, base);
   return ec == std::errc{} && p == s.data() + s.size() && !s.empty();
 }
@@ -56,12 +55,13 @@ void split(std::string_view s, char sep, std::vector<std::string_view>& out) {
 
 }  // namespace
 
-std::string index_image(std::string_view sig, std::string_view payload, std::size_t lines, std::size_t diagnostics,
-                        std::size_t offsets_at, std::size_t body_at) {
-  std::string image = fmt::format("{}\n{}\nlayout {} {} {} {} {} {}\nsums", magic, sig, payload.size(), lines, diagnostics,
-                                  offsets_at, body_at, block_size);
+std::string index_image(std::string_view sig, std::string_view payload, std::size_t lines,
+                        std::size_t diagnostics, std::size_t offsets_at, std::size_t body_at) {
+  std::string image = fmt::format("{}\n{}\nlayout {} {} {} {} {} {}\nsums", magic, sig, payload.size(), lines,
+                                  diagnostics, offsets_at, body_at, block_size);
   for (std::size_t b = 0; b * block_size < payload.size(); ++b)
-    image += fmt::format(" {:016x}", hash(payload.data() + b * block_size, std::min(block_size, payload.size() - b * block_size)));
+    image += fmt::format(" {:016x}", hash(payload.data() + b * block_size,
+                                          std::min(block_size, payload.size() - b * block_size)));
   image += '\n';
   image += fmt::format("check {:016x}\n", hash(image.data(), image.size()));
   image += payload;
@@ -88,14 +88,17 @@ CacheFolder::CacheFolder(const std::string& path) : path_(path) {
   if (::fstat(fd, &st) != 0) {
     problem_ = fmt::format("the cache folder '{}' cannot be examined: {}", path, std::strerror(errno));
   } else if (st.st_uid != ::geteuid()) {
-    problem_ = fmt::format("the cache folder '{}' is not used: it belongs to uid {}, not to this user (uid {})", path,
-                           st.st_uid, ::geteuid());
+    problem_ =
+        fmt::format("the cache folder '{}' is not used: it belongs to uid {}, not to this user (uid {})",
+                    path, st.st_uid, ::geteuid());
   } else if (st.st_mode & (S_IWGRP | S_IWOTH)) {
     problem_ = fmt::format("the cache folder '{}' is not used: others may write to it (mode {:04o})", path,
                            st.st_mode & 07777);
   }
   if (!problem_.empty()) {
-    problem_ += "; named events are read from the JSON tables each time (set PERFSPEC_CACHE_DIR to a folder of your own)";
+    problem_ +=
+        "; named events are read from the JSON tables each time (set PERFSPEC_CACHE_DIR to a folder of your "
+        "own)";
     ::close(fd);
     return;
   }
@@ -106,7 +109,8 @@ CacheFolder::~CacheFolder() {
   if (fd_ >= 0) ::close(fd_);
 }
 
-std::unique_ptr<IndexFile> IndexFile::open(const CacheFolder& folder, const std::string& name, std::string_view sig) {
+std::unique_ptr<IndexFile> IndexFile::open(const CacheFolder& folder, const std::string& name,
+                                           std::string_view sig) {
   if (!folder.usable()) return nullptr;
   std::unique_ptr<IndexFile> ix(new IndexFile);
   std::size_t diagnostics = 0;
@@ -121,7 +125,8 @@ bool IndexFile::map_file(const CacheFolder& folder, const std::string& name) {
   if (fd < 0) return false;
   struct stat st {};
   bool ok = ::fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_uid == ::geteuid() &&
-            !(st.st_mode & (S_IWGRP | S_IWOTH)) && st.st_size > 0 && static_cast<std::size_t>(st.st_size) <= max_index_size;
+            !(st.st_mode & (S_IWGRP | S_IWOTH)) && st.st_size > 0 &&
+            static_cast<std::size_t>(st.st_size) <= max_index_size;
   if (ok) {
     map_size_ = static_cast<std::size_t>(st.st_size);
     map_ = ::mmap(nullptr, map_size_, PROT_READ, MAP_PRIVATE, fd, 0);
@@ -151,9 +156,9 @@ bool IndexFile::read_header(std::string_view sig, std::size_t& diagnostics) {
   std::vector<std::string_view> f;
   split(lines[2], ' ', f);
   std::size_t block = 0;
-  if (f.size() != 7 || f[0] != "layout" || !parse_number(f[1], payload_size_) || !parse_number(f[2], lines_) ||
-      !parse_number(f[3], diagnostics) || !parse_number(f[4], offsets_at_) || !parse_number(f[5], body_at_) ||
-      !parse_number(f[6], block) || block != block_size)
+  if (f.size() != 7 || f[0] != "layout" || !parse_number(f[1], payload_size_) ||
+      !parse_number(f[2], lines_) || !parse_number(f[3], diagnostics) || !parse_number(f[4], offsets_at_) ||
+      !parse_number(f[5], body_at_) || !parse_number(f[6], block) || block != block_size)
     return false;
   // Its length is the header's and the payload's: a file cut short or grown is not trusted.
   if (at + payload_size_ != all.size() || offsets_at_ > body_at_ || body_at_ > payload_size_ ||
@@ -232,7 +237,8 @@ std::string_view IndexFile::line(std::size_t i) const {
 }
 
 bool IndexFile::write(const CacheFolder& folder, const std::string& name, std::string_view sig,
-                      const std::vector<std::string>& lines, const std::vector<TableDiagnostic>& diagnostics) {
+                      const std::vector<std::string>& lines,
+                      const std::vector<TableDiagnostic>& diagnostics) {
   if (!folder.usable()) return false;
   std::string payload;
   for (const auto& d : diagnostics)
@@ -255,7 +261,8 @@ bool IndexFile::write(const CacheFolder& folder, const std::string& name, std::s
   // A name no one can guess, created only if nothing (a file, a link) is there, then renamed over the
   // index: rename replaces a link planted at that name instead of writing through it.
   std::uint64_t nonce = 0;
-  if (::getrandom(&nonce, sizeof nonce, 0) != sizeof nonce) nonce = static_cast<std::uint64_t>(::getpid()) << 20;
+  if (::getrandom(&nonce, sizeof nonce, 0) != sizeof nonce)
+    nonce = static_cast<std::uint64_t>(::getpid()) << 20;
   std::string tmp = fmt::format("{}.{:016x}.tmp", name, nonce);
   int fd = ::openat(folder.fd(), tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
   if (fd < 0) return false;

@@ -41,8 +41,8 @@ class CacheFolder {
 /// The bytes of an index file: the header (with the checksums of `payload`'s blocks and its own) and
 /// the payload, which holds `diagnostics` lines, then `lines` offsets from `offsets_at`, then the body
 /// from `body_at`. IndexFile::write uses it; the fuzz target gives it payloads of its own.
-std::string index_image(std::string_view sig, std::string_view payload, std::size_t lines, std::size_t diagnostics,
-                        std::size_t offsets_at, std::size_t body_at);
+std::string index_image(std::string_view sig, std::string_view payload, std::size_t lines,
+                        std::size_t diagnostics, std::size_t offsets_at, std::size_t body_at);
 
 /// Thrown by IndexFile when a block does not match its checksum: the caller rebuilds from the JSON.
 struct CorruptIndex {};
@@ -52,7 +52,8 @@ class IndexFile {
  public:
   /// The index `name` in `folder` built from files with signature `sig`, or nullptr when there is
   /// none, it is another user's or writable by others, or its header, length or signature do not hold.
-  static std::unique_ptr<IndexFile> open(const CacheFolder& folder, const std::string& name, std::string_view sig);
+  static std::unique_ptr<IndexFile> open(const CacheFolder& folder, const std::string& name,
+                                         std::string_view sig);
   /// Write an index of `lines` (sorted by their first field) and `diagnostics` atomically. False (and
   /// nothing left behind) when it cannot be written.
   static bool write(const CacheFolder& folder, const std::string& name, std::string_view sig,

@@ -27,7 +27,8 @@ namespace fs = std::filesystem;
 namespace detail {
 
 bool has_control(std::string_view s) {
-  return std::any_of(s.begin(), s.end(), [](char c) { return static_cast<unsigned char>(c) < 0x20 || c == 0x7f; });
+  return std::any_of(s.begin(), s.end(),
+                     [](char c) { return static_cast<unsigned char>(c) < 0x20 || c == 0x7f; });
 }
 
 std::optional<std::uint64_t> jevents_number(std::string_view text) {
@@ -38,10 +39,14 @@ std::optional<std::uint64_t> jevents_number(std::string_view text) {
   std::uint64_t v = 0;
   for (char c : t) {
     unsigned d;
-    if (c >= '0' && c <= '9') d = static_cast<unsigned>(c - '0');
-    else if (base == 16 && c >= 'a' && c <= 'f') d = static_cast<unsigned>(c - 'a' + 10);
-    else if (base == 16 && c >= 'A' && c <= 'F') d = static_cast<unsigned>(c - 'A' + 10);
-    else return std::nullopt;
+    if (c >= '0' && c <= '9')
+      d = static_cast<unsigned>(c - '0');
+    else if (base == 16 && c >= 'a' && c <= 'f')
+      d = static_cast<unsigned>(c - 'a' + 10);
+    else if (base == 16 && c >= 'A' && c <= 'F')
+      d = static_cast<unsigned>(c - 'A' + 10);
+    else
+      return std::nullopt;
     if (v > (~std::uint64_t{0} - d) / static_cast<unsigned>(base)) return std::nullopt;
     v = v * static_cast<unsigned>(base) + d;
   }
@@ -87,13 +92,27 @@ std::string llx(std::uint64_t v) { return v < 10 ? fmt::format("{}", v) : fmt::f
 std::string table_unit_pmu(std::string_view unit) {
   // perf's jevents names these PMUs explicitly; every other unit is `uncore_<unit>` in lower case.
   static constexpr std::pair<std::string_view, std::string_view> named[] = {
-      {"CBO", "uncore_cbox"},          {"QPI LL", "uncore_qpi"},           {"SBO", "uncore_sbox"},
-      {"iMPH-U", "uncore_arb"},        {"CPU-M-CF", "cpum_cf"},            {"CPU-M-SF", "cpum_sf"},
-      {"PAI-CRYPTO", "pai_crypto"},    {"PAI-EXT", "pai_ext"},             {"UPI LL", "uncore_upi"},
-      {"hisi_sicl,cpa", "hisi_sicl,cpa"}, {"hisi_sccl,ddrc", "hisi_sccl,ddrc"}, {"hisi_sccl,hha", "hisi_sccl,hha"},
-      {"hisi_sccl,l3c", "hisi_sccl,l3c"}, {"imx8_ddr", "imx8_ddr"},         {"imx9_ddr", "imx9_ddr"},
-      {"L3PMC", "amd_l3"},             {"DFPMC", "amd_df"},                {"UMCPMC", "amd_umc"},
-      {"cpu_core", "cpu_core"},        {"cpu_atom", "cpu_atom"},           {"ali_drw", "ali_drw"},
+      {"CBO", "uncore_cbox"},
+      {"QPI LL", "uncore_qpi"},
+      {"SBO", "uncore_sbox"},
+      {"iMPH-U", "uncore_arb"},
+      {"CPU-M-CF", "cpum_cf"},
+      {"CPU-M-SF", "cpum_sf"},
+      {"PAI-CRYPTO", "pai_crypto"},
+      {"PAI-EXT", "pai_ext"},
+      {"UPI LL", "uncore_upi"},
+      {"hisi_sicl,cpa", "hisi_sicl,cpa"},
+      {"hisi_sccl,ddrc", "hisi_sccl,ddrc"},
+      {"hisi_sccl,hha", "hisi_sccl,hha"},
+      {"hisi_sccl,l3c", "hisi_sccl,l3c"},
+      {"imx8_ddr", "imx8_ddr"},
+      {"imx9_ddr", "imx9_ddr"},
+      {"L3PMC", "amd_l3"},
+      {"DFPMC", "amd_df"},
+      {"UMCPMC", "amd_umc"},
+      {"cpu_core", "cpu_core"},
+      {"cpu_atom", "cpu_atom"},
+      {"ali_drw", "ali_drw"},
       {"arm_cmn", "arm_cmn"},
   };
   if (unit.empty()) return {};
@@ -176,15 +195,24 @@ std::string table_terms(const TableFields& f) {
   }
   // jevents' order; zero fields are left out, hex values print as llx(), decimal ones as decimal.
   const std::pair<const std::string*, std::string_view> fields[] = {
-      {&f.any_thread, "any"},          {&f.port_mask, "ch_mask"},     {&f.counter_mask, "cmask"},
-      {&f.edge_detect, "edge"},        {&f.fc_mask, "fc_mask"},       {&f.invert, "inv"},
-      {&f.sample_after_value, "period"}, {&f.umask, "umask"},         {&f.node_type, "type"},
-      {&f.rdwr_mask, "rdwrmask"},      {&f.en_all_cores, "enallcores"}, {&f.en_all_slices, "enallslices"},
-      {&f.slice_id, "sliceid"},        {&f.thread_mask, "threadmask"},
+      {&f.any_thread, "any"},
+      {&f.port_mask, "ch_mask"},
+      {&f.counter_mask, "cmask"},
+      {&f.edge_detect, "edge"},
+      {&f.fc_mask, "fc_mask"},
+      {&f.invert, "inv"},
+      {&f.sample_after_value, "period"},
+      {&f.umask, "umask"},
+      {&f.node_type, "type"},
+      {&f.rdwr_mask, "rdwrmask"},
+      {&f.en_all_cores, "enallcores"},
+      {&f.en_all_slices, "enallslices"},
+      {&f.slice_id, "sliceid"},
+      {&f.thread_mask, "threadmask"},
   };
   static constexpr std::string_view json_names[] = {
-      "AnyThread", "PortMask", "CounterMask", "EdgeDetect", "FCMask", "Invert", "SampleAfterValue", "UMask",
-      "NodeType",  "RdWrMask", "EnAllCores",  "EnAllSlices", "SliceId", "ThreadMask"};
+      "AnyThread", "PortMask", "CounterMask", "EdgeDetect", "FCMask",      "Invert",  "SampleAfterValue",
+      "UMask",     "NodeType", "RdWrMask",    "EnAllCores", "EnAllSlices", "SliceId", "ThreadMask"};
   for (std::size_t i = 0; i < std::size(fields); ++i) {
     const std::string& value = *fields[i].first;
     if (value.empty()) continue;
@@ -199,10 +227,17 @@ std::string table_terms(const TableFields& f) {
     std::string_view first = f.msr_index;
     first = io::trim(first.substr(0, first.find(',')));
     std::uint64_t index = need("MSRIndex", first);
-    const char* term = index == 0x3F6 ? "ldlat" : index == 0x1A6 || index == 0x1A7 ? "offcore_rsp" : index == 0x3F7 ? "frontend" : nullptr;
-    if (!term) throw Error(ErrorKind::machine, fmt::format("MSRIndex '{}' is not one perf knows (0x3F6, 0x1A6, 0x1A7, 0x3F7)", f.msr_index));
+    const char* term = index == 0x3F6                     ? "ldlat"
+                       : index == 0x1A6 || index == 0x1A7 ? "offcore_rsp"
+                       : index == 0x3F7                   ? "frontend"
+                                                          : nullptr;
+    if (!term)
+      throw Error(
+          ErrorKind::machine,
+          fmt::format("MSRIndex '{}' is not one perf knows (0x3F6, 0x1A6, 0x1A7, 0x3F7)", f.msr_index));
     // perf writes `ldlat=None` here, which no PMU accepts: the entry is left out instead.
-    if (f.msr_value.empty()) throw Error(ErrorKind::machine, fmt::format("MSRIndex '{}' without an MSRValue", f.msr_index));
+    if (f.msr_value.empty())
+      throw Error(ErrorKind::machine, fmt::format("MSRIndex '{}' without an MSRValue", f.msr_index));
     need("MSRValue", f.msr_value);
     terms += fmt::format(",{}={}", term, io::trim(f.msr_value));
   }
@@ -222,10 +257,10 @@ struct Entry {
 
 // The fields jevents copies from an architecture-standard event into an entry that leaves them empty.
 void inherit(Entry& e, const Entry& std) {
-  for (auto field : {&Entry::name, &Entry::desc, &Entry::long_desc, &Entry::compat, &Entry::scale_unit,
-                     &Entry::perpkg, &Entry::deprecated, &Entry::metric_name, &Entry::metric_group,
-                     &Entry::metric_expr, &Entry::metric_threshold, &Entry::metric_constraint,
-                     &Entry::default_group, &Entry::aggregation})
+  for (auto field :
+       {&Entry::name, &Entry::desc, &Entry::long_desc, &Entry::compat, &Entry::scale_unit, &Entry::perpkg,
+        &Entry::deprecated, &Entry::metric_name, &Entry::metric_group, &Entry::metric_expr,
+        &Entry::metric_threshold, &Entry::metric_constraint, &Entry::default_group, &Entry::aggregation})
     if ((e.*field).empty()) e.*field = std.*field;
 }
 
@@ -285,9 +320,11 @@ void describe(const nlohmann::json& jd, Entry& e) {
   if (!e.long_desc.empty()) e.long_desc = fix_description(e.long_desc);
   // What perf appends to descriptions.
   std::string extra;
-  if (jd.contains("Data_LA")) extra += jd.contains("Errata") ? "  Supports address when precise." : "  Supports address when precise";
+  if (jd.contains("Data_LA"))
+    extra += jd.contains("Errata") ? "  Supports address when precise." : "  Supports address when precise";
   if (auto errata = field(jd, "Errata"); !errata.empty()) extra += "  Spec update: " + errata;
-  if (auto pebs = field(jd, "PEBS"); !pebs.empty() && !e.desc.empty() && e.desc.find("(Precise Event)") == std::string::npos)
+  if (auto pebs = field(jd, "PEBS");
+      !pebs.empty() && !e.desc.empty() && e.desc.find("(Precise Event)") == std::string::npos)
     extra += pebs == "2" ? " (Must be precise)" : " (Precise event)";
   if (!e.desc.empty()) e.desc += extra;
   if (!e.long_desc.empty()) e.long_desc += extra;
@@ -319,7 +356,9 @@ Entry make_entry(const nlohmann::json& jd, const StdEvents& std_events) {
   }
   if (!arch_std.empty()) {
     auto it = std_events.find(ascii_lowered(arch_std));
-    if (it == std_events.end()) throw Error(ErrorKind::machine, fmt::format("ArchStdEvent '{}' is not an architecture-standard event", arch_std));
+    if (it == std_events.end())
+      throw Error(ErrorKind::machine,
+                  fmt::format("ArchStdEvent '{}' is not an architecture-standard event", arch_std));
     // The standard event's encoding, and every field the entry leaves empty.
     e.event = it->second.event;
     inherit(e, it->second);
@@ -377,7 +416,8 @@ TableCounters counters_of(const nlohmann::json& jd) {
     auto text = field(jd, key);
     if (text.empty()) return 0;
     auto v = jevents_number(text);
-    if (!v || *v > 1024) throw Error(ErrorKind::machine, fmt::format("{} '{}' is not a counter count", key, text));
+    if (!v || *v > 1024)
+      throw Error(ErrorKind::machine, fmt::format("{} '{}' is not a counter count", key, text));
     return static_cast<unsigned>(*v);
   };
   return {table_unit_pmu(field(jd, "Unit")), count("CountersNumFixed"), count("CountersNumGeneric")};
@@ -387,7 +427,9 @@ TableCounters counters_of(const nlohmann::json& jd) {
 TableEvent table_event(const Entry& e, const std::string& file, const std::string& topic, bool descriptions) {
   if (e.name.find_first_of(",/{}:= \t") != std::string::npos || has_control(e.name))
     throw Error(ErrorKind::machine, "the name cannot be written in an event string");
-  for (auto [what, text] : {std::pair{"Unit", &e.pmu}, {"ScaleUnit", &e.scale_unit}, {"Compat", &e.compat},
+  for (auto [what, text] : {std::pair{"Unit", &e.pmu},
+                            {"ScaleUnit", &e.scale_unit},
+                            {"Compat", &e.compat},
                             {"the encoding", &e.event}})
     if (has_control(*text)) throw Error(ErrorKind::machine, fmt::format("{} has control characters", what));
   TableEvent ev;
@@ -411,7 +453,8 @@ void load_file(const fs::path& path, const StdEvents& std_events, bool descripti
   const std::string file = path.filename().string();
   if (file == "metricgroups.json") {
     if (!doc->is_object()) {
-      out.diagnostics.push_back({path.string(), std::nullopt, {}, "expected an object of metric-group descriptions"});
+      out.diagnostics.push_back(
+          {path.string(), std::nullopt, {}, "expected an object of metric-group descriptions"});
       return;
     }
     for (const auto& [group, text] : doc->items())
@@ -426,14 +469,20 @@ void load_file(const fs::path& path, const StdEvents& std_events, bool descripti
   for (std::size_t i = 0; i < doc->size(); ++i) {
     const auto& jd = (*doc)[i];
     std::string name;
-    auto skip = [&](std::string message) { out.diagnostics.push_back({path.string(), i, name, std::move(message)}); };
+    auto skip = [&](std::string message) {
+      out.diagnostics.push_back({path.string(), i, name, std::move(message)});
+    };
     try {
       if (jd.is_object()) name = field(jd, "EventName");
       Entry e = make_entry(jd, std_events);
       name = e.name;
       if (!e.metric_name.empty() && !e.metric_expr.empty()) {
-        TableMetric m{e.metric_name, e.metric_expr, e.metric_group, e.metric_threshold, e.scale_unit,
-                      e.metric_constraint, e.desc, e.default_group, e.aggregation, e.pmu, e.compat, path.string()};
+        TableMetric m{e.metric_name,  e.metric_expr,
+                      e.metric_group, e.metric_threshold,
+                      e.scale_unit,   e.metric_constraint,
+                      e.desc,         e.default_group,
+                      e.aggregation,  e.pmu,
+                      e.compat,       path.string()};
         out.metrics.push_back(std::move(m));
       }
       if (e.name.empty()) {
@@ -469,8 +518,10 @@ void sys_folders(const fs::path& dir, int depth, std::vector<fs::path>& out) {
     if (e.is_directory(ec) && !e.is_symlink(ec)) subs.push_back(e.path());
   std::sort(subs.begin(), subs.end());
   for (const auto& s : subs) {
-    if (s.filename() == "sys") out.push_back(s);
-    else if (depth < 4) sys_folders(s, depth + 1, out);
+    if (s.filename() == "sys")
+      out.push_back(s);
+    else if (depth < 4)
+      sys_folders(s, depth + 1, out);
   }
 }
 
@@ -480,7 +531,8 @@ StdEvents std_events_of(const std::vector<fs::path>& files, Loaded& diagnostics)
   for (const auto& path : files) {
     Loaded scratch;
     auto doc = read_json(path, scratch);
-    diagnostics.diagnostics.insert(diagnostics.diagnostics.end(), scratch.diagnostics.begin(), scratch.diagnostics.end());
+    diagnostics.diagnostics.insert(diagnostics.diagnostics.end(), scratch.diagnostics.begin(),
+                                   scratch.diagnostics.end());
     if (!doc || !doc->is_array()) continue;
     for (const auto& jd : *doc) {
       try {
@@ -528,8 +580,12 @@ Loaded parse_files(const Files& files, bool descriptions) {
 
 namespace detail {
 
-TableFiles table_files(const std::string& dir, const std::string& model, bool sys) { return files_of(dir, model, sys); }
-LoadedTables parse_table_files(const TableFiles& files, bool descriptions) { return parse_files(files, descriptions); }
+TableFiles table_files(const std::string& dir, const std::string& model, bool sys) {
+  return files_of(dir, model, sys);
+}
+LoadedTables parse_table_files(const TableFiles& files, bool descriptions) {
+  return parse_files(files, descriptions);
+}
 
 }  // namespace detail
 

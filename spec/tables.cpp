@@ -5,11 +5,11 @@
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
+#include <deque>
 #include <filesystem>
 #include <fstream>
 #include <map>
 #include <sstream>
-#include <deque>
 
 #include <fmt/format.h>
 
@@ -49,7 +49,8 @@ void EventTables::sort_and_key() {
   std::vector<std::string> keys;
   keys.reserve(events_.size());
   for (const auto& e : events_) keys.push_back(ascii_lowered(e.alias.name));
-  std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return keys[a] < keys[b]; });
+  std::stable_sort(order.begin(), order.end(),
+                   [&](std::size_t a, std::size_t b) { return keys[a] < keys[b]; });
   std::vector<TableEvent> sorted;
   sorted.reserve(events_.size());
   keys_.clear();
@@ -113,9 +114,9 @@ TableEvent from_index_line(std::string_view (&f)[index_fields]) {
 }
 
 std::string index_line(const std::string& key, const TableEvent& e) {
-  return fmt::format("{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}{}{}\t{}", key, e.alias.name, e.pmu, e.alias.origin, e.alias.terms,
-                     e.alias.scale_text, e.alias.unit, e.alias.per_pkg ? '1' : '0', e.deprecated ? '1' : '0',
-                     e.sys ? '1' : '0', e.compat);
+  return fmt::format("{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}{}{}\t{}", key, e.alias.name, e.pmu, e.alias.origin,
+                     e.alias.terms, e.alias.scale_text, e.alias.unit, e.alias.per_pkg ? '1' : '0',
+                     e.deprecated ? '1' : '0', e.sys ? '1' : '0', e.compat);
 }
 
 }  // namespace
@@ -130,7 +131,8 @@ const EventTables* EventTables::rebuilt() const {
     t->model_ = model_;
     t->signature_ = signature_;
     t->index_name_ = index_name_;
-    detail::LoadedTables l = detail::parse_table_files(detail::table_files(index_->dir, index_->model, index_->sys), false);
+    detail::LoadedTables l =
+        detail::parse_table_files(detail::table_files(index_->dir, index_->model, index_->sys), false);
     t->events_ = std::move(l.events);
     for (auto& e : t->events_) e.sys = index_->sys;
     t->diagnostics_ = std::move(l.diagnostics);
@@ -162,8 +164,10 @@ std::vector<const TableEvent*> EventTables::find(std::string_view name) const {
       std::size_t lo = 0, hi = f.size();
       while (lo < hi) {  // first line whose key is not less than `key`
         std::size_t mid = lo + (hi - lo) / 2;
-        if (Index::key(f.line(mid)) < key) lo = mid + 1;
-        else hi = mid;
+        if (Index::key(f.line(mid)) < key)
+          lo = mid + 1;
+        else
+          hi = mid;
       }
       for (std::size_t i = lo; i < f.size() && Index::key(f.line(i)) == key; ++i) {
         std::string_view fields[index_fields];
@@ -222,7 +226,8 @@ std::string signature(const detail::TableFiles& files) {
     for (const auto& f : *list) {
       struct stat st {};
       if (::stat(f.c_str(), &st) != 0) continue;
-      sig += fmt::format("|{}:{}:{}.{}", fs::absolute(f).string(), st.st_size, st.st_mtim.tv_sec, st.st_mtim.tv_nsec);
+      sig += fmt::format("|{}:{}:{}.{}", fs::absolute(f).string(), st.st_size, st.st_mtim.tv_sec,
+                         st.st_mtim.tv_nsec);
     }
   return sig;
 }

@@ -44,9 +44,12 @@ std::string attr_summary(const perfspec::Attr& attr) {
     if (!out.empty()) out += ' ';
     bool hex = f.name.starts_with("config") || f.name == "sample_type" || f.name == "read_format" ||
                f.name == "branch_sample_type" || f.name.starts_with("sample_regs");
-    if (f.is_signed) out += fmt::format("{}={}", f.name, static_cast<std::int64_t>(v));
-    else if (hex) out += fmt::format("{}={:#x}", f.name, v);
-    else out += fmt::format("{}={}", f.name, v);
+    if (f.is_signed)
+      out += fmt::format("{}={}", f.name, static_cast<std::int64_t>(v));
+    else if (hex)
+      out += fmt::format("{}={:#x}", f.name, v);
+    else
+      out += fmt::format("{}={}", f.name, v);
   }
   return out;
 }
@@ -85,11 +88,14 @@ std::string in_child(const std::function<std::string()>& body) {
   std::string report;
   char buf[4096];
   for (ssize_t n; (n = ::read(pipefd[0], buf, sizeof buf)) != 0;)
-    if (n > 0) report.append(buf, static_cast<std::size_t>(n));
-    else if (errno != EINTR) break;
+    if (n > 0)
+      report.append(buf, static_cast<std::size_t>(n));
+    else if (errno != EINTR)
+      break;
   ::close(pipefd[0]);
   int status = 0;
-  while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {}
+  while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
   if (WIFSIGNALED(status)) return fmt::format("child killed by signal {}", WTERMSIG(status));
   if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
     return fmt::format("child exited with status {}", WEXITSTATUS(status));

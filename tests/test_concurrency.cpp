@@ -12,11 +12,23 @@
 using namespace perfspec;
 
 TEST_CASE("concurrent resolves against one cold Machine give the single-threaded answers") {
-  const std::vector<std::string> lists = {
-      "cpu/event=0x2,inv,ldlat=3/u", "{cycles,instructions}:u", "uncore_imc/cas_count_read/", "mem-loads:pp",
-      "sched:sched_*", "L1-dcache-load-misses", "power/energy-pkg/", "cas_count_read", "imc/clockticks/",
-      "topdown-total-slots", "mem:0x1000/8:w", "cycles:P", "inst_retired.any", "unc_m_cas_count.rd",
-      "cpu/mem_load_retired.l1_miss,cmask=2/", "nonesuch_event", "cpu/foo=1/"};
+  const std::vector<std::string> lists = {"cpu/event=0x2,inv,ldlat=3/u",
+                                          "{cycles,instructions}:u",
+                                          "uncore_imc/cas_count_read/",
+                                          "mem-loads:pp",
+                                          "sched:sched_*",
+                                          "L1-dcache-load-misses",
+                                          "power/energy-pkg/",
+                                          "cas_count_read",
+                                          "imc/clockticks/",
+                                          "topdown-total-slots",
+                                          "mem:0x1000/8:w",
+                                          "cycles:P",
+                                          "inst_retired.any",
+                                          "unc_m_cas_count.rd",
+                                          "cpu/mem_load_retired.l1_miss,cmask=2/",
+                                          "nonesuch_event",
+                                          "cpu/foo=1/"};
   spec::MachineOptions o = test::no_libpfm4();
   std::string events = test::source_dir() + "/../shared/pmu-events/x86";
   test::TempTree cache;

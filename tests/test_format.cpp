@@ -40,12 +40,20 @@ TEST_CASE("scatter takes the format's bits from the lowest up, whatever order th
 }
 
 TEST_CASE("the krava vectors of REFERENCE.md section 4") {
-  struct V { const char* name; const char* format; std::uint64_t value; };
-  const V vectors[] = {
-      {"krava01", "config:0-1,62-63", 15}, {"krava02", "config:10-17", 170}, {"krava03", "config:5", 1},
-      {"krava11", "config1:0,2,4,6,8,20-28", 27}, {"krava12", "config1:63", 1}, {"krava13", "config1:45-47", 2},
-      {"krava21", "config2:0-3,10-13,20-23,30-33,40-43,50-53,60-63", 119}, {"krava22", "config2:8,18,48,58", 11},
-      {"krava23", "config2:28-29,38", 2}};
+  struct V {
+    const char* name;
+    const char* format;
+    std::uint64_t value;
+  };
+  const V vectors[] = {{"krava01", "config:0-1,62-63", 15},
+                       {"krava02", "config:10-17", 170},
+                       {"krava03", "config:5", 1},
+                       {"krava11", "config1:0,2,4,6,8,20-28", 27},
+                       {"krava12", "config1:63", 1},
+                       {"krava13", "config1:45-47", 2},
+                       {"krava21", "config2:0-3,10-13,20-23,30-33,40-43,50-53,60-63", 119},
+                       {"krava22", "config2:8,18,48,58", 11},
+                       {"krava23", "config2:28-29,38", 2}};
   std::uint64_t words[3] = {};
   test::TempTree tree;
   tree.pmu("krava", 11);
@@ -62,7 +70,8 @@ TEST_CASE("the krava vectors of REFERENCE.md section 4") {
   // The same through the whole pipeline.
   perfspec::spec::Machine machine(tree.root());
   auto set = perfspec::resolve(
-      "krava/krava01=15,krava02=170,krava03=1,krava11=27,krava12=1,krava13=2,krava21=119,krava22=11,krava23=2/",
+      "krava/"
+      "krava01=15,krava02=170,krava03=1,krava11=27,krava12=1,krava13=2,krava21=119,krava22=11,krava23=2/",
       machine);
   REQUIRE(set.events.size() == 1);
   CHECK(set.events[0].attr.type == 11);
@@ -91,8 +100,11 @@ TEST_CASE("a malformed format file names the PMU and the file, positioned on the
   tree.write("bus/event_source/devices/bad/format/event", "config:7-0\n");
   perfspec::spec::Machine machine(tree.root());
   std::string err = test::error_of("bad/event=1/", machine);
-  CHECK(err == fmt::format("event syntax error: 'bad/event=1/'\n"
-                           "                     \\___ pmu 'bad': format file '{}/bus/event_source/devices/bad/format/event': "
-                           "invalid format 'config:7-0': range 7-0 is reversed\n",
-                           tree.root()));
+  CHECK(
+      err ==
+      fmt::format(
+          "event syntax error: 'bad/event=1/'\n"
+          "                     \\___ pmu 'bad': format file '{}/bus/event_source/devices/bad/format/event': "
+          "invalid format 'config:7-0': range 7-0 is reversed\n",
+          tree.root()));
 }

@@ -63,7 +63,8 @@ TEST_CASE("golden corpus") {
     auto finish = [&] {
       if (!in_case) return;
       auto& m = machines[current.fixture];
-      if (!m) m = std::make_unique<perfspec::spec::Machine>(test::fixture(current.fixture), test::no_libpfm4());
+      if (!m)
+        m = std::make_unique<perfspec::spec::Machine>(test::fixture(current.fixture), test::no_libpfm4());
       auto actual = actual_for(current.input, *m);
       ++total;
       if (update) {
@@ -72,7 +73,8 @@ TEST_CASE("golden corpus") {
         CAPTURE(path.filename().string());
         CAPTURE(current.line);
         CAPTURE(current.input);
-        CHECK(fmt::format("{}", fmt::join(actual, "\n")) == fmt::format("{}", fmt::join(current.expected, "\n")));
+        CHECK(fmt::format("{}", fmt::join(actual, "\n")) ==
+              fmt::format("{}", fmt::join(current.expected, "\n")));
       }
       in_case = false;
     };

@@ -142,31 +142,40 @@ TEST_CASE("numbers: decimal or hex, at most 64 bits") {
 
 TEST_CASE("syntax errors point at the character and say what was expected") {
   CHECK(syntax_error("") == "event syntax error: ''\n                     \\___ expected an event\n");
-  CHECK(syntax_error("cycles,") == "event syntax error: 'cycles,'\n                            \\___ expected an event\n");
+  CHECK(syntax_error("cycles,") ==
+        "event syntax error: 'cycles,'\n                            \\___ expected an event\n");
   CHECK(syntax_error("cycles;") ==
-        "event syntax error: 'cycles;'\n                           \\___ expected ',' or the end of the event list\n");
+        "event syntax error: 'cycles;'\n                           \\___ expected ',' or the end of the "
+        "event list\n");
   CHECK(syntax_error("{cycles") ==
-        "event syntax error: '{cycles'\n                            \\___ expected ',' or '}' to close the group\n");
+        "event syntax error: '{cycles'\n                            \\___ expected ',' or '}' to close the "
+        "group\n");
   CHECK(syntax_error("{cycles,{instructions}}") ==
         "event syntax error: '{cycles,{instructions}}'\n"
         "                             \\___ nested groups are not supported\n");
   CHECK(syntax_error("cpu/event=1") ==
-        "event syntax error: 'cpu/event=1'\n                                \\___ expected ',' or '/' after a term\n");
-  CHECK(syntax_error("cpu/event=/") ==
-        "event syntax error: 'cpu/event=/'\n                               \\___ expected a value after '='\n");
+        "event syntax error: 'cpu/event=1'\n                                \\___ expected ',' or '/' after "
+        "a term\n");
+  CHECK(
+      syntax_error("cpu/event=/") ==
+      "event syntax error: 'cpu/event=/'\n                               \\___ expected a value after '='\n");
   CHECK(syntax_error("cpu/event=1,/") ==
-        "event syntax error: 'cpu/event=1,/'\n                                 \\___ expected a term after ','\n");
+        "event syntax error: 'cpu/event=1,/'\n                                 \\___ expected a term after "
+        "','\n");
   CHECK(syntax_error("cpu/name='abc/") ==
         "event syntax error: 'cpu/name='abc/'\n"
         "                                   \\___ unterminated quoted value: missing the closing '\n");
-  CHECK(syntax_error("cycles:") == "event syntax error: 'cycles:'\n                            \\___ expected modifiers after ':'\n");
-  CHECK(syntax_error("{cycles}:") ==
-        "event syntax error: '{cycles}:'\n                              \\___ expected modifiers after ':'\n");
+  CHECK(syntax_error("cycles:") ==
+        "event syntax error: 'cycles:'\n                            \\___ expected modifiers after ':'\n");
+  CHECK(
+      syntax_error("{cycles}:") ==
+      "event syntax error: '{cycles}:'\n                              \\___ expected modifiers after ':'\n");
   CHECK(syntax_error("mem:0xzz") ==
         "event syntax error: 'mem:0xzz'\n"
         "                         \\___ expected a breakpoint address (decimal or 0x hex)\n");
   CHECK(syntax_error("cpu/@/") ==
-        "event syntax error: 'cpu/@/'\n                          \\___ expected a driver config name after '@'\n");
+        "event syntax error: 'cpu/@/'\n                          \\___ expected a driver config name after "
+        "'@'\n");
 }
 
 TEST_CASE("modifier errors point at the letter") {
@@ -182,7 +191,8 @@ TEST_CASE("modifier errors point at the letter") {
   CHECK(syntax_error("{cycles}:kk") ==
         "event syntax error: '{cycles}:kk'\n                               \\___ Duplicate modifier 'k'\n");
   CHECK(syntax_error("mem:0x10:rr") ==
-        "event syntax error: 'mem:0x10:rr'\n                              \\___ duplicate breakpoint access 'r'\n");
+        "event syntax error: 'mem:0x10:rr'\n                              \\___ duplicate breakpoint access "
+        "'r'\n");
   // 16 letters is the most that can be written without repeating one (p three times).
   CHECK(syntax_error("cycles:ukhIGHpppSDWebR") == "parsed");
   CHECK(syntax_error("cycles:ukhIGHpppSDWebRu") ==
@@ -201,9 +211,11 @@ TEST_CASE("a NUL byte is an error at its position") {
         "event syntax error: 'cyc?les'\n                        \\___ NUL character in event list\n");
   // Inside a quoted value (the one rule that takes any byte), and after a term.
   CHECK(syntax_error(std::string_view("cpu/name='a\0b'/", 15)) ==
-        "event syntax error: 'cpu/name='a?b'/'\n                                \\___ NUL character in event list\n");
+        "event syntax error: 'cpu/name='a?b'/'\n                                \\___ NUL character in event "
+        "list\n");
   CHECK(syntax_error(std::string_view("cpu/event=1\0/", 13)) ==
-        "event syntax error: 'cpu/event=1?/'\n                                \\___ NUL character in event list\n");
+        "event syntax error: 'cpu/event=1?/'\n                                \\___ NUL character in event "
+        "list\n");
   // A syntax error before the NUL is reported as itself.
   CHECK(syntax_error(std::string_view("cpu/=1/\0", 8)).find("expected") != std::string::npos);
 }
@@ -222,10 +234,10 @@ TEST_CASE("long inputs are shown in a window around the error") {
 TEST_CASE("origins: diagnostics point into the user's file, escapes included") {
   std::string text = "cycles,cpu/umsk=1/";
   perfspec::Error e("unknown term 'umsk' for pmu 'cpu'", perfspec::Span{11, 15});
-  CHECK(perfspec::render(e, text, perfspec::Origin{"bench.toml", 12, 9}).starts_with(
-      "bench.toml:12:20: error: unknown term 'umsk' for pmu 'cpu'\n"
-      "event syntax error: 'cycles,cpu/umsk=1/'\n"
-      "                                \\___ unknown term"));
+  CHECK(perfspec::render(e, text, perfspec::Origin{"bench.toml", 12, 9})
+            .starts_with("bench.toml:12:20: error: unknown term 'umsk' for pmu 'cpu'\n"
+                         "event syntax error: 'cycles,cpu/umsk=1/'\n"
+                         "                                \\___ unknown term"));
   // In the file: events = "cpu/name=\"x\",umsk=1/" -- the string perfspec sees has the escapes removed.
   // File columns of its bytes: 'c' at 11; the two quotes were two bytes each in the file.
   std::string unescaped = "cpu/name=\"x\",umsk=1/";

@@ -45,7 +45,8 @@ TEST_CASE("libpfm4 names resolve through the provider, with perfspec modifiers a
   o.cache_dir = "none";
   if (std::filesystem::exists(shared_events())) {
     spec::Machine with_tables(test::fixture("intel_skx"), o);
-    CHECK(one("inst_retired.any_p", with_tables) == "type=4 config=0xc0 sample_period=2000003");  // the table's period
+    CHECK(one("inst_retired.any_p", with_tables) ==
+          "type=4 config=0xc0 sample_period=2000003");  // the table's period
   }
 }
 
@@ -75,8 +76,11 @@ TEST_CASE("names libpfm4 and the skylakex JSON table both know: same encoding, o
     auto set = resolve(e.alias.name, m);
     const Attr& a = set.events[0].attr;
     CHECK(pfm->type == a.type);
-    if (a.config == pfm->config && a.config1 == pfm->config1) ++same;
-    else differ[e.alias.name] = fmt::format("table {:#x}/{:#x} libpfm4 {:#x}/{:#x}", a.config, a.config1, pfm->config, pfm->config1);
+    if (a.config == pfm->config && a.config1 == pfm->config1)
+      ++same;
+    else
+      differ[e.alias.name] = fmt::format("table {:#x}/{:#x} libpfm4 {:#x}/{:#x}", a.config, a.config1,
+                                         pfm->config, pfm->config1);
   }
   MESSAGE("names both know: " << both << ", same encoding: " << same);
   CHECK(both >= 250);

@@ -35,11 +35,14 @@ Note note(Note::Kind kind, int error, int cpu = -1) {
 }  // namespace
 
 TEST_CASE("stat text: values, units, alias scale, multiplexing, failures and notes, exactly") {
-  auto set = resolve("task-clock,cycles,uncore_imc_0/cas_count_read/,power/energy-pkg/,instructions,faults", skx());
-  std::vector<Count> counts = {counted(1234567), counted(1000000, 400, 100), counted(16384), counted(4294967296)};
+  auto set =
+      resolve("task-clock,cycles,uncore_imc_0/cas_count_read/,power/energy-pkg/,instructions,faults", skx());
+  std::vector<Count> counts = {counted(1234567), counted(1000000, 400, 100), counted(16384),
+                               counted(4294967296)};
   Count missing;
   missing.state = Count::State::not_supported;
-  missing.failure = runtime::Failure{ENOENT, "ENOENT", "meaning", "the hint", -1, "its group leader 'x' could not be opened"};
+  missing.failure = runtime::Failure{ENOENT,     "ENOENT", "meaning",
+                                     "the hint", -1,       "its group leader 'x' could not be opened"};
   counts.push_back(missing);
   Count idle;
   idle.state = Count::State::not_counted;
@@ -58,7 +61,8 @@ TEST_CASE("stat text: values, units, alias scale, multiplexing, failures and not
         "                             ENOENT: the hint (its group leader 'x' could not be opened)\n"
         "     <not counted>          faults\n"
         "                             the event was never scheduled on a counter (time_running is 0)\n"
-        "                             note: counted user space only (':u'): kernel counting was refused with EACCES\n"
+        "                             note: counted user space only (':u'): kernel counting was refused with "
+        "EACCES\n"
         "\n       0.500000000 seconds time elapsed\n\n");
 }
 
@@ -75,21 +79,27 @@ TEST_CASE("stat csv and json") {
         "<not supported>,,cycles,0,0,0.00,not supported,ENOENT\n");
   run.interval_end = 1.5;
   CHECK(stat_csv(set, counts, run).starts_with("1.500000,84,"));
-  CHECK(stat_json(set, counts, run) ==
-        "{\"target\":\"'x'\",\"interval\":1.5,\"elapsed_seconds\":0.0,\"counts\":[{\"event\":\"a,b\",\"pmu\":\"cpu\","
-        "\"span\":[0,26],\"state\":\"counted\",\"value\":84.0,\"unit\":\"\",\"raw\":42,\"time_enabled\":200,"
-        "\"time_running\":100,\"running_fraction\":0.5},{\"event\":\"cycles\",\"pmu\":\"cpu\",\"span\":[27,33],"
-        "\"state\":\"not supported\",\"value\":null,\"unit\":\"\",\"raw\":0,\"time_enabled\":0,\"time_running\":0,"
-        "\"running_fraction\":0.0,\"error\":{\"errno\":2,\"name\":\"ENOENT\",\"meaning\":\"m\",\"hint\":\"h\","
-        "\"cpu\":-1,\"detail\":\"\"}}]}\n");
+  CHECK(
+      stat_json(set, counts, run) ==
+      "{\"target\":\"'x'\",\"interval\":1.5,\"elapsed_seconds\":0.0,\"counts\":[{\"event\":\"a,b\",\"pmu\":"
+      "\"cpu\","
+      "\"span\":[0,26],\"state\":\"counted\",\"value\":84.0,\"unit\":\"\",\"raw\":42,\"time_enabled\":200,"
+      "\"time_running\":100,\"running_fraction\":0.5},{\"event\":\"cycles\",\"pmu\":\"cpu\",\"span\":[27,33],"
+      "\"state\":\"not "
+      "supported\",\"value\":null,\"unit\":\"\",\"raw\":0,\"time_enabled\":0,\"time_running\":0,"
+      "\"running_fraction\":0.0,\"error\":{\"errno\":2,\"name\":\"ENOENT\",\"meaning\":\"m\",\"hint\":\"h\","
+      "\"cpu\":-1,\"detail\":\"\"}}]}\n");
 }
 
 TEST_CASE("stat perf csv (-x): perf 6.12's fields, units, metrics and states, exactly") {
-  auto set = resolve("task-clock,cycles,instructions,branches,branch-misses,page-faults,uncore_imc_0/cas_count_read/,"
-                     "{cycles,stalled-cycles-frontend},faults,L1-dcache-load-misses",
-                     skx());
-  std::vector<Count> counts = {counted(2000000), counted(1000000, 300, 100), counted(6000000), counted(1000),
-                               counted(50),      counted(3000),             counted(16384),   counted(3000000),
+  auto set = resolve(
+      "task-clock,cycles,instructions,branches,branch-misses,page-faults,uncore_imc_0/cas_count_read/,"
+      "{cycles,stalled-cycles-frontend},faults,L1-dcache-load-misses",
+      skx());
+  std::vector<Count> counts = {counted(2000000), counted(1000000, 300, 100),
+                               counted(6000000), counted(1000),
+                               counted(50),      counted(3000),
+                               counted(16384),   counted(3000000),
                                counted(600000)};
   Count idle;  // enabled but never scheduled
   idle.state = Count::State::not_counted;
@@ -160,12 +170,13 @@ TEST_CASE("bytes a terminal acts on are escaped wherever text from a tree is pri
   CHECK(spec::printable("esc\x1b[31m") == "esc\\x1b[31m");
   CHECK(spec::printable(std::string("a\0b", 3)) == "a\\x00b");
   CHECK(spec::printable("bel\a tab\t nl\n del\x7f") == "bel\\x07 tab\\x09 nl\\x0a del\\x7f");
-  CHECK(spec::printable("\xc2\x9b" "31m") == "\\xc2\\x9b31m");  // U+009B, the one-byte CSI
+  CHECK(spec::printable("\xc2\x9b"
+                        "31m") == "\\xc2\\x9b31m");  // U+009B, the one-byte CSI
   CHECK(spec::printable("5 \xc2\xb5s \xe2\x82\xac") == "5 \xc2\xb5s \xe2\x82\xac");  // UTF-8 stays: µs €
   CHECK(spec::printable("\xff\xfe") == "\\xff\\xfe");
-  CHECK(spec::printable("\xe2\x82") == "\\xe2\\x82");          // cut short
-  CHECK(spec::printable("\xc0\xaf") == "\\xc0\\xaf");          // overlong '/'
-  CHECK(spec::printable("\xed\xa0\x80") == "\\xed\\xa0\\x80");  // a surrogate
+  CHECK(spec::printable("\xe2\x82") == "\\xe2\\x82");                    // cut short
+  CHECK(spec::printable("\xc0\xaf") == "\\xc0\\xaf");                    // overlong '/'
+  CHECK(spec::printable("\xed\xa0\x80") == "\\xed\\xa0\\x80");           // a surrogate
   CHECK(spec::printable("\xf4\x90\x80\x80") == "\\xf4\\x90\\x80\\x80");  // past U+10FFFF
 
   spec::ListedEvent e;
@@ -182,7 +193,8 @@ TEST_CASE("bytes a terminal acts on are escaped wherever text from a tree is pri
   CHECK_NOTHROW(list_json({}, {e}));  // JSON escapes controls itself; invalid UTF-8 is replaced, not thrown
   CHECK(list_json({}, {e}).find("\"name\":\"bad\xef\xbf\xbd utf8\"") != std::string::npos);  // U+FFFD
 
-  Error err("pmu 'x\x1b[2J': event file 'y\a' is a folder", Span{0, 1}, "did you mean 'z\x1b'?\nsecond\x07 line");
+  Error err("pmu 'x\x1b[2J': event file 'y\a' is a folder", Span{0, 1},
+            "did you mean 'z\x1b'?\nsecond\x07 line");
   CHECK(render(err, "q\x1bq") ==
         "event syntax error: 'q?q'\n"
         "                     \\___ pmu 'x\\x1b[2J': event file 'y\\x07' is a folder\n"
@@ -206,7 +218,8 @@ TEST_CASE("notes in words: each kind, exactly; joined by '; ' in stat text and J
   CHECK(describe(cut) == "short read on CPU 3: 40 of 72 bytes");
   CHECK(describe(std::vector<Note>{}).empty());
   CHECK(describe(std::vector<Note>{weak, cut}) ==
-        "weak group fell back to counting its events alone (EINVAL on 'cpu/event=0xc0/'); short read on CPU 3: 40 of 72 bytes");
+        "weak group fell back to counting its events alone (EINVAL on 'cpu/event=0xc0/'); short read on CPU "
+        "3: 40 of 72 bytes");
 
   auto set = resolve("cycles", skx());
   Count c = counted(10);
@@ -216,13 +229,17 @@ TEST_CASE("notes in words: each kind, exactly; joined by '; ' in stat text and J
   CHECK(stat_text(set, {c}, run) ==
         "\n Performance counter stats for 'x':\n\n"
         "                10          cycles\n"
-        "                             note: counted user space only (':u'): kernel counting was refused with EACCES; "
+        "                             note: counted user space only (':u'): kernel counting was refused with "
+        "EACCES; "
         "read failed on CPU 2: EBADF\n"
         "\n       0.000000000 seconds time elapsed\n\n");
   CHECK(stat_json(set, {c}, run) ==
-        "{\"target\":\"'x'\",\"elapsed_seconds\":0.0,\"counts\":[{\"event\":\"cycles\",\"pmu\":\"cpu\",\"span\":[0,6],"
-        "\"state\":\"counted\",\"value\":10.0,\"unit\":\"\",\"raw\":10,\"time_enabled\":100,\"time_running\":100,"
-        "\"running_fraction\":1.0,\"note\":\"counted user space only (':u'): kernel counting was refused with EACCES; "
+        "{\"target\":\"'x'\",\"elapsed_seconds\":0.0,\"counts\":[{\"event\":\"cycles\",\"pmu\":\"cpu\","
+        "\"span\":[0,6],"
+        "\"state\":\"counted\",\"value\":10.0,\"unit\":\"\",\"raw\":10,\"time_enabled\":100,\"time_running\":"
+        "100,"
+        "\"running_fraction\":1.0,\"note\":\"counted user space only (':u'): kernel counting was refused "
+        "with EACCES; "
         "read failed on CPU 2: EBADF\"}]}\n");
   // CSV has no note column.
   CHECK(stat_csv(set, {c}, run) == "10,,cycles,100,100,100.00,counted,\n");
@@ -242,15 +259,16 @@ TEST_CASE("fmt formatters (perfspec/fmt.hpp), exactly") {
                     spec::Source::builtin) == "sysfs json libpfm4 builtin");
   CHECK(fmt::format("{:^9}", spec::Source::json) == "  json   ");
 
-  CHECK(fmt::format("{}|{}|{}", Count::State::counted, Count::State::not_counted, Count::State::not_supported) ==
-        "counted|not counted|not supported");
+  CHECK(fmt::format("{}|{}|{}", Count::State::counted, Count::State::not_counted,
+                    Count::State::not_supported) == "counted|not counted|not supported");
   CHECK(fmt::format("{:v}|{:v}|{:v}", Count::State::counted, Count::State::not_counted,
                     Count::State::not_supported) == "counted|<not counted>|<not supported>");
   CHECK(fmt::format("{:>18v}|", Count::State::not_supported) == "   <not supported>|");
   CHECK(fmt::format("{:9}|{:>9}|", Count::State::counted, Count::State::counted) == "counted  |  counted|");
   CHECK(fmt::format("{:*^17v}", Count::State::not_counted) == "**<not counted>**");
   CHECK(fmt::format("{:*^16v}", Count::State::not_counted) == "*<not counted>**");
-  CHECK(fmt::format("{:*^16v}", Count::State::not_counted) == fmt::format("{:*^16}", "<not counted>"));  // as fmt pads
+  CHECK(fmt::format("{:*^16v}", Count::State::not_counted) ==
+        fmt::format("{:*^16}", "<not counted>"));                             // as fmt pads
   CHECK(fmt::format("{:3v}", Count::State::not_counted) == "<not counted>");  // never cut
   CHECK_THROWS_AS((void)fmt::format(fmt::runtime("{:x}"), Count::State::counted), fmt::format_error);
   CHECK_THROWS_AS((void)fmt::format(fmt::runtime("{:v8}"), Count::State::counted), fmt::format_error);
@@ -261,10 +279,12 @@ TEST_CASE("fmt formatters (perfspec/fmt.hpp), exactly") {
   CHECK(fmt::format("{}", cut) == "short read on CPU 3: 16 of 72 bytes");
   CHECK(fmt::format("{}", note(Note::Kind::enable_failed, EBADF)) == "enable failed: EBADF");
   CHECK(fmt::format("[{:>22}]", note(Note::Kind::read_failed, EBADF)) == "[    read failed: EBADF]");
-  CHECK(fmt::format("{}", note(Note::Kind::user_only, EACCES)) == describe(note(Note::Kind::user_only, EACCES)));
+  CHECK(fmt::format("{}", note(Note::Kind::user_only, EACCES)) ==
+        describe(note(Note::Kind::user_only, EACCES)));
 
   auto list = parse("{ cycles , cpu/event=60,inv,name='a:b'/u }:k,sched:sched_switch,mem:4096/8:w");
-  CHECK(fmt::format("{}", list) == "{cycles,cpu/event=0x3c,inv,name='a:b'/u}:k,sched:sched_switch,mem:0x1000/8:w");
+  CHECK(fmt::format("{}", list) ==
+        "{cycles,cpu/event=0x3c,inv,name='a:b'/u}:k,sched:sched_switch,mem:0x1000/8:w");
   CHECK(fmt::format("{}", list) == to_string(list));
   const auto& group = list.items[0];
   CHECK(fmt::format("{}", group) == "{cycles,cpu/event=0x3c,inv,name='a:b'/u}:k");

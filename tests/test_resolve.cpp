@@ -41,7 +41,8 @@ TEST_CASE("the brief's example strings") {
   CHECK(one("cpu/event=0x2,inv,ldlat=3/u", skx()) ==
         "type=4 config=0x800002 exclude_kernel=1 exclude_hv=1 config1=0x3");
   CHECK(summaries("{cycles,instructions}:u", skx()) ==
-        std::vector<std::string>{"type=0 exclude_kernel=1 exclude_hv=1", "type=0 config=0x1 exclude_kernel=1 exclude_hv=1"});
+        std::vector<std::string>{"type=0 exclude_kernel=1 exclude_hv=1",
+                                 "type=0 config=0x1 exclude_kernel=1 exclude_hv=1"});
   CHECK(one("L1D.READ.MISS", skx()) == "type=3 config=0x10000");
   CHECK(summaries("uncore_imc/cas_count_read/", skx()).size() == 6);
   CHECK(one("sched:sched_switch", skx()).starts_with("type=2 config="));
@@ -88,7 +89,8 @@ TEST_CASE("param=? aliases need the parameter") {
   Machine m(tree.root());
   CHECK(test::error_of("uncore_cha_0/tid_lookup/", m) ==
         "event syntax error: 'uncore_cha_0/tid_lookup/'\n"
-        "                                  \\___ event 'tid_lookup' of pmu 'uncore_cha_0' needs 'filter_tid=N'\n"
+        "                                  \\___ event 'tid_lookup' of pmu 'uncore_cha_0' needs "
+        "'filter_tid=N'\n"
         "help: its definition says filter_tid=?\n");
   CHECK(one("uncore_cha_0/tid_lookup,filter_tid=0x1f/", m) == "type=19 config=0x34 config1=0x1f");
 }
@@ -130,7 +132,8 @@ TEST_CASE("a bare name resolves the same every time: the first, from the Machine
     CHECK(one("LOADS:u", m) == "type=4 config=0x81d0 exclude_kernel=1 exclude_hv=1");
     CHECK(one("cpu/event=edge/", m) == "type=4 config=0x5");  // the alias, encoded and kept in the memo
     CHECK(one("edge", m) == "type=4 config=0x40000");
-    CHECK(summaries("clockticks", m) == std::vector<std::string>{"type=20 config=0xff", "type=21 config=0xff"});
+    CHECK(summaries("clockticks", m) ==
+          std::vector<std::string>{"type=20 config=0xff", "type=21 config=0xff"});
     auto set = perfspec::resolve("{Loads,clockticks}:k", m);
     REQUIRE(set.events.size() == 3);
     CHECK(set.events[0].name == "Loads");
@@ -142,7 +145,8 @@ TEST_CASE("a bare name resolves the same every time: the first, from the Machine
     // Errors point into the text each time, whether or not the name was seen before.
     CHECK(test::error_of("cycles,{loads:pp}:pp", m) ==
           "event syntax error: 'cycles,{loads:pp}:pp'\n"
-          "                                       \\___ precise level 4 is too high: the event's 'p' and its group's "
+          "                                       \\___ precise level 4 is too high: the event's 'p' and its "
+          "group's "
           "add up to more than 3\n");
     CHECK(test::error_of("tid", m) ==
           "event syntax error: 'tid'\n"
@@ -158,7 +162,8 @@ TEST_CASE("hardware symbols inside a PMU prefer the PMU's own alias") {
 }
 
 TEST_CASE("hybrid: generic hardware and cache events become one per core PMU with the extended type") {
-  CHECK(summaries("cycles", adl()) == std::vector<std::string>{"type=0 config=0xa00000000", "type=0 config=0x400000000"});
+  CHECK(summaries("cycles", adl()) ==
+        std::vector<std::string>{"type=0 config=0xa00000000", "type=0 config=0x400000000"});
   CHECK(summaries("L1-dcache-load-misses", adl()) ==
         std::vector<std::string>{"type=3 config=0xa00010000", "type=3 config=0x400010000"});
   auto set = perfspec::resolve("instructions:u", adl());
@@ -187,7 +192,8 @@ TEST_CASE("wildcard and glob PMU names") {
     CHECK(set.events[i].unit == "MiB");
     CHECK(set.events[i].leader == i);
   }
-  CHECK(summaries("uncore_cha_[02]/event=1/", skx()) == std::vector<std::string>{"type=19 config=0x1", "type=21 config=0x1"});
+  CHECK(summaries("uncore_cha_[02]/event=1/", skx()) ==
+        std::vector<std::string>{"type=19 config=0x1", "type=21 config=0x1"});
   // A wildcard keeps the PMUs that accept the terms (filter_tid is a CHA format, not an IMC one); the
   // PMUs that refuse them leave nothing behind.
   auto cha = perfspec::resolve("uncore_*/event=1,filter_tid=3/", skx());
@@ -203,7 +209,8 @@ TEST_CASE("wildcard and glob PMU names") {
   CHECK(test::error_of("uncore_imc/nonesuch/", skx()) ==
         "event syntax error: 'uncore_imc/nonesuch/'\n"
         "                                \\___ unknown term 'nonesuch' for pmu 'uncore_imc_0'\n"
-        "help: valid terms: edge,event,inv,thresh,umask,config,config1,config2,config3,name,period,freq,branch_type,"
+        "help: valid terms: "
+        "edge,event,inv,thresh,umask,config,config1,config2,config3,name,period,freq,branch_type,"
         "time,call-graph,stack-size,max-stack,inherit,no-inherit,overwrite,no-overwrite,percore,aux-output,"
         "aux-sample-size,metric-id,cpu\n");
 }
@@ -236,22 +243,26 @@ TEST_CASE("group modifiers apply on top of members' own") {
                                  "type=0 config=0x1 exclude_user=1 exclude_hv=1 precise_ip=2"});
   CHECK(test::error_of("{cycles:pp,instructions}:pp", skx()) ==
         "event syntax error: '{cycles:pp,instructions}:pp'\n"
-        "                                              \\___ precise level 4 is too high: the event's 'p' and its "
+        "                                              \\___ precise level 4 is too high: the event's 'p' "
+        "and its "
         "group's add up to more than 3\n");
   CHECK(summaries("{cycles,instructions}:S", skx()) ==
-        std::vector<std::string>{"type=0 sample_type=0x10 read_format=0x8", "type=0 config=0x1 sample_type=0x10 read_format=0x8"});
+        std::vector<std::string>{"type=0 sample_type=0x10 read_format=0x8",
+                                 "type=0 config=0x1 sample_type=0x10 read_format=0x8"});
   CHECK(summaries("{cycles,instructions}:D", skx()) ==
         std::vector<std::string>{"type=0 pinned=1", "type=0 config=0x1"});
 }
 
 TEST_CASE("leader-only and group-only modifiers") {
   CHECK(test::error_of("cycles:W", skx()) ==
-        "event syntax error: 'cycles:W'\n                            \\___ Weak modifier is for use with groups\n");
+        "event syntax error: 'cycles:W'\n                            \\___ Weak modifier is for use with "
+        "groups\n");
   CHECK(test::error_of("{cycles,instructions:D}", skx()) ==
         "event syntax error: '{cycles,instructions:D}'\n"
-        "                                          \\___ the 'D' (pinned) modifier is only valid on a group leader\n");
-  CHECK(test::error_of("{cycles,instructions:e}", skx()).find("'e' (exclusive) modifier is only valid on a group leader") !=
-        std::string::npos);
+        "                                          \\___ the 'D' (pinned) modifier is only valid on a group "
+        "leader\n");
+  CHECK(test::error_of("{cycles,instructions:e}", skx())
+            .find("'e' (exclusive) modifier is only valid on a group leader") != std::string::npos);
   CHECK(one("cycles:pP", skx()) == "type=0 precise_ip=3");  // P wins, as perf's precise_max does
   CHECK(summaries("{cycles:p}:P", skx()) == std::vector<std::string>{"type=0 precise_ip=3"});
   auto set = perfspec::resolve("{cycles:D,instructions}:W", skx());
@@ -316,8 +327,9 @@ TEST_CASE("built-in terms") {
   CHECK(one("cycles/freq=4000,period=7/", skx()) == "type=0 sample_period=7");
   CHECK(one("cycles/time=1/", skx()) == "type=0 sample_type=0x4");
   CHECK(one("cycles/call-graph=fp/", skx()) == "type=0 sample_type=0x20");
-  CHECK(one("cycles/call-graph=dwarf,stack-size=4096/", skx()) ==
-        "type=0 sample_type=0x3020 exclude_callchain_user=1 sample_regs_user=0xff0fff sample_stack_user=4096");
+  CHECK(
+      one("cycles/call-graph=dwarf,stack-size=4096/", skx()) ==
+      "type=0 sample_type=0x3020 exclude_callchain_user=1 sample_regs_user=0xff0fff sample_stack_user=4096");
   CHECK(one("cycles/max-stack=32/", skx()) == "type=0 sample_max_stack=32");
   CHECK(one("cycles/inherit/", skx()) == "type=0 inherit=1");
   CHECK(one("cycles/no-inherit/", skx()) == "type=0");
@@ -331,13 +343,17 @@ TEST_CASE("built-in terms") {
   CHECK(set.events[0].percore);
   CHECK(set.events[0].driver_config == "cfg=2");
   CHECK(test::error_of("cycles/period=abc/", skx()) ==
-        "event syntax error: 'cycles/period=abc/'\n                                   \\___ expected numeric value\n");
-  CHECK(test::error_of("cycles/call-graph=xyz/", skx()).find("unknown call-graph mode 'xyz'") != std::string::npos);
+        "event syntax error: 'cycles/period=abc/'\n                                   \\___ expected numeric "
+        "value\n");
+  CHECK(test::error_of("cycles/call-graph=xyz/", skx()).find("unknown call-graph mode 'xyz'") !=
+        std::string::npos);
   CHECK(test::error_of("cycles/event=1/", skx()) ==
         "event syntax error: 'cycles/event=1/'\n"
         "                            \\___ unknown term 'event' for event 'cycles'\n"
-        "help: valid terms: config,config1,config2,config3,name,period,freq,branch_type,time,call-graph,stack-size,"
-        "max-stack,inherit,no-inherit,overwrite,no-overwrite,percore,aux-output,aux-sample-size,metric-id,cpu\n");
+        "help: valid terms: "
+        "config,config1,config2,config3,name,period,freq,branch_type,time,call-graph,stack-size,"
+        "max-stack,inherit,no-inherit,overwrite,no-overwrite,percore,aux-output,aux-sample-size,metric-id,"
+        "cpu\n");
 }
 
 TEST_CASE("raw, numeric and breakpoint events") {
@@ -347,8 +363,10 @@ TEST_CASE("raw, numeric and breakpoint events") {
   CHECK(one("cpu/r1a8,umask=0/", skx()) == "type=4 config=0xa8");
   CHECK(one("1:1", skx()) == "type=1 config=0x1");
   CHECK(one("4:0x1a8:k", skx()) == "type=4 config=0x1a8 exclude_user=1 exclude_hv=1");
-  CHECK(test::error_of("4:0x1a8/umask=1/", skx()).find("unknown term 'umask' for event '4:0x1a8'") != std::string::npos);
-  CHECK(test::error_of("r1a8/umask=1/", skx()).find("unknown term 'umask' for event 'r1a8'") != std::string::npos);
+  CHECK(test::error_of("4:0x1a8/umask=1/", skx()).find("unknown term 'umask' for event '4:0x1a8'") !=
+        std::string::npos);
+  CHECK(test::error_of("r1a8/umask=1/", skx()).find("unknown term 'umask' for event 'r1a8'") !=
+        std::string::npos);
   CHECK(one("mem:0x1000", skx()) == "type=5 sample_period=1 bp_type=3 config1=0x1000 config2=0x4");
   CHECK(one("mem:0x1000/8:w", skx()) == "type=5 sample_period=1 bp_type=2 config1=0x1000 config2=0x8");
   CHECK(one("mem:0x2000:x", skx()) == "type=5 sample_period=1 bp_type=4 config1=0x2000 config2=0x8");
@@ -360,12 +378,14 @@ TEST_CASE("tracepoints: ids, globs, unknown names") {
   Machine m(test::fixture("intel_skx"));
   auto id = m.tracepoint_id("sched", "sched_switch");
   REQUIRE(id);
-  CHECK(one("sched:sched_switch", skx()) == fmt::format("type=2 config={:#x} sample_period=1 sample_type=0x584", *id));
+  CHECK(one("sched:sched_switch", skx()) ==
+        fmt::format("type=2 config={:#x} sample_period=1 sample_type=0x584", *id));
   auto set = perfspec::resolve("sched:sched_*:u", skx());
   CHECK(set.events.size() == 3);
   CHECK(set.events[0].name == "sched:sched_process_exec:u");
   CHECK(test::error_of("sched:nonesuch", skx()) ==
-        "event syntax error: 'sched:nonesuch'\n                     \\___ unknown tracepoint 'sched:nonesuch'\n");
+        "event syntax error: 'sched:nonesuch'\n                     \\___ unknown tracepoint "
+        "'sched:nonesuch'\n");
   CHECK(test::error_of("sched:sched_switch/event=1/", skx()).find("unknown term 'event' for tracepoint") !=
         std::string::npos);
 }
@@ -470,7 +490,8 @@ TEST_CASE("the bit-vector distance equals the table's, for every pattern length 
       // Some b are edits of a (close), some unrelated; lengths 0 to 80.
       std::string b = k % 2 ? random_text(next() % 81) : a;
       if (k % 2 == 0)
-        for (unsigned e = next() % 6; e > 0 && !b.empty(); --e) b[next() % b.size()] = alphabet[next() % alphabet.size()];
+        for (unsigned e = next() % 6; e > 0 && !b.empty(); --e)
+          b[next() % b.size()] = alphabet[next() % alphabet.size()];
       unsigned table = edit_distance(a, b, 1000), bits = bit_distance(a, b);
       differ += table != bits;
       if (table != bits) MESSAGE(a << " / " << b << ": table " << table << ", bits " << bits);
@@ -486,9 +507,11 @@ TEST_CASE("the bit-vector distance equals the table's, for every pattern length 
 
 TEST_CASE("unknown names get suggestions") {
   CHECK(test::error_of("cylces", skx()) ==
-        "event syntax error: 'cylces'\n                     \\___ unknown event 'cylces'\nhelp: did you mean 'cycles'?\n");
+        "event syntax error: 'cylces'\n                     \\___ unknown event 'cylces'\nhelp: did you mean "
+        "'cycles'?\n");
   CHECK(test::error_of("cpuu/event=1/", skx()) ==
-        "event syntax error: 'cpuu/event=1/'\n                     \\___ unknown PMU 'cpuu'\nhelp: did you mean 'cpu'?\n");
+        "event syntax error: 'cpuu/event=1/'\n                     \\___ unknown PMU 'cpuu'\nhelp: did you "
+        "mean 'cpu'?\n");
   CHECK(test::error_of("msr", skx()) ==
         "event syntax error: 'msr'\n                     \\___ 'msr' is a PMU, not an event\n"
         "help: write 'msr/.../' with terms, e.g. 'msr/config=0x1/'\n");
@@ -514,7 +537,7 @@ TEST_CASE("super-linear inputs stay fast (generous bounds; found by fuzzing)") {
     return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
   };
   std::string huge(100000, 'a');
-  CHECK(ms([&] { test::error_of(huge, skx()); }) < 2000);                      // no suggestions for it
+  CHECK(ms([&] { test::error_of(huge, skx()); }) < 2000);  // no suggestions for it
   CHECK(ms([&] { test::error_of("cpu/event=" + huge + "/", skx()); }) < 2000);
   std::string many;
   for (int i = 0; i < 10000; ++i) many += fmt::format("{}cpu/event={}/", i ? "," : "", i % 256);
@@ -529,20 +552,26 @@ TEST_CASE("super-linear inputs stay fast (generous bounds; found by fuzzing)") {
   for (int i = 0; i < 60; ++i) glob += "*?";
   CHECK(ms([&] { test::error_of(glob, skx()); }) < 2000);
   std::string terms = "cpu/";
-  for (int i = 0; i < 10000; ++i) terms += fmt::format("{}{}={}", i ? "," : "", i % 2 ? "umask" : "event", i % 256);
+  for (int i = 0; i < 10000; ++i)
+    terms += fmt::format("{}{}={}", i ? "," : "", i % 2 ? "umask" : "event", i % 256);
   terms += "/";
   // The last event= and umask= win: 9998 % 256 = 14, 9999 % 256 = 15.
   CHECK(ms([&] { CHECK(perfspec::resolve(terms, skx()).events.at(0).attr.config == 0x0f0e); }) < 2000);
   std::string pmu_glob;
   for (int i = 0; i < 1000; ++i) pmu_glob += "*?";
-  CHECK(ms([&] { CHECK(test::error_of(pmu_glob + "/event=1/", skx()).find("unknown PMU") != std::string::npos); }) < 2000);
+  CHECK(ms([&] {
+          CHECK(test::error_of(pmu_glob + "/event=1/", skx()).find("unknown PMU") != std::string::npos);
+        }) < 2000);
 }
 
 TEST_CASE("clear(): a reused event or group is default-constructed again, its strings keep their storage") {
-  perfspec::ResolvedEvent e = perfspec::resolve("uncore_imc_0/cas_count_read,name=a_long_name_beyond_the_small_string/u", skx()).events[0];
+  perfspec::ResolvedEvent e =
+      perfspec::resolve("uncore_imc_0/cas_count_read,name=a_long_name_beyond_the_small_string/u", skx())
+          .events[0];
   e.metric_id = e.driver_config = e.cpus = std::string(40, 'x');
   e.placement.cpus = std::string(40, 'c');
-  e.placement.missing = e.bpf_counter = e.retire_latency = e.precise_max = e.percore = e.per_pkg = e.snapshot = true;
+  e.placement.missing = e.bpf_counter = e.retire_latency = e.precise_max = e.percore = e.per_pkg =
+      e.snapshot = true;
   e.group = e.leader = 7;
   e.span = perfspec::Span{1, 2};
   const char* name_storage = e.name.data();

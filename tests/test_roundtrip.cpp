@@ -28,10 +28,11 @@ bool same_tree(const ast::EventList& a, const ast::EventList& b, std::string& wh
       return why = fmt::format("item {}", i), false;
     for (std::size_t k = 0; k < x.events.size(); ++k) {
       const auto &e = x.events[k], &f = y.events[k];
-      bool literal = e.kind == ast::EventKind::raw || e.kind == ast::EventKind::numeric;  // the number matters
-      bool ok = e.kind == f.kind && (literal || e.name == f.name) && e.tp_event == f.tp_event && e.number1 == f.number1 &&
-                e.number2 == f.number2 && e.has_length == f.has_length && e.access == f.access &&
-                e.has_terms == f.has_terms && e.terms.size() == f.terms.size() &&
+      bool literal =
+          e.kind == ast::EventKind::raw || e.kind == ast::EventKind::numeric;  // the number matters
+      bool ok = e.kind == f.kind && (literal || e.name == f.name) && e.tp_event == f.tp_event &&
+                e.number1 == f.number1 && e.number2 == f.number2 && e.has_length == f.has_length &&
+                e.access == f.access && e.has_terms == f.has_terms && e.terms.size() == f.terms.size() &&
                 e.modifiers.letters == f.modifiers.letters;
       for (std::size_t t = 0; ok && t < e.terms.size(); ++t) ok = term_eq(e.terms[t], f.terms[t]);
       if (!ok) return why = fmt::format("item {} event {}", i, k), false;
@@ -101,16 +102,18 @@ bool identical(const ast::EventList& a, const ast::EventList& b) {
       return false;
     for (std::size_t k = 0; k < x.events.size(); ++k) {
       const auto &e = x.events[k], &f = y.events[k];
-      if (e.kind != f.kind || !span_eq(e.span, f.span) || e.name != f.name || !span_eq(e.name_span, f.name_span) ||
-          e.tp_event != f.tp_event || !span_eq(e.tp_event_span, f.tp_event_span) || e.number1 != f.number1 ||
-          e.number2 != f.number2 || e.has_length != f.has_length || e.access != f.access ||
-          !span_eq(e.access_span, f.access_span) || e.has_terms != f.has_terms || !span_eq(e.terms_span, f.terms_span) ||
+      if (e.kind != f.kind || !span_eq(e.span, f.span) || e.name != f.name ||
+          !span_eq(e.name_span, f.name_span) || e.tp_event != f.tp_event ||
+          !span_eq(e.tp_event_span, f.tp_event_span) || e.number1 != f.number1 || e.number2 != f.number2 ||
+          e.has_length != f.has_length || e.access != f.access || !span_eq(e.access_span, f.access_span) ||
+          e.has_terms != f.has_terms || !span_eq(e.terms_span, f.terms_span) ||
           !mods_eq(e.modifiers, f.modifiers) || e.terms.size() != f.terms.size())
         return false;
       for (std::size_t t = 0; t < e.terms.size(); ++t) {
         const auto &u = e.terms[t], &v = f.terms[t];
-        if (u.name != v.name || u.driver != v.driver || u.kind != v.kind || u.number != v.number || u.text != v.text ||
-            !span_eq(u.span, v.span) || !span_eq(u.name_span, v.name_span) || !span_eq(u.value_span, v.value_span))
+        if (u.name != v.name || u.driver != v.driver || u.kind != v.kind || u.number != v.number ||
+            u.text != v.text || !span_eq(u.span, v.span) || !span_eq(u.name_span, v.name_span) ||
+            !span_eq(u.value_span, v.value_span))
           return false;
       }
     }
@@ -127,7 +130,8 @@ TEST_CASE("parsing into a reused list gives exactly a fresh parse, whatever the 
   // Larger before smaller and the reverse, and errors in between (they leave the list unspecified).
   std::vector<std::string> order = texts;
   order.insert(order.end(), texts.rbegin(), texts.rend());
-  order.insert(order.begin() + static_cast<std::ptrdiff_t>(order.size() / 2), "{cycles,cpu/event=1,umask=2,x=3/u}:W");
+  order.insert(order.begin() + static_cast<std::ptrdiff_t>(order.size() / 2),
+               "{cycles,cpu/event=1,umask=2,x=3/u}:W");
   order.insert(order.begin() + 3, "cpu/event=1,");
   ast::EventList reused;
   std::size_t compared = 0;
@@ -156,12 +160,13 @@ TEST_CASE("parsing into a reused list gives exactly a fresh parse, whatever the 
 
 namespace {
 bool same(const ResolvedEvent& a, const ResolvedEvent& b) {
-  return test::attr_summary(a.attr) == test::attr_summary(b.attr) && a.attr.size == b.attr.size && a.name == b.name &&
-         a.pmu == b.pmu && a.group == b.group && a.leader == b.leader && a.span.begin == b.span.begin &&
-         a.span.end == b.span.end && a.scale == b.scale && a.unit == b.unit && a.per_pkg == b.per_pkg &&
-         a.snapshot == b.snapshot && a.bpf_counter == b.bpf_counter && a.retire_latency == b.retire_latency &&
-         a.precise_max == b.precise_max && a.metric_id == b.metric_id && a.driver_config == b.driver_config &&
-         a.cpus == b.cpus && a.percore == b.percore;
+  return test::attr_summary(a.attr) == test::attr_summary(b.attr) && a.attr.size == b.attr.size &&
+         a.name == b.name && a.pmu == b.pmu && a.group == b.group && a.leader == b.leader &&
+         a.span.begin == b.span.begin && a.span.end == b.span.end && a.scale == b.scale && a.unit == b.unit &&
+         a.per_pkg == b.per_pkg && a.snapshot == b.snapshot && a.bpf_counter == b.bpf_counter &&
+         a.retire_latency == b.retire_latency && a.precise_max == b.precise_max &&
+         a.metric_id == b.metric_id && a.driver_config == b.driver_config && a.cpus == b.cpus &&
+         a.percore == b.percore;
 }
 
 // The resolve of `text`, or its error message.
@@ -195,7 +200,8 @@ TEST_CASE("a Machine whose caches and memos are warm resolves exactly as a new o
     REQUIRE(cold.events.size() == hot.events.size());
     for (std::size_t i = 0; i < cold.events.size(); ++i) CHECK(same(cold.events[i], hot.events[i]));
     REQUIRE(cold.groups.size() == hot.groups.size());
-    for (std::size_t g = 0; g < cold.groups.size(); ++g) CHECK(cold.groups[g].members == hot.groups[g].members);
+    for (std::size_t g = 0; g < cold.groups.size(); ++g)
+      CHECK(cold.groups[g].members == hot.groups[g].members);
     ++compared;
   }
   CHECK(compared == cases.size());
@@ -207,7 +213,7 @@ TEST_CASE("resolving into a reused EventSet gives exactly a fresh resolve, whate
   auto cases = golden_cases();
   std::vector<Case> order = cases;
   order.insert(order.end(), cases.rbegin(), cases.rend());  // larger sets before smaller ones and back
-  std::map<std::string, EventSet> reused;  // one per fixture, reused across its strings
+  std::map<std::string, EventSet> reused;                   // one per fixture, reused across its strings
   std::size_t compared = 0;
   for (const auto& c : order) {
     auto& m = machines[c.fixture];
@@ -257,7 +263,8 @@ TEST_CASE("resolving into a reused EventSet gives exactly a fresh resolve, whate
 TEST_CASE("canonical printing") {
   CHECK(to_string(parse("{ cycles , cpu/event=60,inv/u }")) == "{cycles,cpu/event=0x3c,inv/u}");
   CHECK(to_string(parse("g{cycles:u,instructions}:W")) == "g{cycles:u,instructions}:W");
-  CHECK(to_string(parse("cpu/name='a,b',period=1000,@cfg=3,umask=?/")) == "cpu/name='a,b',period=0x3e8,@cfg=0x3,umask=?/");
+  CHECK(to_string(parse("cpu/name='a,b',period=1000,@cfg=3,umask=?/")) ==
+        "cpu/name='a,b',period=0x3e8,@cfg=0x3,umask=?/");
   CHECK(to_string(parse("mem:4096/8:rw:u")) == "mem:0x1000/8:rw:u");
   CHECK(to_string(parse("mem:4096:w/period=5/:k")) == "mem:0x1000:w/period=0x5/k");
   CHECK(to_string(parse("4:424/period=1/")) == "4:0x1a8/period=0x1/");
@@ -293,7 +300,8 @@ TEST_CASE("decode: symbols, aliases, formats, leftovers, modifiers") {
   a.precise_ip = 2;
   auto r = d(a);
   CHECK(r.event == "cpu/config=0x10000800002,event=0x2,inv/upp");
-  CHECK(r.leftovers == std::vector<std::string>{"config bits 0x10000000000 are covered by no format of pmu 'cpu'"});
+  CHECK(r.leftovers ==
+        std::vector<std::string>{"config bits 0x10000000000 are covered by no format of pmu 'cpu'"});
   a = {};
   a.type = 3;
   a.config = 0x10002;
@@ -326,7 +334,8 @@ TEST_CASE("decode: symbols, aliases, formats, leftovers, modifiers") {
   a.config = 0xa00000001;
   // cpu_atom/instructions/ would be the PMU's own alias: the literal form is the exact answer
   CHECK(decode(a, adl).event == "0:0xa00000001");
-  CHECK(decode(a, adl).notes == std::vector<std::string>{"'cpu_atom/instructions/' would not resolve to exactly this encoding here"});
+  CHECK(decode(a, adl).notes ==
+        std::vector<std::string>{"'cpu_atom/instructions/' would not resolve to exactly this encoding here"});
   a.config = 0xa00000000;
   CHECK(decode(a, adl).event == "cpu_atom/cycles/");
 }
@@ -426,10 +435,12 @@ TEST_CASE("decode's standard input: JSON or perf stat -vv text, bounded in size 
   CHECK(parse_attr_input(R"({"x":"[[[[[[[[[[[[[[[[[[[[\"{{{{","events":[]})").empty());
   std::string deep16 = std::string(14, '[') + R"([{"type":1}])" + std::string(14, ']');
   CHECK(error_of(deep16) == "stdin: event 0 has no 'attr' object");  // parsed: 16 levels are within the bound
-  CHECK(error_of(std::string(17, '[') + std::string(17, ']')) == "stdin: JSON nested deeper than 16 levels at byte 17");
+  CHECK(error_of(std::string(17, '[') + std::string(17, ']')) ==
+        "stdin: JSON nested deeper than 16 levels at byte 17");
   CHECK(error_of("  \n{\"events\":[{\"attr\":{}}, 5]}") == "stdin: event 1 has no 'attr' object");
   CHECK(error_of(R"([{"config":"0x1"}])") == "stdin: event 0: attr field 'config' is not an integer");
-  CHECK(error_of(R"({"events":{}})") == R"(stdin: expected {"events":[...]} as 'perfspec resolve --format json' prints)");
+  CHECK(error_of(R"({"events":{}})") ==
+        R"(stdin: expected {"events":[...]} as 'perfspec resolve --format json' prints)");
   CHECK(error_of("[1,") == "stdin: invalid JSON at byte 4");
   CHECK(error_of(" \t\n") == "no input: give attr fields as options, or JSON or perf stat -vv text on stdin");
   CHECK(error_of("hello") == "stdin: no 'perf_event_attr:' block found (perf stat -vv output expected)");
@@ -448,7 +459,7 @@ TEST_CASE("fuzzer regression: a breakpoint with modifiers and config3 decodes to
   CHECK(decode(a, skx).event == "mem:0x1000/4:w:u");
   a.config3 = 1;
   Decoded d = decode(a, skx);
-  CHECK(std::find(d.notes.begin(), d.notes.end(), "a breakpoint's config and config3 cannot be written in an event string") !=
-        d.notes.end());
+  CHECK(std::find(d.notes.begin(), d.notes.end(),
+                  "a breakpoint's config and config3 cannot be written in an event string") != d.notes.end());
   CHECK_NOTHROW(resolve(d.event, skx));
 }

@@ -58,14 +58,14 @@ std::size_t open_fd_count() {
 // A scripted kernel: every perf_event_open consults `fail` (event config -> errno), every fd it
 // hands out is tracked, and reads return what `values` says.
 struct FakeSyscalls final : runtime::Syscalls {
-  std::map<std::uint64_t, int> fail;            // attr.config -> errno for every open
-  std::map<std::uint64_t, int> fail_once;       // attr.config -> errno for the first open only
-  std::function<int(const Attr&)> decide;       // overrides when set
+  std::map<std::uint64_t, int> fail;       // attr.config -> errno for every open
+  std::map<std::uint64_t, int> fail_once;  // attr.config -> errno for the first open only
+  std::function<int(const Attr&)> decide;  // overrides when set
   std::set<int> open;
   std::vector<Attr> opened_attrs;
   std::vector<std::pair<int, int>> pid_cpu;
-  std::map<int, std::uint64_t> config_of;       // fd -> config
-  std::map<int, std::vector<int>> members;      // leader fd -> member fds
+  std::map<int, std::uint64_t> config_of;         // fd -> config
+  std::map<int, std::vector<int>> members;        // leader fd -> member fds
   std::map<std::uint64_t, std::uint64_t> values;  // config -> counter value
   std::uint64_t enabled = 1000, running = 1000;
   std::vector<std::pair<int, unsigned long>> ioctls;
@@ -130,7 +130,7 @@ struct FakeSyscalls final : runtime::Syscalls {
     std::memcpy(buffer, out.data(), bytes);
     return static_cast<long>(bytes);
   }
-  int stray_id_fd = -1;      // read() reports this fd's value under an id no fd has
+  int stray_id_fd = -1;  // read() reports this fd's value under an id no fd has
   bool id_ioctl_fails = false;
   int ioctl(int fd, unsigned long request, unsigned long argument) override {
     if (request == PERF_EVENT_IOC_ID) {
@@ -204,17 +204,44 @@ TEST_CASE("the kernel layout: flag bits land where linux/perf_event.h puts them"
     // Compare against the header's bit-field by building the same attr through it.
     perf_event_attr expected;
     std::memset(&expected, 0, sizeof expected);
-#define PERFSPEC_FLAG(x) if (f.name == #x) expected.x = 1;
-    PERFSPEC_FLAG(disabled) PERFSPEC_FLAG(inherit) PERFSPEC_FLAG(pinned) PERFSPEC_FLAG(exclusive)
-    PERFSPEC_FLAG(exclude_user) PERFSPEC_FLAG(exclude_kernel) PERFSPEC_FLAG(exclude_hv) PERFSPEC_FLAG(exclude_idle)
-    PERFSPEC_FLAG(mmap) PERFSPEC_FLAG(comm) PERFSPEC_FLAG(freq) PERFSPEC_FLAG(inherit_stat)
-    PERFSPEC_FLAG(enable_on_exec) PERFSPEC_FLAG(task) PERFSPEC_FLAG(watermark) PERFSPEC_FLAG(mmap_data)
-    PERFSPEC_FLAG(sample_id_all) PERFSPEC_FLAG(exclude_host) PERFSPEC_FLAG(exclude_guest)
-    PERFSPEC_FLAG(exclude_callchain_kernel) PERFSPEC_FLAG(exclude_callchain_user) PERFSPEC_FLAG(mmap2)
-    PERFSPEC_FLAG(comm_exec) PERFSPEC_FLAG(use_clockid) PERFSPEC_FLAG(context_switch) PERFSPEC_FLAG(write_backward)
-    PERFSPEC_FLAG(namespaces) PERFSPEC_FLAG(ksymbol) PERFSPEC_FLAG(bpf_event) PERFSPEC_FLAG(aux_output)
-    PERFSPEC_FLAG(cgroup) PERFSPEC_FLAG(text_poke) PERFSPEC_FLAG(build_id) PERFSPEC_FLAG(inherit_thread)
-    PERFSPEC_FLAG(remove_on_exec) PERFSPEC_FLAG(sigtrap)
+#define PERFSPEC_FLAG(x) \
+  if (f.name == #x) expected.x = 1
+    PERFSPEC_FLAG(disabled);
+    PERFSPEC_FLAG(inherit);
+    PERFSPEC_FLAG(pinned);
+    PERFSPEC_FLAG(exclusive);
+    PERFSPEC_FLAG(exclude_user);
+    PERFSPEC_FLAG(exclude_kernel);
+    PERFSPEC_FLAG(exclude_hv);
+    PERFSPEC_FLAG(exclude_idle);
+    PERFSPEC_FLAG(mmap);
+    PERFSPEC_FLAG(comm);
+    PERFSPEC_FLAG(freq);
+    PERFSPEC_FLAG(inherit_stat);
+    PERFSPEC_FLAG(enable_on_exec);
+    PERFSPEC_FLAG(task);
+    PERFSPEC_FLAG(watermark);
+    PERFSPEC_FLAG(mmap_data);
+    PERFSPEC_FLAG(sample_id_all);
+    PERFSPEC_FLAG(exclude_host);
+    PERFSPEC_FLAG(exclude_guest);
+    PERFSPEC_FLAG(exclude_callchain_kernel);
+    PERFSPEC_FLAG(exclude_callchain_user);
+    PERFSPEC_FLAG(mmap2);
+    PERFSPEC_FLAG(comm_exec);
+    PERFSPEC_FLAG(use_clockid);
+    PERFSPEC_FLAG(context_switch);
+    PERFSPEC_FLAG(write_backward);
+    PERFSPEC_FLAG(namespaces);
+    PERFSPEC_FLAG(ksymbol);
+    PERFSPEC_FLAG(bpf_event);
+    PERFSPEC_FLAG(aux_output);
+    PERFSPEC_FLAG(cgroup);
+    PERFSPEC_FLAG(text_poke);
+    PERFSPEC_FLAG(build_id);
+    PERFSPEC_FLAG(inherit_thread);
+    PERFSPEC_FLAG(remove_on_exec);
+    PERFSPEC_FLAG(sigtrap);
 #undef PERFSPEC_FLAG
     expected.size = k.attr.size;
     CAPTURE(f.name);
@@ -240,8 +267,8 @@ TEST_CASE("the kernel layout: flag bits land where linux/perf_event.h puts them"
 }
 
 TEST_CASE("every documented errno is reported with its name, meaning and a hint, and the rest still count") {
-  const int errors[] = {E2BIG, EACCES, EBADF, EBUSY, EFAULT, EINTR, EINVAL, EMFILE,
-                        ENODEV, ENOENT, ENOSPC, ENOSYS, EOPNOTSUPP, EOVERFLOW, EPERM, ESRCH};
+  const int errors[] = {E2BIG,  EACCES, EBADF,  EBUSY,  EFAULT,     EINTR,     EINVAL, EMFILE,
+                        ENODEV, ENOENT, ENOSPC, ENOSYS, EOPNOTSUPP, EOVERFLOW, EPERM,  ESRCH};
   for (int err : errors) {
     CAPTURE(spec::errno_name(err));
     FakeSyscalls sys;
@@ -274,7 +301,8 @@ TEST_CASE("hints say what to do for the common cases") {
   spec::OpenContext c;
   c.paranoid = 2;
   CHECK(spec::errno_hint(EACCES, c) ==
-        "perf_event_paranoid is 2, which forbids unprivileged kernel profiling, CPU-wide events and raw tracepoint "
+        "perf_event_paranoid is 2, which forbids unprivileged kernel profiling, CPU-wide events and raw "
+        "tracepoint "
         "access; add the ':u' modifier to count user space only, or run with CAP_PERFMON (or lower "
         "perf_event_paranoid)");
   c.pmu = "cpu";
@@ -282,7 +310,8 @@ TEST_CASE("hints say what to do for the common cases") {
   c.type = 0;
   CHECK(spec::errno_hint(ENOENT, c).starts_with("this machine has no 'cpu' PMU"));
   c.type = 5;
-  CHECK(spec::errno_hint(ENOSPC, c) == "the CPU has no free debug register (x86 has 4): use fewer breakpoint events at once");
+  CHECK(spec::errno_hint(ENOSPC, c) ==
+        "the CPU has no free debug register (x86 has 4): use fewer breakpoint events at once");
   c.type = 0;
   c.precise_ip = 2;
   CHECK(spec::errno_hint(EOPNOTSUPP, c).starts_with("drop the precision modifiers"));
@@ -298,8 +327,8 @@ TEST_CASE("groups: members open with the leader's fd, one read per group, ids ma
   REQUIRE(sys.opened_attrs.size() == 3);
   CHECK(sys.opened_attrs[0].disabled == 1);
   CHECK(sys.opened_attrs[1].disabled == 0);
-  CHECK(sys.opened_attrs[0].read_format == (PERF_FORMAT_GROUP | PERF_FORMAT_ID | PERF_FORMAT_TOTAL_TIME_ENABLED |
-                                            PERF_FORMAT_TOTAL_TIME_RUNNING));
+  CHECK(sys.opened_attrs[0].read_format == (PERF_FORMAT_GROUP | PERF_FORMAT_ID |
+                                            PERF_FORMAT_TOTAL_TIME_ENABLED | PERF_FORMAT_TOTAL_TIME_RUNNING));
   CHECK(sys.members[100] == std::vector<int>{101, 102});
   sys.values = {{0x3c, 11}, {0xc0, 22}, {0x2e, 33}};
   sys.enabled = 400;
@@ -313,8 +342,9 @@ TEST_CASE("groups: members open with the leader's fd, one read per group, ids ma
   counters.enable();
   counters.disable();
   counters.reset();
-  CHECK(sys.ioctls == std::vector<std::pair<int, unsigned long>>{
-                          {100, PERF_EVENT_IOC_ENABLE}, {100, PERF_EVENT_IOC_DISABLE}, {100, PERF_EVENT_IOC_RESET}});
+  CHECK(sys.ioctls == std::vector<std::pair<int, unsigned long>>{{100, PERF_EVENT_IOC_ENABLE},
+                                                                 {100, PERF_EVENT_IOC_DISABLE},
+                                                                 {100, PERF_EVENT_IOC_RESET}});
 }
 
 TEST_CASE("time_running 0 is 'not counted', distinct from 'not supported'") {
@@ -353,7 +383,8 @@ TEST_CASE("a weak group that cannot be opened whole counts its members alone") {
   CHECK(counts[0].state == Count::State::counted);
   CHECK(counts[1].state == Count::State::counted);
   CHECK(counts[1].raw == 2);
-  CHECK(describe(counts[0].notes) == "weak group fell back to counting its events alone (EINVAL on 'cpu/event=0xc0/')");
+  CHECK(describe(counts[0].notes) ==
+        "weak group fell back to counting its events alone (EINVAL on 'cpu/event=0xc0/')");
   Note weak = note(Note::Kind::weak_group_alone, EINVAL);
   weak.event = "cpu/event=0xc0/";
   CHECK(counts[0].notes == std::vector<Note>{weak});
@@ -367,7 +398,8 @@ TEST_CASE("EACCES for kernel counting falls back to user-only, and says so") {
   auto counters = runtime::Counters::open(set, runtime::Target::self_thread(), fixture_options(), sys);
   auto counts = counters.read();
   CHECK(counts[0].state == Count::State::counted);
-  CHECK(describe(counts[0].notes) == "counted user space only (':u'): kernel counting was refused with EACCES");
+  CHECK(describe(counts[0].notes) ==
+        "counted user space only (':u'): kernel counting was refused with EACCES");
   CHECK(counts[0].notes == std::vector<Note>{note(Note::Kind::user_only, EACCES)});
   CHECK(counters.events().events[0].name == "cpu/event=0x3c/:u");
   CHECK(counts[1].notes.empty());
@@ -376,8 +408,8 @@ TEST_CASE("EACCES for kernel counting falls back to user-only, and says so") {
   sys.read_error[100] = EBADF;
   for (int again = 0; again < 2; ++again) {
     counters.read(counts);
-    CHECK(counts[0].notes == std::vector<Note>{note(Note::Kind::user_only, EACCES),
-                                               note(Note::Kind::read_failed, EBADF)});
+    CHECK(counts[0].notes ==
+          std::vector<Note>{note(Note::Kind::user_only, EACCES), note(Note::Kind::read_failed, EBADF)});
     CHECK(describe(counts[0].notes) ==
           "counted user space only (':u'): kernel counting was refused with EACCES; read failed: EBADF");
     CHECK(counts[1].notes.empty());
@@ -413,7 +445,8 @@ TEST_CASE("EMFILE in the middle of a large set: the rest are reported, nothing l
 TEST_CASE("system-wide: one open per CPU, uncore only on its cpumask, all summed") {
   FakeSyscalls sys;
   auto set = resolve("cpu/event=0x3c/,uncore_imc_0/clockticks/", skx());
-  auto counters = runtime::Counters::open(set, runtime::Target::system_wide({0, 1, 2, 3}), fixture_options(), sys);
+  auto counters =
+      runtime::Counters::open(set, runtime::Target::system_wide({0, 1, 2, 3}), fixture_options(), sys);
   std::vector<std::pair<int, int>> expected = {{-1, 0}, {-1, 1}, {-1, 2}, {-1, 3}, {-1, 0}};
   CHECK(sys.pid_cpu == expected);  // cpumask "0,28" intersected with the CPUs asked for
   sys.values = {{0x3c, 10}, {0, 4}};
@@ -446,11 +479,14 @@ TEST_CASE("placement travels with the set: -a over the CPUs the host reports, an
   CHECK(set.events[0].placement == PmuPlacement{});
   CHECK(set.events[1].placement.cpumask == "0,28");
   auto counters = runtime::Counters::open(set, runtime::Target::system_wide(), {}, host);
-  std::vector<std::pair<int, int>> expected = {{-1, 0}, {-1, 1}, {-1, 2}, {-1, 28}, {-1, 29}, {-1, 0}, {-1, 28}};
+  std::vector<std::pair<int, int>> expected = {{-1, 0},  {-1, 1}, {-1, 2}, {-1, 28},
+                                               {-1, 29}, {-1, 0}, {-1, 28}};
   CHECK(kernel.pid_cpu == expected);
   // The host facts explain a failure: paranoid 3 and no privilege, as the fake host says.
   kernel.fail[0x3c] = EACCES;
-  auto refused = runtime::Counters::open(resolve("cpu/event=0x3c/u", skx()), runtime::Target::self_thread(), {}, host).read();
+  auto refused =
+      runtime::Counters::open(resolve("cpu/event=0x3c/u", skx()), runtime::Target::self_thread(), {}, host)
+          .read();
   REQUIRE(refused[0].failure);
   CHECK(refused[0].failure->hint.find("perf_event_paranoid is 3") != std::string::npos);
 }
@@ -469,8 +505,8 @@ TEST_CASE("placement: a hardware event on a machine without its core PMU is mark
 
 TEST_CASE("read_format layouts: every combination of the flags, and reads cut short") {
   using runtime::ReadFormatView;
-  const std::uint64_t en = PERF_FORMAT_TOTAL_TIME_ENABLED, run = PERF_FORMAT_TOTAL_TIME_RUNNING, id = PERF_FORMAT_ID,
-                      lost = spec::format_lost, group = PERF_FORMAT_GROUP;
+  const std::uint64_t en = PERF_FORMAT_TOTAL_TIME_ENABLED, run = PERF_FORMAT_TOTAL_TIME_RUNNING,
+                      id = PERF_FORMAT_ID, lost = spec::format_lost, group = PERF_FORMAT_GROUP;
   {  // value, enabled, running, id, lost
     const std::uint64_t w[] = {42, 100, 50, 7, 3};
     ReadFormatView v(en | run | id | lost, w, 5);
@@ -524,7 +560,8 @@ TEST_CASE("fault matrix: an open failing at any point with any errno drops no ev
       {"group", "{cpu/event=0x3c/,cpu/event=0xc0/,cpu/event=0x2e/}", runtime::Target::self_thread()},
       {"weak group", "{cpu/event=0x3c/,cpu/event=0xc0/}:W", runtime::Target::self_thread()},
       {"mix",
-       "cpu/event=0x3c/,{cpu/event=0xc0/,cpu/event=0x2e/,task-clock},{cpu/event=0xd0/,cpu/event=0xd1/}:W,page-faults",
+       "cpu/event=0x3c/,{cpu/event=0xc0/,cpu/event=0x2e/,task-clock},{cpu/event=0xd0/,cpu/event=0xd1/"
+       "}:W,page-faults",
        runtime::Target::self_thread()},
       {"system-wide", "{cpu/event=0x3c/,cpu/event=0xc0/},cpu/event=0x2e/,{cpu/event=0xd0/,cpu/event=0xd1/}:W",
        runtime::Target::system_wide({0, 1})},
@@ -560,7 +597,8 @@ TEST_CASE("fault matrix: an open failing at any point with any errno drops no ev
         }
         CHECK(sys.open.empty());
         CHECK(sys.closed == sys.handed_out);
-        // What the fault must do: the call numbered k opens the same event on the same CPU as in the clean run.
+        // What the fault must do: the call numbered k opens the same event on the same CPU as in the clean
+        // run.
         std::vector<std::size_t> cpus_counted(n, ncpus);
         std::vector<std::optional<std::string>> detail(n);  // set: a failure with this detail is expected
         std::vector<std::string> note(n);
@@ -579,7 +617,8 @@ TEST_CASE("fault matrix: an open failing at any point with any errno drops no ev
           if (!g.weak || leader) fails(f, "");  // a weak group's members then count alone
           if (!g.weak && leader)
             for (std::size_t m : g.members)
-              if (m != f) fails(m, fmt::format("its group leader '{}' could not be opened", set.events[f].name));
+              if (m != f)
+                fails(m, fmt::format("its group leader '{}' could not be opened", set.events[f].name));
           if (g.weak && !leader)
             for (std::size_t m : g.members)
               note[m] = fmt::format("weak group fell back to counting its events alone ({} on '{}')",
@@ -604,7 +643,8 @@ TEST_CASE("fault matrix: an open failing at any point with any errno drops no ev
   }
 }
 
-TEST_CASE("EINTR from read and from the group ioctls is repeated, boundedly; perf_event_open's is a failure") {
+TEST_CASE(
+    "EINTR from read and from the group ioctls is repeated, boundedly; perf_event_open's is a failure") {
   FakeSyscalls sys;
   auto set = resolve("{cpu/event=0x3c/,cpu/event=0xc0/,cpu/event=0x2e/}", skx());
   sys.values = {{0x3c, 11}, {0xc0, 22}, {0x2e, 33}};
@@ -643,7 +683,8 @@ TEST_CASE("EINTR from read and from the group ioctls is repeated, boundedly; per
   refusing.fail_call = 0;
   refusing.fail_call_errno = EINTR;
   auto lone = runtime::Counters::open(resolve("cpu/event=0x3c/", skx()), runtime::Target::self_thread(),
-                                      fixture_options(), refusing).read();
+                                      fixture_options(), refusing)
+                  .read();
   CHECK(refusing.open_calls == 1);
   CHECK(lone[0].state == Count::State::not_supported);
   CHECK(lone[0].failure->name == "EINTR");
@@ -677,8 +718,7 @@ TEST_CASE("a failed enable, disable or reset is noted on its group's events by e
   CHECK_NOTHROW(counters.reset());
   sys.read_error[100] = EFAULT;
   auto counts = counters.read();
-  CHECK(describe(counts[1].notes) ==
-        "disable failed: EINVAL; reset failed: EBADF; read failed: EFAULT");
+  CHECK(describe(counts[1].notes) == "disable failed: EINVAL; reset failed: EBADF; read failed: EFAULT");
   CHECK(counts[1].notes == std::vector<Note>{note(Note::Kind::disable_failed, EINVAL),
                                              note(Note::Kind::reset_failed, EBADF),
                                              note(Note::Kind::read_failed, EFAULT)});
@@ -691,7 +731,8 @@ TEST_CASE("a failed enable, disable or reset is noted on its group's events by e
   wide.values = {{0x3c, 11}, {0xc0, 22}, {0x2e, 33}};
   auto per_cpu = runtime::Counters::open(resolve("{cpu/event=0x3c/,cpu/event=0xc0/},cpu/event=0x2e/", skx()),
                                          runtime::Target::system_wide({0, 1}), fixture_options(), wide);
-  REQUIRE(wide.pid_cpu == std::vector<std::pair<int, int>>{{-1, 0}, {-1, 0}, {-1, 1}, {-1, 1}, {-1, 0}, {-1, 1}});
+  REQUIRE(wide.pid_cpu ==
+          std::vector<std::pair<int, int>>{{-1, 0}, {-1, 0}, {-1, 1}, {-1, 1}, {-1, 0}, {-1, 1}});
   std::set<int> failing = {102};  // the group's leader on CPU 1
   wide.ioctl_error = [&](int fd, unsigned long) { return failing.contains(fd) ? EBADF : 0; };
   per_cpu.enable();
@@ -714,7 +755,8 @@ TEST_CASE("a short group read counts the values it holds and notes the ones it c
   sys.values = {{0x3c, 11}, {0xc0, 22}, {0x2e, 33}};
   auto counters = runtime::Counters::open(set, runtime::Target::self_thread(), fixture_options(), sys);
   // nr, enabled, running, then {value, id} per member: 72 bytes for three.
-  for (std::size_t cap : {40u, 44u}) {  // the leader's pair; then also half of the next pair (a value without id)
+  for (std::size_t cap :
+       {40u, 44u}) {  // the leader's pair; then also half of the next pair (a value without id)
     CAPTURE(cap);
     sys.read_cap = cap;
     auto counts = counters.read();
@@ -763,8 +805,8 @@ TEST_CASE("a read error leaves its group not counted, with the CPU and errno in 
   // System-wide, failing on one CPU: the other CPU's count, and the note.
   FakeSyscalls wide;
   wide.values = {{0x3c, 11}};
-  auto per_cpu = runtime::Counters::open(resolve("cpu/event=0x3c/", skx()), runtime::Target::system_wide({0, 1}),
-                                         fixture_options(), wide);
+  auto per_cpu = runtime::Counters::open(resolve("cpu/event=0x3c/", skx()),
+                                         runtime::Target::system_wide({0, 1}), fixture_options(), wide);
   wide.read_error[101] = ENODEV;
   counts = per_cpu.read();
   CHECK(counts[0].state == Count::State::counted);
@@ -823,7 +865,10 @@ TEST_CASE("user page reads: seqlock retry on a torn read, sign extension, time e
     return p;
   };
   unsigned rdpmc_index = 99;
-  auto rdpmc = [&](unsigned idx) { rdpmc_index = idx; return std::uint64_t{0xFFFFFFFFFFFF}; };  // -1 in 48 bits
+  auto rdpmc = [&](unsigned idx) {
+    rdpmc_index = idx;
+    return std::uint64_t{0xFFFFFFFFFFFF};
+  };  // -1 in 48 bits
   auto r = runtime::read_user_page(load, rdpmc, [] { return std::uint64_t{0}; });
   REQUIRE(r);
   CHECK(loads == 4);  // torn pair, then a clean pair
@@ -892,7 +937,10 @@ bool breakpoints_fire() {
     if (ok && n != 10 && n != 0) FAIL("the raw breakpoint probe counted " << n << " of 10 writes");
     return ok && n == 10;
   }();
-  if (!fire) MESSAGE("this machine's hardware breakpoints open but never fire (the raw syscall counts 0): exact counts not checked");
+  if (!fire)
+    MESSAGE(
+        "this machine's hardware breakpoints open but never fire (the raw syscall counts 0): exact counts "
+        "not checked");
   return fire;
 }
 
@@ -918,9 +966,9 @@ TEST_CASE("real: software events count, in a group and alone, without leaking fd
     counters.disable();
     auto counts = counters.read();
     for (const auto& c : counts) CHECK(c.state == Count::State::counted);
-    CHECK(counts[0].raw > 0);        // task-clock ns
-    CHECK(counts[1].raw >= 64);      // a fault per new page
-    CHECK(counts[2].raw >= 3);       // each usleep switches out
+    CHECK(counts[0].raw > 0);    // task-clock ns
+    CHECK(counts[1].raw >= 64);  // a fault per new page
+    CHECK(counts[2].raw >= 3);   // each usleep switches out
     CHECK(counts[3].raw > 0);
   }
   CHECK(open_fd_count() == before);
@@ -945,7 +993,9 @@ TEST_CASE("real: user-page reads of software events (index 0) give the read(2) n
 
 TEST_CASE("real: breakpoints and tracepoints in groups") {
   auto addr = reinterpret_cast<std::uintptr_t>(&watched);
-  auto set = resolve(fmt::format("{{mem:{:#x}/8:w:u,mem:{:#x}/8:rw:u}},{{sched:sched_switch,task-clock}}", addr, addr), live());
+  auto set = resolve(
+      fmt::format("{{mem:{:#x}/8:w:u,mem:{:#x}/8:rw:u}},{{sched:sched_switch,task-clock}}", addr, addr),
+      live());
   REQUIRE(set.groups.size() == 2);
   auto counters = runtime::Counters::open(set, runtime::Target::self_thread());
   counters.enable();
@@ -992,7 +1042,8 @@ TEST_CASE("real: hardware breakpoints count every access exactly; a fifth one is
     for (const auto& c : counts)
       if (c.failure && c.failure->name == "ENOSPC") ++nospc;
     CHECK(nospc >= 1);
-    CHECK(counts[4].failure->hint == "the CPU has no free debug register (x86 has 4): use fewer breakpoint events at once");
+    CHECK(counts[4].failure->hint ==
+          "the CPU has no free debug register (x86 has 4): use fewer breakpoint events at once");
   }
   CHECK(open_fd_count() == before);
 }
@@ -1037,9 +1088,10 @@ TEST_CASE("real: a read-only breakpoint, which x86 cannot watch, is EINVAL with 
   auto counts = runtime::Counters::open(set, runtime::Target::self_thread()).read();
   REQUIRE(counts[0].failure);
   CHECK(counts[0].failure->name == "EINVAL");
-  CHECK(counts[0].failure->hint ==
-        "x86 debug registers watch writes (w), reads and writes (rw) or execution (x) of 1, 2, 4 or 8 bytes: a "
-        "read-only (r) breakpoint or another length is refused");
+  CHECK(
+      counts[0].failure->hint ==
+      "x86 debug registers watch writes (w), reads and writes (rw) or execution (x) of 1, 2, 4 or 8 bytes: a "
+      "read-only (r) breakpoint or another length is refused");
 #endif
 }
 
@@ -1085,7 +1137,8 @@ TEST_CASE("real: an unprivileged process gets EACCES for kernel counting, and th
   int st;
   ::waitpid(pid, &st, 0);
   REQUIRE(n > 0);
-  CHECK(std::string(buf) == "EACCES|counted|counted user space only (':u'): kernel counting was refused with EACCES");
+  CHECK(std::string(buf) ==
+        "EACCES|counted|counted user space only (':u'): kernel counting was refused with EACCES");
 }
 
 TEST_CASE("real: a command is counted from its exec, children included, and its exit status kept") {
@@ -1129,7 +1182,8 @@ TEST_CASE("real: a command never started exits unrun and leaves no zombie; a kil
   CHECK_THROWS_WITH(runtime::Command({}), "no command to run");
 }
 
-TEST_CASE("group reads map values by id; an unknown id is dropped, and without ids the kernel's order is used") {
+TEST_CASE(
+    "group reads map values by id; an unknown id is dropped, and without ids the kernel's order is used") {
   auto set = resolve("{cpu/event=0x3c/,cpu/event=0xc0/,cpu/event=0x2e/}", skx());
   {
     FakeSyscalls sys;
@@ -1150,7 +1204,7 @@ TEST_CASE("group reads map values by id; an unknown id is dropped, and without i
     CHECK(counts[1].raw == 22);
     CHECK(counts[2].raw == 33);
   }
-  CHECK(spec::errno_name(EIO) == "EIO");      // read(2) and ioctl(2) errnos beyond perf_event_open's
+  CHECK(spec::errno_name(EIO) == "EIO");  // read(2) and ioctl(2) errnos beyond perf_event_open's
   CHECK(spec::errno_name(ENOTTY) == "ENOTTY");
 }
 
@@ -1168,7 +1222,7 @@ TEST_CASE("a weak group falling back on a later CPU keeps a member's failure fro
   sys.values = {{0x3c, 5}, {0xc0, 7}};
   auto counts = counters.read();
   CHECK(counts[0].raw == 10);
-  CHECK(counts[1].raw == 7);  // counted on CPU 1 only...
+  CHECK(counts[1].raw == 7);   // counted on CPU 1 only...
   REQUIRE(counts[1].failure);  // ...which its failure on CPU 0 says
   CHECK(counts[1].failure->name == "EMFILE");
   CHECK(counts[1].failure->cpu == 0);

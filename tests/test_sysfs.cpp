@@ -38,18 +38,19 @@ TEST_CASE("PMUs load lazily: a broken PMU does not disturb an event on another")
   CHECK(set.events[0].attr.config == 1);
   // ...while naming the broken one is a clear error about its file.
   CHECK(test::error_of("broken/event=1/", machine) ==
-        fmt::format("event syntax error: 'broken/event=1/'\n"
-                    "                     \\___ pmu 'broken': '{}/bus/event_source/devices/broken/type' holds 'not a "
-                    "number', not a PMU type number\n",
-                    tree.root()));
+        fmt::format(
+            "event syntax error: 'broken/event=1/'\n"
+            "                     \\___ pmu 'broken': '{}/bus/event_source/devices/broken/type' holds 'not a "
+            "number', not a PMU type number\n",
+            tree.root()));
   // A bare alias name is looked up on every PMU: the broken one does not hide it on the others...
   tree.write("bus/event_source/devices/cpu/events/myev", "event=0x42\n");
   Machine fresh(tree.root(), test::no_libpfm4());
   CHECK(perfspec::resolve("myev", fresh).events.at(0).attr.config == 0x42);
   // ...and a name found nowhere reports the PMU that could not be searched, not "unknown event".
-  CHECK(test::error_of("nosuchev", fresh).find("pmu 'broken': '" + tree.root() +
-                                              "/bus/event_source/devices/broken/type' holds 'not a number'") !=
-        std::string::npos);
+  CHECK(test::error_of("nosuchev", fresh)
+            .find("pmu 'broken': '" + tree.root() +
+                  "/bus/event_source/devices/broken/type' holds 'not a number'") != std::string::npos);
 }
 
 TEST_CASE("aliases with metadata, with and without trailing newlines") {
@@ -150,11 +151,12 @@ TEST_CASE("symlinks that lead out of the tree are refused, naming the link; noth
   fs::create_directory_symlink("../../../devices/cpu", devices + "cpu");
   tree.pmu("fmt", 20);
   tree.write("bus/event_source/devices/fmt/format/event", "config:0-7\n");
-  fs::create_symlink(outside.root() + "/secret", devices + "fmt/format/umask");        // absolute
+  fs::create_symlink(outside.root() + "/secret", devices + "fmt/format/umask");  // absolute
   tree.pmu("ali", 21);
   tree.write("bus/event_source/devices/ali/format/event", "config:0-7\n");
   fs::create_directories(devices + "ali/events");
-  fs::create_symlink(fs::relative(outside.root() + "/dir/ev", devices + "ali/events"), devices + "ali/events/ev");
+  fs::create_symlink(fs::relative(outside.root() + "/dir/ev", devices + "ali/events"),
+                     devices + "ali/events/ev");
   tree.pmu("dir", 22);
   tree.write("bus/event_source/devices/dir/format/event", "config:0-7\n");
   fs::create_directory_symlink(outside.root() + "/dir", devices + "dir/events");
@@ -189,8 +191,8 @@ TEST_CASE("symlinks that lead out of the tree are refused, naming the link; noth
                          doctest::Contains("leads outside the tree"), perfspec::Error);
     CHECK_THROWS_WITH_AS(io::read_small_file(jail, devices + "ali/events/ev"),
                          doctest::Contains("leads outside the tree"), perfspec::Error);
-    CHECK_THROWS_WITH_AS(io::list_dir(jail, devices + "dir/events"), doctest::Contains("leads outside the tree"),
-                         perfspec::Error);
+    CHECK_THROWS_WITH_AS(io::list_dir(jail, devices + "dir/events"),
+                         doctest::Contains("leads outside the tree"), perfspec::Error);
     CHECK_THROWS_WITH_AS(io::exists(jail, devices + "evil/type"), doctest::Contains("leads outside the tree"),
                          perfspec::Error);
   }
@@ -210,8 +212,8 @@ TEST_CASE("huge and binary sysfs files are errors naming the file") {
   tree.pmu("bin", 21);
   tree.write("bus/event_source/devices/bin/events/ev", std::string("event=1\0\x01", 9));
   Machine machine(tree.root());
-  CHECK(test::error_of("big/event=1/", machine).find("format/event' is larger than 65536 bytes; not a sysfs attribute") !=
-        std::string::npos);
+  CHECK(test::error_of("big/event=1/", machine)
+            .find("format/event' is larger than 65536 bytes; not a sysfs attribute") != std::string::npos);
   CHECK(test::error_of("bin/ev/", machine).find("events/ev' holds binary data") != std::string::npos);
 }
 
@@ -230,13 +232,14 @@ TEST_CASE("hostile trees: symlink loops, empty and non-numeric files, folders in
   test::TempTree tree;
   tree.pmu("cpu", 4);
   tree.write("bus/event_source/devices/cpu/format/event", "config:0-7\n");
-  std::filesystem::create_directory_symlink(".", tree.root() + "/bus/event_source/devices/cpu/events");  // a loop
+  std::filesystem::create_directory_symlink(".",
+                                            tree.root() + "/bus/event_source/devices/cpu/events");  // a loop
   tree.write("bus/event_source/devices/empty/type", "");
   tree.write("bus/event_source/devices/folder/type/x", "1");  // `type` is a folder
   tree.pmu("nulls", 30);
   tree.write("bus/event_source/devices/nulls/format/event", std::string("config:0-7\0junk", 15));
   Machine m(tree.root(), test::no_libpfm4());
-  CHECK(test::error_of("cpu/event=1/", m).empty());       // the loop is only listed, never followed down
+  CHECK(test::error_of("cpu/event=1/", m).empty());  // the loop is only listed, never followed down
   CHECK(test::error_of("cpu/nonesuch/", m).find("unknown term 'nonesuch'") != std::string::npos);
   CHECK(test::error_of("empty/event=1/", m).find("holds '', not a PMU type number") != std::string::npos);
   CHECK(test::error_of("folder/event=1/", m).find("unknown PMU 'folder'") != std::string::npos);
@@ -260,14 +263,17 @@ TEST_CASE("a folder or a symlink to nothing where a file belongs: an error namin
   Machine m(tree.root(), test::no_libpfm4());
   CHECK(test::error_of("dangling:u", m) ==
         fmt::format("event syntax error: 'dangling:u'\n"
-                    "                     \\___ '{}/events/dangling' is a symlink to nothing ('missing')\n", cpu));
+                    "                     \\___ '{}/events/dangling' is a symlink to nothing ('missing')\n",
+                    cpu));
   CHECK(test::error_of("cpu/afolder/", m) ==
         fmt::format("event syntax error: 'cpu/afolder/'\n"
-                    "                         \\___ '{}/events/afolder' is a folder, not a file\n", cpu));
-  CHECK(test::error_of("cpu/scaled/", m).find(fmt::format("'{}/events/scaled.scale' is a folder, not a file", cpu)) !=
+                    "                         \\___ '{}/events/afolder' is a folder, not a file\n",
+                    cpu));
+  CHECK(test::error_of("cpu/scaled/", m)
+            .find(fmt::format("'{}/events/scaled.scale' is a folder, not a file", cpu)) != std::string::npos);
+  CHECK(test::error_of("unitless", m)
+            .find(fmt::format("'{}/events/unitless.unit' is a symlink to nothing ('nowhere')", cpu)) !=
         std::string::npos);
-  CHECK(test::error_of("unitless", m).find(fmt::format("'{}/events/unitless.unit' is a symlink to nothing ('nowhere')",
-                                                       cpu)) != std::string::npos);
   CHECK(perfspec::resolve("good", m).events.at(0).attr.config == 0x11);  // the rest of the PMU is unharmed
   // Listing leaves them out and says why.
   const perfspec::spec::Pmu* p = m.pmu("cpu");
@@ -294,7 +300,8 @@ TEST_CASE("a folder or a symlink to nothing where a file belongs: an error namin
         std::string::npos);
   tree.pmu("unc", 32);
   std::filesystem::create_directories(tree.root() + "/bus/event_source/devices/unc/cpumask");
-  CHECK(test::error_of("unc/config=1/", m).find("/unc/cpumask' is a folder, not a file") != std::string::npos);
+  CHECK(test::error_of("unc/config=1/", m).find("/unc/cpumask' is a folder, not a file") !=
+        std::string::npos);
 }
 
 TEST_CASE("a PMU folder that vanishes between listing and reading: clear errors, the rest unharmed") {
@@ -308,11 +315,12 @@ TEST_CASE("a PMU folder that vanishes between listing and reading: clear errors,
   }
   Machine m(tree.root(), test::no_libpfm4());
   REQUIRE(m.pmu_names() == std::vector<std::string>{"cpu", "gone", "halfgone"});  // listed...
-  REQUIRE(m.pmu("halfgone"));                                                      // ...and one read
+  REQUIRE(m.pmu("halfgone"));                                                     // ...and one read
   std::filesystem::remove_all(tree.root() + "/bus/event_source/devices/gone");
   std::filesystem::remove_all(tree.root() + "/bus/event_source/devices/halfgone/format");
   CHECK(test::error_of("gone/event=1/", m).find("unknown PMU 'gone'") != std::string::npos);
-  CHECK(test::error_of("halfgone/event=1/", m).find("unknown term 'event' for pmu 'halfgone'") != std::string::npos);
+  CHECK(test::error_of("halfgone/event=1/", m).find("unknown term 'event' for pmu 'halfgone'") !=
+        std::string::npos);
   CHECK(perfspec::resolve("ev", m).events.at(0).attr.config == 0x11);  // a bare name still searches the rest
   CHECK(perfspec::resolve("cpu/event=2/", m).events.at(0).attr.config == 2);
   CHECK_NOTHROW(perfspec::spec::list_events(m, {}));
@@ -347,8 +355,8 @@ TEST_CASE("unreadable files and folders, as a user without the permission: error
   for (const auto& p : locked) std::filesystem::permissions(p, std::filesystem::perms::none);
   // The caret is under the event, or under the term whose definition could not be read.
   auto denied = [](std::string_view text, const std::string& path, std::size_t at = 0) {
-    return fmt::format("event syntax error: '{}'\n{:{}}\\___ cannot read '{}': Permission denied\n", text, "", 21 + at,
-                       path);
+    return fmt::format("event syntax error: '{}'\n{:{}}\\___ cannot read '{}': Permission denied\n", text, "",
+                       21 + at, path);
   };
   const std::vector<std::pair<std::string, std::string>> expected = {
       {"notype/event=1/", denied("notype/event=1/", locked[0])},
@@ -370,13 +378,15 @@ TEST_CASE("unreadable files and folders, as a user without the permission: error
   REQUIRE(pid >= 0);
   if (pid == 0) {
     ::close(pipefd[0]);
-    if (::geteuid() == 0 && (::setgroups(0, nullptr) != 0 || ::setgid(65534) != 0 || ::setuid(65534) != 0)) ::_exit(3);
+    if (::geteuid() == 0 && (::setgroups(0, nullptr) != 0 || ::setgid(65534) != 0 || ::setuid(65534) != 0))
+      ::_exit(3);
     if (::geteuid() == 0) ::_exit(4);
     Machine m(tree.root(), test::no_libpfm4());
     std::string report;
     for (const auto& [text, want] : expected) {
       std::string err = test::error_of(text, m);
-      report += err.empty() ? fmt::format("config={:#x}", perfspec::resolve(text, m).events[0].attr.config) : err;
+      report +=
+          err.empty() ? fmt::format("config={:#x}", perfspec::resolve(text, m).events[0].attr.config) : err;
       report += '\0';
     }
     const char* at = report.data();
@@ -391,12 +401,15 @@ TEST_CASE("unreadable files and folders, as a user without the permission: error
   std::string report;
   char buf[4096];
   for (ssize_t n; (n = ::read(pipefd[0], buf, sizeof buf)) != 0;)
-    if (n > 0) report.append(buf, static_cast<std::size_t>(n));
-    else if (errno != EINTR) break;
+    if (n > 0)
+      report.append(buf, static_cast<std::size_t>(n));
+    else if (errno != EINTR)
+      break;
   ::close(pipefd[0]);
   int status = 0;
   REQUIRE(::waitpid(pid, &status, 0) == pid);
-  for (const auto& p : locked) std::filesystem::permissions(p, std::filesystem::perms(0755));  // removable again
+  for (const auto& p : locked)
+    std::filesystem::permissions(p, std::filesystem::perms(0755));  // removable again
   REQUIRE(WIFEXITED(status));
   REQUIRE(WEXITSTATUS(status) == 0);  // 3: could not drop root; 4: still root; 5: pipe
   std::vector<std::string> seen;
@@ -528,25 +541,29 @@ TEST_CASE("tracefs: a tracing folder this user may not read is named, with the r
   fs::permissions(tracing, fs::perms(0700));
   const std::string help =
       fmt::format("help: run as a user who may read it, or make it readable: 'chmod -R a+rX {}'\n", tracing);
-  CHECK(as_nobody("sched:sched_switch") ==
-        fmt::format("event syntax error: 'sched:sched_switch'\n"
-                    "                     \\___ cannot look up tracepoint 'sched:sched_switch': no permission to read "
-                    "'{}/events'\n{}",
-                    tracing, help));
+  CHECK(
+      as_nobody("sched:sched_switch") ==
+      fmt::format(
+          "event syntax error: 'sched:sched_switch'\n"
+          "                     \\___ cannot look up tracepoint 'sched:sched_switch': no permission to read "
+          "'{}/events'\n{}",
+          tracing, help));
   // Positioned in a list; a glob says the same.
-  CHECK(as_nobody("cycles,sched:sched_*") ==
-        fmt::format("event syntax error: 'cycles,sched:sched_*'\n"
-                    "                            \\___ cannot look up tracepoint 'sched:sched_*': no permission to read "
-                    "'{}/events'\n{}",
-                    tracing, help));
+  CHECK(as_nobody("cycles,sched:sched_*") == fmt::format("event syntax error: 'cycles,sched:sched_*'\n"
+                                                         "                            \\___ cannot look up "
+                                                         "tracepoint 'sched:sched_*': no permission to read "
+                                                         "'{}/events'\n{}",
+                                                         tracing, help));
   // The folders open, one id file closed: that file is named.
   fs::permissions(tracing, fs::perms(0755));
   fs::permissions(tracing + "/events/sched/sched_switch/id", fs::perms(0600));
-  CHECK(as_nobody("sched:sched_switch") ==
-        fmt::format("event syntax error: 'sched:sched_switch'\n"
-                    "                     \\___ cannot look up tracepoint 'sched:sched_switch': no permission to read "
-                    "'{}/events/sched/sched_switch/id'\n{}",
-                    tracing, help));
+  CHECK(
+      as_nobody("sched:sched_switch") ==
+      fmt::format(
+          "event syntax error: 'sched:sched_switch'\n"
+          "                     \\___ cannot look up tracepoint 'sched:sched_switch': no permission to read "
+          "'{}/events/sched/sched_switch/id'\n{}",
+          tracing, help));
   CHECK(as_nobody("sched:sched_wakeup") == "");  // the rest still resolve
   // Root reads it all: nothing to say.
   Machine m(tree.root(), test::no_libpfm4());
@@ -554,7 +571,9 @@ TEST_CASE("tracefs: a tracing folder this user may not read is named, with the r
   CHECK(m.tracefs_problem("sched", "sched_switch").kind == Machine::TracefsProblem::Kind::none);
 }
 
-TEST_CASE("tracefs on this machine: as root, mounted at /sys/kernel/tracing when mounted nowhere, once per process") {
+TEST_CASE(
+    "tracefs on this machine: as root, mounted at /sys/kernel/tracing when mounted nowhere, once per "
+    "process") {
   if (::geteuid() != 0) {
     MESSAGE("skipped: needs root");
     return;
@@ -564,9 +583,10 @@ TEST_CASE("tracefs on this machine: as root, mounted at /sys/kernel/tracing when
     {
       Machine m("/sys", test::no_libpfm4());
       auto id = m.tracepoint_id("sched", "sched_switch");
-      out += fmt::format("mounted={} same_id={} mounts={}", tracefs::is_tracefs("/sys/kernel/tracing"),
-                         id && std::to_string(*id) == read_text("/sys/kernel/tracing/events/sched/sched_switch/id"),
-                         tracefs_mounts());
+      out += fmt::format(
+          "mounted={} same_id={} mounts={}", tracefs::is_tracefs("/sys/kernel/tracing"),
+          id && std::to_string(*id) == read_text("/sys/kernel/tracing/events/sched/sched_switch/id"),
+          tracefs_mounts());
     }
     {
       Machine again("/sys", test::no_libpfm4());  // finds it: no second mount
@@ -586,7 +606,8 @@ TEST_CASE("tracefs on this machine: as root, mounted at /sys/kernel/tracing when
         "mounted=true same_id=true mounts=1; again=true mounts=1; later=false mounts=0; "
         "event syntax error: 'sched:sched_switch'\n"
         "                     \\___ unknown tracepoint 'sched:sched_switch': tracefs is not mounted\n"
-        "help: run as root so that perfspec mounts it, or mount it: 'mount -t tracefs nodev /sys/kernel/tracing'\n");
+        "help: run as root so that perfspec mounts it, or mount it: 'mount -t tracefs nodev "
+        "/sys/kernel/tracing'\n");
 }
 
 TEST_CASE("tracefs on this machine: mounted nowhere, the error says so, with the remedy") {
@@ -604,7 +625,8 @@ TEST_CASE("tracefs on this machine: mounted nowhere, the error says so, with the
   CHECK(report ==
         "event syntax error: 'sched:sched_switch'\n"
         "                     \\___ unknown tracepoint 'sched:sched_switch': tracefs is not mounted\n"
-        "help: run as root so that perfspec mounts it, or mount it: 'mount -t tracefs nodev /sys/kernel/tracing'\n"
+        "help: run as root so that perfspec mounts it, or mount it: 'mount -t tracefs nodev "
+        "/sys/kernel/tracing'\n"
         "mounts=0");
   // Root without CAP_SYS_ADMIN (a container): the mount fails, and the error gives the reason.
   report = on_fresh_machine([] {
@@ -615,7 +637,8 @@ TEST_CASE("tracefs on this machine: mounted nowhere, the error says so, with the
   if (skipped(report)) return;
   CHECK(report ==
         "event syntax error: 'sched:sched_switch'\n"
-        "                     \\___ unknown tracepoint 'sched:sched_switch': tracefs is not mounted, and mounting it "
+        "                     \\___ unknown tracepoint 'sched:sched_switch': tracefs is not mounted, and "
+        "mounting it "
         "at /sys/kernel/tracing failed: Operation not permitted\n"
         "help: mount it yourself where mounting is allowed: 'mount -t tracefs nodev /sys/kernel/tracing'\n"
         "mounts=0");
@@ -632,25 +655,28 @@ TEST_CASE("tracefs on this machine: found where /proc/mounts says, and unreadabl
       return fmt::format("mount at {}: {}", elsewhere.root(), std::strerror(errno));
     Machine m("/sys", test::no_libpfm4());
     auto id = m.tracepoint_id("sched", "sched_switch");
-    return fmt::format("events={} same_id={} mounts={} default_mounted={}",
-                       m.tracefs_events() == elsewhere.root() + "/events",
-                       id && std::to_string(*id) == read_text(elsewhere.root() + "/events/sched/sched_switch/id"),
-                       tracefs_mounts(), tracefs::is_tracefs("/sys/kernel/tracing"));
+    return fmt::format(
+        "events={} same_id={} mounts={} default_mounted={}",
+        m.tracefs_events() == elsewhere.root() + "/events",
+        id && std::to_string(*id) == read_text(elsewhere.root() + "/events/sched/sched_switch/id"),
+        tracefs_mounts(), tracefs::is_tracefs("/sys/kernel/tracing"));
   });
   if (skipped(report)) return;
   CHECK(report == "events=true same_id=true mounts=1 default_mounted=false");
   // Mounted, but its root is 0700 (tracefs's default) or its files 0440: another user is told which
   // path it may not read and how to open tracefs to it.
   report = on_fresh_machine([] {
-    if (::mount("nodev", "/sys/kernel/tracing", "tracefs", 0, nullptr) != 0) return std::string("mount failed");
+    if (::mount("nodev", "/sys/kernel/tracing", "tracefs", 0, nullptr) != 0)
+      return std::string("mount failed");
     if (!test::become_nobody()) return std::string("could not become nobody");
     Machine m("/sys", test::no_libpfm4());
     return test::error_of("sched:sched_switch", m);
   });
   if (skipped(report)) return;
-  const std::string head = "event syntax error: 'sched:sched_switch'\n"
-                           "                     \\___ cannot look up tracepoint 'sched:sched_switch': no permission "
-                           "to read '/sys/kernel/tracing/events";
+  const std::string head =
+      "event syntax error: 'sched:sched_switch'\n"
+      "                     \\___ cannot look up tracepoint 'sched:sched_switch': no permission "
+      "to read '/sys/kernel/tracing/events";
   const std::string help =
       "help: run as root, or let a group this user is in read tracefs: 'mount -o remount,mode=755,gid=GROUP "
       "/sys/kernel/tracing'\n";

@@ -64,8 +64,9 @@ std::string one(std::string_view text, const spec::Machine& m) {
 TEST_CASE("CPU ids match mapfile regexes as perf does") {
   CHECK(cpuid_matches("GenuineIntel-6-55-[01234]", "GenuineIntel-6-55-4"));
   CHECK_FALSE(cpuid_matches("GenuineIntel-6-55-[01234]", "GenuineIntel-6-55-5"));
-  CHECK_FALSE(cpuid_matches("GenuineIntel-6-55-[01234]", "GenuineIntel-6-55"));  // full pattern needs a full id
-  CHECK(cpuid_matches("GenuineIntel-6-6[AC]", "GenuineIntel-6-6A-6"));           // no stepping in the pattern
+  CHECK_FALSE(
+      cpuid_matches("GenuineIntel-6-55-[01234]", "GenuineIntel-6-55"));  // full pattern needs a full id
+  CHECK(cpuid_matches("GenuineIntel-6-6[AC]", "GenuineIntel-6-6A-6"));   // no stepping in the pattern
   CHECK(cpuid_matches("GenuineIntel-6-6[AC]", "GenuineIntel-6-6C"));
   CHECK_FALSE(cpuid_matches("GenuineIntel-6-6[AC]", "GenuineIntel-6-6D-1"));
   CHECK_FALSE(cpuid_matches("GenuineIntel-6-6[AC]", "XGenuineIntel-6-6A-1"));  // anchored at the start
@@ -76,8 +77,9 @@ TEST_CASE("CPU ids match mapfile regexes as perf does") {
 
 TEST_CASE("this machine's CPU id is read the way perf reads it") {
   test::TempTree t;
-  t.write("cpuinfo", "processor\t: 0\nvendor_id\t: GenuineIntel\ncpu family\t: 6\nmodel\t\t: 85\n"
-                     "model name\t: Intel(R) Xeon(R)\nstepping\t: 4\n\nprocessor\t: 1\n");
+  t.write("cpuinfo",
+          "processor\t: 0\nvendor_id\t: GenuineIntel\ncpu family\t: 6\nmodel\t\t: 85\n"
+          "model name\t: Intel(R) Xeon(R)\nstepping\t: 4\n\nprocessor\t: 1\n");
   CHECK(spec::detect_cpuid(t.root() + "/cpuinfo", t.root() + "/none") == "GenuineIntel-6-55-4");
   t.write("arm", "processor\t: 0\nBogoMIPS\t: 50.00\n");
   t.write("midr", "0x00000000410fd0c0\n");
@@ -100,7 +102,8 @@ TEST_CASE("table entries become terms as REFERENCE.md section 5 says") {
   f.event_code = "0xd1";
   f.umask = "0x8";
   f.sample_after_value = "100003";
-  CHECK(spec::table_terms(f) == "event=0xd1,period=100003,umask=8");  // jevents prints hex below 10 in decimal
+  CHECK(spec::table_terms(f) ==
+        "event=0xd1,period=100003,umask=8");  // jevents prints hex below 10 in decimal
   f.counter_mask = "2";
   f.invert = "1";
   f.edge_detect = "1";
@@ -139,8 +142,9 @@ TEST_CASE("table entries become terms as REFERENCE.md section 5 says") {
   l3.port_mask = "0x1F";
   l3.fc_mask = "0x07";
   l3.rdwr_mask = "0x1";
-  CHECK(spec::table_terms(l3) == "event=4,ch_mask=0x1f,fc_mask=7,umask=0xff,rdwrmask=1,enallcores=1,enallslices=1,"
-                                 "sliceid=3,threadmask=3");
+  CHECK(spec::table_terms(l3) ==
+        "event=4,ch_mask=0x1f,fc_mask=7,umask=0xff,rdwrmask=1,enallcores=1,enallslices=1,"
+        "sliceid=3,threadmask=3");
   spec::TableFields ext;
   ext.event_code = "0x2A,0x2B";
   ext.ext_sel = "1";
@@ -151,7 +155,8 @@ TEST_CASE("table entries become terms as REFERENCE.md section 5 says") {
   CHECK_THROWS_WITH(spec::table_terms(msr), "MSRIndex '0x3F6' without an MSRValue");
   msr.msr_index = "0x123";
   msr.msr_value = "1";
-  CHECK_THROWS_WITH(spec::table_terms(msr), "MSRIndex '0x123' is not one perf knows (0x3F6, 0x1A6, 0x1A7, 0x3F7)");
+  CHECK_THROWS_WITH(spec::table_terms(msr),
+                    "MSRIndex '0x123' is not one perf knows (0x3F6, 0x1A6, 0x1A7, 0x3F7)");
 }
 
 TEST_CASE("named table events resolve with modifiers, extra terms, pmu/name/ and pmu/event=name/") {
@@ -197,8 +202,8 @@ TEST_CASE("unknown names get suggestions from the tables too") {
         "event syntax error: 'mem_load_retired.l1_mis'\n"
         "                     \\___ unknown event 'mem_load_retired.l1_mis'\n"
         "help: did you mean 'MEM_LOAD_RETIRED.L1_MISS'?\n");
-  CHECK(test::error_of("cpu/event=mem_load_retired.l2_miss/", m).find("did you mean 'MEM_LOAD_RETIRED.L1_MISS'?") !=
-        std::string::npos);
+  CHECK(test::error_of("cpu/event=mem_load_retired.l2_miss/", m)
+            .find("did you mean 'MEM_LOAD_RETIRED.L1_MISS'?") != std::string::npos);
 }
 
 TEST_CASE("the compiled index: written on first use, used after, rebuilt when a table changes") {
@@ -240,11 +245,12 @@ TEST_CASE("a malformed entry or file is skipped and reported; it takes no other 
   using V = std::vector<std::string>;
   CHECK(problems("[{\"EventName\": \"A\", ") == V{file + ": invalid JSON at byte 21"});
   CHECK(problems("{}") == V{file + ": expected a JSON array of events"});
-  CHECK(problems("[{\"EventName\": \"A.B\", \"EventCode\": \"0xzz\"}, {\"EventName\": \"C\", \"EventCode\": \"1\"}]") ==
-        V{file + ": entry 0 (A.B): EventCode '0xzz' is not a number"});
+  CHECK(problems("[{\"EventName\": \"A.B\", \"EventCode\": \"0xzz\"}, {\"EventName\": \"C\", \"EventCode\": "
+                 "\"1\"}]") == V{file + ": entry 0 (A.B): EventCode '0xzz' is not a number"});
   CHECK(problems("[{\"EventName\": \"A\", \"EventCode\": \"1\"}, {\"EventCode\": \"1\"}]") ==
         V{file + ": entry 1: no EventName, MetricName or counter counts: not an event"});
-  CHECK(problems("[{\"EventName\": \"A\", \"EventCode\": [1]}]") == V{file + ": entry 0 (A): 'EventCode' must be a string, not array"});
+  CHECK(problems("[{\"EventName\": \"A\", \"EventCode\": [1]}]") ==
+        V{file + ": entry 0 (A): 'EventCode' must be a string, not array"});
   CHECK(problems("[{\"EventName\": \"A,B\", \"EventCode\": \"1\"}]") ==
         V{file + ": entry 0 (A,B): the name cannot be written in an event string"});
   CHECK(problems("[{\"ArchStdEvent\": \"NOSUCH\"}]") ==
@@ -253,7 +259,8 @@ TEST_CASE("a malformed entry or file is skipped and reported; it takes no other 
   // What perf's jevents accepts: no EventCode is event 0; unknown fields are ignored; counter counts,
   // metrics and metric-group descriptions are no events and no problems.
   CHECK(problems(R"([{"EventName": "ZERO", "Frobnicate": "1"}, {"Unit": "core", "CountersNumFixed": "3",
-                     "CountersNumGeneric": "4"}, {"MetricName": "m", "MetricExpr": "a / b"}])").empty());
+                     "CountersNumGeneric": "4"}, {"MetricName": "m", "MetricExpr": "a / b"}])")
+            .empty());
   auto full = spec::EventTables::load_full(t.dir(), "testmodel");
   REQUIRE(full->find("zero").size() == 1);
   CHECK(full->find("zero")[0]->alias.terms == "event=0");
@@ -263,7 +270,8 @@ TEST_CASE("a malformed entry or file is skipped and reported; it takes no other 
   REQUIRE(full->metrics().size() == 1);
   CHECK(full->metrics()[0].expr == "a / b");
   t.tree.write("events/testmodel/metricgroups.json", R"({"TopdownL1": "Top-down level 1"})");
-  CHECK(spec::EventTables::load_full(t.dir(), "testmodel")->metric_groups().at("TopdownL1") == "Top-down level 1");
+  CHECK(spec::EventTables::load_full(t.dir(), "testmodel")->metric_groups().at("TopdownL1") ==
+        "Top-down level 1");
   CHECK(spec::EventTables::load(t.dir(), "testmodel", {"none"})->diagnostics().empty());
 
   // A broken file is named where a name is not found (it may be defined there), and only there.
@@ -273,8 +281,8 @@ TEST_CASE("a malformed entry or file is skipped and reported; it takes no other 
   CHECK(test::error_of("cycles,mem_load_retired.l1_miss", m) ==
         "event syntax error: 'cycles,mem_load_retired.l1_miss'\n"
         "                            \\___ unknown event 'mem_load_retired.l1_miss'\n"
-        "help: the event tables have 1 file(s) that could not be read, which may define it: " + file +
-            ": invalid JSON at byte 21\n");
+        "help: the event tables have 1 file(s) that could not be read, which may define it: " +
+            file + ": invalid JSON at byte 21\n");
   // The compiled index keeps the diagnostics.
   test::TempTree cache;
   spec::EventTables::load(t.dir(), "testmodel", {cache.root()});
@@ -288,9 +296,11 @@ TEST_CASE("a malformed entry or file is skipped and reported; it takes no other 
   CHECK_THROWS_WITH(spec::find_model(t.dir(), "GenuineIntel-6-55-4"),
                     doctest::Contains("line 2: expected 'cpuid,version,folder,type'"));
   for (std::string folder : {"/etc", "../testmodel", "a/../../b"}) {
-    t.tree.write("events/mapfile.csv", "Family-model,Version,Filename,EventType\nGenuineIntel-6-55-[01234],v1," +
-                                           folder + ",core\n");
-    CHECK_THROWS_WITH(spec::find_model(t.dir(), "GenuineIntel-6-55-4"), doctest::Contains("leaves the events directory"));
+    t.tree.write(
+        "events/mapfile.csv",
+        "Family-model,Version,Filename,EventType\nGenuineIntel-6-55-[01234],v1," + folder + ",core\n");
+    CHECK_THROWS_WITH(spec::find_model(t.dir(), "GenuineIntel-6-55-4"),
+                      doctest::Contains("leaves the events directory"));
   }
 }
 
@@ -302,7 +312,8 @@ TEST_CASE("perf's own tables (Linux 6.12): skylakex, icelakex, amdzen3") {
   CHECK(spec::find_model(shared_events(), "GenuineIntel-6-A7-1") == "rocketlake");
   CHECK(spec::find_model(shared_events(), "GenuineIntel-6-0-0") == std::nullopt);
   test::TempTree cache;
-  spec::Machine skx(test::fixture("intel_skx"), {shared_events(), "GenuineIntel-6-55-4", cache.root(), false});
+  spec::Machine skx(test::fixture("intel_skx"),
+                    {shared_events(), "GenuineIntel-6-55-4", cache.root(), false});
   CHECK(one("mem_load_retired.l1_miss:pp", skx) == "type=4 config=0x8d1 sample_period=100003 precise_ip=2");
   CHECK(one("cpu/inst_retired.any,cmask=2/", skx) == "type=4 config=0x20000c0 sample_period=2000003");
   CHECK(resolve("unc_m_cas_count.rd", skx).events.size() == 6);
@@ -347,7 +358,8 @@ TEST_CASE("every table name resolves the same the first time, again, and in lowe
   }
 }
 
-TEST_CASE("suggestions for unknown names are the closest three of every name known, as a plain search finds") {
+TEST_CASE(
+    "suggestions for unknown names are the closest three of every name known, as a plain search finds") {
   if (!have_shared_events()) return;
   test::TempTree cache;
   spec::Machine m(test::fixture("intel_skx"), {shared_events(), "GenuineIntel-6-6A-6", cache.root(), false});
@@ -368,7 +380,8 @@ TEST_CASE("suggestions for unknown names are the closest three of every name kno
     for (std::size_t j = 0; j <= b.size(); ++j) d[0][j] = static_cast<unsigned>(j);
     for (std::size_t i = 1; i <= a.size(); ++i)
       for (std::size_t j = 1; j <= b.size(); ++j)
-        d[i][j] = std::min({d[i - 1][j] + 1, d[i][j - 1] + 1, d[i - 1][j - 1] + (a[i - 1] == b[j - 1] ? 0u : 1u)});
+        d[i][j] =
+            std::min({d[i - 1][j] + 1, d[i][j - 1] + 1, d[i - 1][j - 1] + (a[i - 1] == b[j - 1] ? 0u : 1u)});
     return d[a.size()][b.size()];
   };
   auto expected_help = [&](const std::string& typo) {
@@ -385,8 +398,10 @@ TEST_CASE("suggestions for unknown names are the closest three of every name kno
     return out + "?";
   };
   // Typos of table names (a letter doubled, dropped, changed; a word swapped) and of symbols.
-  std::vector<std::string> typos = {"cylces", "instrutions", "cache-misess", "brnach-misses", "L1-dcache-lods",
-                                    "xyzzy", "INST_RETIRED.AN", "mem_load_retired.l1_mis", "UNC_CHA_CLOCKTICK"};
+  std::vector<std::string> typos = {
+      "cylces",           "instrutions", "cache-misess",    "brnach-misses",
+      "L1-dcache-lods",   "xyzzy",       "INST_RETIRED.AN", "mem_load_retired.l1_mis",
+      "UNC_CHA_CLOCKTICK"};
   for (const auto& sym : spec::symbols())  // short names: ties at the third place are common
     if (sym.name.size() > 4 && typos.size() < 30) {
       std::string n(sym.name);
@@ -399,7 +414,10 @@ TEST_CASE("suggestions for unknown names are the closest three of every name kno
     switch (typos.size() % 4) {
       case 0: typos.push_back(n + n.back()); break;
       case 1: typos.push_back(n.substr(0, n.size() / 2) + n.substr(n.size() / 2 + 1)); break;
-      case 2: n[n.size() / 3] = n[n.size() / 3] == 'X' ? 'Y' : 'X'; typos.push_back(n); break;
+      case 2:
+        n[n.size() / 3] = n[n.size() / 3] == 'X' ? 'Y' : 'X';
+        typos.push_back(n);
+        break;
       default: typos.push_back(n.substr(n.find('.') + 1) + "." + n.substr(0, n.find('.'))); break;
     }
   }
@@ -426,8 +444,8 @@ TEST_CASE("suggestions for unknown names are the closest three of every name kno
   for (auto n : names)
     if (n.size() > longest.size()) longest = n;
   REQUIRE(longest.size() > 40);
-  for (const std::string& typo : {longest + "_" + longest.substr(0, 70 - longest.size()), longest + longest,
-                                  std::string(129, 'x')}) {
+  for (const std::string& typo :
+       {longest + "_" + longest.substr(0, 70 - longest.size()), longest + longest, std::string(129, 'x')}) {
     CAPTURE(typo);
     CHECK(help_of(typo) == (typo.size() > 128 ? "" : expected_help(typo)));
   }
@@ -445,9 +463,10 @@ TEST_CASE("snapshot round trip: the same output from the snapshot as from the or
   CHECK(report.skipped.empty());
   spec::Machine copy(snap, {t.dir(), "", t.cache(), false});  // no cpuid given: the snapshot's is used
   CHECK(copy.cpuid() == "GenuineIntel-6-55-4");
-  const char* lists[] = {"cpu/event=0x2,inv,ldlat=3/u", "{cycles,instructions}:u", "uncore_imc/cas_count_read/",
-                         "mem_load_retired.l1_miss:pp", "sched:sched_*", "power/energy-pkg/", "topdown-total-slots",
-                         "unc_m_cas_count.rd", "intel_pt/cyc,mtc_period=3/"};
+  const char* lists[] = {
+      "cpu/event=0x2,inv,ldlat=3/u", "{cycles,instructions}:u", "uncore_imc/cas_count_read/",
+      "mem_load_retired.l1_miss:pp", "sched:sched_*",           "power/energy-pkg/",
+      "topdown-total-slots",         "unc_m_cas_count.rd",      "intel_pt/cyc,mtc_period=3/"};
   for (const char* l : lists) {
     CAPTURE(l);
     CHECK(to_json(resolve(l, copy)) == to_json(resolve(l, original)));
@@ -467,12 +486,14 @@ TEST_CASE("list: every source, filters, exact text") {
   f.pattern = "l1";
   auto events = spec::list_events(m, f);
   std::vector<std::string> names;
-  for (const auto& e : events) names.push_back(fmt::format("{}:{}:{}", spec::source_name(e.source), e.pmu, e.name));
+  for (const auto& e : events)
+    names.push_back(fmt::format("{}:{}:{}", spec::source_name(e.source), e.pmu, e.name));
   CHECK(fmt::format("{}", fmt::join(names, " ")) ==
         "builtin:cpu:L1-dcache-load-misses builtin:cpu:L1-dcache-loads builtin:cpu:L1-dcache-prefetch-misses "
         "builtin:cpu:L1-dcache-prefetches builtin:cpu:L1-dcache-store-misses builtin:cpu:L1-dcache-stores "
         "builtin:cpu:L1-icache-load-misses builtin:cpu:L1-icache-loads builtin:cpu:L1-icache-prefetch-misses "
-        "builtin:cpu:L1-icache-prefetches json:cpu:CYCLE_ACTIVITY.STALLS_L1D_MISS json:cpu:MEM_LOAD_RETIRED.L1_MISS");
+        "builtin:cpu:L1-icache-prefetches json:cpu:CYCLE_ACTIVITY.STALLS_L1D_MISS "
+        "json:cpu:MEM_LOAD_RETIRED.L1_MISS");
   f.pattern = "*L1_MISS";
   f.source = "json";
   auto one_event = spec::list_events(m, f);
@@ -484,7 +505,8 @@ TEST_CASE("list: every source, filters, exact text") {
   f = {};
   f.source = "sysfs";
   CHECK(list_json({}, spec::list_events(m, f)) ==
-        "{\"pmus\":[],\"events\":[{\"name\":\"mem-loads\",\"pmu\":\"cpu\",\"encoding\":\"event=0xcd\",\"description\":\"\","
+        "{\"pmus\":[],\"events\":[{\"name\":\"mem-loads\",\"pmu\":\"cpu\",\"encoding\":\"event=0xcd\","
+        "\"description\":\"\","
         "\"topic\":\"sysfs\",\"unit\":\"\",\"scale\":1.0,\"source\":\"sysfs\",\"deprecated\":false}]}\n");
   f = {};
   f.tracepoints = true;
@@ -515,7 +537,8 @@ TEST_CASE("fuzzer regressions: empty table index, huge numbers, invalid UTF-8 na
   };
   CHECK(problem("[{\"EventName\": \"A\", \"EventCode\": 1e400}]").starts_with("invalid JSON"));
   // Control characters would break the index's lines: the entry is refused, naming it.
-  CHECK(problem("[{\"EventName\": \"A\\nB\", \"EventCode\": \"1\"}]") == "the name cannot be written in an event string");
+  CHECK(problem("[{\"EventName\": \"A\\nB\", \"EventCode\": \"1\"}]") ==
+        "the name cannot be written in an event string");
   CHECK(problem("[{\"EventName\": \"A\", \"EventCode\": \"1\", \"ScaleUnit\": \"1\\tMiB\"}]") ==
         "ScaleUnit has control characters");
   // A sysfs alias whose name is not UTF-8 lists as JSON with a replacement character.
@@ -533,13 +556,13 @@ TEST_CASE("fuzzer regressions: empty table index, huge numbers, invalid UTF-8 na
 TEST_CASE("PMU names match as perf 6.12's perf_pmu__match") {
   using spec::pmu_name_matches;
   CHECK(pmu_name_matches("uncore_imc", "uncore_imc_3"));
-  CHECK(pmu_name_matches("imc", "uncore_imc_3"));          // `uncore_` dropped from both
-  CHECK(pmu_name_matches("uncore_cpum_cf", "cpum_cf"));    // ...even when the PMU has none
+  CHECK(pmu_name_matches("imc", "uncore_imc_3"));                  // `uncore_` dropped from both
+  CHECK(pmu_name_matches("uncore_cpum_cf", "cpum_cf"));            // ...even when the PMU has none
   CHECK(pmu_name_matches("hisi_sccl1_ddrc", "hisi_sccl1_ddrc0"));  // no `_` before the instance
-  CHECK(pmu_name_matches("uncore_imc_", "uncore_imc_0"));  // a trailing `_`
-  CHECK(pmu_name_matches("imc_1", "uncore_imc_10"));       // a partial instance number
-  CHECK(pmu_name_matches("uncore_foo", "uncore_foo_abc")); // hex of more than two digits
-  CHECK_FALSE(pmu_name_matches("uncore_cha", "uncore_cha_a"));  // ...not of one or two
+  CHECK(pmu_name_matches("uncore_imc_", "uncore_imc_0"));          // a trailing `_`
+  CHECK(pmu_name_matches("imc_1", "uncore_imc_10"));               // a partial instance number
+  CHECK(pmu_name_matches("uncore_foo", "uncore_foo_abc"));         // hex of more than two digits
+  CHECK_FALSE(pmu_name_matches("uncore_cha", "uncore_cha_a"));     // ...not of one or two
   CHECK_FALSE(pmu_name_matches("cpum", "cpum_cf"));
   CHECK_FALSE(pmu_name_matches("uncore_imc", "uncore_imc_free_running_0"));
   CHECK_FALSE(pmu_name_matches("uncore_im", "uncore_imc_0"));
@@ -582,16 +605,20 @@ TEST_CASE("a PMU's alias file names it, exactly and as a wildcard") {
 TEST_CASE("CPU ids of arm64, riscv, powerpc and s390 are read and matched as perf does") {
   test::TempTree t;
   t.write("midr", "0x00000000413fd0c1\n");
-  t.write("riscv", "processor\t: 0\nhart\t\t: 0\nisa\t\t: rv64imafdc\nmmu\t\t: sv39\n"
-                   "mvendorid\t: 0x489\nmarchid\t: 0x8000000000000007\nmimpid\t\t: 0x4210427\n\n");
-  t.write("ppc", "processor\t: 0\ncpu\t\t: POWER9 (raw), altivec supported\nclock\t\t: 3800.000000MHz\n"
-                 "revision\t: 2.2 (pvr 004e 1202)\n\n");
-  t.write("sysinfo", "Manufacturer:         IBM\nType:                 3931\nLPAR Characteristics: Shared\n"
-                     "Model Capacity:       A01              701\nModel:                A01\n");
+  t.write("riscv",
+          "processor\t: 0\nhart\t\t: 0\nisa\t\t: rv64imafdc\nmmu\t\t: sv39\n"
+          "mvendorid\t: 0x489\nmarchid\t: 0x8000000000000007\nmimpid\t\t: 0x4210427\n\n");
+  t.write("ppc",
+          "processor\t: 0\ncpu\t\t: POWER9 (raw), altivec supported\nclock\t\t: 3800.000000MHz\n"
+          "revision\t: 2.2 (pvr 004e 1202)\n\n");
+  t.write("sysinfo",
+          "Manufacturer:         IBM\nType:                 3931\nLPAR Characteristics: Shared\n"
+          "Model Capacity:       A01              701\nModel:                A01\n");
   t.write("levels", "VM: z/VM 7.3\nCPU-MF: Counter facility: version=3.8 authorization=002f\n");
   auto at = [&](const char* f) { return t.root() + "/" + f; };
   CHECK(spec::detect_cpuid(at("none"), at("midr"), at("none"), at("none")) == "0x00000000413fd0c1");
-  CHECK(spec::detect_cpuid(at("riscv"), at("none"), at("none"), at("none")) == "0x489-0x8000000000000007-0x4210427");
+  CHECK(spec::detect_cpuid(at("riscv"), at("none"), at("none"), at("none")) ==
+        "0x489-0x8000000000000007-0x4210427");
   CHECK(spec::detect_cpuid(at("ppc"), at("none"), at("none"), at("none")) == "0x004e1202");
   CHECK(spec::detect_cpuid(at("none"), at("none"), at("sysinfo"), at("levels")) == "IBM,3931,A01,3.8,002f");
   CHECK(spec::detect_cpuid(at("none"), at("none"), at("sysinfo"), at("none")) == "IBM,3931,A01");
@@ -620,9 +647,10 @@ struct Arm64Tables {
   test::TempTree tree;
   std::string dir() const { return tree.root() + "/arm64"; }
   Arm64Tables() {
-    tree.write("arm64/mapfile.csv", "# Format:\n#\tMIDR,Version,JSON/file/pathname,Type\n"
-                                    "0x00000000410fd030,v1,arm/cortex-a53,core\n"
-                                    "0x00000000410fd080,v1,arm/cortex-a72,core\n");
+    tree.write("arm64/mapfile.csv",
+               "# Format:\n#\tMIDR,Version,JSON/file/pathname,Type\n"
+               "0x00000000410fd030,v1,arm/cortex-a53,core\n"
+               "0x00000000410fd080,v1,arm/cortex-a72,core\n");
     tree.write("arm64/common-and-microarch.json", R"([
       {"EventCode": "0x11", "EventName": "CPU_CYCLES", "BriefDescription": "Cycle"},
       {"EventCode": "0x04", "EventName": "L1D_CACHE", "BriefDescription": "Level 1 data cache access"}])");
@@ -677,12 +705,13 @@ TEST_CASE("arm64: ArchStdEvent, each core PMU's own model by its MIDR, sys event
   // The CMN's events reach the PMU whose identifier matches Compat; without Compat, none.
   CHECK(one("hnf_cache_miss", m) == "type=20 config=0x10005");
   CHECK(one("arm_cmn/hnf_cache_miss/", m) == "type=20 config=0x10005");
-  CHECK(test::error_of("arm_cmn_1/hnf_cache_miss/", m).find("unknown term 'hnf_cache_miss' for pmu 'arm_cmn_1'") !=
+  CHECK(test::error_of("arm_cmn_1/hnf_cache_miss/", m)
+            .find("unknown term 'hnf_cache_miss' for pmu 'arm_cmn_1'") != std::string::npos);
+  CHECK(test::error_of("no_compat", m).find("no PMU of this machine has event 'no_compat'") !=
         std::string::npos);
-  CHECK(test::error_of("no_compat", m).find("no PMU of this machine has event 'no_compat'") != std::string::npos);
-  CHECK(test::error_of("no_compat", m).find(
-            "help: the tables' sys folders define 'no_compat' for 'arm_cmn' without a Compat, which matches no PMU") !=
-        std::string::npos);
+  CHECK(test::error_of("no_compat", m)
+            .find("help: the tables' sys folders define 'no_compat' for 'arm_cmn' without a Compat, which "
+                  "matches no PMU") != std::string::npos);
   // A CPU id given applies to every PMU, as PERF_CPUID does.
   spec::Machine forced(t.tree.root(), {t.dir(), "0x00000000410fd080", "none", false});
   auto both = resolve("prefetch_linefill", forced);
@@ -786,7 +815,8 @@ TEST_CASE("a Machine's named-event sources: their order, and what each alone fin
   CHECK(sources[3]->diagnostics().empty());
 }
 
-TEST_CASE("perf's own tables: counter.json, metric files and metricgroups.json load; deprecated names resolve") {
+TEST_CASE(
+    "perf's own tables: counter.json, metric files and metricgroups.json load; deprecated names resolve") {
   if (!have_shared_events()) return;
   auto full = spec::EventTables::load_full(shared_events(), "skylakex");
   CHECK(full->diagnostics().empty());
@@ -808,11 +838,12 @@ TEST_CASE("perf's own tables: counter.json, metric files and metricgroups.json l
   f.deprecated = true;
   CHECK(spec::list_events(m, f).size() == 1);
   // arm64: a Neoverse N1's names come from the standard events through ArchStdEvent.
-  spec::Machine n1(test::fixture("arm_n1"), {test::source_dir() + "/../shared/pmu-events/arm64", "0x00000000413fd0c1",
-                                             cache.root(), false});
+  spec::Machine n1(test::fixture("arm_n1"), {test::source_dir() + "/../shared/pmu-events/arm64",
+                                             "0x00000000413fd0c1", cache.root(), false});
   CHECK(one("l1d_cache_refill", n1) == "type=10 config=0x3");
   CHECK(one("armv8_pmuv3_0/BUS_ACCESS_RD/", n1) == "type=10 config=0x60");
-  CHECK(test::error_of("stall_backend_mem", n1).find("unknown event") != std::string::npos);  // standard, not N1's
+  CHECK(test::error_of("stall_backend_mem", n1).find("unknown event") !=
+        std::string::npos);  // standard, not N1's
 }
 
 namespace {
@@ -845,8 +876,9 @@ TEST_CASE("the cache folder is used only when it is this user's and no one else 
   auto tables = spec::EventTables::load(t.dir(), "testmodel", {folder});
   CHECK(tables->find("mem_load_retired.l1_miss").size() == 1);  // resolution still works
   CHECK(tables->cache_problem() ==
-        "the cache folder '" + folder + "' is not used: others may write to it (mode 0777); named events are read "
-        "from the JSON tables each time (set PERFSPEC_CACHE_DIR to a folder of your own)");
+        "the cache folder '" + folder +
+            "' is not used: others may write to it (mode 0777); named events are read "
+            "from the JSON tables each time (set PERFSPEC_CACHE_DIR to a folder of your own)");
   CHECK(std::filesystem::is_empty(folder));  // nothing written where others may plant or read
   CHECK_FALSE(spec::EventTables::load(t.dir(), "testmodel", {folder})->from_index());
   spec::Machine m(test::fixture("intel_skx"), {t.dir(), "GenuineIntel-6-55-4", folder, false});
@@ -856,7 +888,8 @@ TEST_CASE("the cache folder is used only when it is this user's and no one else 
   if (::geteuid() == 0) {  // another user's folder (root can make one)
     REQUIRE(::chown(folder.c_str(), 65534, 65534) == 0);
     auto other = spec::EventTables::load(t.dir(), "testmodel", {folder});
-    CHECK(other->cache_problem().starts_with("the cache folder '" + folder + "' is not used: it belongs to uid 65534"));
+    CHECK(other->cache_problem().starts_with("the cache folder '" + folder +
+                                             "' is not used: it belongs to uid 65534"));
     CHECK(std::filesystem::is_empty(folder));
   }
   // A folder of one's own, created as needed, is private.
@@ -977,9 +1010,12 @@ TEST_CASE("a table name for a PMU the machine lacks says so, instead of suggesti
   };
   auto [message, help] = error("mem_load_retired.l1_miss:u");
   CHECK(message == "no PMU of this machine has event 'mem_load_retired.l1_miss'");
-  CHECK(help == "the testmodel tables define 'MEM_LOAD_RETIRED.L1_MISS' for the core PMU, which this machine does "
-                "not have (a virtual machine without a virtual PMU has none)");
+  CHECK(help ==
+        "the testmodel tables define 'MEM_LOAD_RETIRED.L1_MISS' for the core PMU, which this machine does "
+        "not have (a virtual machine without a virtual PMU has none)");
   CHECK(error("unc_m_cas_count.rd").second ==
-        "the testmodel tables define 'UNC_M_CAS_COUNT.RD' for PMU 'uncore_imc', which this machine does not have");
-  CHECK(error("mem_load_retired.l1_mis").first == "unknown event 'mem_load_retired.l1_mis'");  // a typo: suggestions
+        "the testmodel tables define 'UNC_M_CAS_COUNT.RD' for PMU 'uncore_imc', which this machine does not "
+        "have");
+  CHECK(error("mem_load_retired.l1_mis").first ==
+        "unknown event 'mem_load_retired.l1_mis'");  // a typo: suggestions
 }

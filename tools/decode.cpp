@@ -32,7 +32,8 @@ std::string read_bounded(std::FILE* in) {
   while ((n = std::fread(buf, 1, sizeof buf, in)) > 0) {
     text.append(buf, n);
     if (text.size() > attr_input_max_bytes)
-      throw Error(perfspec::ErrorKind::bad_value, fmt::format("stdin: more than {} MiB of input", attr_input_max_bytes >> 20));
+      throw Error(perfspec::ErrorKind::bad_value,
+                  fmt::format("stdin: more than {} MiB of input", attr_input_max_bytes >> 20));
   }
   if (std::ferror(in)) throw Error(perfspec::ErrorKind::io, "stdin: read error");
   return text;
@@ -65,7 +66,8 @@ int run_decode(const DecodeOptions& o) {
     for (const auto& l : d.leftovers) std::fprintf(stderr, "note: %s\n", spec::printable(l).c_str());
     for (const auto& n : d.notes) std::fprintf(stderr, "note: %s\n", spec::printable(n).c_str());
   }
-  if (o.format == "json") std::printf("%s\n", all.dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace).c_str());
+  if (o.format == "json")
+    std::printf("%s\n", all.dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace).c_str());
   return 0;
 }
 

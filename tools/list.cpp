@@ -28,12 +28,17 @@ void report_skipped(const spec::Machine& machine, bool verbose) {
     for (const spec::EventSource* source : machine.sources()) {
       if ((source->kind() == spec::Source::sysfs) != sysfs) continue;
       for (const auto& d : source->diagnostics()) {
-        if (verbose) std::fprintf(stderr, "perfspec list: skipped %s\n", spec::printable(d.text).c_str());
-        else if (sysfs) ++files;
+        if (verbose)
+          std::fprintf(stderr, "perfspec list: skipped %s\n", spec::printable(d.text).c_str());
+        else if (sysfs)
+          ++files;
       }
     }
   if (files)
-    std::fprintf(stderr, "perfspec list: %zu event file(s) could not be read and are not listed (list -v says which)\n", files);
+    std::fprintf(
+        stderr,
+        "perfspec list: %zu event file(s) could not be read and are not listed (list -v says which)\n",
+        files);
 }
 
 }  // namespace
@@ -82,7 +87,8 @@ int run_snapshot(const SnapshotCliOptions& o) {
   spec::Machine machine(o.sysfs, o.machine);
   auto report = spec::snapshot(machine, o.out, spec::SnapshotOptions{o.tracepoints});
   std::fprintf(stderr, "perfspec snapshot: %zu PMUs, %zu files%s into '%s'%s\n", report.pmus, report.files,
-               o.tracepoints ? fmt::format(", {} tracepoints", report.tracepoints).c_str() : "", o.out.c_str(),
+               o.tracepoints ? fmt::format(", {} tracepoints", report.tracepoints).c_str() : "",
+               o.out.c_str(),
                machine.cpuid().empty() ? "" : fmt::format(" (cpuid {})", machine.cpuid()).c_str());
   for (const auto& s : report.skipped) std::fprintf(stderr, "  skipped: %s\n", spec::printable(s).c_str());
   return 0;

@@ -9,8 +9,8 @@ struct ListOptions {
   std::string sysfs = "/sys";
   spec::MachineOptions machine;
   spec::ListFilter filter;
-  bool pmus = false;       ///< list PMUs too
-  bool verbose = false;    ///< also say on stderr what the event tables skipped, and why
+  bool pmus = false;     ///< list PMUs too
+  bool verbose = false;  ///< also say on stderr what the event tables skipped, and why
   std::string format = "text";
 };
 

@@ -7,8 +7,8 @@
 #include <utility>
 #include <vector>
 
-#include <CLI/CLI.hpp>
 #include <fmt/format.h>
+#include <CLI/CLI.hpp>
 
 #include "perfspec/perfspec.hpp"
 #include "spec/printable.hpp"
@@ -20,8 +20,8 @@
 
 namespace {
 
-int run_resolve(const std::string& sysfs, const perfspec::spec::MachineOptions& options, const std::string& format,
-                const std::vector<std::string>& lists, bool keep_going) {
+int run_resolve(const std::string& sysfs, const perfspec::spec::MachineOptions& options,
+                const std::string& format, const std::vector<std::string>& lists, bool keep_going) {
   perfspec::spec::Machine machine(sysfs, options);
   perfspec::EventSet all;
   int status = 0;
@@ -34,8 +34,10 @@ int run_resolve(const std::string& sysfs, const perfspec::spec::MachineOptions& 
       status = std::max(status, perfspec::tools::exit_status(e.kind()));
     }
   }
-  if (format == "json") std::cout << perfspec::to_json(all) << '\n';
-  else std::cout << perfspec::to_text(all);
+  if (format == "json")
+    std::cout << perfspec::to_json(all) << '\n';
+  else
+    std::cout << perfspec::to_text(all);
   perfspec::tools::warn_about_table_cache(machine);
   return status;
 }
@@ -46,11 +48,12 @@ int run_resolve(const std::string& sysfs, const perfspec::spec::MachineOptions& 
 /// command's first word is the command's. Which options take a value comes from CLI11's own
 /// definitions of them, which then parse the option words; this only finds where they end.
 /// `--` ends the options too and is dropped. Returns {the option words, the command}.
-std::pair<std::vector<std::string>, std::vector<std::string>> split_stat_command(const CLI::App& stat,
-                                                                                 const std::vector<std::string>& words) {
+std::pair<std::vector<std::string>, std::vector<std::string>> split_stat_command(
+    const CLI::App& stat, const std::vector<std::string>& words) {
   auto takes_value = [&](const std::string& name) {
     const CLI::Option* opt = stat.get_option_no_throw(name);
-    return opt != nullptr && opt->get_items_expected_max() != 0;  // an unknown option is CLI11's error to report
+    return opt != nullptr &&
+           opt->get_items_expected_max() != 0;  // an unknown option is CLI11's error to report
   };
   std::vector<std::string> options;
   std::size_t i = 0;
@@ -92,7 +95,8 @@ void add_table_options(CLI::App* sub, perfspec::spec::MachineOptions& machine) {
   sub->add_option("--cpuid", machine.cpuid,
                   "CPU id picking the table model, as perf's PERF_CPUID (e.g. GenuineIntel-6-55-4); default "
                   "$PERFSPEC_CPUID, else this machine's");
-  sub->add_flag("--no-libpfm4{false}", machine.libpfm4, "do not ask libpfm4 for names sysfs and the tables lack");
+  sub->add_flag("--no-libpfm4{false}", machine.libpfm4,
+                "do not ask libpfm4 for names sysfs and the tables lack");
 }
 
 struct ResolveCommand {
@@ -107,10 +111,12 @@ struct ResolveCommand {
         ->check(CLI::ExistingDirectory);
     app->add_option("--format", format, "output format")->check(CLI::IsMember({"text", "json"}));
     add_table_options(app, machine);
-    app->add_flag("-k,--keep-going", keep_going,
-                  "resolve every list even when some fail (each failure is reported; the status is the highest "
-                  "of theirs)");
-    app->add_option("events", lists, "event lists, e.g. 'cycles,{cpu/event=0x3c/u,instructions}:k'")->required();
+    app->add_flag(
+        "-k,--keep-going", keep_going,
+        "resolve every list even when some fail (each failure is reported; the status is the highest "
+        "of theirs)");
+    app->add_option("events", lists, "event lists, e.g. 'cycles,{cpu/event=0x3c/u,instructions}:k'")
+        ->required();
   }
   int run(const perfspec::spec::MachineOptions& machine) const {
     return run_resolve(sysfs, machine, format, lists, keep_going);
@@ -134,23 +140,27 @@ struct StatCommand {
     app->add_option("-C,--cpu", st.cpus, "count every process on these CPUs (e.g. 0-3,8)");
     app->add_option("-I,--interval", st.interval_ms, "print counts every N milliseconds")
         ->check(CLI::Range(10u, 3600000u));
-    format_opt = app->add_option("--format", st.format, "output format")->check(CLI::IsMember({"text", "csv", "json"}));
-    separator_opt = app->add_option("-x,--field-separator", separator,
-                                    "print counts in perf stat's CSV form, fields separated by SEP (as perf stat -x)")
-                        ->type_name("SEP");
+    format_opt = app->add_option("--format", st.format, "output format")
+                     ->check(CLI::IsMember({"text", "csv", "json"}));
+    separator_opt =
+        app->add_option("-x,--field-separator", separator,
+                        "print counts in perf stat's CSV form, fields separated by SEP (as perf stat -x)")
+            ->type_name("SEP");
     app->add_option("--sysfs", st.sysfs, "sysfs root to read PMUs from")->check(CLI::ExistingDirectory);
     add_table_options(app, machine);
     app->add_option("-o,--output", st.output, "write the counts to FILE instead of stderr");
     app->add_flag("--no-inherit", no_inherit, "do not count the command's children");
-    app->footer("COMMAND [ARGS...] follows the options, with or without `--`: options end at the first word that "
-                "is not one, as with perf stat, so `perfspec stat -e task-clock ls -l /` counts `ls -l /`.");
+    app->footer(
+        "COMMAND [ARGS...] follows the options, with or without `--`: options end at the first word that "
+        "is not one, as with perf stat, so `perfspec stat -e task-clock ls -l /` counts `ls -l /`.");
   }
   int run(const perfspec::spec::MachineOptions& machine) {
     if (*separator_opt && *format_opt) {
       // Two different outputs were asked for; CLI11's excludes() would only say that the options
       // exclude each other.
-      std::fputs("perfspec stat: -x prints perf's CSV and --format picks perfspec's own output: give one of them\n",
-                 stderr);
+      std::fputs(
+          "perfspec stat: -x prints perf's CSV and --format picks perfspec's own output: give one of them\n",
+          stderr);
       return 2;
     }
     if (*pid_opt) st.pid = pid;
@@ -167,12 +177,15 @@ struct ListCommand {
 
   void add(CLI::App& parent, perfspec::spec::MachineOptions& machine) {
     app = parent.add_subcommand("list", "list PMUs and named events from every source");
-    app->add_option("pattern", lo.filter.pattern, "glob (*?[) or case-insensitive substring of the event name");
+    app->add_option("pattern", lo.filter.pattern,
+                    "glob (*?[) or case-insensitive substring of the event name");
     app->add_option("--pmu", lo.filter.pmu, "only events of this PMU (name, wildcard or glob)");
-    app->add_option("--topic", lo.filter.topic, "only this topic (hardware, software, cache, sysfs, or a table topic)");
+    app->add_option("--topic", lo.filter.topic,
+                    "only this topic (hardware, software, cache, sysfs, or a table topic)");
     app->add_option("--source", lo.filter.source, "only this source")
         ->check(CLI::IsMember({"builtin", "sysfs", "json", "tracepoint"}));
-    app->add_flag("--tracepoints", lo.filter.tracepoints, "include tracepoints (implied by a PATTERN with ':')");
+    app->add_flag("--tracepoints", lo.filter.tracepoints,
+                  "include tracepoints (implied by a PATTERN with ':')");
     app->add_flag("--deprecated", lo.filter.deprecated, "include deprecated table events");
     app->add_flag("--pmus", lo.pmus, "list the PMUs and their formats too");
     app->add_flag("-v,--verbose", lo.verbose,
@@ -223,18 +236,24 @@ struct DecodeCommand {
     app->add_option("--attr", attrs, "any attr field as NAME=VALUE (repeatable), e.g. exclude_kernel=1");
     app->add_option("--format", dopt.format, "output format")->check(CLI::IsMember({"text", "json"}));
     app->add_option("--sysfs", dopt.sysfs, "sysfs root to read PMUs from")->check(CLI::ExistingDirectory);
-    app->footer("Without attr options, reads 'perfspec resolve --format json' output or 'perf stat -vv' text on stdin.");
+    app->footer(
+        "Without attr options, reads 'perfspec resolve --format json' output or 'perf stat -vv' text on "
+        "stdin.");
     add_table_options(app, machine);
   }
   int run(const perfspec::spec::MachineOptions& machine) {
     dopt.machine = machine;
-    for (auto [name, value] : {std::pair{"type", &type}, {"config", &config}, {"config1", &config1},
-                               {"config2", &config2}, {"config3", &config3}})
+    for (auto [name, value] : {std::pair{"type", &type},
+                               {"config", &config},
+                               {"config1", &config1},
+                               {"config2", &config2},
+                               {"config3", &config3}})
       if (!value->empty()) dopt.fields.emplace_back(name, *value);
     for (const auto& a : attrs) {
       auto eq = a.find('=');
       if (eq == std::string::npos)
-        throw perfspec::Error(perfspec::ErrorKind::usage, fmt::format("--attr wants NAME=VALUE, got '{}'", a));
+        throw perfspec::Error(perfspec::ErrorKind::usage,
+                              fmt::format("--attr wants NAME=VALUE, got '{}'", a));
       dopt.fields.emplace_back(a.substr(0, eq), a.substr(eq + 1));
     }
     return perfspec::tools::run_decode(dopt);
@@ -243,7 +262,8 @@ struct DecodeCommand {
 
 // The words CLI11 parses: after `stat`, the command to count is taken verbatim, out of CLI11's sight
 // (it would go on interpreting the command's options, or take its words as more -e values).
-std::vector<std::string> cli_words(int argc, char** argv, const CLI::App& stat, std::vector<std::string>& command) {
+std::vector<std::string> cli_words(int argc, char** argv, const CLI::App& stat,
+                                   std::vector<std::string>& command) {
   std::vector<std::string> args(argv + 1, argv + argc);
   if (!args.empty() && args.front() == "stat") {
     auto [options, cmd] = split_stat_command(stat, {args.begin() + 1, args.end()});

@@ -78,7 +78,8 @@ Process process_state(int pid) {
 
 bool alive(int pid) { return process_state(pid) == Process::running; }
 
-std::vector<runtime::Count> delta(const std::vector<runtime::Count>& now, const std::vector<runtime::Count>& before) {
+std::vector<runtime::Count> delta(const std::vector<runtime::Count>& now,
+                                  const std::vector<runtime::Count>& before) {
   auto out = now;
   for (std::size_t i = 0; i < out.size() && i < before.size(); ++i) {
     out[i].raw -= std::min(out[i].raw, before[i].raw);
@@ -115,7 +116,8 @@ class StatSession {
       // gives ESRCH for every event): the reasons, and a failure at once, as perf stops there too.
       run_.elapsed_seconds = seconds_since_start();
       emit(counters_->read(), run_);
-      std::fprintf(stderr, "perfspec stat: no event could be opened for %s: nothing to count\n", run_.target.c_str());
+      std::fprintf(stderr, "perfspec stat: no event could be opened for %s: nothing to count\n",
+                   run_.target.c_str());
       return 1;
     }
     count_until_done();
@@ -126,13 +128,16 @@ class StatSession {
   void open_output() {
     if (o_.output.empty()) return;
     file_.reset(std::fopen(o_.output.c_str(), "w"));
-    if (!file_) throw Error(ErrorKind::io, fmt::format("cannot write '{}': {}", o_.output, std::strerror(errno)));
+    if (!file_)
+      throw Error(ErrorKind::io, fmt::format("cannot write '{}': {}", o_.output, std::strerror(errno)));
     out_ = file_.get();
   }
 
   void check_target_options() const {
-    if (o_.pid && (o_.all_cpus || !o_.cpus.empty())) throw Error(ErrorKind::usage, "-p cannot be combined with -a or -C");
-    if (o_.pid && !o_.command.empty()) throw Error(ErrorKind::usage, "-p counts an existing process: give no command");
+    if (o_.pid && (o_.all_cpus || !o_.cpus.empty()))
+      throw Error(ErrorKind::usage, "-p cannot be combined with -a or -C");
+    if (o_.pid && !o_.command.empty())
+      throw Error(ErrorKind::usage, "-p counts an existing process: give no command");
     if (!o_.pid && !o_.all_cpus && o_.cpus.empty() && o_.command.empty())
       throw Error(ErrorKind::usage, "nothing to count: give a command, -p PID, -a or -C CPUS");
   }
@@ -158,15 +163,18 @@ class StatSession {
       switch (process_state(*o_.pid)) {
         case Process::gone: throw Error(ErrorKind::usage, fmt::format("no process with pid {}", *o_.pid));
         case Process::zombie:
-          throw Error(ErrorKind::usage,
-                      fmt::format("process {} has exited (a zombie its parent has not reaped): nothing to count", *o_.pid));
+          throw Error(
+              ErrorKind::usage,
+              fmt::format("process {} has exited (a zombie its parent has not reaped): nothing to count",
+                          *o_.pid));
         case Process::running: break;
       }
       target_ = runtime::Target::process(*o_.pid, o_.inherit);
       target_.threads = threads_of(*o_.pid);
       run_.target = fmt::format("process id '{}'", *o_.pid);
     } else if (o_.all_cpus || !o_.cpus.empty()) {
-      target_ = runtime::Target::system_wide(o_.cpus.empty() ? std::vector<int>{} : runtime::parse_cpu_list(o_.cpus));
+      target_ = runtime::Target::system_wide(o_.cpus.empty() ? std::vector<int>{}
+                                                             : runtime::parse_cpu_list(o_.cpus));
       run_.target = o_.cpus.empty() ? "'system wide'" : fmt::format("'CPU(s) {}'", o_.cpus);
     }
     if (!o_.command.empty()) {
@@ -182,7 +190,7 @@ class StatSession {
 
   void emit(const std::vector<runtime::Count>& counts, const StatRun& r) {
     const auto& events = counters_->events();
-    std::string text = o_.field_separator ? stat_perf_csv(events, counts, r, *o_.field_separator)
+    std::string text = o_.field_separator    ? stat_perf_csv(events, counts, r, *o_.field_separator)
                        : o_.format == "json" ? stat_json(events, counts, r)
                        : o_.format == "csv"  ? stat_csv(events, counts, r)
                                              : stat_text(events, counts, r);

@@ -19,8 +19,8 @@ struct Term {
     quoted,  ///< `name='a:b'` (quotes stripped in `text`)
     query,   ///< `param=?` (only in alias files)
   };
-  std::string name;       ///< term name as written (may contain ':'); for `@cfg` the text after '@'
-  bool driver = false;    ///< `@cfg[=value]` driver configuration term
+  std::string name;     ///< term name as written (may contain ':'); for `@cfg` the text after '@'
+  bool driver = false;  ///< `@cfg[=value]` driver configuration term
   Value kind = Value::none;
   std::uint64_t number = 0;  ///< when kind == number
   std::string text;          ///< the value's text (number as written, name, or unquoted string)
@@ -50,27 +50,27 @@ struct Modifiers {
 };
 
 enum class EventKind : std::uint8_t {
-  named,        ///< NAME[:mods]: hardware/software/cache symbol, dotted cache name or alias
-  pmu,          ///< NAME/terms/[mods]: a PMU (or a hardware/cache symbol with terms)
-  tracepoint,   ///< SYS:EVENT
-  breakpoint,   ///< mem:ADDR[/LEN][:rwx]
-  numeric,      ///< TYPE:CONFIG
-  raw,          ///< rNNN
+  named,       ///< NAME[:mods]: hardware/software/cache symbol, dotted cache name or alias
+  pmu,         ///< NAME/terms/[mods]: a PMU (or a hardware/cache symbol with terms)
+  tracepoint,  ///< SYS:EVENT
+  breakpoint,  ///< mem:ADDR[/LEN][:rwx]
+  numeric,     ///< TYPE:CONFIG
+  raw,         ///< rNNN
 };
 
 struct Event {
   EventKind kind = EventKind::named;
-  Span span;                ///< the whole event including its own modifiers
-  std::string name;         ///< PMU or symbol name; tracepoint system; raw text
+  Span span;         ///< the whole event including its own modifiers
+  std::string name;  ///< PMU or symbol name; tracepoint system; raw text
   Span name_span;
-  std::string tp_event;     ///< tracepoint event name
+  std::string tp_event;  ///< tracepoint event name
   Span tp_event_span;
   std::uint64_t number1 = 0;  ///< numeric: type; raw: config; breakpoint: address
   std::uint64_t number2 = 0;  ///< numeric: config; breakpoint: length (when has_length)
   bool has_length = false;
-  std::string access;       ///< breakpoint access letters (`rw`, `x`, ...), empty: default
+  std::string access;  ///< breakpoint access letters (`rw`, `x`, ...), empty: default
   Span access_span;
-  bool has_terms = false;   ///< a `/.../` block was written (possibly empty)
+  bool has_terms = false;  ///< a `/.../` block was written (possibly empty)
   std::vector<Term> terms;
   Span terms_span;
   Modifiers modifiers;
@@ -79,14 +79,14 @@ struct Event {
 /// A `{...}` group or a lone event (`braces == false`, exactly one event).
 struct Item {
   bool braces = false;
-  std::string group_name;   ///< `name{...}`
+  std::string group_name;  ///< `name{...}`
   Span span;
   std::vector<Event> events;
-  Modifiers modifiers;      ///< group modifiers
+  Modifiers modifiers;  ///< group modifiers
 };
 
 struct EventList {
-  std::string text;         ///< the parsed input, owned (spans index into it)
+  std::string text;  ///< the parsed input, owned (spans index into it)
   std::vector<Item> items;
 };
 

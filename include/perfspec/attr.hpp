@@ -50,17 +50,18 @@ inline constexpr std::uint32_t attr_size_ver8 = 136;
 
 /// One row of the field table.
 struct AttrField {
-  std::string_view name;                    ///< kernel name
+  std::string_view name;                      ///< kernel name
   std::span<const std::string_view> aliases;  ///< other names of the same union member (bp_addr, ...)
-  unsigned bits;                            ///< width: 1 for flags, 2 for precise_ip, 16/32/64 for words
+  unsigned bits;                              ///< width: 1 for flags, 2 for precise_ip, 16/32/64 for words
   bool is_signed;
-  std::uint64_t (*get)(const Attr&);        ///< signed fields are returned sign-extended
-  void (*set)(Attr&, std::uint64_t);        ///< truncates to the field's width
+  std::uint64_t (*get)(const Attr&);  ///< signed fields are returned sign-extended
+  void (*set)(Attr&, std::uint64_t);  ///< truncates to the field's width
 };
 
 /// All fields in kernel order.
 ///
-/// Example: `for (const auto& f : attr_fields()) std::printf("%s=%llu\n", f.name.data(), (unsigned long long)f.get(attr));`
+/// Example: `for (const auto& f : attr_fields()) std::printf("%s=%llu\n", f.name.data(), (unsigned long
+/// long)f.get(attr));`
 std::span<const AttrField> attr_fields();
 
 /// Field by kernel name or union alias (`bp_addr` finds config1); nullptr when unknown.

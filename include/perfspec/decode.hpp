@@ -10,11 +10,12 @@
 namespace perfspec {
 
 struct Decoded {
-  std::string event;                  ///< the best event string (parses and resolves back to the attr's
-                                      ///< type and config words, where no leftover bits are reported)
-  std::string how;                    ///< "symbol", "alias", "table", "formats", "raw", "tracepoint", "breakpoint"
-  std::vector<std::string> leftovers; ///< e.g. "config bits 0x300000000 are covered by no format of pmu 'cpu'"
-  std::vector<std::string> notes;     ///< other things the string cannot say (sampling fields, ...)
+  std::string event;  ///< the best event string (parses and resolves back to the attr's
+                      ///< type and config words, where no leftover bits are reported)
+  std::string how;    ///< "symbol", "alias", "table", "formats", "raw", "tracepoint", "breakpoint"
+  std::vector<std::string>
+      leftovers;                   ///< e.g. "config bits 0x300000000 are covered by no format of pmu 'cpu'"
+  std::vector<std::string> notes;  ///< other things the string cannot say (sampling fields, ...)
 };
 
 /// Decode `attr` against a machine: a built-in symbol, a sysfs alias or table event that encodes to

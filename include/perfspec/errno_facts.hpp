@@ -25,17 +25,17 @@ std::string errno_name(int code);
 
 /// What was being opened when the error came back; everything a hint depends on.
 struct OpenContext {
-  std::uint32_t type = 0;            ///< attr.type
-  std::string pmu;                   ///< PMU name the event was resolved for
-  bool pmu_in_sysfs = true;          ///< the machine's sysfs lists that PMU
+  std::uint32_t type = 0;    ///< attr.type
+  std::string pmu;           ///< PMU name the event was resolved for
+  bool pmu_in_sysfs = true;  ///< the machine's sysfs lists that PMU
   unsigned precise_ip = 0;
-  std::uint32_t bp_type = 0;         ///< breakpoints: HW_BREAKPOINT_R/W/X bits
+  std::uint32_t bp_type = 0;  ///< breakpoints: HW_BREAKPOINT_R/W/X bits
   bool exclude_kernel = false;
-  bool cpu_wide = false;             ///< pid == -1
-  bool other_process = false;        ///< pid > 0
-  std::optional<int> paranoid;       ///< /proc/sys/kernel/perf_event_paranoid
-  bool privileged = false;           ///< euid 0 or CAP_PERFMON
-  std::optional<long> fd_limit;      ///< RLIMIT_NOFILE soft limit
+  bool cpu_wide = false;         ///< pid == -1
+  bool other_process = false;    ///< pid > 0
+  std::optional<int> paranoid;   ///< /proc/sys/kernel/perf_event_paranoid
+  bool privileged = false;       ///< euid 0 or CAP_PERFMON
+  std::optional<long> fd_limit;  ///< RLIMIT_NOFILE soft limit
 };
 
 /// A concrete, actionable hint for `code` in `context` (never empty).

@@ -27,7 +27,8 @@ struct Span {
 /// `render(e, text, origin)` then starts with `bench.toml:12:9+offset: error: ...`.
 struct Origin {
   Origin() = default;
-  Origin(std::string file_, std::uint32_t line_, std::uint32_t column_, std::vector<std::uint32_t> columns_ = {})
+  Origin(std::string file_, std::uint32_t line_, std::uint32_t column_,
+         std::vector<std::uint32_t> columns_ = {})
       : file(std::move(file_)), line(line_), column(column_), columns(std::move(columns_)) {}
   std::string file;        ///< empty: the string came from the command line
   std::uint32_t line = 0;  ///< 1-based; 0 when unknown
@@ -35,7 +36,10 @@ struct Origin {
   std::vector<std::uint32_t> columns;  ///< optional: file column of each byte of the string
   /// The file column of byte `offset` of the string.
   std::uint32_t column_of(std::uint32_t offset) const {
-    if (!columns.empty()) return offset < columns.size() ? columns[offset] : columns.back() + (offset - static_cast<std::uint32_t>(columns.size()) + 1);
+    if (!columns.empty())
+      return offset < columns.size()
+                 ? columns[offset]
+                 : columns.back() + (offset - static_cast<std::uint32_t>(columns.size()) + 1);
     return column + offset;
   }
 };
@@ -61,13 +65,18 @@ std::string_view error_kind_name(ErrorKind kind);
 /// Example:
 /// ```
 /// try { resolve(text, machine); }
-/// catch (const perfspec::Error& e) { std::cerr << e.message() << " at " << e.span().begin << '\n' << e.help(); }
+/// catch (const perfspec::Error& e) { std::cerr << e.message() << " at " << e.span().begin << '\n' <<
+/// e.help(); }
 /// ```
 class Error : public std::runtime_error {
  public:
   Error(ErrorKind kind, std::string message, Span span, std::string help = {})
-      : std::runtime_error(message), message_(std::move(message)), help_(std::move(help)), span_(span),
-        positioned_(true), kind_(kind) {}
+      : std::runtime_error(message),
+        message_(std::move(message)),
+        help_(std::move(help)),
+        span_(span),
+        positioned_(true),
+        kind_(kind) {}
   Error(ErrorKind kind, std::string message, std::string help = {})
       : std::runtime_error(message), message_(std::move(message)), help_(std::move(help)), kind_(kind) {}
   /// Without a kind: ErrorKind::bad_value.

@@ -37,12 +37,12 @@ struct ResolvedEvent {
   std::string unit;
   bool per_pkg = false;
   bool snapshot = false;
-  bool bpf_counter = false;      ///< `b` modifier
-  bool retire_latency = false;   ///< `R` modifier
-  bool precise_max = false;      ///< `P` modifier
+  bool bpf_counter = false;     ///< `b` modifier
+  bool retire_latency = false;  ///< `R` modifier
+  bool precise_max = false;     ///< `P` modifier
   std::string metric_id;
-  std::string driver_config;     ///< `@cfg` terms, comma-joined
-  std::string cpus;              ///< `cpu=` term
+  std::string driver_config;  ///< `@cfg` terms, comma-joined
+  std::string cpus;           ///< `cpu=` term
   bool percore = false;
   /// Back to default-constructed, keeping the strings' storage (for a set filled again). Inline and
   /// field by field: a reset by assignment cost resolving a named event a third of its time.
@@ -64,10 +64,10 @@ struct ResolvedEvent {
 };
 
 struct EventGroup {
-  std::string name;                 ///< `name{...}` or empty
-  std::vector<std::size_t> members; ///< indices into EventSet::events, leader first
-  bool braces = false;              ///< written as `{...}` (a lone event is a group of one)
-  bool weak = false;                ///< `:W`
+  std::string name;                  ///< `name{...}` or empty
+  std::vector<std::size_t> members;  ///< indices into EventSet::events, leader first
+  bool braces = false;               ///< written as `{...}` (a lone event is a group of one)
+  bool weak = false;                 ///< `:W`
   /// Back to default-constructed, keeping the storage of the name and the member list.
   void clear() {
     name.clear();

@@ -13,10 +13,10 @@ namespace perfspec::spec {
 /// One event as `perfspec list` shows it.
 struct ListedEvent {
   std::string name;
-  std::string pmu;          ///< "cpu" for built-in hardware/cache, "software", "tracepoint", or the PMU
-  std::string encoding;     ///< terms (`event=0xd1,umask=0x8`) or `type:config` for built-ins
+  std::string pmu;       ///< "cpu" for built-in hardware/cache, "software", "tracepoint", or the PMU
+  std::string encoding;  ///< terms (`event=0xd1,umask=0x8`) or `type:config` for built-ins
   std::string description;
-  std::string topic;        ///< table topic ("cache"), "hardware", "software", "cache", tracepoint system
+  std::string topic;  ///< table topic ("cache"), "hardware", "software", "cache", tracepoint system
   std::string unit;
   double scale = 1.0;
   Source source = Source::builtin;
@@ -24,12 +24,12 @@ struct ListedEvent {
 };
 
 struct ListFilter {
-  std::string pattern;      ///< glob if it has * ? [, else a case-insensitive substring of the name
-  std::string pmu;          ///< glob or exact PMU name ("" = any)
-  std::string topic;        ///< exact topic ("" = any)
-  std::string source;       ///< "sysfs", "json", "builtin", "tracepoint" ("" = any)
-  bool tracepoints = false; ///< include tracepoints (there are thousands)
-  bool deprecated = false;  ///< include deprecated table events
+  std::string pattern;       ///< glob if it has * ? [, else a case-insensitive substring of the name
+  std::string pmu;           ///< glob or exact PMU name ("" = any)
+  std::string topic;         ///< exact topic ("" = any)
+  std::string source;        ///< "sysfs", "json", "builtin", "tracepoint" ("" = any)
+  bool tracepoints = false;  ///< include tracepoints (there are thousands)
+  bool deprecated = false;   ///< include deprecated table events
 
   /// Whether an event passes the filter (source, topic, deprecated, PMU, name).
   bool passes(const ListedEvent& e) const;

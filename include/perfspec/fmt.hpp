@@ -40,27 +40,21 @@
 namespace perfspec::detail {
 
 /// What a value prints as: `text_of<T>::text(value)`, a string or a string_view.
-template <typename T>
-struct text_of;
+template <typename T> struct text_of;
 
-template <>
-struct text_of<ErrorKind> {
+template <> struct text_of<ErrorKind> {
   static std::string_view text(ErrorKind kind) { return error_kind_name(kind); }
 };
-template <>
-struct text_of<spec::Source> {
+template <> struct text_of<spec::Source> {
   static std::string_view text(spec::Source source) { return spec::source_name(source); }
 };
-template <>
-struct text_of<runtime::Note> {
+template <> struct text_of<runtime::Note> {
   static std::string text(const runtime::Note& note) { return describe(note); }
 };
-template <>
-struct text_of<ast::EventList> {
+template <> struct text_of<ast::EventList> {
   static std::string text(const ast::EventList& list) { return to_string(list); }
 };
-template <>
-struct text_of<ast::Item> {
+template <> struct text_of<ast::Item> {
   // The canonical printer prints lists: this item as a list of one.
   static std::string text(const ast::Item& item) {
     ast::EventList list;
@@ -68,24 +62,20 @@ struct text_of<ast::Item> {
     return to_string(list);
   }
 };
-template <>
-struct text_of<ast::Event> {
+template <> struct text_of<ast::Event> {
   static std::string text(const ast::Event& event) { return to_string(event); }
 };
-template <>
-struct text_of<ast::Term> {
+template <> struct text_of<ast::Term> {
   static std::string text(const ast::Term& term) { return to_string(term); }
 };
-template <>
-struct text_of<ast::Modifiers> {
+template <> struct text_of<ast::Modifiers> {
   static std::string_view text(const ast::Modifiers& modifiers) { return modifiers.letters; }
 };
 
 /// A formatter that prints `text_of<T>::text(value)` with the string format specs.
-template <typename T>
-struct text_formatter : fmt::formatter<fmt::string_view> {
-  template <typename FormatContext>
-  auto format(const T& value, FormatContext& ctx) const -> decltype(ctx.out()) {
+template <typename T> struct text_formatter : fmt::formatter<fmt::string_view> {
+  template <typename FormatContext> auto format(const T& value, FormatContext& ctx) const
+      -> decltype(ctx.out()) {
     const auto& text = text_of<T>::text(value);
     return fmt::formatter<fmt::string_view>::format(fmt::string_view(text.data(), text.size()), ctx);
   }
@@ -93,15 +83,14 @@ struct text_formatter : fmt::formatter<fmt::string_view> {
 
 }  // namespace perfspec::detail
 
-template <>
-struct fmt::formatter<perfspec::Span> {
+template <> struct fmt::formatter<perfspec::Span> {
   constexpr auto parse(format_parse_context& ctx) -> decltype(ctx.begin()) {
     auto it = ctx.begin();
     if (it != ctx.end() && *it != '}') throw format_error("perfspec::Span takes no format specs");
     return it;
   }
-  template <typename FormatContext>
-  auto format(const perfspec::Span& span, FormatContext& ctx) const -> decltype(ctx.out()) {
+  template <typename FormatContext> auto format(const perfspec::Span& span, FormatContext& ctx) const
+      -> decltype(ctx.out()) {
     return fmt::format_to(ctx.out(), "{}..{}", span.begin, span.end);
   }
 };
@@ -109,8 +98,7 @@ struct fmt::formatter<perfspec::Span> {
 /// `[[fill]align][width][v]`: without `v` the state's name as the CSV and JSON state field has it
 /// (`counted`, `not counted`, `not supported`); with `v` what the value column shows when there is
 /// no value (`<not counted>`, `<not supported>`; `counted` unchanged). Aligned left by default.
-template <>
-struct fmt::formatter<perfspec::runtime::Count::State> {
+template <> struct fmt::formatter<perfspec::runtime::Count::State> {
   char fill = ' ';
   char align = '<';
   std::size_t width = 0;
@@ -128,7 +116,8 @@ struct fmt::formatter<perfspec::runtime::Count::State> {
     }
     while (it != end && *it >= '0' && *it <= '9') width = width * 10 + static_cast<std::size_t>(*it++ - '0');
     if (it != end && *it == 'v') placeholder = true, ++it;
-    if (it != end && *it != '}') throw format_error("perfspec::runtime::Count::State takes [[fill]align][width][v]");
+    if (it != end && *it != '}')
+      throw format_error("perfspec::runtime::Count::State takes [[fill]align][width][v]");
     return it;
   }
 
@@ -151,19 +140,19 @@ struct fmt::formatter<perfspec::runtime::Count::State> {
   }
 };
 
-template <>
-struct fmt::formatter<perfspec::ErrorKind> : perfspec::detail::text_formatter<perfspec::ErrorKind> {};
-template <>
-struct fmt::formatter<perfspec::spec::Source> : perfspec::detail::text_formatter<perfspec::spec::Source> {};
-template <>
-struct fmt::formatter<perfspec::runtime::Note> : perfspec::detail::text_formatter<perfspec::runtime::Note> {};
-template <>
-struct fmt::formatter<perfspec::ast::EventList> : perfspec::detail::text_formatter<perfspec::ast::EventList> {};
-template <>
-struct fmt::formatter<perfspec::ast::Item> : perfspec::detail::text_formatter<perfspec::ast::Item> {};
-template <>
-struct fmt::formatter<perfspec::ast::Event> : perfspec::detail::text_formatter<perfspec::ast::Event> {};
-template <>
-struct fmt::formatter<perfspec::ast::Term> : perfspec::detail::text_formatter<perfspec::ast::Term> {};
-template <>
-struct fmt::formatter<perfspec::ast::Modifiers> : perfspec::detail::text_formatter<perfspec::ast::Modifiers> {};
+template <> struct fmt::formatter<perfspec::ErrorKind>
+    : perfspec::detail::text_formatter<perfspec::ErrorKind> {};
+template <> struct fmt::formatter<perfspec::spec::Source>
+    : perfspec::detail::text_formatter<perfspec::spec::Source> {};
+template <> struct fmt::formatter<perfspec::runtime::Note>
+    : perfspec::detail::text_formatter<perfspec::runtime::Note> {};
+template <> struct fmt::formatter<perfspec::ast::EventList>
+    : perfspec::detail::text_formatter<perfspec::ast::EventList> {};
+template <> struct fmt::formatter<perfspec::ast::Item>
+    : perfspec::detail::text_formatter<perfspec::ast::Item> {};
+template <> struct fmt::formatter<perfspec::ast::Event>
+    : perfspec::detail::text_formatter<perfspec::ast::Event> {};
+template <> struct fmt::formatter<perfspec::ast::Term>
+    : perfspec::detail::text_formatter<perfspec::ast::Term> {};
+template <> struct fmt::formatter<perfspec::ast::Modifiers>
+    : perfspec::detail::text_formatter<perfspec::ast::Modifiers> {};

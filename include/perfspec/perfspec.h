@@ -21,15 +21,15 @@ extern "C" {
 
 enum {
   PERFSPEC_OK = 0,
-  PERFSPEC_E_INVALID = -1,     /* a bad argument to this API (NULL, an index out of range, a bad pid) */
-  PERFSPEC_E_SYSTEM = -2,      /* a system call failed, or no memory (see perfspec_last_error) */
-  PERFSPEC_E_INTERNAL = -3,    /* a bug in perfspec */
-  PERFSPEC_E_SYNTAX = -4,      /* the event string does not follow the grammar */
-  PERFSPEC_E_UNKNOWN = -5,     /* an event, PMU, term or tracepoint the machine does not have */
-  PERFSPEC_E_VALUE = -6,       /* a value out of range or of the wrong kind, or terms that clash */
-  PERFSPEC_E_MACHINE = -7,     /* the machine's description (a sysfs file, an event table) is malformed */
-  PERFSPEC_E_IO = -8,          /* a file could not be read */
-  PERFSPEC_E_PERMISSION = -9,  /* this user may not read it (a tracefs file, a sysfs file) */
+  PERFSPEC_E_INVALID = -1,    /* a bad argument to this API (NULL, an index out of range, a bad pid) */
+  PERFSPEC_E_SYSTEM = -2,     /* a system call failed, or no memory (see perfspec_last_error) */
+  PERFSPEC_E_INTERNAL = -3,   /* a bug in perfspec */
+  PERFSPEC_E_SYNTAX = -4,     /* the event string does not follow the grammar */
+  PERFSPEC_E_UNKNOWN = -5,    /* an event, PMU, term or tracepoint the machine does not have */
+  PERFSPEC_E_VALUE = -6,      /* a value out of range or of the wrong kind, or terms that clash */
+  PERFSPEC_E_MACHINE = -7,    /* the machine's description (a sysfs file, an event table) is malformed */
+  PERFSPEC_E_IO = -8,         /* a file could not be read */
+  PERFSPEC_E_PERMISSION = -9, /* this user may not read it (a tracefs file, a sysfs file) */
 };
 
 typedef struct perfspec_machine perfspec_machine;
@@ -38,51 +38,51 @@ typedef struct perfspec_counters perfspec_counters;
 
 /* The calling thread's last error: the message, the rendered perf-style diagnostic (input, caret,
  * message), and the byte offset in the event string (-1 when the error is not about one). */
-const char *perfspec_last_error(void);
-const char *perfspec_last_error_rendered(void);
+const char* perfspec_last_error(void);
+const char* perfspec_last_error_rendered(void);
 long perfspec_last_error_offset(void);
 
 /* A machine description: a sysfs root ("/sys", a fixture or a snapshot), optional perf-format JSON
  * tables and CPU id (NULL: none / this machine's). NULL on error. Safe to share between threads. */
-perfspec_machine *perfspec_machine_new(const char *sysfs_root, const char *events_dir, const char *cpuid);
-void perfspec_machine_free(perfspec_machine *machine);
+perfspec_machine* perfspec_machine_new(const char* sysfs_root, const char* events_dir, const char* cpuid);
+void perfspec_machine_free(perfspec_machine* machine);
 
 /* Parse and resolve an event list. On success *out owns the result. */
-int perfspec_resolve(const perfspec_machine *machine, const char *text, perfspec_event_set **out);
-void perfspec_event_set_free(perfspec_event_set *set);
-size_t perfspec_event_set_size(const perfspec_event_set *set);
+int perfspec_resolve(const perfspec_machine* machine, const char* text, perfspec_event_set** out);
+void perfspec_event_set_free(perfspec_event_set* set);
+size_t perfspec_event_set_size(const perfspec_event_set* set);
 /* Event i: its display name, PMU, group leader index; NULL / (size_t)-1 when i is out of range. */
-const char *perfspec_event_name(const perfspec_event_set *set, size_t i);
-const char *perfspec_event_pmu(const perfspec_event_set *set, size_t i);
-size_t perfspec_event_leader(const perfspec_event_set *set, size_t i);
+const char* perfspec_event_name(const perfspec_event_set* set, size_t i);
+const char* perfspec_event_pmu(const perfspec_event_set* set, size_t i);
+size_t perfspec_event_leader(const perfspec_event_set* set, size_t i);
 /* A perf_event_attr field of event i by its kernel name ("config", "bp_addr", "exclude_kernel"). */
-int perfspec_event_field(const perfspec_event_set *set, size_t i, const char *field, uint64_t *value);
+int perfspec_event_field(const perfspec_event_set* set, size_t i, const char* field, uint64_t* value);
 /* The whole set as `perfspec resolve --format json` prints it; free with perfspec_string_free. */
-char *perfspec_event_set_json(const perfspec_event_set *set);
-void perfspec_string_free(char *s);
+char* perfspec_event_set_json(const perfspec_event_set* set);
+void perfspec_string_free(char* s);
 /* The canonical event string of a parsed list (parses back to the same tree); free with
  * perfspec_string_free. NULL on a syntax error. */
-char *perfspec_canonical(const char *text);
+char* perfspec_canonical(const char* text);
 
 /* Open the set for the calling thread (pid 0) or a process (pid > 0); events that cannot be opened
  * are reported by perfspec_read, not here. */
-int perfspec_open(const perfspec_event_set *set, int pid, perfspec_counters **out);
-void perfspec_counters_free(perfspec_counters *counters);
-int perfspec_enable(perfspec_counters *counters);
-int perfspec_disable(perfspec_counters *counters);
-int perfspec_reset(perfspec_counters *counters);
+int perfspec_open(const perfspec_event_set* set, int pid, perfspec_counters** out);
+void perfspec_counters_free(perfspec_counters* counters);
+int perfspec_enable(perfspec_counters* counters);
+int perfspec_disable(perfspec_counters* counters);
+int perfspec_reset(perfspec_counters* counters);
 
 enum { PERFSPEC_COUNTED = 0, PERFSPEC_NOT_COUNTED = 1, PERFSPEC_NOT_SUPPORTED = 2 };
 typedef struct perfspec_count {
-  int state;              /* PERFSPEC_COUNTED, _NOT_COUNTED (never ran), _NOT_SUPPORTED (see errno) */
-  int error;              /* errno of a failed open, 0 otherwise */
+  int state; /* PERFSPEC_COUNTED, _NOT_COUNTED (never ran), _NOT_SUPPORTED (see errno) */
+  int error; /* errno of a failed open, 0 otherwise */
   uint64_t raw, time_enabled, time_running;
   double scaled;          /* raw * time_enabled / time_running */
-  const char *error_name; /* "ENOENT", or "" */
-  const char *hint;       /* what to do about error, or "" (valid until the next perfspec_read) */
+  const char* error_name; /* "ENOENT", or "" */
+  const char* hint;       /* what to do about error, or "" (valid until the next perfspec_read) */
 } perfspec_count;
 /* Read every event: `counts` must have room for perfspec_event_set_size() entries. */
-int perfspec_read(perfspec_counters *counters, perfspec_count *counts, size_t n);
+int perfspec_read(perfspec_counters* counters, perfspec_count* counts, size_t n);
 
 #ifdef __cplusplus
 }

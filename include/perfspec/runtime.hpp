@@ -71,7 +71,11 @@ class Fd {
   ~Fd() { reset(); }
   int get() const { return fd_; }
   explicit operator bool() const { return fd_ >= 0; }
-  int release() { int f = fd_; fd_ = -1; return f; }
+  int release() {
+    int f = fd_;
+    fd_ = -1;
+    return f;
+  }
   void reset();
 
  private:
@@ -88,15 +92,17 @@ class Command;
 struct Target {
   enum class Kind { self, process, cpus };
   Kind kind = Kind::self;
-  int pid = 0;                ///< Kind::process: the process (or a child forked by the caller)
-  std::vector<int> threads;   ///< Kind::process: the threads to open on (empty: just `pid`)
-  std::vector<int> cpus;      ///< Kind::cpus: these CPUs, every process (empty: all online CPUs)
-  bool inherit = false;       ///< count children created after opening too
-  bool enable_on_exec = false;///< start counting when the (stopped) target calls exec
+  int pid = 0;                  ///< Kind::process: the process (or a child forked by the caller)
+  std::vector<int> threads;     ///< Kind::process: the threads to open on (empty: just `pid`)
+  std::vector<int> cpus;        ///< Kind::cpus: these CPUs, every process (empty: all online CPUs)
+  bool inherit = false;         ///< count children created after opening too
+  bool enable_on_exec = false;  ///< start counting when the (stopped) target calls exec
   /// Kind::self, Kind::process: the thread/process; Kind::cpus: everything on the given CPUs.
   static Target self_thread() { return {}; }
   static Target process(int pid, bool inherit = true) { return {Kind::process, pid, {}, {}, inherit, false}; }
-  static Target system_wide(std::vector<int> cpus = {}) { return {Kind::cpus, -1, {}, std::move(cpus), false, false}; }
+  static Target system_wide(std::vector<int> cpus = {}) {
+    return {Kind::cpus, -1, {}, std::move(cpus), false, false};
+  }
   /// A command held before exec (see Command): its counters start at exec, children included.
   static Target command(const Command& command, bool inherit = true);
 };
@@ -155,12 +161,12 @@ struct OpenOptions {
 
 /// Why an event could not be opened.
 struct Failure {
-  int error = 0;            ///< errno
-  std::string name;         ///< "ENOENT"
-  std::string meaning;      ///< what perf_event_open(2) means by it
-  std::string hint;         ///< what to do
-  int cpu = -1;             ///< the CPU it failed on (-1: any)
-  std::string detail;       ///< e.g. "its group leader could not be opened"
+  int error = 0;        ///< errno
+  std::string name;     ///< "ENOENT"
+  std::string meaning;  ///< what perf_event_open(2) means by it
+  std::string hint;     ///< what to do
+  int cpu = -1;         ///< the CPU it failed on (-1: any)
+  std::string detail;   ///< e.g. "its group leader could not be opened"
 };
 
 /// Something to know when reading an event's count: a fallback taken when it was opened, or a fault
@@ -188,24 +194,25 @@ struct Note {
     short_read,
   };
   Kind kind = Kind::user_only;
-  int error = 0;             ///< errno, when the note is about one
-  int cpu = -1;              ///< the CPU of the counter it is about (-1: a task's, on any CPU)
-  std::size_t bytes = 0;     ///< short_read
-  std::size_t wanted = 0;    ///< short_read
-  std::string event;         ///< weak_group_alone: the name of the member that failed
+  int error = 0;           ///< errno, when the note is about one
+  int cpu = -1;            ///< the CPU of the counter it is about (-1: a task's, on any CPU)
+  std::size_t bytes = 0;   ///< short_read
+  std::size_t wanted = 0;  ///< short_read
+  std::string event;       ///< weak_group_alone: the name of the member that failed
   friend bool operator==(const Note&, const Note&) = default;
 };
 
 /// One event's numbers. `not_supported` and `not_counted` are states, never a silent 0.
 ///
-/// Example: `if (c.state == Count::State::counted) std::printf("%.0f (%.0f%% running)\n", c.scaled(), 100 * c.running_fraction());`
+/// Example: `if (c.state == Count::State::counted) std::printf("%.0f (%.0f%% running)\n", c.scaled(), 100 *
+/// c.running_fraction());`
 struct Count {
   enum class State { counted, not_counted, not_supported };
   State state = State::not_supported;
-  std::uint64_t raw = 0;           ///< summed over CPUs
+  std::uint64_t raw = 0;  ///< summed over CPUs
   std::uint64_t time_enabled = 0;
   std::uint64_t time_running = 0;
-  std::optional<Failure> failure; ///< when not_supported (or when it failed on some CPUs only)
+  std::optional<Failure> failure;  ///< when not_supported (or when it failed on some CPUs only)
   /// What to know besides the numbers, in order: the fallback taken when opening (at most one), then
   /// this read's faults, each kind once per event (for the first CPU that had it).
   std::vector<Note> notes;

@@ -28,9 +28,9 @@ struct Format {
   unsigned word = 0;  ///< 0 = config, 1 = config1, 2 = config2, 3 = config3
   std::vector<BitRange> ranges;
 
-  unsigned width() const;          ///< number of bits
-  std::uint64_t mask() const;      ///< the bits it occupies in its word
-  std::uint64_t max_value() const; ///< largest value that fits
+  unsigned width() const;           ///< number of bits
+  std::uint64_t mask() const;       ///< the bits it occupies in its word
+  std::uint64_t max_value() const;  ///< largest value that fits
   /// Spread `value` over the format's bits, low bit first: the k-th bit of the format receives bit k
   /// of the value (`config:0-7,32-35` with 0xABC gives 0xA000000BC). Bits beyond width() are dropped;
   /// check against max_value() first.
@@ -53,15 +53,15 @@ std::string_view source_name(Source source);
 /// A named event: a sysfs alias (`events/<name>` with its metadata files) or an event-table entry.
 struct Alias {
   std::string name;
-  std::string terms;        ///< e.g. `event=0xcd,umask=0x1,ldlat=3`
+  std::string terms;  ///< e.g. `event=0xcd,umask=0x1,ldlat=3`
   double scale = 1.0;
-  std::string scale_text;   ///< `.scale` as written, empty when absent
+  std::string scale_text;  ///< `.scale` as written, empty when absent
   std::string unit;
   bool per_pkg = false;
   bool snapshot = false;
   Source source = Source::sysfs;
-  std::string origin;       ///< the file it came from (sysfs file, or `table.json` for tables)
-  std::string modifiers;    ///< privilege modifiers its definition carries (libpfm4's `:u`), as letters
+  std::string origin;     ///< the file it came from (sysfs file, or `table.json` for tables)
+  std::string modifiers;  ///< privilege modifiers its definition carries (libpfm4's `:u`), as letters
 };
 
 class Machine;
@@ -82,7 +82,8 @@ struct MachineAccess;
 /// holds glob characters and matches by fnmatch. So `uncore_imc` and `imc` name `uncore_imc_0`, and
 /// `hisi_sccl1_ddrc` names `hisi_sccl1_ddrc0`, but `cpum` does not name `cpum_cf`.
 ///
-/// Example: `pmu_name_matches("imc", "uncore_imc_3")` is true; `pmu_name_matches("uncore_imc", "uncore_imc_free_running_0")` false.
+/// Example: `pmu_name_matches("imc", "uncore_imc_3")` is true; `pmu_name_matches("uncore_imc",
+/// "uncore_imc_free_running_0")` false.
 bool pmu_name_matches(std::string_view pattern, std::string_view name);
 
 /// Where named events come from besides sysfs.
@@ -158,7 +159,7 @@ class Pmu {
   mutable std::vector<Format> formats_;
   mutable std::uint64_t format_lengths_ = 0;  // bit n: a format name of n characters (63: 63 or more)
   mutable std::vector<Alias> aliases_;
-  mutable std::vector<Skipped> skipped_;  // written with aliases_
+  mutable std::vector<Skipped> skipped_;          // written with aliases_
   mutable std::vector<std::string> alias_names_;  // event files, metadata excluded
   mutable std::mutex alias_mutex_;
   mutable std::map<std::string, std::unique_ptr<Alias>, std::less<>> loaded_;  // by file name
@@ -169,8 +170,8 @@ class Pmu {
 };
 
 /// The PMU description of one machine, rooted at a sysfs folder (`/sys` by default, or a fixture or
-/// snapshot tree). Example: `spec::Machine m; for (auto& n : m.pmu_names()) std::puts(n.c_str());` Immutable from the outside; lazily loaded parts are guarded, so one Machine may be
-/// shared between threads.
+/// snapshot tree). Example: `spec::Machine m; for (auto& n : m.pmu_names()) std::puts(n.c_str());` Immutable
+/// from the outside; lazily loaded parts are guarded, so one Machine may be shared between threads.
 ///
 /// Nothing outside the root is ever read: a symlink in the tree that leads out of it (sysfs's own
 /// links stay inside) is an error naming the link. A Machine keeps one file descriptor (O_PATH) on

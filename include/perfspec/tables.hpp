@@ -18,15 +18,17 @@ namespace perfspec::spec {
 
 /// One table entry as perfspec uses it.
 struct TableEvent {
-  Alias alias;              ///< name as written (EventName), terms as jevents writes them, scale/unit, per-pkg; source json
+  Alias
+      alias;  ///< name as written (EventName), terms as jevents writes them, scale/unit, per-pkg; source json
   /// The PMU it belongs to, as jevents names it from `Unit`: "" for every core PMU (jevents'
   /// `default_core`), else e.g. "uncore_imc", "amd_l3", "cpu_atom", "hisi_sccl,ddrc".
   std::string pmu;
   std::string topic;        ///< as perf shows it: the file name without .json, `-` as space ("uncore memory")
   std::string description;  ///< BriefDescription as perf shows it (empty when loaded from the index)
-  std::string compat;       ///< Compat: for events of `sys` folders, the regex a PMU's `identifier` must match
+  std::string compat;  ///< Compat: for events of `sys` folders, the regex a PMU's `identifier` must match
   bool deprecated = false;
-  bool sys = false;         ///< from a `sys` folder: belongs to uncore PMUs by identifier (Machine::table_event_applies)
+  bool sys =
+      false;  ///< from a `sys` folder: belongs to uncore PMUs by identifier (Machine::table_event_applies)
 };
 
 /// A metric entry (MetricName/MetricExpr), kept as written for the metrics work; not used by events.
@@ -67,10 +69,10 @@ TableArch table_arch(std::string_view dir, std::string_view cpuid);
 /// riscv, the PVR (`0x004e1202`) on powerpc, `IBM,3931,A01,...` on s390; empty when unknown.
 /// `cpuinfo`, `midr`, `sysinfo` and `service_levels` name the files perf reads (for tests).
 /// Example: `detect_cpuid()` is `AuthenticAMD-25-11-1` on the development VM.
-std::string detect_cpuid(const std::string& cpuinfo = "/proc/cpuinfo",
-                         const std::string& midr = "/sys/devices/system/cpu/cpu0/regs/identification/midr_el1",
-                         const std::string& sysinfo = "/proc/sysinfo",
-                         const std::string& service_levels = "/proc/service_levels");
+std::string detect_cpuid(
+    const std::string& cpuinfo = "/proc/cpuinfo",
+    const std::string& midr = "/sys/devices/system/cpu/cpu0/regs/identification/midr_el1",
+    const std::string& sysinfo = "/proc/sysinfo", const std::string& service_levels = "/proc/service_levels");
 
 /// Whether a mapfile CPU-id regex (POSIX extended, as perf's) names `cpuid`, by the x86 rule (which is
 /// the generic one for ids that are not vendor-family-model-stepping): the whole id must match, and a
@@ -133,7 +135,7 @@ class EventTables {
   ///
   /// Example: `EventTables::load("pmu-events/x86", "icelakex", {})->find("inst_retired.any")`
   static std::shared_ptr<const EventTables> load(const std::string& dir, const std::string& model,
-                                                  const Options& options);
+                                                 const Options& options);
   /// The uncore events of every `sys` folder under `dir` (arm64's `arm/cmn/sys`, ...): each carries the
   /// `Compat` regex that a PMU's `identifier` must match. Empty when `dir` has none.
   static std::shared_ptr<const EventTables> load_sys(const std::string& dir, const Options& options);
@@ -175,21 +177,21 @@ class EventTables {
   std::vector<TableMetric> metrics_;
   std::vector<TableCounters> counters_;
   std::map<std::string, std::string> metric_groups_;
-  std::unique_ptr<Index> index_;            // the mapped index, when loaded from one
+  std::unique_ptr<Index> index_;  // the mapped index, when loaded from one
   std::string signature_, index_name_, cache_problem_;
   mutable std::once_flag all_once_;
   void sort_and_key();
   void write_index(const std::string& cache_path) const;
-  const EventTables* rebuilt() const;       // the JSON's entries, after the index proved corrupt
+  const EventTables* rebuilt() const;  // the JSON's entries, after the index proved corrupt
   static std::shared_ptr<const EventTables> load_files(const std::string& dir, const std::string& model,
-                                                      const Options& options, bool sys);
+                                                       const Options& options, bool sys);
 };
 
 /// The fields of one table entry that make its encoding (jevents' names). Exposed for tests.
 struct TableFields {
-  std::string event_code, umask, counter_mask, invert, edge_detect, any_thread, sample_after_value,
-      msr_index, msr_value, filter, config_code, ext_sel, port_mask, fc_mask, eventid_code, node_type,
-      rdwr_mask, en_all_cores, en_all_slices, slice_id, thread_mask;
+  std::string event_code, umask, counter_mask, invert, edge_detect, any_thread, sample_after_value, msr_index,
+      msr_value, filter, config_code, ext_sel, port_mask, fc_mask, eventid_code, node_type, rdwr_mask,
+      en_all_cores, en_all_slices, slice_id, thread_mask;
 };
 /// The terms jevents writes for an entry: `config=` (ConfigCode), `eventid=` (EventidCode) or
 /// `event=` (EventCode, its first code when it lists two, with ExtSel), then the non-zero fields in
