@@ -72,6 +72,7 @@ int Jail::open(const std::string& path, int flags) const {
     how.flags = static_cast<std::uint64_t>(flags | O_CLOEXEC);
     how.resolve = RESOLVE_BENEATH | RESOLVE_NO_MAGICLINKS;
     long fd = ::syscall(SYS_openat2, fd_, rel.c_str(), &how, sizeof how);
+    if (fd >= 0 || errno != ENOSYS) kernel_resolves_.store(true, std::memory_order_relaxed);
     if (fd >= 0) return static_cast<int>(fd);
     if (errno != ENOSYS) return -errno;
   }
@@ -142,10 +143,12 @@ std::optional<std::string> read_small_file(const Jail& jail, const std::string& 
   return read_opened(jail.open(path, O_RDONLY | O_NONBLOCK), &jail, path);
 }
 
-std::optional<std::string> read_optional_file(const Jail& jail, const std::string& path) {
-  if (auto text = read_small_file(jail, path)) return text;
-  // Nothing was read: say why unless nothing has that name. The name is looked at in its folder
-  // (opened inside the tree) without following it.
+namespace {
+
+// Why a name read as absent is not a file to read (a folder, a symlink to nothing, ...): an error
+// naming it. Looked at in its folder (opened inside the tree) without following it; nullopt when
+// nothing has the name.
+std::optional<std::string> why_not_read(const Jail& jail, const std::string& path) {
   auto slash = path.rfind('/');
   if (slash == std::string::npos) return std::nullopt;
   int dir = jail.open(path.substr(0, slash), O_PATH | O_DIRECTORY);
@@ -165,6 +168,23 @@ std::optional<std::string> read_optional_file(const Jail& jail, const std::strin
   if (S_ISLNK(st.st_mode))
     throw Error(ErrorKind::machine, fmt::format("'{}' is a symlink to nothing ('{}')", path, target));
   throw Error(ErrorKind::io, fmt::format("'{}' cannot be read", path));
+}
+
+}  // namespace
+
+std::optional<std::string> read_optional_file(const Jail& jail, const std::string& path) {
+  // Most optional files are absent (a PMU's cpus, identifier, an alias's .scale): opened without
+  // following a last symlink, ENOENT then means that nothing has the name (a symlink to nothing gives
+  // ELOOP), with no more system calls. A symlink is followed by a second open.
+  int fd = jail.open(path, O_RDONLY | O_NONBLOCK | O_NOFOLLOW);
+  if ((fd == -ENOENT || fd == -ENOTDIR) && jail.kernel_resolves()) return std::nullopt;
+  if (fd >= 0) {
+    if (auto text = read_all(fd, path)) return text;
+    throw Error(ErrorKind::machine, fmt::format("'{}' is a folder, not a file", path));
+  }
+  if (fd != -ENOENT && fd != -ENOTDIR && fd != -ELOOP) read_opened(fd, &jail, path);  // throws
+  if (auto text = read_small_file(jail, path)) return text;
+  return why_not_read(jail, path);
 }
 
 std::optional<std::string> read_small_file(const std::string& path) {

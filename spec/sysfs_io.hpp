@@ -2,6 +2,7 @@
 // Small-file helpers for sysfs reading (internal to spec/). Every read goes through a Jail: a file or
 // folder is opened only if resolving its path, symlinks included, stays inside the tree's root.
 #include <cstddef>
+#include <atomic>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -30,11 +31,16 @@ class Jail {
   /// Opens `path`, which must be the root or below it as a string, with `flags` (O_CLOEXEC added).
   /// Returns the fd, or -errno: -EXDEV when resolving it would leave the root.
   int open(const std::string& path, int flags) const;
+  /// Whether open() resolves in the kernel (openat2), where O_NOFOLLOW on a symlink to nothing gives
+  /// ELOOP: then ENOENT means that nothing has the name. False before the first open() and with the
+  /// realpath fallback.
+  bool kernel_resolves() const { return kernel_resolves_.load(std::memory_order_relaxed); }
 
  private:
   std::string root_;
   int fd_ = -1;  // O_PATH of the root, -1 when it does not exist
   Check check_;
+  mutable std::atomic<bool> kernel_resolves_{false};
 };
 
 /// Contents of a file, nullopt when it does not exist (or is a folder); throws perfspec::Error naming
