@@ -67,7 +67,7 @@ const Pmu* Machine::Impl::pmu(std::string_view name) const {
   auto pmu = std::make_unique<Pmu>();
   pmu->name_ = std::string(name);
   pmu->dir_ = dir;
-  pmu->jail_ = jail_;
+  pmu->lazy_->jail = jail_;
   pmu->type_ = type;
   if (auto m = io::read_optional_file(*jail_, dir + "/cpumask")) {
     pmu->cpumask_ = std::string(io::trim(*m));

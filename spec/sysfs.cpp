@@ -251,28 +251,31 @@ bool is_regular_file(const Jail& jail, const std::string& path) {
 
 }  // namespace io
 
+Pmu::Pmu() : lazy_(std::make_unique<Lazy>()) {}
+Pmu::~Pmu() = default;
+
 const Format* Pmu::format(std::string_view term) const {
   // A PMU has a few dozen formats at most: a scan that rejects on length and first letter beats a
   // binary search of string comparisons (every term of every event asks).
   if (term.empty()) return nullptr;
   const auto& all = formats();
-  if (!(format_lengths_ >> std::min<std::size_t>(term.size(), 63) & 1)) return nullptr;  // no name that long
+  if (!(lazy_->format_lengths >> std::min<std::size_t>(term.size(), 63) & 1)) return nullptr;  // no name that long
   for (const auto& f : all)
     if (f.name.size() == term.size() && f.name[0] == term[0] && f.name == term) return &f;
   return nullptr;
 }
 
 const std::vector<Format>& Pmu::formats() const {
-  std::call_once(formats_once_, [this] { load_formats(); });
-  return formats_;
+  std::call_once(lazy_->formats_once, [this] { load_formats(); });
+  return lazy_->formats;
 }
 
 void Pmu::load_formats() const {
   std::vector<Format> out;
   std::string dir = dir_ + "/format";
-  for (const auto& file : io::list_dir(*jail_, dir, true)) {
+  for (const auto& file : io::list_dir(*lazy_->jail, dir, true)) {
     std::string path = dir + "/" + file;
-    auto text = io::read_optional_file(*jail_, path);
+    auto text = io::read_optional_file(*lazy_->jail, path);
     if (!text) continue;  // gone since the folder was listed
     try {
       out.push_back(parse_format(file, *text));
@@ -282,8 +285,8 @@ void Pmu::load_formats() const {
     }
   }
   std::sort(out.begin(), out.end(), [](const Format& a, const Format& b) { return a.name < b.name; });
-  for (const auto& f : out) format_lengths_ |= std::uint64_t{1} << std::min<std::size_t>(f.name.size(), 63);
-  formats_ = std::move(out);
+  for (const auto& f : out) lazy_->format_lengths |= std::uint64_t{1} << std::min<std::size_t>(f.name.size(), 63);
+  lazy_->formats = std::move(out);
 }
 
 namespace {
@@ -293,13 +296,13 @@ bool ends_with(std::string_view s, std::string_view suffix) {
 }  // namespace
 
 const std::vector<std::string>& Pmu::alias_names() const {
-  std::call_once(alias_names_once_, [this] {
-    for (auto& file : io::list_dir(*jail_, dir_ + "/events", true))
+  std::call_once(lazy_->alias_names_once, [this] {
+    for (auto& file : io::list_dir(*lazy_->jail, dir_ + "/events", true))
       if (!ends_with(file, ".scale") && !ends_with(file, ".unit") && !ends_with(file, ".per-pkg") &&
           !ends_with(file, ".snapshot") && safe_component(file))
-        alias_names_.push_back(std::move(file));
+        lazy_->alias_names.push_back(std::move(file));
   });
-  return alias_names_;
+  return lazy_->alias_names;
 }
 
 // Only the alias asked for is read (with its metadata): resolving `cpu/mem-loads/` does not read the
@@ -310,17 +313,17 @@ const Alias* Pmu::alias(std::string_view name) const {
     return n.size() == name.size() && ::strncasecmp(n.data(), name.data(), name.size()) == 0;
   });
   if (it == names.end()) return nullptr;
-  std::lock_guard lock(alias_mutex_);
-  if (auto l = loaded_.find(*it); l != loaded_.end()) return l->second.get();
+  std::lock_guard lock(lazy_->alias_mutex);
+  if (auto l = lazy_->loaded.find(*it); l != lazy_->loaded.end()) return l->second.get();
   auto a = std::make_unique<Alias>(load_alias(*it));
   const Alias* raw = a.get();
-  loaded_.emplace(*it, std::move(a));
+  lazy_->loaded.emplace(*it, std::move(a));
   return raw;
 }
 
 const std::vector<Alias>& Pmu::aliases() const {
-  std::call_once(aliases_once_, [this] { load_aliases(); });
-  return aliases_;
+  std::call_once(lazy_->aliases_once, [this] { load_aliases(); });
+  return lazy_->aliases;
 }
 
 // An event file that cannot be used is left out of the list with its reason (skipped()); asked for by
@@ -331,28 +334,28 @@ void Pmu::load_aliases() const {
     try {
       out.push_back(load_alias(file));
     } catch (const Error& e) {
-      skipped_.push_back({dir_ + "/events/" + file, e.message()});
+      lazy_->skipped.push_back({dir_ + "/events/" + file, e.message()});
     }
   }
-  aliases_ = std::move(out);
+  lazy_->aliases = std::move(out);
 }
 
 const std::vector<Pmu::Skipped>& Pmu::skipped() const {
   aliases();
-  return skipped_;
+  return lazy_->skipped;
 }
 
 Alias Pmu::load_alias(const std::string& file) const {
   std::string path = dir_ + "/events/" + file;
   Alias a;
-  auto text = io::read_optional_file(*jail_, path);
+  auto text = io::read_optional_file(*lazy_->jail, path);
   if (!text) throw Error(ErrorKind::machine, fmt::format("'{}' is gone: it was listed, then removed", path));
   a.name = file;
   a.origin = path;
   a.terms = std::string(io::trim(*text));
   if (a.terms.find('\0') != std::string::npos)
     throw Error(ErrorKind::machine, fmt::format("pmu '{}': event file '{}' holds binary data", name_, path));
-  auto companion = [&](const char* suffix) { return io::read_optional_file(*jail_, path + suffix); };
+  auto companion = [&](const char* suffix) { return io::read_optional_file(*lazy_->jail, path + suffix); };
   if (auto sc = companion(".scale")) {
     a.scale_text = std::string(io::trim(*sc));
     const char* begin = a.scale_text.c_str();
@@ -370,26 +373,26 @@ Alias Pmu::load_alias(const std::string& file) const {
 }
 
 const std::string& Pmu::alias_name() const {
-  std::call_once(alias_name_once_, [this] {
+  std::call_once(lazy_->alias_name_once, [this] {
     // The first line of `alias`, as perf reads it.
-    if (auto a = io::read_optional_file(*jail_, dir_ + "/alias")) {
+    if (auto a = io::read_optional_file(*lazy_->jail, dir_ + "/alias")) {
       std::string_view first = *a;
       first = first.substr(0, first.find('\n'));
-      alias_name_ = std::string(io::trim(first));
+      lazy_->alias_name = std::string(io::trim(first));
     }
   });
-  return alias_name_;
+  return lazy_->alias_name;
 }
 
 std::optional<std::string> Pmu::cap(std::string_view name) const {
   if (!safe_component(name)) return std::nullopt;
-  auto text = io::read_optional_file(*jail_, dir_ + "/caps/" + std::string(name));
+  auto text = io::read_optional_file(*lazy_->jail, dir_ + "/caps/" + std::string(name));
   if (!text) return std::nullopt;
   return std::string(io::trim(*text));
 }
 
 unsigned Pmu::max_precise() const {
-  std::call_once(precise_once_, [this] {
+  std::call_once(lazy_->precise_once, [this] {
     auto text = cap("max_precise");
     if (!text) return;
     unsigned v = 0;
@@ -397,9 +400,9 @@ unsigned Pmu::max_precise() const {
     if (ec != std::errc{} || p != text->data() + text->size())
       throw Error(ErrorKind::machine, fmt::format("pmu '{}': '{}/caps/max_precise' holds '{}', not a number",
                                                   name_, dir_, *text));
-    max_precise_ = std::min(v, 3u);
+    lazy_->max_precise = std::min(v, 3u);
   });
-  return max_precise_;
+  return lazy_->max_precise;
 }
 
 namespace {

@@ -1,12 +1,18 @@
 #pragma once
 // Small-file helpers for sysfs reading (internal to spec/). Every read goes through a Jail: a file or
 // folder is opened only if resolving its path, symlinks included, stays inside the tree's root.
-#include <cstddef>
 #include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
+
+#include "perfspec/spec.hpp"
 
 namespace perfspec::spec::io {
 
@@ -62,3 +68,23 @@ bool is_directory(const Jail& jail, const std::string& path);
 bool is_regular_file(const Jail& jail, const std::string& path);
 
 }  // namespace perfspec::spec::io
+
+namespace perfspec::spec {
+
+/// What a Pmu reads on first use (formats, the event files' names, aliases, caps), guarded so that
+/// one Pmu may be shared between threads.
+struct Pmu::Lazy {
+  std::shared_ptr<const io::Jail> jail;  // the Machine's
+  std::once_flag formats_once, aliases_once, alias_names_once, precise_once, alias_name_once;
+  std::string alias_name;
+  unsigned max_precise = 0;
+  std::vector<Format> formats;
+  std::uint64_t format_lengths = 0;  // bit n: a format name of n characters (63: 63 or more)
+  std::vector<Alias> aliases;
+  std::vector<Skipped> skipped;          // written with aliases
+  std::vector<std::string> alias_names;  // event files, metadata excluded
+  std::mutex alias_mutex;
+  std::map<std::string, std::unique_ptr<Alias>, std::less<>> loaded;  // by file name
+};
+
+}  // namespace perfspec::spec

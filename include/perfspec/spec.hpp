@@ -2,9 +2,7 @@
 // The machine's vocabulary: PMU format bit ranges, sysfs PMUs with their aliases and capabilities, and
 // tracepoints, read lazily from a sysfs root given at run time.
 #include <cstdint>
-#include <map>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -147,22 +145,18 @@ class Pmu {
   };
   const std::vector<Skipped>& skipped() const;
 
+ Pmu();
+  ~Pmu();
+  Pmu(const Pmu&) = delete;
+  Pmu& operator=(const Pmu&) = delete;
+  struct Lazy;  // spec/sysfs_io.hpp: what a PMU reads on first use, and the locks around it
+
  private:
   friend class Machine;
   std::string name_, dir_, cpumask_, cpus_, identifier_;
-  mutable std::string alias_name_;
-  std::shared_ptr<const io::Jail> jail_;  // the Machine's
   std::uint32_t type_ = 0;
   bool core_ = false, uncore_ = false;
-  mutable std::once_flag formats_once_, aliases_once_, alias_names_once_, precise_once_, alias_name_once_;
-  mutable unsigned max_precise_ = 0;
-  mutable std::vector<Format> formats_;
-  mutable std::uint64_t format_lengths_ = 0;  // bit n: a format name of n characters (63: 63 or more)
-  mutable std::vector<Alias> aliases_;
-  mutable std::vector<Skipped> skipped_;          // written with aliases_
-  mutable std::vector<std::string> alias_names_;  // event files, metadata excluded
-  mutable std::mutex alias_mutex_;
-  mutable std::map<std::string, std::unique_ptr<Alias>, std::less<>> loaded_;  // by file name
+  std::unique_ptr<Lazy> lazy_;
   void load_formats() const;
   void load_aliases() const;
   const std::vector<std::string>& alias_names() const;
