@@ -259,7 +259,8 @@ const Format* Pmu::format(std::string_view term) const {
   // binary search of string comparisons (every term of every event asks).
   if (term.empty()) return nullptr;
   const auto& all = formats();
-  if (!(lazy_->format_lengths >> std::min<std::size_t>(term.size(), 63) & 1)) return nullptr;  // no name that long
+  if (!(lazy_->format_lengths >> std::min<std::size_t>(term.size(), 63) & 1))
+    return nullptr;  // no name that long
   for (const auto& f : all)
     if (f.name.size() == term.size() && f.name[0] == term[0] && f.name == term) return &f;
   return nullptr;
@@ -285,7 +286,8 @@ void Pmu::load_formats() const {
     }
   }
   std::sort(out.begin(), out.end(), [](const Format& a, const Format& b) { return a.name < b.name; });
-  for (const auto& f : out) lazy_->format_lengths |= std::uint64_t{1} << std::min<std::size_t>(f.name.size(), 63);
+  for (const auto& f : out)
+    lazy_->format_lengths |= std::uint64_t{1} << std::min<std::size_t>(f.name.size(), 63);
   lazy_->formats = std::move(out);
 }
 

@@ -145,7 +145,7 @@ class Pmu {
   };
   const std::vector<Skipped>& skipped() const;
 
- Pmu();
+  Pmu();
   ~Pmu();
   Pmu(const Pmu&) = delete;
   Pmu& operator=(const Pmu&) = delete;
