@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Hostile inputs (issue 7): each family grows by 10x per step, and Google Benchmark fits the time to
 // O(N) (`_BigO` and `_RMS` rows). A super-linear step shows as a large RMS of the linear fit and as a
 // per-unit time (`per_unit`) that grows with N. The same inputs are bounded in tests/test_resolve.cpp.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Reading counters: one group read of 8 software counters vs 8 lone reads vs one lone read, through
 // runtime::Counters and through bare system calls (the floor); and the user-page (rdpmc) path.
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Parse + resolve: the mixed corpus, the single raw string, the libpfm4 peer, and list scaling.
 //
 // Warm: one spec::Machine reused across iterations (its PMUs, formats, aliases and tracepoint ids are

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The compiled table index over perf's whole x86 tree (the 42 model folders of Linux 6.12), the work
 // of the whole-tree test (tests/tables/walk.py) without its processes: building every index from the
 // JSON, and opening every index and finding every name in it. Per event, so that models of different

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 #include "bench/corpus.hpp"
 
 #include <fstream>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 #pragma once
 // Shared inputs of the benchmarks: the fixture tree, the 50-string mixed corpus (bench/corpus.txt) and
 // generated event lists of a given length.

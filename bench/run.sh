@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # The whole benchmark suite (issue 6): builds Release in build-bench/, runs the Google Benchmark binary
 # (in-process figures, with the libpfm4 peer in the same run), then the whole-process figures with
 # hyperfine (cold-start `perfspec resolve`, `perfspec stat` vs `perf stat`) and peak RSS, and prints a

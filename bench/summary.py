@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 """Summary of a bench/run.sh run: medians, ratios and the issue-6 targets (met / missed by how much)."""
 import json
 import sys

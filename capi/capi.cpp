@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The C API (include/perfspec/perfspec.h) over the C++ library: no exception crosses it.
 #include "perfspec/perfspec.h"
 

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # bash completion for perfspec: subcommands, options, and event names (from `perfspec list`).
 _perfspec() {
   local cur prev words cword

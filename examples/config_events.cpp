@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Resolve event sets kept in a config file, with diagnostics that point into that file:
 //   config_events examples/events.conf
 // prints, for a bad line, `events.conf:4:21: error: ...` and the caret under the right character.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* Count a loop of this program through the C API:  count_c 'task-clock,page-faults' */
 #include <perfspec/perfspec.h>
 

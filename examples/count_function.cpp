@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Count a function of this program with an event string from the command line:
 //   count_function 'task-clock,page-faults,{cycles,instructions}:u'
 #include <cstdio>

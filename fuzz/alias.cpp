@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Fuzz target: sysfs alias files (`events/<name>` with `.scale` and `.unit`).
 //
 // One scratch sysfs tree per process holds `cpu` (a core PMU) and `uncore_imc_0`, formats, type and

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 #pragma once
 // Shared helpers for the libFuzzer targets: a per-process scratch folder (removed at exit), file
 // writing, and the source tree's fixtures.

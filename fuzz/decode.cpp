@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Fuzz target: `perfspec decode` (perfspec::decode and perfspec::parse_perf_attr_text).
 //
 // Input: byte 0 picks the tree (as the events target); byte 1 picks the form of the rest:

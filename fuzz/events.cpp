@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Fuzz target: event lists parsed and resolved against the fixture trees.
 //
 // Input: byte 0 picks the tree (intel_skx, amd_zen3, arm_n1, hybrid_adl, modulo 4); the rest is the

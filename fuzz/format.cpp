@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Fuzz target: the text of a sysfs `format/<term>` file (perfspec::spec::parse_format).
 //
 // A format that parses must be self-consistent: its ranges lie in 0..63 and do not overlap, width()

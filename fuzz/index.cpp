@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Fuzz target: the compiled index file of an events table (spec/table_index.cpp).
 //
 // A scratch events folder holds one small model; its first load writes a good index and teaches the

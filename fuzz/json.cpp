@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Fuzz target: perf-format JSON event tables.
 //
 // Each input is written as `fuzzmodel/table.json` of a scratch events folder whose mapfile.csv names

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 """Regenerate the seed corpora in fuzz/corpus/ from the golden tests, the fixture trees and a few entries
 of the shared skylakex tables (python3 fuzz/make_corpus.py [--events-dir ../shared/pmu-events/x86])."""
 import argparse

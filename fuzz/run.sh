@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # Build the libFuzzer targets (build-fuzz/, Debug, clang, ASan+UBSan) and fuzz each for SECONDS.
 #
 #   fuzz/run.sh [SECONDS]           fuzz every target for SECONDS (default 60); fail on any crash, leak,

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 """Time perfspec on super-linear-prone inputs (issue 7): 100 KB strings, 10,000 terms, nested and
 unbalanced braces, 1,000-event groups, pathological globs against many PMUs and tracepoints.
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 #pragma once
 // The perf event language as PEGTL rules (REFERENCE.md section 2). Internal to grammar/: only
 // grammar/parse.cpp and the grammar tests include this header. Every rule that sits behind must<> has

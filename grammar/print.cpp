@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Canonical printing of syntax trees (no PEGTL here).
 #include <fmt/format.h>
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 #pragma once
 // Term lists outside an event string: sysfs alias files and event tables (`event=0xcd,umask=0x1,ldlat=3`).
 #include <string_view>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 #include <linux/perf_event.h>
 
 #include <algorithm>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The clear() of each EventSet node lists its fields: a field added to a node must be reset there too.
 // On the ABI the project builds for, these sizes fail the build until clear() has been looked at.
 #include "perfspec/event_set.hpp"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The items of an event list into groups: a lone event's results each a group of one, a written
 // group split into one group per PMU, modifiers applied where each event ends up.
 #include <algorithm>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 #pragma once
 // What the resolver derives from a Machine and keeps for the Machine's lifetime: each alias encoded on
 // each PMU, what a bare name names, and the names suggestions are drawn from. Internal to resolver/.

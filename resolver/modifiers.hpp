@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 #pragma once
 // Event modifiers (REFERENCE.md section 6). Internal to resolver/.
 #include <string_view>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // One event on one PMU: the term that names it (an alias, a symbol), its definition, and each term
 // through the PMU's formats.
 #include <algorithm>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // An event list's events by kind: named events and symbols, PMU forms, generic types, breakpoints;
 // and the public resolve() calls. PMU events are in pmu_event.cpp, tracepoints in tracepoint.cpp,
 // grouping in groups.cpp.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 #pragma once
 // The resolver's state for one event list, shared by its translation units: resolve.cpp (the kinds of
 // event), pmu_event.cpp (an event on a PMU: formats and aliases), tracepoint.cpp, groups.cpp (items

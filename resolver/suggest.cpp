@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Suggestions for unknown names (resolver/suggest.hpp).
 #include "resolver/suggest.hpp"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 #pragma once
 // "did you mean ...?" for unknown names: the closest known names by edit distance, ASCII case
 // ignored. Internal to resolver/.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 #include "resolver/terms.hpp"
 
 #include <algorithm>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 #pragma once
 // The terms every event takes whatever its PMU (REFERENCE.md section 7: `config`, `period`,
 // `call-graph`, ...), driver terms (`@cfg`) and the raw `rNNN` term: what each sets in an event.

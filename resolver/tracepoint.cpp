@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Tracepoints (`sys:name`, with globs), and why one was not found.
 #include <fmt/format.h>
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 #include "runtime/cpulist.hpp"
 
 #include <unistd.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 #pragma once
 // Linux CPU list strings ("0-3,8,10-11"), as in sysfs cpumask/cpus files and -C arguments.
 #include <string_view>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 #pragma once
 // perfspec::Attr -> the kernel's struct perf_event_attr (internal to runtime/).
 #include <linux/perf_event.h>

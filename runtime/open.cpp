@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 #include "runtime/open.hpp"
 
 #include <sys/mman.h>

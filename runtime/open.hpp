@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 #pragma once
 // Opening an event set: each group on each CPU its PMU allows, fds owned, every failure explained.
 // Internal to runtime/: Counters opens for counting; a ring buffer opens for sampling through the

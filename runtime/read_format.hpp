@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 #pragma once
 // What read(2) on a perf event fd returns, by the event's read_format (perf_event_open(2), "Reading
 // results"); a PERF_SAMPLE_READ sample carries the same layout. Internal to runtime/.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 #include "runtime/user_page.hpp"
 
 #include <linux/perf_event.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 #pragma once
 // Reading a counter through its mmap'd perf_event_mmap_page (internal to runtime/).
 #include <optional>

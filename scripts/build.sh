@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # Configure and build one configuration: scripts/build.sh [release|debug|sanitize|tsan] (default release).
 set -euo pipefail
 cd "$(dirname "$0")/.."

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # The main job: install what is needed, build, resolve real example event strings (against a
 # Skylake-X server's PMU description and against this machine), and count a command.
 set -euo pipefail

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # Install what perfspec needs to build and test, from Debian's packages. Safe to run again: it only
 # calls apt-get when something is missing.
 set -euo pipefail

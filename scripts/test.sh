@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # The whole test suite: install dependencies, build, run every test.
 #   scripts/test.sh             release build: unit, golden, CLI and perf-agreement tests
 #   scripts/test.sh --sanitize  the same under AddressSanitizer + UndefinedBehaviorSanitizer (Debug)
@@ -38,8 +39,14 @@ examples() {
     { echo "config_events: wrong diagnostic:" >&2; cat "$prefix/err" >&2; return 1; }
   PKG_CONFIG_PATH=$lib/pkgconfig pkg-config --libs perfspec | grep -q -- "-L$prefix/lib.* -lperfspec" ||
     { echo "pkg-config: perfspec.pc does not point into the install prefix" >&2; return 1; }
+  # The license goes with the package: its text in the documentation folder, its name in the CMake
+  # package and the pkg-config file.
+  [ -f "$prefix/share/doc/perfspec/LICENSE" ] || { echo "install: no LICENSE in share/doc/perfspec" >&2; return 1; }
+  grep -q '^set(perfspec_LICENSE "MIT")' "$lib/cmake/perfspec/perfspecConfig.cmake" ||
+    { echo "install: perfspecConfig.cmake does not name the license" >&2; return 1; }
+  grep -qx 'License: MIT' "$lib/pkgconfig/perfspec.pc" || { echo "install: perfspec.pc does not name the license" >&2; return 1; }
   rm -rf "$prefix"
-  echo "examples: 3 passed, 0 failed"
+  echo "examples: 4 passed, 0 failed"
 }
 
 case "${1:-}" in

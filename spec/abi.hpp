@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 #pragma once
 // The kernel ABI constants perfspec uses (include/uapi/linux/perf_event.h and hw_breakpoint.h), in one
 // place. Written out so that values newer than the build machine's headers are there too (Debian

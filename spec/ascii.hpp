@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 #pragma once
 // Small facts about event and PMU names: ASCII case, which perf compares case-insensitively in ASCII
 // only (no locale), and glob patterns. Internal to the library.

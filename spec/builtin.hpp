@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 #pragma once
 // Built-in event tables: the kernel's generic hardware and software events with every spelling perf
 // accepts, and the generic cache events (PERF_TYPE_HW_CACHE).

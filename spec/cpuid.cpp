@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // CPU ids as perf reads them on each architecture, how mapfile.csv rows match them, and the model
 // folder a CPU id selects.
 #include <regex.h>

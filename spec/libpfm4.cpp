@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 #include "spec/libpfm4.hpp"
 
 #include <cstring>

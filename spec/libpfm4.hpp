@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 #pragma once
 // libpfm4 as an optional named-event provider (internal to spec/). Present when perfspec was built
 // with libpfm4 (PERFSPEC_LIBPFM4); libpfm4 picks its CPU model itself, or the one LIBPFM_FORCE_PMU

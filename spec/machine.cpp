@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // A Machine: its PMUs (read lazily from the sysfs root), the event tables of its CPU, and its named
 // events asked of its sources in order. Tracepoints are in machine_tracefs.cpp.
 #include <regex.h>

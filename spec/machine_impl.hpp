@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 #pragma once
 // What a Machine keeps (internal to the library): its PMUs, its tables, its named-event sources,
 // tracefs, and the caches and locks behind them. spec.hpp describes what a Machine is; this is how it

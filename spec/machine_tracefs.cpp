@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // A Machine's tracepoints: where tracefs is (found as perf finds it, mounted as root when it is
 // mounted nowhere), why a tracepoint cannot be looked up, ids and listings.
 #include <fcntl.h>

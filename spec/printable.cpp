@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 #include "spec/printable.hpp"
 
 #include <fmt/format.h>

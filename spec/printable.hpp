@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 #pragma once
 // Text from a sysfs tree, a table or a config file on its way to a terminal: names and file contents
 // can hold any byte, and an ESC or BEL in a PMU or alias name would reach the terminal as a control

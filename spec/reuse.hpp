@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 #pragma once
 // Reusing nodes in place: the parser and the resolver fill vectors that an earlier call into the same
 // list or set left behind, so that their strings keep their storage from call to call; each node type's

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The named-event sources: sysfs aliases, perf's JSON tables (a model's and the `sys` folders'), and
 // libpfm4. What each knows of its own events is here, and only here: how to find one on a PMU, which
 // names it has, how it lists them, and what it had to leave out.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 #pragma once
 // The named-event sources a Machine asks (internal to spec/): each implements EventSource.
 #include <memory>

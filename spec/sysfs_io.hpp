@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 #pragma once
 // Small-file helpers for sysfs reading (internal to spec/). Every read goes through a Jail: a file or
 // folder is opened only if resolving its path, symlinks included, stays inside the tree's root.

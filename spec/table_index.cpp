@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The compiled index file and its cache folder (see table_index.hpp).
 #include "spec/table_index.hpp"
 

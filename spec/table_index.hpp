@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 #pragma once
 // Internal to spec/: the compiled index file of an events table, and the cache folder that holds it.
 //

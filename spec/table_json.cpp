@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // perf-format JSON tables read by the rules of perf's jevents.py (Linux 6.12), which compiles the
 // same files into perf: units to PMUs, entries to terms, ArchStdEvent inheritance, and the files of a
 // model or of the `sys` folders.

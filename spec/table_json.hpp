@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 #pragma once
 // Internal to spec/: perf's jevents.py rules (Linux 6.12) for the JSON files of one architecture's
 // tables, shared by the mapfile code (cpuid.cpp) and the loader with its index (tables.cpp).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // perf-format JSON event tables: the compiled index that makes a lookup cheap, and EventTables.
 #include <sys/stat.h>
 

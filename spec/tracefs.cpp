@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 #include "spec/tracefs.hpp"
 
 #include <linux/magic.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 #pragma once
 // Finding the real tracefs (internal to spec/). A fixture or snapshot tree holds its tracepoints at
 // `kernel/tracing/events`; the real machine's are in tracefs, a filesystem of its own that may be

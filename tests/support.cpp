@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 #include "tests/support.hpp"
 
 #include <grp.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 #pragma once
 // Test helpers: fixture paths, temporary sysfs trees, short attr summaries.
 #include <filesystem>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // A Machine is shared by threads: its lazily loaded parts (PMUs, formats, aliases, core PMUs,
 // tracepoint ids, event tables, the name caches) must load once and safely. Run under TSan by
 // `scripts/test.sh --tsan`.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Golden corpus: tests/golden/*.golden hold event strings with their exact expected encodings or errors.
 //
 //   @fixture intel_skx            the sysfs tree (tests/fixtures/<name>) for the cases that follow

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The libpfm4 provider, with libpfm4 forced to Skylake-X (LIBPFM_FORCE_PMU=skx, set by ctest): its
 // names resolve, and names libpfm4 and the perf JSON tables (skylakex) both know encode the same or
 // differ for a reason listed here.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Canonical printing and decoding: text -> tree -> text, and attr -> text -> attr, over the whole
 // golden corpus and the generated perf-agreement strings.
 #include <doctest/doctest.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Runtime tests: injected system calls for every documented errno and the arithmetic, and real
 // counting on this machine (software events, tracepoints, msr, hardware breakpoints).
 #include <doctest/doctest.h>

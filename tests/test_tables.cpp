@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Named events from perf-format JSON tables, CPU ids, the compiled index, list and snapshot.
 #include <doctest/doctest.h>
 

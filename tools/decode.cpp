@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // `perfspec decode`: attrs in (options, resolve's JSON, or perf stat -vv text), event strings out.
 #include <cstdio>
 

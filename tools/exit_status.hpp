@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 #pragma once
 // The `perfspec` command's exit status for an error, by its kind: scripts can tell their own event
 // string from their command line from the machine they ran on.

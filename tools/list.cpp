@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // `perfspec list` and `perfspec snapshot`.
 #include "tools/list.hpp"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The perfspec command line: thin, over the library's public API.
 #include <algorithm>
 #include <cstdio>

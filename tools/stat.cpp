@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // `perfspec stat`: count a command, a process or CPUs, and print what was counted and what was not.
 #include "tools/stat.hpp"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 #pragma once
 // Warnings the tools print once per run, on stderr, about the machine they used.
 #include <cstdio>

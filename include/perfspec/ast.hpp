@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 #pragma once
 // The syntax tree of an event list. Every node keeps the byte span of the text it came from, so the
 // resolver can point its errors at the user's characters. The parser knows no PMU: whether `foo` is a

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 #pragma once
 // perfspec's value type for `struct perf_event_attr` and the field table used to print, serialise and
 // decode it. Field names are the kernel's (include/uapi/linux/perf_event.h); the table lists every field

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 #pragma once
 // Enumerating what a machine can count, from every source, for `perfspec list` and embedders; and
 // copying a machine's PMU description for use elsewhere (`perfspec snapshot`).

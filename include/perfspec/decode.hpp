@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 #pragma once
 // The inverse of resolve: from a perf_event_attr back to the best event string.
 #include <string>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 #pragma once
 // What perf_event_open(2)'s errors mean (the ERRORS section of the man page) and what a user can do
 // about each, given what was being opened.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 #pragma once
 // Positioned errors: every diagnostic perfspec produces about user text carries the byte span of the
 // text that caused it, and one renderer draws it perf-style (input line, caret, message, help).

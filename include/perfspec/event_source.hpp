@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 #pragma once
 // A source of named events (sysfs aliases, perf's JSON tables, libpfm4) behind one interface. A
 // spec::Machine keeps its sources as an ordered list; every client that asks for names (the resolver,

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 #pragma once
 // {fmt} formatters for perfspec's types. Opt-in: the other public headers do not include fmt, so
 // only a program that includes this one needs fmt's headers (find_package(perfspec) already finds

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* perfspec C API: parse, resolve, open, read and print Linux perf event strings.
  *
  * Opaque handles; every function that can fail returns 0 on success or a negative PERFSPEC_E_*

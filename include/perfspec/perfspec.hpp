@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 #pragma once
 // perfspec: parse, resolve and print Linux perf event strings.
 #include "perfspec/ast.hpp"

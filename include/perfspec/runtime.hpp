@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 #pragma once
 // Opening, enabling and reading resolved events (perf_event_open(2)), with every failure explained.
 #include <cstddef>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 #pragma once
 // The machine's vocabulary: PMU format bit ranges, sysfs PMUs with their aliases and capabilities, and
 // tracepoints, read lazily from a sysfs root given at run time.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 #pragma once
 // perf-format JSON event tables (tools/perf/pmu-events/arch/<arch>/: mapfile.csv, one folder per CPU
 // model with one JSON file per topic, architecture-standard events beside mapfile.csv, and `sys`

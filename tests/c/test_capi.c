@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* The C API, from C: resolve with positioned errors, fields, JSON, canonical text, and counting. */
 #include <perfspec/perfspec.h>
 

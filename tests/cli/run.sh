@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # CLI tests: run `perfspec` as a user does and compare stdout, stderr and exit status exactly.
 set -u
 here=$(cd "$(dirname "$0")" && pwd)

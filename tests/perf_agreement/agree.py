@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 """perf agreement harness: does `perfspec resolve` build the same perf_event_attr as perf?
 
 Generates event strings (deterministically, from a seed) over the fake sysfs trees in

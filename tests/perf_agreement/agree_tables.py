@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 """perf agreement for named events from perf-format JSON tables (issue 3).
 
 Generates event strings (deterministically, from a seed) from the JSON event tables of a CPU model,

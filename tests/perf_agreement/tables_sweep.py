@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 """Every event of perf's own tables, as perf 6.12 encodes it and as perfspec does.
 
 For each model folder of an architecture's mapfile.csv, this picks a CPU id that the mapfile maps to

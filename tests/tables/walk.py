@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 """The whole-tree table test: every event of every model of every architecture of perf's own tables.
 
 For each architecture folder of the pmu-events tree (`x86`, `arm64`, `powerpc`, `s390`, `riscv`),
