@@ -39,6 +39,12 @@ const std::vector<ast::Term>& parsed_terms(const std::string& text) {
     for (const auto& f : pmu->formats()) valid.push_back(f.name);
   for (auto b : builtin_term_names()) valid.emplace_back(b);
   std::string help = fmt::format("valid terms: {}", fmt::join(valid, ","));
+  // The closest of the terms and of the PMU's own event names (`msr/tcs/`: did you mean 'tsc'?).
+  std::vector<std::string> close = valid;
+  if (pmu)
+    for (const spec::EventSource* source : machine_.sources()) source->names(*pmu, close, false);
+  if (std::string did_you_mean = suggest(t.name, close); !did_you_mean.empty())
+    help = did_you_mean + "\n" + help;
   throw Error(ErrorKind::unknown_name, fmt::format("unknown term '{}' for {}", t.name, what), t.name_span,
               help);
 }
@@ -279,9 +285,16 @@ void Resolver::apply_terms(ResolvedEvent& out, const ast::Event& ev, const Pmu& 
       out.attr.config = *raw;
       return;
     }
-    if (t.kind == ast::Term::Value::none && (machine_.alias(pmu, t.name) || spec::find_symbol(t.name)))
+    if (t.kind == ast::Term::Value::none && machine_.alias(pmu, t.name))
       throw Error(ErrorKind::bad_value,
                   fmt::format("more than one event named in the terms of pmu '{}'", pmu.name()), t.span);
+    // A generic event this PMU does not count (`software/cpu-clock/`, `msr/cycles/`) is no term of it.
+    if (const auto* s = t.kind == ast::Term::Value::none ? spec::find_symbol(t.name) : nullptr)
+      throw Error(
+          ErrorKind::unknown_name, fmt::format("unknown term '{}' for pmu '{}'", t.name, pmu.name()),
+          t.name_span,
+          fmt::format("'{}' is a generic {} event, not an event of pmu '{}': write it on its own, e.g. '{}'",
+                      t.name, s->type == spec::type_software ? "software" : "hardware", pmu.name(), t.name));
     unknown_term(t, fmt::format("pmu '{}'", pmu.name()), &pmu);
   });
   if (!required.empty())

@@ -637,3 +637,27 @@ TEST_CASE("EventSet::append renumbers the appended set's leaders, groups and mem
   CHECK(all.events[5].group == 3);
   CHECK(all.events[1].leader == 1);  // the first set's own numbers stay
 }
+
+TEST_CASE("an unknown term: the closest terms and event names of the PMU, and generic events are no terms") {
+  CHECK(
+      test::error_of("cpu/event=0x3c,umsk=1/", skx()) ==
+      "event syntax error: 'cpu/event=0x3c,umsk=1/'\n"
+      "                                    \\___ unknown term 'umsk' for pmu 'cpu'\n"
+      "help: did you mean 'umask' or 'cmask'?\n"
+      "valid terms: "
+      "any,cmask,edge,event,frontend,in_tx,in_tx_cp,inv,ldlat,offcore_rsp,pc,umask,config,config1,"
+      "config2,config3,name,period,freq,branch_type,time,call-graph,stack-size,max-stack,inherit,no-inherit,"
+      "overwrite,no-overwrite,percore,aux-output,aux-sample-size,metric-id,cpu\n");
+  // An event name of the PMU (a sysfs alias) is a candidate too.
+  CHECK(test::error_of("cpu/mem-lods/", skx()).find("help: did you mean 'mem-loads'") != std::string::npos);
+  // perf 6.12 rejects these too ("Bad event or PMU"); the help says what was meant.
+  CHECK(
+      test::error_of("software/task-clock/", skx()) ==
+      "event syntax error: 'software/task-clock/'\n"
+      "                              \\___ unknown term 'task-clock' for pmu 'software'\n"
+      "help: 'task-clock' is a generic software event, not an event of pmu 'software': write it on its own, "
+      "e.g. 'task-clock'\n");
+  CHECK(test::error_of("msr/cycles/", skx())
+            .find("'cycles' is a generic hardware event, not an event of pmu "
+                  "'msr'") != std::string::npos);
+}
