@@ -10,10 +10,12 @@
 #include <cstdlib>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "perfspec/event_source.hpp"
 #include "perfspec/print.hpp"
 #include "perfspec/tables.hpp"
+#include "resolver/suggest.hpp"
 #include "spec/printable.hpp"
 #include "tools/warnings.hpp"
 
@@ -42,10 +44,27 @@ void report_skipped(const spec::Machine& machine, bool verbose) {
         files);
 }
 
+// `--pmu P` that names no PMU of the machine is an error, not an empty list: a typo would look like a
+// PMU without events.
+void check_pmu_filter(const spec::Machine& machine, const spec::ListFilter& filter) {
+  if (filter.pmu.empty()) return;
+  std::vector<std::string> names;
+  for (const auto& name : machine.pmu_names()) {
+    if (filter.passes_pmu(name)) return;
+    names.push_back(name);
+  }
+  throw Error(ErrorKind::unknown_name,
+              fmt::format("--pmu '{}': no PMU of this machine has that name", filter.pmu),
+              resolver::suggest(filter.pmu, names).empty()
+                  ? fmt::format("PMUs of this machine: {}", fmt::join(names, ", "))
+                  : resolver::suggest(filter.pmu, names));
+}
+
 }  // namespace
 
 int run_list(const ListOptions& o) {
   spec::Machine machine(o.sysfs, o.machine);
+  check_pmu_filter(machine, o.filter);
   auto events = spec::list_events(machine, o.filter);
   warn_about_table_cache(machine);
   if (o.filter.tracepoints) {

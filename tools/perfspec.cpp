@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 #include <iostream>
 #include <string>
 #include <utility>
@@ -12,6 +13,7 @@
 #include <CLI/CLI.hpp>
 
 #include "perfspec/perfspec.hpp"
+#include "resolver/suggest.hpp"
 #include "spec/printable.hpp"
 #include "tools/decode.hpp"
 #include "tools/exit_status.hpp"
@@ -87,6 +89,18 @@ std::pair<std::vector<std::string>, std::vector<std::string>> split_stat_command
 
 // Each subcommand: its options, added to the app, and how it runs once they are parsed.
 
+// `--sysfs DIR`: a folder with the PMU folders where sysfs has them, so that a wrong folder is an
+// error rather than a machine without PMUs.
+const CLI::Validator sysfs_tree(
+    [](std::string& dir) -> std::string {
+      std::error_code ec;
+      if (!std::filesystem::is_directory(dir, ec)) return fmt::format("'{}' is not a folder", dir);
+      if (!std::filesystem::is_directory(dir + "/bus/event_source/devices", ec))
+        return fmt::format("'{}' is not a sysfs tree: it has no bus/event_source/devices", dir);
+      return {};
+    },
+    "SYSFS");
+
 // Named-event tables, for every subcommand that reads a machine: options win over
 // $PERFSPEC_EVENTS_DIR / $PERFSPEC_CPUID.
 void add_table_options(CLI::App* sub, perfspec::spec::MachineOptions& machine) {
@@ -109,7 +123,7 @@ struct ResolveCommand {
   void add(CLI::App& parent, perfspec::spec::MachineOptions& machine) {
     app = parent.add_subcommand("resolve", "print the perf_event_attr encoding of event lists");
     app->add_option("--sysfs", sysfs, "sysfs root to read PMUs from (a fixture or snapshot tree)")
-        ->check(CLI::ExistingDirectory);
+        ->check(sysfs_tree);
     app->add_option("--format", format, "output format")->check(CLI::IsMember({"text", "json"}));
     add_table_options(app, machine);
     app->add_flag(
@@ -147,7 +161,7 @@ struct StatCommand {
         app->add_option("-x,--field-separator", separator,
                         "print counts in perf stat's CSV form, fields separated by SEP (as perf stat -x)")
             ->type_name("SEP");
-    app->add_option("--sysfs", st.sysfs, "sysfs root to read PMUs from")->check(CLI::ExistingDirectory);
+    app->add_option("--sysfs", st.sysfs, "sysfs root to read PMUs from")->check(sysfs_tree);
     add_table_options(app, machine);
     app->add_option("-o,--output", st.output, "write the counts to FILE instead of stderr");
     app->add_flag("--no-inherit", no_inherit, "do not count the command's children");
@@ -192,7 +206,7 @@ struct ListCommand {
     app->add_flag("-v,--verbose", lo.verbose,
                   "also report, on stderr, table entries and files that were skipped and why");
     app->add_option("--format", lo.format, "output format")->check(CLI::IsMember({"text", "json"}));
-    app->add_option("--sysfs", lo.sysfs, "sysfs root to read PMUs from")->check(CLI::ExistingDirectory);
+    app->add_option("--sysfs", lo.sysfs, "sysfs root to read PMUs from")->check(sysfs_tree);
     add_table_options(app, machine);
   }
   int run(const perfspec::spec::MachineOptions& machine) {
@@ -211,7 +225,7 @@ struct SnapshotCommand {
   void add(CLI::App& parent, perfspec::spec::MachineOptions& machine) {
     app = parent.add_subcommand("snapshot", "copy this machine's PMU description into a folder for --sysfs");
     app->add_option("out", so.out, "the folder to create")->required();
-    app->add_option("--sysfs", so.sysfs, "sysfs root to copy from")->check(CLI::ExistingDirectory);
+    app->add_option("--sysfs", so.sysfs, "sysfs root to copy from")->check(sysfs_tree);
     app->add_flag("--tracepoints", so.tracepoints, "copy tracepoint ids too");
     add_table_options(app, machine);
   }
@@ -236,7 +250,7 @@ struct DecodeCommand {
     app->add_option("--config3", config3, "attr.config3");
     app->add_option("--attr", attrs, "any attr field as NAME=VALUE (repeatable), e.g. exclude_kernel=1");
     app->add_option("--format", dopt.format, "output format")->check(CLI::IsMember({"text", "json"}));
-    app->add_option("--sysfs", dopt.sysfs, "sysfs root to read PMUs from")->check(CLI::ExistingDirectory);
+    app->add_option("--sysfs", dopt.sysfs, "sysfs root to read PMUs from")->check(sysfs_tree);
     app->footer(
         "Without attr options, reads 'perfspec resolve --format json' output or 'perf stat -vv' text on "
         "stdin.");
@@ -279,7 +293,7 @@ std::vector<std::string> cli_words(int argc, char** argv, const CLI::App& stat,
 }  // namespace
 
 int main(int argc, char** argv) {
-  CLI::App app{"perfspec: parse, resolve and count Linux perf event strings"};
+  CLI::App app{"perfspec: parse, resolve and count Linux perf event strings", "perfspec"};
   app.require_subcommand(1);
   app.set_version_flag("--version", "perfspec 0.1.0");
   auto machine = perfspec::spec::MachineOptions::from_environment();
@@ -293,6 +307,16 @@ int main(int argc, char** argv) {
   list.add(app, machine);
   snapshot.add(app, machine);
   decode.add(app, machine);
+  // A first word that is no subcommand: say which it was and the closest one (CLI11 only says that a
+  // subcommand is required).
+  std::vector<std::string> names;
+  for (const CLI::App* sub : app.get_subcommands({})) names.push_back(sub->get_name());
+  if (argc > 1 && argv[1][0] != '-' && std::find(names.begin(), names.end(), argv[1]) == names.end()) {
+    std::string close = perfspec::resolver::suggest(argv[1], names);
+    std::fprintf(stderr, "perfspec: '%s' is not a subcommand%s%s\nRun with --help for more information.\n",
+                 perfspec::spec::printable(argv[1]).c_str(), close.empty() ? "" : "; ", close.c_str());
+    return 2;
+  }
   try {
     app.parse(cli_words(argc, argv, *stat.app, stat.st.command));
   } catch (const CLI::ParseError& e) {

@@ -425,6 +425,19 @@ out=$("$bin" resolve --sysfs "$fixtures/intel_skx" --format json '{mem-loads:u,p
       "$bin" decode --sysfs "$fixtures/intel_skx" 2>&1); status=$?
 expect decode-json-roundtrip [ "$status" = 0 ] && expect decode-json-roundtrip-text [ "$out" = $'mem-loads:u\npage-faults' ]
 
+# ---- the command line's own mistakes: a subcommand misspelt, --sysfs that is no sysfs tree, --pmu nosuch ----
+err=$("$bin" stats 2>&1); status=$?
+expect unknown-subcommand [ "$status" = 2 ] && expect unknown-subcommand-msg [ "$err" = $'perfspec: \'stats\' is not a subcommand; did you mean \'stat\'?\nRun with --help for more information.' ]
+expect usage-names-program grep -q '^Usage: perfspec ' <<<"$("$bin" --help)"
+notree=$(mktemp -d)
+err=$("$bin" resolve --sysfs "$notree" cycles 2>&1); status=$?
+expect sysfs-not-a-tree [ "$status" = 2 ] && expect sysfs-not-a-tree-msg grep -qxF -- "--sysfs: '$notree' is not a sysfs tree: it has no bus/event_source/devices" <<<"$err"
+rmdir "$notree"
+err=$("$bin" list --sysfs "$fixtures/intel_skx" --pmu uncore_imx 2>&1); status=$?
+expect list-pmu-unknown [ "$status" = 1 ] && expect list-pmu-unknown-msg [ "$err" = $'perfspec: error: --pmu \'uncore_imx\': no PMU of this machine has that name\nhelp: did you mean \'uncore_imc_0\', \'uncore_imc_1\' or \'uncore_imc_2\'?' ]
+out=$("$bin" list --sysfs "$fixtures/intel_skx" --pmu uncore_imc 2>&1); status=$?
+expect list-pmu-wildcard [ "$status" = 0 ] && expect list-pmu-wildcard-out grep -qF 'sysfs events on uncore_imc_0:' <<<"$out"
+
 # ---- bash completion ----
 complete_words() {  # complete_words CWORD WORD...
   PATH=$(dirname "$bin"):$PATH bash -c 'source "$1"; shift; COMP_CWORD=$1; shift; COMP_WORDS=("$@"); _perfspec; echo "${COMPREPLY[*]}"' \
