@@ -21,6 +21,7 @@
 #include "spec/ascii.hpp"
 #include "spec/builtin.hpp"
 #include "spec/sysfs_io.hpp"
+#include "spec/tracefs.hpp"
 
 namespace perfspec::spec {
 
@@ -209,10 +210,14 @@ SnapshotReport snapshot(const Machine& machine, const std::string& out, const Sn
       ++report.tracepoints;
     }
   }
-  // The CPU id goes along, so that event tables resolve for the snapshotted machine, not the reader's.
-  if (!machine.cpuid().empty()) {
+  // The CPU id goes along, so that event tables resolve for the snapshotted machine, not the reader's;
+  // but this host's id only when the host is what was copied (a fixture is not this host).
+  const bool id_of_tree =
+      machine.cpuid_origin() != Machine::CpuidOrigin::this_host || tracefs::is_real_sysfs(machine.root());
+  if (!machine.cpuid().empty() && id_of_tree) {
     fs::create_directories(fs::path(out) / "perfspec-snapshot");
     std::ofstream(fs::path(out) / "perfspec-snapshot/cpuid") << machine.cpuid() << '\n';
+    report.cpuid = machine.cpuid();
   }
   return report;
 }

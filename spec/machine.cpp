@@ -182,6 +182,11 @@ const std::string& Machine::cpuid() const {
   return impl_->cpuid_;
 }
 
+Machine::CpuidOrigin Machine::cpuid_origin() const {
+  impl_->tables();
+  return impl_->cpuid_origin_;
+}
+
 std::string Machine::Impl::midr_of(int cpu) const {
   if (cpu < 0) return {};
   auto text = io::read_small_file(
@@ -194,9 +199,12 @@ const EventTables* Machine::Impl::tables() const {
     // The CPU id: the option, else the one a snapshot recorded, else this machine's: the MIDR of the
     // first core CPU under the root (arm64 keeps it in sysfs), else what perf reads from /proc.
     cpuid_ = options_.cpuid;
+    cpuid_origin_ = CpuidOrigin::option;
     if (cpuid_.empty())
-      if (auto recorded = io::read_small_file(*jail_, root_ + "/perfspec-snapshot/cpuid"))
+      if (auto recorded = io::read_small_file(*jail_, root_ + "/perfspec-snapshot/cpuid")) {
         cpuid_ = std::string(io::trim(*recorded));
+        cpuid_origin_ = CpuidOrigin::snapshot;
+      }
     cpuid_given_ = !cpuid_.empty();
     if (cpuid_.empty()) {
       int cpu = 0;
@@ -210,8 +218,12 @@ const EventTables* Machine::Impl::tables() const {
         // a broken core PMU is reported where it is used
       }
       cpuid_ = midr_of(cpu);
+      cpuid_origin_ = CpuidOrigin::midr;
     }
-    if (cpuid_.empty()) cpuid_ = detect_cpuid();
+    if (cpuid_.empty()) {
+      cpuid_ = detect_cpuid();
+      cpuid_origin_ = CpuidOrigin::this_host;
+    }
     if (options_.events_dir.empty()) return;
     arch_dir_ = arch_folder(options_.events_dir, cpuid_);
     arm64_ = table_arch(arch_dir_, cpuid_) == TableArch::arm64;

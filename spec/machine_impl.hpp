@@ -49,6 +49,7 @@ struct Machine::Impl {
   mutable std::shared_ptr<const EventTables> tables_, sys_tables_;
   mutable std::string cpuid_, arch_dir_;
   mutable bool arm64_ = false, cpuid_given_ = false;
+  mutable CpuidOrigin cpuid_origin_ = CpuidOrigin::this_host;
   mutable std::map<std::string, std::shared_ptr<const EventTables>, std::less<>>
       tables_by_cpuid_;  // arm64 PMUs
 

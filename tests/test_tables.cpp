@@ -1020,3 +1020,21 @@ TEST_CASE("a table name for a PMU the machine lacks says so, instead of suggesti
   CHECK(error("mem_load_retired.l1_mis").first ==
         "unknown event 'mem_load_retired.l1_mis'");  // a typo: suggestions
 }
+
+TEST_CASE("where the CPU id came from: the option, a snapshot's record, the MIDR under the root, this host") {
+  using Origin = spec::Machine::CpuidOrigin;
+  CHECK(
+      spec::Machine(test::fixture("intel_skx"), {"", "GenuineIntel-6-55-4", "none", false}).cpuid_origin() ==
+      Origin::option);
+  CHECK(spec::Machine(test::fixture("intel_skx"), {"", "", "none", false}).cpuid_origin() ==
+        Origin::this_host);
+  spec::Machine arm(test::fixture("arm_neoverse_v2"), {"", "", "none", false});
+  CHECK(arm.cpuid_origin() == Origin::midr);
+  CHECK(arm.cpuid().starts_with("0x00000000410fd4f"));
+  test::TempTree tree;
+  tree.pmu("cpu", 4);
+  tree.write("perfspec-snapshot/cpuid", "GenuineIntel-6-6A-6\n");
+  spec::Machine snap(tree.root(), {"", "", "none", false});
+  CHECK(snap.cpuid() == "GenuineIntel-6-6A-6");
+  CHECK(snap.cpuid_origin() == Origin::snapshot);
+}

@@ -106,10 +106,11 @@ int run_list(const ListOptions& o) {
 int run_snapshot(const SnapshotCliOptions& o) {
   spec::Machine machine(o.sysfs, o.machine);
   auto report = spec::snapshot(machine, o.out, spec::SnapshotOptions{o.tracepoints});
-  std::fprintf(stderr, "perfspec snapshot: %zu PMUs, %zu files%s into '%s'%s\n", report.pmus, report.files,
-               o.tracepoints ? fmt::format(", {} tracepoints", report.tracepoints).c_str() : "",
-               o.out.c_str(),
-               machine.cpuid().empty() ? "" : fmt::format(" (cpuid {})", machine.cpuid()).c_str());
+  std::fprintf(
+      stderr, "perfspec snapshot: %zu PMUs, %zu files%s into '%s'%s\n", report.pmus, report.files,
+      o.tracepoints ? fmt::format(", {} tracepoints", report.tracepoints).c_str() : "", o.out.c_str(),
+      report.cpuid.empty() ? " (no CPU id recorded: this host's is not the tree's; give --cpuid for tables)"
+                           : fmt::format(" (cpuid {})", report.cpuid).c_str());
   for (const auto& s : report.skipped) std::fprintf(stderr, "  skipped: %s\n", spec::printable(s).c_str());
   return 0;
 }

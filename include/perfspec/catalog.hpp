@@ -35,6 +35,8 @@ struct SnapshotOptions {
 struct SnapshotReport {
   std::size_t pmus = 0, files = 0, tracepoints = 0;
   std::vector<std::string> skipped;  ///< files that could not be read (e.g. root-only), with why
+  std::string cpuid;  ///< the CPU id recorded with it; "" when none was known for the tree (a fixture without
+                      ///< --cpuid)
 };
 /// Copy the PMU description under `root` (type, format/, events/ with metadata, caps/, cpumask,
 /// cpus of every PMU; tracepoint ids optionally) and the CPU id into the folder `out`, so that

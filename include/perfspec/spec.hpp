@@ -268,6 +268,10 @@ class Machine {
   /// The CPU id used to pick the tables (the option, else the one a snapshot recorded, else this
   /// machine's: the MIDR under the root on arm64, else what perf reads from /proc).
   const std::string& cpuid() const;
+  /// Where cpuid() came from: the option, a snapshot's record, the MIDR under the root (arm64), or
+  /// this host's /proc/cpuinfo (which describes a fixture or snapshot root only by chance).
+  enum class CpuidOrigin { option, snapshot, midr, this_host };
+  CpuidOrigin cpuid_origin() const;
   const MachineOptions& options() const;
   /// Tracepoint id of `sys:name`; nullopt when absent. Ids found are kept; an absent one is looked
   /// for again next time (it may appear when a module loads).

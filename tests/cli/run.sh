@@ -354,6 +354,12 @@ a=$("$bin" resolve --sysfs "$fixtures/hybrid_adl" --format json 'cycles,sched:sc
 b=$("$bin" resolve --sysfs "$snap" --format json 'cycles,sched:sched_switch,uncore_imc_free_running/data_read/' 2>&1)
 expect snapshot-same [ "$a" = "$b" ]
 expect snapshot-cpuid grep -qx "GenuineIntel-6-97-2" "$snap/perfspec-snapshot/cpuid"
+# A fixture without --cpuid: this host's CPU id is not the fixture's, so none is recorded.
+snap2=$(mktemp -d)/snap
+err=$("$bin" snapshot --sysfs "$fixtures/intel_skx" "$snap2" 2>&1); status=$?
+expect snapshot-fixture-no-cpuid [ "$status" = 0 ] && expect snapshot-fixture-no-cpuid-file [ ! -e "$snap2/perfspec-snapshot/cpuid" ]
+expect snapshot-fixture-no-cpuid-msg grep -qF "(no CPU id recorded: this host's is not the tree's; give --cpuid for tables)" <<<"$err"
+rm -rf "$(dirname "$snap2")"
 err=$("$bin" snapshot --sysfs "$fixtures/hybrid_adl" "$snap" 2>&1); status=$?
 expect snapshot-exists [ "$status" = 2 ]
 rm -rf "$(dirname "$snap")"
