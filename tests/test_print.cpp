@@ -299,3 +299,9 @@ TEST_CASE("fmt formatters (perfspec/fmt.hpp), exactly") {
   auto query = parse("cpu/event=0x3c,period=?/").items[0].events[0];
   CHECK(fmt::format("{}", query.terms[1]) == "period=?");
 }
+
+TEST_CASE("StatRun as print.hpp's example writes it: designated members only, clean under -Wextra") {
+  perfspec::StatRun run{.target = "'ls'", .elapsed_seconds = 0.5};
+  CHECK(run.target == "'ls'");
+  CHECK_FALSE(run.exit_status.has_value());
+}

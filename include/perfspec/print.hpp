@@ -23,15 +23,17 @@ std::string to_text(const EventSet& set);
 std::string to_json(const EventSet& set, int indent = -1);
 
 /// What a `stat` run counted, besides the counts themselves.
+// Every member has an initializer, so that `StatRun{.target = ..., .elapsed_seconds = ...}` names only
+// what it sets, without -Wmissing-field-initializers.
 struct StatRun {
-  std::string target;  ///< shown in the header: "'ls -l'", "process 1234", "all CPUs"
+  std::string target{};  ///< shown in the header: "'ls -l'", "process 1234", "all CPUs"
   double elapsed_seconds = 0;
-  std::optional<double> user_seconds;  ///< of a counted command
-  std::optional<double> system_seconds;
-  std::optional<double> interval_end;  ///< interval mode: seconds since the start
-  std::optional<double>
-      interval_seconds;            ///< interval mode: the period asked for (perf's wall time per interval)
-  std::optional<int> exit_status;  ///< of a counted command
+  std::optional<double> user_seconds{};  ///< of a counted command
+  std::optional<double> system_seconds{};
+  std::optional<double> interval_end{};  ///< interval mode: seconds since the start
+  /// Interval mode: the period asked for (perf's wall time per interval).
+  std::optional<double> interval_seconds{};
+  std::optional<int> exit_status{};  ///< of a counted command
 };
 
 /// The displayed value of a count: alias scale applied, software clocks in msec.
@@ -56,8 +58,11 @@ std::string describe(const std::vector<runtime::Note>& notes);
 /// A `perf stat`-like table: value, unit, name, running % when multiplexed, and for events that
 /// could not be counted `<not supported>` / `<not counted>` with the errno and what to do.
 ///
-/// Example: `std::fputs(perfspec::stat_text(counters.events(), counters.read(), {"'ls'", 0.5}).c_str(),
-/// stderr);`
+/// Example:
+/// ```
+/// perfspec::StatRun run{.target = "'ls'", .elapsed_seconds = 0.5};
+/// std::fputs(perfspec::stat_text(counters.events(), counters.read(), run).c_str(), stderr);
+/// ```
 std::string stat_text(const EventSet& set, const std::vector<runtime::Count>& counts, const StatRun& run);
 /// One line per event: value,unit,event,time_enabled,time_running,running_percent,state,errno
 /// (RFC 4180 quoting; event names may hold commas). Interval mode prefixes the interval end.
