@@ -65,9 +65,12 @@ std::vector<ListedEvent> list_events(const Machine& machine, const ListFilter& f
   auto add = [&](ListedEvent e) {
     if (filter.passes(e)) out.push_back(std::move(e));
   };
+  // Hardware and cache events are listed on the core PMU; a machine without one (a VM without a
+  // virtual PMU) lists none of them, as perf 6.12 does (they still resolve, and fail to open).
   auto cores = machine.core_pmus();
   std::string core = cores.empty() ? "cpu" : cores.front()->name();
   for (const auto& s : symbols()) {
+    if (cores.empty() && s.type != type_software) continue;
     ListedEvent e;
     e.name = std::string(s.name);
     e.pmu = s.type == type_software ? "software" : core;
@@ -76,7 +79,7 @@ std::vector<ListedEvent> list_events(const Machine& machine, const ListFilter& f
     e.description = s.type == type_software ? "generic software event" : "generic hardware event";
     add(std::move(e));
   }
-  for (unsigned cache = 0; cache < 7; ++cache)
+  for (unsigned cache = 0; cache < (cores.empty() ? 0u : 7u); ++cache)
     for (unsigned op = 0; op < 3; ++op)
       for (unsigned result = 0; result < 2; ++result) {
         if (!cache_op_valid(cache, op)) continue;

@@ -1038,3 +1038,23 @@ TEST_CASE("where the CPU id came from: the option, a snapshot's record, the MIDR
   CHECK(snap.cpuid() == "GenuineIntel-6-6A-6");
   CHECK(snap.cpuid_origin() == Origin::snapshot);
 }
+
+TEST_CASE("list on a machine without a core PMU: no hardware or cache events, as perf 6.12") {
+  test::TempTree tree;
+  tree.pmu("software", 1);
+  spec::Machine m(tree.root(), {"", "", "none", false});
+  spec::ListFilter builtin;
+  builtin.source = "builtin";
+  std::set<std::string> names;
+  for (const auto& e : spec::list_events(m, builtin)) {
+    CHECK(e.topic == "software");
+    names.insert(e.name);
+  }
+  CHECK(names.contains("task-clock"));
+  CHECK_FALSE(names.contains("cycles"));
+  CHECK_FALSE(names.contains("L1-dcache-load-misses"));
+  CHECK(resolve("cycles", m).events.at(0).attr.type == 0);  // still resolves, as perf's does
+  spec::Machine skx(test::fixture("intel_skx"), {"", "", "none", false});
+  auto with_core = spec::list_events(skx, builtin);
+  CHECK(std::any_of(with_core.begin(), with_core.end(), [](const auto& e) { return e.name == "cycles"; }));
+}
