@@ -63,6 +63,22 @@ expect() {  # expect NAME CONDITION-COMMAND...
   local name=$1; shift
   if "$@"; then pass=$((pass + 1)); else echo "FAIL $name"; fail=$((fail + 1)); fi
 }
+# Signals to a perfspec stat started in the background must wait until it catches them: until then
+# the SIGINT a non-interactive shell leaves ignored for a background job is lost, and a slow start (a
+# sanitizer build on a loaded machine) outlasts any fixed sleep. perfspec starts the command (exec)
+# only after it catches signals, so a child that runs COMMAND says it is ready.
+wait_for_exec() {  # wait_for_exec PID COMMAND-NAME: at most 20 s
+  local i
+  for i in $(seq 200); do pgrep -P "$1" -x "$2" >/dev/null && return 0; sleep 0.1; done
+  echo "no child '$2' of $1 after 20 s" >&2; return 1
+}
+# With no command (-a), stop signals are sent until perfspec has gone: each one after the first
+# only repeats "stop".
+interrupt_until_gone() {  # interrupt_until_gone PID: at most 20 s
+  local i
+  for i in $(seq 100); do kill -INT "$1" 2>/dev/null || return 0; sleep 0.2; done
+  kill -KILL "$1" 2>/dev/null; return 1
+}
 out=$("$bin" stat -e task-clock,page-faults,cycles -- true 2>&1); status=$?
 expect stat-exit-0 [ "$status" = 0 ]
 expect stat-task-clock grep -qE '^ +[0-9]+\.[0-9]{2} msec +task-clock$' <<<"$out"
@@ -110,8 +126,9 @@ fi
 signal_run() {  # signal_run COMMAND SIGNAL...: perfspec stat's exit status, stderr in $tmp_err
   "$bin" stat -e task-clock -- sh -c "$1" 2>"$tmp_err" & local p=$!
   shift
-  ( sleep 15; kill -KILL $p 2>/dev/null ) & local watchdog=$!
-  sleep 0.5
+  ( sleep 30; kill -KILL $p 2>/dev/null ) & local watchdog=$!
+  wait_for_exec $p sleep
+  sleep 0.2  # the command's own traps are set before it execs sleep
   for sig in "$@"; do kill -s "$sig" $p; sleep 0.3; done
   wait $p; local status=$?
   kill $watchdog 2>/dev/null; wait $watchdog 2>/dev/null
@@ -156,13 +173,13 @@ expect stat-system-wide [ "$status" = 0 ]
 expect stat-system-wide-clock grep -qE "msec +cpu-clock" <<<"$out"
 tmp=$(mktemp)
 "$bin" stat -a -e cpu-clock -o "$tmp" & p=$!
-sleep 0.3; kill -INT $p; wait $p; status=$?
+sleep 0.3; interrupt_until_gone $p; wait $p; status=$?
 expect stat-sigint-status [ "$status" = 0 ]
 expect stat-sigint-counts grep -qE "msec +cpu-clock" "$tmp"
 # Ctrl-C sent to perfspec alone while it counts a command: passed on to the command, whose counts so
 # far are printed; the exit status is the command's (128+SIGINT), and no child is left behind.
 "$bin" stat -e task-clock -o "$tmp" -- sleep 7.31 & p=$!
-sleep 0.4; kill -INT $p; wait $p; status=$?
+wait_for_exec $p sleep; sleep 0.1; kill -INT $p; wait $p; status=$?
 expect stat-sigint-command-status [ "$status" = 130 ]
 expect stat-sigint-command-counts grep -qE "msec +task-clock" "$tmp"
 expect stat-sigint-command-header grep -qF " Performance counter stats for 'sleep 7.31':" "$tmp"
