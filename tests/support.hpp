@@ -38,6 +38,11 @@ class TempTree {
 std::string attr_summary(const perfspec::Attr& attr);
 
 /// Machine options for deterministic tests: no libpfm4 (its model depends on the host CPU).
+/// A note as the runtime writes it.
+inline perfspec::runtime::Note note(perfspec::runtime::Note::Kind kind, int error, int cpu = -1) {
+  return {.kind = kind, .error = error, .cpu = cpu};
+}
+
 inline perfspec::spec::MachineOptions no_libpfm4() {
   perfspec::spec::MachineOptions o;
   o.libpfm4 = false;

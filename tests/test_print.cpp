@@ -26,13 +26,7 @@ Count counted(std::uint64_t raw, std::uint64_t enabled = 100, std::uint64_t runn
   c.time_running = running;
   return c;
 }
-Note note(Note::Kind kind, int error, int cpu = -1) {
-  Note n;
-  n.kind = kind;
-  n.error = error;
-  n.cpu = cpu;
-  return n;
-}
+using test::note;
 }  // namespace
 
 TEST_CASE("stat text: values, units, alias scale, multiplexing, failures and notes, exactly") {

@@ -36,15 +36,7 @@ using runtime::Note;
 
 namespace {
 
-// A note as the runtime writes it (Note is an aggregate; designated initializers that leave out
-// `event` draw -Wmissing-field-initializers).
-Note note(Note::Kind kind, int error, int cpu = -1) {
-  Note n;
-  n.kind = kind;
-  n.error = error;
-  n.cpu = cpu;
-  return n;
-}
+using test::note;
 
 std::size_t open_fd_count() {
   std::size_t n = 0;

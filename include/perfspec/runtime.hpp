@@ -199,7 +199,7 @@ struct Note {
   int cpu = -1;            ///< the CPU of the counter it is about (-1: a task's, on any CPU)
   std::size_t bytes = 0;   ///< short_read
   std::size_t wanted = 0;  ///< short_read
-  std::string event;       ///< weak_group_alone: the name of the member that failed
+  std::string event{};     ///< weak_group_alone: the name of the member that failed
   friend bool operator==(const Note&, const Note&) = default;
 };
 
