@@ -16,7 +16,7 @@
 namespace perfspec::spec {
 
 Machine::Impl::Impl(const Machine& machine, std::string root, MachineOptions options)
-    : self(machine), root_(std::move(root)), options_(std::move(options)) {
+    : root_(std::move(root)), options_(std::move(options)) {
   while (root_.size() > 1 && root_.back() == '/') root_.pop_back();
   devices_ = root_ + "/bus/event_source/devices";
   jail_ = std::make_shared<const io::Jail>(root_);
@@ -26,7 +26,7 @@ Machine::Impl::Impl(const Machine& machine, std::string root, MachineOptions opt
   sources_.push_back(make_table_source(machine, TableScope::sys));
   sources_.push_back(make_sysfs_source(machine));
   sources_.push_back(make_table_source(machine, TableScope::model));
-  if (options_.libpfm4) sources_.push_back(make_libpfm4_source(machine));
+  if (options_.libpfm4) sources_.push_back(make_libpfm4_source());
   for (const auto& s : sources_) source_list_.push_back(s.get());
 }
 

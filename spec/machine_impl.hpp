@@ -19,9 +19,8 @@
 namespace perfspec::spec {
 
 struct Machine::Impl {
-  Impl(const Machine& self, std::string root, MachineOptions options);
+  Impl(const Machine& machine, std::string root, MachineOptions options);
 
-  const Machine& self;
   std::string root_, devices_;
   std::shared_ptr<const io::Jail> jail_;  // every file below root_ is read through it
   MachineOptions options_;

@@ -191,7 +191,6 @@ class TableSource final : public EventSource {
 
 class Libpfm4Source final : public EventSource {
  public:
-  explicit Libpfm4Source(const Machine&) {}
   Source kind() const override { return Source::libpfm4; }
   std::string_view label() const override { return "libpfm4"; }
   bool fallback() const override { return true; }
@@ -237,8 +236,6 @@ std::unique_ptr<const EventSource> make_sysfs_source(const Machine& machine) {
 std::unique_ptr<const EventSource> make_table_source(const Machine& machine, TableScope scope) {
   return std::make_unique<TableSource>(machine, scope);
 }
-std::unique_ptr<const EventSource> make_libpfm4_source(const Machine& machine) {
-  return std::make_unique<Libpfm4Source>(machine);
-}
+std::unique_ptr<const EventSource> make_libpfm4_source() { return std::make_unique<Libpfm4Source>(); }
 
 }  // namespace perfspec::spec

@@ -53,11 +53,10 @@ void check_pmu_filter(const spec::Machine& machine, const spec::ListFilter& filt
     if (filter.passes_pmu(name)) return;
     names.push_back(name);
   }
+  std::string help = resolver::suggest(filter.pmu, names);
+  if (help.empty()) help = fmt::format("PMUs of this machine: {}", fmt::join(names, ", "));
   throw Error(ErrorKind::unknown_name,
-              fmt::format("--pmu '{}': no PMU of this machine has that name", filter.pmu),
-              resolver::suggest(filter.pmu, names).empty()
-                  ? fmt::format("PMUs of this machine: {}", fmt::join(names, ", "))
-                  : resolver::suggest(filter.pmu, names));
+              fmt::format("--pmu '{}': no PMU of this machine has that name", filter.pmu), help);
 }
 
 }  // namespace
