@@ -51,6 +51,15 @@ inline perfspec::spec::MachineOptions no_libpfm4() {
 
 /// The rendered diagnostic of parse+resolve, or "" when it resolves.
 std::string error_of(std::string_view text, const perfspec::spec::Machine& machine);
+/// The kind of the error resolving `text` gives, by name ("machine description"), or "resolved".
+inline std::string error_kind_of(std::string_view text, const perfspec::spec::Machine& machine) {
+  try {
+    perfspec::resolve(text, machine);
+  } catch (const perfspec::Error& e) {
+    return std::string(perfspec::error_kind_name(e.kind()));
+  }
+  return "resolved";
+}
 
 /// Runs `body` in a forked child and returns the string it returned: doctest checks in a child would not
 /// reach this process, so the child reports and the parent checks. A child that exits otherwise gives

@@ -262,6 +262,7 @@ TEST_CASE("a folder or a symlink to nothing where a file belongs: an error namin
   tree.write("bus/event_source/devices/cpu/events/unitless", "event=0x13\n");
   std::filesystem::create_symlink("nowhere", cpu + "/events/unitless.unit");
   Machine m(tree.root(), test::no_libpfm4());
+  CHECK(test::error_kind_of("dangling:u", m) == "machine description");  // PERFSPEC_E_MACHINE, status 3
   CHECK(test::error_of("dangling:u", m) ==
         fmt::format("event syntax error: 'dangling:u'\n"
                     "                     \\___ '{}/events/dangling' is a symlink to nothing ('missing')\n",
@@ -540,6 +541,10 @@ TEST_CASE("tracefs: a tracing folder this user may not read is named, with the r
     });
   };
   fs::permissions(tracing, fs::perms(0700));
+  CHECK(test::in_child([&] {
+          if (!test::become_nobody()) return std::string("could not become nobody");
+          return test::error_kind_of("sched:sched_switch", Machine(tree.root(), test::no_libpfm4()));
+        }) == "permission");  // PERFSPEC_E_PERMISSION
   const std::string help =
       fmt::format("help: run as a user who may read it, or make it readable: 'chmod -R a+rX {}'\n", tracing);
   CHECK(
