@@ -294,16 +294,6 @@ bool Machine::table_event_applies(const TableEvent& e, const Pmu& pmu) const {
   return e.pmu == pmu.name() || (pmu.is_uncore() && table_pmu_matches(e.pmu, pmu.name()));
 }
 
-std::vector<const TableEvent*> Machine::table_events(const Pmu& pmu) const {
-  std::vector<const TableEvent*> out;
-  for (const EventTables* t :
-       {tables_for(pmu), pmu.is_uncore() && !pmu.identifier().empty() ? sys_tables() : nullptr})
-    if (t)
-      for (const auto& e : t->events())
-        if (table_event_applies(e, pmu)) out.push_back(&e);
-  return out;
-}
-
 std::string Machine::table_cache_problem() const {
   const Impl& I = *impl_;
   if (const EventTables* t = I.tables(); t && !t->cache_problem().empty()) return t->cache_problem();

@@ -251,11 +251,9 @@ class Machine {
   const EventTables* tables_for(const Pmu& pmu) const;
   /// The uncore events of the tables' `sys` folders (matched to PMUs by identifier), or nullptr.
   const EventTables* sys_tables() const;
-  /// The table events (model and `sys`) that belong to `pmu`, by perf's rule: core events on core
-  /// PMUs, a unit's events on the PMU of that name or (uncore PMUs) its instances, `sys` events on
-  /// uncore PMUs whose identifier matches their Compat.
-  std::vector<const TableEvent*> table_events(const Pmu& pmu) const;
-  /// Whether table event `e` belongs to `pmu` (the rule of table_events).
+  /// Whether table event `e` belongs to `pmu`, by perf's rule: core events on core PMUs, a unit's
+  /// events on the PMU of that name or (uncore PMUs) its instances, `sys` events on uncore PMUs whose
+  /// identifier matches their Compat. The names of a PMU's table events: its EventSource::names().
   bool table_event_applies(const TableEvent& e, const Pmu& pmu) const;
   /// The architecture's folder of the tables in use (events_dir, or its subfolder for this CPU's
   /// architecture when events_dir holds several); empty without tables.
