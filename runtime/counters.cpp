@@ -50,10 +50,13 @@ void prepare_for_counting(Attr& a, bool leader, bool enable_on_exec) {
 struct Counters::Impl {
   Syscalls* sys = nullptr;
   OpenedSet opened;
-  std::vector<std::uint64_t> buffer;  // group reads, reused across read() calls
-  std::vector<UserRead> fast;         // user-page reads of one group, reused across read() calls
-  std::vector<std::uint8_t> noted;    // per event: the kinds of runtime fault already noted by this read()
-  std::vector<char> present;          // per fd of one instance: its value was in the group read
+  std::vector<Place> places;                       // distinct (cpu, thread) of the instances, sorted
+  std::vector<std::vector<std::size_t>> at_place;  // per place: its instances
+  std::vector<std::vector<char>> here;             // per place, per event: opened there
+  std::vector<std::uint64_t> buffer;               // group reads, reused across read() calls
+  std::vector<UserRead> fast;                      // user-page reads of one group, reused across read() calls
+  std::vector<std::uint8_t> noted;  // per event: the kinds of runtime fault already noted by this read()
+  std::vector<char> present;        // per fd of one instance: its value was in the group read
 
   // The read in progress: its output and which faults it noted.
   std::vector<Count>* out = nullptr;
@@ -185,6 +188,21 @@ struct Counters::Impl {
     out = nullptr;
   }
 
+  void index_places() {
+    for (const auto& inst : opened.instances) places.push_back({inst.cpu, inst.thread});
+    std::sort(places.begin(), places.end());
+    places.erase(std::unique(places.begin(), places.end()), places.end());
+    at_place.resize(places.size());
+    here.assign(places.size(), std::vector<char>(opened.set.events.size(), 0));
+    for (std::size_t i = 0; i < opened.instances.size(); ++i) {
+      const auto& inst = opened.instances[i];
+      auto p = static_cast<std::size_t>(
+          std::lower_bound(places.begin(), places.end(), Place{inst.cpu, inst.thread}) - places.begin());
+      at_place[p].push_back(i);
+      for (std::size_t e : inst.events) here[p][e] = 1;
+    }
+  }
+
   // One group ioctl on every instance; a failure is kept for read() to note, never thrown.
   void group_ioctl(std::size_t op) {
     for (auto& inst : opened.instances)
@@ -207,6 +225,7 @@ Counters Counters::open(const EventSet& set, const Target& target, const OpenOpt
                           [on_exec](Attr& a, bool leader) { prepare_for_counting(a, leader, on_exec); });
   const auto& notes = impl->opened.notes;
   impl->open_notes = std::any_of(notes.begin(), notes.end(), [](const auto& n) { return n.has_value(); });
+  impl->index_places();
   return Counters(std::move(impl));
 }
 
@@ -228,6 +247,31 @@ void Counters::read(std::vector<Count>& out) {
     if (!I.read_user_pages(inst)) I.read_group(inst);
   }
   I.finish_read();
+}
+
+const std::vector<Place>& Counters::places() const { return impl_->places; }
+
+void Counters::read_places(std::vector<PlaceCounts>& out) {
+  auto& I = *impl_;
+  out.resize(I.places.size());
+  for (std::size_t p = 0; p < I.places.size(); ++p) {
+    PlaceCounts& pc = out[p];
+    pc.place = I.places[p];
+    pc.here = I.here[p];
+    I.begin_read(pc.counts);
+    for (std::size_t i : I.at_place[p]) {
+      const auto& inst = I.opened.instances[i];
+      I.note_ioctl_faults(inst);
+      if (!I.read_user_pages(inst)) I.read_group(inst);
+    }
+    I.finish_read();
+    for (std::size_t e = 0; e < pc.counts.size(); ++e)
+      if (!pc.here[e]) {
+        Count& c = pc.counts[e];
+        c.state = Count::State::not_supported;
+        c.notes.clear();
+      }
+  }
 }
 
 const EventSet& Counters::events() const { return impl_->opened.set; }

@@ -4,10 +4,11 @@
 #include <string_view>
 #include <vector>
 
+#include "perfspec/spec.hpp"
+
 namespace perfspec::runtime {
 
-/// Parse a CPU list; throws perfspec::Error on malformed text.
-std::vector<int> parse_cpu_list(std::string_view text);
+using spec::parse_cpu_list;
 /// The online CPUs (/sys/devices/system/cpu/online, else 0..nproc-1).
 std::vector<int> online_cpus();
 

@@ -46,6 +46,16 @@ class Opener {
                     const std::vector<std::optional<Failure>>& earlier);
   void fail_members(const EventGroup& g, int pid, int cpu);
   void finish(Instance& inst);
+  // The cgroup fd event `i` counts in (its group's), or -1.
+  int cgroup_of(std::size_t i) const {
+    if (target_.cgroups.empty()) return -1;
+    std::size_t g = out_.set.events[i].group;
+    return g < target_.cgroups.size() ? target_.cgroups[g] : -1;
+  }
+  // The thread of an instance opened for `pid`: one of several threads, else -1.
+  int thread_of(int pid) const {
+    return target_.kind == Target::Kind::process && !target_.threads.empty() ? pid : -1;
+  }
 };
 
 Failure Opener::explain(std::size_t event, int error, int cpu, const Attr& attr) const {
@@ -78,11 +88,13 @@ int Opener::open_one(std::size_t i, int pid, int cpu, int group_fd, bool leader)
   prepare_(a, leader);
   if (target_.inherit) a.inherit = 1;
   if (out_.user_only[i]) a.exclude_kernel = 1, a.exclude_hv = 1;
-  int fd = sys_.perf_event_open(a, pid, cpu, group_fd, PERF_FLAG_FD_CLOEXEC);
+  unsigned long flags = PERF_FLAG_FD_CLOEXEC;
+  if (int cgroup = cgroup_of(i); cgroup >= 0) pid = cgroup, flags |= PERF_FLAG_PID_CGROUP;
+  int fd = sys_.perf_event_open(a, pid, cpu, group_fd, flags);
   if (fd == -EACCES && options_.fallback_to_user && !a.exclude_kernel) {
     a.exclude_kernel = 1;
     a.exclude_hv = 1;
-    int retry = sys_.perf_event_open(a, pid, cpu, group_fd, PERF_FLAG_FD_CLOEXEC);
+    int retry = sys_.perf_event_open(a, pid, cpu, group_fd, flags);
     if (retry >= 0) {
       if (!out_.user_only[i]) {
         out_.user_only[i] = 1;
@@ -104,6 +116,7 @@ int Opener::open_one(std::size_t i, int pid, int cpu, int group_fd, bool leader)
 void Opener::open_alone(std::size_t i, int pid, int cpu) {
   Instance inst;
   inst.cpu = cpu;
+  inst.thread = thread_of(pid);
   int fd = open_one(i, pid, cpu, -1, true);
   if (fd < 0) return;
   inst.fds.emplace_back(sys_, fd);
@@ -188,6 +201,7 @@ void Opener::open_group(const EventGroup& g, int pid, int cpu) {
     for (std::size_t m : g.members) earlier.push_back(out_.failures[m]);
   Instance inst;
   inst.cpu = cpu;
+  inst.thread = thread_of(pid);
   int fd = open_one(lead, pid, cpu, -1, true);
   if (fd < 0) return fail_members(g, pid, cpu);
   inst.fds.emplace_back(sys_, fd);
@@ -228,6 +242,8 @@ OpenedSet open_set(const EventSet& set, const Target& target, const OpenOptions&
                    const PrepareAttr& prepare) {
   if (target.kind == Target::Kind::process && target.pid <= 0)
     throw Error(ErrorKind::usage, fmt::format("invalid process id {}", target.pid));
+  if (!target.cgroups.empty() && target.kind != Target::Kind::cpus)
+    throw Error(ErrorKind::usage, "a cgroup is counted on CPUs: give the target CPUs (system-wide)");
   OpenedSet out;
   out.set = set;
   std::size_t n = set.events.size();

@@ -62,6 +62,7 @@ class Mapping {
 /// One group opened on one CPU (or on any CPU for a task): leader first.
 struct Instance {
   int cpu = -1;
+  int thread = -1;  ///< the thread opened on, when the target is one of several threads
   std::vector<Fd> fds;
   std::vector<std::size_t> events;  ///< event index of each fd
   std::vector<std::uint64_t> ids;   ///< PERF_EVENT_IOC_ID of each fd

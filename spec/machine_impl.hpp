@@ -61,6 +61,10 @@ struct Machine::Impl {
   mutable std::unordered_map<std::string, std::vector<std::pair<const Pmu*, const Alias*>>>
       named_;  // lower-case
 
+  // CPU topology (spec/topology.cpp)
+  mutable std::once_flag topology_once_;
+  mutable std::vector<CpuTopology> topology_;
+
   // Tracefs
   const std::string& tracefs_events() const;
   TracefsProblem tracefs_problem(std::string_view sys, std::string_view name) const;

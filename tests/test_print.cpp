@@ -46,19 +46,24 @@ TEST_CASE("stat text: values, units, alias scale, multiplexing, failures and not
   StatRun run;
   run.target = "'true'";
   run.elapsed_seconds = 0.5;
+  // perf 6.12's columns: value (18), unit (the widest, at least 4), name (32), then perf's derived
+  // figure after '#' (38) and the running percentage; the reasons follow the footer, once each.
   CHECK(stat_text(set, counts, run) ==
         "\n Performance counter stats for 'true':\n\n"
-        "              1.23 msec     task-clock\n"
-        "         4,000,000          cycles  (25.00%)\n"
-        "              1.00 MiB      uncore_imc_0/cas_count_read/\n"
-        "              1.00 Joules   power/energy-pkg/\n"
-        "   <not supported>          instructions\n"
-        "                             ENOENT: the hint (its group leader 'x' could not be opened)\n"
-        "     <not counted>          faults\n"
-        "                             the event was never scheduled on a counter (time_running is 0)\n"
-        "                             note: counted user space only (':u'): kernel counting was refused with "
-        "EACCES\n"
-        "\n       0.500000000 seconds time elapsed\n\n");
+        "              1.23 msec   task-clock                       #    0.002 CPUs utilized             \n"
+        "           4000000        cycles                           #    3.240 GHz                         "
+        "(25.00%)\n"
+        "              1.00 MiB    uncore_imc_0/cas_count_read/     #  810.001 /sec                      \n"
+        "              1.00 Joules power/energy-pkg/                #  810.001 /sec                      \n"
+        "   <not supported>        instructions                                                          \n"
+        "     <not counted>        faults                                                                \n"
+        "\n       0.500000000 seconds time elapsed\n\n"
+        "instructions:\n"
+        "    ENOENT: the hint (its group leader 'x' could not be opened)\n"
+        "faults:\n"
+        "    never scheduled on a counter (time_running is 0): the event was enabled but did not run\n"
+        "faults:\n"
+        "    note: counted user space only (':u'): kernel counting was refused with EACCES\n\n");
 }
 
 TEST_CASE("stat csv and json") {
@@ -70,13 +75,17 @@ TEST_CASE("stat csv and json") {
   StatRun run;
   run.target = "'x'";
   CHECK(stat_csv(set, counts, run) ==
-        "84,,\"a,b\",200,100,50.00,counted,\n"
-        "<not supported>,,cycles,0,0,0.00,not supported,ENOENT\n");
+        "time,aggregate,members,value,unit,event,time_enabled,time_running,running_percent,noise_percent,"
+        "state,errno,metric_value,metric_unit\n"
+        ",,,84,,\"a,b\",200,100,50.00,,counted,,,\n"
+        ",,,<not supported>,,cycles,0,0,0.00,,not supported,ENOENT,,\n");
   run.interval_end = 1.5;
-  CHECK(stat_csv(set, counts, run).starts_with("1.500000,84,"));
+  CHECK(stat_csv(set, global_report(counts), run, false).starts_with("1.500000000,,,84,"));
   CHECK(
       stat_json(set, counts, run) ==
-      "{\"target\":\"'x'\",\"interval\":1.5,\"elapsed_seconds\":0.0,\"counts\":[{\"event\":\"a,b\",\"pmu\":"
+      "{\"schema\":\"perfspec-stat/"
+      "1\",\"target\":\"'x'\",\"interval\":1.5,\"elapsed_seconds\":0.0,\"aggregation\":\"global\",\"counts\":"
+      "[{\"event\":\"a,b\",\"pmu\":"
       "\"cpu\","
       "\"span\":[0,26],\"state\":\"counted\",\"value\":84.0,\"unit\":\"\",\"raw\":42,\"time_enabled\":200,"
       "\"time_running\":100,\"running_fraction\":0.5},{\"event\":\"cycles\",\"pmu\":\"cpu\",\"span\":[27,33],"
@@ -223,13 +232,14 @@ TEST_CASE("notes in words: each kind, exactly; joined by '; ' in stat text and J
   run.target = "'x'";
   CHECK(stat_text(set, {c}, run) ==
         "\n Performance counter stats for 'x':\n\n"
-        "                10          cycles\n"
-        "                             note: counted user space only (':u'): kernel counting was refused with "
-        "EACCES; "
-        "read failed on CPU 2: EBADF\n"
-        "\n       0.000000000 seconds time elapsed\n\n");
+        "                10      cycles                                                                \n"
+        "\n       0.000000000 seconds time elapsed\n\n"
+        "cycles:\n"
+        "    note: counted user space only (':u'): kernel counting was refused with EACCES; read failed on "
+        "CPU 2: EBADF\n\n");
   CHECK(stat_json(set, {c}, run) ==
-        "{\"target\":\"'x'\",\"elapsed_seconds\":0.0,\"counts\":[{\"event\":\"cycles\",\"pmu\":\"cpu\","
+        "{\"schema\":\"perfspec-stat/1\",\"target\":\"'x'\",\"elapsed_seconds\":0.0,\"aggregation\":"
+        "\"global\",\"counts\":[{\"event\":\"cycles\",\"pmu\":\"cpu\","
         "\"span\":[0,6],"
         "\"state\":\"counted\",\"value\":10.0,\"unit\":\"\",\"raw\":10,\"time_enabled\":100,\"time_running\":"
         "100,"
@@ -237,7 +247,7 @@ TEST_CASE("notes in words: each kind, exactly; joined by '; ' in stat text and J
         "with EACCES; "
         "read failed on CPU 2: EBADF\"}]}\n");
   // CSV has no note column.
-  CHECK(stat_csv(set, {c}, run) == "10,,cycles,100,100,100.00,counted,\n");
+  CHECK(stat_csv(set, global_report({c}), run, false) == ",,,10,,cycles,100,100,100.00,,counted,,,\n");
 }
 
 TEST_CASE("fmt formatters (perfspec/fmt.hpp), exactly") {

@@ -145,6 +145,7 @@ struct StatCommand {
   std::string separator;
   bool no_inherit = false;
   CLI::Option *pid_opt = nullptr, *format_opt = nullptr, *separator_opt = nullptr;
+  std::vector<std::pair<CLI::Option*, perfspec::Aggregation>> aggregation_flags;
 
   void add(CLI::App& parent, perfspec::spec::MachineOptions& machine) {
     app = parent.add_subcommand("stat", "count events for a command, a process or CPUs");
@@ -165,6 +166,38 @@ struct StatCommand {
     add_table_options(app, machine);
     app->add_option("-o,--output", st.output, "write the counts to FILE instead of stderr");
     app->add_flag("--no-inherit", no_inherit, "do not count the command's children");
+    app->add_option("-r,--repeat", st.repeat, "run the command N times: mean counts and their variation")
+        ->type_name("N");
+    auto* per_cpu = app->add_flag("-A,--no-aggr")->description("one line per CPU (with -a or -C)");
+    auto* per_core =
+        app->add_flag("--per-core")->description("one line per core: sum of its CPUs (with -a or -C)");
+    auto* per_die = app->add_flag("--per-die")->description("one line per die (with -a or -C)");
+    auto* per_socket = app->add_flag("--per-socket")->description("one line per socket (with -a or -C)");
+    auto* per_node = app->add_flag("--per-node")->description("one line per NUMA node (with -a or -C)");
+    auto* per_thread =
+        app->add_flag("--per-thread")->description("one line per thread of the process (with -p)");
+    aggregation_flags = std::vector<std::pair<CLI::Option*, perfspec::Aggregation>>{
+        {per_cpu, perfspec::Aggregation::cpu},   {per_core, perfspec::Aggregation::core},
+        {per_die, perfspec::Aggregation::die},   {per_socket, perfspec::Aggregation::socket},
+        {per_node, perfspec::Aggregation::node}, {per_thread, perfspec::Aggregation::thread}};
+    app->add_option(
+           "-G,--cgroup", st.cgroups,
+           "count only in these cgroups: the n-th name for the n-th event, one name for all (with -a)")
+        ->type_name("NAME[,NAME...]");
+    app->add_option("--for-each-cgroup", st.for_each_cgroup, "count every event in each of these cgroups")
+        ->type_name("NAME[,NAME...]");
+    app->add_flag("--all-user", st.all_user, "count user space only (every event as with :u)");
+    app->add_flag("--all-kernel", st.all_kernel, "count the kernel only (every event as with :k)");
+    app->add_option("-D,--delay", st.delay_ms,
+                    "start counting MSEC after the command starts; -1: start disabled (see --control)")
+        ->type_name("MSEC");
+    app->add_option("--control", st.control,
+                    "commands enable, disable, ping, stop arrive on fifo:CTL[,ACK] or fd:CTL[,ACK]")
+        ->type_name("fifo:CTL[,ACK]|fd:CTL[,ACK]");
+    app->add_option("--interval-count", st.interval_count, "with -I: stop after N intervals")->type_name("N");
+    app->add_flag("-n,--null", st.null_run, "count nothing: only the time elapsed");
+    app->add_flag("-j,--json-output", st.perf_json, "print counts as perf stat -j does (JSON lines)");
+    app->add_flag("-v,--verbose", st.verbose, "also print each count's raw value, time enabled and running");
     app->footer(
         "COMMAND [ARGS...] follows the options, with or without `--`: options end at the first word that "
         "is not one, as with perf stat, so `perfspec stat -e task-clock ls -l /` counts `ls -l /`.");
@@ -176,6 +209,21 @@ struct StatCommand {
       std::fputs(
           "perfspec stat: -x prints perf's CSV and --format picks perfspec's own output: give one of them\n",
           stderr);
+      return 2;
+    }
+    int modes = 0;
+    for (auto& [flag, mode] : aggregation_flags)
+      if (*flag) st.aggregation = mode, ++modes;
+    if (modes > 1) {
+      std::fputs(
+          "perfspec stat: -A, --per-core, --per-die, --per-socket, --per-node and --per-thread "
+          "exclude each other: give one\n",
+          stderr);
+      return 2;
+    }
+    if ((*separator_opt || *format_opt) && st.perf_json) {
+      std::fputs("perfspec stat: -j prints perf's JSON; -x and --format pick other outputs: give one\n",
+                 stderr);
       return 2;
     }
     if (*pid_opt) st.pid = pid;

@@ -3,6 +3,7 @@
 #include "tools/stat.hpp"
 
 #include <dirent.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <unistd.h>
 
@@ -11,14 +12,17 @@
 #include <chrono>
 #include <cstdio>
 #include <cstring>
+#include <map>
 #include <memory>
 #include <optional>
+#include <utility>
 
 #include <fmt/format.h>
 
 #include "perfspec/perfspec.hpp"
 #include "perfspec/runtime.hpp"
 #include "runtime/cpulist.hpp"
+#include "spec/printable.hpp"
 #include "tools/exit_status.hpp"
 
 namespace perfspec::tools {
@@ -79,50 +83,175 @@ Process process_state(int pid) {
 
 bool alive(int pid) { return process_state(pid) == Process::running; }
 
-std::vector<runtime::Count> delta(const std::vector<runtime::Count>& now,
-                                  const std::vector<runtime::Count>& before) {
-  auto out = now;
-  for (std::size_t i = 0; i < out.size() && i < before.size(); ++i) {
-    out[i].raw -= std::min(out[i].raw, before[i].raw);
-    out[i].time_enabled -= std::min(out[i].time_enabled, before[i].time_enabled);
-    out[i].time_running -= std::min(out[i].time_running, before[i].time_running);
-    if (out[i].state == runtime::Count::State::counted && out[i].time_running == 0)
-      out[i].state = runtime::Count::State::not_counted;
+// The counts of an interval: `now` less `before`, cell by cell (same units, same events).
+StatReport delta(const StatReport& now, const StatReport& before) {
+  StatReport out = now;
+  for (std::size_t u = 0; u < out.units.size() && u < before.units.size(); ++u)
+    for (std::size_t e = 0; e < out.units[u].cells.size() && e < before.units[u].cells.size(); ++e) {
+      auto& c = out.units[u].cells[e].count;
+      const auto& b = before.units[u].cells[e].count;
+      c.raw -= std::min(c.raw, b.raw);
+      c.time_enabled -= std::min(c.time_enabled, b.time_enabled);
+      c.time_running -= std::min(c.time_running, b.time_running);
+      if (c.state == runtime::Count::State::counted && c.time_running == 0)
+        c.state = runtime::Count::State::not_counted;
+    }
+  return out;
+}
+
+std::string comm_of(int tid) {
+  std::FILE* f = std::fopen(fmt::format("/proc/{}/comm", tid).c_str(), "r");
+  if (!f) return "?";
+  char buf[64] = {};
+  std::size_t n = std::fread(buf, 1, sizeof buf - 1, f);
+  std::fclose(f);
+  std::string s(buf, n);
+  while (!s.empty() && s.back() == '\n') s.pop_back();
+  return s;
+}
+
+// Where cgroups are: a cgroup v1 hierarchy with the perf_event controller, else the cgroup2 mount,
+// from /proc/mounts (as perf finds it).
+std::string cgroup_root() {
+  std::FILE* f = std::fopen("/proc/mounts", "r");
+  if (!f) return {};
+  std::string v1, v2;
+  char dev[256], dir[4096], type[64], opts[1024];
+  while (std::fscanf(f, "%255s %4095s %63s %1023s %*d %*d", dev, dir, type, opts) == 4) {
+    std::string_view t = type, o = opts;
+    if (t == "cgroup" && (o.find("perf_event") != std::string_view::npos) && v1.empty()) v1 = dir;
+    if (t == "cgroup2" && v2.empty()) v2 = dir;
+  }
+  std::fclose(f);
+  return v1.empty() ? v2 : v1;
+}
+
+// An open cgroup directory (the fd perf_event_open takes with PERF_FLAG_PID_CGROUP).
+struct CgroupFd {
+  int fd = -1;
+  CgroupFd() = default;
+  explicit CgroupFd(int f) : fd(f) {}
+  CgroupFd(CgroupFd&& o) noexcept : fd(std::exchange(o.fd, -1)) {}
+  CgroupFd& operator=(CgroupFd&&) = delete;
+  ~CgroupFd() {
+    if (fd >= 0) ::close(fd);
+  }
+};
+
+std::vector<std::string> split_commas(const std::string& s) {
+  std::vector<std::string> out;
+  std::size_t start = 0;
+  for (;;) {
+    auto comma = s.find(',', start);
+    out.push_back(s.substr(start, comma == std::string::npos ? std::string::npos : comma - start));
+    if (comma == std::string::npos) break;
+    start = comma + 1;
   }
   return out;
 }
 
-// One `perfspec stat` run: its output, its events, its target, the counting loop and the last print.
+// perf's --control: commands arrive on a file descriptor or a FIFO, one per line; an ack FIFO or fd
+// gets "ack\n" after each.
+class Control {
+ public:
+  void open(const std::string& spec) {
+    if (spec.empty()) return;
+    auto parts = split_commas(spec.substr(spec.find(':') + 1));
+    if (spec.starts_with("fifo:")) {
+      ctl_ = owned_ctl_ = ::open(parts[0].c_str(), O_RDWR | O_NONBLOCK | O_CLOEXEC);
+      if (ctl_ < 0)
+        throw Error(ErrorKind::usage,
+                    fmt::format("--control: cannot open FIFO '{}': {}", parts[0], std::strerror(errno)));
+      if (parts.size() > 1) {
+        ack_ = owned_ack_ = ::open(parts[1].c_str(), O_RDWR | O_CLOEXEC);
+        if (ack_ < 0)
+          throw Error(ErrorKind::usage,
+                      fmt::format("--control: cannot open FIFO '{}': {}", parts[1], std::strerror(errno)));
+      }
+    } else if (spec.starts_with("fd:")) {
+      ctl_ = number(parts[0]);
+      ack_ = parts.size() > 1 ? number(parts[1]) : -1;
+      ::fcntl(ctl_, F_SETFL, ::fcntl(ctl_, F_GETFL) | O_NONBLOCK);
+    } else {
+      throw Error(ErrorKind::usage,
+                  fmt::format("--control '{}': expected fifo:CTL[,ACK] or fd:CTL[,ACK]", spec));
+    }
+  }
+  ~Control() {
+    if (owned_ctl_ >= 0) ::close(owned_ctl_);
+    if (owned_ack_ >= 0) ::close(owned_ack_);
+  }
+  bool active() const { return ctl_ >= 0; }
+  // The commands that arrived since the last call.
+  std::vector<std::string> poll() {
+    std::vector<std::string> out;
+    if (ctl_ < 0) return out;
+    char buf[256];
+    for (;;) {
+      ssize_t n = ::read(ctl_, buf, sizeof buf);
+      if (n <= 0) break;
+      pending_.append(buf, static_cast<std::size_t>(n));
+    }
+    for (auto nl = pending_.find('\n'); nl != std::string::npos; nl = pending_.find('\n')) {
+      std::string line = pending_.substr(0, nl);
+      pending_.erase(0, nl + 1);
+      while (!line.empty() && (line.back() == '\r' || line.back() == '\0')) line.pop_back();
+      if (!line.empty()) out.push_back(line);
+    }
+    return out;
+  }
+  void ack() {
+    if (ack_ >= 0) (void)!::write(ack_, "ack\n", 4);
+  }
+
+ private:
+  int ctl_ = -1, ack_ = -1, owned_ctl_ = -1, owned_ack_ = -1;
+  std::string pending_;
+  static int number(const std::string& s) {
+    char* end = nullptr;
+    long v = std::strtol(s.c_str(), &end, 10);
+    if (s.empty() || *end || v < 0 || v > 65535)
+      throw Error(ErrorKind::usage, fmt::format("--control: '{}' is not a file descriptor", s));
+    return static_cast<int>(v);
+  }
+};
+
+// One `perfspec stat` invocation: its output, its events, its target, the counting loop of each run
+// and what it prints.
 class StatSession {
  public:
   explicit StatSession(const StatOptions& o) : o_(o), machine_(o.sysfs, o.machine) {}
 
   int run() {
     open_output();
-    check_target_options();
+    check_options();
     if (int status = resolve_events()) return status;
-    choose_target();
-    counters_.emplace(runtime::Counters::open(set_, target_, runtime::OpenOptions{}));
+    open_cgroups();
+    control_.open(o_.control);
     catch_stop_signals();
-    start_ = std::chrono::steady_clock::now();
-    if (!target_.enable_on_exec) counters_->enable();
-    if (child_)
-      if (int e = child_->start()) {
-        std::fprintf(stderr, "perfspec stat: cannot run '%s': %s\n", o_.command[0].c_str(), std::strerror(e));
-        child_->wait();
-        return child_->exit_status();
-      }
-    if (!child_ && counters_->open_fds() == 0) {
-      // Counting an existing process or CPUs with nothing open would wait for nothing (a zombie's pid
-      // gives ESRCH for every event): the reasons, and a failure at once, as perf stops there too.
-      run_.elapsed_seconds = seconds_since_start();
-      emit(counters_->read(), run_);
-      std::fprintf(stderr, "perfspec stat: no event could be opened for %s: nothing to count\n",
-                   run_.target.c_str());
-      return 1;
+    std::vector<StatReport> reports;
+    std::vector<double> elapsed;
+    int status = 0;
+    for (int r = 0; r < std::max(1, o_.repeat); ++r) {
+      auto one = run_once();
+      if (!one) return status_;
+      status = status_;
+      reports.push_back(std::move(*one));
+      elapsed.push_back(run_.elapsed_seconds);
+      if (signals_received) break;
     }
-    count_until_done();
-    return finish();
+    if (o_.interval_ms) return status;
+    StatReport report = average(reports);
+    StatRun r = run_;
+    if (reports.size() > 1) {
+      auto [mean, sd] = mean_and_stddev(elapsed);
+      r.elapsed_seconds = mean;
+      r.elapsed_stddev = sd;
+      r.user_seconds.reset();
+      r.system_seconds.reset();
+    }
+    emit(report, r);
+    return status;
   }
 
  private:
@@ -134,32 +263,129 @@ class StatSession {
     out_ = file_.get();
   }
 
-  void check_target_options() const {
+  bool system_wide() const { return o_.all_cpus || !o_.cpus.empty(); }
+
+  void check_options() const {
     if (o_.pid && (o_.all_cpus || !o_.cpus.empty()))
       throw Error(ErrorKind::usage, "-p cannot be combined with -a or -C");
     if (o_.pid && !o_.command.empty())
       throw Error(ErrorKind::usage, "-p counts an existing process: give no command");
     if (!o_.pid && !o_.all_cpus && o_.cpus.empty() && o_.command.empty())
       throw Error(ErrorKind::usage, "nothing to count: give a command, -p PID, -a or -C CPUS");
+    if (o_.repeat < 1)
+      throw Error(ErrorKind::usage, fmt::format("-r {}: the number of runs must be 1 or more", o_.repeat));
+    if (o_.repeat > 1 && o_.command.empty())
+      throw Error(ErrorKind::usage, "-r repeats a command: give one (a process or CPUs cannot be run again)");
+    if (o_.repeat > 1 && o_.interval_ms) throw Error(ErrorKind::usage, "-r cannot be combined with -I");
+    if (o_.interval_count && !o_.interval_ms)
+      throw Error(ErrorKind::usage, "--interval-count counts intervals: give -I MSEC too");
+    if (o_.all_user && o_.all_kernel)
+      throw Error(ErrorKind::usage, "--all-user and --all-kernel exclude each other");
+    if (o_.delay_ms < -1)
+      throw Error(ErrorKind::usage, fmt::format("-D {}: give milliseconds, or -1", o_.delay_ms));
+    if (o_.delay_ms == -1 && o_.control.empty())
+      throw Error(ErrorKind::usage, "-D -1 starts with counting disabled: give --control to enable it");
+    const bool per_cpu = o_.aggregation != Aggregation::global && o_.aggregation != Aggregation::thread;
+    if (per_cpu && !system_wide())
+      throw Error(ErrorKind::usage,
+                  fmt::format("{} groups counts by CPU: it needs -a or -C (system-wide counting)",
+                              aggregation_option(o_.aggregation)));
+    if (o_.aggregation == Aggregation::thread && !o_.pid)
+      throw Error(ErrorKind::usage, "--per-thread counts each thread of a process: give -p PID");
+    if ((!o_.cgroups.empty() || !o_.for_each_cgroup.empty()) && !system_wide())
+      throw Error(ErrorKind::usage, "-G and --for-each-cgroup count cgroups on CPUs: give -a or -C");
+    if (!o_.cgroups.empty() && !o_.for_each_cgroup.empty())
+      throw Error(ErrorKind::usage, "-G and --for-each-cgroup exclude each other");
+    if (o_.null_run && (!o_.events.empty() || o_.interval_ms))
+      throw Error(ErrorKind::usage, "--null counts nothing: give no -e and no -I");
+    if (!o_.cpus.empty()) check_cpus();
+  }
+
+  // -C: every CPU must exist (online), or the error would be the kernel's EINVAL or ENODEV.
+  void check_cpus() const {
+    auto wanted = runtime::parse_cpu_list(o_.cpus);
+    auto online = runtime::system_calls().online_cpus();
+    for (int cpu : wanted)
+      if (std::find(online.begin(), online.end(), cpu) == online.end()) {
+        std::string list;
+        for (std::size_t i = 0; i < online.size(); ++i) {
+          std::size_t j = i;
+          while (j + 1 < online.size() && online[j + 1] == online[j] + 1) ++j;
+          list +=
+              fmt::format("{}{}", list.empty() ? "" : ",",
+                          j == i ? fmt::format("{}", online[i]) : fmt::format("{}-{}", online[i], online[j]));
+          i = j;
+        }
+        throw Error(
+            ErrorKind::usage,
+            fmt::format("-C {}: CPU {} does not exist or is offline (online CPUs: {})", o_.cpus, cpu, list));
+      }
   }
 
   // Every -e list into one set; a list that does not resolve is shown with its caret. 0, or the status.
   int resolve_events() {
+    if (o_.null_run) return 0;
     std::vector<std::string> lists = o_.events;
     if (lists.empty()) lists.push_back(default_stat_events);
+    EventSet once;
     for (const auto& text : lists) {
       try {
-        set_.append(resolve(text, machine_));
+        once.append(resolve(text, machine_));
       } catch (const Error& e) {
         std::fputs(render(e, text).c_str(), stderr);
         return exit_status(e.kind());
       }
     }
+    for (auto& e : once.events) {
+      if (o_.all_user) e.attr.exclude_kernel = 1;
+      if (o_.all_kernel) e.attr.exclude_user = 1;
+    }
+    if (o_.for_each_cgroup.empty()) {
+      set_ = std::move(once);
+      return 0;
+    }
+    // --for-each-cgroup: the whole list once per cgroup, in the cgroups' order (as perf expands it).
+    for (const auto& name : split_commas(o_.for_each_cgroup)) {
+      set_.append(EventSet(once));
+      run_.cgroups.resize(set_.events.size(), name);
+    }
     return 0;
   }
 
-  void choose_target() {
-    if (o_.interval_ms) run_.interval_seconds = o_.interval_ms / 1000.0;
+  // -G: the n-th name counts the n-th event (an empty name: every process); one name counts all.
+  void open_cgroups() {
+    std::vector<std::string> names;
+    for (const auto& list : o_.cgroups)
+      for (auto& n : split_commas(list)) names.push_back(std::move(n));
+    if (!names.empty()) {
+      if (names.size() > set_.events.size())
+        throw Error(ErrorKind::usage,
+                    fmt::format("-G names {} cgroups for {} events", names.size(), set_.events.size()));
+      run_.cgroups.assign(set_.events.size(), names.size() == 1 ? names[0] : std::string{});
+      if (names.size() > 1)
+        for (std::size_t i = 0; i < names.size(); ++i) run_.cgroups[i] = names[i];
+    }
+    if (run_.cgroups.empty()) return;
+    std::string root = cgroup_root();
+    std::map<std::string, int> fds;
+    for (const auto& name : run_.cgroups) {
+      if (name.empty() || fds.count(name)) continue;
+      if (root.empty())
+        throw Error(ErrorKind::machine, "no cgroup file system is mounted (see /proc/mounts)");
+      std::string path = root + "/" + (name.starts_with('/') ? name.substr(1) : name);
+      int fd = ::open(path.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+      if (fd < 0)
+        throw Error(ErrorKind::usage,
+                    fmt::format("cannot open cgroup '{}' ({}): {}", name, path, std::strerror(errno)));
+      cgroup_fds_.emplace_back(fd);
+      fds[name] = fd;
+    }
+    for (const auto& name : run_.cgroups) cgroup_of_event_.push_back(name.empty() ? -1 : fds[name]);
+  }
+
+  runtime::Target make_target() {
+    runtime::Target t;
+    child_.reset();
     if (o_.pid) {
       switch (process_state(*o_.pid)) {
         case Process::gone: throw Error(ErrorKind::usage, fmt::format("no process with pid {}", *o_.pid));
@@ -170,51 +396,145 @@ class StatSession {
                           *o_.pid));
         case Process::running: break;
       }
-      target_ = runtime::Target::process(*o_.pid, o_.inherit);
-      target_.threads = threads_of(*o_.pid);
+      t = runtime::Target::process(*o_.pid, o_.inherit);
+      t.threads = threads_of(*o_.pid);
       run_.target = fmt::format("process id '{}'", *o_.pid);
-    } else if (o_.all_cpus || !o_.cpus.empty()) {
-      target_ = runtime::Target::system_wide(o_.cpus.empty() ? std::vector<int>{}
-                                                             : runtime::parse_cpu_list(o_.cpus));
+    } else if (system_wide()) {
+      t = runtime::Target::system_wide(o_.cpus.empty() ? std::vector<int>{}
+                                                       : runtime::parse_cpu_list(o_.cpus));
+      t.cgroups = cgroup_of_event_;
       run_.target = o_.cpus.empty() ? "'system wide'" : fmt::format("'CPU(s) {}'", o_.cpus);
     }
     if (!o_.command.empty()) {
       child_ = std::make_unique<runtime::Command>(o_.command);
-      if (!o_.all_cpus && o_.cpus.empty()) target_ = runtime::Target::command(*child_, o_.inherit);
-      run_.target = fmt::format("'{}'", shell_words(o_.command));
+      // perf names CPUs in the header when it counts them, the command otherwise.
+      if (!system_wide()) {
+        t = runtime::Target::command(*child_, o_.inherit);
+        run_.target = fmt::format("'{}'", shell_words(o_.command));
+      }
     }
+    // Counting starts later (-D) or on command (-D -1): not at exec.
+    if (o_.delay_ms != 0) t.enable_on_exec = false;
+    return t;
   }
 
   double seconds_since_start() const {
     return std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
   }
 
-  void emit(const std::vector<runtime::Count>& counts, const StatRun& r) {
-    const auto& events = counters_->events();
-    std::string text = o_.field_separator    ? stat_perf_csv(events, counts, r, *o_.field_separator)
-                       : o_.format == "json" ? stat_json(events, counts, r)
-                       : o_.format == "csv"  ? stat_csv(events, counts, r)
-                                             : stat_text(events, counts, r);
+  void emit(const StatReport& report, const StatRun& r) {
+    const auto& events = counters_ ? counters_->events() : set_;
+    std::string text = o_.field_separator    ? stat_perf_csv(events, report, r, *o_.field_separator)
+                       : o_.perf_json        ? stat_perf_json(events, report, r)
+                       : o_.format == "json" ? stat_json(events, report, r)
+                       : o_.format == "csv"  ? stat_csv(events, report, r, !csv_header_done_)
+                                             : stat_text(events, report, r);
+    csv_header_done_ = true;
     std::fputs(text.c_str(), out_);
     std::fflush(out_);
   }
 
+  StatReport read_report() {
+    if (!counters_) return StatReport{};
+    if (o_.aggregation == Aggregation::global) return global_report(counters_->read());
+    counters_->read_places(places_);
+    return aggregate(places_, o_.aggregation, machine_.cpu_topology(), comm_of);
+  }
+
   // The counts of the interval that ends now (since the last one printed, or since the start).
-  void print_interval(std::vector<runtime::Count> now) {
+  void print_interval(StatReport now) {
     StatRun r = run_;
     r.interval_end = seconds_since_start();
     r.elapsed_seconds = *r.interval_end;
-    emit(previous_.empty() ? now : delta(now, previous_), r);
+    r.print_interval_header = intervals_printed_ % 25 == 0;
+    emit(previous_.units.empty() ? now : delta(now, previous_), r);
+    ++intervals_printed_;
     previous_ = std::move(now);
   }
 
-  // Until the command ends, the process is gone, or a signal says stop; with -I, an interval each step.
+  void set_enabled(bool on) {
+    if (!counters_ || on == enabled_) return;
+    if (on) {
+      counters_->enable();
+    } else {
+      counters_->disable();
+    }
+    enabled_ = on;
+    std::fputs(on ? "Events enabled\n" : "Events disabled\n", stderr);
+  }
+
+  void handle_control() {
+    for (const auto& cmd : control_.poll()) {
+      if (cmd == "enable" || cmd == "e") {
+        set_enabled(true);
+      } else if (cmd == "disable" || cmd == "d") {
+        set_enabled(false);
+      } else if (cmd == "stop") {
+        stop_ = true;
+      } else if (cmd != "ping") {
+        std::fprintf(stderr, "perfspec stat: --control: unknown command '%s' (enable, disable, ping, stop)\n",
+                     cmd.c_str());
+      }
+      control_.ack();
+    }
+  }
+
+  // One run: open, count until done, read. nullopt: stop with status_ (nothing counted).
+  std::optional<StatReport> run_once() {
+    runtime::Target target = make_target();
+    if (!o_.null_run) counters_.emplace(runtime::Counters::open(set_, target, runtime::OpenOptions{}));
+    enabled_ = false;
+    previous_ = StatReport{};
+    intervals_printed_ = 0;
+    stop_ = false;
+    if (o_.delay_ms > 0 || o_.delay_ms == -1) std::fputs("Events disabled\n", stderr);
+    start_ = std::chrono::steady_clock::now();
+    if (counters_ && o_.delay_ms == 0 && !target.enable_on_exec) counters_->enable();
+    if (o_.delay_ms == 0 && target.enable_on_exec) enabled_ = true;
+    if (o_.delay_ms == 0 && !target.enable_on_exec) enabled_ = true;
+    if (child_)
+      if (int e = child_->start()) {
+        std::fprintf(stderr, "perfspec stat: cannot run '%s': %s\n", o_.command[0].c_str(), std::strerror(e));
+        child_->wait();
+        status_ = child_->exit_status();
+        return std::nullopt;
+      }
+    if (!child_ && counters_ && counters_->open_fds() == 0) {
+      // Counting an existing process or CPUs with nothing open would wait for nothing (a zombie's pid
+      // gives ESRCH for every event): the reasons, and a failure at once, as perf stops there too.
+      run_.elapsed_seconds = seconds_since_start();
+      emit(read_report(), run_);
+      std::fprintf(stderr, "perfspec stat: no event could be opened for %s: nothing to count\n",
+                   run_.target.c_str());
+      status_ = 1;
+      return std::nullopt;
+    }
+    count_until_done();
+    return finish();
+  }
+
+  // Until the command ends, the process is gone, a signal or --control says stop, or the intervals
+  // asked for were printed; with -I, an interval each step.
   void count_until_done() {
     const int step = o_.interval_ms ? static_cast<int>(o_.interval_ms) : 100;
-    int signals_seen = 0;
+    const int tick = control_.active() || o_.delay_ms > 0 ? std::min(step, 10) : step;
+    int signals_seen = signals_received;
+    auto next_interval = start_ + std::chrono::milliseconds(step);
+    const auto enable_at = start_ + std::chrono::milliseconds(std::max(0, o_.delay_ms));
     for (;;) {
+      if (o_.delay_ms > 0 && !enabled_ && std::chrono::steady_clock::now() >= enable_at) {
+        set_enabled(true);
+        start_ = std::chrono::steady_clock::now();  // perf's time elapsed counts from here
+        next_interval = start_ + std::chrono::milliseconds(step);
+      }
+      handle_control();
+      if (stop_) break;
+      auto now = std::chrono::steady_clock::now();
+      int wait_ms = static_cast<int>(std::clamp<long long>(
+          std::chrono::duration_cast<std::chrono::milliseconds>(next_interval - now).count(), 0, tick));
+      if (!o_.interval_ms) wait_ms = tick;
       if (child_) {
-        if (child_->wait(step)) break;
+        if (child_->wait(wait_ms)) break;
         if (signals_received != signals_seen) {
           // The first signal is the command's to act on: it gets the same one (SIGTERM stays SIGTERM).
           // A second one means stop now: the command is killed, and the counts so far are printed.
@@ -228,34 +548,57 @@ class StatSession {
           child_->signal(last_signal);
         }
       } else {
-        ::usleep(static_cast<useconds_t>(std::min(step, 100)) * 1000);
+        ::usleep(static_cast<useconds_t>(std::max(1, wait_ms)) * 1000);
         if (signals_received) break;
         if (o_.pid && !alive(*o_.pid)) break;
       }
-      if (o_.interval_ms) print_interval(counters_->read());
+      if (o_.interval_ms && std::chrono::steady_clock::now() >= next_interval) {
+        print_interval(read_report());
+        next_interval += std::chrono::milliseconds(step);
+        if (o_.interval_count && intervals_printed_ >= static_cast<int>(o_.interval_count)) {
+          interval_count_reached_ = true;
+          break;
+        }
+      }
     }
   }
 
-  int finish() {
-    counters_->disable();
-    auto counts = counters_->read();
+  StatReport finish() {
+    if (counters_) counters_->disable();
+    StatReport report = read_report();
     run_.elapsed_seconds = seconds_since_start();
-    int exit_code = 0;
-    if (child_) {
-      run_.user_seconds = child_->user_seconds();
-      run_.system_seconds = child_->system_seconds();
-      exit_code = child_->exit_status();
-      run_.exit_status = exit_code;
+    run_.null_run = o_.null_run;
+    if (interval_count_reached_ && child_) {
+      // --interval-count ends the count, and the command with it (as perf stops it).
+      child_->signal(SIGTERM);
+      child_->wait();
     }
-    if (o_.interval_ms) {
+    if (child_) {
+      if (!system_wide()) {  // perf shows the command's times only when it counts the command
+        run_.user_seconds = child_->user_seconds();
+        run_.system_seconds = child_->system_seconds();
+      }
+      status_ = child_->exit_status();
+      run_.exit_status = status_;
+    }
+    if (o_.verbose)
+      for (std::size_t e = 0; e < set_.events.size() && !report.units.empty(); ++e)
+        for (const auto& u : report.units) {
+          const auto& c = u.cells[e].count;
+          std::fprintf(stderr, "%s%s%s: %llu %llu %llu\n",
+                       spec::printable(counters_->events().events[e].name).c_str(),
+                       u.label.empty() ? "" : " ", u.label.c_str(), static_cast<unsigned long long>(c.raw),
+                       static_cast<unsigned long long>(c.time_enabled),
+                       static_cast<unsigned long long>(c.time_running));
+        }
+    if (o_.interval_ms && !interval_count_reached_) {
       // The last, partial interval, as perf prints it; the only one when the run was shorter than -I.
       StatRun r = run_;
       r.interval_end = run_.elapsed_seconds;
-      emit(previous_.empty() ? counts : delta(counts, previous_), r);
-    } else {
-      emit(counts, run_);
+      r.print_interval_header = intervals_printed_ % 25 == 0;
+      emit(previous_.units.empty() ? report : delta(report, previous_), r);
     }
-    return exit_code;
+    return report;
   }
 
   const StatOptions& o_;
@@ -263,12 +606,19 @@ class StatSession {
   std::FILE* out_ = stderr;
   std::unique_ptr<std::FILE, int (*)(std::FILE*)> file_{nullptr, &std::fclose};
   EventSet set_;
-  runtime::Target target_;
   StatRun run_;
+  std::vector<CgroupFd> cgroup_fds_;
+  std::vector<int> cgroup_of_event_;
+  Control control_;
   std::unique_ptr<runtime::Command> child_;
   std::optional<runtime::Counters> counters_;
+  std::vector<runtime::PlaceCounts> places_;
   std::chrono::steady_clock::time_point start_;
-  std::vector<runtime::Count> previous_;
+  StatReport previous_;
+  int intervals_printed_ = 0;
+  bool interval_count_reached_ = false;
+  bool enabled_ = false, stop_ = false, csv_header_done_ = false;
+  int status_ = 0;
 };
 
 }  // namespace

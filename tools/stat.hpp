@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "perfspec/spec.hpp"
+#include "perfspec/stat.hpp"
 
 namespace perfspec::tools {
 
@@ -19,6 +20,17 @@ struct StatOptions {
   std::string sysfs = "/sys";
   std::string output;  ///< -o FILE (default: stderr, as perf does)
   bool inherit = true;
+  int repeat = 1;                                 ///< -r
+  Aggregation aggregation = Aggregation::global;  ///< -A, --per-*
+  bool all_user = false, all_kernel = false;      ///< --all-user, --all-kernel
+  int delay_ms = 0;                               ///< -D: start counting this late; -1: on --control
+  std::string control;                            ///< --control fifo:CTL[,ACK] | fd:CTL[,ACK]
+  unsigned interval_count = 0;                    ///< --interval-count
+  bool null_run = false;                          ///< --null
+  bool perf_json = false;                         ///< -j
+  int verbose = 0;                                ///< -v
+  std::vector<std::string> cgroups;               ///< -G (comma lists, in order)
+  std::string for_each_cgroup;                    ///< --for-each-cgroup
   std::vector<std::string> command;
   spec::MachineOptions machine;  ///< event tables
 };

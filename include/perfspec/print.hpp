@@ -8,6 +8,7 @@
 #include "perfspec/catalog.hpp"
 #include "perfspec/event_set.hpp"
 #include "perfspec/runtime.hpp"
+#include "perfspec/stat.hpp"
 
 namespace perfspec {
 
@@ -34,6 +35,14 @@ struct StatRun {
   /// Interval mode: the period asked for (perf's wall time per interval).
   std::optional<double> interval_seconds{};
   std::optional<int> exit_status{};  ///< of a counted command
+  /// Repeated runs (`-r`): `elapsed_seconds` is their mean and this the standard deviation of it.
+  double elapsed_stddev = 0;
+  /// `--null`: nothing was counted, only the time.
+  bool null_run = false;
+  /// Interval mode: print perf's column header above this interval (the first, then every 25th).
+  bool print_interval_header = false;
+  /// Per event: the cgroup it counts in (`-G`), shown in a column of its own; empty: no column.
+  std::vector<std::string> cgroups{};
 };
 
 /// The displayed value of a count: alias scale applied, software clocks in msec.
@@ -55,34 +64,53 @@ std::string describe(const runtime::Note& note);
 /// `note:` line and `stat_json`'s "note".
 std::string describe(const std::vector<runtime::Note>& notes);
 
-/// A `perf stat`-like table: value, unit, name, running % when multiplexed, and for events that
-/// could not be counted `<not supported>` / `<not counted>` with the errno and what to do.
+/// `perf stat`'s table (perf 6.12's layout, column for column): the header naming the target (and
+/// the runs), one line per event and aggregate with the count, its unit, the event, perf's derived
+/// figure after `#` (CPUs utilized, GHz, insn per cycle, of all branches, a rate per second, ...),
+/// the variation over runs and the percentage of time running when multiplexed; then the time
+/// elapsed (and the command's user and system time), and after it stat_problems(). In interval mode
+/// (`run.interval_end`) each line starts with the time, and there is no header but perf's column
+/// header when `run.print_interval_header`.
 ///
 /// Example:
 /// ```
 /// perfspec::StatRun run{.target = "'ls'", .elapsed_seconds = 0.5};
 /// std::fputs(perfspec::stat_text(counters.events(), counters.read(), run).c_str(), stderr);
 /// ```
+std::string stat_text(const EventSet& set, const StatReport& report, const StatRun& run);
 std::string stat_text(const EventSet& set, const std::vector<runtime::Count>& counts, const StatRun& run);
-/// One line per event: value,unit,event,time_enabled,time_running,running_percent,state,errno
-/// (RFC 4180 quoting; event names may hold commas). Interval mode prefixes the interval end.
+/// Why events were not counted, and the notes on counts: one paragraph per distinct reason, naming
+/// every event it concerns (not one hint per event): `cycles, instructions:\n    ENOENT: ...`.
+std::string stat_problems(const EventSet& set, const StatReport& report);
+/// perfspec's CSV, schema `perfspec-stat-csv/1` (docs/output-formats.md): a header line, then one line
+/// per event and aggregate: time,aggregate,members,value,unit,event,time_enabled,time_running,
+/// running_percent,noise_percent,state,errno,metric_value,metric_unit (RFC 4180 quoting).
 ///
-/// Example line: `84,,"a,b",200,100,50.00,counted,`
+/// Example line: `,,1,84,,"a,b",200,100,50.00,,counted,,,`
+std::string stat_csv(const EventSet& set, const StatReport& report, const StatRun& run, bool header = true);
 std::string stat_csv(const EventSet& set, const std::vector<runtime::Count>& counts, const StatRun& run);
-/// `perf stat -x SEP`: perf 6.12's CSV, one line per event, fields joined by `separator` (any string,
-/// unquoted, as perf does): value, unit, event, time running (ns), percentage running, and perf's
-/// metric value and unit ("CPUs utilized" for task-clock and cpu-clock, a rate per second beside
-/// one of them, perf's ratios for hardware events; empty when perf prints none). The value is
-/// `<not counted>` or `<not supported>` when there is none. Interval mode prefixes the interval end
-/// in seconds with nine decimals. No header and no footer, as with perf.
+/// `perf stat -x SEP`: perf 6.12's CSV, one line per event and aggregate, fields joined by
+/// `separator` (any string, unquoted, as perf does): the aggregate's fields (`CPU0`; `S0,2`), value,
+/// unit, event, the variation over runs, time running (ns), percentage running, and perf's derived
+/// figure and its unit (empty when perf prints none). The value is `<not counted>` or
+/// `<not supported>` when there is none. Interval mode prefixes the interval end in seconds with
+/// nine decimals. No header and no footer, as with perf.
 ///
 /// Example lines: `0.81,msec,task-clock,808714,100.00,0.312,CPUs utilized`,
 /// `<not supported>,,cycles,0,100.00,,`
+std::string stat_perf_csv(const EventSet& set, const StatReport& report, const StatRun& run,
+                          std::string_view separator);
 std::string stat_perf_csv(const EventSet& set, const std::vector<runtime::Count>& counts, const StatRun& run,
                           std::string_view separator);
-/// One JSON object (one line) per run or interval.
+/// `perf stat -j`: perf 6.12's JSON lines, one object per event and aggregate.
 ///
-/// Example: `{"target":"'true'","elapsed_seconds":0.002,"counts":[{"event":"task-clock",...}]}`
+/// Example: `{"counter-value" : "2.392058", "unit" : "msec", "event" : "task-clock", "event-runtime" :
+/// 2392058, "pcnt-running" : 100.00, "metric-value" : "0.909102", "metric-unit" : "CPUs utilized"}`
+std::string stat_perf_json(const EventSet& set, const StatReport& report, const StatRun& run);
+/// perfspec's JSON, schema `perfspec-stat/1`: one object (one line) per run or interval.
+///
+/// Example: `{"schema":"perfspec-stat/1","target":"'true'","elapsed_seconds":0.002,"counts":[...]}`
+std::string stat_json(const EventSet& set, const StatReport& report, const StatRun& run);
 std::string stat_json(const EventSet& set, const std::vector<runtime::Count>& counts, const StatRun& run);
 
 /// `perfspec list` for a terminal `width` columns wide: PMUs (when given), then events grouped by

@@ -98,11 +98,17 @@ struct Target {
   std::vector<int> cpus;        ///< Kind::cpus: these CPUs, every process (empty: all online CPUs)
   bool inherit = false;         ///< count children created after opening too
   bool enable_on_exec = false;  ///< start counting when the (stopped) target calls exec
+  /// Kind::cpus: per group of the event set, a cgroup (an fd of its directory in the cgroup
+  /// filesystem) to count that group in only (PERF_FLAG_PID_CGROUP), or -1 for every process; empty:
+  /// every group counts every process. The caller keeps the fds open until Counters::open returns.
+  std::vector<int> cgroups{};
   /// Kind::self, Kind::process: the thread/process; Kind::cpus: everything on the given CPUs.
   static Target self_thread() { return {}; }
-  static Target process(int pid, bool inherit = true) { return {Kind::process, pid, {}, {}, inherit, false}; }
+  static Target process(int pid, bool inherit = true) {
+    return {Kind::process, pid, {}, {}, inherit, false, {}};
+  }
   static Target system_wide(std::vector<int> cpus = {}) {
-    return {Kind::cpus, -1, {}, std::move(cpus), false, false};
+    return {Kind::cpus, -1, {}, std::move(cpus), false, false, {}};
   }
   /// A command held before exec (see Command): its counters start at exec, children included.
   static Target command(const Command& command, bool inherit = true);
@@ -223,6 +229,20 @@ struct Count {
   double running_fraction() const;
 };
 
+/// A place counters count in (Counters::places).
+struct Place {
+  int cpu = -1;
+  int thread = -1;
+  friend auto operator<=>(const Place&, const Place&) = default;
+};
+
+/// The counts of one place (Counters::read_places).
+struct PlaceCounts {
+  Place place;
+  std::vector<Count> counts;
+  std::vector<char> here;  ///< per event: opened at this place
+};
+
 /// Scaling arithmetic on its own (exact in 128 bits before the division).
 ///
 /// Example: `scale_count(1000, 100, 50) == 2000.0` (the event ran half of the time).
@@ -258,6 +278,15 @@ class Counters {
   /// The same into `out`, reusing its storage: no allocation after the first call (for loops that
   /// read often).
   void read(std::vector<Count>& out);
+  /// Where the counters count: each distinct CPU (-1: any) and thread (-1: not one thread of
+  /// several; Target::process with `threads` opens one counter per thread) of the opened groups,
+  /// ordered by CPU, then thread.
+  const std::vector<Place>& places() const;
+  /// read() split by place: `out[p].counts[e]` is event `e` as counted at `places()[p]` alone, and
+  /// `out[p].here[e]` says whether the event was opened there at all (an uncore event only on its
+  /// cpumask's CPUs, for one): a count that is not `here` is not_supported (with the event's failure
+  /// when it was opened nowhere).
+  void read_places(std::vector<PlaceCounts>& out);
   /// The event set, with names updated by fallbacks (`cycles` -> `cycles:u`).
   const EventSet& events() const;
   /// How many file descriptors are open.

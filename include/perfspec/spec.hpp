@@ -171,6 +171,17 @@ class Pmu {
 /// Nothing outside the root is ever read: a symlink in the tree that leads out of it (sysfs's own
 /// links stay inside) is an error naming the link. A Machine keeps one file descriptor (O_PATH) on
 /// its root for this.
+/// One CPU's place in the machine (Machine::cpu_topology). A number sysfs does not give is -1 (a
+/// kernel without dies has no `die_id`: perf then counts one die per socket, as here: `die` 0).
+struct CpuTopology {
+  int cpu = -1;
+  int socket = -1;  ///< physical_package_id
+  int die = -1;     ///< die_id (0 when the file is absent)
+  int core = -1;    ///< core_id, unique within its die
+  int node = -1;    ///< the NUMA node listing it (-1: none does)
+  friend bool operator==(const CpuTopology&, const CpuTopology&) = default;
+};
+
 class Machine {
  public:
   /// Example: `spec::Machine snapshot{"target-machine/", {.events_dir = "pmu-events/x86"}};`
@@ -280,6 +291,15 @@ class Machine {
   std::vector<std::pair<std::string, std::string>> tracepoints(std::string_view sys_glob,
                                                                std::string_view name_glob) const;
 
+  /// The CPUs under the root and where each sits (`devices/system/cpu/cpuN/topology/*`,
+  /// `devices/system/node/nodeN/cpulist`), sorted by CPU: what `stat --per-socket` and the like group
+  /// counts by. Throws perfspec::Error (ErrorKind::machine) naming a file that is there but is not a
+  /// number or a CPU list.
+  ///
+  /// Example: `for (auto& t : machine.cpu_topology()) std::printf("CPU%d: S%d-D%d-C%d\n", t.cpu, t.socket,
+  /// t.die, t.core);`
+  const std::vector<CpuTopology>& cpu_topology() const;
+
   /// The sources of named events in lookup order: the tables' `sys` folders, sysfs, the model's tables,
   /// libpfm4 (when built in and not turned off). alias() asks them in this order.
   const std::vector<const EventSource*>& sources() const;
@@ -290,6 +310,10 @@ class Machine {
   friend struct detail::MachineAccess;
   std::unique_ptr<Impl> impl_;
 };
+
+/// Parse a Linux CPU list ("0-3,8,10-11", as sysfs cpumask/cpus files and -C arguments hold):
+/// sorted, without duplicates. Throws perfspec::Error (ErrorKind::bad_value) on malformed text.
+std::vector<int> parse_cpu_list(std::string_view text);
 
 /// True when `name` is safe to use as one path component below a sysfs root (no `/`, NUL, `.`, `..`).
 ///

@@ -1,0 +1,67 @@
+// SPDX-License-Identifier: MIT
+#pragma once
+// What `stat` shows, before it is printed: counts grouped as perf stat groups them (per CPU, core,
+// die, socket, node or thread, or all together), averaged over repeated runs with their variation.
+// print.hpp prints a StatReport in perf's layouts and in perfspec's own CSV and JSON.
+#include <functional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "perfspec/runtime.hpp"
+#include "perfspec/spec.hpp"
+
+namespace perfspec {
+
+/// perf stat's aggregation modes: the default (everything summed), `-A` (per CPU), `--per-core`,
+/// `--per-die`, `--per-socket`, `--per-node`, `--per-thread`.
+enum class Aggregation { global, cpu, core, die, socket, node, thread };
+
+/// The option that asks for `a` (`--per-core`, `-A` for cpu, "" for global).
+std::string_view aggregation_option(Aggregation a);
+
+/// One event within one aggregate.
+struct StatCell {
+  runtime::Count count;  ///< summed over the aggregate's CPUs or threads (over runs: the mean)
+  bool here = true;      ///< counted in this aggregate at all (an uncore event: only on its cpumask)
+  int members = 0;       ///< how many CPUs (or threads) were summed into it: perf's `cpus` column
+  double noise = 0;      ///< repeated runs: the standard deviation of the mean, in percent of it
+};
+
+/// One aggregate: a CPU, a core, a die, a socket, a node, a thread, or (global) everything.
+struct StatUnit {
+  std::string label;  ///< perf's: "" (global), "CPU0", "S0-D0-C1", "S0-D0", "S0", "N0", "bash-1234"
+  int cpu = -1;       ///< Aggregation::cpu: the CPU
+  int thread = -1;    ///< Aggregation::thread: the thread id
+  std::vector<StatCell> cells;  ///< one per event of the set, in order
+};
+
+/// Counts grouped for printing.
+struct StatReport {
+  Aggregation aggregation = Aggregation::global;
+  std::vector<StatUnit> units;
+  int runs = 1;  ///< how many runs were averaged
+};
+
+/// One unit holding `counts` as they are (the default aggregation of one run).
+StatReport global_report(const std::vector<runtime::Count>& counts);
+
+/// Groups the per-place counts of one read (runtime::Counters::read_places) by `by`: CPUs by their
+/// place in `topology` (spec::Machine::cpu_topology), threads by id, labelled `thread_name(tid)-tid`.
+/// Units are ordered by their id (socket, die, core; node; CPU; thread); a CPU missing from the
+/// topology is its own socket, die and core -1. Throws perfspec::Error (usage) for
+/// Aggregation::thread over counts that were not taken per thread.
+StatReport aggregate(const std::vector<runtime::PlaceCounts>& places, Aggregation by,
+                     const std::vector<spec::CpuTopology>& topology,
+                     const std::function<std::string(int tid)>& thread_name = {});
+
+/// The mean of several runs' reports (same events, same units), each cell's `noise` the standard
+/// deviation of its mean in percent, as `perf stat -r` shows it. Units are matched by label; a unit
+/// present in some runs only is averaged over the runs that had it.
+StatReport average(const std::vector<StatReport>& runs);
+
+/// Mean and standard deviation of the mean of `values` (perf's avg_stats and stddev_stats): the
+/// second is 0 for fewer than two values.
+std::pair<double, double> mean_and_stddev(const std::vector<double>& values);
+
+}  // namespace perfspec

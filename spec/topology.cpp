@@ -1,0 +1,116 @@
+// SPDX-License-Identifier: MIT
+// CPU list strings and the CPU topology, as sysfs describes them.
+#include <algorithm>
+#include <charconv>
+#include <map>
+#include <string>
+
+#include <fmt/format.h>
+
+#include "perfspec/error.hpp"
+#include "perfspec/spec.hpp"
+#include "spec/machine_impl.hpp"
+#include "spec/sysfs_io.hpp"
+
+namespace perfspec::spec {
+
+std::vector<int> parse_cpu_list(std::string_view text) {
+  std::vector<int> out;
+  std::string_view s = text;
+  while (!s.empty() && (s.back() == '\n' || s.back() == ' ')) s.remove_suffix(1);
+  if (s.empty()) return out;
+  auto number = [&](std::string_view& rest) {
+    int v = 0;
+    auto [p, ec] = std::from_chars(rest.data(), rest.data() + rest.size(), v);
+    if (ec != std::errc{} || p == rest.data() || v < 0 || v > 65535)
+      throw Error(ErrorKind::bad_value, fmt::format("invalid CPU list '{}'", text));
+    rest.remove_prefix(static_cast<std::size_t>(p - rest.data()));
+    return v;
+  };
+  while (!s.empty()) {
+    int lo = number(s), hi = lo;
+    if (!s.empty() && s.front() == '-') {
+      s.remove_prefix(1);
+      hi = number(s);
+      if (hi < lo)
+        throw Error(ErrorKind::bad_value,
+                    fmt::format("invalid CPU list '{}': range {}-{} is reversed", text, lo, hi));
+    }
+    for (int c = lo; c <= hi; ++c) out.push_back(c);
+    if (s.empty()) break;
+    if (s.front() != ',') throw Error(ErrorKind::bad_value, fmt::format("invalid CPU list '{}'", text));
+    s.remove_prefix(1);
+  }
+  std::sort(out.begin(), out.end());
+  out.erase(std::unique(out.begin(), out.end()), out.end());
+  return out;
+}
+
+
+namespace {
+
+// "cpu12" -> 12; "cpufreq", "cpuidle" -> nullopt.
+std::optional<int> numbered(std::string_view entry, std::string_view prefix) {
+  if (!entry.starts_with(prefix) || entry.size() == prefix.size()) return std::nullopt;
+  int v = 0;
+  auto rest = entry.substr(prefix.size());
+  auto [p, ec] = std::from_chars(rest.data(), rest.data() + rest.size(), v);
+  if (ec != std::errc{} || p != rest.data() + rest.size()) return std::nullopt;
+  return v;
+}
+
+int topology_number(const io::Jail& jail, const std::string& path, int absent) {
+  auto text = io::read_optional_file(jail, path);
+  if (!text) return absent;
+  std::string_view s = *text;
+  while (!s.empty() && (s.back() == '\n' || s.back() == ' ')) s.remove_suffix(1);
+  int v = 0;
+  auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+  if (ec != std::errc{} || p != s.data() + s.size() || s.empty())
+    throw Error(ErrorKind::machine, fmt::format("{}: not a number: '{}'", path, s));
+  return v;
+}
+
+std::vector<CpuTopology> read_cpu_topology(const io::Jail& jail, const std::string& root) {
+  std::map<int, CpuTopology> cpus;
+  const std::string cpu_dir = root + "/devices/system/cpu";
+  for (const auto& entry : io::list_dir(jail, cpu_dir)) {
+    auto cpu = numbered(entry, "cpu");
+    if (!cpu) continue;
+    const std::string t = fmt::format("{}/{}/topology/", cpu_dir, entry);
+    CpuTopology& c = cpus[*cpu];
+    c.cpu = *cpu;
+    c.socket = topology_number(jail, t + "physical_package_id", -1);
+    c.die = topology_number(jail, t + "die_id", 0);
+    c.core = topology_number(jail, t + "core_id", -1);
+  }
+  const std::string node_dir = root + "/devices/system/node";
+  for (const auto& entry : io::list_dir(jail, node_dir)) {
+    auto node = numbered(entry, "node");
+    if (!node) continue;
+    const std::string path = fmt::format("{}/{}/cpulist", node_dir, entry);
+    auto list = io::read_optional_file(jail, path);
+    if (!list) continue;
+    std::vector<int> members;
+    try {
+      members = parse_cpu_list(*list);
+    } catch (const Error& e) {
+      throw Error(ErrorKind::machine, fmt::format("{}: {}", path, e.what()));
+    }
+    for (int cpu : members)
+      if (auto it = cpus.find(cpu); it != cpus.end()) it->second.node = *node;
+  }
+  std::vector<CpuTopology> out;
+  for (auto& [cpu, t] : cpus) out.push_back(t);
+  return out;
+}
+
+}  // namespace
+
+const std::vector<CpuTopology>& Machine::cpu_topology() const {
+  auto& I = *impl_;
+  std::call_once(I.topology_once_, [&] { I.topology_ = read_cpu_topology(*I.jail_, I.root_); });
+  return I.topology_;
+}
+
+}  // namespace perfspec::spec
