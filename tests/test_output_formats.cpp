@@ -96,3 +96,27 @@ TEST_CASE("resolve, list and decode documents name their schema first") {
   CHECK(decode_json({}) == "{\"schema\":\"perfspec-decode/1\",\"events\":[]}\n");
 }
 
+TEST_CASE("decode reads resolve's document, with or without its schema, and refuses other documents") {
+  auto set = resolve("mem-loads:u", skx());
+  auto attrs = parse_attr_input(to_json(set));
+  REQUIRE(attrs.size() == 1);
+  CHECK(attrs[0].config == 0x1cd);
+  CHECK(attrs[0].exclude_kernel);
+  auto error_of = [](std::string_view text) {
+    try {
+      parse_attr_input(text);
+    } catch (const Error& e) {
+      return e.message();
+    }
+    return std::string("no error");
+  };
+  CHECK(
+      error_of(R"({"schema":"perfspec-resolve/2","events":[]})") ==
+      R"(stdin: schema "perfspec-resolve/2" is not one decode reads (perfspec-resolve/1, as 'perfspec resolve --format json' prints))");
+  CHECK(
+      error_of(decode_json({decode(set.events[0].attr, skx())})) ==
+      R"(stdin: schema "perfspec-decode/1" is not one decode reads (perfspec-resolve/1, as 'perfspec resolve --format json' prints))");
+  CHECK(error_of(R"({"schema":1,"events":[]})") ==
+        "stdin: schema 1 is not one decode reads (perfspec-resolve/1, as 'perfspec resolve --format json' "
+        "prints)");
+}
