@@ -507,6 +507,27 @@ err=$("$bin" stat --format json -e task-clock 2>&1); status=$?
 expect stat-json-error-status [ "$status" = 2 ]
 expect stat-json-error-msg [ "$err" = '{"schema":"perfspec-error/1","kind":"usage","message":"nothing to count: give a command, -p PID, -a or -C CPUS","input":null,"span":null,"help":null}' ]
 
+# ---- libpfm4 names on a fixture of another CPU: LIBPFM_FORCE_PMU picks libpfm4's model ----
+if "$bin" resolve --sysfs "$fixtures/amd_zen3" 'x::Y' 2>&1 | grep -qF 'which this build lacks'; then
+  echo "skipped: libpfm4 tests (built without libpfm4)"
+else
+  out=$(LIBPFM_FORCE_PMU=amd64_fam19h_zen3 "$bin" resolve --sysfs "$fixtures/amd_zen3" --format json \
+        RETIRED_INSTRUCTIONS 'IC_TAG_HIT_MISS:IC_MISS:u' 'cpu/OP_CACHE_HIT_MISS.OC_MISS,cmask=1/' 2>&1); status=$?
+  expect libpfm4-zen3-status [ "$status" = 0 ]
+  expect libpfm4-zen3 python3 -c '
+import json, sys
+e = json.loads(sys.argv[1])["events"]
+got = [(x["name"], x["pmu"], x["attr"]["type"], hex(x["attr"]["config"]), x["attr"]["exclude_kernel"]) for x in e]
+assert got == [("RETIRED_INSTRUCTIONS", "cpu", 4, "0xc0", 0), ("IC_TAG_HIT_MISS:IC_MISS:u", "cpu", 4, "0x10000188e", 1),
+               ("cpu/OP_CACHE_HIT_MISS.OC_MISS,cmask=1/", "cpu", 4, "0x20100048f", 0)], got
+' "$out"
+  err=$(LIBPFM_FORCE_PMU=amd64_fam19h_zen3 "$bin" resolve --sysfs "$fixtures/amd_zen3" zen3::RETIRED_INSTRUCTIONS 2>&1); status=$?
+  expect libpfm4-zen3-prefix-status [ "$status" = 1 ]
+  expect libpfm4-zen3-prefix-help grep -qxF "help: perfspec takes libpfm4's core events of model 'amd64_fam19h_zen3' (LIBPFM_FORCE_PMU), and 'zen3' is not it" <<<"$err"
+  err=$(LIBPFM_FORCE_PMU=zen3 "$bin" resolve --sysfs "$fixtures/amd_zen3" zen3::RETIRED_INSTRUCTIONS 2>&1)
+  expect libpfm4-forced-nothing grep -qxF "help: LIBPFM_FORCE_PMU='zen3' names no CPU model this libpfm4 knows, so it has no core events" <<<"$err"
+fi
+
 # ---- bash completion ----
 complete_words() {  # complete_words CWORD WORD...
   PATH=$(dirname "$bin"):$PATH bash -c 'source "$1"; shift; COMP_CWORD=$1; shift; COMP_WORDS=("$@"); _perfspec; echo "${COMPREPLY[*]}"' \
