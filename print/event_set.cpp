@@ -85,6 +85,7 @@ std::string to_json(const EventSet& set, int indent) {
     events.push_back(std::move(j));
   }
   nlohmann::ordered_json root;
+  root["schema"] = resolve_schema;
   root["events"] = std::move(events);
   return root.dump(indent, ' ', false, nlohmann::ordered_json::error_handler_t::replace);
 }

@@ -91,6 +91,7 @@ std::string list_json(const std::vector<spec::ListedPmu>& pmus,
                   {"source", e.pmu == "tracepoint" ? std::string("tracepoint")
                                                    : std::string(spec::source_name(e.source))},
                   {"deprecated", e.deprecated}});
+  j["schema"] = list_schema;
   j["pmus"] = std::move(ps);
   j["events"] = std::move(es);
   return j.dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace) + "\n";

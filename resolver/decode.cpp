@@ -416,6 +416,16 @@ std::vector<Attr> parse_attr_json(std::string_view text) {
   } catch (const nlohmann::json::exception& e) {
     throw Error(ErrorKind::syntax, fmt::format("stdin: invalid JSON: {}", e.what()));
   }
+  // resolve's JSON names its schema (docs/output-formats.md); another version, or another command's
+  // document (decode's own output has "events" too), is refused rather than misread.
+  if (doc.is_object() && doc.contains("schema")) {
+    const auto& schema = doc["schema"];
+    if (!schema.is_string() || schema.get<std::string>() != "perfspec-resolve/1")
+      throw Error(ErrorKind::bad_value,
+                  fmt::format("stdin: schema {} is not one decode reads (perfspec-resolve/1, as 'perfspec "
+                              "resolve --format json' prints)",
+                              schema.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace)));
+  }
   const nlohmann::json* events = doc.is_object() && doc.contains("events") ? &doc["events"] : &doc;
   if (!events->is_array())
     throw Error(ErrorKind::bad_value,

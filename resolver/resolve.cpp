@@ -17,6 +17,7 @@
 #include "perfspec/resolve.hpp"
 #include "perfspec/tables.hpp"
 #include "resolver/resolver.hpp"
+#include "resolver/suggest.hpp"
 #include "resolver/terms.hpp"
 #include "spec/abi.hpp"
 #include "spec/ascii.hpp"
@@ -26,6 +27,40 @@ namespace perfspec {
 namespace resolver {
 
 namespace {
+
+// What to do about a `model::EVENT` name libpfm4 does not know, from the models libpfm4 uses: which
+// one it took (from this CPU, or from LIBPFM_FORCE_PMU, which it reads once per process), a prefix
+// naming another, or a forced name that is no model at all (then libpfm4 has no core events).
+std::string libpfm4_help(std::string_view name) {
+  if (!spec::pfm::available())
+    return "names of the form 'pmu::EVENT:UMASK' need libpfm4, which this build lacks";
+  const auto& m = spec::pfm::models();
+  std::string prefix(name.substr(0, name.find("::")));
+  auto quoted = [](const std::vector<std::string>& names) {
+    std::string out;
+    for (const auto& n : names) out += (out.empty() ? "'" : ", '") + n + "'";
+    return out;
+  };
+  if (m.forced && m.active.empty()) {
+    std::string close = suggest(*m.forced, m.known);
+    return fmt::format(
+        "LIBPFM_FORCE_PMU='{}' names no CPU model this libpfm4 knows, so it has no core events{}", *m.forced,
+        close.empty() ? "" : "; " + close);
+  }
+  if (m.active.empty())
+    return "libpfm4 knows no model of this CPU; LIBPFM_FORCE_PMU picks one by libpfm4's name for it (e.g. "
+           "'skx', 'amd64_fam19h_zen3')";
+  // An empty LIBPFM_FORCE_PMU is still set for libpfm4, which then takes the first model it has.
+  std::string model =
+      !m.forced ? fmt::format("this CPU's model {} (LIBPFM_FORCE_PMU picks another)", quoted(m.active))
+      : m.forced->empty() ? fmt::format("model {} (LIBPFM_FORCE_PMU is set but empty: libpfm4's first model)",
+                                        quoted(m.active))
+                          : fmt::format("model {} (LIBPFM_FORCE_PMU)", quoted(m.active));
+  if (name.find("::") == std::string_view::npos ||
+      std::find(m.active.begin(), m.active.end(), prefix) != m.active.end())
+    return fmt::format("libpfm4 does not know it for {}", model);
+  return fmt::format("perfspec takes libpfm4's core events of {}, and '{}' is not it", model, prefix);
+}
 
 // Natural order so that uncore_imc_10 follows uncore_imc_9, as perf lists PMUs.
 bool natural_less(const std::string& a, const std::string& b) {
@@ -198,10 +233,7 @@ void Resolver::resolve_named(const ast::Event& ev, Events& out) {
     return remember_name(n, found);
   }
   if (n.find("::") != std::string::npos)
-    throw Error(ErrorKind::unknown_name, fmt::format("unknown event '{}'", n), ev.name_span,
-                spec::pfm::available()
-                    ? "libpfm4 does not know it for this CPU (LIBPFM_FORCE_PMU picks another model)"
-                    : "names of the form 'pmu::EVENT:UMASK' need libpfm4, which this build lacks");
+    throw Error(ErrorKind::unknown_name, fmt::format("unknown event '{}'", n), ev.name_span, libpfm4_help(n));
   if (machine_.pmu(n))
     throw Error(ErrorKind::unknown_name, fmt::format("'{}' is a PMU, not an event", n), ev.name_span,
                 fmt::format("write '{}/.../' with terms, e.g. '{}/config=0x1/'", n, n));

@@ -42,6 +42,8 @@ examples() {
   # The license goes with the package: its text in the documentation folder, its name in the CMake
   # package and the pkg-config file.
   [ -f "$prefix/share/doc/perfspec/LICENSE" ] || { echo "install: no LICENSE in share/doc/perfspec" >&2; return 1; }
+  [ -f "$prefix/share/doc/perfspec/output-formats.md" ] ||
+    { echo "install: no output-formats.md (the man page points to it) in share/doc/perfspec" >&2; return 1; }
   grep -q '^set(perfspec_LICENSE "MIT")' "$lib/cmake/perfspec/perfspecConfig.cmake" ||
     { echo "install: perfspecConfig.cmake does not name the license" >&2; return 1; }
   grep -qx 'License: MIT' "$lib/pkgconfig/perfspec.pc" || { echo "install: perfspec.pc does not name the license" >&2; return 1; }

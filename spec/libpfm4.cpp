@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: MIT
 #include "spec/libpfm4.hpp"
 
+#include <algorithm>
+#include <cstdlib>
 #include <cstring>
 #include <mutex>
 
@@ -19,7 +21,26 @@ std::mutex mutex;  // libpfm4 keeps global state; one caller at a time
 // (41k of them) and 2 MiB, and most runs never ask it anything.
 using initialize_fn = int (*)();
 using encode_fn = int (*)(const char*, int, pfm_os_t, void*);
+using pmu_info_fn = int (*)(pfm_pmu_t, pfm_pmu_info_t*);
 encode_fn encode_event = nullptr;
+Models models_;
+
+// The models libpfm4 took, read once beside its own initialization: libpfm4 reads LIBPFM_FORCE_PMU
+// in pfm_initialize() and never again, so this is the value it uses even if the variable changes.
+void read_models(pmu_info_fn pmu_info) {
+  if (const char* forced = std::getenv("LIBPFM_FORCE_PMU")) models_.forced = forced;
+  if (!pmu_info) return;
+  for (int id = PFM_PMU_NONE; id < PFM_PMU_MAX; ++id) {
+    pfm_pmu_info_t info;
+    std::memset(&info, 0, sizeof info);
+    info.size = sizeof info;
+    if (pmu_info(static_cast<pfm_pmu_t>(id), &info) != PFM_SUCCESS || info.type != PFM_PMU_TYPE_CORE ||
+        !info.name)
+      continue;
+    models_.known.emplace_back(info.name);
+    if (info.is_present) models_.active.emplace_back(info.name);
+  }
+}
 
 bool initialize() {
   static const bool ok = [] {
@@ -27,7 +48,9 @@ bool initialize() {
     if (!lib) return false;
     auto init = reinterpret_cast<initialize_fn>(::dlsym(lib, "pfm_initialize"));
     encode_event = reinterpret_cast<encode_fn>(::dlsym(lib, "pfm_get_os_event_encoding"));
-    return init && encode_event && init() == PFM_SUCCESS;
+    if (!init || !encode_event || init() != PFM_SUCCESS) return false;
+    read_models(reinterpret_cast<pmu_info_fn>(::dlsym(lib, "pfm_get_pmu_info")));
+    return true;
   }();
   return ok;
 }
@@ -36,6 +59,12 @@ bool initialize() {
 bool available() {
   std::lock_guard lock(mutex);
   return initialize();
+}
+
+const Models& models() {
+  std::lock_guard lock(mutex);
+  initialize();
+  return models_;  // written once, inside initialize()
 }
 
 std::optional<Encoding> encode(std::string_view name) {
@@ -66,10 +95,16 @@ std::optional<Encoding> encode(std::string_view name) {
   e.exclude_hv = attr.exclude_hv;
   if (fstr) e.canonical = fstr;
   std::free(fstr);
+  e.pmu = e.canonical.substr(0, e.canonical.find("::"));
+  e.core = std::find(models_.active.begin(), models_.active.end(), e.pmu) != models_.active.end();
   return e;
 }
 #else
 bool available() { return false; }
+const Models& models() {
+  static const Models none;
+  return none;
+}
 std::optional<Encoding> encode(std::string_view) { return std::nullopt; }
 #endif
 

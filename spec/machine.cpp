@@ -26,7 +26,7 @@ Machine::Impl::Impl(const Machine& machine, std::string root, MachineOptions opt
   sources_.push_back(make_table_source(machine, TableScope::sys));
   sources_.push_back(make_sysfs_source(machine));
   sources_.push_back(make_table_source(machine, TableScope::model));
-  if (options_.libpfm4) sources_.push_back(make_libpfm4_source());
+  if (options_.libpfm4) sources_.push_back(make_libpfm4_source(machine));
   for (const auto& s : sources_) source_list_.push_back(s.get());
 }
 

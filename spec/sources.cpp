@@ -11,6 +11,8 @@
 
 #include "perfspec/error.hpp"
 #include "perfspec/tables.hpp"
+#include "spec/abi.hpp"
+#include "spec/builtin.hpp"
 #include "spec/libpfm4.hpp"
 #include "spec/sources.hpp"
 
@@ -191,21 +193,23 @@ class TableSource final : public EventSource {
 
 class Libpfm4Source final : public EventSource {
  public:
+  explicit Libpfm4Source(const Machine& machine) : machine_(machine) {}
   Source kind() const override { return Source::libpfm4; }
   std::string_view label() const override { return "libpfm4"; }
   bool fallback() const override { return true; }
 
   const Alias* find(const Pmu& pmu, std::string_view name) const override {
-    // libpfm4 knows events by `PMU_EVENT:UMASK` and the dotted vendor form; only names that look like
-    // one go there, and only for the PMU its encoding targets.
-    if (!pmu.is_core() || name.find_first_of(".:") == std::string_view::npos) return nullptr;
+    // libpfm4 knows core events as `EVENT[:UMASK...]`, dotted (`INST_RETIRED.ANY_P`) and plain: AMD's
+    // often have no unit mask (`RETIRED_INSTRUCTIONS`). perf's generic names (`cycles`, `L1-dcache-
+    // loads`, also asked for as `cpu/cycles/`) are not libpfm4's core events, and are not sent.
+    if (!pmu.is_core() || find_symbol(name) || parse_cache_name(name)) return nullptr;
     std::string key = fmt::format("{}/{}", pmu.name(), name);
     {
       std::lock_guard lock(mutex_);
       if (auto it = encoded_.find(key); it != encoded_.end()) return it->second.get();
     }
     auto enc = pfm::encode(name);
-    if (!enc || (enc->type != pmu.type() && !(enc->type == 4 && pmu.type() == 4))) return nullptr;
+    if (!enc || !targets(*enc, pmu)) return nullptr;
     auto a = std::make_unique<Alias>();
     a->name = std::string(name);
     a->terms = fmt::format("config={:#x}", enc->config);
@@ -224,6 +228,18 @@ class Libpfm4Source final : public EventSource {
   std::vector<SourceDiagnostic> diagnostics() const override { return {}; }
 
  private:
+  // Whether libpfm4's encoding is for `pmu`. libpfm4 gives a core event PERF_TYPE_RAW, which the
+  // kernel hands to the core PMU, whatever type number sysfs gives that PMU (x86's `cpu` is 4, arm64's
+  // armv8_pmuv3_0 a dynamic one); on a machine with several core PMUs (hybrid), the type libpfm4
+  // gives (its PMU's own) says which, so RAW is the one that is type 4 there.
+  bool targets(const pfm::Encoding& enc, const Pmu& pmu) const {
+    // Only libpfm4's CPU models: its `perf` and `perf_raw` PMUs take perf's generic names and raw
+    // codes (`r0x6dde`, which perf does not accept), and its uncore PMUs are not the core PMU's.
+    if (!enc.core) return false;
+    if (enc.type == pmu.type()) return true;
+    return enc.type == type_raw && machine_.core_pmus().size() == 1 && machine_.core_pmus()[0] == &pmu;
+  }
+  const Machine& machine_;
   mutable std::mutex mutex_;
   mutable std::map<std::string, std::unique_ptr<Alias>, std::less<>> encoded_;  // "pmu/name" -> alias
 };
@@ -236,6 +252,8 @@ std::unique_ptr<const EventSource> make_sysfs_source(const Machine& machine) {
 std::unique_ptr<const EventSource> make_table_source(const Machine& machine, TableScope scope) {
   return std::make_unique<TableSource>(machine, scope);
 }
-std::unique_ptr<const EventSource> make_libpfm4_source() { return std::make_unique<Libpfm4Source>(); }
+std::unique_ptr<const EventSource> make_libpfm4_source(const Machine& machine) {
+  return std::make_unique<Libpfm4Source>(machine);
+}
 
 }  // namespace perfspec::spec

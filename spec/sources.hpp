@@ -13,6 +13,6 @@ enum class TableScope { model, sys };
 
 std::unique_ptr<const EventSource> make_sysfs_source(const Machine& machine);
 std::unique_ptr<const EventSource> make_table_source(const Machine& machine, TableScope scope);
-std::unique_ptr<const EventSource> make_libpfm4_source();
+std::unique_ptr<const EventSource> make_libpfm4_source(const Machine& machine);
 
 }  // namespace perfspec::spec

@@ -35,10 +35,17 @@ TEST_CASE("libpfm4 names resolve through the provider, with perfspec modifiers a
   CHECK(one("OFFCORE_RESPONSE_0:DMND_DATA_RD:ANY_RESPONSE", m) == "type=4 config=0x1b7 config1=0x10001");
   auto set = resolve("INST_RETIRED.ANY_P", m);
   CHECK(set.events[0].pmu == "cpu");
-  CHECK(test::error_of("skl::INST_RETIRED:ANY_P", m) ==
-        "event syntax error: 'skl::INST_RETIRED:ANY_P'\n"
-        "                     \\___ unknown event 'skl::INST_RETIRED:ANY_P'\n"
-        "help: libpfm4 does not know it for this CPU (LIBPFM_FORCE_PMU picks another model)\n");
+  CHECK(
+      test::error_of("skl::INST_RETIRED:ANY_P", m) ==
+      "event syntax error: 'skl::INST_RETIRED:ANY_P'\n"
+      "                     \\___ unknown event 'skl::INST_RETIRED:ANY_P'\n"
+      "help: perfspec takes libpfm4's core events of model 'skx' (LIBPFM_FORCE_PMU), and 'skl' is not it\n");
+  CHECK(test::error_of("skx::NO_SUCH_EVENT", m) ==
+        "event syntax error: 'skx::NO_SUCH_EVENT'\n"
+        "                     \\___ unknown event 'skx::NO_SUCH_EVENT'\n"
+        "help: libpfm4 does not know it for model 'skx' (LIBPFM_FORCE_PMU)\n");
+  // Intel's plain names (the architectural events) are libpfm4's too.
+  CHECK(one("UNHALTED_CORE_CYCLES", m) == "type=4 config=0x3c");
   // sysfs and the JSON tables come first
   spec::MachineOptions o;
   o.events_dir = shared_events();

@@ -506,7 +506,8 @@ TEST_CASE("list: every source, filters, exact text") {
   f = {};
   f.source = "sysfs";
   CHECK(list_json({}, spec::list_events(m, f)) ==
-        "{\"pmus\":[],\"events\":[{\"name\":\"mem-loads\",\"pmu\":\"cpu\",\"encoding\":\"event=0xcd\","
+        "{\"schema\":\"perfspec-list/"
+        "1\",\"pmus\":[],\"events\":[{\"name\":\"mem-loads\",\"pmu\":\"cpu\",\"encoding\":\"event=0xcd\","
         "\"description\":\"\","
         "\"topic\":\"sysfs\",\"unit\":\"\",\"scale\":1.0,\"source\":\"sysfs\",\"deprecated\":false}]}\n");
   f = {};

@@ -3,7 +3,6 @@
 #include <cstdio>
 
 #include <fmt/format.h>
-#include <nlohmann/json.hpp>
 
 #include "perfspec/perfspec.hpp"
 #include "spec/printable.hpp"
@@ -56,19 +55,18 @@ int run_decode(const DecodeOptions& o) {
     }
     attrs.push_back(a);
   }
-  auto all = nlohmann::ordered_json::array();
+  std::vector<Decoded> all;
   for (const auto& a : attrs) {
     Decoded d = decode(a, machine);
     if (o.format == "json") {
-      all.push_back({{"event", d.event}, {"how", d.how}, {"leftovers", d.leftovers}, {"notes", d.notes}});
+      all.push_back(std::move(d));
       continue;
     }
     std::printf("%s\n", spec::printable(d.event).c_str());
     for (const auto& l : d.leftovers) std::fprintf(stderr, "note: %s\n", spec::printable(l).c_str());
     for (const auto& n : d.notes) std::fprintf(stderr, "note: %s\n", spec::printable(n).c_str());
   }
-  if (o.format == "json")
-    std::printf("%s\n", all.dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace).c_str());
+  if (o.format == "json") std::fputs(decode_json(all).c_str(), stdout);
   return 0;
 }
 

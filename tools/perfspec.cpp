@@ -18,6 +18,7 @@
 #include "tools/decode.hpp"
 #include "tools/exit_status.hpp"
 #include "tools/list.hpp"
+#include "tools/report.hpp"
 #include "tools/stat.hpp"
 #include "tools/warnings.hpp"
 
@@ -32,9 +33,9 @@ int run_resolve(const std::string& sysfs, const perfspec::spec::MachineOptions& 
     try {
       all.append(perfspec::resolve(text, machine));
     } catch (const perfspec::Error& e) {
-      std::fputs(perfspec::render(e, text).c_str(), stderr);
-      if (!keep_going) return perfspec::tools::exit_status(e.kind());
-      status = std::max(status, perfspec::tools::exit_status(e.kind()));
+      int failed = perfspec::tools::report_error(e, text, perfspec::tools::error_format(format));
+      if (!keep_going) return failed;
+      status = std::max(status, failed);
     }
   }
   if (format == "json")
@@ -323,8 +324,9 @@ struct DecodeCommand {
   }
 };
 
-// The words CLI11 parses: after `stat`, the command to count is taken verbatim, out of CLI11's sight
-// (it would go on interpreting the command's options, or take its words as more -e values).
+// The words CLI11 parses, in order: after `stat`, the command to count is taken verbatim, out of
+// CLI11's sight (it would go on interpreting the command's options, or take its words as more -e
+// values).
 std::vector<std::string> cli_words(int argc, char** argv, const CLI::App& stat,
                                    std::vector<std::string>& command) {
   std::vector<std::string> args(argv + 1, argv + argc);
@@ -334,13 +336,13 @@ std::vector<std::string> cli_words(int argc, char** argv, const CLI::App& stat,
     args.assign(1, "stat");
     args.insert(args.end(), options.begin(), options.end());
   }
-  std::reverse(args.begin(), args.end());  // CLI11 takes a reversed vector
   return args;
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
+  namespace tools = perfspec::tools;
   CLI::App app{"perfspec: parse, resolve and count Linux perf event strings", "perfspec"};
   app.require_subcommand(1);
   app.set_version_flag("--version", "perfspec 0.1.0");
@@ -355,22 +357,42 @@ int main(int argc, char** argv) {
   list.add(app, machine);
   snapshot.add(app, machine);
   decode.add(app, machine);
+  std::vector<std::string> words = cli_words(argc, argv, *stat.app, stat.st.command);
+  // Errors are JSON under `--format json`, CLI11's too: they come before the option is parsed, so
+  // the words say which; once parsed, the subcommand's own --format does.
+  tools::ErrorFormat errors = tools::error_format_of(words);
+  app.failure_message([&errors](const CLI::App* a, const CLI::Error& e) {
+    return errors == tools::ErrorFormat::json
+               ? tools::usage_json(e.what(), "Run with --help for more information.")
+               : CLI::FailureMessage::simple(a, e);
+  });
   // A first word that is no subcommand: say which it was and the closest one (CLI11 only says that a
   // subcommand is required).
   std::vector<std::string> names;
   for (const CLI::App* sub : app.get_subcommands({})) names.push_back(sub->get_name());
   if (argc > 1 && argv[1][0] != '-' && std::find(names.begin(), names.end(), argv[1]) == names.end()) {
     std::string close = perfspec::resolver::suggest(argv[1], names);
-    std::fprintf(stderr, "perfspec: '%s' is not a subcommand%s%s\nRun with --help for more information.\n",
-                 perfspec::spec::printable(argv[1]).c_str(), close.empty() ? "" : "; ", close.c_str());
+    std::string message = fmt::format("'{}' is not a subcommand", argv[1]);
+    if (errors == tools::ErrorFormat::json)
+      std::fputs(
+          tools::usage_json(message, close.empty() ? "Run with --help for more information." : close).c_str(),
+          stderr);
+    else
+      std::fprintf(stderr, "perfspec: %s%s%s\nRun with --help for more information.\n",
+                   perfspec::spec::printable(message).c_str(), close.empty() ? "" : "; ", close.c_str());
     return 2;
   }
   try {
-    app.parse(cli_words(argc, argv, *stat.app, stat.st.command));
+    std::reverse(words.begin(), words.end());  // CLI11 takes a reversed vector
+    app.parse(words);
   } catch (const CLI::ParseError& e) {
     // --help and --version exit 0; a usage error exits 2, as getopt-style tools do.
     return app.exit(e) == 0 ? 0 : 2;
   }
+  if (*resolve.app) errors = tools::error_format(resolve.format);
+  if (*stat.app) errors = tools::error_format(stat.st.format);
+  if (*list.app) errors = tools::error_format(list.lo.format);
+  if (*decode.app) errors = tools::error_format(decode.dopt.format);
   try {
     if (*resolve.app) return resolve.run(machine);
     if (*decode.app) return decode.run(machine);
@@ -378,14 +400,9 @@ int main(int argc, char** argv) {
     if (*snapshot.app) return snapshot.run(machine);
     if (*stat.app) return stat.run(machine);
   } catch (const perfspec::Error& e) {
-    // No event string is in sight here: an error is shown without its position, as render() shows
-    // an unpositioned one ("error: ...", "help: ..."), after the program's name.
-    const perfspec::Error shown = e.positioned() ? perfspec::Error(e.kind(), e.message(), e.help()) : e;
-    std::fputs(("perfspec: " + perfspec::render(shown, {})).c_str(), stderr);
-    return perfspec::tools::exit_status(e.kind());
+    return tools::report_error(e, errors);
   } catch (const std::exception& e) {
-    std::fprintf(stderr, "perfspec: internal error: %s\n", e.what());
-    return 70;
+    return tools::report_internal(e.what(), errors);
   }
   return 0;
 }

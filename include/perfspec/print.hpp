@@ -6,19 +6,30 @@
 #include <vector>
 
 #include "perfspec/catalog.hpp"
+#include "perfspec/decode.hpp"
+#include "perfspec/error.hpp"
 #include "perfspec/event_set.hpp"
 #include "perfspec/runtime.hpp"
 #include "perfspec/stat.hpp"
 
 namespace perfspec {
 
+/// The `"schema"` member of each JSON document perfspec prints, documented field by field in
+/// docs/output-formats.md. Within a version, fields are only added; a field removed or given another
+/// meaning is a new version.
+inline constexpr std::string_view resolve_schema = "perfspec-resolve/1";
+inline constexpr std::string_view list_schema = "perfspec-list/1";
+inline constexpr std::string_view decode_schema = "perfspec-decode/1";
+inline constexpr std::string_view error_schema = "perfspec-error/1";
+
 /// One block per event in the style of `perf stat -vv`: field name, value, zero fields omitted.
 ///
 /// Example: `std::cout << perfspec::to_text(perfspec::resolve("cycles:u", machine));`
 std::string to_text(const EventSet& set);
 
-/// `{"events":[{"name":..., "pmu":..., "group":G, "leader":L, "scale":..., "unit":..., "attr":{...}}]}`;
-/// `attr` lists every field of the attr table (union members under each of their names).
+/// `{"schema":"perfspec-resolve/1","events":[{"name":..., "pmu":..., "group":G, "leader":L, "scale":...,
+/// "unit":..., "attr":{...}}]}`; `attr` lists every field of the attr table (union members under each
+/// of their names).
 ///
 /// Example: `auto json = perfspec::to_json(set, 2);  // pretty, two-space indent`
 std::string to_json(const EventSet& set, int indent = -1);
@@ -119,9 +130,25 @@ std::string stat_json(const EventSet& set, const std::vector<runtime::Count>& co
 /// Example: `list_text({}, spec::list_events(machine, {.pattern = "l1d"}), 100)`
 std::string list_text(const std::vector<spec::ListedPmu>& pmus, const std::vector<spec::ListedEvent>& events,
                       std::size_t width = 100);
-/// `{"pmus":[...],"events":[{"name","pmu","encoding","description","topic","unit","scale","source"}]}`
+/// `{"schema":"perfspec-list/1","pmus":[...],"events":[{"name","pmu","encoding","description","topic",
+/// "unit","scale","source","deprecated"}]}` and a newline.
 ///
 /// Example: `list_json(spec::list_pmus(machine, {}), spec::list_events(machine, {}))`
 std::string list_json(const std::vector<spec::ListedPmu>& pmus, const std::vector<spec::ListedEvent>& events);
+
+/// `perfspec decode --format json`: `{"schema":"perfspec-decode/1","events":[{"event","how","leftovers",
+/// "notes"}]}` and a newline, one entry per decoded attr in order.
+///
+/// Example: `decode_json({decode(attr, machine)})`
+std::string decode_json(const std::vector<Decoded>& decoded);
+
+/// An error as one line of JSON (and a newline), as `perfspec ... --format json` prints it on stderr:
+/// `{"schema":"perfspec-error/1","kind":"unknown_name","message":...,"input":...,"span":[B,E],"help":...}`.
+/// `kind` is the ErrorKind's name as written in the enum (`unknown_name`); `input` is the text the
+/// error is about (null without one) and `span` the error's byte range in it (null when the error has
+/// no position or there is no input); `help` is null when the error has none.
+///
+/// Example: `catch (const Error& e) { std::fputs(error_json(e, text).c_str(), stderr); }`
+std::string error_json(const Error& error, std::optional<std::string_view> input = std::nullopt);
 
 }  // namespace perfspec

@@ -43,6 +43,20 @@ check tracepoint-suggest 1 tracepoint_suggest.txt -- resolve --sysfs "$fixtures/
 # A pattern in the form of a tracepoint lists tracepoints without --tracepoints.
 check list-tracepoints-glob 0 list_tracepoints_glob.txt -- list --sysfs "$fixtures/intel_skx" 'sched:sched_sw*'
 check list-tracepoints-sys 0 list_tracepoints_sys.txt -- list --sysfs "$fixtures/intel_skx" sched:
+# Under --format json an error is one line of JSON on stderr (schema perfspec-error/1,
+# docs/output-formats.md), with the exit status of its kind as in text.
+check json-error-unknown-term 1 json_error_unknown_term.txt -- resolve --sysfs "$fixtures/intel_skx" --format json 'cpu/event=0x3c,umsk=1/'
+check json-error-syntax 1 json_error_syntax.txt -- resolve --sysfs "$fixtures/intel_skx" --format json '{cycles,instructions'
+check json-error-unknown-event 1 json_error_unknown_event.txt -- resolve --sysfs "$fixtures/intel_skx" --format json 'cycles,instructons:u'
+check json-error-keep-going 1 json_error_keep_going.txt -- resolve -k --sysfs "$fixtures/intel_skx" --format json 'cpu/nosuch=1/' 'cycles:uu'
+# CLI11's own errors come before --format is parsed: the words say JSON, in either spelling.
+check json-error-usage 2 json_error_usage.txt -- resolve --format json --bogus cycles
+check json-error-usage-equals 2 json_error_usage_equals.txt -- resolve --bogus --format=json cycles
+check json-error-not-a-tree 2 json_error_not_a_tree.txt -- resolve --sysfs "$fixtures/intel_skx/bus" --format json cycles
+check json-error-subcommand 2 json_error_subcommand.txt -- stats --format json
+check json-error-list-pmu 1 json_error_list_pmu.txt -- list --sysfs "$fixtures/intel_skx" --format json --pmu uncore_imx
+check json-error-decode-attr 2 json_error_decode_attr.txt -- decode --format json --attr nope
+check json-decode 0 json_decode.txt -- decode --sysfs "$fixtures/intel_skx" --format json --type 4 --config 0x1cd --config1 3
 
 
 # The JSON is machine-readable and complete: every attr field, union members under both names.
@@ -429,6 +443,15 @@ printf 'event=0x1\033[31m' >"$hostile/bus/event_source/devices/cpu/events/esc$(p
 err=$("$bin" resolve --sysfs "$hostile" dangling:u 2>&1); status=$?
 expect hostile-dangling-status [ "$status" = 3 ]
 expect hostile-dangling-msg grep -qF "\\___ '$hostile/bus/event_source/devices/cpu/events/dangling' is a symlink to nothing ('missing')" <<<"$err"
+# A machine's problem under --format json: kind machine, exit status 3.
+err=$("$bin" resolve --sysfs "$hostile" --format json dangling:u 2>&1); status=$?
+expect hostile-dangling-json-status [ "$status" = 3 ]
+expect hostile-dangling-json python3 -c '
+import json, sys
+d = json.loads(sys.argv[1])
+assert (d["schema"], d["kind"], d["input"], d["span"]) == ("perfspec-error/1", "machine", "dangling:u", [0, 10]), d
+assert d["message"] == "%r is a symlink to nothing (%r)" % (sys.argv[2] + "/bus/event_source/devices/cpu/events/dangling", "missing"), d
+' "$err" "$hostile"
 out=$("$bin" list --sysfs "$hostile" --source sysfs 2>"$hostile.err"); status=$?
 expect hostile-list-status [ "$status" = 0 ]
 expect hostile-list-escaped [ "$out" = $'sysfs events on cpu:\n  esc\\x1bx                                 event=0x1\\x1b[31m\n  good                                     event=0x11' ]
@@ -461,6 +484,50 @@ err=$("$bin" list --sysfs "$fixtures/intel_skx" --pmu uncore_imx 2>&1); status=$
 expect list-pmu-unknown [ "$status" = 1 ] && expect list-pmu-unknown-msg [ "$err" = $'perfspec: error: --pmu \'uncore_imx\': no PMU of this machine has that name\nhelp: did you mean \'uncore_imc_0\', \'uncore_imc_1\' or \'uncore_imc_2\'?' ]
 out=$("$bin" list --sysfs "$fixtures/intel_skx" --pmu uncore_imc 2>&1); status=$?
 expect list-pmu-wildcard [ "$status" = 0 ] && expect list-pmu-wildcard-out grep -qF 'sysfs events on uncore_imc_0:' <<<"$out"
+
+# ---- JSON documents and errors (docs/output-formats.md) ----
+# Each JSON document names its schema first: resolve, list (with and without --pmus), decode.
+schemas=$("$bin" resolve --sysfs "$fixtures/intel_skx" --format json cycles
+          "$bin" list --sysfs "$fixtures/intel_skx" --format json --pmu msr
+          "$bin" list --sysfs "$fixtures/intel_skx" --format json --pmus 'no such event'
+          echo '{"events":[{"attr":{"type":1,"config":2}}]}' | "$bin" decode --sysfs "$fixtures/intel_skx" --format json)
+expect json-schemas python3 -c '
+import json, sys
+docs = [json.loads(line) for line in sys.argv[1].splitlines()]
+assert [next(iter(d)) for d in docs] == ["schema"] * 4, docs
+assert [d["schema"] for d in docs] == ["perfspec-resolve/1", "perfspec-list/1", "perfspec-list/1", "perfspec-decode/1"], docs
+assert docs[2]["events"] == [] and docs[2]["pmus"], docs[2]
+assert docs[3]["events"] == [{"event": "page-faults", "how": "symbol", "leftovers": [], "notes": []}], docs[3]
+' "$schemas"
+# decode takes resolve's document and refuses its own (another schema), as JSON under --format json.
+err=$("$bin" decode --sysfs "$fixtures/intel_skx" --format json --type 1 --config 2 | "$bin" decode --format json 2>&1); status=$?
+expect decode-own-output-status [ "$status" = 1 ]
+expect decode-own-output-msg [ "$err" = '{"schema":"perfspec-error/1","kind":"bad_value","message":"stdin: schema \"perfspec-decode/1\" is not one decode reads (perfspec-resolve/1, as '"'perfspec resolve --format json'"' prints)","input":null,"span":null,"help":null}' ]
+# stat's errors before it counts, under its --format json.
+err=$("$bin" stat --format json -e task-clock 2>&1); status=$?
+expect stat-json-error-status [ "$status" = 2 ]
+expect stat-json-error-msg [ "$err" = '{"schema":"perfspec-error/1","kind":"usage","message":"nothing to count: give a command, -p PID, -a or -C CPUS","input":null,"span":null,"help":null}' ]
+
+# ---- libpfm4 names on a fixture of another CPU: LIBPFM_FORCE_PMU picks libpfm4's model ----
+if "$bin" resolve --sysfs "$fixtures/amd_zen3" 'x::Y' 2>&1 | grep -qF 'which this build lacks'; then
+  echo "skipped: libpfm4 tests (built without libpfm4)"
+else
+  out=$(LIBPFM_FORCE_PMU=amd64_fam19h_zen3 "$bin" resolve --sysfs "$fixtures/amd_zen3" --format json \
+        RETIRED_INSTRUCTIONS 'IC_TAG_HIT_MISS:IC_MISS:u' 'cpu/OP_CACHE_HIT_MISS.OC_MISS,cmask=1/' 2>&1); status=$?
+  expect libpfm4-zen3-status [ "$status" = 0 ]
+  expect libpfm4-zen3 python3 -c '
+import json, sys
+e = json.loads(sys.argv[1])["events"]
+got = [(x["name"], x["pmu"], x["attr"]["type"], hex(x["attr"]["config"]), x["attr"]["exclude_kernel"]) for x in e]
+assert got == [("RETIRED_INSTRUCTIONS", "cpu", 4, "0xc0", 0), ("IC_TAG_HIT_MISS:IC_MISS:u", "cpu", 4, "0x10000188e", 1),
+               ("cpu/OP_CACHE_HIT_MISS.OC_MISS,cmask=1/", "cpu", 4, "0x20100048f", 0)], got
+' "$out"
+  err=$(LIBPFM_FORCE_PMU=amd64_fam19h_zen3 "$bin" resolve --sysfs "$fixtures/amd_zen3" zen3::RETIRED_INSTRUCTIONS 2>&1); status=$?
+  expect libpfm4-zen3-prefix-status [ "$status" = 1 ]
+  expect libpfm4-zen3-prefix-help grep -qxF "help: perfspec takes libpfm4's core events of model 'amd64_fam19h_zen3' (LIBPFM_FORCE_PMU), and 'zen3' is not it" <<<"$err"
+  err=$(LIBPFM_FORCE_PMU=zen3 "$bin" resolve --sysfs "$fixtures/amd_zen3" zen3::RETIRED_INSTRUCTIONS 2>&1)
+  expect libpfm4-forced-nothing grep -qxF "help: LIBPFM_FORCE_PMU='zen3' names no CPU model this libpfm4 knows, so it has no core events" <<<"$err"
+fi
 
 # ---- bash completion ----
 complete_words() {  # complete_words CWORD WORD...
