@@ -164,8 +164,8 @@ std::pair<Metric, Metric> shadow_metric(const Inputs& in, std::size_t i, double 
     }
     case StatType::instructions: {
       double cycles = find_stat(in, i, StatType::cycles);
-      double stalled = std::max(find_stat(in, i, StatType::stalled_front),
-                                find_stat(in, i, StatType::stalled_back));
+      double stalled =
+          std::max(find_stat(in, i, StatType::stalled_front), find_stat(in, i, StatType::stalled_back));
       Metric ipc = cycles == 0 ? Metric{} : Metric{value / cycles, "%7.2f ", "insn per cycle"};
       if (stalled == 0 || value == 0) return {ipc, {}};
       return {ipc, Metric{stalled / value, "%7.2f ", "stalled cycles per insn"}};
@@ -210,8 +210,8 @@ enum class Layout { std, csv, json };
 struct Row {
   const StatUnit* unit;
   std::size_t event;
-  bool ok;      // counted (perf: run and ena non-zero)
-  double value; // scaled, in the event's unit
+  bool ok;       // counted (perf: run and ena non-zero)
+  double value;  // scaled, in the event's unit
   Metric first, second;
 };
 
@@ -234,17 +234,17 @@ class PerfPrinter {
       // perf's interval time: whole seconds and nanoseconds.
       auto ns = static_cast<std::uint64_t>(std::llround(*run.interval_end * 1e9));
       std::string t = fmt::format("{}.{:09}", ns / 1000000000, ns % 1000000000);
-      prefix_ = layout == Layout::std    ? fmt::format("{:>16} ", t)
-                : layout == Layout::csv  ? t + sep_
-                                         : fmt::format("{{\"interval\" : {}, ", t);
+      prefix_ = layout == Layout::std   ? fmt::format("{:>16} ", t)
+                : layout == Layout::csv ? t + sep_
+                                        : fmt::format("{{\"interval\" : {}, ", t);
     }
   }
 
   std::string print() {
     if (layout_ == Layout::std) header();
     const auto a = report_.aggregation;
-    bool per_unit_first = a == Aggregation::core || a == Aggregation::die || a == Aggregation::socket ||
-                          a == Aggregation::node;
+    bool per_unit_first =
+        a == Aggregation::core || a == Aggregation::die || a == Aggregation::socket || a == Aggregation::node;
     if (per_unit_first) {
       for (const auto& u : report_.units)
         for (std::size_t e = 0; e < set_.events.size(); ++e) row(u, e);
@@ -379,7 +379,7 @@ class PerfPrinter {
         if (noise && cell.noise != 0) out_ += fmt::format("  ( +-{:6.2f}% )", cell.noise);
         if (c.time_running != c.time_enabled && c.time_enabled != 0)
           out_ += fmt::format("  ({:.2f}%)", 100.0 * static_cast<double>(c.time_running) /
-                                                  static_cast<double>(c.time_enabled));
+                                                 static_cast<double>(c.time_enabled));
         out_ += "\n";
         if (metric.second) {
           out_ += prefix_ + id;
@@ -517,7 +517,8 @@ std::string stat_csv(const EventSet& set, const StatReport& report, const StatRu
       const auto& cell = u.cells[e];
       const auto& c = cell.count;
       const auto& ev = set.events[e];
-      std::string value = c.state == Count::State::counted ? own_value(ev, c, mean) : fmt::format("{:v}", c.state);
+      std::string value =
+          c.state == Count::State::counted ? own_value(ev, c, mean) : fmt::format("{:v}", c.state);
       std::string unit = c.state == Count::State::counted ? display_value(ev, c).unit : "";
       Metric m;
       if (c.state == Count::State::counted)
@@ -553,8 +554,9 @@ std::string stat_json(const EventSet& set, const StatReport& report, const StatR
   if (run.system_seconds) j["system_seconds"] = *run.system_seconds;
   if (run.exit_status) j["exit_status"] = *run.exit_status;
   j["aggregation"] = report.aggregation == Aggregation::global ? "global"
-                     : report.aggregation == Aggregation::cpu  ? "cpu"
-                                                               : std::string(aggregation_option(report.aggregation)).substr(6);
+                     : report.aggregation == Aggregation::cpu
+                         ? "cpu"
+                         : std::string(aggregation_option(report.aggregation)).substr(6);
   const bool mean = report.runs > 1;
   auto arr = nlohmann::ordered_json::array();
   for (std::size_t i = 0; i < set.events.size(); ++i)
@@ -617,7 +619,8 @@ std::string stat_problems(const EventSet& set, const StatReport& report) {
   auto add = [&](std::string text, const std::string& event) {
     auto it = std::find_if(reasons.begin(), reasons.end(), [&](const Reason& r) { return r.text == text; });
     if (it == reasons.end()) it = reasons.insert(reasons.end(), Reason{std::move(text), {}});
-    if (std::find(it->events.begin(), it->events.end(), event) == it->events.end()) it->events.push_back(event);
+    if (std::find(it->events.begin(), it->events.end(), event) == it->events.end())
+      it->events.push_back(event);
   };
   for (const auto& u : report.units)
     for (std::size_t e = 0; e < u.cells.size() && e < set.events.size(); ++e) {

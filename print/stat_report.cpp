@@ -197,8 +197,8 @@ StatReport average(const std::vector<StatReport>& runs) {
       avg.time_running = running / n;
       if (avg.time_running && avg.time_running != avg.time_enabled) {
         // Keep the multiplexing ratio visible while scaled() still yields the mean.
-        avg.raw = static_cast<std::uint64_t>(
-            std::llround(mean * static_cast<double>(avg.time_running) / static_cast<double>(avg.time_enabled)));
+        avg.raw = static_cast<std::uint64_t>(std::llround(mean * static_cast<double>(avg.time_running) /
+                                                          static_cast<double>(avg.time_enabled)));
       }
       avg.state = counted ? Count::State::counted
                           : (avg.failure ? Count::State::not_supported : Count::State::not_counted);

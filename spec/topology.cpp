@@ -46,7 +46,6 @@ std::vector<int> parse_cpu_list(std::string_view text) {
   return out;
 }
 
-
 namespace {
 
 // "cpu12" -> 12; "cpufreq", "cpuidle" -> nullopt.

@@ -24,6 +24,7 @@
 #include "runtime/cpulist.hpp"
 #include "spec/printable.hpp"
 #include "tools/exit_status.hpp"
+#include "tools/report.hpp"
 
 namespace perfspec::tools {
 namespace {
@@ -332,8 +333,7 @@ class StatSession {
       try {
         once.append(resolve(text, machine_));
       } catch (const Error& e) {
-        std::fputs(render(e, text).c_str(), stderr);
-        return exit_status(e.kind());
+        return report_error(e, text, error_format(o_.format));
       }
     }
     for (auto& e : once.events) {

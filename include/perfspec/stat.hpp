@@ -30,9 +30,9 @@ struct StatCell {
 
 /// One aggregate: a CPU, a core, a die, a socket, a node, a thread, or (global) everything.
 struct StatUnit {
-  std::string label;  ///< perf's: "" (global), "CPU0", "S0-D0-C1", "S0-D0", "S0", "N0", "bash-1234"
-  int cpu = -1;       ///< Aggregation::cpu: the CPU
-  int thread = -1;    ///< Aggregation::thread: the thread id
+  std::string label;            ///< perf's: "" (global), "CPU0", "S0-D0-C1", "S0-D0", "S0", "N0", "bash-1234"
+  int cpu = -1;                 ///< Aggregation::cpu: the CPU
+  int thread = -1;              ///< Aggregation::thread: the thread id
   std::vector<StatCell> cells;  ///< one per event of the set, in order
 };
 

@@ -529,6 +529,101 @@ assert got == [("RETIRED_INSTRUCTIONS", "cpu", 4, "0xc0", 0), ("IC_TAG_HIT_MISS:
   expect libpfm4-forced-nothing grep -qxF "help: LIBPFM_FORCE_PMU='zen3' names no CPU model this libpfm4 knows, so it has no core events" <<<"$err"
 fi
 
+# ---- stat as perf users type it (issue 15) ----
+# Aggregation over a fixture 2-socket machine whose firmware numbers CPUs round-robin: this host's
+# CPUs 0 and 1 are sockets 0 and 1 there.
+two="$fixtures/two_socket"
+out=$("$bin" stat --sysfs "$two" -a --per-socket -e task-clock,cs -- sleep 0.05 2>&1); status=$?
+expect stat-per-socket-status [ "$status" = 0 ]
+expect stat-per-socket-lines [ "$(grep -oE '^S[01] +1 ' <<<"$out" | tr -s ' ' | tr '\n' '|')" = "S0 1 |S0 1 |S1 1 |S1 1 |" ]
+expect stat-per-socket-header grep -qxF " Performance counter stats for 'system wide':" <<<"$out"
+out=$("$bin" stat --sysfs "$two" -a --per-core -x, -e task-clock -- sleep 0.05 2>&1)
+expect stat-per-core-csv [ "$(cut -d, -f1,2,4,5 <<<"$out" | tr '\n' '|')" = "S0-D0-C0,1,msec,task-clock|S1-D0-C0,1,msec,task-clock|" ]
+out=$("$bin" stat --sysfs "$two" -a --per-node -j -e task-clock -- sleep 0.05 2>&1)
+expect stat-per-node-json python3 -c '
+import json, sys
+rows = [json.loads(l) for l in sys.argv[1].splitlines()]
+assert [(r["node"], r["aggregate-number"], r["event"]) for r in rows] == [("N0", 1, "task-clock"), ("N1", 1, "task-clock")], rows
+assert all(r["metric-unit"] == "CPUs utilized" and 0.5 < float(r["metric-value"]) < 1.5 for r in rows), rows
+' "$out"
+out=$("$bin" stat -A -a -e task-clock,cs -- sleep 0.05 2>&1)
+expect stat-no-aggr [ "$(grep -oE '^CPU[01] +[0-9.]+ +(msec )?[a-z-]+ \[software\]' <<<"$out" | awk '{print $1, $NF}' | tr '\n' '|')" = "CPU0 [software]|CPU1 [software]|CPU0 [software]|CPU1 [software]|" ]
+err=$("$bin" stat --per-socket -e task-clock true 2>&1); status=$?
+expect stat-per-socket-needs-cpus [ "$status" = 2 ]
+expect stat-per-socket-needs-cpus-text grep -qF -- "--per-socket groups counts by CPU: it needs -a or -C" <<<"$err"
+sleep 3 & sleeper=$!
+out=$(timeout 5 "$bin" stat --per-thread -p "$sleeper" -I 100 --interval-count 1 -e task-clock 2>&1)
+expect stat-per-thread grep -qE "^ +[0-9.]+ +sleep-$sleeper +" <<<"$out"
+kill "$sleeper" 2>/dev/null; wait "$sleeper" 2>/dev/null
+# -r: the mean of N runs, the variation, and the time's deviation as perf prints them.
+out=$("$bin" stat -r 3 -e task-clock,page-faults true 2>&1); status=$?
+expect stat-repeat-status [ "$status" = 0 ]
+expect stat-repeat-header grep -qxF " Performance counter stats for 'true' (3 runs):" <<<"$out"
+expect stat-repeat-noise grep -qE '^ +[0-9.]+ msec task-clock +# +[0-9.]+ CPUs utilized +\( \+- +[0-9]+\.[0-9]{2}% \)$' <<<"$out"
+expect stat-repeat-elapsed grep -qE '^ +[0-9.]+ \+- [0-9.]+ seconds time elapsed  \( \+- +[0-9]+\.[0-9]{2}% \)$' <<<"$out"
+err=$("$bin" stat -r 0 true 2>&1); status=$?
+expect stat-repeat-zero [ "$status" = 2 ]
+# --interval-count: exactly N intervals, and the command is stopped.
+lines=$(timeout 10 "$bin" stat -I 100 --interval-count 2 -e task-clock -- sh -c 'while :; do :; done' 2>&1 | grep -cE '^ +[0-9]+\.[0-9]{9} +[0-9.]+ msec task-clock ')
+expect stat-interval-count [ "$lines" = 2 ]
+out=$("$bin" stat -I 100 -e task-clock -- sleep 0.15 2>&1)
+expect stat-interval-header grep -qxF "#           time             counts unit events" <<<"$out"
+# --null: the time only.
+out=$("$bin" stat --null -- sleep 0.05 2>&1)
+expect stat-null [ "$(grep -c . <<<"$out")" = 4 ]
+expect stat-null-elapsed grep -qE '^ +0\.[0-9]{9} seconds time elapsed$' <<<"$out"
+# -D: counting starts late, and perf's two messages say so.
+err=$("$bin" stat -D 100 -e task-clock -- sleep 0.2 2>&1)
+expect stat-delay grep -qzE 'Events disabled.Events enabled' <<<"$err"
+# -D -1 with --control: enabled on command, acknowledged.
+ctl=$(mktemp -u); ack=$(mktemp -u); mkfifo "$ctl" "$ack"
+( exec 3<>"$ack"; sleep 0.2; echo enable >"$ctl"; read -r -t 5 reply <&3; echo "$reply" >"$ctl.reply" ) &
+err=$("$bin" stat -D -1 --control "fifo:$ctl,$ack" -e task-clock -- sleep 0.5 2>&1); wait
+expect stat-control-enable grep -qzE 'Events disabled.Events enabled' <<<"$err"
+expect stat-control-ack [ "$(cat "$ctl.reply" 2>/dev/null)" = ack ]
+expect stat-control-counted grep -qE '^ +[0-9.]+ msec task-clock' <<<"$err"
+rm -f "$ctl" "$ack" "$ctl.reply"
+err=$("$bin" stat -D -1 -e task-clock true 2>&1); status=$?
+expect stat-delay-needs-control [ "$status" = 2 ]
+# -C with a CPU this machine does not have.
+err=$("$bin" stat -C 4095 -e task-clock -- true 2>&1); status=$?
+expect stat-missing-cpu [ "$status" = 2 ]
+expect stat-missing-cpu-text grep -qE "^perfspec: error: -C 4095: CPU 4095 does not exist or is offline \(online CPUs: [0-9,-]+\)$" <<<"$err"
+# --all-user / --all-kernel change what is counted (-v shows the raw values).
+out=$("$bin" stat --all-user -e task-clock,cs -- true 2>&1); status=$?
+expect stat-all-user [ "$status" = 0 ]
+err=$("$bin" stat --all-user --all-kernel true 2>&1); status=$?
+expect stat-all-user-kernel [ "$status" = 2 ]
+out=$("$bin" stat -v -e task-clock -- true 2>&1)
+expect stat-verbose grep -qE '^task-clock: [0-9]+ [0-9]+ [0-9]+$' <<<"$out"
+# -j: perf's JSON lines; one hint per reason.
+out=$("$bin" stat -j -e task-clock,cycles,instructions -- true 2>&1)
+expect stat-perf-json python3 -c '
+import json, sys
+rows = [json.loads(l) for l in sys.argv[1].splitlines() if l.startswith("{")]
+assert [r["event"] for r in rows] == ["task-clock", "cycles", "instructions"], rows
+assert rows[0]["unit"] == "msec" and rows[0]["metric-unit"] == "CPUs utilized", rows
+' "$out"
+out=$("$bin" stat -e cycles,instructions,branches -- true 2>&1)
+if grep -qF '<not supported>' <<<"$out"; then
+  expect stat-one-hint-per-reason [ "$(grep -c 'ENOENT' <<<"$out")" = 1 ]
+  expect stat-hint-names-events grep -qxF "cycles, instructions, branches:" <<<"$out"
+fi
+# -G: counted only in a cgroup (cgroup v2 here; needs root to make one).
+cg_root=$(awk '$3 == "cgroup2" {print $2; exit}' /proc/mounts)
+if [ -n "$cg_root" ] && [ -w "$cg_root" ] && mkdir -p "$cg_root/perfspec-test" 2>/dev/null; then
+  out=$("$bin" stat -a -G perfspec-test -e task-clock,cs -- sh -c "echo \$\$ > $cg_root/perfspec-test/cgroup.procs; i=0; while [ \$i -lt 20000 ]; do i=\$((i+1)); done" 2>&1); status=$?
+  expect stat-cgroup-status [ "$status" = 0 ]
+  expect stat-cgroup-column grep -qE '^ +[0-9.]+ msec task-clock +perfspec-test +#' <<<"$out"
+  ms=$(grep -oE '^ +[0-9.]+ msec task-clock' <<<"$out" | grep -oE '[0-9.]+' | head -1)
+  expect stat-cgroup-counted python3 -c 'import sys; assert 1 < float(sys.argv[1]) < 2000, sys.argv[1]' "$ms"
+  out=$("$bin" stat -a --for-each-cgroup perfspec-test,/ -x, -e task-clock -- sleep 0.05 2>&1)
+  expect stat-for-each-cgroup [ "$(cut -d, -f3,4 <<<"$out" | tr '\n' '|')" = "task-clock,perfspec-test|task-clock,/|" ]
+  rmdir "$cg_root/perfspec-test" 2>/dev/null
+  err=$("$bin" stat -a -G nosuch-perfspec -e task-clock -- true 2>&1); status=$?
+  expect stat-cgroup-missing [ "$status" = 2 ]
+fi
+
 # ---- bash completion ----
 complete_words() {  # complete_words CWORD WORD...
   PATH=$(dirname "$bin"):$PATH bash -c 'source "$1"; shift; COMP_CWORD=$1; shift; COMP_WORDS=("$@"); _perfspec; echo "${COMPREPLY[*]}"' \

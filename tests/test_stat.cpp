@@ -1,0 +1,185 @@
+// SPDX-License-Identifier: MIT
+// stat's report: the topology read from sysfs, grouping per CPU/core/socket/node/thread, averaging
+// runs, and the perf layouts of each aggregation, over a fixture 2-socket machine.
+#include <doctest/doctest.h>
+
+#include <cmath>
+
+#include "perfspec/perfspec.hpp"
+#include "perfspec/stat.hpp"
+#include "tests/support.hpp"
+
+using namespace perfspec;
+using runtime::Count;
+
+namespace {
+
+const spec::Machine& two_socket() {
+  static spec::Machine m(test::fixture("two_socket"));
+  return m;
+}
+
+Count counted(std::uint64_t raw, std::uint64_t enabled = 1000, std::uint64_t running = 1000) {
+  Count c;
+  c.state = Count::State::counted;
+  c.raw = raw;
+  c.time_enabled = enabled;
+  c.time_running = running;
+  return c;
+}
+
+// Places for CPUs 0..3 of `events` counters each: event e on CPU c counts (c + 1) * 10^e.
+std::vector<runtime::PlaceCounts> four_cpus(std::size_t events) {
+  std::vector<runtime::PlaceCounts> out;
+  for (int cpu = 0; cpu < 4; ++cpu) {
+    runtime::PlaceCounts p;
+    p.place = {cpu, -1};
+    for (std::size_t e = 0; e < events; ++e) {
+      p.counts.push_back(counted(static_cast<std::uint64_t>((cpu + 1) * std::pow(10, e))));
+      p.here.push_back(1);
+    }
+    out.push_back(std::move(p));
+  }
+  return out;
+}
+
+std::vector<std::string> labels(const StatReport& r) {
+  std::vector<std::string> out;
+  for (const auto& u : r.units) out.push_back(u.label);
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("cpu topology from sysfs: sockets, dies, cores and nodes of a round-robin 2-socket machine") {
+  const auto& t = two_socket().cpu_topology();
+  REQUIRE(t.size() == 16);
+  CHECK(t[0] == spec::CpuTopology{0, 0, 0, 0, 0});
+  CHECK(t[1] == spec::CpuTopology{1, 1, 0, 0, 1});
+  CHECK(t[2] == spec::CpuTopology{2, 0, 0, 1, 0});
+  CHECK(t[9] == spec::CpuTopology{9, 1, 0, 0, 1});  // cpu1's SMT sibling
+  CHECK(t[15] == spec::CpuTopology{15, 1, 0, 3, 1});
+  // A machine with no topology files (a fixture of PMUs only) has none, and that is not an error.
+  spec::Machine bare(test::fixture("intel_skx"));
+  CHECK(bare.cpu_topology().empty());
+}
+
+TEST_CASE("aggregate: per socket, core, node and CPU sum the right CPUs, ordered by id") {
+  auto places = four_cpus(2);
+  const auto& topo = two_socket().cpu_topology();
+
+  auto sockets = aggregate(places, Aggregation::socket, topo);
+  CHECK(labels(sockets) == std::vector<std::string>{"S0", "S1"});
+  CHECK(sockets.units[0].cells[0].count.raw == 1 + 3);  // CPUs 0 and 2
+  CHECK(sockets.units[1].cells[0].count.raw == 2 + 4);  // CPUs 1 and 3
+  CHECK(sockets.units[1].cells[1].count.raw == 20 + 40);
+  CHECK(sockets.units[0].cells[0].members == 2);
+  CHECK(sockets.units[0].cells[0].count.time_enabled == 2000);
+
+  auto cores = aggregate(places, Aggregation::core, topo);
+  CHECK(labels(cores) == std::vector<std::string>{"S0-D0-C0", "S0-D0-C1", "S1-D0-C0", "S1-D0-C1"});
+  CHECK(cores.units[1].cells[0].count.raw == 3);  // CPU 2
+
+  auto nodes = aggregate(places, Aggregation::node, topo);
+  CHECK(labels(nodes) == std::vector<std::string>{"N0", "N1"});
+  CHECK(aggregate(places, Aggregation::die, topo).units.size() == 2);
+
+  auto cpus = aggregate(places, Aggregation::cpu, topo);
+  CHECK(labels(cpus) == std::vector<std::string>{"CPU0", "CPU1", "CPU2", "CPU3"});
+  CHECK(cpus.units[3].cpu == 3);
+
+  // An event opened only on CPU 0 (an uncore PMU's cpumask) is in socket 0 alone.
+  for (auto& p : places)
+    if (p.place.cpu != 0) p.here[1] = 0;
+  sockets = aggregate(places, Aggregation::socket, topo);
+  CHECK(sockets.units[0].cells[1].here);
+  CHECK(sockets.units[0].cells[1].members == 1);
+  CHECK(sockets.units[0].cells[1].count.raw == 10);
+  CHECK_FALSE(sockets.units[1].cells[1].here);
+
+  // Per thread: only counts taken per thread.
+  CHECK_THROWS_WITH_AS(aggregate(places, Aggregation::thread, topo),
+                       "--per-thread needs counts taken per thread (a process's threads)", Error);
+  std::vector<runtime::PlaceCounts> threads(2);
+  threads[0].place = {-1, 200};
+  threads[1].place = {-1, 100};
+  for (auto& t : threads) t.counts = {counted(5)}, t.here = {1};
+  auto per_thread = aggregate(threads, Aggregation::thread, topo, [](int tid) { return tid == 100 ? "a" : "b"; });
+  CHECK(labels(per_thread) == std::vector<std::string>{"a-100", "b-200"});
+}
+
+TEST_CASE("average of runs: the mean, and the deviation of the mean in percent as perf -r prints it") {
+  auto [mean, sd] = mean_and_stddev({10, 12, 14});
+  CHECK(mean == doctest::Approx(12.0));
+  CHECK(sd == doctest::Approx(std::sqrt(4.0 / 3.0)));  // sample variance 4, over 3 runs
+  CHECK(mean_and_stddev({7}).second == 0.0);
+
+  std::vector<StatReport> runs;
+  for (std::uint64_t v : {100u, 200u, 300u}) runs.push_back(global_report({counted(v)}));
+  auto avg = average(runs);
+  CHECK(avg.runs == 3);
+  CHECK(avg.units[0].cells[0].count.scaled() == doctest::Approx(200.0));
+  CHECK(avg.units[0].cells[0].noise == doctest::Approx(100.0 * std::sqrt(10000.0 / 3.0) / 200.0));
+}
+
+TEST_CASE("perf's layouts per aggregate: -A names the PMU, --per-socket shows the CPUs summed, exactly") {
+  auto set = resolve("task-clock,cs", two_socket());
+  std::vector<runtime::PlaceCounts> places(2);
+  for (int cpu = 0; cpu < 2; ++cpu) {
+    places[cpu].place = {cpu, -1};
+    places[cpu].counts = {counted(100000000), counted(static_cast<std::uint64_t>(10 + cpu))};
+    places[cpu].here = {1, 1};
+  }
+  const auto& topo = two_socket().cpu_topology();
+  StatRun run;
+  run.target = "'system wide'";
+  run.elapsed_seconds = 0.1;
+  CHECK(stat_text(set, aggregate(places, Aggregation::socket, topo), run) ==
+        "\n Performance counter stats for 'system wide':\n\n"
+        "S0        1             100.00 msec task-clock                       #    1.000 CPUs utilized"
+        "             \n"
+        "S0        1                 10      cs                               #  100.000 /sec"
+        "                      \n"
+        "S1        1             100.00 msec task-clock                       #    1.000 CPUs utilized"
+        "             \n"
+        "S1        1                 11      cs                               #  110.000 /sec"
+        "                      \n"
+        "\n       0.100000000 seconds time elapsed\n\n");
+  CHECK(stat_text(set, aggregate(places, Aggregation::cpu, topo), run) ==
+        "\n Performance counter stats for 'system wide':\n\n"
+        "CPU0               100.00 msec task-clock [software]            #    1.000 CPUs utilized"
+        "             \n"
+        "CPU1               100.00 msec task-clock [software]            #    1.000 CPUs utilized"
+        "             \n"
+        "CPU0                   10      cs [software]                    #  100.000 /sec"
+        "                      \n"
+        "CPU1                   11      cs [software]                    #  110.000 /sec"
+        "                      \n"
+        "\n       0.100000000 seconds time elapsed\n\n");
+  CHECK(stat_perf_csv(set, aggregate(places, Aggregation::socket, topo), run, ",") ==
+        "S0,1,100.00,msec,task-clock,1000,100.00,1.000,CPUs utilized\n"
+        "S0,1,10,,cs,1000,100.00,100.000,/sec\n"
+        "S1,1,100.00,msec,task-clock,1000,100.00,1.000,CPUs utilized\n"
+        "S1,1,11,,cs,1000,100.00,110.000,/sec\n");
+  CHECK(stat_perf_json(set, aggregate(places, Aggregation::cpu, topo), run).starts_with(
+      "{\"cpu\" : \"0\", \"counter-value\" : \"100.000000\", \"unit\" : \"msec\", \"event\" : \"task-clock "
+      "[software]\", \"event-runtime\" : 1000, \"pcnt-running\" : 100.00, \"metric-value\" : \"1.000000\", "
+      "\"metric-unit\" : \"CPUs utilized\"}\n"));
+  // Interval mode: perf's column header, then each line starts with the time.
+  run.interval_end = 1.000000001;
+  run.interval_seconds = 1.0;
+  run.print_interval_header = true;
+  std::string text = stat_text(set, aggregate(places, Aggregation::socket, topo), run);
+  CHECK(text.starts_with("#           time socket cpus             counts unit events\n"
+                         "     1.000000001 S0        1             100.00 msec task-clock "));
+  // Repeated runs: the header says how many, the variation follows the figure, the time its deviation.
+  run = StatRun{.target = "'true'", .elapsed_seconds = 0.0031722, .elapsed_stddev = 0.0000824};
+  auto avg = average({global_report({counted(2000000), counted(1)}), global_report({counted(2200000), counted(1)})});
+  CHECK(stat_text(set, avg, run) ==
+        "\n Performance counter stats for 'true' (2 runs):\n\n"
+        "              2.10 msec task-clock                       #    0.662 CPUs utilized"
+        "               ( +-  4.76% )\n"
+        "                 1      cs                               #  476.190 /sec"
+        "                      \n"
+        "\n         0.0031722 +- 0.0000824 seconds time elapsed  ( +-  2.60% )\n\n");
+}
