@@ -19,15 +19,15 @@ _perfspec() {
     -x|--field-separator) return ;;
     -e|--event) ;;
     *) if [[ $sub != resolve && $cur == -* ]]; then :; elif [[ $sub == stat && $prev != -e && $prev != --event ]]; then
-         COMPREPLY=($(compgen -W "-e --event -p --pid -a --all-cpus -C --cpu -I --interval --format -x --field-separator --sysfs -o --output --no-inherit --events-dir --cpuid --no-libpfm4" -- "$cur")); return
+         COMPREPLY=($(compgen -W "-e --event -p --pid -a --all-cpus -C --cpu -I --interval --format -x --field-separator --sysfs -o --output --no-inherit --events-dir --no-tables --cpuid --no-libpfm4" -- "$cur")); return
        fi ;;
   esac
   if [[ $cur == -* ]]; then
     case $sub in
-      resolve) COMPREPLY=($(compgen -W "--sysfs --format --events-dir --cpuid --no-libpfm4" -- "$cur")) ;;
-      list) COMPREPLY=($(compgen -W "--pmu --topic --source --tracepoints --deprecated --pmus --format --sysfs --events-dir --cpuid" -- "$cur")) ;;
+      resolve) COMPREPLY=($(compgen -W "--sysfs --format --events-dir --no-tables --cpuid --no-libpfm4" -- "$cur")) ;;
+      list) COMPREPLY=($(compgen -W "--pmu --topic --source --tracepoints --deprecated --pmus --format --sysfs --events-dir --no-tables --cpuid" -- "$cur")) ;;
       snapshot) COMPREPLY=($(compgen -W "--sysfs --tracepoints --cpuid" -- "$cur")) ;;
-      decode) COMPREPLY=($(compgen -W "--type --config --config1 --config2 --config3 --attr --format --sysfs --events-dir --cpuid" -- "$cur")) ;;
+      decode) COMPREPLY=($(compgen -W "--type --config --config1 --config2 --config3 --attr --format --sysfs --events-dir --no-tables --cpuid" -- "$cur")) ;;
     esac
     return
   fi

@@ -47,8 +47,55 @@ examples() {
   grep -q '^set(perfspec_LICENSE "MIT")' "$lib/cmake/perfspec/perfspecConfig.cmake" ||
     { echo "install: perfspecConfig.cmake does not name the license" >&2; return 1; }
   grep -qx 'License: MIT' "$lib/pkgconfig/perfspec.pc" || { echo "install: perfspec.pc does not name the license" >&2; return 1; }
-  rm -rf "$prefix"
-  echo "examples: 4 passed, 0 failed"
+  installed_tables "$prefix" || return 1
+  rm -rf "$prefix" "$prefix.copy"
+  echo "examples: 7 passed, 0 failed"
+}
+# perf's event tables installed from Debian's linux-source-6.1 (scripts/setup.sh installs it): a table
+# name resolves with no --events-dir, from the installed index (the first run writes no cache), in a
+# copy of the installation too (other paths, other file times); without them it is unknown.
+installed_tables() {
+  local prefix=$1 tables=$1/share/perfspec/events
+  [ -f "$tables/x86/perfspec-index/skylakex.idx" ] ||
+    { echo "install: no event tables with their index in share/perfspec/events (is linux-source-6.1 installed?)" >&2; return 1; }
+  [ -f "$tables/COPYING" ] && grep -qF "version 2 only (GPL-2.0" "$tables/README" ||
+    { echo "install: the event tables have no license note (README) and COPYING beside them" >&2; return 1; }
+  local want
+  want=$(cat <<'EOF'
+event 0: mem_load_retired.l1_miss
+  pmu: cpu; not grouped
+------------------------------------------------------------
+perf_event_attr:
+  type                             4
+  size                             136
+  config                           0x8d1
+  { sample_period, sample_freq }   100003
+------------------------------------------------------------
+EOF
+)
+  resolve_skx() {  # resolve_skx PREFIX: mem_load_retired.l1_miss on the Skylake-X fixture, default tables
+    env -u PERFSPEC_EVENTS_DIR PERFSPEC_CACHE_DIR="$prefix/cache" "$1/bin/perfspec" resolve \
+      --sysfs tests/fixtures/intel_skx --cpuid GenuineIntel-6-55-4 --no-libpfm4 mem_load_retired.l1_miss 2>&1
+  }
+  local got where
+  for where in "$prefix" "$prefix.copy"; do
+    [ "$where" = "$prefix" ] || cp -r "$prefix" "$where"  # other paths, other file times
+    got=$(resolve_skx "$where")
+    [ "$got" = "$want" ] ||
+      { echo "install: $where: a table name without --events-dir:" >&2; diff <(echo "$want") <(echo "$got") >&2; return 1; }
+    [ ! -e "$prefix/cache" ] || { echo "install: $where: the first run wrote a table index into PERFSPEC_CACHE_DIR" >&2; return 1; }
+  done
+  # Without them: unknown (unless the build's configured prefix holds tables of an earlier install).
+  rm -rf "$prefix.copy/share/perfspec/events"
+  local fallback
+  fallback=$(sed -n 's/^CMAKE_INSTALL_PREFIX:PATH=//p' build/CMakeCache.txt)/share/perfspec/events
+  if [ -e "$fallback" ]; then
+    echo "install: $fallback exists: not checking an installation without tables" >&2
+  else
+    got=$(resolve_skx "$prefix.copy")
+    grep -qF "unknown event 'mem_load_retired.l1_miss'" <<<"$got" ||
+      { echo "install: without tables, mem_load_retired.l1_miss is not unknown:" >&2; echo "$got" >&2; return 1; }
+  fi
 }
 
 case "${1:-}" in

@@ -244,6 +244,20 @@ bool holds_tables(const fs::path& folder) {
 
 }  // namespace
 
+std::vector<std::string> detail::mapfile_models(const std::string& dir) {
+  std::vector<std::string> out;
+  for (const auto& row : read_mapfile(dir)) {
+    if (!safe_relative_folder(row.folder))
+      throw Error(ErrorKind::machine,
+                  fmt::format("'{}/mapfile.csv' line {}: folder '{}' leaves the events directory", dir,
+                              row.line, row.folder));
+    if (std::find(out.begin(), out.end(), row.folder) == out.end() &&
+        holds_tables(fs::path(dir) / row.folder))
+      out.push_back(row.folder);
+  }
+  return out;
+}
+
 std::optional<std::string> find_model(const std::string& dir, const std::string& cpuid) {
   if (cpuid.empty()) return std::nullopt;
   const TableArch arch = table_arch(dir, cpuid);

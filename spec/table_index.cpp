@@ -106,26 +106,74 @@ CacheFolder::CacheFolder(const std::string& path) : path_(path) {
   fd_ = fd;
 }
 
+CacheFolder::CacheFolder(const std::string& path, Bundled bundled) : path_(path) {
+  int fd = ::open(path.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (fd < 0) return;
+  tables_owner_ = bundled.tables_owner;
+  struct stat st {};
+  if (::fstat(fd, &st) != 0 || !trusted_owner(st.st_uid) || (st.st_mode & (S_IWGRP | S_IWOTH))) {
+    ::close(fd);
+    return;
+  }
+  fd_ = fd;
+}
+
+bool CacheFolder::trusted_owner(unsigned uid) const {
+  if (uid == ::geteuid()) return true;
+  return tables_owner_ && (uid == 0 || uid == *tables_owner_);
+}
+
+std::optional<std::uint64_t> file_hash(const std::string& path) {
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return std::nullopt;
+  struct stat st {};
+  std::optional<std::uint64_t> out;
+  if (::fstat(fd, &st) == 0 && S_ISREG(st.st_mode)) {
+    XXH3_state_t state;
+    XXH3_64bits_reset(&state);
+    char buffer[64 * 1024];
+    while (true) {
+      ssize_t n = ::read(fd, buffer, sizeof buffer);
+      if (n < 0 && errno == EINTR) continue;
+      if (n < 0) break;
+      if (n == 0) {
+        out = XXH3_64bits_digest(&state);
+        break;
+      }
+      XXH3_64bits_update(&state, buffer, static_cast<std::size_t>(n));
+    }
+  }
+  ::close(fd);
+  return out;
+}
+
 CacheFolder::~CacheFolder() {
   if (fd_ >= 0) ::close(fd_);
 }
 
 std::unique_ptr<IndexFile> IndexFile::open(const CacheFolder& folder, const std::string& name,
                                            std::string_view sig) {
+  return open(folder, name, [sig](std::string_view recorded) { return recorded == sig; });
+}
+
+std::unique_ptr<IndexFile> IndexFile::open(const CacheFolder& folder, const std::string& name,
+                                           const std::function<bool(std::string_view)>& accept) {
   if (!folder.usable()) return nullptr;
   std::unique_ptr<IndexFile> ix(new IndexFile);
   std::size_t diagnostics = 0;
-  if (!ix->map_file(folder, name) || !ix->read_header(sig, diagnostics) || !ix->read_diagnostics(diagnostics))
+  if (!ix->map_file(folder, name) || !ix->read_header(accept, diagnostics) ||
+      !ix->read_diagnostics(diagnostics))
     return nullptr;
   return ix;
 }
 
-// Maps the file when it is this user's regular file, writable by no one else, of a size an index can have.
+// Maps the file when it is a regular file of an owner the folder trusts (this user, for a cache folder),
+// writable by no one else, of a size an index can have.
 bool IndexFile::map_file(const CacheFolder& folder, const std::string& name) {
   int fd = ::openat(folder.fd(), name.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
   if (fd < 0) return false;
   struct stat st {};
-  bool ok = ::fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_uid == ::geteuid() &&
+  bool ok = ::fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && folder.trusted_owner(st.st_uid) &&
             !(st.st_mode & (S_IWGRP | S_IWOTH)) && st.st_size > 0 &&
             static_cast<std::size_t>(st.st_size) <= max_index_size;
   if (ok) {
@@ -138,7 +186,7 @@ bool IndexFile::map_file(const CacheFolder& folder, const std::string& name) {
 }
 
 // The header: five lines, the last the checksum of the four before it; the layout must fit the file.
-bool IndexFile::read_header(std::string_view sig, std::size_t& diagnostics) {
+bool IndexFile::read_header(const std::function<bool(std::string_view)>& accept, std::size_t& diagnostics) {
   std::string_view all(static_cast<const char*>(map_), map_size_);
   std::string_view head = all.substr(0, std::min(all.size(), max_header_size));
   std::string_view lines[5];
@@ -151,8 +199,8 @@ bool IndexFile::read_header(std::string_view sig, std::size_t& diagnostics) {
   }
   const std::size_t checked_part = static_cast<std::size_t>(lines[4].data() - all.data());
   std::uint64_t check = 0;
-  if (lines[0] != magic || lines[1] != sig || !lines[4].starts_with("check ") ||
-      !parse_number(lines[4].substr(6), check, 16) || check != hash(all.data(), checked_part))
+  if (lines[0] != magic || !lines[4].starts_with("check ") || !parse_number(lines[4].substr(6), check, 16) ||
+      check != hash(all.data(), checked_part) || !accept(lines[1]))
     return false;
   std::vector<std::string_view> f;
   split(lines[2], ' ', f);

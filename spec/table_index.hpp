@@ -8,7 +8,13 @@
 // it is trusted without reading all of it: its length against its header, its header against its own
 // checksum, and each 16 KiB block of the rest against the block's checksum when a lookup first reads
 // it (XXH3). A file that fails any check is rebuilt from the JSON.
+//
+// A tables folder may also hold a bundled index (EventTables::write_bundled_index, run by the build for
+// the tables it installs): read-only, never written at run time, and trusted as the tables beside it
+// are, when it and its folder belong to root, this user or the owner of the tables folder and no one
+// else may write to them.
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -25,10 +31,19 @@ class CacheFolder {
  public:
   /// `path` "none" is no folder and no problem. A missing folder is created (mode 0700).
   explicit CacheFolder(const std::string& path);
+  /// The bundled-index folder of a tables folder whose owner is `tables_owner`: opened, never created;
+  /// not usable (and no problem to report) when it is missing or fails the checks above.
+  struct Bundled {
+    unsigned tables_owner;
+  };
+  CacheFolder(const std::string& path, Bundled bundled);
   ~CacheFolder();
   CacheFolder(const CacheFolder&) = delete;
   CacheFolder& operator=(const CacheFolder&) = delete;
   bool usable() const { return fd_ >= 0; }
+  /// Whether a file of this folder may be trusted by its owner: this user's alone for a cache
+  /// folder; root's, this user's or the tables folder owner's for a bundled one.
+  bool trusted_owner(unsigned uid) const;
   int fd() const { return fd_; }
   const std::string& path() const { return path_; }
   /// Why the folder is not used ("" when it is, or when none was asked for).
@@ -37,7 +52,11 @@ class CacheFolder {
  private:
   std::string path_, problem_;
   int fd_ = -1;
+  std::optional<unsigned> tables_owner_;  // set for a bundled folder
 };
+
+/// The XXH3 of a file's contents, or nullopt when it cannot be read (bundled indexes record it).
+std::optional<std::uint64_t> file_hash(const std::string& path);
 
 /// The bytes of an index file: the header (with the checksums of `payload`'s blocks and its own) and
 /// the payload, which holds `diagnostics` lines, then `lines` offsets from `offsets_at`, then the body
@@ -55,6 +74,10 @@ class IndexFile {
   /// none, it is another user's or writable by others, or its header, length or signature do not hold.
   static std::unique_ptr<IndexFile> open(const CacheFolder& folder, const std::string& name,
                                          std::string_view sig);
+  /// The same, with the signature recorded in the file accepted by `accept` (asked only once the
+  /// header has passed its own checksum).
+  static std::unique_ptr<IndexFile> open(const CacheFolder& folder, const std::string& name,
+                                         const std::function<bool(std::string_view)>& accept);
   /// Write an index of `lines` (sorted by their first field) and `diagnostics` atomically. False (and
   /// nothing left behind) when it cannot be written.
   static bool write(const CacheFolder& folder, const std::string& name, std::string_view sig,
@@ -74,7 +97,7 @@ class IndexFile {
   IndexFile() = default;
   void check(std::size_t begin, std::size_t end) const;  // payload range
   bool map_file(const CacheFolder& folder, const std::string& name);
-  bool read_header(std::string_view sig, std::size_t& diagnostics);
+  bool read_header(const std::function<bool(std::string_view)>& accept, std::size_t& diagnostics);
   bool read_diagnostics(std::size_t count);
   void* map_ = nullptr;
   std::size_t map_size_ = 0;

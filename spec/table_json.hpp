@@ -24,6 +24,10 @@ bool safe_relative_folder(std::string_view folder);
 /// perf's topic of a table file: `metrics` for *metrics.json, else the name without .json, `-` as space.
 std::string table_topic(const std::string& file);
 
+/// Every model folder that `dir/mapfile.csv` names and that holds tables, once each, in the file's
+/// order. Throws perfspec::Error as find_model does.
+std::vector<std::string> mapfile_models(const std::string& dir);
+
 /// The files one table is made of: the architecture-standard events beside mapfile.csv, and the
 /// model folder's files (or every `sys` folder's).
 struct TableFiles {

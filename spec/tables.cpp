@@ -249,14 +249,139 @@ std::string cache_dir(const EventTables::Options& o) {
 
 }  // namespace
 
-void EventTables::write_index(const std::string& cache_path) const {
+// ------------------------------------------------------------------------- the bundled index
+
+namespace {
+
+// The bundled index of a tables folder: `perfspec-index/<model>.idx` (a model's `/` as `+`) and
+// `perfspec-index/sys.idx`, written by the build and never at run time. Its signature records each file
+// relative to the tables folder, with its size, modification time (seconds: an installation copies the
+// time without its nanoseconds) and the XXH3 of its contents: it is current when every file is there
+// with that size, and either that time or (after a copy that did not keep times) those contents.
+constexpr std::string_view bundled_folder = "perfspec-index", bundled_magic = "bundled v1";
+
+std::string bundled_name(const std::string& model, bool sys) {
+  if (sys) return "sys.idx";
+  std::string name = model;
+  std::replace(name.begin(), name.end(), '/', '+');
+  return name + ".idx";
+}
+
+fs::path tables_base(const std::string& dir) {
+  fs::path base = fs::path(dir).lexically_normal();
+  if (!base.has_filename() && base.has_parent_path()) base = base.parent_path();
+  return base;
+}
+
+std::string relative_to(const fs::path& base, const std::string& file) {
+  return fs::path(file).lexically_normal().lexically_relative(base).string();
+}
+
+std::vector<fs::path> all_files(const detail::TableFiles& files) {
+  std::vector<fs::path> out = files.std_files;
+  out.insert(out.end(), files.files.begin(), files.files.end());
+  return out;
+}
+
+// The signature the build writes; nullopt when a file cannot be read.
+std::optional<std::string> bundled_signature(const std::string& dir, const detail::TableFiles& files) {
+  const fs::path base = tables_base(dir);
+  std::string sig(bundled_magic);
+  for (const auto& f : all_files(files)) {
+    struct stat st {};
+    auto sum = detail::file_hash(f.string());
+    if (::stat(f.c_str(), &st) != 0 || !sum) return std::nullopt;
+    sig +=
+        fmt::format("|{}:{}:{}:{:016x}", relative_to(base, f.string()), st.st_size, st.st_mtim.tv_sec, *sum);
+  }
+  return sig;
+}
+
+// Whether `recorded` (a bundled index's signature) describes `files` as they are now.
+bool bundled_signature_holds(std::string_view recorded, const std::string& dir,
+                             const detail::TableFiles& files) {
+  const fs::path base = tables_base(dir);
+  const std::vector<fs::path> all = all_files(files);
+  if (!recorded.starts_with(bundled_magic)) return false;
+  recorded.remove_prefix(bundled_magic.size());
+  for (const auto& f : all) {
+    if (!recorded.starts_with('|')) return false;
+    recorded.remove_prefix(1);
+    std::string_view entry = recorded.substr(0, recorded.find('|'));
+    recorded.remove_prefix(entry.size());
+    // path:size:time:sum, the path being the rest
+    std::string_view fields[3];
+    for (int k = 2; k >= 0; --k) {
+      auto colon = entry.rfind(':');
+      if (colon == std::string_view::npos) return false;
+      fields[k] = entry.substr(colon + 1);
+      entry = entry.substr(0, colon);
+    }
+    struct stat st {};
+    if (entry != relative_to(base, f.string()) || ::stat(f.c_str(), &st) != 0 ||
+        fields[0] != std::to_string(st.st_size))
+      return false;
+    if (fields[1] == std::to_string(st.st_mtim.tv_sec)) continue;
+    auto sum = detail::file_hash(f.string());
+    if (!sum || fields[2] != fmt::format("{:016x}", *sum)) return false;
+  }
+  return recorded.empty();
+}
+
+// The bundled index of these files, when the tables folder has a current one.
+std::unique_ptr<detail::IndexFile> open_bundled(const std::string& dir, const std::string& model, bool sys,
+                                                const detail::TableFiles& files) {
+  struct stat st {};
+  if (::stat(dir.c_str(), &st) != 0) return nullptr;
+  detail::CacheFolder folder(fmt::format("{}/{}", dir, bundled_folder),
+                             detail::CacheFolder::Bundled{static_cast<unsigned>(st.st_uid)});
+  return detail::IndexFile::open(folder, bundled_name(model, sys), [&](std::string_view recorded) {
+    return bundled_signature_holds(recorded, dir, files);
+  });
+}
+
+}  // namespace
+
+bool EventTables::write_index(const std::string& cache_path) const {
   detail::CacheFolder folder(cache_path);
-  if (!folder.usable()) return;
+  if (!folder.usable()) return false;
   std::vector<std::string> lines;
   lines.reserve(events_.size());
   for (std::size_t i = 0; i < events_.size(); ++i) lines.push_back(index_line(keys_[i], events_[i]));
   // A cache that cannot be written is not an error: the next run parses again.
-  detail::IndexFile::write(folder, index_name_, signature_, lines, diagnostics_);
+  return detail::IndexFile::write(folder, index_name_, signature_, lines, diagnostics_);
+}
+
+std::size_t EventTables::write_bundled_index(const std::string& dir) {
+  const fs::path base = tables_base(dir);
+  const std::string folder_path = fmt::format("{}/{}", dir, bundled_folder);
+  std::size_t written = 0;
+  auto write = [&](const std::string& model, bool sys) {
+    detail::TableFiles files = detail::table_files(dir, model, sys);
+    if (sys && files.files.empty()) return;
+    auto sig = bundled_signature(dir, files);
+    if (!sig)
+      throw Error(ErrorKind::machine, fmt::format("the tables of '{}' in '{}' cannot be read", model, dir));
+    EventTables t;
+    t.model_ = model;
+    detail::LoadedTables l = detail::parse_table_files(files, false);
+    t.events_ = std::move(l.events);
+    for (auto& e : t.events_) e.sys = sys;
+    t.diagnostics_ = std::move(l.diagnostics);
+    for (auto& d : t.diagnostics_) d.file = relative_to(base, d.file);  // named where the tables are
+    t.sort_and_key();
+    t.signature_ = std::move(*sig);
+    t.index_name_ = bundled_name(model, sys);
+    if (!t.write_index(folder_path))
+      throw Error(ErrorKind::machine,
+                  fmt::format("the index '{}/{}' cannot be written", folder_path, t.index_name_));
+    ++written;
+  };
+  std::error_code ec;
+  fs::remove_all(folder_path, ec);  // nothing of an earlier build stays behind; write_index makes it again
+  for (const auto& model : detail::mapfile_models(dir)) write(model, false);
+  write("", true);
+  return written;
 }
 
 std::shared_ptr<const EventTables> EventTables::load_full(const std::string& dir, const std::string& model) {
@@ -288,6 +413,22 @@ std::shared_ptr<const EventTables> EventTables::load_files(const std::string& di
   auto t = std::make_shared<EventTables>();
   t->model_ = model;
   if (sys && files.files.empty()) return t;  // no sys folders: nothing to parse or keep
+  auto use = [&](std::unique_ptr<detail::IndexFile> file, std::string cache, const std::string& files_in) {
+    t->index_ = std::make_unique<Index>();
+    t->index_->file = std::move(file);
+    t->index_->dir = dir;
+    t->index_->model = model;
+    t->index_->sys = sys;
+    t->index_->cache = std::move(cache);
+    t->diagnostics_ = t->index_->file->diagnostics();
+    for (auto& d : t->diagnostics_) d.file = files_in + d.file;
+  };
+  // The bundled index first: it is read-only, so a corrupt one is not rewritten ("none"), and no cache
+  // folder is created or written when it is current.
+  if (auto file = open_bundled(dir, model, sys, files)) {
+    use(std::move(file), "none", tables_base(dir).string() + "/");
+    return t;
+  }
   t->signature_ = signature(files);
   t->index_name_ = fmt::format("{:016x}.idx", fnv1a(t->signature_));
   const std::string cache = cache_dir(options);
@@ -295,13 +436,7 @@ std::shared_ptr<const EventTables> EventTables::load_files(const std::string& di
     detail::CacheFolder folder(cache);
     t->cache_problem_ = folder.problem();
     if (auto file = detail::IndexFile::open(folder, t->index_name_, t->signature_)) {
-      t->index_ = std::make_unique<Index>();
-      t->index_->file = std::move(file);
-      t->index_->dir = dir;
-      t->index_->model = model;
-      t->index_->sys = sys;
-      t->index_->cache = cache;
-      t->diagnostics_ = t->index_->file->diagnostics();
+      use(std::move(file), cache, "");
       return t;
     }
   }

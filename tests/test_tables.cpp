@@ -5,6 +5,7 @@
 #include <sys/stat.h>
 
 #include <algorithm>
+#include <chrono>
 #include <filesystem>
 #include <fstream>
 #include <set>
@@ -993,6 +994,78 @@ TEST_CASE("a damaged index is never trusted: cut, emptied, edited or grown, it i
   path = fresh();
   ::chmod(path.c_str(), 0666);
   CHECK_FALSE(spec::EventTables::load(t.dir(), "testmodel", o)->from_index());
+}
+
+TEST_CASE("the bundled index: built once beside the tables, read-only, kept by a copy, dropped by a change") {
+  namespace fs = std::filesystem;
+  TableTree t;
+  t.tree.write("events/testmodel/broken.json", "[{");
+  CHECK(spec::EventTables::write_bundled_index(t.dir()) == 2);  // testmodel, other; no sys folders
+  const std::string bundled = t.dir() + "/perfspec-index/testmodel.idx";
+  REQUIRE(fs::is_regular_file(bundled));
+  const std::string written = slurp(bundled);
+  const spec::EventTables::Options o{t.cache()};
+  auto parsed = spec::EventTables::load(t.dir(), "testmodel", {"none"});
+  // Used before the cache folder, which is not even made.
+  auto tables = spec::EventTables::load(t.dir(), "testmodel", o);
+  CHECK(tables->from_index());
+  CHECK_FALSE(fs::exists(t.cache()));
+  CHECK(tables->cache_problem().empty());
+  REQUIRE(tables->events().size() == parsed->events().size());
+  for (std::size_t i = 0; i < parsed->events().size(); ++i) {
+    CHECK(tables->events()[i].alias.name == parsed->events()[i].alias.name);
+    CHECK(tables->events()[i].alias.terms == parsed->events()[i].alias.terms);
+    CHECK(tables->events()[i].pmu == parsed->events()[i].pmu);
+  }
+  CHECK(tables->find("mem_load_retired.l1_miss")[0]->alias.origin == "cache.json");
+  // It names files relative to the tables folder, and they are reported where the tables are now.
+  REQUIRE(tables->diagnostics().size() == 1);
+  CHECK(tables->diagnostics()[0].file == t.dir() + "/testmodel/broken.json");
+  spec::Machine m(test::fixture("intel_skx"), t.options());
+  CHECK(one("mem_load_retired.l1_miss", m) == "type=4 config=0x8d1 sample_period=100003");
+  CHECK_FALSE(fs::exists(t.cache()));
+  // Copied elsewhere with other times (an installation, a package): its contents still match.
+  const std::string copy = t.tree.root() + "/copy";
+  fs::copy(t.dir(), copy, fs::copy_options::recursive);
+  for (const auto& e : fs::recursive_directory_iterator(copy))
+    if (e.path().extension() == ".json")
+      fs::last_write_time(e.path(), fs::last_write_time(e.path()) - std::chrono::hours(24 * 365));
+  auto copied = spec::EventTables::load(copy, "testmodel", o);
+  CHECK(copied->from_index());
+  CHECK(copied->find("unc_m_cas_count.rd")[0]->alias.terms == "event=4,umask=3");
+  REQUIRE(copied->diagnostics().size() == 1);
+  CHECK(copied->diagnostics()[0].file == copy + "/testmodel/broken.json");
+  CHECK_FALSE(fs::exists(t.cache()));
+  // A block that fails its checksum: the JSON is read (the cache folder's index, if any, is used), and
+  // the bundled index is not rewritten.
+  std::string edited = written;
+  auto at = edited.find("event=0xd1");
+  REQUIRE(at != std::string::npos);
+  edited[at + 9] = '2';
+  spit(bundled, edited);
+  auto tampered = spec::EventTables::load(t.dir(), "testmodel", o);
+  CHECK(tampered->find("mem_load_retired.l1_miss")[0]->alias.terms == "event=0xd1,period=100003,umask=8");
+  CHECK(slurp(bundled) == edited);
+  fs::remove_all(t.cache());
+  spit(bundled, written);
+  CHECK(spec::EventTables::load(t.dir(), "testmodel", o)->from_index());
+  CHECK_FALSE(fs::exists(t.cache()));
+  // Not used when others may write to it or to its folder.
+  ::chmod(bundled.c_str(), 0666);
+  CHECK_FALSE(spec::EventTables::load(t.dir(), "testmodel", {"none"})->from_index());
+  ::chmod(bundled.c_str(), 0644);
+  ::chmod((t.dir() + "/perfspec-index").c_str(), 0777);
+  CHECK_FALSE(spec::EventTables::load(t.dir(), "testmodel", {"none"})->from_index());
+  ::chmod((t.dir() + "/perfspec-index").c_str(), 0755);
+  CHECK(spec::EventTables::load(t.dir(), "testmodel", {"none"})->from_index());
+  // A table changed since: the bundled index no longer applies; the cache folder takes over.
+  t.tree.write("events/testmodel/cache.json", R"([{"EventName": "NEW.EVENT", "EventCode": "0x7"}])");
+  auto changed = spec::EventTables::load(t.dir(), "testmodel", o);
+  CHECK_FALSE(changed->from_index());
+  CHECK(changed->find("new.event").size() == 1);
+  CHECK(changed->find("mem_load_retired.l1_miss").empty());
+  CHECK(spec::EventTables::load(t.dir(), "testmodel", o)->from_index());  // from the cache folder now
+  CHECK(slurp(bundled) == written);
 }
 
 TEST_CASE("a table name for a PMU the machine lacks says so, instead of suggesting the name itself") {

@@ -103,11 +103,16 @@ const CLI::Validator sysfs_tree(
     "SYSFS");
 
 // Named-event tables, for every subcommand that reads a machine: options win over
-// $PERFSPEC_EVENTS_DIR / $PERFSPEC_CPUID.
+// $PERFSPEC_EVENTS_DIR / $PERFSPEC_CPUID, which win over the tables installed with perfspec (main()).
 void add_table_options(CLI::App* sub, perfspec::spec::MachineOptions& machine) {
-  sub->add_option("--events-dir", machine.events_dir,
-                  "perf-format JSON event tables (mapfile.csv + model folders); default $PERFSPEC_EVENTS_DIR")
-      ->check(CLI::ExistingDirectory);
+  auto* dir = sub->add_option("--events-dir", machine.events_dir,
+                              "perf-format JSON event tables (mapfile.csv + model folders); default "
+                              "$PERFSPEC_EVENTS_DIR, else the tables installed with perfspec")
+                  ->check(CLI::ExistingDirectory);
+  sub->add_flag_callback(
+         "--no-tables", [&machine] { machine.events_dir.clear(); },
+         "use no event tables (not $PERFSPEC_EVENTS_DIR's, nor the installed ones)")
+      ->excludes(dir);
   sub->add_option("--cpuid", machine.cpuid,
                   "CPU id picking the table model, as perf's PERF_CPUID (e.g. GenuineIntel-6-55-4); default "
                   "$PERFSPEC_CPUID, else this machine's");
@@ -347,6 +352,8 @@ int main(int argc, char** argv) {
   app.require_subcommand(1);
   app.set_version_flag("--version", "perfspec 0.1.0");
   auto machine = perfspec::spec::MachineOptions::from_environment();
+  // The tables installed with perfspec, unless $PERFSPEC_EVENTS_DIR is set (set and empty: no tables).
+  if (!std::getenv("PERFSPEC_EVENTS_DIR")) machine.events_dir = perfspec::spec::default_events_dir();
   ResolveCommand resolve;
   StatCommand stat;
   ListCommand list;

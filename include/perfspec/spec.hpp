@@ -97,6 +97,17 @@ struct MachineOptions {
   static MachineOptions from_environment();
 };
 
+/// Where this installation keeps perf's event tables, for MachineOptions::events_dir: a build that
+/// found Debian's linux-source package installs its `tools/perf/pmu-events/arch` tree (one folder per
+/// architecture, with its compiled index) in `<prefix>/share/perfspec/events`. Looked for beside the
+/// running program first (`/proc/self/exe`'s `../share/perfspec/events`, so that a moved installation
+/// finds its own), then in the prefix the build installs to; "" when neither is there or the build
+/// installed no tables. A Machine uses tables only when told to: the CLI asks for these when neither
+/// `--events-dir` nor $PERFSPEC_EVENTS_DIR is given.
+///
+/// Example: `spec::Machine machine{"/sys", {.events_dir = spec::default_events_dir()}};`
+std::string default_events_dir();
+
 /// One PMU under `<root>/bus/event_source/devices/<name>`. Formats and aliases load on first use.
 ///
 /// Example:

@@ -130,9 +130,10 @@ class EventTables {
   /// architecture-standard events of `dir` that `ArchStdEvent` entries refer to. Uses the compiled
   /// index when it is current (it records the names, sizes and times of the JSON files it was built
   /// from) and intact (its length, and a checksum per block as blocks are read), else parses the JSON
-  /// and writes the index. The cache folder is used only when it is this user's and no one else may
-  /// write to it (cache_problem() says why not). Entries and files that cannot be used are skipped and
-  /// reported by diagnostics(); only a missing model folder throws.
+  /// and writes the index. A current bundled index of `dir` (write_bundled_index) comes first; then
+  /// nothing is written and no cache folder is made. The cache folder is used only when it is this user's and
+  /// no one else may write to it (cache_problem() says why not). Entries and files that cannot be used are
+  /// skipped and reported by diagnostics(); only a missing model folder throws.
   ///
   /// Example: `EventTables::load("pmu-events/x86", "icelakex", {})->find("inst_retired.any")`
   static std::shared_ptr<const EventTables> load(const std::string& dir, const std::string& model,
@@ -140,6 +141,17 @@ class EventTables {
   /// The uncore events of every `sys` folder under `dir` (arm64's `arm/cmn/sys`, ...): each carries the
   /// `Compat` regex that a PMU's `identifier` must match. Empty when `dir` has none.
   static std::shared_ptr<const EventTables> load_sys(const std::string& dir, const Options& options);
+  /// Compile the bundled index of the tables folder `dir` (one architecture's, with mapfile.csv): one
+  /// index per model that mapfile.csv names and one of the `sys` folders, in `dir/perfspec-index/`
+  /// (replaced). load() and load_sys() then use it read-only, before the cache folder, as long as the
+  /// files it was built from are there with the same sizes and either the same times (in seconds) or
+  /// the same contents; so a copied or moved folder keeps it. For tables installed for many users
+  /// (the build does it for the ones it installs); the owner of `dir` or root must own it. Returns how
+  /// many indexes were written; throws perfspec::Error when mapfile.csv is missing or malformed, or an
+  /// index cannot be written.
+  ///
+  /// Example: `EventTables::write_bundled_index("share/perfspec/events/x86")`
+  static std::size_t write_bundled_index(const std::string& dir);
   /// Parse every JSON file of the model without the index, with descriptions, metrics, counter counts
   /// and metric-group descriptions: for listings. `model` "" means the `sys` folders.
   static std::shared_ptr<const EventTables> load_full(const std::string& dir, const std::string& model);
@@ -182,7 +194,7 @@ class EventTables {
   std::string signature_, index_name_, cache_problem_;
   mutable std::once_flag all_once_;
   void sort_and_key();
-  void write_index(const std::string& cache_path) const;
+  bool write_index(const std::string& cache_path) const;
   const EventTables* rebuilt() const;  // the JSON's entries, after the index proved corrupt
   static std::shared_ptr<const EventTables> load_files(const std::string& dir, const std::string& model,
                                                        const Options& options, bool sys);

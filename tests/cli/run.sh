@@ -326,6 +326,18 @@ import json, sys
 a = json.loads(sys.argv[1])["events"][0]["attr"]
 assert (a["type"], a["config"], a["precise_ip"], a["sample_period"]) == (4, 0x8d1, 2, 100003), a
 ' "$out"
+  # No tables: --no-tables (over $PERFSPEC_EVENTS_DIR, and not with --events-dir), or the variable set empty.
+  err=$(PERFSPEC_CACHE_DIR=$cache PERFSPEC_EVENTS_DIR=$events "$bin" resolve --sysfs "$fixtures/intel_skx" --no-libpfm4 \
+        --no-tables --cpuid GenuineIntel-6-55-4 mem_load_retired.l1_miss 2>&1); status=$?
+  expect no-tables-status [ "$status" = 1 ]
+  expect no-tables grep -qF "unknown event 'mem_load_retired.l1_miss'" <<<"$err"
+  err=$(PERFSPEC_EVENTS_DIR= "$bin" resolve --sysfs "$fixtures/intel_skx" --no-libpfm4 --cpuid GenuineIntel-6-55-4 \
+        mem_load_retired.l1_miss 2>&1); status=$?
+  expect empty-events-dir-status [ "$status" = 1 ]
+  expect empty-events-dir grep -qF "unknown event 'mem_load_retired.l1_miss'" <<<"$err"
+  err=$("$bin" resolve --no-tables --events-dir "$events" cycles 2>&1); status=$?
+  expect no-tables-with-events-dir [ "$status" = 2 ]
+  expect no-tables-with-events-dir-msg grep -qxF -- "--events-dir excludes --no-tables" <<<"$err"
   err=$("$bin" resolve --sysfs "$fixtures/intel_skx" --no-libpfm4 --events-dir "$events" --cpuid GenuineIntel-6-55-4 \
         'mem_load_retired.l1_mis' 2>&1); status=$?
   expect tables-suggest-status [ "$status" = 1 ]
