@@ -104,7 +104,8 @@ TEST_CASE("aggregate: per socket, core, node and CPU sum the right CPUs, ordered
   threads[0].place = {-1, 200};
   threads[1].place = {-1, 100};
   for (auto& t : threads) t.counts = {counted(5)}, t.here = {1};
-  auto per_thread = aggregate(threads, Aggregation::thread, topo, [](int tid) { return tid == 100 ? "a" : "b"; });
+  auto per_thread =
+      aggregate(threads, Aggregation::thread, topo, [](int tid) { return tid == 100 ? "a" : "b"; });
   CHECK(labels(per_thread) == std::vector<std::string>{"a-100", "b-200"});
 }
 
@@ -161,20 +162,24 @@ TEST_CASE("perf's layouts per aggregate: -A names the PMU, --per-socket shows th
         "S0,1,10,,cs,1000,100.00,100.000,/sec\n"
         "S1,1,100.00,msec,task-clock,1000,100.00,1.000,CPUs utilized\n"
         "S1,1,11,,cs,1000,100.00,110.000,/sec\n");
-  CHECK(stat_perf_json(set, aggregate(places, Aggregation::cpu, topo), run).starts_with(
-      "{\"cpu\" : \"0\", \"counter-value\" : \"100.000000\", \"unit\" : \"msec\", \"event\" : \"task-clock "
-      "[software]\", \"event-runtime\" : 1000, \"pcnt-running\" : 100.00, \"metric-value\" : \"1.000000\", "
-      "\"metric-unit\" : \"CPUs utilized\"}\n"));
+  CHECK(stat_perf_json(set, aggregate(places, Aggregation::cpu, topo), run)
+            .starts_with("{\"cpu\" : \"0\", \"counter-value\" : \"100.000000\", \"unit\" : \"msec\", "
+                         "\"event\" : \"task-clock "
+                         "[software]\", \"event-runtime\" : 1000, \"pcnt-running\" : 100.00, "
+                         "\"metric-value\" : \"1.000000\", "
+                         "\"metric-unit\" : \"CPUs utilized\"}\n"));
   // Interval mode: perf's column header, then each line starts with the time.
   run.interval_end = 1.000000001;
   run.interval_seconds = 1.0;
   run.print_interval_header = true;
   std::string text = stat_text(set, aggregate(places, Aggregation::socket, topo), run);
-  CHECK(text.starts_with("#           time socket cpus             counts unit events\n"
-                         "     1.000000001 S0        1             100.00 msec task-clock "));
+  CHECK(
+      text.starts_with("#           time socket cpus             counts unit events\n"
+                       "     1.000000001 S0        1             100.00 msec task-clock "));
   // Repeated runs: the header says how many, the variation follows the figure, the time its deviation.
   run = StatRun{.target = "'true'", .elapsed_seconds = 0.0031722, .elapsed_stddev = 0.0000824};
-  auto avg = average({global_report({counted(2000000), counted(1)}), global_report({counted(2200000), counted(1)})});
+  auto avg =
+      average({global_report({counted(2000000), counted(1)}), global_report({counted(2200000), counted(1)})});
   CHECK(stat_text(set, avg, run) ==
         "\n Performance counter stats for 'true' (2 runs):\n\n"
         "              2.10 msec task-clock                       #    0.662 CPUs utilized"
