@@ -1,5 +1,9 @@
 # SPDX-License-Identifier: MIT
 # bash completion for perfspec: subcommands, options, and event names (from `perfspec list`).
+_perfspec_stat_options="-e --event -p --pid -a --all-cpus -C --cpu -I --interval --interval-count -r --repeat
+  -A --no-aggr --per-core --per-die --per-socket --per-node --per-thread -G --cgroup --for-each-cgroup
+  --all-user --all-kernel -D --delay --control -n --null -j --json-output -v --verbose --format -x
+  --field-separator --sysfs -o --output --no-inherit --events-dir --no-tables --cpuid --no-libpfm4"
 _perfspec() {
   local cur prev words cword
   _init_completion -n =: 2>/dev/null || { cur=${COMP_WORDS[COMP_CWORD]}; prev=${COMP_WORDS[COMP_CWORD-1]}; }
@@ -12,6 +16,28 @@ _perfspec() {
     COMPREPLY=($(compgen -W "resolve stat list snapshot decode --help --version" -- "$cur"))
     return
   fi
+  if [[ $sub == stat ]]; then
+    # After `--` (or the first word that is not an option), the command to count: its name, then
+    # whatever completes for it (files here).
+    local j dashdash=0
+    for ((j = i + 1; j < COMP_CWORD; j++)); do
+      [[ ${COMP_WORDS[j]} == -- ]] && { dashdash=$j; break; }
+    done
+    if ((dashdash)); then
+      if ((COMP_CWORD == dashdash + 1)); then COMPREPLY=($(compgen -c -- "$cur" | sort -u)); else COMPREPLY=($(compgen -f -- "$cur")); fi
+      return
+    fi
+    case $prev in
+      -p|--pid) COMPREPLY=($(compgen -W "$(ls /proc 2>/dev/null | grep -E '^[0-9]+$')" -- "$cur")); return ;;
+      -C|--cpu|-r|--repeat|-D|--delay|-I|--interval|--interval-count) return ;;
+      -G|--cgroup|--for-each-cgroup)
+        local cg
+        cg=$(awk '$3 == "cgroup2" {print $2; exit}' /proc/mounts 2>/dev/null)
+        [[ -n $cg ]] && COMPREPLY=($(cd "$cg" 2>/dev/null && compgen -d -- "$cur"))
+        return ;;
+      --control) COMPREPLY=($(compgen -W "fifo: fd:" -- "$cur")); return ;;
+    esac
+  fi
   case $prev in
     --sysfs|--events-dir|-o|--output) COMPREPLY=($(compgen -d -- "$cur")); return ;;
     --format) COMPREPLY=($(compgen -W "text json csv" -- "$cur")); return ;;
@@ -19,11 +45,12 @@ _perfspec() {
     -x|--field-separator) return ;;
     -e|--event) ;;
     *) if [[ $sub != resolve && $cur == -* ]]; then :; elif [[ $sub == stat && $prev != -e && $prev != --event ]]; then
-         COMPREPLY=($(compgen -W "-e --event -p --pid -a --all-cpus -C --cpu -I --interval --format -x --field-separator --sysfs -o --output --no-inherit --events-dir --no-tables --cpuid --no-libpfm4" -- "$cur")); return
+         COMPREPLY=($(compgen -W "$_perfspec_stat_options" -- "$cur")); return
        fi ;;
   esac
   if [[ $cur == -* ]]; then
     case $sub in
+      stat) COMPREPLY=($(compgen -W "$_perfspec_stat_options" -- "$cur")) ;;
       resolve) COMPREPLY=($(compgen -W "--sysfs --format --events-dir --no-tables --cpuid --no-libpfm4" -- "$cur")) ;;
       list) COMPREPLY=($(compgen -W "--pmu --topic --source --tracepoints --deprecated --pmus --format --sysfs --events-dir --no-tables --cpuid" -- "$cur")) ;;
       snapshot) COMPREPLY=($(compgen -W "--sysfs --tracepoints --cpuid" -- "$cur")) ;;
@@ -35,9 +62,16 @@ _perfspec() {
     # Complete the last event of a comma-separated list.
     local prefix=${cur%,*} last=${cur##*,}
     [[ $prefix == "$cur" ]] && prefix="" || prefix="$prefix,"
-    local names
-    names=$(perfspec list --format json 2>/dev/null | python3 -c 'import json,sys; print("\n".join(e["name"] for e in json.load(sys.stdin)["events"]))' 2>/dev/null)
+    local names what=()
+    # A colon asks for tracepoints (sys:name), as perf list does.
+    [[ $last == *:* ]] && what=(--tracepoints)
+    names=$(perfspec list "${what[@]}" --format json 2>/dev/null | python3 -c 'import json,sys; print("\n".join(e["name"] for e in json.load(sys.stdin)["events"]))' 2>/dev/null)
     COMPREPLY=($(compgen -P "$prefix" -W "$names" -- "$last"))
+    # Without bash-completion's -n :, readline splits at the colon: complete the part after it.
+    if [[ $last == *:* && $COMP_WORDBREAKS == *:* && -z $prefix ]]; then
+      local colon=${last%"${last##*:}"}
+      COMPREPLY=("${COMPREPLY[@]#"$colon"}")
+    fi
   fi
 }
 complete -F _perfspec perfspec

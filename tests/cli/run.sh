@@ -645,6 +645,13 @@ expect completion-subcommand [ "$(complete_words 1 perfspec res)" = "resolve" ]
 expect completion-event [ "$(complete_words 3 perfspec stat -e task-cl)" = "task-clock" ]
 expect completion-list-item [ "$(complete_words 2 perfspec resolve cycles,page-fa)" = "cycles,page-faults" ]
 expect completion-option grep -qw -- "--events-dir" <<<"$(complete_words 2 perfspec list --ev)"
+expect completion-stat-option [ "$(complete_words 2 perfspec stat --per-so)" = "--per-socket" ]
+expect completion-command-after-dashes [ "$(complete_words 3 perfspec stat -- bas | tr ' ' '\n' | grep -cx bash)" = 1 ]
+expect completion-command-args [ "$(complete_words 4 perfspec stat -- ls /et)" = "/etc" ]
+if "$bin" list --tracepoints 'sched:sched_switch' 2>/dev/null | grep -q sched_switch; then
+  # readline splits words at ':' (COMP_WORDBREAKS), so the reply is the part after the colon.
+  expect completion-tracepoint [ "$(complete_words 3 perfspec stat -e sched:sched_swi)" = "sched_switch" ]
+fi
 
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]
