@@ -184,8 +184,17 @@ const ByLength& Resolver::suggestable_names() const {
 std::vector<std::string_view> Resolver::name_candidates() const {
   std::vector<std::string_view> names;
   for (const auto& s : spec::symbols()) names.push_back(s.name);
+  for (std::string_view t : {"duration_time", "user_time", "system_time"}) names.push_back(t);
   for (const spec::EventSource* source : machine_.sources()) source->all_names(names);
   return names;
+}
+
+// perf's tool events, by exact name (perf's lexer is case-sensitive here too).
+static ToolEvent tool_event(std::string_view name) {
+  if (name == "duration_time") return ToolEvent::duration_time;
+  if (name == "user_time") return ToolEvent::user_time;
+  if (name == "system_time") return ToolEvent::system_time;
+  return ToolEvent::none;
 }
 
 void Resolver::resolve_named(const ast::Event& ev, Events& out) {
@@ -195,6 +204,15 @@ void Resolver::resolve_named(const ast::Event& ev, Events& out) {
   if (ev.kind == ast::EventKind::pmu && !symbol)
     if (const Pmu* pmu = machine_.find_pmu(n)) return on_pmu(ev, *pmu, out);
   if (symbol) return generic(ev, symbol->type, symbol->config, out);
+  if (ev.kind == ast::EventKind::named)
+    if (ToolEvent tool = tool_event(n); tool != ToolEvent::none) {
+      generic(ev, spec::type_software, 9 /* PERF_COUNT_SW_DUMMY */, out);
+      ResolvedEvent& e = out[out.size() - 1];
+      e.pmu = "tool";
+      e.tool = tool;
+      e.unit = "ns";
+      return;
+    }
   auto cache = spec::parse_cache_name(n);
   if (!cache) cache = spec::parse_dotted_cache(n);
   if (cache) {

@@ -255,10 +255,23 @@ OpenedSet open_set(const EventSet& set, const Target& target, const OpenOptions&
   bool explicit_cpus = !cpus.empty();
   if (target.kind == Target::Kind::cpus && cpus.empty()) cpus = sys.online_cpus();
   Opener opener(out, target, options, sys, prepare);
-  for (const auto& g : out.set.groups)
+  for (const auto& group : out.set.groups) {
+    // Tool events (duration_time, ...) are the counting program's to fill in: nothing to open.
+    EventGroup g = group;
+    std::erase_if(g.members, [&](std::size_t m) {
+      if (out.set.events[m].tool == ToolEvent::none) return false;
+      Failure f;
+      f.name = "tool event";
+      f.meaning = "a value the counting program computes, not a kernel counter";
+      f.hint = "counted by perfspec stat, not by runtime::Counters";
+      out.failures[m] = std::move(f);
+      return true;
+    });
+    if (g.members.empty()) continue;
     for (int pid : pids_of(target))
       for (int cpu : cpus_for(out.set.events[g.members.front()], target, cpus, explicit_cpus))
         opener.open_group(g, pid, cpu);
+  }
   return out;
 }
 

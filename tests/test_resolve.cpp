@@ -4,6 +4,7 @@
 #include <chrono>
 
 #include "perfspec/perfspec.hpp"
+#include "perfspec/runtime.hpp"
 #include "resolver/suggest.hpp"
 #include "tests/support.hpp"
 
@@ -661,3 +662,27 @@ TEST_CASE("an unknown term: the closest terms and event names of the PMU, and ge
             .find("'cycles' is a generic hardware event, not an event of pmu "
                   "'msr'") != std::string::npos);
 }
+
+namespace perfspec {
+TEST_CASE("perf's tool events: duration_time, user_time, system_time resolve to the tool PMU, never opened") {
+  spec::Machine m(test::fixture("intel_skx"));
+  auto set = resolve("duration_time,user_time,system_time", m);
+  REQUIRE(set.events.size() == 3);
+  CHECK(set.events[0].tool == ToolEvent::duration_time);
+  CHECK(set.events[1].tool == ToolEvent::user_time);
+  CHECK(set.events[2].tool == ToolEvent::system_time);
+  CHECK(set.events[0].pmu == "tool");
+  CHECK(set.events[0].unit == "ns");
+  CHECK(set.events[0].attr.type == 1);
+  CHECK(set.events[0].attr.config == 9);
+  CHECK(resolve("cycles", m).events[0].tool == ToolEvent::none);
+  // Counters opens nothing for them: not supported, with why.
+  auto counters =
+      runtime::Counters::open(resolve("duration_time,task-clock", m), runtime::Target::self_thread());
+  CHECK(counters.open_fds() == 1);
+  auto counts = counters.read();
+  CHECK(counts[0].state == runtime::Count::State::not_supported);
+  REQUIRE(counts[0].failure);
+  CHECK(counts[0].failure->name == "tool event");
+}
+}  // namespace perfspec

@@ -436,9 +436,74 @@ class StatSession {
 
   StatReport read_report() {
     if (!counters_) return StatReport{};
-    if (o_.aggregation == Aggregation::global) return global_report(counters_->read());
-    counters_->read_places(places_);
-    return aggregate(places_, o_.aggregation, machine_.cpu_topology(), comm_of);
+    StatReport r;
+    if (o_.aggregation == Aggregation::global) {
+      r = global_report(counters_->read());
+    } else {
+      counters_->read_places(places_);
+      r = aggregate(places_, o_.aggregation, machine_.cpu_topology(), comm_of);
+    }
+    fill_tool_events(r);
+    return r;
+  }
+
+  // User and system CPU time so far, ns, of what is counted: the process (and its waited-for
+  // children) from /proc/PID/stat, or every CPU from /proc/stat.
+  std::pair<std::uint64_t, std::uint64_t> cpu_times() const {
+    const double tick_ns = 1e9 / static_cast<double>(::sysconf(_SC_CLK_TCK));
+    int pid = o_.pid ? *o_.pid : child_ && !system_wide() ? child_->pid() : 0;
+    std::FILE* f = std::fopen(pid ? fmt::format("/proc/{}/stat", pid).c_str() : "/proc/stat", "r");
+    if (!f) return {0, 0};
+    char buf[1024] = {};
+    std::size_t n = std::fread(buf, 1, sizeof buf - 1, f);
+    std::fclose(f);
+    unsigned long long user = 0, nice = 0, sys = 0, cuser = 0, csys = 0;
+    if (pid) {
+      // "pid (comm) state ..." : utime, stime, cutime, cstime are fields 14 to 17.
+      const char* close = std::strrchr(buf, ')');
+      if (!close) return {0, 0};
+      if (std::sscanf(close + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu %llu %llu", &user,
+                      &sys, &cuser, &csys) != 4)
+        return {0, 0};
+      user += cuser, sys += csys;
+    } else if (std::sscanf(buf, "cpu %llu %llu %llu", &user, &nice, &sys) == 3) {
+      user += nice;
+    }
+    (void)n;
+    return {static_cast<std::uint64_t>(static_cast<double>(user) * tick_ns),
+            static_cast<std::uint64_t>(static_cast<double>(sys) * tick_ns)};
+  }
+
+  // perf's tool events: duration_time is the wall time since counting started, user_time and
+  // system_time the CPU time of what is counted (a command's own rusage once it has ended). Shown in
+  // the first aggregate only, as perf shows them.
+  void fill_tool_events(StatReport& r) const {
+    const auto& events = counters_->events().events;
+    for (std::size_t e = 0; e < events.size(); ++e) {
+      if (events[e].tool == ToolEvent::none) continue;
+      std::uint64_t value = 0;
+      if (events[e].tool == ToolEvent::duration_time) {
+        value = static_cast<std::uint64_t>(seconds_since_start() * 1e9);
+      } else if (child_ && child_->exited() && !system_wide()) {
+        double s = events[e].tool == ToolEvent::user_time ? child_->user_seconds() : child_->system_seconds();
+        value = static_cast<std::uint64_t>(s * 1e9);
+      } else {
+        auto [user, sys] = cpu_times();
+        auto [user0, sys0] = cpu_times_at_start_;
+        value =
+            events[e].tool == ToolEvent::user_time ? user - std::min(user, user0) : sys - std::min(sys, sys0);
+      }
+      for (std::size_t u = 0; u < r.units.size(); ++u) {
+        StatCell& cell = r.units[u].cells[e];
+        cell.here = u == 0;
+        cell.members = 1;
+        runtime::Count& c = cell.count;
+        c = runtime::Count{};
+        c.state = runtime::Count::State::counted;
+        c.raw = value;
+        c.time_enabled = c.time_running = static_cast<std::uint64_t>(seconds_since_start() * 1e9);
+      }
+    }
   }
 
   // The counts of the interval that ends now (since the last one printed, or since the start).
@@ -489,6 +554,7 @@ class StatSession {
     stop_ = false;
     if (o_.delay_ms > 0 || o_.delay_ms == -1) std::fputs("Events disabled\n", stderr);
     start_ = std::chrono::steady_clock::now();
+    cpu_times_at_start_ = child_ && !system_wide() ? std::pair<std::uint64_t, std::uint64_t>{} : cpu_times();
     if (counters_ && o_.delay_ms == 0 && !target.enable_on_exec) counters_->enable();
     if (o_.delay_ms == 0 && target.enable_on_exec) enabled_ = true;
     if (o_.delay_ms == 0 && !target.enable_on_exec) enabled_ = true;
@@ -614,6 +680,7 @@ class StatSession {
   std::optional<runtime::Counters> counters_;
   std::vector<runtime::PlaceCounts> places_;
   std::chrono::steady_clock::time_point start_;
+  std::pair<std::uint64_t, std::uint64_t> cpu_times_at_start_{};
   StatReport previous_;
   int intervals_printed_ = 0;
   bool interval_count_reached_ = false;

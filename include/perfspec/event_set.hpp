@@ -26,6 +26,14 @@ struct PmuPlacement {
 };
 
 /// One encoded event, ready for perf_event_open(2).
+/// perf's tool events: counted by the program that counts (perfspec stat), not by the kernel.
+enum class ToolEvent : std::uint8_t {
+  none,
+  duration_time,  ///< wall time of the count, ns
+  user_time,      ///< user CPU time of what is counted, ns
+  system_time,    ///< system CPU time of what is counted, ns
+};
+
 struct ResolvedEvent {
   Attr attr;
   std::string name;        ///< display name: the text as written, or `name=`
@@ -45,6 +53,9 @@ struct ResolvedEvent {
   std::string driver_config;  ///< `@cfg` terms, comma-joined
   std::string cpus;           ///< `cpu=` term
   bool percore = false;
+  /// A tool event (`duration_time`, ...): runtime::Counters opens nothing for it and reports it not
+  /// supported; `perfspec stat` fills in its value. Its attr is a software dummy (type 1, config 9).
+  ToolEvent tool = ToolEvent::none;
   /// Back to default-constructed, keeping the strings' storage (for a set filled again). Inline and
   /// field by field: a reset by assignment cost resolving a named event a third of its time.
   void clear() {
@@ -61,6 +72,7 @@ struct ResolvedEvent {
     driver_config.clear();
     cpus.clear();
     percore = false;
+    tool = ToolEvent::none;
   }
 };
 

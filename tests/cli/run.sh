@@ -567,6 +567,16 @@ sleep 3 & sleeper=$!
 out=$(timeout 5 "$bin" stat --per-thread -p "$sleeper" -I 100 --interval-count 1 -e task-clock 2>&1)
 expect stat-per-thread grep -qE "^ +[0-9.]+ +sleep-$sleeper +" <<<"$out"
 kill "$sleeper" 2>/dev/null; wait "$sleeper" 2>/dev/null
+# perf's tool events: wall time and the command's CPU time, in ns, filled in by stat.
+out=$("$bin" stat -e duration_time,user_time,system_time,task-clock -- sleep 0.1 2>&1); status=$?
+expect stat-tool-events-status [ "$status" = 0 ]
+ns=$(grep -oE '^ +[0-9]+ ns   duration_time ' <<<"$out" | grep -oE '[0-9]+' | head -1)
+expect stat-duration-time python3 -c 'import sys; assert 0.1e9 <= int(sys.argv[1]) < 2e9, sys.argv[1]' "${ns:-0}"
+expect stat-user-time grep -qE '^ +[0-9]+ ns   user_time ' <<<"$out"
+expect stat-system-time grep -qE '^ +[0-9]+ ns   system_time ' <<<"$out"
+out=$("$bin" stat -a -A -e duration_time,task-clock -- sleep 0.05 2>&1)
+expect stat-tool-events-first-cpu [ "$(grep -c 'duration_time' <<<"$out")" = 1 ]
+expect resolve-tool-event grep -qxF '  pmu: tool; not grouped' <<<"$("$bin" resolve duration_time)"
 # -r: the mean of N runs, the variation, and the time's deviation as perf prints them.
 out=$("$bin" stat -r 3 -e task-clock,page-faults true 2>&1); status=$?
 expect stat-repeat-status [ "$status" = 0 ]
