@@ -38,6 +38,17 @@ class TempTree {
 std::string attr_summary(const perfspec::Attr& attr);
 
 /// Machine options for deterministic tests: no libpfm4 (its model depends on the host CPU).
+/// A count that was counted: `raw` over `enabled` ns, running `running` of them.
+inline perfspec::runtime::Count counted(std::uint64_t raw, std::uint64_t enabled = 100,
+                                        std::uint64_t running = 100) {
+  perfspec::runtime::Count c;
+  c.state = perfspec::runtime::Count::State::counted;
+  c.raw = raw;
+  c.time_enabled = enabled;
+  c.time_running = running;
+  return c;
+}
+
 /// A note as the runtime writes it.
 inline perfspec::runtime::Note note(perfspec::runtime::Note::Kind kind, int error, int cpu = -1) {
   return {.kind = kind, .error = error, .cpu = cpu};

@@ -18,14 +18,7 @@ const spec::Machine& skx() {
   static spec::Machine m(test::fixture("intel_skx"));
   return m;
 }
-Count counted(std::uint64_t raw, std::uint64_t enabled = 100, std::uint64_t running = 100) {
-  Count c;
-  c.state = Count::State::counted;
-  c.raw = raw;
-  c.time_enabled = enabled;
-  c.time_running = running;
-  return c;
-}
+using test::counted;
 using test::note;
 }  // namespace
 

@@ -19,14 +19,8 @@ const spec::Machine& two_socket() {
   return m;
 }
 
-Count counted(std::uint64_t raw, std::uint64_t enabled = 1000, std::uint64_t running = 1000) {
-  Count c;
-  c.state = Count::State::counted;
-  c.raw = raw;
-  c.time_enabled = enabled;
-  c.time_running = running;
-  return c;
-}
+// Counts that ran 1 µs, all of it.
+Count counted(std::uint64_t raw) { return test::counted(raw, 1000, 1000); }
 
 // Places for CPUs 0..3 of `events` counters each: event e on CPU c counts (c + 1) * 10^e.
 std::vector<runtime::PlaceCounts> four_cpus(std::size_t events) {
