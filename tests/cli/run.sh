@@ -600,7 +600,7 @@ expect stat-delay grep -qzE 'Events disabled.Events enabled' <<<"$err"
 # -D -1 with --control: enabled on command, acknowledged.
 ctl=$(mktemp -u); ack=$(mktemp -u); mkfifo "$ctl" "$ack"
 ( exec 3<>"$ack"; sleep 0.2; echo enable >"$ctl"; read -r -t 5 reply <&3; echo "$reply" >"$ctl.reply" ) &
-err=$("$bin" stat -D -1 --control "fifo:$ctl,$ack" -e task-clock -- sleep 0.5 2>&1); wait
+err=$("$bin" stat -D -1 --control "fifo:$ctl,$ack" -e task-clock -- sleep 1 2>&1); wait
 expect stat-control-enable grep -qzE 'Events disabled.Events enabled' <<<"$err"
 expect stat-control-ack [ "$(cat "$ctl.reply" 2>/dev/null)" = ack ]
 expect stat-control-counted grep -qE '^ +[0-9.]+ msec task-clock' <<<"$err"
