@@ -46,12 +46,8 @@ class Opener {
                     const std::vector<std::optional<Failure>>& earlier);
   void fail_members(const EventGroup& g, int pid, int cpu);
   void finish(Instance& inst);
-  // The cgroup fd event `i` counts in (its group's), or -1.
-  int cgroup_of(std::size_t i) const {
-    if (target_.cgroups.empty()) return -1;
-    std::size_t g = out_.set.events[i].group;
-    return g < target_.cgroups.size() ? target_.cgroups[g] : -1;
-  }
+  // The cgroup fd event `i` counts in, or -1.
+  int cgroup_of(std::size_t i) const { return i < target_.cgroups.size() ? target_.cgroups[i] : -1; }
   // The thread of an instance opened for `pid`: one of several threads, else -1.
   int thread_of(int pid) const {
     return target_.kind == Target::Kind::process && !target_.threads.empty() ? pid : -1;

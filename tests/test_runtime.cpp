@@ -77,8 +77,10 @@ struct FakeSyscalls final : runtime::Syscalls {
   std::optional<std::size_t> read_cap;
   std::function<int(int, unsigned long)> ioctl_error;
 
+  std::vector<unsigned long> call_flags;
   int perf_event_open(const Attr& a, int pid, int cpu, int group_fd, unsigned long flags) override {
-    CHECK(flags == PERF_FLAG_FD_CLOEXEC);
+    CHECK((flags & ~static_cast<unsigned long>(PERF_FLAG_PID_CGROUP)) == PERF_FLAG_FD_CLOEXEC);
+    call_flags.push_back(flags);
     call_config.push_back(a.config);
     call_cpu.push_back(cpu);
     if (open_calls++ == fail_call) return -fail_call_errno;
@@ -433,6 +435,57 @@ TEST_CASE("EMFILE in the middle of a large set: the rest are reported, nothing l
     CHECK(counts[19].failure->name == "EMFILE");
   }
   CHECK(sys.open.empty());
+}
+
+TEST_CASE("read_places: each CPU's counts apart, an uncore event only where its cpumask opened it") {
+  FakeSyscalls sys;
+  auto set = resolve("cpu/event=0x3c/,uncore_imc_0/clockticks/", skx());
+  auto counters = runtime::Counters::open(set, runtime::Target::system_wide({0, 1}), fixture_options(), sys);
+  CHECK(counters.places() == std::vector<runtime::Place>{{0, -1}, {1, -1}});
+  sys.values = {{0x3c, 10}, {0, 4}};
+  std::vector<runtime::PlaceCounts> places;
+  counters.read_places(places);
+  REQUIRE(places.size() == 2);
+  CHECK(places[0].counts[0].raw == 10);
+  CHECK(places[1].counts[0].raw == 10);
+  CHECK(places[0].here == std::vector<char>{1, 1});
+  CHECK(places[1].here == std::vector<char>{1, 0});  // the IMC's cpumask is "0,28"
+  CHECK(places[0].counts[1].raw == 4);
+  CHECK(places[1].counts[1].state == Count::State::not_supported);
+  CHECK_FALSE(places[1].counts[1].failure);  // it opened elsewhere: not a failure
+}
+
+TEST_CASE("read_places: one place per thread of a process opened thread by thread") {
+  FakeSyscalls sys;
+  auto set = resolve("task-clock", skx());
+  auto target = runtime::Target::process(4242);
+  target.threads = {4243, 4242};
+  auto counters = runtime::Counters::open(set, target, fixture_options(), sys);
+  CHECK(counters.places() == std::vector<runtime::Place>{{-1, 4242}, {-1, 4243}});
+  sys.values = {{1, 7}};
+  std::vector<runtime::PlaceCounts> places;
+  counters.read_places(places);
+  CHECK(places[0].counts[0].raw == 7);
+  CHECK(places[1].counts[0].raw == 7);
+  CHECK(counters.read()[0].raw == 14);  // read() still sums them
+}
+
+TEST_CASE("cgroups: each event counts in its own cgroup (PERF_FLAG_PID_CGROUP, the fd as pid)") {
+  FakeSyscalls sys;
+  // Event 2 is in the set's second group: the cgroups go by event, not by group.
+  auto set = resolve("{task-clock,page-faults},context-switches", skx());
+  auto target = runtime::Target::system_wide({0});
+  target.cgroups = {7, 7, -1};
+  auto counters = runtime::Counters::open(set, target, fixture_options(), sys);
+  std::vector<std::pair<int, int>> expected = {{7, 0}, {7, 0}, {-1, 0}};
+  CHECK(sys.pid_cpu == expected);
+  CHECK(sys.call_flags == std::vector<unsigned long>{PERF_FLAG_FD_CLOEXEC | PERF_FLAG_PID_CGROUP,
+                                                     PERF_FLAG_FD_CLOEXEC | PERF_FLAG_PID_CGROUP,
+                                                     PERF_FLAG_FD_CLOEXEC});
+  target = runtime::Target::process(4242);
+  target.cgroups = {7, 7, 7};
+  CHECK_THROWS_WITH_AS(runtime::Counters::open(set, target, fixture_options(), sys),
+                       "a cgroup is counted on CPUs: give the target CPUs (system-wide)", Error);
 }
 
 TEST_CASE("system-wide: one open per CPU, uncore only on its cpumask, all summed") {

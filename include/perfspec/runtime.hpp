@@ -98,9 +98,11 @@ struct Target {
   std::vector<int> cpus;        ///< Kind::cpus: these CPUs, every process (empty: all online CPUs)
   bool inherit = false;         ///< count children created after opening too
   bool enable_on_exec = false;  ///< start counting when the (stopped) target calls exec
-  /// Kind::cpus: per group of the event set, a cgroup (an fd of its directory in the cgroup
-  /// filesystem) to count that group in only (PERF_FLAG_PID_CGROUP), or -1 for every process; empty:
-  /// every group counts every process. The caller keeps the fds open until Counters::open returns.
+  /// Kind::cpus: per event of the set, a cgroup (an fd of its directory in the cgroup filesystem) to
+  /// count that event in only (PERF_FLAG_PID_CGROUP), or -1 for every process; empty: every event
+  /// counts every process (as perf's -G, which names a cgroup per event). The members of a group
+  /// in different cgroups are refused by the kernel (EINVAL), reported as the member's failure. The
+  /// caller keeps the fds open until Counters::open returns.
   std::vector<int> cgroups{};
   /// Kind::self, Kind::process: the thread/process; Kind::cpus: everything on the given CPUs.
   static Target self_thread() { return {}; }
