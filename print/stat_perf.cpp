@@ -195,6 +195,25 @@ std::pair<Metric, Metric> shadow_metric(const Inputs& in, std::size_t i, double 
   }
 }
 
+// perf's wall time: the whole run, or in interval mode the interval asked for (not the one measured).
+double wall_ns_of(const StatRun& run) {
+  return 1e9 * (run.interval_end && run.interval_seconds ? *run.interval_seconds : run.elapsed_seconds);
+}
+
+// The derived figures of event `e` in unit `u`: none unless it was counted.
+std::pair<Metric, Metric> figures(const EventSet& set, const StatUnit& u, std::size_t e, bool mean,
+                                  const StatRun& run) {
+  const Count& c = u.cells[e].count;
+  if (c.state != Count::State::counted) return {};
+  return shadow_metric(Inputs{set, u.cells, mean, wall_ns_of(run)}, e,
+                       perf_count(c, mean) * perf_scale(set.events[e]));
+}
+
+// A string as a JSON string literal, quotes included (nlohmann's escaping; bad UTF-8 replaced).
+std::string json_string(std::string_view s) {
+  return nlohmann::json(std::string(s)).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+}
+
 // perf prints a figure with printf and, in CSV, keeps the leading digits and dots of it: "  12.34%"
 // is "12.34", and a negative or NaN ratio is an empty field.
 std::string metric_text(const Metric& m) { return fmt::sprintf(m.format, m.value); }
@@ -328,19 +347,14 @@ class PerfPrinter {
     }
     if (layout_ == Layout::csv) {
       if (a == Aggregation::cpu || a == Aggregation::thread) return u.label + sep_;
-      if (a == Aggregation::node) return fmt::format("{}{}{}{}", u.label, sep_, c.members, sep_);
       return fmt::format("{}{}{}{}", u.label, sep_, c.members, sep_);
     }
     std::string open = run_.interval_end ? "" : "{";
     switch (a) {
       case Aggregation::cpu: return fmt::format("{}\"cpu\" : \"{}\", ", open, u.cpu);
-      case Aggregation::thread: return fmt::format("{}\"thread\" : \"{}\", ", open, u.label);
+      case Aggregation::thread: return fmt::format("{}\"thread\" : {}, ", open, json_string(u.label));
       default:
-        return fmt::format("{}\"{}\" : \"{}\", \"aggregate-number\" : {}, ", open,
-                           a == Aggregation::core     ? "core"
-                           : a == Aggregation::die    ? "die"
-                           : a == Aggregation::socket ? "socket"
-                                                      : "node",
+        return fmt::format("{}\"{}\" : \"{}\", \"aggregate-number\" : {}, ", open, aggregation_name(a),
                            u.label, c.members);
     }
   }
@@ -353,8 +367,7 @@ class PerfPrinter {
     const bool mean = report_.runs > 1;
     const bool ok = c.state == Count::State::counted;
     const double value = perf_count(c, mean) * perf_scale(ev);
-    std::pair<Metric, Metric> metric;
-    if (ok) metric = shadow_metric(Inputs{set_, u.cells, mean, wall_ns()}, e, value);
+    const std::pair<Metric, Metric> metric = figures(set_, u, e, mean, run_);
     const std::string id = aggregate_id(u, cell);
     const std::string name = display_name(ev, report_.aggregation);
     const bool scaled = std::floor(perf_scale(ev)) != perf_scale(ev);
@@ -415,15 +428,15 @@ class PerfPrinter {
       case Layout::json: {
         out_ += ok ? fmt::format("\"counter-value\" : \"{:.6f}\", ", value)
                    : fmt::format("\"counter-value\" : \"{}\", ", bad);
-        out_ += fmt::format("\"unit\" : \"{}\", \"event\" : \"{}\", ", json_escape(unit), json_escape(name));
-        if (!run_.cgroups.empty()) out_ += fmt::format("\"cgroup\" : \"{}\", ", json_escape(cgroup(e)));
+        out_ += fmt::format("\"unit\" : {}, \"event\" : {}, ", json_string(unit), json_string(name));
+        if (!run_.cgroups.empty()) out_ += fmt::format("\"cgroup\" : {}, ", json_string(cgroup(e)));
         if (report_.runs > 1) out_ += fmt::format("\"variance\" : {:.2f}, ", cell.noise);
         out_ += fmt::format("\"event-runtime\" : {}, \"pcnt-running\" : {:.2f}, ", c.time_running, pct_int);
-        out_ += fmt::format("\"metric-value\" : \"{:.6f}\", \"metric-unit\" : \"{}\"}}\n",
-                            metric.first ? metric.first.value : 0.0, json_escape(metric.first.unit));
+        out_ += fmt::format("\"metric-value\" : \"{:.6f}\", \"metric-unit\" : {}}}\n",
+                            metric.first ? metric.first.value : 0.0, json_string(metric.first.unit));
         if (metric.second)
-          out_ += fmt::format("{}{}\"metric-value\" : \"{:.6f}\", \"metric-unit\" : \"{}\"}}\n", prefix_, id,
-                              metric.second.value, json_escape(metric.second.unit));
+          out_ += fmt::format("{}{}\"metric-value\" : \"{:.6f}\", \"metric-unit\" : {}}}\n", prefix_, id,
+                              metric.second.value, json_string(metric.second.unit));
         break;
       }
     }
@@ -440,20 +453,6 @@ class PerfPrinter {
   }
 
   std::string cgroup(std::size_t e) const { return e < run_.cgroups.size() ? run_.cgroups[e] : ""; }
-
-  // perf's wall time: the whole run, or in interval mode the interval asked for (not the one measured).
-  double wall_ns() const {
-    return 1e9 * (run_.interval_end && run_.interval_seconds ? *run_.interval_seconds : run_.elapsed_seconds);
-  }
-
-  static std::string json_escape(std::string_view s) {
-    std::string out;
-    for (char ch : s) {
-      if (ch == '"' || ch == '\\') out += '\\';
-      out += ch;
-    }
-    return out;
-  }
 };
 
 }  // namespace
@@ -498,8 +497,11 @@ std::string own_value(const ResolvedEvent& e, const Count& c, bool mean) {
   return fmt::format("{:.6f}", d.value);
 }
 
-double run_wall_ns(const StatRun& run) {
-  return 1e9 * (run.interval_end && run.interval_seconds ? *run.interval_seconds : run.elapsed_seconds);
+// Every event of every unit where it counted, in perfspec's order: per event, then per unit.
+template <typename Fn> void for_each_cell(const EventSet& set, const StatReport& report, Fn&& fn) {
+  for (std::size_t e = 0; e < set.events.size(); ++e)
+    for (const auto& u : report.units)
+      if (e < u.cells.size() && u.cells[e].here) fn(u, e);
 }
 
 }  // namespace
@@ -511,28 +513,22 @@ std::string stat_csv(const EventSet& set, const StatReport& report, const StatRu
         "time,aggregate,members,value,unit,event,time_enabled,time_running,running_percent,noise_percent,"
         "state,errno,metric_value,metric_unit\n";
   const bool mean = report.runs > 1;
-  for (std::size_t e = 0; e < set.events.size(); ++e)
-    for (const auto& u : report.units) {
-      if (e >= u.cells.size() || !u.cells[e].here) continue;
-      const auto& cell = u.cells[e];
-      const auto& c = cell.count;
-      const auto& ev = set.events[e];
-      std::string value =
-          c.state == Count::State::counted ? own_value(ev, c, mean) : fmt::format("{:v}", c.state);
-      std::string unit = c.state == Count::State::counted ? display_value(ev, c).unit : "";
-      Metric m;
-      if (c.state == Count::State::counted)
-        m = shadow_metric(Inputs{set, u.cells, mean, run_wall_ns(run)}, e,
-                          perf_count(c, mean) * perf_scale(ev))
-                .first;
-      out += fmt::format(
-          "{},{},{},{},{},{},{},{},{:.2f},{},{},{},{},{}\n",
-          run.interval_end ? fmt::format("{:.9f}", *run.interval_end) : "", csv_field(u.label),
-          report.aggregation == Aggregation::global ? "" : std::to_string(cell.members), csv_field(value),
-          csv_field(unit), csv_field(spec::printable(ev.name)), c.time_enabled, c.time_running,
-          100.0 * c.running_fraction(), mean ? fmt::format("{:.2f}", cell.noise) : "", c.state,
-          c.failure ? c.failure->name : "", m ? fmt::format("{:.6f}", m.value) : "", csv_field(m.unit));
-    }
+  for_each_cell(set, report, [&](const StatUnit& u, std::size_t e) {
+    const auto& cell = u.cells[e];
+    const auto& c = cell.count;
+    const auto& ev = set.events[e];
+    std::string value =
+        c.state == Count::State::counted ? own_value(ev, c, mean) : fmt::format("{:v}", c.state);
+    std::string unit = c.state == Count::State::counted ? display_value(ev, c).unit : "";
+    const Metric m = figures(set, u, e, mean, run).first;
+    out += fmt::format(
+        "{},{},{},{},{},{},{},{},{:.2f},{},{},{},{},{}\n",
+        run.interval_end ? fmt::format("{:.9f}", *run.interval_end) : "", csv_field(u.label),
+        report.aggregation == Aggregation::global ? "" : std::to_string(cell.members), csv_field(value),
+        csv_field(unit), csv_field(spec::printable(ev.name)), c.time_enabled, c.time_running,
+        100.0 * c.running_fraction(), mean ? fmt::format("{:.2f}", cell.noise) : "", c.state,
+        c.failure ? c.failure->name : "", m ? fmt::format("{:.6f}", m.value) : "", csv_field(m.unit));
+  });
   return out;
 }
 
@@ -553,54 +549,46 @@ std::string stat_json(const EventSet& set, const StatReport& report, const StatR
   if (run.user_seconds) j["user_seconds"] = *run.user_seconds;
   if (run.system_seconds) j["system_seconds"] = *run.system_seconds;
   if (run.exit_status) j["exit_status"] = *run.exit_status;
-  j["aggregation"] = report.aggregation == Aggregation::global ? "global"
-                     : report.aggregation == Aggregation::cpu
-                         ? "cpu"
-                         : std::string(aggregation_option(report.aggregation)).substr(6);
+  j["aggregation"] = aggregation_name(report.aggregation);
   const bool mean = report.runs > 1;
   auto arr = nlohmann::ordered_json::array();
-  for (std::size_t i = 0; i < set.events.size(); ++i)
-    for (const auto& u : report.units) {
-      if (i >= u.cells.size() || !u.cells[i].here) continue;
-      const auto& cell = u.cells[i];
-      const auto& c = cell.count;
-      const auto& e = set.events[i];
-      nlohmann::ordered_json x;
-      if (report.aggregation != Aggregation::global) {
-        x["aggregate"] = u.label;
-        x["members"] = cell.members;
-      }
-      x["event"] = e.name;
-      x["pmu"] = e.pmu;
-      x["span"] = {e.span.begin, e.span.end};  // where the event stands in its -e list
-      if (i < run.cgroups.size()) x["cgroup"] = run.cgroups[i];
-      x["state"] = fmt::to_string(c.state);
-      if (c.state == Count::State::counted) {
-        auto d = display_value(e, c);
-        x["value"] = d.value;
-        x["unit"] = d.unit;
-      } else {
-        x["value"] = nullptr;
-        x["unit"] = "";
-      }
-      x["raw"] = c.raw;
-      x["time_enabled"] = c.time_enabled;
-      x["time_running"] = c.time_running;
-      x["running_fraction"] = c.running_fraction();
-      if (mean) x["noise_percent"] = cell.noise;
-      if (c.state == Count::State::counted) {
-        auto m = shadow_metric(Inputs{set, u.cells, mean, run_wall_ns(run)}, i,
-                               perf_count(c, mean) * perf_scale(e));
-        if (m.first) x["metric"] = {{"value", m.first.value}, {"unit", m.first.unit}};
-        if (m.second) x["metric2"] = {{"value", m.second.value}, {"unit", m.second.unit}};
-      }
-      if (c.failure) {
-        x["error"] = {{"errno", c.failure->error}, {"name", c.failure->name}, {"meaning", c.failure->meaning},
-                      {"hint", c.failure->hint},   {"cpu", c.failure->cpu},   {"detail", c.failure->detail}};
-      }
-      if (!c.notes.empty()) x["note"] = describe(c.notes);
-      arr.push_back(std::move(x));
+  for_each_cell(set, report, [&](const StatUnit& u, std::size_t i) {
+    const auto& cell = u.cells[i];
+    const auto& c = cell.count;
+    const auto& e = set.events[i];
+    nlohmann::ordered_json x;
+    if (report.aggregation != Aggregation::global) {
+      x["aggregate"] = u.label;
+      x["members"] = cell.members;
     }
+    x["event"] = e.name;
+    x["pmu"] = e.pmu;
+    x["span"] = {e.span.begin, e.span.end};  // where the event stands in its -e list
+    if (i < run.cgroups.size()) x["cgroup"] = run.cgroups[i];
+    x["state"] = fmt::to_string(c.state);
+    if (c.state == Count::State::counted) {
+      auto d = display_value(e, c);
+      x["value"] = d.value;
+      x["unit"] = d.unit;
+    } else {
+      x["value"] = nullptr;
+      x["unit"] = "";
+    }
+    x["raw"] = c.raw;
+    x["time_enabled"] = c.time_enabled;
+    x["time_running"] = c.time_running;
+    x["running_fraction"] = c.running_fraction();
+    if (mean) x["noise_percent"] = cell.noise;
+    const auto m = figures(set, u, i, mean, run);
+    if (m.first) x["metric"] = {{"value", m.first.value}, {"unit", m.first.unit}};
+    if (m.second) x["metric2"] = {{"value", m.second.value}, {"unit", m.second.unit}};
+    if (c.failure) {
+      x["error"] = {{"errno", c.failure->error}, {"name", c.failure->name}, {"meaning", c.failure->meaning},
+                    {"hint", c.failure->hint},   {"cpu", c.failure->cpu},   {"detail", c.failure->detail}};
+    }
+    if (!c.notes.empty()) x["note"] = describe(c.notes);
+    arr.push_back(std::move(x));
+  });
   j["counts"] = std::move(arr);
   return j.dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace) + "\n";
 }

@@ -27,6 +27,19 @@ std::string_view aggregation_option(Aggregation a) {
   return "";
 }
 
+std::string_view aggregation_name(Aggregation a) {
+  switch (a) {
+    case Aggregation::global: return "global";
+    case Aggregation::cpu: return "cpu";
+    case Aggregation::core: return "core";
+    case Aggregation::die: return "die";
+    case Aggregation::socket: return "socket";
+    case Aggregation::node: return "node";
+    case Aggregation::thread: return "thread";
+  }
+  return "global";
+}
+
 StatReport global_report(const std::vector<Count>& counts) {
   StatReport r;
   StatUnit& u = r.units.emplace_back();

@@ -19,6 +19,8 @@ enum class Aggregation { global, cpu, core, die, socket, node, thread };
 
 /// The option that asks for `a` (`--per-core`, `-A` for cpu, "" for global).
 std::string_view aggregation_option(Aggregation a);
+/// Its name in outputs: `global`, `cpu`, `core`, `die`, `socket`, `node`, `thread`.
+std::string_view aggregation_name(Aggregation a);
 
 /// One event within one aggregate.
 struct StatCell {
