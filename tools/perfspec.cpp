@@ -203,7 +203,8 @@ struct StatCommand {
     app->add_option("--interval-count", st.interval_count, "with -I: stop after N intervals")->type_name("N");
     app->add_flag("-n,--null", st.null_run, "count nothing: only the time elapsed");
     app->add_flag("-j,--json-output", st.perf_json, "print counts as perf stat -j does (JSON lines)");
-    app->add_flag("-v,--verbose", st.verbose, "also print each count's raw value, time enabled and running");
+    app->add_flag("-v,--verbose", st.verbose,
+                  "also print each count's raw value, time enabled and running; -vv: the attrs too");
     app->footer(
         "COMMAND [ARGS...] follows the options, with or without `--`: options end at the first word that "
         "is not one, as with perf stat, so `perfspec stat -e task-clock ls -l /` counts `ls -l /`.");

@@ -455,8 +455,9 @@ class StatSession {
     std::FILE* f = std::fopen(pid ? fmt::format("/proc/{}/stat", pid).c_str() : "/proc/stat", "r");
     if (!f) return {0, 0};
     char buf[1024] = {};
-    std::size_t n = std::fread(buf, 1, sizeof buf - 1, f);
+    const bool read = std::fread(buf, 1, sizeof buf - 1, f) > 0;
     std::fclose(f);
+    if (!read) return {0, 0};
     unsigned long long user = 0, nice = 0, sys = 0, cuser = 0, csys = 0;
     if (pid) {
       // "pid (comm) state ..." : utime, stime, cutime, cstime are fields 14 to 17.
@@ -469,7 +470,6 @@ class StatSession {
     } else if (std::sscanf(buf, "cpu %llu %llu %llu", &user, &nice, &sys) == 3) {
       user += nice;
     }
-    (void)n;
     return {static_cast<std::uint64_t>(static_cast<double>(user) * tick_ns),
             static_cast<std::uint64_t>(static_cast<double>(sys) * tick_ns)};
   }
@@ -547,6 +547,8 @@ class StatSession {
   // One run: open, count until done, read. nullopt: stop with status_ (nothing counted).
   std::optional<StatReport> run_once() {
     runtime::Target target = make_target();
+    // -vv: the attrs about to be opened, as perf stat -vv shows them.
+    if (o_.verbose >= 2 && !o_.null_run) std::fputs(to_text(set_).c_str(), stderr);
     if (!o_.null_run) counters_.emplace(runtime::Counters::open(set_, target, runtime::OpenOptions{}));
     enabled_ = false;
     previous_ = StatReport{};
@@ -556,8 +558,7 @@ class StatSession {
     start_ = std::chrono::steady_clock::now();
     cpu_times_at_start_ = child_ && !system_wide() ? std::pair<std::uint64_t, std::uint64_t>{} : cpu_times();
     if (counters_ && o_.delay_ms == 0 && !target.enable_on_exec) counters_->enable();
-    if (o_.delay_ms == 0 && target.enable_on_exec) enabled_ = true;
-    if (o_.delay_ms == 0 && !target.enable_on_exec) enabled_ = true;
+    enabled_ = o_.delay_ms == 0;  // now, or at exec
     if (child_)
       if (int e = child_->start()) {
         std::fprintf(stderr, "perfspec stat: cannot run '%s': %s\n", o_.command[0].c_str(), std::strerror(e));

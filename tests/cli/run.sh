@@ -612,8 +612,13 @@ err=$("$bin" stat -C 4095 -e task-clock -- true 2>&1); status=$?
 expect stat-missing-cpu [ "$status" = 2 ]
 expect stat-missing-cpu-text grep -qE "^perfspec: error: -C 4095: CPU 4095 does not exist or is offline \(online CPUs: [0-9,-]+\)$" <<<"$err"
 # --all-user / --all-kernel change what is counted (-v shows the raw values).
-out=$("$bin" stat --all-user -e task-clock,cs -- true 2>&1); status=$?
+# -vv shows the attrs opened: --all-user sets exclude_kernel on every event, --all-kernel exclude_user.
+out=$("$bin" stat -vv --all-user -e task-clock,cs -- true 2>&1); status=$?
 expect stat-all-user [ "$status" = 0 ]
+expect stat-all-user-attrs [ "$(grep -c '^  exclude_kernel  *1$' <<<"$out")" = 2 ]
+expect stat-all-user-not-user [ "$(grep -c '^  exclude_user ' <<<"$out")" = 0 ]
+out=$("$bin" stat -vv --all-kernel -e task-clock,cs -- true 2>&1)
+expect stat-all-kernel-attrs [ "$(grep -c '^  exclude_user  *1$' <<<"$out")" = 2 ]
 err=$("$bin" stat --all-user --all-kernel true 2>&1); status=$?
 expect stat-all-user-kernel [ "$status" = 2 ]
 out=$("$bin" stat -v -e task-clock -- true 2>&1)
