@@ -112,28 +112,24 @@ StatReport aggregate(const std::vector<runtime::PlaceCounts>& places, Aggregatio
     for (const auto& p : places)
       if (p.place.thread < 0)
         throw Error(ErrorKind::usage, "--per-thread needs counts taken per thread (a process's threads)");
-  StatReport r;
-  r.aggregation = by;
-  std::map<std::tuple<int, int, int>, std::size_t> index;
+  // Keyed by id, so the units come out ordered as perf's aggregation map is sorted.
+  std::map<std::tuple<int, int, int>, StatUnit> units;
   for (const auto& p : places) {
     UnitKey k = key_of(p.place, by, topology, thread_name);
-    auto [it, added] = index.emplace(k.id, r.units.size());
+    auto [it, added] = units.try_emplace(k.id);
+    StatUnit& u = it->second;
     if (added) {
-      StatUnit& u = r.units.emplace_back();
       u.label = std::move(k.label);
       u.cpu = by == Aggregation::cpu ? p.place.cpu : -1;
       u.thread = by == Aggregation::thread ? p.place.thread : -1;
       u.cells.resize(p.counts.size(), StatCell{Count{}, false, 0, 0});
     }
-    StatUnit& u = r.units[it->second];
     for (std::size_t e = 0; e < p.counts.size() && e < u.cells.size(); ++e)
       add_into(u.cells[e], p.counts[e], p.here[e] != 0);
   }
-  // Ordered by id, as perf's aggregation map is sorted.
-  std::vector<std::pair<std::tuple<int, int, int>, std::size_t>> order(index.begin(), index.end());
   StatReport sorted;
   sorted.aggregation = by;
-  for (auto& [id, i] : order) sorted.units.push_back(std::move(r.units[i]));
+  for (auto& [id, u] : units) sorted.units.push_back(std::move(u));
   // An event opened nowhere is shown in every unit as perf shows it: not supported, with its failure.
   for (std::size_t e = 0; !places.empty() && e < places.front().counts.size(); ++e) {
     bool anywhere = std::any_of(sorted.units.begin(), sorted.units.end(),

@@ -3,6 +3,7 @@
 // runs, and the perf layouts of each aggregation, over a fixture 2-socket machine.
 #include <doctest/doctest.h>
 
+#include <cerrno>
 #include <cmath>
 
 #include "perfspec/perfspec.hpp"
@@ -90,6 +91,21 @@ TEST_CASE("aggregate: per socket, core, node and CPU sum the right CPUs, ordered
   CHECK(sockets.units[0].cells[1].members == 1);
   CHECK(sockets.units[0].cells[1].count.raw == 10);
   CHECK_FALSE(sockets.units[1].cells[1].here);
+
+  // An event opened on no CPU (its open failed everywhere) is shown in every unit, with its failure,
+  // as perf prints <not supported> on each.
+  for (auto& p : places) {
+    p.here[1] = 0;
+    p.counts[1] = Count{};
+    p.counts[1].failure = runtime::Failure{ENOENT, "ENOENT", "", "the hint", -1, ""};
+  }
+  sockets = aggregate(places, Aggregation::socket, topo);
+  for (const auto& u : sockets.units) {
+    CHECK(u.cells[1].here);
+    CHECK(u.cells[1].count.state == Count::State::not_supported);
+    REQUIRE(u.cells[1].count.failure);
+    CHECK(u.cells[1].count.failure->name == "ENOENT");
+  }
 
   // Per thread: only counts taken per thread.
   CHECK_THROWS_WITH_AS(aggregate(places, Aggregation::thread, topo),
