@@ -210,29 +210,22 @@ struct StatCommand {
         "is not one, as with perf stat, so `perfspec stat -e task-clock ls -l /` counts `ls -l /`.");
   }
   int run(const perfspec::spec::MachineOptions& machine) {
-    if (*separator_opt && *format_opt) {
+    // Usage errors are thrown, so that the one printer shows them (as JSON under --format json).
+    using perfspec::Error, perfspec::ErrorKind;
+    if (*separator_opt && *format_opt)
       // Two different outputs were asked for; CLI11's excludes() would only say that the options
       // exclude each other.
-      std::fputs(
-          "perfspec stat: -x prints perf's CSV and --format picks perfspec's own output: give one of them\n",
-          stderr);
-      return 2;
-    }
+      throw Error(ErrorKind::usage,
+                  "-x prints perf's CSV and --format picks perfspec's own output: give one of them");
     int modes = 0;
     for (auto& [flag, mode] : aggregation_flags)
       if (*flag) st.aggregation = mode, ++modes;
-    if (modes > 1) {
-      std::fputs(
-          "perfspec stat: -A, --per-core, --per-die, --per-socket, --per-node and --per-thread "
-          "exclude each other: give one\n",
-          stderr);
-      return 2;
-    }
-    if ((*separator_opt || *format_opt) && st.perf_json) {
-      std::fputs("perfspec stat: -j prints perf's JSON; -x and --format pick other outputs: give one\n",
-                 stderr);
-      return 2;
-    }
+    if (modes > 1)
+      throw Error(ErrorKind::usage,
+                  "-A, --per-core, --per-die, --per-socket, --per-node and --per-thread exclude each other: "
+                  "give one");
+    if ((*separator_opt || *format_opt) && st.perf_json)
+      throw Error(ErrorKind::usage, "-j prints perf's JSON; -x and --format pick other outputs: give one");
     if (*pid_opt) st.pid = pid;
     if (*separator_opt) st.field_separator = separator;
     st.inherit = !no_inherit;

@@ -250,7 +250,20 @@ err=$("$bin" stat -e task-clock -x 2>&1); status=$?
 expect stat-x-without-value-status [ "$status" = 2 ]
 err=$("$bin" stat -x, --format csv -e task-clock true 2>&1); status=$?
 expect stat-x-and-format-status [ "$status" = 2 ]
-expect stat-x-and-format-msg [ "$err" = "perfspec stat: -x prints perf's CSV and --format picks perfspec's own output: give one of them" ]
+expect stat-x-and-format-msg [ "$err" = "perfspec: error: -x prints perf's CSV and --format picks perfspec's own output: give one of them" ]
+err=$("$bin" stat -x, --format json -e task-clock true 2>&1)
+expect stat-x-and-format-json [ "$err" = '{"schema":"perfspec-error/1","kind":"usage","message":"-x prints perf'"'"'s CSV and --format picks perfspec'"'"'s own output: give one of them","input":null,"span":null,"help":null}' ]
+err=$("$bin" stat -A --per-core -a true 2>&1); status=$?
+expect stat-two-aggregations [ "$status" = 2 ]
+expect stat-two-aggregations-msg [ "$err" = "perfspec: error: -A, --per-core, --per-die, --per-socket, --per-node and --per-thread exclude each other: give one" ]
+err=$("$bin" stat -j -x, true 2>&1); status=$?
+expect stat-j-and-x [ "$status" = 2 ]
+err=$("$bin" stat --format json -e 'cpu/nosuch/' true 2>&1); status=$?
+expect stat-event-error-json python3 -c '
+import json, sys
+e = json.loads(sys.argv[1])
+assert e["schema"] == "perfspec-error/1" and e["input"] == "cpu/nosuch/" and e["span"][0] == 0, e
+' "$err"
 
 # ---- perfspec stat -x SEP: perf 6.12's CSV (perf stat -x), on stderr unless -o ----
 # perf_csv NAME SEP OUTPUT LINE...: OUTPUT is exactly one line per LINE, with LINE's fields. A LINE
