@@ -55,6 +55,15 @@ std::string attr_summary(const perfspec::Attr& attr) {
   return out;
 }
 
+std::string attr_input_error(std::string_view text) {
+  try {
+    perfspec::parse_attr_input(text);
+  } catch (const perfspec::Error& e) {
+    return e.message();
+  }
+  return "no error";
+}
+
 std::string error_of(std::string_view text, const perfspec::spec::Machine& machine) {
   try {
     perfspec::resolve(text, machine);

@@ -102,14 +102,7 @@ TEST_CASE("decode reads resolve's document, with or without its schema, and refu
   REQUIRE(attrs.size() == 1);
   CHECK(attrs[0].config == 0x1cd);
   CHECK(attrs[0].exclude_kernel);
-  auto error_of = [](std::string_view text) {
-    try {
-      parse_attr_input(text);
-    } catch (const Error& e) {
-      return e.message();
-    }
-    return std::string("no error");
-  };
+  const auto error_of = test::attr_input_error;
   CHECK(
       error_of(R"({"schema":"perfspec-resolve/2","events":[]})") ==
       R"(stdin: schema "perfspec-resolve/2" is not one decode reads (perfspec-resolve/1, as 'perfspec resolve --format json' prints))");

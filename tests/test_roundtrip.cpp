@@ -416,14 +416,7 @@ TEST_CASE("perf stat -vv text parses into attrs") {
 }
 
 TEST_CASE("decode's standard input: JSON or perf stat -vv text, bounded in size and depth") {
-  auto error_of = [](std::string_view text) {
-    try {
-      parse_attr_input(text);
-    } catch (const Error& e) {
-      return e.message();
-    }
-    return std::string("no error");
-  };
+  const auto error_of = test::attr_input_error;
   auto attrs = parse_attr_input(R"({"events":[{"name":"x","attr":{"type":4,"config":461,"config1":3}},
                                               {"attr":{"type":1,"config":2,"exclude_kernel":1}}]})");
   REQUIRE(attrs.size() == 2);
