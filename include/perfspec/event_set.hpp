@@ -25,7 +25,6 @@ struct PmuPlacement {
   }
 };
 
-/// One encoded event, ready for perf_event_open(2).
 /// perf's tool events: counted by the program that counts (perfspec stat), not by the kernel.
 enum class ToolEvent : std::uint8_t {
   none,
@@ -34,6 +33,7 @@ enum class ToolEvent : std::uint8_t {
   system_time,    ///< system CPU time of what is counted, ns
 };
 
+/// One encoded event, ready for perf_event_open(2).
 struct ResolvedEvent {
   Attr attr;
   std::string name;        ///< display name: the text as written, or `name=`
