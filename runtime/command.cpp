@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: MIT
 #include <fcntl.h>
+#include <poll.h>
 #include <signal.h>
 #include <sys/resource.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -63,12 +65,19 @@ Command::Command(const std::vector<std::string>& argv) {
   ::close(err[1]);
   go_ = go[1];
   err_ = err[0];
+  // A pidfd becomes readable when the child exits, so that a bounded wait sleeps until then instead of
+  // waking every millisecond to ask (Linux 5.3; without it, wait() polls wait4).
+#ifdef SYS_pidfd_open
+  pidfd_ = static_cast<int>(::syscall(SYS_pidfd_open, pid_, 0));
+  if (pidfd_ >= 0) ::fcntl(pidfd_, F_SETFD, FD_CLOEXEC);
+#endif
 }
 
 Command::~Command() {
   if (go_ >= 0) ::close(go_);  // never started: the child exits 127
   if (err_ >= 0) ::close(err_);
   while (!reaped_ && pid_ > 0) wait(-1);
+  if (pidfd_ >= 0) ::close(pidfd_);
 }
 
 int Command::start() {
@@ -109,8 +118,15 @@ bool Command::wait(int timeout_ms) {
       reaped_ = true;
       return true;
     }
-    if (std::chrono::steady_clock::now() >= deadline) return false;
-    ::usleep(1000);
+    auto now = std::chrono::steady_clock::now();
+    if (now >= deadline) return false;
+    if (pidfd_ >= 0) {
+      pollfd p{pidfd_, POLLIN, 0};
+      auto left = std::chrono::ceil<std::chrono::milliseconds>(deadline - now).count();
+      if (::poll(&p, 1, static_cast<int>(left)) < 0 && errno == EINTR) return false;
+    } else {
+      ::usleep(1000);
+    }
   }
 }
 

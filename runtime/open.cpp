@@ -3,6 +3,7 @@
 
 #include <sys/mman.h>
 #include <unistd.h>
+#include <cerrno>
 
 #include <algorithm>
 
@@ -105,7 +106,9 @@ int Opener::open_one(std::size_t i, int pid, int cpu, int group_fd, bool leader)
     }
     fd = retry;
   }
-  if (fd < 0 && !out_.failures[i]) out_.failures[i] = explain(i, -fd, cpu, a);
+  // The first failure is kept, unless it was a thread gone (ESRCH) and this one says more.
+  if (fd < 0 && (!out_.failures[i] || (out_.failures[i]->error == ESRCH && fd != -ESRCH)))
+    out_.failures[i] = explain(i, -fd, cpu, a);
   return fd;
 }
 
@@ -268,6 +271,11 @@ OpenedSet open_set(const EventSet& set, const Target& target, const OpenOptions&
       for (int cpu : cpus_for(out.set.events[g.members.front()], target, cpus, explicit_cpus))
         opener.open_group(g, pid, cpu);
   }
+  // Of several threads, one that exited between being listed and being opened (ESRCH) had nothing
+  // left to count: not a failure of an event the other threads count.
+  if (target.kind == Target::Kind::process && target.threads.size() > 1)
+    for (std::size_t i = 0; i < n; ++i)
+      if (out.opened[i] && out.failures[i] && out.failures[i]->error == ESRCH) out.failures[i].reset();
   return out;
 }
 

@@ -91,6 +91,18 @@ std::vector<ListedEvent> list_events(const Machine& machine, const ListFilter& f
         e.description = "generic cache event";
         add(std::move(e));
       }
+  // perf's tool events: values the counting program computes (perfspec stat), on the "tool" PMU.
+  for (auto [name, what] : {std::pair{"duration_time", "wall-clock time of the count, in ns"},
+                            std::pair{"user_time", "user CPU time of what is counted, in ns"},
+                            std::pair{"system_time", "system CPU time of what is counted, in ns"}}) {
+    ListedEvent e;
+    e.name = name;
+    e.pmu = "tool";
+    e.encoding = "tool";
+    e.topic = "tool";
+    e.description = what;
+    add(std::move(e));
+  }
   for (const EventSource* source : machine.sources()) source->list(filter, out);
   if (filter.tracepoints) {
     for (const auto& [sys, name] : machine.tracepoints("*", "*")) {

@@ -54,6 +54,7 @@ struct FakeSyscalls final : runtime::Syscalls {
   std::map<std::uint64_t, int> fail;       // attr.config -> errno for every open
   std::map<std::uint64_t, int> fail_once;  // attr.config -> errno for the first open only
   std::function<int(const Attr&)> decide;  // overrides when set
+  std::map<int, int> fail_pid;             // pid -> errno for every open on it
   std::set<int> open;
   std::vector<Attr> opened_attrs;
   std::vector<std::pair<int, int>> pid_cpu;
@@ -84,6 +85,7 @@ struct FakeSyscalls final : runtime::Syscalls {
     call_config.push_back(a.config);
     call_cpu.push_back(cpu);
     if (open_calls++ == fail_call) return -fail_call_errno;
+    if (auto it = fail_pid.find(pid); it != fail_pid.end()) return -it->second;
     if (decide) {
       if (int e = decide(a)) return -e;
     }
@@ -468,6 +470,34 @@ TEST_CASE("read_places: one place per thread of a process opened thread by threa
   CHECK(places[0].counts[0].raw == 7);
   CHECK(places[1].counts[0].raw == 7);
   CHECK(counters.read()[0].raw == 14);  // read() still sums them
+}
+
+TEST_CASE("threads: one that exited before it was opened (ESRCH) is no failure; a real failure is kept") {
+  FakeSyscalls sys;
+  auto set = resolve("task-clock", skx());
+  auto target = runtime::Target::process(4242);
+  target.threads = {4242, 4243, 4244};
+  sys.fail_pid = {{4243, ESRCH}};
+  auto counters = runtime::Counters::open(set, target, fixture_options(), sys);
+  CHECK(counters.places() == std::vector<runtime::Place>{{-1, 4242}, {-1, 4244}});
+  sys.values = {{1, 5}};
+  auto counts = counters.read();
+  CHECK(counts[0].state == Count::State::counted);
+  CHECK(counts[0].raw == 10);
+  CHECK_FALSE(counts[0].failure);
+  // A thread gone first, then one refused: the refusal is what is reported.
+  FakeSyscalls sys2;
+  sys2.fail_pid = {{4242, ESRCH}, {4243, EACCES}};
+  auto refused = runtime::Counters::open(set, target, fixture_options(), sys2).read();
+  REQUIRE(refused[0].failure);
+  CHECK(refused[0].failure->name == "EACCES");
+  // Every thread gone: nothing counted, and ESRCH says why.
+  FakeSyscalls sys3;
+  sys3.fail_pid = {{4242, ESRCH}, {4243, ESRCH}, {4244, ESRCH}};
+  auto gone = runtime::Counters::open(set, target, fixture_options(), sys3).read();
+  REQUIRE(gone[0].failure);
+  CHECK(gone[0].failure->name == "ESRCH");
+  CHECK(gone[0].state == Count::State::not_supported);
 }
 
 TEST_CASE("cgroups: each event counts in its own cgroup (PERF_FLAG_PID_CGROUP, the fd as pid)") {

@@ -158,6 +158,8 @@ struct StatCommand {
     app->add_option("-e,--event", st.events,
                     "event list (repeatable); default: " + std::string(perfspec::tools::default_stat_events));
     pid_opt = app->add_option("-p,--pid", pid, "count an existing process (all its threads)");
+    app->add_option("-t,--tid", st.tids, "count existing threads (a comma-separated list of thread ids)")
+        ->type_name("TID[,TID...]");
     app->add_flag("-a,--all-cpus", st.all_cpus, "count every process on every CPU");
     app->add_option("-C,--cpu", st.cpus, "count every process on these CPUs (e.g. 0-3,8)");
     app->add_option("-I,--interval", st.interval_ms, "print counts every N milliseconds")
@@ -180,8 +182,7 @@ struct StatCommand {
     auto* per_die = app->add_flag("--per-die")->description("one line per die (with -a or -C)");
     auto* per_socket = app->add_flag("--per-socket")->description("one line per socket (with -a or -C)");
     auto* per_node = app->add_flag("--per-node")->description("one line per NUMA node (with -a or -C)");
-    auto* per_thread =
-        app->add_flag("--per-thread")->description("one line per thread of the process (with -p)");
+    auto* per_thread = app->add_flag("--per-thread")->description("one line per thread (with -p, -t or -a)");
     aggregation_flags = std::vector<std::pair<CLI::Option*, perfspec::Aggregation>>{
         {per_cpu, perfspec::Aggregation::cpu},   {per_core, perfspec::Aggregation::core},
         {per_die, perfspec::Aggregation::die},   {per_socket, perfspec::Aggregation::socket},

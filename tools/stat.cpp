@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <charconv>
 #include <chrono>
 #include <cstdio>
 #include <cstring>
@@ -53,14 +54,25 @@ std::string shell_words(const std::vector<std::string>& argv) {
   return out;
 }
 
-std::vector<int> threads_of(int pid) {
+// The numbered entries of a /proc folder: the processes of /proc, the threads of /proc/PID/task.
+std::vector<int> numbered_entries(const std::string& dir) {
   std::vector<int> out;
-  std::string dir = fmt::format("/proc/{}/task", pid);
   if (DIR* d = ::opendir(dir.c_str())) {
     while (dirent* e = ::readdir(d))
-      if (e->d_name[0] != '.') out.push_back(std::atoi(e->d_name));
+      if (e->d_name[0] >= '1' && e->d_name[0] <= '9') out.push_back(std::atoi(e->d_name));
     ::closedir(d);
   }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+std::vector<int> threads_of(int pid) { return numbered_entries(fmt::format("/proc/{}/task", pid)); }
+
+// Every thread of every process (--per-thread -a), as perf lists them from /proc.
+std::vector<int> all_threads() {
+  std::vector<int> out;
+  for (int pid : numbered_entries("/proc"))
+    for (int tid : threads_of(pid)) out.push_back(tid);
   std::sort(out.begin(), out.end());
   return out;
 }
@@ -100,9 +112,10 @@ StatReport delta(const StatReport& now, const StatReport& before) {
   return out;
 }
 
-std::string comm_of(int tid) {
+// A thread's name now, from /proc; nullopt once it is gone.
+std::optional<std::string> comm_of(int tid) {
   std::FILE* f = std::fopen(fmt::format("/proc/{}/comm", tid).c_str(), "r");
-  if (!f) return "?";
+  if (!f) return std::nullopt;
   char buf[64] = {};
   std::size_t n = std::fread(buf, 1, sizeof buf - 1, f);
   std::fclose(f);
@@ -267,12 +280,16 @@ class StatSession {
   bool system_wide() const { return o_.all_cpus || !o_.cpus.empty(); }
 
   void check_options() const {
+    if (!o_.tids.empty() && (o_.pid || o_.all_cpus || !o_.cpus.empty()))
+      throw Error(ErrorKind::usage, "-t cannot be combined with -p, -a or -C");
+    if (!o_.tids.empty() && !o_.command.empty())
+      throw Error(ErrorKind::usage, "-t counts existing threads: give no command");
     if (o_.pid && (o_.all_cpus || !o_.cpus.empty()))
       throw Error(ErrorKind::usage, "-p cannot be combined with -a or -C");
     if (o_.pid && !o_.command.empty())
       throw Error(ErrorKind::usage, "-p counts an existing process: give no command");
-    if (!o_.pid && !o_.all_cpus && o_.cpus.empty() && o_.command.empty())
-      throw Error(ErrorKind::usage, "nothing to count: give a command, -p PID, -a or -C CPUS");
+    if (!o_.pid && o_.tids.empty() && !o_.all_cpus && o_.cpus.empty() && o_.command.empty())
+      throw Error(ErrorKind::usage, "nothing to count: give a command, -p PID, -t TID, -a or -C CPUS");
     if (o_.repeat < 1)
       throw Error(ErrorKind::usage, fmt::format("-r {}: the number of runs must be 1 or more", o_.repeat));
     if (o_.repeat > 1 && o_.command.empty())
@@ -291,8 +308,14 @@ class StatSession {
       throw Error(ErrorKind::usage,
                   fmt::format("{} groups counts by CPU: it needs -a or -C (system-wide counting)",
                               aggregation_option(o_.aggregation)));
-    if (o_.aggregation == Aggregation::thread && !o_.pid)
-      throw Error(ErrorKind::usage, "--per-thread counts each thread of a process: give -p PID");
+    if (o_.aggregation == Aggregation::thread && !o_.cpus.empty())
+      throw Error(ErrorKind::usage, "--per-thread counts threads wherever they run: give -a, not -C");
+    if (o_.aggregation == Aggregation::thread && !o_.pid && o_.tids.empty() && !o_.all_cpus)
+      throw Error(ErrorKind::usage,
+                  "--per-thread counts each thread of a process (-p PID), of a list (-t TIDS) or of the "
+                  "whole system (-a)");
+    if (o_.aggregation == Aggregation::thread && (!o_.cgroups.empty() || !o_.for_each_cgroup.empty()))
+      throw Error(ErrorKind::usage, "--per-thread cannot be combined with -G or --for-each-cgroup");
     if ((!o_.cgroups.empty() || !o_.for_each_cgroup.empty()) && !system_wide())
       throw Error(ErrorKind::usage, "-G and --for-each-cgroup count cgroups on CPUs: give -a or -C");
     if (!o_.cgroups.empty() && !o_.for_each_cgroup.empty())
@@ -399,6 +422,31 @@ class StatSession {
       t = runtime::Target::process(*o_.pid, o_.inherit);
       t.threads = threads_of(*o_.pid);
       run_.target = fmt::format("process id '{}'", *o_.pid);
+    } else if (!o_.tids.empty()) {
+      t = runtime::Target::process(0, o_.inherit);
+      for (const auto& word : split_commas(o_.tids)) {
+        int tid = 0;
+        auto [end, ec] = std::from_chars(word.data(), word.data() + word.size(), tid);
+        if (ec != std::errc{} || end != word.data() + word.size() || tid <= 0)
+          throw Error(ErrorKind::usage, fmt::format("-t {}: '{}' is not a thread id", o_.tids, word));
+        if (process_state(tid) == Process::gone)
+          throw Error(ErrorKind::usage, fmt::format("no thread with id {}", tid));
+        t.threads.push_back(tid);
+      }
+      tids_ = t.threads;
+      t.pid = t.threads.front();
+      run_.target = fmt::format("thread id '{}'", o_.tids);
+    } else if (o_.aggregation == Aggregation::thread) {
+      // -a --per-thread: every thread there is now, the command's (held before exec) among them,
+      // each counted wherever it runs. A thread that exits before it is opened is skipped by the
+      // runtime; one created later counts in its creator's line (inherit) as perf's does.
+      if (!o_.command.empty()) child_ = std::make_unique<runtime::Command>(o_.command);
+      auto threads = all_threads();
+      if (threads.empty()) throw Error(ErrorKind::machine, "no thread is listed in /proc");
+      t = runtime::Target::process(threads.front(), o_.inherit);
+      t.threads = std::move(threads);
+      run_.target = "'system wide'";
+      if (child_) return t;  // enabled when counting starts, not at the command's exec
     } else if (system_wide()) {
       t = runtime::Target::system_wide(o_.cpus.empty() ? std::vector<int>{}
                                                        : runtime::parse_cpu_list(o_.cpus));
@@ -416,6 +464,14 @@ class StatSession {
     // Counting starts later (-D) or on command (-D -1): not at exec.
     if (o_.delay_ms != 0) t.enable_on_exec = false;
     return t;
+  }
+
+  // A thread's name as last seen: a thread that has exited (the command, read after it ended) keeps
+  // the name it had.
+  std::string comm(int tid) {
+    if (auto now = comm_of(tid)) return comms_[tid] = *now;
+    auto it = comms_.find(tid);
+    return it != comms_.end() ? it->second : "?";
   }
 
   double seconds_since_start() const {
@@ -441,37 +497,68 @@ class StatSession {
       r = global_report(counters_->read());
     } else {
       counters_->read_places(places_);
-      r = aggregate(places_, o_.aggregation, machine_.cpu_topology(), comm_of);
+      r = aggregate(places_, o_.aggregation, machine_.cpu_topology(), [this](int tid) { return comm(tid); });
+      // Every thread of the system: perf shows only what a thread counted, not hundreds of zeros
+      // (nor of <not counted> for threads that never ran). An event that could not be opened is
+      // shown once, in the first line, not once per thread.
+      if (o_.aggregation == Aggregation::thread && o_.all_cpus)
+        for (std::size_t k = 0; k < r.units.size(); ++k)
+          for (auto& c : r.units[k].cells)
+            if (c.count.raw == 0 && (k > 0 || c.count.state != runtime::Count::State::not_supported))
+              c.here = false;
     }
     fill_tool_events(r);
     return r;
   }
 
-  // User and system CPU time so far, ns, of what is counted: the process (and its waited-for
-  // children) from /proc/PID/stat, or every CPU from /proc/stat.
-  std::pair<std::uint64_t, std::uint64_t> cpu_times() const {
+  // User and system CPU time so far, ns, of what is counted: the threads of -t, the process (and its
+  // waited-for children) from /proc/PID/stat, or every CPU from /proc/stat. nullopt when what is
+  // counted has exited (its times can no longer be read).
+  std::optional<std::pair<std::uint64_t, std::uint64_t>> cpu_times() const {
     const double tick_ns = 1e9 / static_cast<double>(::sysconf(_SC_CLK_TCK));
+    auto ns = [&](unsigned long long ticks) {
+      return static_cast<std::uint64_t>(static_cast<double>(ticks) * tick_ns);
+    };
+    if (!tids_.empty()) {  // -t: each thread's own times
+      std::pair<std::uint64_t, std::uint64_t> sum{};
+      for (int tid : tids_) {
+        auto ticks = task_ticks(fmt::format("/proc/{0}/task/{0}/stat", tid), false);
+        if (!ticks) return std::nullopt;
+        sum.first += ns(ticks->first), sum.second += ns(ticks->second);
+      }
+      return sum;
+    }
     int pid = o_.pid ? *o_.pid : child_ && !system_wide() ? child_->pid() : 0;
-    std::FILE* f = std::fopen(pid ? fmt::format("/proc/{}/stat", pid).c_str() : "/proc/stat", "r");
-    if (!f) return {0, 0};
+    if (pid) {
+      auto ticks = task_ticks(fmt::format("/proc/{}/stat", pid), true);
+      if (!ticks) return std::nullopt;
+      return std::pair{ns(ticks->first), ns(ticks->second)};
+    }
+    std::FILE* f = std::fopen("/proc/stat", "r");
+    if (!f) return std::nullopt;
+    unsigned long long user = 0, nice = 0, sys = 0;
+    const bool read = std::fscanf(f, "cpu %llu %llu %llu", &user, &nice, &sys) == 3;
+    std::fclose(f);
+    if (!read) return std::nullopt;
+    return std::pair{ns(user + nice), ns(sys)};
+  }
+
+  // utime and stime (fields 14, 15) of a /proc stat file, in clock ticks; with `children`, plus
+  // cutime and cstime (16, 17): the children waited for. nullopt when it cannot be read.
+  static std::optional<std::pair<unsigned long long, unsigned long long>> task_ticks(const std::string& path,
+                                                                                     bool children) {
+    std::FILE* f = std::fopen(path.c_str(), "r");
+    if (!f) return std::nullopt;
     char buf[1024] = {};
     const bool read = std::fread(buf, 1, sizeof buf - 1, f) > 0;
     std::fclose(f);
-    if (!read) return {0, 0};
-    unsigned long long user = 0, nice = 0, sys = 0, cuser = 0, csys = 0;
-    if (pid) {
-      // "pid (comm) state ..." : utime, stime, cutime, cstime are fields 14 to 17.
-      const char* close = std::strrchr(buf, ')');
-      if (!close) return {0, 0};
-      if (std::sscanf(close + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu %llu %llu", &user,
-                      &sys, &cuser, &csys) != 4)
-        return {0, 0};
-      user += cuser, sys += csys;
-    } else if (std::sscanf(buf, "cpu %llu %llu %llu", &user, &nice, &sys) == 3) {
-      user += nice;
-    }
-    return {static_cast<std::uint64_t>(static_cast<double>(user) * tick_ns),
-            static_cast<std::uint64_t>(static_cast<double>(sys) * tick_ns)};
+    // "pid (comm) state ...": the fields after the last ')' (comm may hold parentheses).
+    const char* close = read ? std::strrchr(buf, ')') : nullptr;
+    unsigned long long user = 0, sys = 0, cuser = 0, csys = 0;
+    if (!close || std::sscanf(close + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu %llu %llu",
+                              &user, &sys, &cuser, &csys) != 4)
+      return std::nullopt;
+    return children ? std::pair{user + cuser, sys + csys} : std::pair{user, sys};
   }
 
   // perf's tool events: duration_time is the wall time since counting started, user_time and
@@ -482,16 +569,19 @@ class StatSession {
     for (std::size_t e = 0; e < events.size(); ++e) {
       if (events[e].tool == ToolEvent::none) continue;
       std::uint64_t value = 0;
+      bool gone = false;
       if (events[e].tool == ToolEvent::duration_time) {
         value = static_cast<std::uint64_t>(seconds_since_start() * 1e9);
       } else if (child_ && child_->exited() && !system_wide()) {
         double s = events[e].tool == ToolEvent::user_time ? child_->user_seconds() : child_->system_seconds();
         value = static_cast<std::uint64_t>(s * 1e9);
-      } else {
-        auto [user, sys] = cpu_times();
+      } else if (auto now = cpu_times()) {
+        auto [user, sys] = *now;
         auto [user0, sys0] = cpu_times_at_start_;
         value =
             events[e].tool == ToolEvent::user_time ? user - std::min(user, user0) : sys - std::min(sys, sys0);
+      } else {
+        gone = true;
       }
       for (std::size_t u = 0; u < r.units.size(); ++u) {
         StatCell& cell = r.units[u].cells[e];
@@ -501,6 +591,14 @@ class StatSession {
         c = runtime::Count{};
         c.state = runtime::Count::State::counted;
         c.raw = value;
+        if (gone) {
+          // Another process's times are in /proc only while it lives: after it, no value is honest.
+          c.state = runtime::Count::State::not_counted;
+          c.raw = 0;
+          c.failure = runtime::Failure{
+              0,  "exited", "", "the process or thread exited before its CPU times could be read from /proc",
+              -1, ""};
+        }
         c.time_enabled = c.time_running = static_cast<std::uint64_t>(seconds_since_start() * 1e9);
       }
     }
@@ -556,7 +654,9 @@ class StatSession {
     stop_ = false;
     if (o_.delay_ms > 0 || o_.delay_ms == -1) std::fputs("Events disabled\n", stderr);
     start_ = std::chrono::steady_clock::now();
-    cpu_times_at_start_ = child_ && !system_wide() ? std::pair<std::uint64_t, std::uint64_t>{} : cpu_times();
+    cpu_times_at_start_ = child_ && !system_wide()
+                              ? std::pair<std::uint64_t, std::uint64_t>{}
+                              : cpu_times().value_or(std::pair<std::uint64_t, std::uint64_t>{});
     if (counters_ && o_.delay_ms == 0 && !target.enable_on_exec) counters_->enable();
     enabled_ = o_.delay_ms == 0;  // now, or at exec
     if (child_)
@@ -566,7 +666,14 @@ class StatSession {
         status_ = child_->exit_status();
         return std::nullopt;
       }
-    if (!child_ && counters_ && counters_->open_fds() == 0) {
+    // --per-thread: each thread's name now, for lines read after it has gone; the command's once it
+    // has exec'd.
+    if (o_.aggregation == Aggregation::thread && counters_)
+      for (const auto& p : counters_->places()) comm(p.thread);
+    const bool only_tool_events =
+        std::all_of(set_.events.begin(), set_.events.end(),
+                    [](const ResolvedEvent& e) { return e.tool != ToolEvent::none; });
+    if (!child_ && counters_ && counters_->open_fds() == 0 && !only_tool_events) {
       // Counting an existing process or CPUs with nothing open would wait for nothing (a zombie's pid
       // gives ESRCH for every event): the reasons, and a failure at once, as perf stops there too.
       run_.elapsed_seconds = seconds_since_start();
@@ -618,6 +725,7 @@ class StatSession {
         ::usleep(static_cast<useconds_t>(std::max(1, wait_ms)) * 1000);
         if (signals_received) break;
         if (o_.pid && !alive(*o_.pid)) break;
+        if (!tids_.empty() && std::none_of(tids_.begin(), tids_.end(), alive)) break;
       }
       if (o_.interval_ms && std::chrono::steady_clock::now() >= next_interval) {
         print_interval(read_report());
@@ -680,6 +788,8 @@ class StatSession {
   std::unique_ptr<runtime::Command> child_;
   std::optional<runtime::Counters> counters_;
   std::vector<runtime::PlaceCounts> places_;
+  std::vector<int> tids_;             // -t: the threads counted
+  std::map<int, std::string> comms_;  // --per-thread: each thread's name as last seen
   std::chrono::steady_clock::time_point start_;
   std::pair<std::uint64_t, std::uint64_t> cpu_times_at_start_{};
   StatReport previous_;

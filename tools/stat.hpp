@@ -12,6 +12,7 @@ namespace perfspec::tools {
 struct StatOptions {
   std::vector<std::string> events;  ///< -e lists; empty: the default set
   std::optional<int> pid;           ///< -p
+  std::string tids;                 ///< -t: thread ids, comma-separated
   bool all_cpus = false;            ///< -a
   std::string cpus;                 ///< -C
   unsigned interval_ms = 0;         ///< -I

@@ -151,6 +151,7 @@ class Command {
  private:
   int pid_ = -1;
   int go_ = -1, err_ = -1;
+  int pidfd_ = -1;  ///< pidfd_open(2) of the child: wait() sleeps in poll(2) on it (-1: polls wait4)
   bool reaped_ = false;
   int status_ = 0;
   double user_ = 0, system_ = 0;

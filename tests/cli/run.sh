@@ -115,7 +115,7 @@ expect stat-bad-event-status [ "$status" = 1 ]
 expect stat-bad-event-caret grep -qF "event syntax error: 'task-clock,cpu/foo/'" <<<"$err"
 err=$("$bin" stat -e task-clock 2>&1); status=$?
 expect stat-nothing-to-count [ "$status" = 2 ]
-expect stat-nothing-to-count-msg grep -qF "perfspec: error: nothing to count: give a command, -p PID, -a or -C CPUS" <<<"$err"
+expect stat-nothing-to-count-msg grep -qF "perfspec: error: nothing to count: give a command, -p PID, -t TID, -a or -C CPUS" <<<"$err"
 # A zombie (exited, never reaped) has nothing to count: an error at once, not a wait for its reaping.
 err=$(timeout 10 python3 -c '
 import os, subprocess, sys, time
@@ -531,7 +531,7 @@ expect decode-own-output-msg [ "$err" = '{"schema":"perfspec-error/1","kind":"ba
 # stat's errors before it counts, under its --format json.
 err=$("$bin" stat --format json -e task-clock 2>&1); status=$?
 expect stat-json-error-status [ "$status" = 2 ]
-expect stat-json-error-msg [ "$err" = '{"schema":"perfspec-error/1","kind":"usage","message":"nothing to count: give a command, -p PID, -a or -C CPUS","input":null,"span":null,"help":null}' ]
+expect stat-json-error-msg [ "$err" = '{"schema":"perfspec-error/1","kind":"usage","message":"nothing to count: give a command, -p PID, -t TID, -a or -C CPUS","input":null,"span":null,"help":null}' ]
 
 # ---- libpfm4 names on a fixture of another CPU: LIBPFM_FORCE_PMU picks libpfm4's model ----
 if "$bin" resolve --sysfs "$fixtures/amd_zen3" 'x::Y' 2>&1 | grep -qF 'which this build lacks'; then
@@ -580,6 +580,31 @@ sleep 3 & sleeper=$!
 out=$(timeout 5 "$bin" stat --per-thread -p "$sleeper" -I 100 --interval-count 1 -e task-clock 2>&1)
 expect stat-per-thread grep -qE "^ +[0-9.]+ +sleep-$sleeper +" <<<"$out"
 kill "$sleeper" 2>/dev/null; wait "$sleeper" 2>/dev/null
+# --per-thread -a: every thread of the system, only those that counted something (as perf); the
+# command's own thread is among them, named by its comm. A busy loop of 0.2 s cannot count 0 ms.
+out=$("$bin" stat --per-thread -a -x, -e task-clock,cs -- sh -c 'i=0; while [ $i -lt 20000 ]; do i=$((i+1)); done' 2>&1); status=$?
+expect stat-per-thread-all-status [ "$status" = 0 ]
+expect stat-per-thread-all-command grep -qE '^sh-[0-9]+,[0-9.]+,msec,task-clock,' <<<"$out"
+expect stat-per-thread-all-no-zeros [ "$(grep -cE '^[^,]+,(0|0\.00|<not counted>),' <<<"$out")" = 0 ]
+expect stat-per-thread-all-few python3 -c 'import sys; n = len(sys.argv[1].splitlines()); assert 2 <= n < 200, n' "$out"
+err=$("$bin" stat --per-thread -C 0 -e cs true 2>&1); status=$?
+expect stat-per-thread-cpus [ "$status:$err" = "2:perfspec: error: --per-thread counts threads wherever they run: give -a, not -C" ]
+err=$("$bin" stat --per-thread -e cs true 2>&1); status=$?
+expect stat-per-thread-target [ "$status:$err" = "2:perfspec: error: --per-thread counts each thread of a process (-p PID), of a list (-t TIDS) or of the whole system (-a)" ]
+# -t: threads by id, named by their comm with --per-thread, and counting ends when they are gone. A
+# thread's CPU times cannot be read after it has exited: user_time then says so instead of 0.
+sh -c 'sleep 0.4' & waiter=$!
+out=$(timeout 5 "$bin" stat -t "$waiter" --per-thread -x, -e task-clock,cs 2>&1); status=$?
+expect stat-tid-status [ "$status" = 0 ]
+expect stat-tid-per-thread [ "$(cut -d, -f1,4 <<<"$out" | tr '\n' '|')" = "sh-$waiter,task-clock|sh-$waiter,cs|" ]
+sh -c 'sleep 0.3' & waiter=$!
+out=$(timeout 5 "$bin" stat -t "$waiter" -e user_time 2>&1)
+expect stat-tid-header grep -qxF " Performance counter stats for thread id '$waiter':" <<<"$out"
+expect stat-tid-gone-times grep -qxF "    exited: the process or thread exited before its CPU times could be read from /proc" <<<"$out"
+err=$("$bin" stat -t 12x -e cs 2>&1); status=$?
+expect stat-tid-bad [ "$status:$err" = "2:perfspec: error: -t 12x: '12x' is not a thread id" ]
+err=$("$bin" stat -t 1 -a -e cs 2>&1); status=$?
+expect stat-tid-and-all [ "$status:$err" = "2:perfspec: error: -t cannot be combined with -p, -a or -C" ]
 # perf's tool events: wall time and the command's CPU time, in ns, filled in by stat.
 out=$("$bin" stat -e duration_time,user_time,system_time,task-clock -- sleep 0.1 2>&1); status=$?
 expect stat-tool-events-status [ "$status" = 0 ]
@@ -674,6 +699,10 @@ expect completion-event [ "$(complete_words 3 perfspec stat -e task-cl)" = "task
 expect completion-list-item [ "$(complete_words 2 perfspec resolve cycles,page-fa)" = "cycles,page-faults" ]
 expect completion-option grep -qw -- "--events-dir" <<<"$(complete_words 2 perfspec list --ev)"
 expect completion-stat-option [ "$(complete_words 2 perfspec stat --per-so)" = "--per-socket" ]
+# Every long option stat's --help lists is completed (a new option without completion fails here).
+missing=$(comm -23 <("$bin" stat --help | grep -oE -- '--[a-z][a-z0-9-]+' | grep -vx -- '--help' | sort -u) \
+                   <(complete_words 2 perfspec stat -- | tr ' ' '\n' | sort -u))
+expect completion-every-stat-option [ -z "$missing" ]
 expect completion-command-after-dashes [ "$(complete_words 3 perfspec stat -- bas | tr ' ' '\n' | grep -cx bash)" = 1 ]
 expect completion-command-args [ "$(complete_words 4 perfspec stat -- ls /et)" = "/etc" ]
 if "$bin" list --tracepoints 'sched:sched_switch' 2>/dev/null | grep -q sched_switch; then
