@@ -9,9 +9,9 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup.sh
 run() {
-  local kind=$1 only=${2:-}
+  local kind=$1 only=${2:-} target=${3:-}
   echo "== $kind build"
-  scripts/build.sh "$kind" | tail -n 1 >/tmp/perfspec-builddir.$$
+  scripts/build.sh "$kind" $target | tail -n 1 >/tmp/perfspec-builddir.$$
   local dir
   dir=$(cat /tmp/perfspec-builddir.$$)
   rm -f /tmp/perfspec-builddir.$$
@@ -101,7 +101,7 @@ EOF
 case "${1:-}" in
   "") run release; examples ;;
   --sanitize) run sanitize ;;
-  --tsan) run tsan 'unit\.concurrency' ;;
-  --all) run release; examples; run sanitize; run tsan 'unit\.concurrency' ;;
+  --tsan) run tsan 'unit\.concurrency' perfspec_tests ;;
+  --all) run release; examples; run sanitize; run tsan 'unit\.concurrency' perfspec_tests ;;
   *) echo "usage: scripts/test.sh [--sanitize|--tsan|--all]" >&2; exit 2 ;;
 esac
