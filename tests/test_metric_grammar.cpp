@@ -515,6 +515,17 @@ TEST_CASE("metric grammar: render") {
           "metric 'tma_x': 'd_ratio(a b)'\n"
           "                           \\___ expected ',' between the arguments of d_ratio\n");
   }
+  // A help line follows the caret when the error has one.
+  text = "a \\+ b";
+  try {
+    parse(text);
+    FAIL("parsed");
+  } catch (const Error& err) {
+    CHECK(perfspec::metric::render(err, "m", text) ==
+          "metric 'm': 'a \\+ b'\n"
+          "               \\___ unexpected character '\\'\n"
+          "help: in an identifier '\\' escapes '-', ',' or '=' only\n");
+  }
   // An error without a position names the metric.
   CHECK(perfspec::metric::render(Error("no such metric group"), "ipc", "x") ==
         "error: metric 'ipc': no such metric group\n");
