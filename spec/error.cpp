@@ -2,6 +2,7 @@
 #include <fmt/format.h>
 
 #include "perfspec/error.hpp"
+#include "perfspec/metric.hpp"
 #include "spec/printable.hpp"
 
 namespace perfspec {
@@ -37,12 +38,25 @@ std::string_view error_kind_name(ErrorKind kind) {
   return "bad value";
 }
 
-std::string render(const Error& error, std::string_view input, const Origin& origin) {
+namespace {
+
+// The columns a terminal gives `text`: one per character (UTF-8 continuation bytes take none).
+std::size_t width(std::string_view text) {
+  std::size_t n = 0;
+  for (char c : text) n += (static_cast<unsigned char>(c) & 0xc0) != 0x80;
+  return n;
+}
+
+// An error rendered under `input`, which the line `head'<input>'` shows (head is `event syntax error: `
+// for an event list, `metric 'NAME': ` for a metric); `topic` leads the message of an error without a
+// position.
+std::string render_under(const Error& error, std::string_view input, const Origin& origin,
+                         std::string_view head, std::string_view topic) {
   std::string out;
   if (!error.positioned()) {
     if (!origin.file.empty())
       out += fmt::format("{}:{}:{}: ", spec::printable(origin.file), origin.line, origin.column);
-    out += fmt::format("error: {}\n", shown_lines(error.message()));
+    out += fmt::format("error: {}{}\n", topic, shown_lines(error.message()));
     if (!error.help().empty()) out += fmt::format("help: {}\n", shown_lines(error.help()));
     return out;
   }
@@ -55,7 +69,7 @@ std::string render(const Error& error, std::string_view input, const Origin& ori
   }
   std::size_t first = 0;
   std::string shown(input);
-  std::string prefix = "event syntax error: '";
+  std::string prefix = fmt::format("{}'", head);
   if (input.size() > window) {
     first = at > window / 2 ? at - window / 2 : 0;
     shown = std::string(input.substr(first, window));
@@ -70,9 +84,22 @@ std::string render(const Error& error, std::string_view input, const Origin& ori
     if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) c = '?';
   out += fmt::format("{}{}'\n", prefix, shown);
   out +=
-      fmt::format("{}\\___ {}\n", std::string(prefix.size() + at - first, ' '), shown_lines(error.message()));
+      fmt::format("{}\\___ {}\n", std::string(width(prefix) + at - first, ' '), shown_lines(error.message()));
   if (!error.help().empty()) out += fmt::format("help: {}\n", shown_lines(error.help()));
   return out;
+}
+
+}  // namespace
+
+std::string render(const Error& error, std::string_view input, const Origin& origin) {
+  return render_under(error, input, origin, "event syntax error: ", "");
+}
+
+std::string metric::render(const Error& error, std::string_view metric_name, std::string_view expr,
+                           const Origin& origin) {
+  std::string name = spec::printable(metric_name);
+  return render_under(error, expr, origin, fmt::format("metric '{}': ", name),
+                      fmt::format("metric '{}': ", name));
 }
 
 }  // namespace perfspec

@@ -8,6 +8,7 @@
 #include "perfspec/error.hpp"
 #include "perfspec/event_set.hpp"
 #include "perfspec/event_source.hpp"
+#include "perfspec/metric.hpp"
 #include "perfspec/parse.hpp"
 #include "perfspec/print.hpp"
 #include "perfspec/resolve.hpp"
