@@ -311,6 +311,29 @@ void Resolver::resolve_pmu_form(const ast::Event& ev, Events& out) {
                  }) |
                  ranges::to<std::vector<std::string>>();
   if (matches.empty()) {
+    // perf 6.12: a name that is no PMU is an event's, the terms added to its own (the tables' metrics
+    // write `UNC_ARB_DAT_OCCUPANCY.RD@cmask\=1@`): that event on every PMU that has it, all or nothing.
+    // (A PMU that cannot be read while looking for the name does not hide that no PMU has it.)
+    const std::vector<std::pair<const Pmu*, const spec::Alias*>>* named = nullptr;
+    try {
+      named = &machine_.aliases_named(ev.name);
+    } catch (const Error&) {
+    }
+    if (named && !named->empty()) {
+      const auto& found = *named;
+      thread_local ast::Term t;
+      t.clear();
+      t.name.assign(ev.name);
+      t.span = t.name_span = ev.name_span;
+      std::size_t first = out.size();
+      try {
+        for (const auto& [pmu, alias] : found) on_pmu(ev, *pmu, out, KnownName{&t, alias});
+      } catch (...) {
+        out.resize(first);
+        throw;
+      }
+      return;
+    }
     throw Error(ErrorKind::unknown_name, fmt::format("unknown PMU '{}'", ev.name), ev.name_span,
                 suggest(ev.name, machine_.pmu_names()).empty()
                     ? fmt::format("PMUs of this machine: {}", fmt::join(machine_.pmu_names(), ", "))

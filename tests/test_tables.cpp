@@ -1134,3 +1134,23 @@ TEST_CASE("list on a machine without a core PMU: no hardware or cache events, as
   auto with_core = spec::list_events(skx, builtin);
   CHECK(std::any_of(with_core.begin(), with_core.end(), [](const auto& e) { return e.name == "cycles"; }));
 }
+
+TEST_CASE("EVENT/terms/: a name that is no PMU is a named event, the terms added to its own (perf 6.12)") {
+  if (!have_shared_events()) return;
+  spec::Machine tgl(test::fixture("intel_tgl"), {shared_events(), "GenuineIntel-6-8C-1", "none", false});
+  // As the Tiger Lake metrics write it; perf 6.12 encodes it so (perf-attrs --current).
+  auto set = resolve("UNC_ARB_DAT_OCCUPANCY.RD/cmask=1/", tgl);
+  REQUIRE(set.events.size() == 1);
+  CHECK(set.events[0].pmu == "uncore_arb");
+  CHECK(set.events[0].attr.config == 0x1000285);
+  CHECK(resolve("UNC_ARB_DAT_OCCUPANCY.RD", tgl).events[0].attr.config == 0x285);
+  // A term the event's PMU does not have is still an error, at the term.
+  CHECK(test::error_of("UNC_ARB_DAT_OCCUPANCY.RD/nosuch=1/", tgl) ==
+        "event syntax error: 'UNC_ARB_DAT_OCCUPANCY.RD/nosuch=1/'\n"
+        "                                              \\___ unknown term 'nosuch' for pmu 'uncore_arb'\n"
+        "help: valid terms: cmask,edge,event,inv,umask,config,config1,config2,config3,name,period,freq,"
+        "branch_type,time,call-graph,stack-size,max-stack,inherit,no-inherit,overwrite,no-overwrite,percore,"
+        "aux-output,aux-sample-size,metric-id,cpu\n");
+  // Neither a PMU nor an event: unknown PMU, as before.
+  CHECK(test::error_kind_of("NO_SUCH_EVENT/cmask=1/", tgl) == "unknown name");
+}
