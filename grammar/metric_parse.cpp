@@ -423,6 +423,7 @@ void print(const Expr& e, std::string& out) {
     case Expr::Kind::nan: out += "NaN"; return;
     case Expr::Kind::literal: out += e.text.empty() ? "#" + e.name : e.text; return;
     case Expr::Kind::id: out += e.text.empty() ? escaped(e.name) : e.text; return;
+    case Expr::Kind::ref: out += escaped(e.name); return;
     case Expr::Kind::negate:
       out += '-';
       if (!e.args.empty()) print_within(e.args[0], precedence(e.args[0]) < precedence(e), out);

@@ -55,7 +55,8 @@ std::string render_under(const Error& error, std::string_view input, const Origi
   std::string out;
   if (!error.positioned()) {
     if (!origin.file.empty())
-      out += fmt::format("{}:{}:{}: ", spec::printable(origin.file), origin.line, origin.column);
+      out += origin.line ? fmt::format("{}:{}:{}: ", spec::printable(origin.file), origin.line, origin.column)
+                         : fmt::format("{}: ", spec::printable(origin.file));
     out += fmt::format("error: {}{}\n", topic, shown_lines(error.message()));
     if (!error.help().empty()) out += fmt::format("help: {}\n", shown_lines(error.help()));
     return out;
@@ -64,8 +65,12 @@ std::string render_under(const Error& error, std::string_view input, const Origi
   if (!origin.file.empty()) {
     // Offsets are bytes into the string as the host format delivered it (escapes already removed);
     // Origin::column_of maps them back to the file.
-    out += fmt::format("{}:{}:{}: error: {}\n", spec::printable(origin.file), origin.line,
-                       origin.column_of(static_cast<std::uint32_t>(at)), shown_lines(error.message()));
+    // A file position, when the origin knows the line (a file named without one: just the file).
+    if (origin.line)
+      out += fmt::format("{}:{}:{}: error: {}\n", spec::printable(origin.file), origin.line,
+                         origin.column_of(static_cast<std::uint32_t>(at)), shown_lines(error.message()));
+    else
+      out += fmt::format("{}: error: {}\n", spec::printable(origin.file), shown_lines(error.message()));
   }
   std::size_t first = 0;
   std::string shown(input);

@@ -64,6 +64,8 @@ struct Machine::Impl {
   // CPU topology (spec/topology.cpp)
   mutable std::once_flag topology_once_;
   mutable std::vector<CpuTopology> topology_;
+  mutable std::once_flag metrics_once_;
+  mutable std::vector<TableMetric> metrics_;  // Machine::table_metrics()
 
   // Tracefs
   const std::string& tracefs_events() const;

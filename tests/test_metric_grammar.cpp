@@ -67,6 +67,7 @@ std::string sx(const Expr& e) {
     case Kind::nan: return "NaN";
     case Kind::literal: return "#" + e.name;
     case Kind::id: return e.name;
+    case Kind::ref: return "(ref " + e.name + ")";
     case Kind::negate: out = "(neg"; break;
     case Kind::binary: out = fmt::format("({}", op_name(e.op)); break;
     case Kind::select: out = "(if"; break;

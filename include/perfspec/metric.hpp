@@ -10,11 +10,17 @@
 // // e.kind == Expr::Kind::select; e.args[0] is `instructions / cycles`, e.args[1] `#smt_on`, e.args[2] `0`
 // ```
 #include <cstdint>
+#include <limits>
+#include <map>
+#include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "perfspec/error.hpp"
+#include "perfspec/event_set.hpp"
+#include "perfspec/spec.hpp"
 
 namespace perfspec::metric {
 
@@ -29,6 +35,9 @@ struct Expr {
     binary,   ///< `a OP b`: args[0] OP args[1]
     select,   ///< `a if c else b`: args[0] (taken when args[1] is non-zero), args[1], args[2]
     call,     ///< `fn(...)`: its arguments in args (see Fn)
+    /// Only in what metric::plan resolved: another metric, by `name`; its folded expression is in
+    /// ResolvedMetric::refs (so a metric used many times is held and computed once).
+    ref,
   };
   /// Binary operators, loosest first as perf binds them: `|`, `^`, `&`, `<` `>`, `+` `-`, `*` `/` `%`.
   enum class Op : std::uint8_t {
@@ -97,5 +106,106 @@ std::string to_string(const Expr& expr);
 /// one line, `error: metric 'ipc': MESSAGE`.
 std::string render(const Error& error, std::string_view metric_name, std::string_view expr,
                    const Origin& origin = {});
+
+/// A metric as defined: by a table entry (MetricName, MetricExpr, ...) or ad hoc (`name = expr`).
+struct Definition {
+  std::string name;
+  std::string expr;
+  std::string groups;         ///< MetricGroup: `;`-separated group names
+  std::string threshold;      ///< MetricThreshold: an expression over this metric and others
+  std::string scale_unit;     ///< ScaleUnit: `100%`, `1per_instr`, `1GHz`
+  std::string constraint;     ///< MetricConstraint: `NO_GROUP_EVENTS`, `NO_GROUP_EVENTS_NMI`, ...
+  std::string description;    ///< BriefDescription
+  std::string default_group;  ///< DefaultMetricgroupName
+  std::string pmu, compat;    ///< Unit and Compat of a `sys` metric (uncore, matched by identifier)
+  Origin origin;              ///< where `expr` is written (a table file; line 0 when not known)
+};
+
+/// The metrics this machine's tables define: its model's (on arm64 with the standard metrics their
+/// ArchStdEvent names), and of the `sys` folders those whose Compat matches a PMU of the machine.
+/// Sorted by name; empty without tables.
+std::vector<Definition> machine_metrics(const spec::Machine& machine);
+
+/// A ScaleUnit split: `100%` is {100, "%"}, `1per_instr` {1, "per_instr"}, "" {1, ""}.
+struct ScaleUnit {
+  double factor = 1;
+  std::string unit;
+};
+ScaleUnit parse_scale_unit(std::string_view text);
+
+/// An error in a metric: where (the metric and its text, which may be another metric than the one
+/// asked for, reached through a reference) and what (perfspec::Error, positioned in that text).
+class MetricError : public Error {
+ public:
+  MetricError(const Error& error, std::string metric, std::string expr, Origin origin)
+      : Error(error), metric_(std::move(metric)), expr_(std::move(expr)), origin_(std::move(origin)) {}
+  const std::string& metric() const noexcept { return metric_; }
+  const std::string& expr() const noexcept { return expr_; }
+  const Origin& origin() const noexcept { return origin_; }
+  /// render() of this error.
+  std::string rendered() const { return render(*this, metric_, expr_, origin_); }
+
+ private:
+  std::string metric_, expr_;
+  Origin origin_;
+};
+
+/// How to resolve metrics.
+struct Options {
+  spec::Machine::MetricTarget target;  ///< for #core_wide
+  int parameter = 0;                   ///< what `?` in identifiers stands for (perf's runtime parameter)
+  bool group = true;       ///< a metric's events as weak groups (false: each alone, as --metric-no-group)
+  bool thresholds = true;  ///< resolve MetricThreshold too
+  std::vector<Definition> extra;  ///< metrics besides the machine's (a config file's); these win
+};
+
+/// A metric resolved against a machine: its expression with the constants folded and only the
+/// identifiers of events left, and where in the plan's events each identifier is counted.
+struct ResolvedMetric {
+  Definition definition;
+  Expr expr;                        ///< folded: literals, has_event, strcmp_cpuid_str, source_count, if
+  std::optional<Expr> threshold;    ///< folded; true (non-zero) where perf marks the value
+  ScaleUnit scale;                  ///< applied to the value by evaluate()
+  std::vector<std::string> folded;  ///< what was folded, for explaining: `#smt_on = 1`, `has_event(x) = 0`
+  std::vector<std::string> uses;    ///< the metrics it refers to, directly or not
+  /// The folded expressions of the metrics expr and threshold refer to (Kind::ref), directly or not,
+  /// by name.
+  std::map<std::string, Expr, std::less<>> refs;
+  /// Per identifier left in expr, threshold and refs (Expr::name after `?`): the events of
+  /// Plan::events summed for it, in the groups this metric opens.
+  std::map<std::string, std::vector<std::size_t>, std::less<>> inputs;
+};
+
+/// What to open for a list of metrics, and how to compute each from the counts.
+struct Plan {
+  EventSet events;  ///< each metric's events in weak groups per PMU; shared groups opened once
+  std::vector<ResolvedMetric> metrics;
+};
+
+/// Resolve `request`: metric names and metric groups, comma-separated (case-insensitive, as perf's -M),
+/// or one ad hoc metric `NAME = EXPR`. Throws MetricError for a metric that does not resolve (positioned
+/// in its text) and perfspec::Error (ErrorKind::unknown_name) for a name that is neither a metric nor a
+/// group.
+///
+/// Example: `auto plan = metric::plan("ipc = instructions / cycles", machine);`
+Plan plan(std::string_view request, const spec::Machine& machine, const Options& options = {});
+
+/// A metric's value: NaN with `why` when an input it needed was not counted (never a made-up number),
+/// or when the arithmetic has none (a division by zero).
+struct Value {
+  double value = std::numeric_limits<double>::quiet_NaN();  ///< scaled by the ScaleUnit
+  std::string why;                                          ///< empty when computed
+  std::optional<bool> over_threshold;  ///< the MetricThreshold's verdict, when there is one and it computed
+};
+
+/// Evaluate every metric of `plan` from one value per event of plan.events (scaled counts; NaN for an
+/// event not counted, with `why[i]` saying why when given).
+std::vector<Value> evaluate(const Plan& plan, std::span<const double> event_values,
+                            std::span<const std::string> why = {});
+
+/// Evaluate one folded expression, identifiers taken from `value_of` (NaN: not counted) and metric
+/// references from `refs`. For tests and for thresholds.
+double evaluate(const Expr& expr, const std::map<std::string, double, std::less<>>& value_of,
+                const std::map<std::string, Expr, std::less<>>& refs = {});
 
 }  // namespace perfspec::metric

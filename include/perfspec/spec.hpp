@@ -65,6 +65,7 @@ struct Alias {
 
 class Machine;
 struct TableEvent;
+struct TableMetric;
 struct TableDiagnostic;
 namespace io {
 class Jail;  // spec/sysfs_io.hpp: reads that cannot leave the tree
@@ -310,6 +311,30 @@ class Machine {
   /// Example: `for (auto& t : machine.cpu_topology()) std::printf("CPU%d: S%d-D%d-C%d\n", t.cpu, t.socket,
   /// t.die, t.core);`
   const std::vector<CpuTopology>& cpu_topology() const;
+
+  /// The metric entries of this machine's tables: its model's (on arm64 with what their ArchStdEvent
+  /// names), then those of the `sys` folders whose Unit names an uncore PMU of the machine and whose
+  /// Compat matches its identifier. Read once (every JSON file of the model); empty without tables.
+  const std::vector<TableMetric>& table_metrics() const;
+
+  /// The value of a metric's `#name` literal on this machine (REFERENCE.md section 10), as perf 6.12
+  /// computes it, the name compared ignoring case: `num_cpus` (highest present CPU + 1),
+  /// `num_cpus_online`, `num_cores`, `num_dies`, `num_packages` (distinct ones among the online CPUs'
+  /// topology), `smt_on` (`devices/system/cpu/smt/active`, else whether two CPUs share a core),
+  /// `core_wide` (1 when every SMT sibling of the counted CPUs is counted: system-wide, and SMT off or
+  /// all CPUs or whole cores asked for), `slots` (the core PMU's `caps/slots`), `has_pmem` (an ACPI NFIT
+  /// table), `system_tsc_freq` (Hz: x86's cpuid leaf 0x15, else the `@ N.NNGHz` of the model name, on
+  /// this host; under another root, `perfspec-snapshot/system_tsc_freq`). Everything is read under the
+  /// root. Throws perfspec::Error: ErrorKind::unknown_name for a name perf does not know,
+  /// ErrorKind::machine when this machine does not tell (no `caps/slots`, no TSC frequency).
+  ///
+  /// Example: `machine.metric_literal("smt_on")` is 1 on a machine with SMT active.
+  struct MetricTarget {
+    bool system_wide = false;  ///< every process on the CPUs (-a, -C), not a command or a process
+    std::vector<int> cpus;     ///< the CPUs asked for (-C); empty: every online CPU
+  };
+  double metric_literal(std::string_view name, const MetricTarget& target) const;
+  double metric_literal(std::string_view name) const { return metric_literal(name, MetricTarget{}); }
 
   /// The sources of named events in lookup order: the tables' `sys` folders, sysfs, the model's tables,
   /// libpfm4 (when built in and not turned off). alias() asks them in this order.

@@ -1,0 +1,696 @@
+// SPDX-License-Identifier: MIT
+// Metrics resolved against a machine (REFERENCE.md section 10): identifiers become events, other
+// metrics (inlined) or tool events, literals machine facts; constants are folded before events are
+// chosen, so that only the branch an `if` takes is opened; each metric's events are weak groups per
+// PMU, a group another metric already opens being reused. And the evaluation of what was counted.
+#include <algorithm>
+#include <cctype>
+#include <cmath>
+#include <fstream>
+#include <iterator>
+#include <optional>
+#include <set>
+
+#include <fmt/format.h>
+
+#include "perfspec/metric.hpp"
+#include "perfspec/resolve.hpp"
+#include "perfspec/tables.hpp"
+#include "spec/ascii.hpp"
+
+namespace perfspec::metric {
+
+namespace {
+
+constexpr double nan = std::numeric_limits<double>::quiet_NaN();
+
+bool same_name(std::string_view a, std::string_view b) {
+  return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) {
+           return spec::ascii_lower(x) == spec::ascii_lower(y);
+         });
+}
+
+std::string_view trim(std::string_view s) {
+  while (!s.empty() && (s.front() == ' ' || s.front() == '\t' || s.front() == '\n')) s.remove_prefix(1);
+  while (!s.empty() && (s.back() == ' ' || s.back() == '\t' || s.back() == '\n')) s.remove_suffix(1);
+  return s;
+}
+
+bool is_tool_name(std::string_view name) {
+  return name == "duration_time" || name == "user_time" || name == "system_time";
+}
+
+Expr number(double v, Span span) {
+  Expr e;
+  e.kind = Expr::Kind::number;
+  e.number = v;
+  e.span = span;
+  return e;
+}
+
+// The arithmetic of one operator, as perf's but that NaN (an input not counted) stays NaN through
+// the logical and comparison operators too.
+double apply(Expr::Op op, double a, double b) {
+  using Op = Expr::Op;
+  if (std::isnan(a) || std::isnan(b)) return nan;
+  switch (op) {
+    case Op::logical_or: return (a != 0 || b != 0) ? 1 : 0;
+    case Op::logical_xor: return ((a != 0) != (b != 0)) ? 1 : 0;
+    case Op::logical_and: return (a != 0 && b != 0) ? 1 : 0;
+    case Op::less: return a < b ? 1 : 0;
+    case Op::greater: return a > b ? 1 : 0;
+    case Op::add: return a + b;
+    case Op::sub: return a - b;
+    case Op::mul: return a * b;
+    case Op::div: return b == 0 ? nan : a / b;
+    case Op::mod: {
+      auto x = static_cast<long long>(a), y = static_cast<long long>(b);
+      return y == 0 ? nan : static_cast<double>(x % y);
+    }
+  }
+  return nan;
+}
+
+double call(Expr::Fn fn, double a, double b) {
+  using Fn = Expr::Fn;
+  switch (fn) {
+    case Fn::d_ratio: return b == 0 ? 0 : (std::isnan(a) || std::isnan(b) ? nan : a / b);
+    case Fn::min: return std::isnan(a) || std::isnan(b) ? nan : std::min(a, b);
+    case Fn::max: return std::isnan(a) || std::isnan(b) ? nan : std::max(a, b);
+    default: return nan;
+  }
+}
+
+Origin located(const Definition& def);
+
+// A metric being folded: its definition (for errors) and the metrics it was reached through.
+struct Frame {
+  const Definition* def;
+  const Frame* outer;
+};
+
+class Resolver {
+ public:
+  Resolver(const spec::Machine& machine, const Options& options, const std::vector<Definition>& defs)
+      : machine_(machine), options_(options), defs_(defs) {}
+
+  // Resolves `def` (the metric asked for): parse, fold, the metrics it refers to folded once each.
+  ResolvedMetric resolve(const Definition& def) {
+    ResolvedMetric m;
+    m.definition = def;
+    m.scale = parse_scale_unit(def.scale_unit);
+    folded_ = &m.folded;
+    Frame top{&def, nullptr};
+    m.expr = parsed(def);
+    fold(m.expr, top);
+    if (options_.thresholds && !def.threshold.empty()) {
+      // A threshold that cannot be resolved (it names an event this machine lacks) only loses the mark.
+      try {
+        Definition t = def;
+        t.expr = def.threshold;
+        Expr e = parsed(t);
+        Frame frame{&t, nullptr};
+        fold(e, frame);
+        m.threshold = std::move(e);
+      } catch (const Error& e) {
+        m.folded.push_back(fmt::format("threshold not used: {}", e.message()));
+      }
+    }
+    // The metrics referred to, transitively, with what folding them found.
+    std::vector<const Expr*> todo{&m.expr};
+    if (m.threshold) todo.push_back(&*m.threshold);
+    while (!todo.empty()) {
+      const Expr* e = todo.back();
+      todo.pop_back();
+      if (e->kind == Expr::Kind::ref && !m.refs.contains(e->name)) {
+        const Folded& f = refs_.at(spec::ascii_lowered(e->name));
+        m.refs.emplace(e->name, f.expr);
+        m.uses.push_back(e->name);
+        for (const auto& n : f.notes)
+          if (std::find(m.folded.begin(), m.folded.end(), n) == m.folded.end()) m.folded.push_back(n);
+        todo.push_back(&m.refs.at(e->name));
+        continue;
+      }
+      for (const auto& a : e->args) todo.push_back(&a);
+    }
+    std::sort(m.uses.begin(), m.uses.end());
+    return m;
+  }
+
+  // The events resolved for an identifier (cached).
+  const EventSet& events_of(const std::string& id) {
+    auto it = events_.find(id);
+    if (it == events_.end()) it = events_.emplace(id, perfspec::resolve(id, machine_)).first;
+    return it->second;
+  }
+
+ private:
+  const spec::Machine& machine_;
+  const Options& options_;
+  const std::vector<Definition>& defs_;
+  std::map<std::string, EventSet, std::less<>> events_;
+  // Each metric referred to, folded once (by lower-case name), with what folding it found.
+  struct Folded {
+    Expr expr;
+    std::vector<std::string> notes;
+  };
+  std::map<std::string, Folded> refs_;
+  std::vector<std::string>* folded_ = nullptr;
+
+  [[noreturn]] void fail(const Error& e, const Frame& at) const {
+    throw MetricError(e, at.def->name, at.def->expr, located(*at.def));
+  }
+
+  Expr parsed(const Definition& def) const {
+    try {
+      return parse(def.expr);
+    } catch (const Error& e) {
+      throw MetricError(e, def.name, def.expr, located(def));
+    }
+  }
+
+  const Definition* metric_named(std::string_view name) const {
+    for (const auto& d : defs_)
+      if (same_name(d.name, name)) return &d;
+    return nullptr;
+  }
+
+  std::string identifier(const Expr& e) const {
+    std::string out;
+    for (char c : e.name) {
+      if (c == '?')
+        out += std::to_string(options_.parameter);
+      else
+        out += c;
+    }
+    return out;
+  }
+
+  void note(std::string text) {
+    if (std::find(folded_->begin(), folded_->end(), text) == folded_->end()) folded_->push_back(std::move(text));
+  }
+
+  // Folds `e` in place: afterwards it holds only numbers, operators and the identifiers of events.
+  void fold(Expr& e, const Frame& at) {
+    using K = Expr::Kind;
+    switch (e.kind) {
+      case K::number:
+      case K::nan:
+      case K::ref: return;
+      case K::literal: {
+        double v = 0;
+        try {
+          v = machine_.metric_literal(e.name, options_.target);
+        } catch (const Error& err) {
+          fail(Error(err.kind(), err.message(), e.span, err.help()), at);
+        }
+        note(fmt::format("#{} = {}", e.name, v));
+        e = number(v, e.span);
+        return;
+      }
+      case K::id: return fold_id(e, at);
+      case K::negate:
+        fold(e.args[0], at);
+        if (e.args[0].kind == K::number) e = number(-e.args[0].number, e.span);
+        return;
+      case K::binary:
+        fold(e.args[0], at);
+        fold(e.args[1], at);
+        if (e.args[0].kind == K::number && e.args[1].kind == K::number)
+          e = number(apply(e.op, e.args[0].number, e.args[1].number), e.span);
+        return;
+      case K::select: {
+        fold(e.args[1], at);
+        if (e.args[1].kind == K::number) {
+          // A known condition: only the branch taken is resolved (its events alone are opened).
+          Expr taken = std::move(e.args[e.args[1].number != 0 ? 0 : 2]);
+          fold(taken, at);
+          e = std::move(taken);
+          return;
+        }
+        fold(e.args[0], at);
+        fold(e.args[2], at);
+        if (e.args[0].kind == K::number && e.args[2].kind == K::number && e.args[0].number == e.args[2].number)
+          e = number(e.args[0].number, e.span);
+        return;
+      }
+      case K::call: return fold_call(e, at);
+    }
+  }
+
+  void fold_call(Expr& e, const Frame& at) {
+    using F = Expr::Fn;
+    switch (e.fn) {
+      case F::d_ratio:
+        fold(e.args[1], at);
+        if (e.args[1].kind == Expr::Kind::number && e.args[1].number == 0) {
+          e = number(0, e.span);  // perf: a ratio over a constant 0 is 0, and needs no event
+          return;
+        }
+        [[fallthrough]];
+      case F::min:
+      case F::max:
+        fold(e.args[0], at);
+        fold(e.args[1], at);
+        if (e.args[0].kind == Expr::Kind::number && e.args[1].kind == Expr::Kind::number)
+          e = number(call(e.fn, e.args[0].number, e.args[1].number), e.span);
+        return;
+      case F::has_event: {
+        std::string id = identifier(e.args[0]);
+        bool has = true;
+        try {
+          has = !events_of(id).events.empty();
+        } catch (const Error&) {
+          has = false;
+        }
+        note(fmt::format("has_event({}) = {}", id, has ? 1 : 0));
+        e = number(has ? 1 : 0, e.span);
+        return;
+      }
+      case F::source_count: {
+        std::string id = identifier(e.args[0]);
+        std::size_t n = 0;
+        try {
+          n = events_of(id).events.size();
+        } catch (const Error& err) {
+          fail(Error(err.kind(), err.message(), e.args[0].span, err.help()), at);
+        }
+        note(fmt::format("source_count({}) = {}", id, n));
+        e = number(static_cast<double>(n), e.span);
+        return;
+      }
+      case F::strcmp_cpuid_str: {
+        const std::string& want = e.args[0].name;
+        const std::string& cpuid = machine_.cpuid();
+        bool arm = spec::table_arch(machine_.tables_folder(), cpuid) == spec::TableArch::arm64;
+        bool match = !cpuid.empty() && (arm ? spec::midr_matches(want, cpuid) : spec::cpuid_matches(want, cpuid));
+        note(fmt::format("strcmp_cpuid_str({}) = {}", want, match ? 1 : 0));
+        e = number(match ? 1 : 0, e.span);
+        return;
+      }
+    }
+  }
+
+  void fold_id(Expr& e, const Frame& at) {
+    std::string id = identifier(e);
+    // Another metric's name refers to that metric (perf looks for metrics first), inlined.
+    if (const Definition* other = metric_named(id); other && !is_tool_name(id)) {
+      std::string chain = other->name;
+      for (const Frame* f = &at; f; f = f->outer) {
+        chain = f->def->name + " -> " + chain;
+        if (same_name(f->def->name, other->name))
+          fail(Error(ErrorKind::bad_value, fmt::format("metric '{}' refers to itself: {}", other->name, chain),
+                     e.span),
+               at);
+      }
+      const std::string key = spec::ascii_lowered(other->name);
+      if (!refs_.contains(key)) {
+        // Folded on its own: its notes are its own, and any metric that uses it gets them.
+        Folded f;
+        std::vector<std::string>* outer = folded_;
+        folded_ = &f.notes;
+        f.expr = parsed(*other);
+        Frame frame{other, &at};
+        try {
+          fold(f.expr, frame);
+        } catch (...) {
+          folded_ = outer;
+          throw;
+        }
+        folded_ = outer;
+        refs_.emplace(key, std::move(f));
+      }
+      Expr ref;
+      ref.kind = Expr::Kind::ref;
+      ref.name = other->name;
+      ref.text = e.text;
+      ref.span = e.span;
+      e = std::move(ref);
+      return;
+    }
+    try {
+      const EventSet& set = events_of(id);
+      if (set.events.empty())
+        throw Error(ErrorKind::unknown_name, fmt::format("'{}' names no event of this machine", id));
+    } catch (const Error& err) {
+      std::string message = err.message();
+      // The event string's own error, when it does not say which identifier it is about.
+      if (message.find("'" + id + "'") == std::string::npos) message = fmt::format("{} (in event '{}')", message, id);
+      std::string help = err.help();
+      // `page-faults` in a metric is `page` minus `faults`: perf's metrics escape the dash.
+      std::string_view text = at.def->expr;
+      if (e.span.end < text.size() && text[e.span.end] == '-') {
+        std::size_t end = e.span.end + 1;
+        while (end < text.size() && (std::isalnum(static_cast<unsigned char>(text[end])) || text[end] == '_' ||
+                                     text[end] == '.' || text[end] == '-'))
+          ++end;
+        std::string whole(text.substr(e.span.begin, end - e.span.begin));
+        std::string escaped;
+        for (char c : whole) escaped += c == '-' ? std::string("\\-") : std::string(1, c);
+        help = fmt::format("in a metric '-' subtracts; an event named '{}' is written '{}'", whole, escaped);
+      }
+      fail(Error(err.kind(), message, e.span, help), at);
+    }
+    e.name = id;  // the `?` replaced: the key of the plan's inputs
+  }
+};
+
+// Where a table metric's MetricExpr is in its JSON file, so that an error points at the character
+// (a file column per byte of the expression: JSON escapes make the two differ). The origin as it is
+// when the file does not hold it as written (an arm64 metric taking its expression from ArchStdEvent).
+Origin located(const Definition& def) {
+  Origin o = def.origin;
+  if (o.file.empty() || o.line) return o;
+  std::ifstream in(o.file, std::ios::binary);
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  for (std::size_t at = text.find("\"MetricName\""); at != std::string::npos;
+       at = text.find("\"MetricName\"", at + 1)) {
+    // The object holding this MetricName (table entries hold no nested objects).
+    std::size_t begin = text.rfind('{', at), end = text.find('}', at);
+    if (begin == std::string::npos || end == std::string::npos) break;
+    std::string_view object(text.data() + begin, end - begin);
+    auto value = [&](std::string_view key) -> std::optional<std::pair<std::size_t, std::string>> {
+      auto k = object.find(fmt::format("\"{}\"", key));
+      if (k == std::string_view::npos) return std::nullopt;
+      auto q = object.find('"', object.find(':', k + key.size() + 2));
+      if (q == std::string_view::npos) return std::nullopt;
+      std::string decoded;
+      std::size_t i = q + 1;
+      for (; i < object.size() && object[i] != '"'; ++i) decoded += object[i] == '\\' ? object[++i] : object[i];
+      return std::pair{begin + q + 1, decoded};
+    };
+    auto name = value("MetricName");
+    auto expr = value("MetricExpr");
+    if (!name || !expr || name->second != def.name || expr->second != def.expr) continue;
+    std::size_t start = expr->first;
+    auto line_begin = text.rfind('\n', start);
+    line_begin = line_begin == std::string::npos ? 0 : line_begin + 1;
+    o.line = static_cast<std::uint32_t>(std::count(text.begin(), text.begin() + static_cast<std::ptrdiff_t>(start), '\n') + 1);
+    o.column = static_cast<std::uint32_t>(start - line_begin + 1);
+    // Each byte of the expression at its file column (an escape is two characters for one byte).
+    std::uint32_t column = o.column;
+    for (std::size_t i = start; i < text.size() && text[i] != '"'; ++i) {
+      o.columns.push_back(column);
+      if (text[i] == '\\') ++i, ++column;
+      ++column;
+    }
+    return o;
+  }
+  return o;
+}
+
+void identifiers(const Expr& e, const std::map<std::string, Expr, std::less<>>& refs,
+                 std::vector<std::string>& out) {
+  if (e.kind == Expr::Kind::id) {
+    if (std::find(out.begin(), out.end(), e.name) == out.end()) out.push_back(e.name);
+    return;
+  }
+  if (e.kind == Expr::Kind::ref) {
+    if (auto it = refs.find(e.name); it != refs.end()) identifiers(it->second, refs, out);
+    return;
+  }
+  for (const auto& a : e.args) identifiers(a, refs, out);
+}
+
+// The items of a request: names split at commas, each with its span.
+std::vector<std::pair<std::string, Span>> request_items(std::string_view request) {
+  std::vector<std::pair<std::string, Span>> out;
+  std::size_t start = 0;
+  for (std::size_t i = 0; i <= request.size(); ++i) {
+    if (i < request.size() && request[i] != ',') continue;
+    std::string_view item = request.substr(start, i - start);
+    std::string_view t = trim(item);
+    std::size_t begin = start + (t.empty() ? 0 : static_cast<std::size_t>(t.data() - item.data()));
+    if (t.empty())
+      throw Error(ErrorKind::syntax, "expected a metric or metric group name",
+                  Span{static_cast<std::uint32_t>(begin), static_cast<std::uint32_t>(begin + 1)});
+    out.emplace_back(std::string(t), Span{static_cast<std::uint32_t>(begin),
+                                          static_cast<std::uint32_t>(begin + t.size())});
+    start = i + 1;
+  }
+  return out;
+}
+
+bool in_group(const Definition& d, std::string_view group) {
+  std::string_view g = d.groups;
+  while (!g.empty()) {
+    auto semi = g.find(';');
+    if (same_name(trim(g.substr(0, semi)), group)) return true;
+    if (semi == std::string_view::npos) break;
+    g.remove_prefix(semi + 1);
+  }
+  return !d.default_group.empty() && same_name(d.default_group, group);
+}
+
+// Where an unescaped '=' makes the request an ad hoc `NAME = EXPR`.
+std::size_t definition_sign(std::string_view request) {
+  for (std::size_t i = 0; i < request.size(); ++i) {
+    if (request[i] == '\\') {
+      ++i;
+      continue;
+    }
+    if (request[i] == '=') return i;
+  }
+  return std::string_view::npos;
+}
+
+}  // namespace
+
+ScaleUnit parse_scale_unit(std::string_view text) {
+  ScaleUnit s;
+  std::string t(trim(text));
+  if (t.empty()) return s;
+  char* end = nullptr;
+  double v = std::strtod(t.c_str(), &end);
+  if (end == t.c_str()) {
+    s.unit = t;
+    return s;
+  }
+  s.factor = v;
+  s.unit = std::string(trim(end));
+  return s;
+}
+
+std::vector<Definition> machine_metrics(const spec::Machine& machine) {
+  std::vector<Definition> out;
+  for (const auto& m : machine.table_metrics()) {
+    Definition d;
+    d.name = m.name;
+    d.expr = m.expr;
+    d.groups = m.groups;
+    d.threshold = m.threshold;
+    d.scale_unit = m.scale_unit;
+    d.constraint = m.constraint;
+    d.description = m.description;
+    d.default_group = m.default_group;
+    d.pmu = m.pmu;
+    d.compat = m.compat;
+    d.origin = Origin{m.origin, 0, 0};
+    out.push_back(std::move(d));
+  }
+  std::stable_sort(out.begin(), out.end(), [](const Definition& a, const Definition& b) {
+    return spec::ascii_lowered(a.name) < spec::ascii_lowered(b.name);
+  });
+  return out;
+}
+
+Plan plan(std::string_view request, const spec::Machine& machine, const Options& options) {
+  std::vector<Definition> defs = options.extra;
+  for (auto& d : machine_metrics(machine)) defs.push_back(std::move(d));
+
+  // What was asked for, in order, each metric once.
+  std::vector<Definition> wanted;
+  auto want = [&](const Definition& d) {
+    for (const auto& w : wanted)
+      if (same_name(w.name, d.name) && w.pmu == d.pmu) return;
+    wanted.push_back(d);
+  };
+  if (auto sign = definition_sign(request); sign != std::string_view::npos) {
+    std::string_view name = trim(request.substr(0, sign));
+    std::string_view expr = trim(request.substr(sign + 1));
+    if (name.empty())
+      throw Error(ErrorKind::syntax, "expected the metric's name before '='",
+                  Span{0, static_cast<std::uint32_t>(std::max<std::size_t>(sign, 1))});
+    Definition d;
+    d.name = std::string(name);
+    d.expr = std::string(expr);
+    if (d.expr.empty())
+      throw Error(ErrorKind::syntax, fmt::format("expected the expression of metric '{}' after '='", d.name),
+                  Span{static_cast<std::uint32_t>(sign), static_cast<std::uint32_t>(sign + 1)});
+    defs.insert(defs.begin(), d);
+    want(d);
+  } else {
+    for (const auto& [item, span] : request_items(request)) {
+      bool found = false;
+      for (const auto& d : defs)
+        if (same_name(d.name, item)) want(d), found = true;
+      if (!found)
+        for (const auto& d : defs)
+          if (in_group(d, item)) want(d), found = true;
+      if (!found)
+        throw Error(ErrorKind::unknown_name, fmt::format("unknown metric or metric group '{}'", item), span,
+                    defs.empty() ? "this machine has no metric tables (see --events-dir)"
+                                 : "see perfspec list --metrics");
+    }
+  }
+
+  Plan out;
+  Resolver r(machine, options, defs);
+  for (const auto& d : wanted) out.metrics.push_back(r.resolve(d));
+
+  // Groups: per metric and PMU, its events as one weak group (perf's `{...}:W`), unless the metric
+  // says not to group them; a group holding every event this one needs is reused.
+  struct Opened {
+    std::string pmu;
+    std::vector<std::string> ids;           // the identifiers whose events it holds
+    std::vector<std::size_t> events;        // of out.events, parallel to the pairs below
+    std::vector<std::pair<std::string, std::size_t>> which;  // identifier, its k-th event
+  };
+  std::vector<Opened> opened;
+  for (auto& m : out.metrics) {
+    std::vector<std::string> ids;
+    identifiers(m.expr, m.refs, ids);
+    if (m.threshold) identifiers(*m.threshold, m.refs, ids);
+    const bool alone = !options.group || m.definition.constraint.find("NO_GROUP_EVENTS") != std::string::npos;
+    // The events of each identifier, by PMU.
+    std::map<std::string, std::vector<std::pair<std::string, std::size_t>>> by_pmu;
+    for (const auto& id : ids) {
+      const EventSet& set = r.events_of(id);
+      for (std::size_t k = 0; k < set.events.size(); ++k) {
+        const auto& ev = set.events[k];
+        std::string key = ev.tool != ToolEvent::none ? "tool" : ev.pmu;
+        by_pmu[alone || key == "tool" ? key + "#" + id + "#" + std::to_string(k) : key].emplace_back(id, k);
+      }
+    }
+    for (auto& [key, members] : by_pmu) {
+      // Reuse a group that holds all of these.
+      const Opened* reuse = nullptr;
+      for (const auto& o : opened) {
+        bool all = std::all_of(members.begin(), members.end(), [&](const auto& w) {
+          return std::find(o.which.begin(), o.which.end(), w) != o.which.end();
+        });
+        if (all && (members.size() == o.which.size() || !alone)) {
+          reuse = &o;
+          break;
+        }
+      }
+      if (!reuse) {
+        Opened o;
+        o.pmu = key;
+        EventGroup g;
+        g.braces = members.size() > 1;
+        g.weak = members.size() > 1;
+        const std::size_t group_index = out.events.groups.size();
+        for (const auto& [id, k] : members) {
+          ResolvedEvent ev = r.events_of(id).events[k];
+          ev.group = group_index;
+          ev.leader = g.members.empty() ? out.events.events.size() : g.members.front();
+          if (ev.metric_id.empty()) ev.metric_id = id;
+          g.members.push_back(out.events.events.size());
+          o.events.push_back(out.events.events.size());
+          o.which.emplace_back(id, k);
+          out.events.events.push_back(std::move(ev));
+        }
+        out.events.groups.push_back(std::move(g));
+        opened.push_back(std::move(o));
+        reuse = &opened.back();
+      }
+      for (const auto& w : members) {
+        auto at = std::find(reuse->which.begin(), reuse->which.end(), w) - reuse->which.begin();
+        m.inputs[w.first].push_back(reuse->events[static_cast<std::size_t>(at)]);
+      }
+    }
+  }
+  return out;
+}
+
+namespace {
+
+struct Evaluator {
+  const std::map<std::string, double, std::less<>>& value_of;
+  const std::map<std::string, Expr, std::less<>>& refs;
+  std::map<std::string, double, std::less<>> memo{};  // each referred metric computed once
+
+  double operator()(const Expr& e) {
+    using K = Expr::Kind;
+    switch (e.kind) {
+      case K::number: return e.number;
+      case K::nan:
+      case K::literal: return nan;  // literals are folded away by plan()
+      case K::id: {
+        auto it = value_of.find(e.name);
+        return it == value_of.end() ? nan : it->second;
+      }
+      case K::ref: {
+        if (auto m = memo.find(e.name); m != memo.end()) return m->second;
+        auto it = refs.find(e.name);
+        double v = it == refs.end() ? nan : (*this)(it->second);
+        memo.emplace(e.name, v);
+        return v;
+      }
+      case K::negate: return -(*this)(e.args[0]);
+      case K::binary: {
+        double a = (*this)(e.args[0]);
+        return apply(e.op, a, (*this)(e.args[1]));
+      }
+      case K::select: {
+        double c = (*this)(e.args[1]);
+        if (std::isnan(c)) return nan;
+        return (*this)(e.args[c != 0 ? 0 : 2]);
+      }
+      case K::call:
+        switch (e.fn) {
+          case Expr::Fn::d_ratio:
+          case Expr::Fn::min:
+          case Expr::Fn::max: {
+            double a = (*this)(e.args[0]);
+            return call(e.fn, a, (*this)(e.args[1]));
+          }
+          default: return nan;  // has_event, source_count, strcmp_cpuid_str: folded by plan()
+        }
+    }
+    return nan;
+  }
+};
+
+}  // namespace
+
+double evaluate(const Expr& e, const std::map<std::string, double, std::less<>>& value_of,
+                const std::map<std::string, Expr, std::less<>>& refs) {
+  return Evaluator{value_of, refs}(e);
+}
+
+std::vector<Value> evaluate(const Plan& plan, std::span<const double> event_values, std::span<const std::string> why) {
+  std::vector<Value> out;
+  for (const auto& m : plan.metrics) {
+    std::map<std::string, double, std::less<>> values;
+    std::string missing;
+    for (const auto& [id, events] : m.inputs) {
+      double sum = 0;
+      for (std::size_t i : events) {
+        double v = i < event_values.size() ? event_values[i] : nan;
+        if (std::isnan(v) && missing.empty())
+          missing = fmt::format("'{}' was not counted{}", id,
+                                i < why.size() && !why[i].empty() ? ": " + why[i] : std::string{});
+        sum += v;
+      }
+      values[id] = sum;
+    }
+    Value v;
+    Evaluator eval{values, m.refs};
+    double raw = eval(m.expr);
+    if (std::isnan(raw)) {
+      v.why = !missing.empty() ? missing : "no number: the expression divides by zero or is NaN";
+    } else {
+      v.value = raw * m.scale.factor;
+    }
+    if (m.threshold) {
+      double t = eval(*m.threshold);
+      if (!std::isnan(t)) v.over_threshold = t != 0;
+    }
+    out.push_back(std::move(v));
+  }
+  return out;
+}
+
+}  // namespace perfspec::metric

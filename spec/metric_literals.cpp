@@ -1,0 +1,211 @@
+// SPDX-License-Identifier: MIT
+// What a Machine knows for metrics: its tables' metric entries, and the facts a metric's `#literal`
+// stands for (perf 6.12's expr__get_literal and what it calls: util/smt.c, util/cputopo.c,
+// arch/x86/util/tsc.c), read under the Machine's root.
+#if defined(__x86_64__) || defined(__i386__)
+#include <cpuid.h>
+#endif
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdlib>
+#include <filesystem>
+#include <regex>
+#include <set>
+#include <string>
+#include <tuple>
+
+#include <fmt/format.h>
+
+#include "perfspec/error.hpp"
+#include "perfspec/spec.hpp"
+#include "spec/ascii.hpp"
+#include "spec/machine_impl.hpp"
+#include "spec/sysfs_io.hpp"
+#include "perfspec/tables.hpp"
+
+namespace perfspec::spec {
+
+namespace {
+
+// A CPU list file under the root (`online`, `present`); nullopt when absent.
+std::optional<std::vector<int>> cpu_list_file(const io::Jail& jail, const std::string& path) {
+  auto text = io::read_optional_file(jail, path);
+  if (!text) return std::nullopt;
+  try {
+    return parse_cpu_list(*text);
+  } catch (const Error& e) {
+    throw Error(ErrorKind::machine, fmt::format("{}: {}", path, e.what()));
+  }
+}
+
+// The TSC frequency of this host in Hz as perf computes it on x86: cpuid leaf 0x15 (crystal clock
+// times the TSC/crystal ratio) when it enumerates one, else the `@ 2.10GHz` ending the model name of
+// /proc/cpuinfo. nullopt when neither tells.
+std::optional<double> host_tsc_frequency() {
+#if defined(__x86_64__) || defined(__i386__)
+  unsigned a = 0, b = 0, c = 0, d = 0;
+  if (__get_cpuid_max(0, nullptr) >= 0x15) {
+    __cpuid_count(0x15, 0, a, b, c, d);
+    if (a && b && c) return static_cast<double>(c) * b / a;
+  }
+#endif
+  auto text = io::read_small_file("/proc/cpuinfo");
+  if (!text) return std::nullopt;
+  auto at = text->find("model name");
+  if (at == std::string::npos) return std::nullopt;
+  std::string line = text->substr(at, text->find('\n', at) - at);
+  auto sign = line.rfind('@');
+  if (sign == std::string::npos) return std::nullopt;
+  const char* p = line.c_str() + sign + 1;
+  char* end = nullptr;
+  double ghz = std::strtod(p, &end);
+  if (end == p || ghz <= 0 || std::string_view(end).find("GHz") == std::string_view::npos) return std::nullopt;
+  return ghz * 1e9;
+}
+
+}  // namespace
+
+const std::vector<TableMetric>& Machine::table_metrics() const {
+  auto& I = *impl_;
+  std::call_once(I.metrics_once_, [&] {
+    const std::string& folder = tables_folder();
+    if (folder.empty()) return;
+    if (const EventTables* t = tables()) {
+      auto model = EventTables::load_full(folder, t->model());  // held while the loop reads from it
+      I.metrics_ = model->metrics();
+    }
+    // Uncore metrics of the `sys` folders: those of a PMU this machine has, by its identifier.
+    auto sys = EventTables::load_full(folder, "");
+    for (const auto& m : sys->metrics()) {
+      bool present = false;
+      for (const auto& name : pmu_names()) {
+        const Pmu* pmu = this->pmu(name);
+        if (!pmu || !pmu->is_uncore() || (!m.pmu.empty() && !table_pmu_matches(m.pmu, name))) continue;
+        try {
+          present = m.compat.empty() || std::regex_match(pmu->identifier(), std::regex(m.compat, std::regex::extended));
+        } catch (const std::regex_error&) {  // a Compat that is no regex matches nothing, as in perf
+        }
+        if (present) break;
+      }
+      if (present) I.metrics_.push_back(m);
+    }
+  });
+  return I.metrics_;
+}
+
+double Machine::metric_literal(std::string_view literal, const MetricTarget& target) const {
+  const auto& I = *impl_;
+  const io::Jail& jail = *I.jail_;
+  const std::string cpu_dir = I.root_ + "/devices/system/cpu";
+  const std::string name = ascii_lowered(literal.starts_with('#') ? literal.substr(1) : literal);
+  auto online = [&] {
+    if (auto cpus = cpu_list_file(jail, cpu_dir + "/online")) return *cpus;
+    std::vector<int> all;
+    for (const auto& t : cpu_topology()) all.push_back(t.cpu);
+    return all;
+  };
+  // The topology of the online CPUs (perf's online_topology()).
+  auto online_topology = [&] {
+    auto cpus = online();
+    std::vector<CpuTopology> out;
+    for (const auto& t : cpu_topology())
+      if (std::binary_search(cpus.begin(), cpus.end(), t.cpu)) out.push_back(t);
+    if (out.empty())
+      throw Error(ErrorKind::machine,
+                  fmt::format("#{}: {} describes no CPU topology (cpuN/topology)", name, cpu_dir));
+    return out;
+  };
+  auto distinct = [&](auto key) {
+    std::set<decltype(key(CpuTopology{}))> seen;
+    for (const auto& t : online_topology()) seen.insert(key(t));
+    return static_cast<double>(seen.size());
+  };
+  auto smt_on = [&] {
+    if (auto active = io::read_optional_file(jail, cpu_dir + "/smt/active")) return io::trim(*active) == "1";
+    // No smt/active (kernels before 4.19): SMT when two CPUs share a core.
+    std::set<std::tuple<int, int, int>> cores;
+    for (const auto& t : online_topology())
+      if (!cores.insert({t.socket, t.die, t.core}).second) return true;
+    return false;
+  };
+
+  if (name == "num_cpus") {
+    auto present = cpu_list_file(jail, cpu_dir + "/present");
+    auto cpus = present && !present->empty() ? *present : online();
+    if (cpus.empty()) throw Error(ErrorKind::machine, fmt::format("#num_cpus: {} lists no CPU", cpu_dir));
+    return static_cast<double>(cpus.back() + 1);
+  }
+  if (name == "num_cpus_online") {
+    auto cpus = online();
+    if (cpus.empty()) throw Error(ErrorKind::machine, fmt::format("#num_cpus_online: {} lists no CPU", cpu_dir));
+    return static_cast<double>(cpus.size());
+  }
+  if (name == "num_cores")
+    return distinct([](const CpuTopology& t) { return std::tuple{t.socket, t.die, t.core}; });
+  if (name == "num_dies") return distinct([](const CpuTopology& t) { return std::pair{t.socket, t.die}; });
+  if (name == "num_packages") return distinct([](const CpuTopology& t) { return t.socket; });
+  if (name == "smt_on") return smt_on() ? 1 : 0;
+  if (name == "core_wide") {
+    // Everything on a core is counted only system-wide; without SMT a core is one CPU.
+    if (!target.system_wide) return 0;
+    if (!smt_on() || target.cpus.empty()) return 1;
+    std::set<std::tuple<int, int, int>> asked, all;
+    for (const auto& t : online_topology())
+      if (std::binary_search(target.cpus.begin(), target.cpus.end(), t.cpu))
+        asked.insert({t.socket, t.die, t.core});
+    // Every CPU of a core with a CPU asked for must be asked for too.
+    for (const auto& t : online_topology())
+      if (asked.contains({t.socket, t.die, t.core}) &&
+          !std::binary_search(target.cpus.begin(), target.cpus.end(), t.cpu))
+        return 0;
+    return 1;
+  }
+  if (name == "slots") {
+    for (const Pmu* pmu : core_pmus())
+      if (auto slots = pmu->cap("slots")) {
+        // A hex or decimal count (arm64 writes `0x00000008`); 0 is a PMU that does not tell.
+        std::string text(io::trim(*slots));
+        char* end = nullptr;
+        errno = 0;
+        unsigned long long v = std::strtoull(text.c_str(), &end, 0);
+        if (text.empty() || *end != '\0' || errno || text.front() == '-')
+          throw Error(ErrorKind::machine,
+                      fmt::format("#slots: {}/caps/slots is not a number: '{}'", pmu->directory(), text));
+        if (v == 0)
+          throw Error(ErrorKind::machine,
+                      fmt::format("#slots: {}/caps/slots is 0: the PMU does not tell its slots per cycle",
+                                  pmu->directory()));
+        return static_cast<double>(v);
+      }
+    throw Error(ErrorKind::machine, "#slots: no core PMU of this machine has caps/slots");
+  }
+  if (name == "has_pmem") return io::exists(jail, I.root_ + "/firmware/acpi/tables/NFIT") ? 1 : 0;
+  if (name == "system_tsc_freq") {
+    const std::string recorded = I.root_ + "/perfspec-snapshot/system_tsc_freq";
+    if (auto text = io::read_optional_file(jail, recorded)) {
+      std::string t(io::trim(*text));
+      char* end = nullptr;
+      double hz = std::strtod(t.c_str(), &end);
+      if (t.empty() || *end != '\0' || hz <= 0)
+        throw Error(ErrorKind::machine, fmt::format("{}: not a frequency in Hz: '{}'", recorded, t));
+      return hz;
+    }
+    std::error_code ec;
+    if (!std::filesystem::equivalent(I.root_, "/sys", ec))
+      throw Error(ErrorKind::machine,
+                  fmt::format("#system_tsc_freq: the TSC frequency of the machine under '{}' is not known "
+                              "(write it in Hz to {})",
+                              I.root_, recorded));
+    if (auto hz = host_tsc_frequency()) return *hz;
+    throw Error(ErrorKind::machine,
+                "#system_tsc_freq: this machine does not tell its TSC frequency (no cpuid leaf 0x15, no "
+                "'@ N.NNGHz' in /proc/cpuinfo's model name)");
+  }
+  throw Error(ErrorKind::unknown_name,
+              fmt::format("unknown literal '#{}'", std::string(literal.starts_with('#') ? literal.substr(1) : literal)),
+              "literals: #num_cpus, #num_cpus_online, #num_cores, #num_dies, #num_packages, #smt_on, "
+              "#core_wide, #slots, #has_pmem, #system_tsc_freq");
+}
+
+}  // namespace perfspec::spec

@@ -1,0 +1,234 @@
+// SPDX-License-Identifier: MIT
+// Metrics against a machine: literals from sysfs, identifiers to events, other metrics inlined,
+// constants folded before events are chosen, groups, and evaluation by hand-computed values.
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <filesystem>
+
+#include "perfspec/metric.hpp"
+#include "perfspec/perfspec.hpp"
+#include "tests/support.hpp"
+
+using namespace perfspec;
+using metric::Definition;
+
+namespace {
+
+const spec::Machine& two_socket() {
+  static spec::Machine m(test::fixture("two_socket"), test::no_libpfm4());
+  return m;
+}
+
+const spec::Machine& skx() {
+  static spec::Machine m(test::fixture("intel_skx"), test::no_libpfm4());
+  return m;
+}
+
+Definition def(std::string name, std::string expr, std::string groups = "") {
+  Definition d;
+  d.name = std::move(name);
+  d.expr = std::move(expr);
+  d.groups = std::move(groups);
+  return d;
+}
+
+std::vector<std::string> names(const EventSet& set) {
+  std::vector<std::string> out;
+  for (const auto& e : set.events) out.push_back(e.name);
+  return out;
+}
+
+// The rendered MetricError of planning `request`, or "" when it resolves.
+std::string plan_error(std::string_view request, const spec::Machine& m, const metric::Options& o = {}) {
+  try {
+    metric::plan(request, m, o);
+  } catch (const metric::MetricError& e) {
+    return e.rendered();
+  } catch (const Error& e) {
+    return render(e, request);
+  }
+  return "";
+}
+
+double eval(std::string_view text, const std::map<std::string, double, std::less<>>& values = {}) {
+  return metric::evaluate(metric::parse(text), values);
+}
+
+}  // namespace
+
+TEST_CASE("literals: the machine's topology, SMT and caps, as perf computes them") {
+  const auto& m = two_socket();  // 2 sockets x 4 cores x 2 threads, CPUs numbered round-robin
+  CHECK(m.metric_literal("num_cpus") == 16);
+  CHECK(m.metric_literal("num_cpus_online") == 16);
+  CHECK(m.metric_literal("num_cores") == 8);
+  CHECK(m.metric_literal("num_dies") == 2);
+  CHECK(m.metric_literal("num_packages") == 2);
+  CHECK(m.metric_literal("smt_on") == 1);
+  CHECK(m.metric_literal("SMT_on") == 1);  // the tables write it so: perf ignores case
+  CHECK(m.metric_literal("#has_pmem") == 0);
+  // core_wide: every SMT sibling of what is counted is counted.
+  CHECK(m.metric_literal("core_wide", {}) == 0);  // a command: not system-wide
+  CHECK(m.metric_literal("core_wide", {true, {}}) == 1);
+  CHECK(m.metric_literal("core_wide", {true, {0, 8}}) == 1);  // cpu8 is cpu0's sibling
+  CHECK(m.metric_literal("core_wide", {true, {0}}) == 0);
+  CHECK(m.metric_literal("core_wide", {true, {0, 1}}) == 0);
+  CHECK_THROWS_WITH_AS(m.metric_literal("slots"), "#slots: no core PMU of this machine has caps/slots", Error);
+  CHECK_THROWS_WITH_AS(m.metric_literal("num_things"), "unknown literal '#num_things'", Error);
+  CHECK_THROWS_WITH_AS(m.metric_literal("system_tsc_freq"),
+                       doctest::Contains("the TSC frequency of the machine under"), Error);
+  spec::Machine v2(test::fixture("arm_neoverse_v2"), test::no_libpfm4());
+  CHECK(v2.metric_literal("slots") == 8);  // caps/slots holds 0x00000008
+  spec::Machine n1(test::fixture("arm_n1"), test::no_libpfm4());
+  CHECK_THROWS_WITH_AS(n1.metric_literal("slots"), doctest::Contains("caps/slots is 0"), Error);
+}
+
+TEST_CASE("evaluation: perf's operators and precedence; NaN from an input not counted or a division by 0") {
+  CHECK(eval("1 + 2 * 3") == 7);
+  CHECK(eval("10 - 4 - 3") == 3);
+  CHECK(eval("-2 * 3") == -6);
+  CHECK(eval("7 % 4") == 3);
+  CHECK(eval("1 | 0 & 0") == 1);  // & binds tighter than |
+  CHECK(eval("1 ^ 1") == 0);
+  CHECK(eval("2 < 3") == 1);
+  CHECK(eval("3 > 3") == 0);
+  CHECK(eval("1 if 0 else 2 if 1 else 3") == 2);
+  CHECK(eval("min(3, 2) + max(3, 2)") == 5);
+  CHECK(eval("d_ratio(1, 0)") == 0);
+  CHECK(eval("d_ratio(6, 3)") == 2);
+  CHECK(std::isnan(eval("1 / 0")));
+  CHECK(std::isnan(eval("1 % 0")));
+  CHECK(std::isnan(eval("NaN + 1")));
+  CHECK(eval("a / b", {{"a", 6}, {"b", 4}}) == 1.5);
+  // An input not counted is NaN, and so is everything computed from it, logical operators included.
+  CHECK(std::isnan(eval("a | 1", {{"a", NAN}})));
+  CHECK(std::isnan(eval("a > 0", {{"a", NAN}})));
+  CHECK(eval("a if 0 else 4", {{"a", NAN}}) == 4);  // the branch not taken does not matter
+}
+
+TEST_CASE("an ad hoc metric: events grouped, evaluated from counts, scale unit") {
+  auto plan = metric::plan("faults_per_msec = page\\-faults / task\\-clock * 1e6", two_socket());
+  REQUIRE(plan.metrics.size() == 1);
+  CHECK(names(plan.events) == std::vector<std::string>{"page-faults", "task-clock"});
+  REQUIRE(plan.events.groups.size() == 1);
+  CHECK(plan.events.groups[0].weak);
+  CHECK(plan.events.groups[0].members == std::vector<std::size_t>{0, 1});
+  CHECK(plan.metrics[0].inputs.at("page-faults") == std::vector<std::size_t>{0});
+  std::vector<double> counts{50, 2e6};  // 50 faults in 2 ms
+  auto values = metric::evaluate(plan, counts);
+  REQUIRE(values.size() == 1);
+  CHECK(values[0].value == doctest::Approx(25));
+  CHECK(values[0].why.empty());
+  // An input that was not counted: NaN, and why.
+  std::vector<double> lost{50, NAN};
+  std::vector<std::string> why{"", "ENOENT: no such event"};
+  values = metric::evaluate(plan, lost, why);
+  CHECK(std::isnan(values[0].value));
+  CHECK(values[0].why == "'task-clock' was not counted: ENOENT: no such event");
+  // A division by zero at run time.
+  std::vector<double> zero{50, 0};
+  values = metric::evaluate(plan, zero);
+  CHECK(std::isnan(values[0].value));
+  CHECK(values[0].why == "no number: the expression divides by zero or is NaN");
+}
+
+TEST_CASE("folding: literals and if pick the events to open; the branch not taken is never resolved") {
+  auto plan = metric::plan("m = task\\-clock if #smt_on else no_such_event", two_socket());
+  CHECK(names(plan.events) == std::vector<std::string>{"task-clock"});
+  CHECK(plan.metrics[0].folded == std::vector<std::string>{"#smt_on = 1"});
+  plan = metric::plan("m = d_ratio(no_such_event, #num_packages - 2) + 1", two_socket());
+  CHECK(plan.events.events.empty());
+  CHECK(plan.metrics[0].expr.kind == metric::Expr::Kind::number);
+  CHECK(plan.metrics[0].expr.number == 1);
+  plan = metric::plan("m = cs * has_event(no_such_event) + source_count(cs)", two_socket());
+  CHECK(plan.metrics[0].folded ==
+        std::vector<std::string>{"has_event(no_such_event) = 0", "source_count(cs) = 1"});
+  CHECK(metric::evaluate(plan, std::vector<double>{7})[0].value == 1);
+}
+
+TEST_CASE("references: other metrics are inlined; a cycle and an unknown event are errors in the metric's text") {
+  metric::Options o;
+  o.extra = {def("ipc", "instructions / cycles", "Summary"), def("cpi", "1 / ipc", "Summary"),
+             def("a", "b + 1"), def("b", "c"), def("c", "a * 2"), def("bad", "cs + no_such_event")};
+  auto plan = metric::plan("cpi", skx(), o);
+  CHECK(plan.metrics[0].uses == std::vector<std::string>{"ipc"});
+  CHECK(names(plan.events) == std::vector<std::string>{"instructions", "cycles"});
+  CHECK(metric::evaluate(plan, std::vector<double>{3000, 1500})[0].value == doctest::Approx(0.5));
+  // A group of metrics: both, their events opened once (the second reuses the first's group).
+  plan = metric::plan("Summary", skx(), o);
+  CHECK(plan.metrics.size() == 2);
+  CHECK(plan.events.events.size() == 2);
+  CHECK(plan.metrics[1].inputs.at("cycles") == plan.metrics[0].inputs.at("cycles"));
+  CHECK(plan_error("a", skx(), o) ==
+        "metric 'c': 'a * 2'\n"
+        "             \\___ metric 'a' refers to itself: a -> b -> c -> a\n");
+  CHECK(plan_error("bad", skx(), o) ==
+        "metric 'bad': 'cs + no_such_event'\n"
+        "                    \\___ unknown event 'no_such_event'\n");
+  CHECK(plan_error("ipc,nosuch", skx(), o) ==
+        "event syntax error: 'ipc,nosuch'\n"
+        "                         \\___ unknown metric or metric group 'nosuch'\n"
+        "help: see perfspec list --metrics\n");
+}
+
+// Every metric of perf's tables, on a fixture machine of its model: it resolves, or the reason is an
+// event or a literal this machine lacks (never a parse error, a crash or a silent success). The
+// counts are pinned, so a change in what resolves shows here.
+TEST_CASE("every metric of perf's tables against a fixture of its model") {
+  const std::string shared = test::source_dir() + "/../shared/pmu-events";
+  if (!std::filesystem::exists(shared)) {
+    MESSAGE("no ../shared/pmu-events: skipped");
+    return;
+  }
+  struct Case {
+    const char* fixture;
+    const char* arch;
+    const char* cpuid;
+    std::size_t metrics, resolved;
+  };
+  const Case cases[] = {
+      {"intel_skx", "x86", "GenuineIntel-6-55-4", 263, 247},
+      {"intel_spr", "x86", "GenuineIntel-6-8F-8", 297, 258},
+      {"intel_bdx", "x86", "GenuineIntel-6-4F-1", 182, 161},
+      {"intel_knl", "x86", "GenuineIntel-6-57-1", 0, 0},
+      {"intel_tgl", "x86", "GenuineIntel-6-8C-1", 222, 222},
+      {"intel_gnr", "x86", "GenuineIntel-6-AD-1", 0, 0},
+      {"amd_zen3", "x86", "AuthenticAMD-25-1-1", 13, 13},
+      {"amd_zen4", "x86", "AuthenticAMD-25-11-1", 75, 75},
+      {"arm_n1", "arm64", "0x00000000410fd0c0", 31, 31},
+      {"arm_neoverse_v2", "arm64", "0x00000000410fd4f0", 53, 53},
+      {"arm_imx8mp", "arm64", "0x00000000410fd030", 58, 58},
+      {"power10", "powerpc", "0x00800200", 238, 168},
+      {"s390_z16", "s390", "IBM,3931,A01,3.7A,0002", 14, 14},
+  };
+  for (const auto& c : cases) {
+    std::string fixture = c.fixture;
+    CAPTURE(fixture);
+    spec::MachineOptions o = test::no_libpfm4();
+    o.events_dir = shared + "/" + c.arch;
+    o.cpuid = c.cpuid;
+    spec::Machine m(test::fixture(c.fixture), o);
+    auto defs = metric::machine_metrics(m);
+    std::size_t resolved = 0;
+    std::map<std::string, std::size_t> why;
+    for (const auto& d : defs) {
+      try {
+        metric::Options opts;
+        opts.extra = {d};  // this definition (hybrid tables hold a name once per core PMU)
+        metric::plan(d.name, m, opts);
+        ++resolved;
+      } catch (const metric::MetricError& e) {
+        // What is missing, without the name: "unknown event", "#slots: ...".
+        std::string kind = e.message().substr(0, e.message().find('\''));
+        ++why[kind];
+        // Only what this machine lacks: an event, a PMU, a term of its PMU, a fact of its sysfs.
+        CHECK_MESSAGE((e.kind() == ErrorKind::unknown_name || e.kind() == ErrorKind::machine), e.rendered());
+      }
+    }
+    std::string summary;
+    for (const auto& [k, n] : why) summary += fmt::format("  {} x {}\n", n, k);
+    MESSAGE(fmt::format("{}: {} metrics, {} resolved\n{}", c.fixture, defs.size(), resolved, summary));
+    CHECK(defs.size() == c.metrics);
+    CHECK(resolved == c.resolved);
+  }
+}
