@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: MIT
 """Regenerate the seed corpora in fuzz/corpus/ from the golden tests, the fixture trees and a few entries
-of the shared skylakex tables (python3 fuzz/make_corpus.py [--events-dir ../shared/pmu-events/x86])."""
+of the shared skylakex tables (python3 fuzz/make_corpus.py [--events-dir ../shared/pmu-events/x86]), and
+the metric_parse seeds from the metrics of every architecture (--only metric_parse for those alone)."""
 import argparse
 import hashlib
 import json
@@ -180,10 +181,51 @@ def index():
     return len(os.listdir(out))
 
 
+def metrics(pmu_events):
+    """Metric expressions of every architecture under pmu_events (MetricExpr and MetricThreshold): those
+    that add a construct the seeds lack, then every 40th of the rest for variety, plus a few edge cases."""
+    import re
+    out = os.path.join(HERE, "corpus", "metric_parse")
+    reset(out)
+    exprs = set()
+    for root, _, files in os.walk(pmu_events):
+        for f in files:
+            if not f.endswith(".json"):
+                continue
+            doc = json.load(open(os.path.join(root, f)))
+            if not isinstance(doc, list):
+                continue
+            for e in doc:
+                for k in ("MetricExpr", "MetricThreshold"):
+                    if isinstance(e, dict) and isinstance(e.get(k), str):
+                        exprs.add(e[k])
+    token = re.compile(r"d_ratio|min|max|source_count|has_event|strcmp_cpuid_str|if|else|NaN|#\w+|\\."
+                       r"|[@?|^&<>+*/%()-]|\d+e-?\d+|\.\d")
+    seen, picked = set(), []
+    for x in sorted(exprs, key=lambda x: (len(x), x)):
+        feats = set(token.findall(x))
+        if feats - seen:
+            seen |= feats
+            picked.append(x)
+    picked += sorted(exprs)[::40]
+    picked += ["1e999", "1e-999", "0x81 + 1e3 - .5 * 5.", "iffy if NaNs else min_x", "-(-(-a))",
+               "a if b else c if d else e", "(((((a)))))", "cpu@x\\,y\\=?@ / #SMT_on", "d_ratio(a b)",
+               "has_event(1)", "a $ b", "a\x00b", "\xc2\xb5s + 1"]
+    for x in picked:
+        put(out, x.encode("latin-1") if x.startswith("\xc2") else x.encode())
+    return len(os.listdir(out))
+
+
 if __name__ == "__main__":
     ap = argparse.ArgumentParser()
     ap.add_argument("--events-dir", default=os.path.join(ROOT, "..", "shared", "pmu-events", "x86"))
     ap.add_argument("--perfspec", default=os.path.join(ROOT, "build", "perfspec"), help="for the decode seeds")
+    ap.add_argument("--pmu-events", default=os.path.join(ROOT, "..", "shared", "pmu-events"),
+                    help="every architecture's tables, for the metric_parse seeds")
+    ap.add_argument("--only", choices=["metric_parse"], help="regenerate these seeds alone")
     a = ap.parse_args()
+    if a.only == "metric_parse":
+        print("metric_parse", metrics(a.pmu_events))
+        raise SystemExit(0)
     print("events", events(), "format", formats(), "alias", aliases(), "json", tables(a.events_dir))
-    print("decode", decode(a.perfspec), "index", index())
+    print("decode", decode(a.perfspec), "index", index(), "metric_parse", metrics(a.pmu_events))

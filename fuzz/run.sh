@@ -5,7 +5,8 @@
 #   fuzz/run.sh [SECONDS]           fuzz every target for SECONDS (default 60); fail on any crash, leak,
 #                                   timeout or out-of-memory, whose input is copied to fuzz/regressions/<target>/
 #   fuzz/run.sh --replay            run every target once over fuzz/regressions/<target>/ (CI, after fixes)
-#   FUZZ_TARGETS="events json" ...  only these targets (default: events format alias json decode index)
+#   FUZZ_TARGETS="events json" ...  only these targets (default: events format alias json decode index
+#                                   metric_parse)
 #
 # New corpus units go to build-fuzz/fuzz/work/<target>/ (the seeds in fuzz/corpus/ are only read),
 # logs to build-fuzz/fuzz/logs/<target>.log. Options of the targets (environment): PERFSPEC_FUZZ_EVENTS_DIR
@@ -16,7 +17,7 @@ set -uo pipefail
 
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 BUILD=$ROOT/build-fuzz
-TARGETS=${FUZZ_TARGETS:-events format alias json decode index}
+TARGETS=${FUZZ_TARGETS:-events format alias json decode index metric_parse}
 MODE=fuzz
 SECS=60
 case "${1:-}" in
