@@ -367,7 +367,21 @@ class PerfPrinter {
     const bool mean = report_.runs > 1;
     const bool ok = c.state == Count::State::counted;
     const double value = perf_count(c, mean) * perf_scale(ev);
-    const std::pair<Metric, Metric> metric = figures(set_, u, e, mean, run_);
+    // perf's figure(s) for the event, then the -M metrics whose first event it is: the first on the
+    // event's line, each other on a line of its own.
+    std::vector<Metric> extra;
+    {
+      auto [first, second] = figures(set_, u, e, mean, run_);
+      if (first) extra.push_back(std::move(first));
+      if (second) extra.push_back(std::move(second));
+      for (const auto& m : cell.metrics) {
+        // perf: "%8.1f" and "UNIT  NAME" with a ScaleUnit, else "%8.2f" and the name.
+        extra.push_back(m.unit.empty() ? Metric{m.value, "%8.2f", m.name}
+                                       : Metric{m.value, "%8.1f", m.unit + "  " + m.name});
+      }
+    }
+    const Metric none{};
+    const Metric& first_figure = extra.empty() ? none : extra.front();
     const std::string id = aggregate_id(u, cell);
     const std::string name = display_name(ev, report_.aggregation);
     const bool scaled = std::floor(perf_scale(ev)) != perf_scale(ev);
@@ -388,17 +402,17 @@ class PerfPrinter {
           out_ += fmt::format("{:>18} ", bad);
         out_ += fmt::format("{:<{}} {:<32}", unit, unit_width_, name);
         if (!run_.cgroups.empty()) out_ += fmt::format(" {:<16}", cgroup(e));
-        std_metric(metric.first);
+        std_metric(first_figure);
         if (noise && cell.noise != 0) out_ += fmt::format("  ( +-{:6.2f}% )", cell.noise);
         if (c.time_running != c.time_enabled && c.time_enabled != 0)
           out_ += fmt::format("  ({:.2f}%)", 100.0 * static_cast<double>(c.time_running) /
                                                  static_cast<double>(c.time_enabled));
         out_ += "\n";
-        if (metric.second) {
+        for (std::size_t k = 1; k < extra.size(); ++k) {
           out_ += prefix_ + id;
           if (report_.aggregation == Aggregation::cpu) out_ += std::string(8, ' ');
           out_ += std::string(49, ' ');
-          std_metric(metric.second);
+          std_metric(extra[k]);
           out_ += "\n";
         }
         break;
@@ -412,16 +426,16 @@ class PerfPrinter {
         if (!run_.cgroups.empty()) out_ += sep_ + cgroup(e);
         if (report_.runs > 1) out_ += fmt::format("{}{:.2f}%", sep_, cell.noise);
         out_ += fmt::format("{0}{1}{0}{2:.2f}", sep_, c.time_running, pct_int);
-        if (metric.first)
-          out_ += fmt::format("{0}{1}{0}{2}\n", sep_, metric_digits(metric.first), metric.first.unit);
+        if (first_figure)
+          out_ += fmt::format("{0}{1}{0}{2}\n", sep_, metric_digits(first_figure), first_figure.unit);
         else
           out_ += sep_ + sep_ + "\n";
-        // perf's new_line_csv: the prefix, the aggregate, empty fields, then the second figure.
-        if (metric.second) {
+        // perf's new_line_csv: the prefix, the aggregate, empty fields, then the next figure.
+        for (std::size_t k = 1; k < extra.size(); ++k) {
           std::size_t fields = 5 + (run_.cgroups.empty() ? 0 : 1);
           out_ += prefix_ + id;
-          for (std::size_t k = 0; k < fields; ++k) out_ += sep_;
-          out_ += fmt::format("{}{}{}\n", metric_digits(metric.second), sep_, metric.second.unit);
+          for (std::size_t f = 0; f < fields; ++f) out_ += sep_;
+          out_ += fmt::format("{}{}{}\n", metric_digits(extra[k]), sep_, extra[k].unit);
         }
         break;
       }
@@ -433,10 +447,10 @@ class PerfPrinter {
         if (report_.runs > 1) out_ += fmt::format("\"variance\" : {:.2f}, ", cell.noise);
         out_ += fmt::format("\"event-runtime\" : {}, \"pcnt-running\" : {:.2f}, ", c.time_running, pct_int);
         out_ += fmt::format("\"metric-value\" : \"{:.6f}\", \"metric-unit\" : {}}}\n",
-                            metric.first ? metric.first.value : 0.0, json_string(metric.first.unit));
-        if (metric.second)
+                            first_figure ? first_figure.value : 0.0, json_string(first_figure.unit));
+        for (std::size_t k = 1; k < extra.size(); ++k)
           out_ += fmt::format("{}{}\"metric-value\" : \"{:.6f}\", \"metric-unit\" : {}}}\n", prefix_, id,
-                              metric.second.value, json_string(metric.second.unit));
+                              extra[k].value, json_string(extra[k].unit));
         break;
       }
     }

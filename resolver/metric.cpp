@@ -106,7 +106,9 @@ class Resolver {
     if (options_.thresholds && !def.threshold.empty()) {
       // A threshold that cannot be resolved (it names an event this machine lacks) only loses the mark.
       try {
+        // Its own frame, so that the metric it names (itself, usually) is a reference, not a cycle.
         Definition t = def;
+        t.name = def.name + " (threshold)";
         t.expr = def.threshold;
         Expr e = parsed(t);
         Frame frame{&t, nullptr};
@@ -187,7 +189,8 @@ class Resolver {
   }
 
   void note(std::string text) {
-    if (std::find(folded_->begin(), folded_->end(), text) == folded_->end()) folded_->push_back(std::move(text));
+    if (std::find(folded_->begin(), folded_->end(), text) == folded_->end())
+      folded_->push_back(std::move(text));
   }
 
   // Folds `e` in place: afterwards it holds only numbers, operators and the identifiers of events.
@@ -230,7 +233,8 @@ class Resolver {
         }
         fold(e.args[0], at);
         fold(e.args[2], at);
-        if (e.args[0].kind == K::number && e.args[2].kind == K::number && e.args[0].number == e.args[2].number)
+        if (e.args[0].kind == K::number && e.args[2].kind == K::number &&
+            e.args[0].number == e.args[2].number)
           e = number(e.args[0].number, e.span);
         return;
       }
@@ -283,7 +287,8 @@ class Resolver {
         const std::string& want = e.args[0].name;
         const std::string& cpuid = machine_.cpuid();
         bool arm = spec::table_arch(machine_.tables_folder(), cpuid) == spec::TableArch::arm64;
-        bool match = !cpuid.empty() && (arm ? spec::midr_matches(want, cpuid) : spec::cpuid_matches(want, cpuid));
+        bool match =
+            !cpuid.empty() && (arm ? spec::midr_matches(want, cpuid) : spec::cpuid_matches(want, cpuid));
         note(fmt::format("strcmp_cpuid_str({}) = {}", want, match ? 1 : 0));
         e = number(match ? 1 : 0, e.span);
         return;
@@ -299,8 +304,8 @@ class Resolver {
       for (const Frame* f = &at; f; f = f->outer) {
         chain = f->def->name + " -> " + chain;
         if (same_name(f->def->name, other->name))
-          fail(Error(ErrorKind::bad_value, fmt::format("metric '{}' refers to itself: {}", other->name, chain),
-                     e.span),
+          fail(Error(ErrorKind::bad_value,
+                     fmt::format("metric '{}' refers to itself: {}", other->name, chain), e.span),
                at);
       }
       const std::string key = spec::ascii_lowered(other->name);
@@ -335,14 +340,15 @@ class Resolver {
     } catch (const Error& err) {
       std::string message = err.message();
       // The event string's own error, when it does not say which identifier it is about.
-      if (message.find("'" + id + "'") == std::string::npos) message = fmt::format("{} (in event '{}')", message, id);
+      if (message.find("'" + id + "'") == std::string::npos)
+        message = fmt::format("{} (in event '{}')", message, id);
       std::string help = err.help();
       // `page-faults` in a metric is `page` minus `faults`: perf's metrics escape the dash.
       std::string_view text = at.def->expr;
       if (e.span.end < text.size() && text[e.span.end] == '-') {
         std::size_t end = e.span.end + 1;
-        while (end < text.size() && (std::isalnum(static_cast<unsigned char>(text[end])) || text[end] == '_' ||
-                                     text[end] == '.' || text[end] == '-'))
+        while (end < text.size() && (std::isalnum(static_cast<unsigned char>(text[end])) ||
+                                     text[end] == '_' || text[end] == '.' || text[end] == '-'))
           ++end;
         std::string whole(text.substr(e.span.begin, end - e.span.begin));
         std::string escaped;
@@ -376,7 +382,8 @@ Origin located(const Definition& def) {
       if (q == std::string_view::npos) return std::nullopt;
       std::string decoded;
       std::size_t i = q + 1;
-      for (; i < object.size() && object[i] != '"'; ++i) decoded += object[i] == '\\' ? object[++i] : object[i];
+      for (; i < object.size() && object[i] != '"'; ++i)
+        decoded += object[i] == '\\' ? object[++i] : object[i];
       return std::pair{begin + q + 1, decoded};
     };
     auto name = value("MetricName");
@@ -385,7 +392,8 @@ Origin located(const Definition& def) {
     std::size_t start = expr->first;
     auto line_begin = text.rfind('\n', start);
     line_begin = line_begin == std::string::npos ? 0 : line_begin + 1;
-    o.line = static_cast<std::uint32_t>(std::count(text.begin(), text.begin() + static_cast<std::ptrdiff_t>(start), '\n') + 1);
+    o.line = static_cast<std::uint32_t>(
+        std::count(text.begin(), text.begin() + static_cast<std::ptrdiff_t>(start), '\n') + 1);
     o.column = static_cast<std::uint32_t>(start - line_begin + 1);
     // Each byte of the expression at its file column (an escape is two characters for one byte).
     std::uint32_t column = o.column;
@@ -424,8 +432,8 @@ std::vector<std::pair<std::string, Span>> request_items(std::string_view request
     if (t.empty())
       throw Error(ErrorKind::syntax, "expected a metric or metric group name",
                   Span{static_cast<std::uint32_t>(begin), static_cast<std::uint32_t>(begin + 1)});
-    out.emplace_back(std::string(t), Span{static_cast<std::uint32_t>(begin),
-                                          static_cast<std::uint32_t>(begin + t.size())});
+    out.emplace_back(std::string(t),
+                     Span{static_cast<std::uint32_t>(begin), static_cast<std::uint32_t>(begin + t.size())});
     start = i + 1;
   }
   return out;
@@ -542,8 +550,8 @@ Plan plan(std::string_view request, const spec::Machine& machine, const Options&
   // says not to group them; a group holding every event this one needs is reused.
   struct Opened {
     std::string pmu;
-    std::vector<std::string> ids;           // the identifiers whose events it holds
-    std::vector<std::size_t> events;        // of out.events, parallel to the pairs below
+    std::vector<std::string> ids;                            // the identifiers whose events it holds
+    std::vector<std::size_t> events;                         // of out.events, parallel to the pairs below
     std::vector<std::pair<std::string, std::size_t>> which;  // identifier, its k-th event
   };
   std::vector<Opened> opened;
@@ -551,6 +559,12 @@ Plan plan(std::string_view request, const spec::Machine& machine, const Options&
     std::vector<std::string> ids;
     identifiers(m.expr, m.refs, ids);
     if (m.threshold) identifiers(*m.threshold, m.refs, ids);
+    // A metric that folded to a constant still opens an event to be shown beside: perf's placeholder,
+    // duration_time.
+    if (ids.empty()) {
+      ids.push_back("duration_time");
+      m.folded.push_back("no event left: duration_time opened to show it beside");
+    }
     const bool alone = !options.group || m.definition.constraint.find("NO_GROUP_EVENTS") != std::string::npos;
     // The events of each identifier, by PMU.
     std::map<std::string, std::vector<std::pair<std::string, std::size_t>>> by_pmu;
@@ -660,7 +674,8 @@ double evaluate(const Expr& e, const std::map<std::string, double, std::less<>>&
   return Evaluator{value_of, refs}(e);
 }
 
-std::vector<Value> evaluate(const Plan& plan, std::span<const double> event_values, std::span<const std::string> why) {
+std::vector<Value> evaluate(const Plan& plan, std::span<const double> event_values,
+                            std::span<const std::string> why) {
   std::vector<Value> out;
   for (const auto& m : plan.metrics) {
     std::map<std::string, double, std::less<>> values;
@@ -669,6 +684,8 @@ std::vector<Value> evaluate(const Plan& plan, std::span<const double> event_valu
       double sum = 0;
       for (std::size_t i : events) {
         double v = i < event_values.size() ? event_values[i] : nan;
+        // A tool event is counted in ns; metrics take it in seconds, as perf gives it to them.
+        if (i < plan.events.events.size() && plan.events.events[i].tool != ToolEvent::none) v *= 1e-9;
         if (std::isnan(v) && missing.empty())
           missing = fmt::format("'{}' was not counted{}", id,
                                 i < why.size() && !why[i].empty() ? ": " + why[i] : std::string{});

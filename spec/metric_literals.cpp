@@ -19,10 +19,10 @@
 
 #include "perfspec/error.hpp"
 #include "perfspec/spec.hpp"
+#include "perfspec/tables.hpp"
 #include "spec/ascii.hpp"
 #include "spec/machine_impl.hpp"
 #include "spec/sysfs_io.hpp"
-#include "perfspec/tables.hpp"
 
 namespace perfspec::spec {
 
@@ -60,7 +60,8 @@ std::optional<double> host_tsc_frequency() {
   const char* p = line.c_str() + sign + 1;
   char* end = nullptr;
   double ghz = std::strtod(p, &end);
-  if (end == p || ghz <= 0 || std::string_view(end).find("GHz") == std::string_view::npos) return std::nullopt;
+  if (end == p || ghz <= 0 || std::string_view(end).find("GHz") == std::string_view::npos)
+    return std::nullopt;
   return ghz * 1e9;
 }
 
@@ -83,7 +84,8 @@ const std::vector<TableMetric>& Machine::table_metrics() const {
         const Pmu* pmu = this->pmu(name);
         if (!pmu || !pmu->is_uncore() || (!m.pmu.empty() && !table_pmu_matches(m.pmu, name))) continue;
         try {
-          present = m.compat.empty() || std::regex_match(pmu->identifier(), std::regex(m.compat, std::regex::extended));
+          present = m.compat.empty() ||
+                    std::regex_match(pmu->identifier(), std::regex(m.compat, std::regex::extended));
         } catch (const std::regex_error&) {  // a Compat that is no regex matches nothing, as in perf
         }
         if (present) break;
@@ -138,7 +140,8 @@ double Machine::metric_literal(std::string_view literal, const MetricTarget& tar
   }
   if (name == "num_cpus_online") {
     auto cpus = online();
-    if (cpus.empty()) throw Error(ErrorKind::machine, fmt::format("#num_cpus_online: {} lists no CPU", cpu_dir));
+    if (cpus.empty())
+      throw Error(ErrorKind::machine, fmt::format("#num_cpus_online: {} lists no CPU", cpu_dir));
     return static_cast<double>(cpus.size());
   }
   if (name == "num_cores")
@@ -203,7 +206,8 @@ double Machine::metric_literal(std::string_view literal, const MetricTarget& tar
                 "'@ N.NNGHz' in /proc/cpuinfo's model name)");
   }
   throw Error(ErrorKind::unknown_name,
-              fmt::format("unknown literal '#{}'", std::string(literal.starts_with('#') ? literal.substr(1) : literal)),
+              fmt::format("unknown literal '#{}'",
+                          std::string(literal.starts_with('#') ? literal.substr(1) : literal)),
               "literals: #num_cpus, #num_cpus_online, #num_cores, #num_dies, #num_packages, #smt_on, "
               "#core_wide, #slots, #has_pmem, #system_tsc_freq");
 }

@@ -12,10 +12,14 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include <nlohmann/json.hpp>
+
 #include "perfspec/event_source.hpp"
+#include "perfspec/metric.hpp"
 #include "perfspec/print.hpp"
 #include "perfspec/tables.hpp"
 #include "resolver/suggest.hpp"
+#include "spec/ascii.hpp"
 #include "spec/printable.hpp"
 #include "tools/warnings.hpp"
 
@@ -59,10 +63,78 @@ void check_pmu_filter(const spec::Machine& machine, const spec::ListFilter& filt
               fmt::format("--pmu '{}': no PMU of this machine has that name", filter.pmu), help);
 }
 
+// The `;`-separated groups of a metric.
+std::vector<std::string> groups_of(const metric::Definition& d) {
+  std::vector<std::string> out;
+  std::string_view g = d.groups;
+  while (!g.empty()) {
+    auto semi = g.find(';');
+    if (auto one = g.substr(0, semi); !one.empty()) out.emplace_back(one);
+    if (semi == std::string_view::npos) break;
+    g.remove_prefix(semi + 1);
+  }
+  return out;
+}
+
+// `list --metrics [PATTERN]`: the metrics of a group named PATTERN (case-insensitive), else those
+// whose name PATTERN matches (a glob or a substring).
+int list_metrics(const spec::Machine& machine, const ListOptions& o) {
+  std::vector<metric::Definition> shown;
+  auto all = metric::machine_metrics(machine);
+  auto in_group = [&](const metric::Definition& d) {
+    for (const auto& g : groups_of(d))
+      if (spec::ascii_lowered(g) == spec::ascii_lowered(o.filter.pattern)) return true;
+    return false;
+  };
+  bool group = std::any_of(all.begin(), all.end(), in_group);
+  for (const auto& d : all)
+    if (o.filter.pattern.empty() || (group ? in_group(d) : o.filter.passes_name(d.name))) shown.push_back(d);
+  if (o.format == "json") {
+    nlohmann::ordered_json list = nlohmann::ordered_json::array();
+    for (const auto& d : shown)
+      list.push_back({{"name", d.name},
+                      {"expr", d.expr},
+                      {"groups", groups_of(d)},
+                      {"scale_unit", d.scale_unit},
+                      {"threshold", d.threshold},
+                      {"constraint", d.constraint},
+                      {"description", d.description},
+                      {"default_group", d.default_group},
+                      {"pmu", d.pmu},
+                      {"file", d.origin.file}});
+    nlohmann::ordered_json doc{{"schema", "perfspec-metrics/1"}, {"metrics", list}};
+    std::fputs((doc.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n").c_str(), stdout);
+    return 0;
+  }
+  if (all.empty()) {
+    std::fputs("no metrics: this machine has no event tables with metrics (see --events-dir)\n", stdout);
+    return 0;
+  }
+  if (shown.empty()) {
+    std::fputs("no metrics match\n", stdout);
+    return 0;
+  }
+  std::string text;
+  for (const auto& d : shown) {
+    auto groups = groups_of(d);
+    text += fmt::format(
+        "  {:<40} {}\n", spec::printable(d.name),
+        groups.empty() ? std::string{}
+                       : fmt::format("[{}]", spec::printable(fmt::format("{}", fmt::join(groups, ", ")))));
+    if (!d.description.empty()) text += fmt::format("      {}\n", spec::printable(d.description));
+    text += fmt::format(
+        "      = {}{}\n", spec::printable(d.expr),
+        d.scale_unit.empty() ? std::string{} : fmt::format("  ({})", spec::printable(d.scale_unit)));
+  }
+  std::fputs(text.c_str(), stdout);
+  return 0;
+}
+
 }  // namespace
 
 int run_list(const ListOptions& o) {
   spec::Machine machine(o.sysfs, o.machine);
+  if (o.metrics) return list_metrics(machine, o);
   check_pmu_filter(machine, o.filter);
   auto events = spec::list_events(machine, o.filter);
   warn_about_table_cache(machine);

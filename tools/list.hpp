@@ -12,6 +12,7 @@ struct ListOptions {
   spec::ListFilter filter;
   bool pmus = false;     ///< list PMUs too
   bool verbose = false;  ///< also say on stderr what the event tables skipped, and why
+  bool metrics = false;  ///< list the tables' metrics instead (filter.pattern: a group or a name)
   std::string format = "text";
 };
 

@@ -10,8 +10,11 @@
 #include <vector>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <CLI/CLI.hpp>
+#include <nlohmann/json.hpp>
 
+#include "perfspec/metric.hpp"
 #include "perfspec/perfspec.hpp"
 #include "resolver/suggest.hpp"
 #include "spec/printable.hpp"
@@ -24,9 +27,72 @@
 
 namespace {
 
+// `resolve -M`: what a metric request opens and how each metric is computed.
+std::string plan_text(const perfspec::metric::Plan& plan) {
+  std::string out;
+  for (const auto& m : plan.metrics) {
+    const auto& d = m.definition;
+    out += fmt::format("metric {} = {}{}\n", d.name, perfspec::metric::to_string(m.expr),
+                       d.scale_unit.empty() ? "" : fmt::format("  ({})", d.scale_unit));
+    if (perfspec::metric::to_string(m.expr) != d.expr) out += fmt::format("  as written: {}\n", d.expr);
+    for (const auto& [name, expr] : m.refs)
+      out += fmt::format("  {} = {}\n", name, perfspec::metric::to_string(expr));
+    if (m.threshold) out += fmt::format("  threshold: {}\n", perfspec::metric::to_string(*m.threshold));
+    for (const auto& f : m.folded) out += fmt::format("  folded: {}\n", f);
+    for (const auto& [id, events] : m.inputs)
+      out +=
+          fmt::format("  input {}: event{} {}\n", id, events.size() > 1 ? "s" : "", fmt::join(events, ", "));
+  }
+  return out + perfspec::to_text(plan.events);
+}
+
+std::string plan_json(const perfspec::metric::Plan& plan) {
+  nlohmann::ordered_json metrics = nlohmann::ordered_json::array();
+  for (const auto& m : plan.metrics) {
+    nlohmann::ordered_json refs = nlohmann::ordered_json::object(), inputs = nlohmann::ordered_json::object();
+    for (const auto& [name, expr] : m.refs) refs[name] = perfspec::metric::to_string(expr);
+    for (const auto& [id, events] : m.inputs) inputs[id] = events;
+    metrics.push_back({{"name", m.definition.name},
+                       {"expr", m.definition.expr},
+                       {"folded_expr", perfspec::metric::to_string(m.expr)},
+                       {"scale_unit", m.definition.scale_unit},
+                       {"threshold", m.threshold ? perfspec::metric::to_string(*m.threshold) : ""},
+                       {"refs", refs},
+                       {"folded", m.folded},
+                       {"inputs", inputs}});
+  }
+  nlohmann::ordered_json doc{{"schema", "perfspec-metric-plan/1"},
+                             {"metrics", metrics},
+                             {"events", nlohmann::ordered_json::parse(perfspec::to_json(plan.events))}};
+  return doc.dump(2, ' ', false, nlohmann::json::error_handler_t::replace);
+}
+
 int run_resolve(const std::string& sysfs, const perfspec::spec::MachineOptions& options,
-                const std::string& format, const std::vector<std::string>& lists, bool keep_going) {
+                const std::string& format, const std::vector<std::string>& lists, bool keep_going,
+                const std::vector<std::string>& metrics = {}) {
   perfspec::spec::Machine machine(sysfs, options);
+  if (!metrics.empty()) {
+    int status = 0;
+    for (const auto& text : metrics) {
+      try {
+        auto plan = perfspec::metric::plan(text, machine);
+        std::cout << (format == "json" ? plan_json(plan) + "\n" : plan_text(plan));
+      } catch (const perfspec::metric::MetricError& e) {
+        int failed = perfspec::tools::exit_status(e.kind());
+        if (format == "json")
+          failed = perfspec::tools::report_error(e, e.expr(), perfspec::tools::ErrorFormat::json);
+        else
+          std::fputs(e.rendered().c_str(), stderr);
+        if (!keep_going) return failed;
+        status = std::max(status, failed);
+      } catch (const perfspec::Error& e) {
+        int failed = perfspec::tools::report_error(e, text, perfspec::tools::error_format(format));
+        if (!keep_going) return failed;
+        status = std::max(status, failed);
+      }
+    }
+    return status;
+  }
   perfspec::EventSet all;
   int status = 0;
   for (const auto& text : lists) {
@@ -123,11 +189,15 @@ void add_table_options(CLI::App* sub, perfspec::spec::MachineOptions& machine) {
 struct ResolveCommand {
   CLI::App* app = nullptr;
   std::string sysfs = "/sys", format = "text";
-  std::vector<std::string> lists;
+  std::vector<std::string> lists, metrics;
   bool keep_going = false;
 
   void add(CLI::App& parent, perfspec::spec::MachineOptions& machine) {
     app = parent.add_subcommand("resolve", "print the perf_event_attr encoding of event lists");
+    app->add_option("-M,--metrics", metrics,
+                    "print the plan of metrics instead (repeatable): names, groups or 'NAME = EXPR'; "
+                    "the metric trees, constants folded, inputs, and the events in their groups")
+        ->type_name("METRICS");
     app->add_option("--sysfs", sysfs, "sysfs root to read PMUs from (a fixture or snapshot tree)")
         ->check(sysfs_tree);
     app->add_option("--format", format, "output format")->check(CLI::IsMember({"text", "json"}));
@@ -136,11 +206,14 @@ struct ResolveCommand {
         "-k,--keep-going", keep_going,
         "resolve every list even when some fail (each failure is reported; the status is the highest "
         "of theirs)");
-    app->add_option("events", lists, "event lists, e.g. 'cycles,{cpu/event=0x3c/u,instructions}:k'")
-        ->required();
+    app->add_option("events", lists, "event lists, e.g. 'cycles,{cpu/event=0x3c/u,instructions}:k'");
   }
   int run(const perfspec::spec::MachineOptions& machine) const {
-    return run_resolve(sysfs, machine, format, lists, keep_going);
+    if (lists.empty() && metrics.empty())
+      throw perfspec::Error(perfspec::ErrorKind::usage, "give event lists, or metrics with -M");
+    if (!lists.empty() && !metrics.empty())
+      throw perfspec::Error(perfspec::ErrorKind::usage, "give event lists or metrics with -M, not both");
+    return run_resolve(sysfs, machine, format, lists, keep_going, metrics);
   }
 };
 
@@ -157,6 +230,10 @@ struct StatCommand {
     app = parent.add_subcommand("stat", "count events for a command, a process or CPUs");
     app->add_option("-e,--event", st.events,
                     "event list (repeatable); default: " + std::string(perfspec::tools::default_stat_events));
+    app->add_option("-M,--metrics", st.metrics,
+                    "metrics to compute (repeatable): names or groups of the tables, comma-separated, or "
+                    "one 'NAME = EXPR' of perf's metric language")
+        ->type_name("METRICS");
     pid_opt = app->add_option("-p,--pid", pid, "count an existing process (all its threads)");
     app->add_option("-t,--tid", st.tids, "count existing threads (a comma-separated list of thread ids)")
         ->type_name("TID[,TID...]");
@@ -252,6 +329,8 @@ struct ListCommand {
                   "include tracepoints (implied by a PATTERN with ':')");
     app->add_flag("--deprecated", lo.filter.deprecated, "include deprecated table events");
     app->add_flag("--pmus", lo.pmus, "list the PMUs and their formats too");
+    app->add_flag("--metrics", lo.metrics,
+                  "list the tables' metrics instead: PATTERN is a metric group, else a name pattern");
     app->add_flag("-v,--verbose", lo.verbose,
                   "also report, on stderr, table entries and files that were skipped and why");
     app->add_option("--format", lo.format, "output format")->check(CLI::IsMember({"text", "json"}));

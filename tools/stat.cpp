@@ -11,8 +11,10 @@
 #include <cerrno>
 #include <charconv>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <limits>
 #include <map>
 #include <memory>
 #include <optional>
@@ -20,6 +22,7 @@
 
 #include <fmt/format.h>
 
+#include "perfspec/metric.hpp"
 #include "perfspec/perfspec.hpp"
 #include "perfspec/runtime.hpp"
 #include "runtime/cpulist.hpp"
@@ -318,6 +321,8 @@ class StatSession {
       throw Error(ErrorKind::usage, "--per-thread cannot be combined with -G or --for-each-cgroup");
     if ((!o_.cgroups.empty() || !o_.for_each_cgroup.empty()) && !system_wide())
       throw Error(ErrorKind::usage, "-G and --for-each-cgroup count cgroups on CPUs: give -a or -C");
+    if (!o_.metrics.empty() && !o_.for_each_cgroup.empty())
+      throw Error(ErrorKind::usage, "-M and --for-each-cgroup cannot be combined yet");
     if (!o_.cgroups.empty() && !o_.for_each_cgroup.empty())
       throw Error(ErrorKind::usage, "-G and --for-each-cgroup exclude each other");
     if (o_.null_run && (!o_.events.empty() || o_.interval_ms))
@@ -350,11 +355,30 @@ class StatSession {
   int resolve_events() {
     if (o_.null_run) return 0;
     std::vector<std::string> lists = o_.events;
-    if (lists.empty()) lists.push_back(default_stat_events);
+    if (lists.empty() && o_.metrics.empty()) lists.push_back(default_stat_events);
     EventSet once;
     for (const auto& text : lists) {
       try {
         once.append(resolve(text, machine_));
+      } catch (const Error& e) {
+        return report_error(e, text, error_format(o_.format));
+      }
+    }
+    // -M: each request's metrics, their events after those of -e (perf's --metric-no-merge: each
+    // request opens its own).
+    metric::Options mo;
+    mo.target.system_wide = system_wide();
+    if (!o_.cpus.empty()) mo.target.cpus = runtime::parse_cpu_list(o_.cpus);
+    for (const auto& text : o_.metrics) {
+      try {
+        metric::Plan plan = metric::plan(text, machine_, mo);
+        std::size_t offset = once.events.size();
+        once.append(EventSet(plan.events));
+        plans_.push_back({std::move(plan), offset});
+      } catch (const metric::MetricError& e) {
+        if (error_format(o_.format) == ErrorFormat::json) return report_error(e, e.expr(), ErrorFormat::json);
+        std::fputs(e.rendered().c_str(), stderr);
+        return exit_status(e.kind());
       } catch (const Error& e) {
         return report_error(e, text, error_format(o_.format));
       }
@@ -508,7 +532,37 @@ class StatSession {
               c.here = false;
     }
     fill_tool_events(r);
+    attach_metrics(r);
     return r;
+  }
+
+  // -M: each metric computed in each aggregate from its events' counts there (tool events as perf
+  // gives them to metrics), shown beside its first event when it computed.
+  void attach_metrics(StatReport& r) const {
+    for (const auto& [plan, offset] : plans_)
+      for (auto& u : r.units) {
+        std::vector<double> values;
+        std::vector<std::string> why;
+        for (std::size_t i = 0; i < plan.events.events.size(); ++i) {
+          const StatCell& cell = u.cells[offset + i];
+          const runtime::Count& c = cell.count;
+          const bool ok = cell.here && c.state == runtime::Count::State::counted;
+          values.push_back(ok ? c.scaled() : std::numeric_limits<double>::quiet_NaN());
+          why.push_back(ok || !c.failure ? "" : c.failure->name + ": " + c.failure->hint);
+        }
+        auto results = metric::evaluate(plan, values, why);
+        for (std::size_t k = 0; k < plan.metrics.size(); ++k) {
+          const auto& m = plan.metrics[k];
+          if (std::isnan(results[k].value)) continue;  // never a figure from what was not counted
+          std::size_t first = plan.events.events.size();
+          for (const auto& [id, events] : m.inputs)
+            for (std::size_t i : events) first = std::min(first, i);
+          if (first == plan.events.events.size()) first = 0;
+          if (offset + first >= u.cells.size()) continue;
+          u.cells[offset + first].metrics.push_back(StatMetric{
+              m.definition.name, m.scale.unit, results[k].value, results[k].over_threshold.value_or(false)});
+        }
+      }
   }
 
   // User and system CPU time so far, ns, of what is counted: the threads of -t, the process (and its
@@ -781,6 +835,11 @@ class StatSession {
   std::FILE* out_ = stderr;
   std::unique_ptr<std::FILE, int (*)(std::FILE*)> file_{nullptr, &std::fclose};
   EventSet set_;
+  struct PlanAt {
+    metric::Plan plan;
+    std::size_t offset;  // where its events start in set_
+  };
+  std::vector<PlanAt> plans_;  // -M
   StatRun run_;
   std::vector<CgroupFd> cgroup_fds_;
   std::vector<int> cgroup_of_event_;

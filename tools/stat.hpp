@@ -10,12 +10,13 @@
 namespace perfspec::tools {
 
 struct StatOptions {
-  std::vector<std::string> events;  ///< -e lists; empty: the default set
-  std::optional<int> pid;           ///< -p
-  std::string tids;                 ///< -t: thread ids, comma-separated
-  bool all_cpus = false;            ///< -a
-  std::string cpus;                 ///< -C
-  unsigned interval_ms = 0;         ///< -I
+  std::vector<std::string> events;   ///< -e lists; empty: the default set (unless -M)
+  std::vector<std::string> metrics;  ///< -M: metric names, groups, or `NAME = EXPR`
+  std::optional<int> pid;            ///< -p
+  std::string tids;                  ///< -t: thread ids, comma-separated
+  bool all_cpus = false;             ///< -a
+  std::string cpus;                  ///< -C
+  unsigned interval_ms = 0;          ///< -I
   std::string format = "text";
   std::optional<std::string> field_separator;  ///< -x SEP: perf stat's CSV form instead of `format`
   std::string sysfs = "/sys";

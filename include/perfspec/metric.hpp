@@ -198,8 +198,10 @@ struct Value {
   std::optional<bool> over_threshold;  ///< the MetricThreshold's verdict, when there is one and it computed
 };
 
-/// Evaluate every metric of `plan` from one value per event of plan.events (scaled counts; NaN for an
-/// event not counted, with `why[i]` saying why when given).
+/// Evaluate every metric of `plan` from one value per event of plan.events: counts scaled for
+/// multiplexing (not by an alias's .scale: metrics apply their own factors), NaN for an event not
+/// counted with `why[i]` saying why when given; a tool event's ns, which metrics see in seconds as in
+/// perf (`duration_time`).
 std::vector<Value> evaluate(const Plan& plan, std::span<const double> event_values,
                             std::span<const std::string> why = {});
 

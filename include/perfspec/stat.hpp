@@ -23,11 +23,20 @@ std::string_view aggregation_option(Aggregation a);
 std::string_view aggregation_name(Aggregation a);
 
 /// One event within one aggregate.
+/// A metric's value shown beside an event (perf stat -M): on the line of the metric's first event.
+struct StatMetric {
+  std::string name;             ///< the metric's name
+  std::string unit;             ///< its ScaleUnit's unit ("%"), or ""
+  double value = 0;             ///< scaled by the ScaleUnit
+  bool over_threshold = false;  ///< its MetricThreshold holds (perf colours it)
+};
+
 struct StatCell {
   runtime::Count count;  ///< summed over the aggregate's CPUs or threads (over runs: the mean)
   bool here = true;      ///< counted in this aggregate at all (an uncore event: only on its cpumask)
   int members = 0;       ///< how many CPUs (or threads) were summed into it: perf's `cpus` column
   double noise = 0;      ///< repeated runs: the standard deviation of the mean, in percent of it
+  std::vector<StatMetric> metrics{};  ///< -M: the metrics whose first event this is, computed here
 };
 
 /// One aggregate: a CPU, a core, a die, a socket, a node, a thread, or (global) everything.

@@ -689,6 +689,66 @@ if [ -n "$cg_root" ] && [ -w "$cg_root" ] && mkdir -p "$cg_root/perfspec-test" 2
   expect stat-cgroup-missing [ "$status" = 2 ]
 fi
 
+# ---- metrics (stat -M) ----
+# An ad hoc metric over software events, computed from the very counts printed beside it, on the line
+# after its first event (perf's layout for a second figure).
+out=$("$bin" stat -M 'faults_per_msec = page\-faults / task\-clock * 1e6' -- ls / 2>&1 >/dev/null); status=$?
+expect metric-adhoc-status [ "$status" = 0 ]
+expect metric-adhoc-value python3 -c '
+import re, sys
+text = sys.argv[1]
+faults = int(re.search(r"^ +(\d+) +page-faults ", text, re.M).group(1))
+msec = float(re.search(r"^ +([\d.]+) msec task-clock ", text, re.M).group(1))
+shown = float(re.search(r"^ {49} # +([\d.]+) faults_per_msec +$", text, re.M).group(1))
+assert abs(shown - faults / msec) <= 0.01 * shown + 0.01, (shown, faults, msec)
+' "$out"
+# Tool events reach metrics in seconds, as perf gives them (duration_time / 1e9 in its tables).
+out=$("$bin" stat -M 'secs = duration_time' -- sleep 0.2 2>&1)
+expect metric-tool-seconds python3 -c '
+import re, sys
+v = float(re.search(r"# +([\d.]+) secs", sys.argv[1]).group(1))
+assert 0.19 <= v < 1.5, v
+' "$out"
+# Not counted: no figure (never one made up from a failed event).
+out=$("$bin" stat -M 'ipc = instructions / cycles' true 2>&1)
+expect metric-not-counted [ "$(grep -c 'ipc' <<<"$out")" = 0 ]
+# Errors point into the metric's text.
+err=$("$bin" stat -M 'm = page-faults / task\-clock' true 2>&1); status=$?
+expect metric-dash-status [ "$status" = 1 ]
+expect metric-dash-text [ "$err" = "metric 'm': 'page-faults / task\-clock'
+             \___ unknown event 'page'
+help: in a metric '-' subtracts; an event named 'page-faults' is written 'page\-faults'" ]
+err=$("$bin" stat -M 'x = (1 +' true 2>&1); status=$?
+expect metric-syntax [ "$status:$err" = "1:metric 'x': '(1 +'
+                 \___ expected an operand" ]
+err=$("$bin" stat --sysfs "$fixtures/intel_skx" --events-dir "$events" --cpuid GenuineIntel-6-55-4 -M tma_info_thread_ipcc true 2>&1); status=$?
+expect metric-unknown [ "$status" = 1 ]
+expect metric-unknown-text grep -qF "unknown metric or metric group 'tma_info_thread_ipcc'" <<<"$err"
+
+if [ -f "$events/mapfile.csv" ]; then
+  skx=(--sysfs "$fixtures/intel_skx" --events-dir "$events" --cpuid GenuineIntel-6-55-4)
+  # list --metrics GROUP: the group's metrics; JSON with its schema.
+  out=$("$bin" list "${skx[@]}" --metrics TopdownL1)
+  expect list-metrics-group [ "$(grep -oE '^  tma_[a-z_]+' <<<"$out" | tr -d ' ' | tr '\n' ' ')" = "tma_backend_bound tma_bad_speculation tma_frontend_bound tma_retiring " ]
+  out=$("$bin" list "${skx[@]}" --metrics --format json 'tma_info_thread_ipc')
+  expect list-metrics-json python3 -c '
+import json, sys
+d = json.loads(sys.argv[1])
+assert d["schema"] == "perfspec-metrics/1", d
+m = [x for x in d["metrics"] if x["name"] == "tma_info_thread_ipc"][0]
+assert m["expr"] == "INST_RETIRED.ANY / tma_info_thread_clks" and m["groups"] == ["Ret", "Summary"], m
+' "$out"
+  # resolve -M: the plan (references, folded literals, inputs) and the events in one weak group.
+  out=$("$bin" resolve "${skx[@]}" -M tma_frontend_bound)
+  expect resolve-metric-plan grep -qxF "metric tma_frontend_bound = IDQ_UOPS_NOT_DELIVERED.CORE / tma_info_thread_slots  (100%)" <<<"$out"
+  expect resolve-metric-folded grep -qxF "  folded: #core_wide = 0" <<<"$out"
+  expect resolve-metric-group grep -qxF "  pmu: cpu; leader of group 0 (4 members), weak" <<<"$out"
+  # An error in a table's metric points at its line and column in the JSON file.
+  err=$("$bin" resolve "${skx[@]}" -M C2_Pkg_Residency 2>&1); status=$?
+  expect resolve-metric-file-position [ "$status" = 1 ]
+  expect resolve-metric-file-position-text grep -qE "skylakex/skx-metrics.json:[0-9]+:[0-9]+: error: unknown PMU 'cstate_pkg'" <<<"$err"
+fi
+
 # ---- bash completion ----
 complete_words() {  # complete_words CWORD WORD...
   PATH=$(dirname "$bin"):$PATH bash -c 'source "$1"; shift; COMP_CWORD=$1; shift; COMP_WORDS=("$@"); _perfspec; echo "${COMPREPLY[*]}"' \
