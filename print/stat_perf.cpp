@@ -596,6 +596,15 @@ std::string stat_json(const EventSet& set, const StatReport& report, const StatR
     const auto m = figures(set, u, i, mean, run);
     if (m.first) x["metric"] = {{"value", m.first.value}, {"unit", m.first.unit}};
     if (m.second) x["metric2"] = {{"value", m.second.value}, {"unit", m.second.unit}};
+    if (!cell.metrics.empty()) {
+      auto metrics = nlohmann::json::array();
+      for (const auto& sm : cell.metrics)
+        metrics.push_back({{"name", sm.name},
+                           {"value", sm.value},
+                           {"unit", sm.unit},
+                           {"over_threshold", sm.over_threshold}});
+      x["metrics"] = std::move(metrics);
+    }
     if (c.failure) {
       x["error"] = {{"errno", c.failure->error}, {"name", c.failure->name}, {"meaning", c.failure->meaning},
                     {"hint", c.failure->hint},   {"cpu", c.failure->cpu},   {"detail", c.failure->detail}};

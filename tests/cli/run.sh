@@ -709,6 +709,13 @@ import re, sys
 v = float(re.search(r"# +([\d.]+) secs", sys.argv[1]).group(1))
 assert 0.19 <= v < 1.5, v
 ' "$out"
+out=$("$bin" stat --format json -M 'twice = page\-faults * 2' true 2>&1)
+expect metric-json python3 -c '
+import json, sys
+d = json.loads(sys.argv[1].splitlines()[0])
+c = d["counts"][0]
+assert c["event"] == "page-faults" and c["metrics"] == [{"name": "twice", "over_threshold": False, "unit": "", "value": 2 * c["raw"]}], c
+' "$out"
 # Not counted: no figure (never one made up from a failed event).
 out=$("$bin" stat -M 'ipc = instructions / cycles' true 2>&1)
 expect metric-not-counted [ "$(grep -c 'ipc' <<<"$out")" = 0 ]
