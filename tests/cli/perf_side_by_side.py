@@ -45,7 +45,24 @@ CASES = [
     ("json-per-socket", ["-j", "-a", "--per-socket", "-e", "task-clock", "--", "sleep", "0.1"], {}),
     ("null", ["--null", "--", "sleep", "0.1"], {}),
     ("all-user", ["--all-user", "-e", "task-clock,cs", "true"], {}),
+    ("breakpoint", ["-e", "mem:0x1000:rw,task-clock", "true"], {}),
+    ("delay", ["-D", "50", "-e", "task-clock", "--", "sleep", "0.2"], {}),
+    ("interval-count", ["-I", "100", "--interval-count", "2", "-a", "-e", "cs"], {}),
+    # {cgroup}: a cgroup the harness makes in the cgroup2 file system; {sleeper}: a process it starts.
+    ("cgroup", ["-a", "-e", "task-clock,cs", "-G", "{cgroup}", "--", "sleep", "0.1"], {}),
+    ("per-thread", ["--per-thread", "-p", "{sleeper}", "-I", "100", "--interval-count", "1", "-e", "task-clock"], {}),
+    ("tid", ["-t", "{sleeper}", "-I", "100", "--interval-count", "1", "-e", "task-clock,cs"], {}),
 ]
+
+
+def cgroup2_mount():
+    """Where the cgroup2 file system is mounted (perf's -G names are relative to it), or None."""
+    with open("/proc/mounts") as f:
+        for line in f:
+            fields = line.split()
+            if len(fields) > 2 and fields[2] == "cgroup2":
+                return fields[1]
+    return None
 
 import json
 
@@ -169,9 +186,30 @@ def main():
         print("perf_side_by_side: perf 6.12 cannot run here: skipped\n" + text)
         return 77
     failed = 0
+    sleeper = subprocess.Popen(["sleep", "600"])
+    mount = cgroup2_mount()
+    cgroup = "perfspec-side-by-side-%d" % os.getpid()
+    if mount:
+        os.makedirs(os.path.join(mount, cgroup), exist_ok=True)
+    try:
+        failed = compare_all(args, {"{sleeper}": str(sleeper.pid), "{cgroup}": cgroup}, mount is not None)
+    finally:
+        sleeper.kill()
+        sleeper.wait()
+        if mount:
+            os.rmdir(os.path.join(mount, cgroup))
+    return 1 if failed else 0
+
+
+def compare_all(args, placeholders, have_cgroup2):
+    failed = 0
     for name, argv, numbers in CASES:
         if args.only and name != args.only:
             continue
+        if "{cgroup}" in argv and not have_cgroup2:
+            print(f"skip   {name}: no cgroup2 file system is mounted")
+            continue
+        argv = [placeholders.get(a, a) for a in argv]
         sep = argv[argv.index("-x") + 1] if "-x" in argv else None
         # Timing decides some lines (how many -I intervals fit, a rate's K/M step, a count's
         # tolerance on a loaded machine): a case agrees when one of three tries does.
@@ -189,7 +227,7 @@ def main():
         else:
             print(f"same   {name}")
     print(f"{len(CASES) - failed if not args.only else 1 - failed} cases agree, {failed} differ")
-    return 1 if failed else 0
+    return failed
 
 
 if __name__ == "__main__":
