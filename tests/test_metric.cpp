@@ -239,3 +239,42 @@ TEST_CASE("every metric of perf's tables against a fixture of its model") {
     CHECK(resolved == c.resolved);
   }
 }
+
+// Top-down level 1 on Skylake-X: the four shares are defined so that they sum to 100 % whatever the
+// counts; computed from injected counts, each by hand too.
+TEST_CASE("TopdownL1 of perf's skylakex tables: each share by hand, and they sum to 100 %") {
+  const std::string tables = test::source_dir() + "/../shared/pmu-events/x86";
+  if (!std::filesystem::exists(tables)) return;
+  spec::MachineOptions o = test::no_libpfm4();
+  o.events_dir = tables;
+  o.cpuid = "GenuineIntel-6-55-4";
+  spec::Machine m(test::fixture("intel_skx"), o);
+  auto plan = metric::plan("TopdownL1", m);
+  std::vector<std::string> got;
+  for (const auto& x : plan.metrics) got.push_back(x.definition.name);
+  CHECK(got == std::vector<std::string>{"tma_backend_bound", "tma_bad_speculation", "tma_frontend_bound",
+                                        "tma_retiring"});
+  // Counts per identifier; not system-wide, so #core_wide is 0 and the per-thread formulas apply.
+  const std::map<std::string, double> counts{
+      {"IDQ_UOPS_NOT_DELIVERED.CORE", 3000}, {"UOPS_ISSUED.ANY", 9000},
+      {"UOPS_RETIRED.RETIRE_SLOTS", 7000},   {"INT_MISC.RECOVERY_CYCLES_ANY", 200},
+      {"CPU_CLK_UNHALTED.THREAD", 5000},     {"CPU_CLK_UNHALTED.ONE_THREAD_ACTIVE", 1000},
+      {"CPU_CLK_UNHALTED.REF_XCLK", 2000}};
+  // The thresholds' inputs (other metrics' events) get a count too; they do not change the values.
+  std::vector<double> values(plan.events.events.size(), NAN);
+  for (const auto& x : plan.metrics)
+    for (const auto& [id, events] : x.inputs)
+      for (std::size_t i : events)
+        values[i] = (counts.count(id) ? counts.at(id) : 500.0) / static_cast<double>(events.size());
+  auto v = metric::evaluate(plan, values);
+  REQUIRE(v.size() == 4);
+  // slots = 4 * core clocks; core clocks = THREAD / 2 * (1 + ONE_THREAD_ACTIVE / REF_XCLK) = 3750.
+  const double slots = 4 * (5000.0 / 2 * (1 + 1000.0 / 2000));
+  const double recovery = 200.0 / 2;                         // #SMT_on: INT_MISC.RECOVERY_CYCLES_ANY / 2
+  CHECK(v[2].value == doctest::Approx(100 * 3000 / slots));  // frontend
+  CHECK(v[2].over_threshold == std::optional<bool>(true));   // 20 %: `tma_frontend_bound > 0.15`
+  CHECK(v[1].value == doctest::Approx(100 * (9000 - 7000 + 4 * recovery) / slots));  // bad speculation
+  CHECK(v[3].value == doctest::Approx(100 * 7000 / slots));                          // retiring
+  CHECK(v[0].value + v[1].value + v[2].value + v[3].value == doctest::Approx(100));
+  for (const auto& x : plan.metrics) CHECK(x.scale.unit == "%");
+}
