@@ -502,7 +502,10 @@ class StatSession {
     return std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
   }
 
-  void emit(const StatReport& report, const StatRun& r) {
+  void emit(const StatReport& counted, const StatRun& r) {
+    // -M: the metrics of what is shown (an interval's counts, the mean of runs), not of the totals.
+    StatReport report = counted;
+    if (!plans_.empty()) attach_metrics(report);
     const auto& events = counters_ ? counters_->events() : set_;
     std::string text = o_.field_separator    ? stat_perf_csv(events, report, r, *o_.field_separator)
                        : o_.perf_json        ? stat_perf_json(events, report, r)
@@ -532,13 +535,14 @@ class StatSession {
               c.here = false;
     }
     fill_tool_events(r);
-    attach_metrics(r);
     return r;
   }
 
   // -M: each metric computed in each aggregate from its events' counts there (tool events as perf
   // gives them to metrics), shown beside its first event when it computed.
   void attach_metrics(StatReport& r) const {
+    for (auto& u : r.units)
+      for (auto& c : u.cells) c.metrics.clear();
     for (const auto& [plan, offset] : plans_)
       for (auto& u : r.units) {
         std::vector<double> values;

@@ -716,6 +716,17 @@ d = json.loads(sys.argv[1].splitlines()[0])
 c = d["counts"][0]
 assert c["event"] == "page-faults" and c["metrics"] == [{"name": "twice", "over_threshold": False, "unit": "", "value": 2 * c["raw"]}], c
 ' "$out"
+# Interval mode: each interval's metric is computed from that interval's counts, not the totals.
+out=$("$bin" stat -I 100 -x, -M 'twice = page\-faults * 2' -- sh -c 'for i in 1 2 3; do ls / >/dev/null; sleep 0.1; done' 2>&1)
+expect metric-interval python3 -c '
+import sys
+rows = [l.split(",") for l in sys.argv[1].splitlines() if ",page-faults," in l]
+assert len(rows) >= 3, rows
+for r in rows:
+    if r[1].isdigit() and r[-1] == "twice":
+        assert float(r[-2]) == 2 * int(r[1]), r
+assert sum(1 for r in rows if r[-1] == "twice") >= 2, rows
+' "$out"
 # Not counted: no figure (never one made up from a failed event).
 out=$("$bin" stat -M 'ipc = instructions / cycles' true 2>&1)
 expect metric-not-counted [ "$(grep -c 'ipc' <<<"$out")" = 0 ]
