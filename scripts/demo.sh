@@ -23,3 +23,8 @@ fi
 # A typo gets a positioned diagnostic (and a non-zero status, which this demo expects).
 run $bin resolve --sysfs $skx 'cpu/event=0x3c,umsk=1/' || true
 run $bin stat -e task-clock,page-faults,context-switches,cycles -- ls /usr
+# Metrics in perf's language: an ad hoc one counted here, and a Top-down metric's plan on Skylake-X.
+run $bin stat -M 'faults_per_msec = page\-faults / task\-clock * 1e6' -- ls /usr
+if [ -f $events/mapfile.csv ]; then
+  run $bin resolve --sysfs $skx --events-dir $events --cpuid GenuineIntel-6-55-4 -M tma_frontend_bound
+fi
