@@ -17,6 +17,7 @@
 #include "perfspec/resolve.hpp"
 #include "perfspec/tables.hpp"
 #include "spec/ascii.hpp"
+#include "spec/sysfs_io.hpp"
 
 namespace perfspec::metric {
 
@@ -24,17 +25,8 @@ namespace {
 
 constexpr double nan = std::numeric_limits<double>::quiet_NaN();
 
-bool same_name(std::string_view a, std::string_view b) {
-  return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) {
-           return spec::ascii_lower(x) == spec::ascii_lower(y);
-         });
-}
-
-std::string_view trim(std::string_view s) {
-  while (!s.empty() && (s.front() == ' ' || s.front() == '\t' || s.front() == '\n')) s.remove_prefix(1);
-  while (!s.empty() && (s.back() == ' ' || s.back() == '\t' || s.back() == '\n')) s.remove_suffix(1);
-  return s;
-}
+using spec::ascii_iequal;
+using spec::io::trim;
 
 bool is_tool_name(std::string_view name) {
   return name == "duration_time" || name == "user_time" || name == "system_time";
@@ -173,7 +165,7 @@ class Resolver {
 
   const Definition* metric_named(std::string_view name) const {
     for (const auto& d : defs_)
-      if (same_name(d.name, name)) return &d;
+      if (ascii_iequal(d.name, name)) return &d;
     return nullptr;
   }
 
@@ -303,7 +295,7 @@ class Resolver {
       std::string chain = other->name;
       for (const Frame* f = &at; f; f = f->outer) {
         chain = f->def->name + " -> " + chain;
-        if (same_name(f->def->name, other->name))
+        if (ascii_iequal(f->def->name, other->name))
           fail(Error(ErrorKind::bad_value,
                      fmt::format("metric '{}' refers to itself: {}", other->name, chain), e.span),
                at);
@@ -440,14 +432,9 @@ std::vector<std::pair<std::string, Span>> request_items(std::string_view request
 }
 
 bool in_group(const Definition& d, std::string_view group) {
-  std::string_view g = d.groups;
-  while (!g.empty()) {
-    auto semi = g.find(';');
-    if (same_name(trim(g.substr(0, semi)), group)) return true;
-    if (semi == std::string_view::npos) break;
-    g.remove_prefix(semi + 1);
-  }
-  return !d.default_group.empty() && same_name(d.default_group, group);
+  for (const auto& g : groups_of(d))
+    if (ascii_iequal(trim(g), group)) return true;
+  return !d.default_group.empty() && ascii_iequal(d.default_group, group);
 }
 
 // Where an unescaped '=' makes the request an ad hoc `NAME = EXPR`.
@@ -463,6 +450,18 @@ std::size_t definition_sign(std::string_view request) {
 }
 
 }  // namespace
+
+std::vector<std::string> groups_of(const Definition& metric) {
+  std::vector<std::string> out;
+  std::string_view g = metric.groups;
+  while (!g.empty()) {
+    auto semi = g.find(';');
+    if (auto one = g.substr(0, semi); !one.empty()) out.emplace_back(one);
+    if (semi == std::string_view::npos) break;
+    g.remove_prefix(semi + 1);
+  }
+  return out;
+}
 
 ScaleUnit parse_scale_unit(std::string_view text) {
   ScaleUnit s;
@@ -510,7 +509,7 @@ Plan plan(std::string_view request, const spec::Machine& machine, const Options&
   std::vector<Definition> wanted;
   auto want = [&](const Definition& d) {
     for (const auto& w : wanted)
-      if (same_name(w.name, d.name) && w.pmu == d.pmu) return;
+      if (ascii_iequal(w.name, d.name) && w.pmu == d.pmu) return;
     wanted.push_back(d);
   };
   if (auto sign = definition_sign(request); sign != std::string_view::npos) {
@@ -531,7 +530,7 @@ Plan plan(std::string_view request, const spec::Machine& machine, const Options&
     for (const auto& [item, span] : request_items(request)) {
       bool found = false;
       for (const auto& d : defs)
-        if (same_name(d.name, item)) want(d), found = true;
+        if (ascii_iequal(d.name, item)) want(d), found = true;
       if (!found)
         for (const auto& d : defs)
           if (in_group(d, item)) want(d), found = true;
@@ -549,8 +548,6 @@ Plan plan(std::string_view request, const spec::Machine& machine, const Options&
   // Groups: per metric and PMU, its events as one weak group (perf's `{...}:W`), unless the metric
   // says not to group them; a group holding every event this one needs is reused.
   struct Opened {
-    std::string pmu;
-    std::vector<std::string> ids;                            // the identifiers whose events it holds
     std::vector<std::size_t> events;                         // of out.events, parallel to the pairs below
     std::vector<std::pair<std::string, std::size_t>> which;  // identifier, its k-th event
   };
@@ -590,7 +587,6 @@ Plan plan(std::string_view request, const spec::Machine& machine, const Options&
       }
       if (!reuse) {
         Opened o;
-        o.pmu = key;
         EventGroup g;
         g.braces = members.size() > 1;
         g.weak = members.size() > 1;

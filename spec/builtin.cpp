@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include "spec/ascii.hpp"
 #include "spec/builtin.hpp"
 
 namespace perfspec::spec {
@@ -88,17 +89,13 @@ constexpr std::string_view kernel_type_names[] = {"L1D", "L1I", "LL", "DTLB", "I
 constexpr std::string_view kernel_op_names[] = {"READ", "WRITE", "PREFETCH"};
 constexpr std::string_view kernel_result_names[] = {"ACCESS", "MISS"};
 
-bool iequal(std::string_view a, std::string_view b) {
-  return a.size() == b.size() && ::strncasecmp(a.data(), b.data(), a.size()) == 0;
-}
-
 // Longest spelling that is a case-insensitive prefix of `s` and ends at '-' or at the end.
 template <typename Table> const auto* longest_token(std::string_view s, const Table& table) {
   decltype(&table[0]) best = nullptr;
   for (const auto& t : table) {
     // The boundary first: it rejects most names without comparing letters.
     if (t.text.size() > s.size() || (t.text.size() < s.size() && s[t.text.size()] != '-')) continue;
-    if (!iequal(s.substr(0, t.text.size()), t.text)) continue;
+    if (!ascii_iequal(s.substr(0, t.text.size()), t.text)) continue;
     if (!best || t.text.size() > best->text.size()) best = &t;
   }
   return best;
@@ -184,7 +181,7 @@ std::optional<CacheName> parse_dotted_cache(std::string_view name) {
   if (d2 == std::string_view::npos || name.find('.', d2 + 1) != std::string_view::npos) return std::nullopt;
   auto find = [](std::string_view s, std::span<const std::string_view> names) -> int {
     for (std::size_t i = 0; i < names.size(); ++i)
-      if (iequal(s, names[i])) return static_cast<int>(i);
+      if (ascii_iequal(s, names[i])) return static_cast<int>(i);
     return -1;
   };
   int c = find(name.substr(0, d1), kernel_type_names);

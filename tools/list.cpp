@@ -63,27 +63,14 @@ void check_pmu_filter(const spec::Machine& machine, const spec::ListFilter& filt
               fmt::format("--pmu '{}': no PMU of this machine has that name", filter.pmu), help);
 }
 
-// The `;`-separated groups of a metric.
-std::vector<std::string> groups_of(const metric::Definition& d) {
-  std::vector<std::string> out;
-  std::string_view g = d.groups;
-  while (!g.empty()) {
-    auto semi = g.find(';');
-    if (auto one = g.substr(0, semi); !one.empty()) out.emplace_back(one);
-    if (semi == std::string_view::npos) break;
-    g.remove_prefix(semi + 1);
-  }
-  return out;
-}
-
 // `list --metrics [PATTERN]`: the metrics of a group named PATTERN (case-insensitive), else those
 // whose name PATTERN matches (a glob or a substring).
 int list_metrics(const spec::Machine& machine, const ListOptions& o) {
   std::vector<metric::Definition> shown;
   auto all = metric::machine_metrics(machine);
   auto in_group = [&](const metric::Definition& d) {
-    for (const auto& g : groups_of(d))
-      if (spec::ascii_lowered(g) == spec::ascii_lowered(o.filter.pattern)) return true;
+    for (const auto& g : metric::groups_of(d))
+      if (spec::ascii_iequal(g, o.filter.pattern)) return true;
     return false;
   };
   bool group = std::any_of(all.begin(), all.end(), in_group);
@@ -94,7 +81,7 @@ int list_metrics(const spec::Machine& machine, const ListOptions& o) {
     for (const auto& d : shown)
       list.push_back({{"name", d.name},
                       {"expr", d.expr},
-                      {"groups", groups_of(d)},
+                      {"groups", metric::groups_of(d)},
                       {"scale_unit", d.scale_unit},
                       {"threshold", d.threshold},
                       {"constraint", d.constraint},
@@ -116,7 +103,7 @@ int list_metrics(const spec::Machine& machine, const ListOptions& o) {
   }
   std::string text;
   for (const auto& d : shown) {
-    auto groups = groups_of(d);
+    auto groups = metric::groups_of(d);
     text += fmt::format(
         "  {:<40} {}\n", spec::printable(d.name),
         groups.empty() ? std::string{}

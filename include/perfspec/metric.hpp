@@ -121,6 +121,9 @@ struct Definition {
   Origin origin;              ///< where `expr` is written (a table file; line 0 when not known)
 };
 
+/// A metric's MetricGroup split at `;` (empty names dropped).
+std::vector<std::string> groups_of(const Definition& metric);
+
 /// The metrics this machine's tables define: its model's (on arm64 with the standard metrics their
 /// ArchStdEvent names), and of the `sys` folders those whose Compat matches a PMU of the machine.
 /// Sorted by name; empty without tables.
