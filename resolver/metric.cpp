@@ -6,8 +6,6 @@
 #include <algorithm>
 #include <cctype>
 #include <cmath>
-#include <fstream>
-#include <iterator>
 #include <optional>
 #include <set>
 
@@ -73,7 +71,11 @@ double call(Expr::Fn fn, double a, double b) {
   }
 }
 
-Origin located(const Definition& def);
+// Where a table metric's expression is written (its file's line and column), for errors.
+Origin located(const Definition& def) {
+  if (def.origin.file.empty() || def.origin.line) return def.origin;
+  return spec::table_metric_origin(def.origin.file, def.name, def.expr).value_or(def.origin);
+}
 
 // A metric being folded: its definition (for errors) and the metrics it was reached through.
 struct Frame {
@@ -352,52 +354,6 @@ class Resolver {
     e.name = id;  // the `?` replaced: the key of the plan's inputs
   }
 };
-
-// Where a table metric's MetricExpr is in its JSON file, so that an error points at the character
-// (a file column per byte of the expression: JSON escapes make the two differ). The origin as it is
-// when the file does not hold it as written (an arm64 metric taking its expression from ArchStdEvent).
-Origin located(const Definition& def) {
-  Origin o = def.origin;
-  if (o.file.empty() || o.line) return o;
-  std::ifstream in(o.file, std::ios::binary);
-  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  for (std::size_t at = text.find("\"MetricName\""); at != std::string::npos;
-       at = text.find("\"MetricName\"", at + 1)) {
-    // The object holding this MetricName (table entries hold no nested objects).
-    std::size_t begin = text.rfind('{', at), end = text.find('}', at);
-    if (begin == std::string::npos || end == std::string::npos) break;
-    std::string_view object(text.data() + begin, end - begin);
-    auto value = [&](std::string_view key) -> std::optional<std::pair<std::size_t, std::string>> {
-      auto k = object.find(fmt::format("\"{}\"", key));
-      if (k == std::string_view::npos) return std::nullopt;
-      auto q = object.find('"', object.find(':', k + key.size() + 2));
-      if (q == std::string_view::npos) return std::nullopt;
-      std::string decoded;
-      std::size_t i = q + 1;
-      for (; i < object.size() && object[i] != '"'; ++i)
-        decoded += object[i] == '\\' ? object[++i] : object[i];
-      return std::pair{begin + q + 1, decoded};
-    };
-    auto name = value("MetricName");
-    auto expr = value("MetricExpr");
-    if (!name || !expr || name->second != def.name || expr->second != def.expr) continue;
-    std::size_t start = expr->first;
-    auto line_begin = text.rfind('\n', start);
-    line_begin = line_begin == std::string::npos ? 0 : line_begin + 1;
-    o.line = static_cast<std::uint32_t>(
-        std::count(text.begin(), text.begin() + static_cast<std::ptrdiff_t>(start), '\n') + 1);
-    o.column = static_cast<std::uint32_t>(start - line_begin + 1);
-    // Each byte of the expression at its file column (an escape is two characters for one byte).
-    std::uint32_t column = o.column;
-    for (std::size_t i = start; i < text.size() && text[i] != '"'; ++i) {
-      o.columns.push_back(column);
-      if (text[i] == '\\') ++i, ++column;
-      ++column;
-    }
-    return o;
-  }
-  return o;
-}
 
 void identifiers(const Expr& e, const std::map<std::string, Expr, std::less<>>& refs,
                  std::vector<std::string>& out) {

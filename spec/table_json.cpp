@@ -8,6 +8,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <map>
 #include <sstream>
 #include <unordered_map>
@@ -589,5 +590,52 @@ LoadedTables parse_table_files(const TableFiles& files, bool descriptions) {
 }
 
 }  // namespace detail
+
+// Where a metric's MetricExpr is in its JSON file: the object whose MetricName and MetricExpr are
+// these, its expression's line, column, and a file column per byte (JSON escapes make the two differ).
+std::optional<Origin> table_metric_origin(const std::string& file, std::string_view name,
+                                          std::string_view expr) {
+  Origin o{file, 0, 0};
+  std::ifstream in(file, std::ios::binary);
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  for (std::size_t at = text.find("\"MetricName\""); at != std::string::npos;
+       at = text.find("\"MetricName\"", at + 1)) {
+    // The object holding this MetricName (table entries hold no nested objects).
+    std::size_t begin = text.rfind('{', at), end = text.find('}', at);
+    if (begin == std::string::npos || end == std::string::npos) break;
+    std::string_view object(text.data() + begin, end - begin);
+    auto value = [&](std::string_view key) -> std::optional<std::pair<std::size_t, std::string>> {
+      auto k = object.find(fmt::format("\"{}\"", key));
+      if (k == std::string_view::npos) return std::nullopt;
+      auto q = object.find('"', object.find(':', k + key.size() + 2));
+      if (q == std::string_view::npos) return std::nullopt;
+      std::string decoded;
+      std::size_t i = q + 1;
+      for (; i < object.size() && object[i] != '"'; ++i) {
+        if (object[i] == '\\' && i + 1 < object.size()) ++i;
+        decoded += object[i];
+      }
+      return std::pair{begin + q + 1, decoded};
+    };
+    auto name_found = value("MetricName");
+    auto expr_found = value("MetricExpr");
+    if (!name_found || !expr_found || name_found->second != name || expr_found->second != expr) continue;
+    std::size_t start = expr_found->first;
+    auto line_begin = text.rfind('\n', start);
+    line_begin = line_begin == std::string::npos ? 0 : line_begin + 1;
+    o.line = static_cast<std::uint32_t>(
+        std::count(text.begin(), text.begin() + static_cast<std::ptrdiff_t>(start), '\n') + 1);
+    o.column = static_cast<std::uint32_t>(start - line_begin + 1);
+    // Each byte of the expression at its file column (an escape is two characters for one byte).
+    std::uint32_t column = o.column;
+    for (std::size_t i = start; i < text.size() && text[i] != '"'; ++i) {
+      o.columns.push_back(column);
+      if (text[i] == '\\') ++i, ++column;
+      ++column;
+    }
+    return o;
+  }
+  return std::nullopt;
+}
 
 }  // namespace perfspec::spec

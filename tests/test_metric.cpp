@@ -278,3 +278,18 @@ TEST_CASE("TopdownL1 of perf's skylakex tables: each share by hand, and they sum
   CHECK(v[0].value + v[1].value + v[2].value + v[3].value == doctest::Approx(100));
   for (const auto& x : plan.metrics) CHECK(x.scale.unit == "%");
 }
+
+TEST_CASE("a table metric's expression located in its JSON file, a column per byte across escapes") {
+  const std::string file = test::source_dir() + "/../shared/pmu-events/x86/broadwellx/bdx-metrics.json";
+  if (!std::filesystem::exists(file)) return;
+  // Line 39: `        "MetricExpr": "cstate_core@c7\\-residency@ / TSC",`
+  auto o = spec::table_metric_origin(file, "C7_Core_Residency", "cstate_core@c7\\-residency@ / TSC");
+  REQUIRE(o);
+  CHECK(o->line == 39);
+  CHECK(o->column == 24);
+  CHECK(o->column_of(13) == 37);  // '7'
+  CHECK(o->column_of(14) == 38);  // the metric's '\', written `\\` in JSON
+  CHECK(o->column_of(15) == 40);  // '-'
+  CHECK_FALSE(spec::table_metric_origin(file, "C7_Core_Residency", "another expression"));
+  CHECK_FALSE(spec::table_metric_origin(file + ".none", "C7_Core_Residency", "x"));
+}

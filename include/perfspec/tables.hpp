@@ -13,6 +13,7 @@
 #include <string_view>
 #include <vector>
 
+#include "perfspec/error.hpp"
 #include "perfspec/spec.hpp"
 
 namespace perfspec::spec {
@@ -37,6 +38,13 @@ struct TableMetric {
   std::string name, expr, groups, threshold, scale_unit, constraint, description, default_group, aggregation;
   std::string pmu, compat, origin;  ///< origin: the file it came from
 };
+
+/// Where metric `name`'s MetricExpr `expr` is written in the table file `file`: its line and column,
+/// and the file column of each byte of the expression (escapes such as `\\-` are two characters for
+/// one byte), so that an error in the metric points at the file. nullopt when the file does not hold
+/// the metric with that expression as written (an arm64 metric taking it from ArchStdEvent).
+std::optional<Origin> table_metric_origin(const std::string& file, std::string_view name,
+                                          std::string_view expr);
 
 /// `counter.json`: how many counters a PMU has (for metric grouping).
 struct TableCounters {
