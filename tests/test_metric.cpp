@@ -293,3 +293,14 @@ TEST_CASE("a table metric's expression located in its JSON file, a column per by
   CHECK_FALSE(spec::table_metric_origin(file, "C7_Core_Residency", "another expression"));
   CHECK_FALSE(spec::table_metric_origin(file + ".none", "C7_Core_Residency", "x"));
 }
+
+TEST_CASE("strcmp_cpuid_str: 1 when the CPU id matches, by the MIDR rule on arm64") {
+  spec::MachineOptions o = test::no_libpfm4();
+  o.cpuid = "0x00000000410fd4f0";  // Neoverse-V2
+  spec::Machine v2(test::fixture("arm_neoverse_v2"), o);
+  auto plan = metric::plan("m = cs if strcmp_cpuid_str(0x410fd4f0) else page\\-faults", v2);
+  CHECK(names(plan.events) == std::vector<std::string>{"cs"});
+  CHECK(plan.metrics[0].folded == std::vector<std::string>{"strcmp_cpuid_str(0x410fd4f0) = 1"});
+  plan = metric::plan("m = cs if strcmp_cpuid_str(0x410fd493) else page\\-faults", v2);  // Neoverse-N2 r0p3
+  CHECK(names(plan.events) == std::vector<std::string>{"page-faults"});
+}
