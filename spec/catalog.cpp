@@ -225,6 +225,34 @@ SnapshotReport snapshot(const Machine& machine, const std::string& out, const Sn
       ++report.tracepoints;
     }
   }
+  // The CPU topology metrics' literals read (#smt_on, #num_cores, ...).
+  const std::string cpu = machine.root() + "/devices/system/cpu";
+  const fs::path cpu_out = fs::path(out) / "devices/system/cpu";
+  skipping([&] {
+    for (const char* f : {"online", "present", "possible", "smt/active", "smt/control"})
+      copy_file(jail, cpu + "/" + f, cpu_out / f, report);
+    for (const auto& entry : io::list_dir(jail, cpu)) {
+      if (!entry.starts_with("cpu") || entry.size() == 3 ||
+          entry.find_first_not_of("0123456789", 3) != std::string::npos)
+        continue;
+      for (const char* f : {"physical_package_id", "die_id", "core_id"})
+        copy_file(jail, fmt::format("{}/{}/topology/{}", cpu, entry, f), cpu_out / entry / "topology" / f,
+                  report);
+    }
+  });
+  // What metrics need of the host beyond sysfs, when the host is what was copied: whether the NMI
+  // watchdog holds a counter, the TSC frequency.
+  if (tracefs::is_real_sysfs(machine.root())) {
+    fs::create_directories(fs::path(out) / "perfspec-snapshot");
+    std::ofstream(fs::path(out) / "perfspec-snapshot/nmi_watchdog")
+        << (machine.nmi_watchdog() ? 1 : 0) << '\n';
+    try {
+      const double hz = machine.metric_literal("system_tsc_freq");
+      std::ofstream(fs::path(out) / "perfspec-snapshot/system_tsc_freq") << fmt::format("{:.0f}\n", hz);
+    } catch (const Error& e) {
+      report.skipped.push_back(e.message());
+    }
+  }
   // The CPU id goes along, so that event tables resolve for the snapshotted machine, not the reader's;
   // but this host's id only when the host is what was copied (a fixture is not this host).
   const bool id_of_tree =

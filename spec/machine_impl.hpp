@@ -66,6 +66,8 @@ struct Machine::Impl {
   mutable std::vector<CpuTopology> topology_;
   mutable std::once_flag metrics_once_;
   mutable std::vector<TableMetric> metrics_;  // Machine::table_metrics()
+  mutable std::once_flag nmi_once_;
+  mutable bool nmi_watchdog_ = false;  // Machine::nmi_watchdog()
 
   // Tracefs
   const std::string& tracefs_events() const;

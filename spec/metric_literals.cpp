@@ -212,4 +212,18 @@ double Machine::metric_literal(std::string_view literal, const MetricTarget& tar
               "#core_wide, #slots, #has_pmem, #system_tsc_freq");
 }
 
+bool Machine::nmi_watchdog() const {
+  const auto& I = *impl_;
+  std::call_once(I.nmi_once_, [&] {
+    std::optional<std::string> text;
+    std::error_code ec;
+    if (std::filesystem::equivalent(I.root_, "/sys", ec))
+      text = io::read_optional_file(io::Jail("/proc/sys/kernel"), "/proc/sys/kernel/nmi_watchdog");
+    else
+      text = io::read_optional_file(*I.jail_, I.root_ + "/perfspec-snapshot/nmi_watchdog");
+    I.nmi_watchdog_ = text && io::trim(*text) != "0" && !io::trim(*text).empty();
+  });
+  return I.nmi_watchdog_;
+}
+
 }  // namespace perfspec::spec

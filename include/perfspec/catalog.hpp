@@ -39,8 +39,11 @@ struct SnapshotReport {
                       ///< --cpuid)
 };
 /// Copy the PMU description under `root` (type, format/, events/ with metadata, caps/, cpumask,
-/// cpus of every PMU; tracepoint ids optionally) and the CPU id into the folder `out`, so that
-/// `--sysfs out` resolves as on this machine. `out` must not exist or be empty.
+/// cpus of every PMU; tracepoint ids optionally), the CPU topology (`devices/system/cpu`: online,
+/// present, possible, smt/, each CPU's package, die and core id) and the CPU id into the folder
+/// `out`, and when `root` is this host's /sys what metrics read elsewhere (`perfspec-snapshot/`
+/// nmi_watchdog and system_tsc_freq), so that `--sysfs out` resolves events and metrics as on this
+/// machine. `out` must not exist or be empty.
 ///
 /// Example: `snapshot(spec::Machine{}, "/tmp/this-machine", {.tracepoints = true});`
 SnapshotReport snapshot(const Machine& machine, const std::string& out, const SnapshotOptions& options);

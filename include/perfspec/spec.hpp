@@ -336,6 +336,12 @@ class Machine {
   double metric_literal(std::string_view name, const MetricTarget& target) const;
   double metric_literal(std::string_view name) const { return metric_literal(name, MetricTarget{}); }
 
+  /// Whether the NMI watchdog is on (it holds a core counter, so a metric whose MetricConstraint is
+  /// NO_GROUP_EVENTS_NMI is not grouped, as perf decides): this host's /proc/sys/kernel/nmi_watchdog
+  /// when the root is this host's /sys, else `perfspec-snapshot/nmi_watchdog` under the root (off
+  /// when absent). Read once.
+  bool nmi_watchdog() const;
+
   /// The sources of named events in lookup order: the tables' `sys` folders, sysfs, the model's tables,
   /// libpfm4 (when built in and not turned off). alias() asks them in this order.
   const std::vector<const EventSource*>& sources() const;
