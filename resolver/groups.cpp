@@ -60,6 +60,17 @@ std::size_t order_by_pmu(Events& events, std::size_t first, std::vector<const as
 
 }  // namespace
 
+int topdown_rank(const Machine& machine, const ResolvedEvent& event) {
+  const std::uint64_t config = event.attr.config;
+  const bool slots = config == 0x400;
+  const bool metric = (config & 0xff) == 0 && (config & 0xff00) >= 0x8000 && (config & 0xff00) <= 0x8700 &&
+                      (config >> 16) == 0;
+  if (!slots && !metric) return 2;
+  const Pmu* pmu = machine.pmu(event.pmu);
+  if (!pmu || !pmu->is_core() || event.attr.type != pmu->type() || !pmu->alias("slots")) return 2;
+  return slots ? 0 : 1;
+}
+
 void Resolver::add_lone(const ast::Item& item, Events& events, GroupSlots& groups) {
   // A lone event: each event it resolves to (a wildcard gives several) is a group of one.
   std::size_t first = events.size();
@@ -102,6 +113,25 @@ void Resolver::add_braced(const ast::Item& item, Events& events, GroupSlots& gro
     std::size_t leader = first + i;
     std::size_t size = 0;
     while (i + size < produced && slot[i + size] == s) ++size;
+    // Topdown events: slots first, then the metric events, as the kernel accepts them.
+    std::vector<int> rank(size);
+    for (std::size_t k = 0; k < size; ++k) rank[k] = topdown_rank(machine_, events[first + i + k]);
+    if (!std::is_sorted(rank.begin(), rank.end())) {
+      std::vector<std::size_t> perm(size);
+      for (std::size_t k = 0; k < size; ++k) perm[k] = k;
+      std::stable_sort(perm.begin(), perm.end(),
+                       [&](std::size_t a, std::size_t b) { return rank[a] < rank[b]; });
+      std::vector<ResolvedEvent> moved;
+      std::vector<const ast::Event*> origin;
+      for (std::size_t k : perm) {
+        moved.push_back(std::move(events[first + i + k]));
+        origin.push_back(from[i + k]);
+      }
+      for (std::size_t k = 0; k < size; ++k) {
+        events[first + i + k] = std::move(moved[k]);
+        from[i + k] = origin[k];
+      }
+    }
     g.members.reserve(size);
     for (std::size_t k = 0; k < size; ++k, ++i) {
       std::size_t index = first + i;

@@ -30,6 +30,13 @@ using spec::Pmu;
 using Events = spec::Refill<ResolvedEvent>;
 using GroupSlots = spec::Refill<EventGroup>;
 
+// Where an event goes in a group on x86 with the perf-metrics feature (a core PMU with a `slots`
+// event): 0 for slots (config 0x400), which must lead, 1 for a topdown metric event (event code 0,
+// umask 0x80 to 0x87, read from the PERF_METRICS register through the slots leader), which must
+// follow it, 2 for every other event. The kernel refuses a group ordered otherwise; perf sorts
+// groups so (arch_evlist__cmp).
+int topdown_rank(const Machine& machine, const ResolvedEvent& event);
+
 // What a caller already knows of the event a bare name (`MEM_LOAD_RETIRED.L1_MISS`) names on a PMU.
 struct KnownName {
   const ast::Term* term = nullptr;        // the name as a term, ahead of the event's own terms
