@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: MIT
 # bash completion for perfspec: subcommands, options, and event names (from `perfspec list`).
-_perfspec_stat_options="-e --event -M --metrics -p --pid -t --tid -a --all-cpus -C --cpu -I --interval --interval-count -r --repeat
+_perfspec_stat_options="-e --event -M --metrics --metric-no-group --metric-no-merge --metric-no-threshold -p --pid -t --tid -a --all-cpus -C --cpu -I --interval --interval-count -r --repeat
   -A --no-aggr --per-core --per-die --per-socket --per-node --per-thread -G --cgroup --for-each-cgroup
   --all-user --all-kernel -D --delay --control -n --null -j --json-output -v --verbose --format -x
   --field-separator --sysfs -o --output --no-inherit --events-dir --no-tables --cpuid --no-libpfm4"
@@ -51,7 +51,7 @@ _perfspec() {
   if [[ $cur == -* ]]; then
     case $sub in
       stat) COMPREPLY=($(compgen -W "$_perfspec_stat_options" -- "$cur")) ;;
-      resolve) COMPREPLY=($(compgen -W "--sysfs --format --events-dir --no-tables --cpuid --no-libpfm4" -- "$cur")) ;;
+      resolve) COMPREPLY=($(compgen -W "-M --metrics --metric-no-group --metric-no-merge --metric-no-threshold -k --keep-going --sysfs --format --events-dir --no-tables --cpuid --no-libpfm4" -- "$cur")) ;;
       list) COMPREPLY=($(compgen -W "--pmu --topic --source --tracepoints --deprecated --pmus --format --sysfs --events-dir --no-tables --cpuid" -- "$cur")) ;;
       snapshot) COMPREPLY=($(compgen -W "--sysfs --tracepoints --cpuid" -- "$cur")) ;;
       decode) COMPREPLY=($(compgen -W "--type --config --config1 --config2 --config3 --attr --format --sysfs --events-dir --no-tables --cpuid" -- "$cur")) ;;

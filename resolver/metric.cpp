@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cctype>
 #include <cmath>
+#include <iterator>
 #include <optional>
 #include <set>
 
@@ -14,6 +15,7 @@
 #include "perfspec/metric.hpp"
 #include "perfspec/resolve.hpp"
 #include "perfspec/tables.hpp"
+#include "resolver/resolver.hpp"
 #include "spec/ascii.hpp"
 #include "spec/sysfs_io.hpp"
 
@@ -113,21 +115,23 @@ class Resolver {
       }
     }
     // The metrics referred to, transitively, with what folding them found.
-    std::vector<const Expr*> todo{&m.expr};
-    if (m.threshold) todo.push_back(&*m.threshold);
+    // Each with the PMU of the metric it is written in, which picks the metric a name refers to.
+    std::vector<std::pair<const Expr*, const std::string*>> todo{{&m.expr, &def.pmu}};
+    if (m.threshold) todo.emplace_back(&*m.threshold, &def.pmu);
     while (!todo.empty()) {
-      const Expr* e = todo.back();
+      auto [e, pmu] = todo.back();
       todo.pop_back();
       if (e->kind == Expr::Kind::ref && !m.refs.contains(e->name)) {
-        const Folded& f = refs_.at(spec::ascii_lowered(e->name));
+        const Definition* other = metric_named(e->name, *pmu);
+        const Folded& f = refs_.at(other);
         m.refs.emplace(e->name, f.expr);
         m.uses.push_back(e->name);
         for (const auto& n : f.notes)
           if (std::find(m.folded.begin(), m.folded.end(), n) == m.folded.end()) m.folded.push_back(n);
-        todo.push_back(&m.refs.at(e->name));
+        todo.emplace_back(&m.refs.at(e->name), &other->pmu);
         continue;
       }
-      for (const auto& a : e->args) todo.push_back(&a);
+      for (const auto& a : e->args) todo.emplace_back(&a, pmu);
     }
     std::sort(m.uses.begin(), m.uses.end());
     return m;
@@ -145,12 +149,12 @@ class Resolver {
   const Options& options_;
   const std::vector<Definition>& defs_;
   std::map<std::string, EventSet, std::less<>> events_;
-  // Each metric referred to, folded once (by lower-case name), with what folding it found.
+  // Each metric referred to, folded once, with what folding it found.
   struct Folded {
     Expr expr;
     std::vector<std::string> notes;
   };
-  std::map<std::string, Folded> refs_;
+  std::map<const Definition*, Folded> refs_;
   std::vector<std::string>* folded_ = nullptr;
 
   [[noreturn]] void fail(const Error& e, const Frame& at) const {
@@ -165,10 +169,16 @@ class Resolver {
     }
   }
 
-  const Definition* metric_named(std::string_view name) const {
+  // The metric a name in a metric of `pmu` refers to: of the same PMU (a hybrid machine's tables
+  // define a metric once per core PMU, as perf matches them), else the first of that name.
+  const Definition* metric_named(std::string_view name, std::string_view pmu) const {
+    const Definition* any = nullptr;
     for (const auto& d : defs_)
-      if (ascii_iequal(d.name, name)) return &d;
-    return nullptr;
+      if (ascii_iequal(d.name, name)) {
+        if (d.pmu == pmu) return &d;
+        if (!any) any = &d;
+      }
+    return any;
   }
 
   std::string identifier(const Expr& e) const {
@@ -293,7 +303,7 @@ class Resolver {
   void fold_id(Expr& e, const Frame& at) {
     std::string id = identifier(e);
     // Another metric's name refers to that metric (perf looks for metrics first), inlined.
-    if (const Definition* other = metric_named(id); other && !is_tool_name(id)) {
+    if (const Definition* other = metric_named(id, at.def->pmu); other && !is_tool_name(id)) {
       std::string chain = other->name;
       for (const Frame* f = &at; f; f = f->outer) {
         chain = f->def->name + " -> " + chain;
@@ -302,8 +312,7 @@ class Resolver {
                      fmt::format("metric '{}' refers to itself: {}", other->name, chain), e.span),
                at);
       }
-      const std::string key = spec::ascii_lowered(other->name);
-      if (!refs_.contains(key)) {
+      if (!refs_.contains(other)) {
         // Folded on its own: its notes are its own, and any metric that uses it gets them.
         Folded f;
         std::vector<std::string>* outer = folded_;
@@ -317,7 +326,7 @@ class Resolver {
           throw;
         }
         folded_ = outer;
-        refs_.emplace(key, std::move(f));
+        refs_.emplace(other, std::move(f));
       }
       Expr ref;
       ref.kind = Expr::Kind::ref;
@@ -457,6 +466,86 @@ std::vector<Definition> machine_metrics(const spec::Machine& machine) {
   return out;
 }
 
+namespace {
+
+bool is_core_pmu(const spec::Machine& machine, std::string_view name) {
+  const auto& cores = machine.core_pmus();
+  return std::any_of(cores.begin(), cores.end(), [&](const spec::Pmu* p) { return p->name() == name; });
+}
+
+// An event of another core PMU than the one metric instance `pmu` is for: not its input.
+bool other_core_pmu(const spec::Machine& machine, std::string_view pmu, std::string_view event_pmu) {
+  return !pmu.empty() && event_pmu != pmu && is_core_pmu(machine, pmu) && is_core_pmu(machine, event_pmu);
+}
+
+// The core PMUs a metric of no PMU is computed for, one instance each: on a hybrid machine, those
+// every identifier with events on core PMUs has events on, when one of them has events on several.
+// Empty: one metric, as resolved.
+std::vector<std::string> core_instances(const ResolvedMetric& m, Resolver& r, const spec::Machine& machine) {
+  if (!m.definition.pmu.empty() || machine.core_pmus().size() < 2) return {};
+  std::vector<std::string> ids;
+  identifiers(m.expr, m.refs, ids);
+  if (m.threshold) identifiers(*m.threshold, m.refs, ids);
+  std::optional<std::set<std::string>> common;
+  bool several = false;
+  for (const auto& id : ids) {
+    std::set<std::string> on;
+    for (const auto& ev : r.events_of(id).events)
+      if (is_core_pmu(machine, ev.pmu)) on.insert(ev.pmu);
+    if (on.empty()) continue;
+    several = several || on.size() > 1;
+    if (!common) {
+      common = std::move(on);
+      continue;
+    }
+    std::set<std::string> both;
+    std::set_intersection(common->begin(), common->end(), on.begin(), on.end(),
+                          std::inserter(both, both.end()));
+    common = std::move(both);
+  }
+  if (!several || !common || common->empty()) return {};
+  // In the machine's order of its core PMUs.
+  std::vector<std::string> out;
+  for (const spec::Pmu* p : machine.core_pmus())
+    if (common->contains(p->name())) out.push_back(p->name());
+  return out;
+}
+
+// Whether a metric's events are grouped, by its MetricConstraint as perf 6.12 reads it: never with
+// NO_GROUP_EVENTS, not while the NMI watchdog holds a counter with NO_GROUP_EVENTS_NMI, not with SMT on
+// with NO_GROUP_EVENTS_SMT. A note says why when not.
+bool grouped(ResolvedMetric& m, const spec::Machine& machine, const Options& options) {
+  if (!options.group) return false;
+  const std::string c(trim(m.definition.constraint));
+  if (c == "NO_GROUP_EVENTS") {
+    m.folded.push_back("MetricConstraint NO_GROUP_EVENTS: events not grouped");
+    return false;
+  }
+  if (c == "NO_GROUP_EVENTS_NMI" && machine.nmi_watchdog()) {
+    m.folded.push_back(
+        "MetricConstraint NO_GROUP_EVENTS_NMI: events not grouped, the NMI watchdog holds a counter "
+        "(echo 0 > /proc/sys/kernel/nmi_watchdog to group them)");
+    return false;
+  }
+  if (c == "NO_GROUP_EVENTS_SMT") {
+    double smt = 0;
+    try {
+      smt = machine.metric_literal("smt_on");
+    } catch (const Error& e) {  // a tree without CPU topology: grouped, and said why
+      m.folded.push_back(
+          fmt::format("MetricConstraint NO_GROUP_EVENTS_SMT: grouped, SMT not known ({})", e.message()));
+      return true;
+    }
+    if (smt != 0) {
+      m.folded.push_back("MetricConstraint NO_GROUP_EVENTS_SMT: events not grouped, SMT is on");
+      return false;
+    }
+  }
+  return true;
+}
+
+}  // namespace
+
 Plan plan(std::string_view request, const spec::Machine& machine, const Options& options) {
   std::vector<Definition> defs = options.extra;
   for (auto& d : machine_metrics(machine)) defs.push_back(std::move(d));
@@ -499,7 +588,23 @@ Plan plan(std::string_view request, const spec::Machine& machine, const Options&
 
   Plan out;
   Resolver r(machine, options, defs);
-  for (const auto& d : wanted) out.metrics.push_back(r.resolve(d));
+  for (const auto& d : wanted) {
+    ResolvedMetric m = r.resolve(d);
+    // On a hybrid machine a metric not written for one core PMU (an ad hoc one, or a table's without
+    // Unit) is one metric per core PMU its events are on: `instructions / cycles` is the IPC of the
+    // P-cores and that of the E-cores, not a ratio of their sums. Each instance counts only its own
+    // PMU's events (Definition::pmu says which).
+    std::vector<std::string> instances = core_instances(m, r, machine);
+    if (instances.empty()) {
+      out.metrics.push_back(std::move(m));
+      continue;
+    }
+    for (const auto& pmu : instances) {
+      ResolvedMetric one = m;
+      one.definition.pmu = pmu;
+      out.metrics.push_back(std::move(one));
+    }
+  }
 
   // Groups: per metric and PMU, its events as one weak group (perf's `{...}:W`), unless the metric
   // says not to group them; a group holding every event this one needs is reused.
@@ -518,21 +623,26 @@ Plan plan(std::string_view request, const spec::Machine& machine, const Options&
       ids.push_back("duration_time");
       m.folded.push_back("no event left: duration_time opened to show it beside");
     }
-    const bool alone = !options.group || m.definition.constraint.find("NO_GROUP_EVENTS") != std::string::npos;
-    // The events of each identifier, by PMU.
-    std::map<std::string, std::vector<std::pair<std::string, std::size_t>>> by_pmu;
+    const bool alone = !grouped(m, machine, options);
+    // The events of each identifier, by PMU, in the order the metric names them.
+    std::vector<std::pair<std::string, std::vector<std::pair<std::string, std::size_t>>>> by_pmu;
     for (const auto& id : ids) {
       const EventSet& set = r.events_of(id);
       for (std::size_t k = 0; k < set.events.size(); ++k) {
         const auto& ev = set.events[k];
+        if (other_core_pmu(machine, m.definition.pmu, ev.pmu)) continue;
         std::string key = ev.tool != ToolEvent::none ? "tool" : ev.pmu;
-        by_pmu[alone || key == "tool" ? key + "#" + id + "#" + std::to_string(k) : key].emplace_back(id, k);
+        if (alone || key == "tool") key += "#" + id + "#" + std::to_string(k);
+        auto it = std::find_if(by_pmu.begin(), by_pmu.end(), [&](const auto& p) { return p.first == key; });
+        if (it == by_pmu.end()) it = by_pmu.insert(by_pmu.end(), {key, {}});
+        it->second.emplace_back(id, k);
       }
     }
     for (auto& [key, members] : by_pmu) {
       // Reuse a group that holds all of these.
       const Opened* reuse = nullptr;
       for (const auto& o : opened) {
+        if (!options.merge) break;
         bool all = std::all_of(members.begin(), members.end(), [&](const auto& w) {
           return std::find(o.which.begin(), o.which.end(), w) != o.which.end();
         });
@@ -542,6 +652,11 @@ Plan plan(std::string_view request, const spec::Machine& machine, const Options&
         }
       }
       if (!reuse) {
+        // Topdown events as the kernel takes them: slots leads, the metric events follow it.
+        std::stable_sort(members.begin(), members.end(), [&](const auto& a, const auto& b) {
+          return resolver::topdown_rank(machine, r.events_of(a.first).events[a.second]) <
+                 resolver::topdown_rank(machine, r.events_of(b.first).events[b.second]);
+        });
         Opened o;
         EventGroup g;
         g.braces = members.size() > 1;

@@ -6,6 +6,9 @@
 #include <cmath>
 #include <filesystem>
 
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
 #include "perfspec/metric.hpp"
 #include "perfspec/perfspec.hpp"
 #include "tests/support.hpp"
@@ -303,4 +306,139 @@ TEST_CASE("strcmp_cpuid_str: 1 when the CPU id matches, by the MIDR rule on arm6
   CHECK(plan.metrics[0].folded == std::vector<std::string>{"strcmp_cpuid_str(0x410fd4f0) = 1"});
   plan = metric::plan("m = cs if strcmp_cpuid_str(0x410fd493) else page\\-faults", v2);  // Neoverse-N2 r0p3
   CHECK(names(plan.events) == std::vector<std::string>{"page-faults"});
+}
+
+namespace {
+
+spec::Machine with_tables(const char* fixture, const char* cpuid) {
+  spec::MachineOptions o = test::no_libpfm4();
+  o.events_dir = test::source_dir() + "/../shared/pmu-events/x86";
+  o.cpuid = cpuid;
+  return spec::Machine(test::fixture(fixture), o);
+}
+
+std::vector<std::string> leaders_and_members(const EventSet& set) {
+  std::vector<std::string> out;
+  for (const auto& g : set.groups) {
+    std::string line;
+    for (std::size_t i : g.members) line += (line.empty() ? "" : " ") + set.events[i].name;
+    out.push_back(line);
+  }
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("hybrid: a metric of no PMU is one metric per core PMU, each of its own PMU's events") {
+  spec::Machine adl(test::fixture("hybrid_adl"), test::no_libpfm4());
+  auto plan = metric::plan("ipc = instructions / cycles", adl);
+  REQUIRE(plan.metrics.size() == 2);
+  // In the machine's order of core PMUs (perf's: by name), each with the events of its PMU only.
+  CHECK(plan.metrics[0].definition.pmu == "cpu_atom");
+  CHECK(plan.metrics[1].definition.pmu == "cpu_core");
+  CHECK(plan.events.events.size() == 4);
+  for (const auto& m : plan.metrics)
+    for (const auto& [id, events] : m.inputs) {
+      REQUIRE(events.size() == 1);
+      CHECK(plan.events.events[events[0]].pmu == m.definition.pmu);
+    }
+  // instructions, cycles of cpu_core then of cpu_atom: IPC 2 on the P-cores, 0.5 on the E-cores (not
+  // (4000 + 500) / (2000 + 1000) = 1.5).
+  std::vector<double> values(4);
+  for (const auto& m : plan.metrics) {
+    const bool core = m.definition.pmu == "cpu_core";
+    values[m.inputs.at("instructions")[0]] = core ? 4000 : 500;
+    values[m.inputs.at("cycles")[0]] = core ? 2000 : 1000;
+  }
+  auto v = metric::evaluate(plan, values);
+  CHECK(v[0].value == 0.5);
+  CHECK(v[1].value == 2);
+  // An identifier on one core PMU only: one metric, for that PMU.
+  plan = metric::plan("x = cycles / cpu_core@instructions@", adl);
+  REQUIRE(plan.metrics.size() == 1);
+  CHECK(plan.metrics[0].definition.pmu == "cpu_core");
+  CHECK(plan.events.events.size() == 2);
+  // Software events alone: one metric, as on any machine.
+  plan = metric::plan("y = page\\-faults / task\\-clock", adl);
+  REQUIRE(plan.metrics.size() == 1);
+  CHECK(plan.metrics[0].definition.pmu.empty());
+}
+
+TEST_CASE("hybrid: a table metric refers to the metric of its own core PMU") {
+  if (!std::filesystem::exists(test::source_dir() + "/../shared/pmu-events/x86")) return;
+  auto adl = with_tables("hybrid_adl", "GenuineIntel-6-97-2");
+  auto plan = metric::plan("tma_frontend_bound", adl);
+  REQUIRE(plan.metrics.size() == 2);
+  for (const auto& m : plan.metrics) {
+    INFO(m.definition.pmu);
+    // Its threshold names itself: the reference is the metric of the same PMU.
+    const std::string ref = metric::to_string(m.refs.at("tma_frontend_bound"));
+    CHECK(ref.find(m.definition.pmu + "@") != std::string::npos);
+    for (const auto& [id, events] : m.inputs)
+      for (std::size_t i : events) CHECK(plan.events.events[i].pmu == m.definition.pmu);
+  }
+}
+
+TEST_CASE("topdown: slots leads its group and the metric events follow, as the kernel requires") {
+  if (!std::filesystem::exists(test::source_dir() + "/../shared/pmu-events/x86")) return;
+  auto tgl = with_tables("intel_tgl", "GenuineIntel-6-8C-1");
+  auto plan = metric::plan("tma_frontend_bound", tgl);
+  CHECK(leaders_and_members(plan.events) ==
+        std::vector<std::string>{"TOPDOWN.SLOTS topdown-fe-bound topdown-bad-spec topdown-retiring "
+                                 "topdown-be-bound INT_MISC.UOP_DROPPING"});
+  // The event language too: a written group is reordered so (perf's arch_evlist__cmp).
+  auto set = resolve("{instructions,topdown-fe-bound,cycles,slots,topdown-retiring}", tgl);
+  CHECK(leaders_and_members(set) ==
+        std::vector<std::string>{"slots topdown-fe-bound topdown-retiring instructions cycles"});
+  // A PMU without the perf-metrics feature (no `slots` event) is left as written: Skylake-X.
+  set = resolve("{instructions,cpu/event=0x00,umask=0x82/}", skx());
+  CHECK(leaders_and_members(set) == std::vector<std::string>{"instructions cpu/event=0x00,umask=0x82/"});
+}
+
+TEST_CASE("MetricConstraint: NO_GROUP_EVENTS always, _NMI while the watchdog is on, _SMT with SMT on") {
+  auto grouping = [](const test::TempTree& t, const char* constraint) {
+    spec::Machine m(t.root(), test::no_libpfm4());
+    metric::Options o;
+    o.extra = {def("f", "page\\-faults + context\\-switches")};
+    o.extra[0].constraint = constraint;
+    auto plan = metric::plan("f", m, o);
+    return leaders_and_members(plan.events);
+  };
+  const std::vector<std::string> one{"page-faults context-switches"}, two{"page-faults", "context-switches"};
+  test::TempTree t;
+  t.pmu("software", 1);
+  t.write("devices/system/cpu/online", "0-1\n");
+  t.write("devices/system/cpu/cpu0/topology/core_id", "0\n");
+  t.write("devices/system/cpu/cpu1/topology/core_id", "1\n");
+  t.write("devices/system/cpu/smt/active", "0\n");
+  CHECK(grouping(t, "") == one);
+  CHECK(grouping(t, "NO_GROUP_EVENTS") == two);
+  CHECK(grouping(t, "NO_GROUP_EVENTS_NMI") == one);  // no watchdog recorded: off
+  CHECK(grouping(t, "NO_GROUP_EVENTS_SMT") == one);
+  t.write("perfspec-snapshot/nmi_watchdog", "1\n");
+  t.write("devices/system/cpu/smt/active", "1\n");
+  CHECK(grouping(t, "NO_GROUP_EVENTS_NMI") == two);
+  CHECK(grouping(t, "NO_GROUP_EVENTS_SMT") == two);
+  CHECK(grouping(t, "NO_GROUP_EVENTS_SOMETHING_NEW") == one);
+}
+
+TEST_CASE("options: --metric-no-group, --metric-no-merge, --metric-no-threshold") {
+  metric::Options o;
+  o.extra = {def("ipc", "instructions / cycles"), def("cpi", "cycles / instructions")};
+  o.extra[0].threshold = "ipc < branches";
+  auto plan = metric::plan("ipc,cpi", skx(), o);
+  // cpi reuses ipc's group; the threshold's event is opened in it.
+  CHECK(leaders_and_members(plan.events) == std::vector<std::string>{"instructions cycles branches"});
+  o.merge = false;
+  plan = metric::plan("ipc,cpi", skx(), o);
+  CHECK(leaders_and_members(plan.events) ==
+        std::vector<std::string>{"instructions cycles branches", "cycles instructions"});
+  o.merge = true;
+  o.group = false;
+  plan = metric::plan("ipc,cpi", skx(), o);
+  CHECK(leaders_and_members(plan.events) == std::vector<std::string>{"instructions", "cycles", "branches"});
+  o.thresholds = false;
+  plan = metric::plan("ipc,cpi", skx(), o);
+  CHECK(leaders_and_members(plan.events) == std::vector<std::string>{"instructions", "cycles"});
+  CHECK_FALSE(plan.metrics[0].threshold);
 }

@@ -32,7 +32,8 @@ std::string plan_text(const perfspec::metric::Plan& plan) {
   std::string out;
   for (const auto& m : plan.metrics) {
     const auto& d = m.definition;
-    out += fmt::format("metric {} = {}{}\n", d.name, perfspec::metric::to_string(m.expr),
+    out += fmt::format("metric {}{} = {}{}\n", d.name, d.pmu.empty() ? "" : fmt::format(" [{}]", d.pmu),
+                       perfspec::metric::to_string(m.expr),
                        d.scale_unit.empty() ? "" : fmt::format("  ({})", d.scale_unit));
     if (perfspec::metric::to_string(m.expr) != d.expr) out += fmt::format("  as written: {}\n", d.expr);
     for (const auto& [name, expr] : m.refs)
@@ -46,6 +47,14 @@ std::string plan_text(const perfspec::metric::Plan& plan) {
   return out + perfspec::to_text(plan.events);
 }
 
+// perf's flags for how metrics are set up, shared by stat and resolve.
+void add_metric_flags(CLI::App& app, bool& no_group, bool& no_merge, bool& no_threshold) {
+  app.add_flag("--metric-no-group", no_group, "open each metric's events alone, not as a group");
+  app.add_flag("--metric-no-merge", no_merge, "do not share a group of events between metrics");
+  app.add_flag("--metric-no-threshold", no_threshold,
+               "do not compute MetricThreshold (nor open the events only it needs)");
+}
+
 std::string plan_json(const perfspec::metric::Plan& plan) {
   nlohmann::ordered_json metrics = nlohmann::ordered_json::array();
   for (const auto& m : plan.metrics) {
@@ -53,6 +62,7 @@ std::string plan_json(const perfspec::metric::Plan& plan) {
     for (const auto& [name, expr] : m.refs) refs[name] = perfspec::metric::to_string(expr);
     for (const auto& [id, events] : m.inputs) inputs[id] = events;
     metrics.push_back({{"name", m.definition.name},
+                       {"pmu", m.definition.pmu},
                        {"expr", m.definition.expr},
                        {"folded_expr", perfspec::metric::to_string(m.expr)},
                        {"scale_unit", m.definition.scale_unit},
@@ -69,13 +79,13 @@ std::string plan_json(const perfspec::metric::Plan& plan) {
 
 int run_resolve(const std::string& sysfs, const perfspec::spec::MachineOptions& options,
                 const std::string& format, const std::vector<std::string>& lists, bool keep_going,
-                const std::vector<std::string>& metrics = {}) {
+                const std::vector<std::string>& metrics = {}, const perfspec::metric::Options& mo = {}) {
   perfspec::spec::Machine machine(sysfs, options);
   if (!metrics.empty()) {
     int status = 0;
     for (const auto& text : metrics) {
       try {
-        auto plan = perfspec::metric::plan(text, machine);
+        auto plan = perfspec::metric::plan(text, machine, mo);
         std::cout << (format == "json" ? plan_json(plan) + "\n" : plan_text(plan));
       } catch (const perfspec::metric::MetricError& e) {
         int failed = perfspec::tools::exit_status(e.kind());
@@ -191,6 +201,7 @@ struct ResolveCommand {
   std::string sysfs = "/sys", format = "text";
   std::vector<std::string> lists, metrics;
   bool keep_going = false;
+  bool no_group = false, no_merge = false, no_threshold = false;
 
   void add(CLI::App& parent, perfspec::spec::MachineOptions& machine) {
     app = parent.add_subcommand("resolve", "print the perf_event_attr encoding of event lists");
@@ -198,6 +209,7 @@ struct ResolveCommand {
                     "print the plan of metrics instead (repeatable): names, groups or 'NAME = EXPR'; "
                     "the metric trees, constants folded, inputs, and the events in their groups")
         ->type_name("METRICS");
+    add_metric_flags(*app, no_group, no_merge, no_threshold);
     app->add_option("--sysfs", sysfs, "sysfs root to read PMUs from (a fixture or snapshot tree)")
         ->check(sysfs_tree);
     app->add_option("--format", format, "output format")->check(CLI::IsMember({"text", "json"}));
@@ -213,7 +225,11 @@ struct ResolveCommand {
       throw perfspec::Error(perfspec::ErrorKind::usage, "give event lists, or metrics with -M");
     if (!lists.empty() && !metrics.empty())
       throw perfspec::Error(perfspec::ErrorKind::usage, "give event lists or metrics with -M, not both");
-    return run_resolve(sysfs, machine, format, lists, keep_going, metrics);
+    perfspec::metric::Options mo;
+    mo.group = !no_group;
+    mo.merge = !no_merge;
+    mo.thresholds = !no_threshold;
+    return run_resolve(sysfs, machine, format, lists, keep_going, metrics, mo);
   }
 };
 
@@ -234,6 +250,7 @@ struct StatCommand {
                     "metrics to compute (repeatable): names or groups of the tables, comma-separated, or "
                     "one 'NAME = EXPR' of perf's metric language")
         ->type_name("METRICS");
+    add_metric_flags(*app, st.metric_no_group, st.metric_no_merge, st.metric_no_threshold);
     pid_opt = app->add_option("-p,--pid", pid, "count an existing process (all its threads)");
     app->add_option("-t,--tid", st.tids, "count existing threads (a comma-separated list of thread ids)")
         ->type_name("TID[,TID...]");

@@ -367,6 +367,9 @@ class StatSession {
     // -M: each request's metrics, their events after those of -e (perf's --metric-no-merge: each
     // request opens its own).
     metric::Options mo;
+    mo.group = !o_.metric_no_group;
+    mo.merge = !o_.metric_no_merge;
+    mo.thresholds = !o_.metric_no_threshold;
     mo.target.system_wide = system_wide();
     if (!o_.cpus.empty()) mo.target.cpus = runtime::parse_cpu_list(o_.cpus);
     for (const auto& text : o_.metrics) {

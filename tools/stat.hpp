@@ -12,11 +12,12 @@ namespace perfspec::tools {
 struct StatOptions {
   std::vector<std::string> events;   ///< -e lists; empty: the default set (unless -M)
   std::vector<std::string> metrics;  ///< -M: metric names, groups, or `NAME = EXPR`
-  std::optional<int> pid;            ///< -p
-  std::string tids;                  ///< -t: thread ids, comma-separated
-  bool all_cpus = false;             ///< -a
-  std::string cpus;                  ///< -C
-  unsigned interval_ms = 0;          ///< -I
+  bool metric_no_group = false, metric_no_merge = false, metric_no_threshold = false;  ///< perf's options
+  std::optional<int> pid;                                                              ///< -p
+  std::string tids;          ///< -t: thread ids, comma-separated
+  bool all_cpus = false;     ///< -a
+  std::string cpus;          ///< -C
+  unsigned interval_ms = 0;  ///< -I
   std::string format = "text";
   std::optional<std::string> field_separator;  ///< -x SEP: perf stat's CSV form instead of `format`
   std::string sysfs = "/sys";

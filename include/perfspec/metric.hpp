@@ -158,7 +158,9 @@ struct Options {
   spec::Machine::MetricTarget target;  ///< for #core_wide
   int parameter = 0;                   ///< what `?` in identifiers stands for (perf's runtime parameter)
   bool group = true;       ///< a metric's events as weak groups (false: each alone, as --metric-no-group)
-  bool thresholds = true;  ///< resolve MetricThreshold too
+  bool merge = true;       ///< a group another metric opens reused when it holds these events (false: as
+                           ///< --metric-no-merge, every metric its own groups)
+  bool thresholds = true;  ///< resolve MetricThreshold too, its events opened (false: --metric-no-threshold)
   std::vector<Definition> extra;  ///< metrics besides the machine's (a config file's); these win
 };
 

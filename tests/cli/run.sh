@@ -416,10 +416,21 @@ snap2=$(mktemp -d)/snap
 err=$("$bin" snapshot --sysfs "$fixtures/intel_skx" "$snap2" 2>&1); status=$?
 expect snapshot-fixture-no-cpuid [ "$status" = 0 ] && expect snapshot-fixture-no-cpuid-file [ ! -e "$snap2/perfspec-snapshot/cpuid" ]
 expect snapshot-fixture-no-cpuid-msg grep -qF "(no CPU id recorded: this host's is not the tree's; give --cpuid for tables)" <<<"$err"
+# The CPU topology goes along: metrics' literals read the same from the snapshot (2 x 28 x 2 CPUs).
+lit='x = #num_cpus_online + #num_cores * 1000 + #num_packages * 1e6 + #smt_on * 1e7 + page\-faults'
+a=$("$bin" resolve --sysfs "$fixtures/intel_skx" -M "$lit" 2>&1 | head -1)
+b=$("$bin" resolve --sysfs "$snap2" -M "$lit" 2>&1 | head -1)
+expect snapshot-topology [ "$a" = "metric x = 12056112 + page\\-faults" ] && expect snapshot-topology-same [ "$a" = "$b" ]
+expect snapshot-fixture-no-host-files [ ! -e "$snap2/perfspec-snapshot/nmi_watchdog" ]
 rm -rf "$(dirname "$snap2")"
 err=$("$bin" snapshot --sysfs "$fixtures/hybrid_adl" "$snap" 2>&1); status=$?
 expect snapshot-exists [ "$status" = 2 ]
 rm -rf "$(dirname "$snap")"
+# This host's snapshot records its NMI watchdog (as 0 or 1), which NO_GROUP_EVENTS_NMI reads.
+snap3=$(mktemp -d)/snap
+"$bin" snapshot "$snap3" >/dev/null 2>&1
+expect snapshot-host-nmi [ "$(cat "$snap3/perfspec-snapshot/nmi_watchdog")" = "$(grep -q '^0$' /proc/sys/kernel/nmi_watchdog && echo 0 || echo 1)" ]
+rm -rf "$(dirname "$snap3")"
 
 # ---- this machine's tracefs, as on a fresh machine: in a mount namespace without tracefs or debugfs ----
 fresh() {  # fresh COMMAND...: COMMAND in a private mount namespace where tracefs is mounted nowhere
