@@ -177,6 +177,12 @@ static void metric_errors(const perfspec_machine* m) {
                "event syntax error: 'nosuch'\n"
                "                     \\___ unknown metric or metric group 'nosuch'\n"
                "help: this machine has no metric tables (see --events-dir)\n") == 0);
+  /* Nothing asked for, or a definition without its name or expression: about the request. */
+  CHECK(perfspec_plan_metrics(m, "", &plan) == PERFSPEC_E_SYNTAX && plan == NULL);
+  CHECK(strcmp(perfspec_last_error(), "expected a metric or metric group name") == 0);
+  CHECK(perfspec_plan_metrics(m, "x =", &plan) == PERFSPEC_E_SYNTAX);
+  CHECK(perfspec_last_error_offset() == 2);
+  CHECK(strcmp(perfspec_last_error(), "expected the expression of metric 'x' after '='") == 0);
   CHECK(perfspec_plan_metrics(NULL, "ipc = cycles", &plan) == PERFSPEC_E_INVALID);
   CHECK(perfspec_plan_metrics(m, NULL, &plan) == PERFSPEC_E_INVALID);
   CHECK(perfspec_plan_metrics(m, "ipc = cycles", NULL) == PERFSPEC_E_INVALID);
