@@ -3,11 +3,13 @@
 #include "perfspec/perfspec.h"
 
 #include <cerrno>
+#include <cmath>
 #include <cstdlib>
 #include <cstring>
 #include <memory>
 #include <new>
 #include <string>
+#include <vector>
 
 #include "perfspec/perfspec.hpp"
 
@@ -20,6 +22,11 @@ struct perfspec_event_set {
 struct perfspec_counters {
   perfspec::runtime::Counters counters;
   std::vector<perfspec::runtime::Count> last;
+};
+struct perfspec_metric_plan {
+  perfspec::metric::Plan plan;
+  perfspec_event_set events;                  // plan.events, as perfspec_open takes them
+  std::vector<perfspec::metric::Value> last;  // of the last perfspec_metric_evaluate
 };
 
 namespace {
@@ -55,6 +62,11 @@ template <typename F> int guarded(F&& f, std::string_view text = {}) {
     last_rendered.clear();
     last_offset = -1;
     return PERFSPEC_OK;
+  } catch (const perfspec::metric::MetricError& e) {
+    // Drawn under the metric's text (which may be another metric than the one asked for), the offset
+    // in that text.
+    return fail(code_of(e.kind()), e.message(), e.rendered(),
+                e.positioned() ? static_cast<long>(e.span().begin) : -1);
   } catch (const perfspec::Error& e) {
     return fail(code_of(e.kind()), e.message(), perfspec::render(e, text),
                 e.positioned() ? static_cast<long>(e.span().begin) : -1);
@@ -196,6 +208,72 @@ int perfspec_read(perfspec_counters* c, perfspec_count* counts, size_t n) {
       o.hint = k.failure ? k.failure->hint.c_str() : "";
     }
   });
+}
+
+int perfspec_plan_metrics(const perfspec_machine* machine, const char* request, perfspec_metric_plan** out) {
+  if (!machine || !request || !out) return fail(PERFSPEC_E_INVALID, "perfspec_plan_metrics: a NULL argument");
+  *out = nullptr;
+  return guarded(
+      [&] {
+        auto p = std::make_unique<perfspec_metric_plan>();
+        p->plan = perfspec::metric::plan(request, *machine->machine);
+        p->events.set = p->plan.events;
+        *out = p.release();
+      },
+      request);
+}
+
+void perfspec_metric_plan_free(perfspec_metric_plan* plan) { delete plan; }
+
+const perfspec_event_set* perfspec_metric_plan_events(const perfspec_metric_plan* plan) {
+  return plan ? &plan->events : nullptr;
+}
+
+size_t perfspec_metric_plan_size(const perfspec_metric_plan* plan) {
+  return plan ? plan->plan.metrics.size() : 0;
+}
+
+const char* perfspec_metric_name(const perfspec_metric_plan* plan, size_t i) {
+  return plan && i < plan->plan.metrics.size() ? plan->plan.metrics[i].definition.name.c_str() : nullptr;
+}
+
+const char* perfspec_metric_unit(const perfspec_metric_plan* plan, size_t i) {
+  return plan && i < plan->plan.metrics.size() ? plan->plan.metrics[i].scale.unit.c_str() : nullptr;
+}
+
+int perfspec_metric_evaluate(perfspec_metric_plan* plan, const perfspec_count* counts, size_t n,
+                             double* values, size_t m) {
+  if (!plan || !counts || !values)
+    return fail(PERFSPEC_E_INVALID, "perfspec_metric_evaluate: a NULL argument");
+  if (n < plan->plan.events.events.size())
+    return fail(PERFSPEC_E_INVALID, "perfspec_metric_evaluate: fewer counts than the plan's events");
+  if (m < plan->plan.metrics.size())
+    return fail(PERFSPEC_E_INVALID, "perfspec_metric_evaluate: the values array is smaller than the plan");
+  return guarded([&] {
+    // As perfspec stat -M: a counted event's scaled value, NaN otherwise with its errno's name and hint.
+    const std::size_t events = plan->plan.events.events.size();
+    std::vector<double> in(events);
+    std::vector<std::string> why(events);
+    for (std::size_t i = 0; i < events; ++i) {
+      const perfspec_count& c = counts[i];
+      const bool ok = c.state == PERFSPEC_COUNTED;
+      in[i] = ok ? c.scaled : std::nan("");
+      if (!ok && c.error_name && *c.error_name)
+        why[i] = std::string(c.error_name) + ": " + (c.hint ? c.hint : "");
+    }
+    plan->last = perfspec::metric::evaluate(plan->plan, in, why);
+    for (std::size_t k = 0; k < plan->last.size(); ++k) values[k] = plan->last[k].value;
+  });
+}
+
+const char* perfspec_metric_why(const perfspec_metric_plan* plan, size_t i) {
+  if (!plan || i >= plan->plan.metrics.size()) return nullptr;
+  return i < plan->last.size() ? plan->last[i].why.c_str() : "";
+}
+
+int perfspec_metric_over_threshold(const perfspec_metric_plan* plan, size_t i) {
+  if (!plan || i >= plan->last.size() || !plan->last[i].over_threshold) return -1;
+  return *plan->last[i].over_threshold ? 1 : 0;
 }
 
 }  // extern "C"

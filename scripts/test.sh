@@ -36,11 +36,38 @@ examples() {
   [ -d "$prefix/lib64" ] && lib=$prefix/lib64
   LD_LIBRARY_PATH=$lib "$prefix/examples-build/count_function" 'task-clock,page-faults'
   LD_LIBRARY_PATH=$lib "$prefix/examples-build/count_c" 'task-clock,page-faults'
-  if "$prefix/examples-build/config_events" examples/events.conf tests/fixtures/intel_skx 2>"$prefix/err"; then
-    echo "config_events: expected the broken line to fail" >&2; return 1
+  examples_metrics "$prefix" "$lib" || return 1
+  local out
+  if out=$("$prefix/examples-build/config_events" examples/events.conf tests/fixtures/intel_skx 2>"$prefix/err"); then
+    echo "config_events: expected the broken lines to fail" >&2; return 1
   fi
-  grep -q "^examples/events.conf:4:25: error: unknown term 'evnt' for pmu" "$prefix/err" ||
+  grep -q "^examples/events.conf:8:25: error: unknown term 'evnt' for pmu" "$prefix/err" ||
     { echo "config_events: wrong diagnostic:" >&2; cat "$prefix/err" >&2; return 1; }
+  # The broken metric: its diagnostic at the file's line and column of the unknown event.
+  local want
+  want=$(cat <<'EOF'
+examples/events.conf:12:41: error: unknown event 'cyclez'
+metric 'broken_ipc': 'instructions / cyclez'
+                                     \___ unknown event 'cyclez'
+help: did you mean 'cycles'?
+EOF
+)
+  [ "$(sed -n '/^examples\/events.conf:12:/,$p' "$prefix/err")" = "$want" ] ||
+    { echo "config_events: wrong metric diagnostic:" >&2; cat "$prefix/err" >&2; return 1; }
+  # The other metrics planned, counted around the example's work, each with a value (not 0, not NaN).
+  want=$(cat <<'EOF'
+cache: 2 events
+sched: 2 events
+metric faults_per_msec: 2 events
+metric faults_per_sec: 2 events
+metric cpus_utilized: 2 events
+faults_per_msec = N
+faults_per_sec = N
+cpus_utilized = N
+EOF
+)
+  [ "$(sed -E '/ = 0\.000$/d; s/ = [0-9]+\.[0-9]{3}$/ = N/' <<<"$out")" = "$want" ] ||
+    { echo "config_events: wrong output:" >&2; echo "$out" >&2; return 1; }
   PKG_CONFIG_PATH=$lib/pkgconfig pkg-config --libs perfspec | grep -q -- "-L$prefix/lib.* -lperfspec" ||
     { echo "pkg-config: perfspec.pc does not point into the install prefix" >&2; return 1; }
   # The license goes with the package: its text in the documentation folder, its name in the CMake
@@ -53,7 +80,25 @@ examples() {
   grep -qx 'License: MIT' "$lib/pkgconfig/perfspec.pc" || { echo "install: perfspec.pc does not name the license" >&2; return 1; }
   installed_tables "$prefix" || return 1
   rm -rf "$prefix" "$prefix.copy"
-  echo "examples: 7 passed, 0 failed"
+  echo "examples: 11 passed, 0 failed"
+}
+# metrics_c: an ad hoc metric counted here has a value; a bad one draws the caret under its text.
+examples_metrics() {
+  local prefix=$1 lib=$2 out
+  out=$(env -u PERFSPEC_EVENTS_DIR LD_LIBRARY_PATH="$lib" "$prefix/examples-build/metrics_c")
+  grep -qE '^faults_per_msec = [0-9]+\.[0-9]{3}$' <<<"$out" && ! grep -q ' = 0\.000$' <<<"$out" ||
+    { echo "metrics_c: no value: $out" >&2; return 1; }
+  if env -u PERFSPEC_EVENTS_DIR LD_LIBRARY_PATH="$lib" "$prefix/examples-build/metrics_c" \
+       'ipc = instructions / cyclez' 2>"$prefix/err"; then
+    echo "metrics_c: expected 'cyclez' to fail" >&2; return 1
+  fi
+  local want
+  want=$(cat <<'EOF'
+metric 'ipc': 'instructions / cyclez'
+                              \___ unknown event 'cyclez'
+EOF
+)
+  [ "$(head -n 2 "$prefix/err")" = "$want" ] || { echo "metrics_c: wrong diagnostic:" >&2; cat "$prefix/err" >&2; return 1; }
 }
 # perf's event tables installed from Debian's linux-source-6.1 (scripts/setup.sh installs it): a table
 # name resolves with no --events-dir, from the installed index (the first run writes no cache), in a

@@ -85,6 +85,53 @@ typedef struct perfspec_count {
 /* Read every event: `counts` must have room for perfspec_event_set_size() entries. */
 int perfspec_read(perfspec_counters* counters, perfspec_count* counts, size_t n);
 
+/* Metrics: perf's MetricExpr language (REFERENCE.md section 10), from the machine's tables or ad hoc.
+ *
+ *   perfspec_metric_plan *plan;
+ *   if (perfspec_plan_metrics(m, "ipc = instructions / cycles", &plan) != 0)
+ *     fprintf(stderr, "%s", perfspec_last_error_rendered());
+ *   perfspec_open(perfspec_metric_plan_events(plan), 0, &c);  ... perfspec_read(c, counts, n);
+ *   perfspec_metric_evaluate(plan, counts, n, values, perfspec_metric_plan_size(plan));
+ */
+typedef struct perfspec_metric_plan perfspec_metric_plan;
+
+/* Plan `request`: metric names and metric groups of the machine's tables, comma-separated and
+ * case-insensitive (as perf's -M), or one ad hoc metric `NAME = EXPR` (write `page\-faults` for the
+ * event page-faults: '-' is minus). Planned for counting threads or processes (#core_wide is 0).
+ * On success *out owns the plan. On an error in a metric's text (PERFSPEC_E_UNKNOWN for
+ * `instructions / cyclez`, PERFSPEC_E_SYNTAX, ...), perfspec_last_error_rendered() draws the caret
+ * under that metric's text and perfspec_last_error_offset() is the byte offset in that text (the
+ * expression after '=' for an ad hoc metric; the metric may be another one it refers to); for a name
+ * that is neither a metric nor a group, both are about `request`. */
+int perfspec_plan_metrics(const perfspec_machine* machine, const char* request, perfspec_metric_plan** out);
+void perfspec_metric_plan_free(perfspec_metric_plan* plan);
+/* The events to open for the plan (with perfspec_open), owned by the plan. Tool events
+ * (duration_time, user_time, system_time) are not opened: perfspec_read reports them
+ * PERFSPEC_NOT_SUPPORTED with error_name "tool event"; fill their count in (PERFSPEC_COUNTED, scaled in
+ * ns) before perfspec_metric_evaluate to give them a value. NULL when plan is NULL. */
+const perfspec_event_set* perfspec_metric_plan_events(const perfspec_metric_plan* plan);
+/* The number of metrics planned, in the order asked for. */
+size_t perfspec_metric_plan_size(const perfspec_metric_plan* plan);
+/* Metric i: its name, and the unit of its value after its ScaleUnit ("%", "GHz", "" for none); NULL when
+ * i is out of range. */
+const char* perfspec_metric_name(const perfspec_metric_plan* plan, size_t i);
+const char* perfspec_metric_unit(const perfspec_metric_plan* plan, size_t i);
+/* Compute every metric from one count per event of perfspec_metric_plan_events() (n at least its size),
+ * as `perfspec stat -M` does: a PERFSPEC_COUNTED event's value is its `scaled` (raw scaled for
+ * multiplexing), any other state is not counted. values[i] (m at least perfspec_metric_plan_size()) is
+ * metric i scaled by its ScaleUnit, or NaN when an input it needs was not counted or the arithmetic has
+ * no number (a division by zero): never a made-up figure. The plan keeps each metric's why and threshold
+ * verdict for the calls below: evaluate one plan from one thread at a time. */
+int perfspec_metric_evaluate(perfspec_metric_plan* plan, const perfspec_count* counts, size_t n,
+                             double* values, size_t m);
+/* Why metric i had no value at the last perfspec_metric_evaluate ("'cycles' was not counted: ENOENT: ...",
+ * "" when it computed or before the first evaluate); valid until the next evaluate. NULL when i is out of
+ * range. */
+const char* perfspec_metric_why(const perfspec_metric_plan* plan, size_t i);
+/* The MetricThreshold's verdict at the last evaluate: 1 when perf marks the value, 0 when not, -1 when
+ * there is none (no threshold, its inputs not counted, not evaluated yet, i out of range). */
+int perfspec_metric_over_threshold(const perfspec_metric_plan* plan, size_t i);
+
 #ifdef __cplusplus
 }
 #endif
