@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cctype>
 #include <cmath>
+#include <functional>
 #include <iterator>
 #include <optional>
 #include <set>
@@ -511,6 +512,96 @@ std::vector<std::string> core_instances(const ResolvedMetric& m, Resolver& r, co
   return out;
 }
 
+// The counters an event may be scheduled on, numbered fixed ones first (0 .. fixed-1), then generic
+// ones; empty for a topdown metric event, which is read through its slots leader and takes none.
+std::vector<unsigned> counters_for(const spec::Machine& machine, const spec::Machine::PmuCounters& pc,
+                                   const ResolvedEvent& ev) {
+  std::vector<unsigned> out;
+  if (resolver::topdown_rank(machine, ev) == 1) return out;
+  auto generic = [&] {
+    for (unsigned g = 0; g < pc.generic; ++g) out.push_back(pc.fixed + g);
+  };
+  const unsigned event = static_cast<unsigned>(ev.attr.config & 0xff);
+  const unsigned umask = static_cast<unsigned>((ev.attr.config >> 8) & 0xff);
+  auto it =
+      ev.attr.type == machine.pmu(ev.pmu)->type() ? pc.counter_of.find({event, umask}) : pc.counter_of.end();
+  if (it == pc.counter_of.end()) {  // nothing known: any generic counter
+    generic();
+    return out;
+  }
+  std::string_view all = it->second;
+  while (!all.empty()) {
+    const std::string_view piece = all.substr(0, all.find(';'));
+    all.remove_prefix(std::min(all.size(), piece.size() + 1));
+    std::string_view text = trim(piece);
+    if (ascii_iequal(text, "FIXED")) {
+      for (unsigned f = 0; f < pc.fixed; ++f) out.push_back(f);
+      continue;
+    }
+    if (text.starts_with("Fixed counter ")) {
+      unsigned long f = std::strtoul(std::string(text.substr(14)).c_str(), nullptr, 10);
+      if (f < pc.fixed) out.push_back(static_cast<unsigned>(f));
+      continue;
+    }
+    while (!text.empty()) {
+      std::string item(trim(text.substr(0, text.find(','))));
+      text.remove_prefix(
+          std::min(text.size(), text.find(',') == std::string_view::npos ? text.size() : text.find(',') + 1));
+      char* end = nullptr;
+      unsigned long g = std::strtoul(item.c_str(), &end, 10);
+      if (!item.empty() && *end == '\0' && g < pc.generic) out.push_back(pc.fixed + static_cast<unsigned>(g));
+    }
+  }
+  if (out.empty()) generic();  // a Counter field this rule does not read: any generic counter
+  return out;
+}
+
+// Whether every event can have a counter of its own at once (a bipartite matching, Kuhn's algorithm:
+// a few events, a few counters).
+bool schedulable(const std::vector<std::vector<unsigned>>& allowed, unsigned counters) {
+  std::vector<int> owner(counters, -1);
+  for (std::size_t e = 0; e < allowed.size(); ++e) {
+    std::vector<bool> seen(counters, false);
+    std::function<bool(std::size_t)> place = [&](std::size_t x) {
+      for (unsigned c : allowed[x]) {
+        if (seen[c]) continue;
+        seen[c] = true;
+        if (owner[c] < 0 || place(static_cast<std::size_t>(owner[c]))) {
+          owner[c] = static_cast<int>(x);
+          return true;
+        }
+      }
+      return false;
+    };
+    if (!allowed[e].empty() && !place(e)) return false;
+  }
+  return true;
+}
+
+// The sizes of the groups `evs` (one PMU's, in order) are cut into so that each fits the PMU's counters
+// as its tables describe them: one group when they fit or nothing is known, else consecutive groups
+// filled in order (an event that fits nowhere alone is a group of one).
+std::vector<std::size_t> counter_fit(const spec::Machine& machine,
+                                     const std::vector<const ResolvedEvent*>& evs) {
+  if (evs.size() < 2) return {evs.size()};
+  const spec::Machine::PmuCounters* pc = machine.pmu_counters(evs.front()->pmu);
+  if (!pc || pc->fixed + pc->generic == 0) return {evs.size()};
+  std::vector<std::size_t> sizes;
+  std::vector<std::vector<unsigned>> current;
+  for (const ResolvedEvent* ev : evs) {
+    current.push_back(counters_for(machine, *pc, *ev));
+    if (current.size() > 1 && !schedulable(current, pc->fixed + pc->generic)) {
+      auto last = std::move(current.back());
+      current.pop_back();
+      sizes.push_back(current.size());
+      current.clear();
+      current.push_back(std::move(last));
+    }
+  }
+  sizes.push_back(current.size());
+  return sizes;
+}
+
 // Whether a metric's events are grouped, by its MetricConstraint as perf 6.12 reads it: never with
 // NO_GROUP_EVENTS, not while the NMI watchdog holds a counter with NO_GROUP_EVENTS_NMI, not with SMT on
 // with NO_GROUP_EVENTS_SMT. A note says why when not.
@@ -658,21 +749,35 @@ Plan plan(std::string_view request, const spec::Machine& machine, const Options&
                  resolver::topdown_rank(machine, r.events_of(b.first).events[b.second]);
         });
         Opened o;
-        EventGroup g;
-        g.braces = members.size() > 1;
-        g.weak = members.size() > 1;
-        const std::size_t group_index = out.events.groups.size();
-        for (const auto& [id, k] : members) {
-          ResolvedEvent ev = r.events_of(id).events[k];
-          ev.group = group_index;
-          ev.leader = g.members.empty() ? out.events.events.size() : g.members.front();
-          if (ev.metric_id.empty()) ev.metric_id = id;
-          g.members.push_back(out.events.events.size());
-          o.events.push_back(out.events.events.size());
-          o.which.emplace_back(id, k);
-          out.events.events.push_back(std::move(ev));
+        // As many groups as the PMU's counters need (one, unless the tables say it has too few).
+        std::vector<const ResolvedEvent*> evs;
+        for (const auto& [id, k] : members) evs.push_back(&r.events_of(id).events[k]);
+        std::vector<std::size_t> sizes = counter_fit(machine, evs);
+        if (sizes.size() > 1)
+          m.folded.push_back(fmt::format(
+              "{} events on {} in {} groups: the PMU has {} generic and {} fixed "
+              "counters (counter.json)",
+              members.size(), evs.front()->pmu, sizes.size(), machine.pmu_counters(evs.front()->pmu)->generic,
+              machine.pmu_counters(evs.front()->pmu)->fixed));
+        std::size_t next = 0;
+        for (std::size_t size : sizes) {
+          EventGroup g;
+          g.braces = size > 1;
+          g.weak = size > 1;
+          const std::size_t group_index = out.events.groups.size();
+          for (std::size_t n = 0; n < size; ++n, ++next) {
+            const auto& [id, k] = members[next];
+            ResolvedEvent ev = *evs[next];
+            ev.group = group_index;
+            ev.leader = g.members.empty() ? out.events.events.size() : g.members.front();
+            if (ev.metric_id.empty()) ev.metric_id = id;
+            g.members.push_back(out.events.events.size());
+            o.events.push_back(out.events.events.size());
+            o.which.emplace_back(id, k);
+            out.events.events.push_back(std::move(ev));
+          }
+          out.events.groups.push_back(std::move(g));
         }
-        out.events.groups.push_back(std::move(g));
         opened.push_back(std::move(o));
         reuse = &opened.back();
       }

@@ -65,7 +65,8 @@ struct Machine::Impl {
   mutable std::once_flag topology_once_;
   mutable std::vector<CpuTopology> topology_;
   mutable std::once_flag metrics_once_;
-  mutable std::vector<TableMetric> metrics_;  // Machine::table_metrics()
+  mutable std::vector<TableMetric> metrics_;                                    // Machine::table_metrics()
+  mutable std::vector<std::pair<std::string, Machine::PmuCounters>> counters_;  // by TableCounters::pmu
   mutable std::once_flag nmi_once_;
   mutable bool nmi_watchdog_ = false;  // Machine::nmi_watchdog()
 

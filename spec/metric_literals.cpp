@@ -65,7 +65,32 @@ std::optional<double> host_tsc_frequency() {
   return ghz * 1e9;
 }
 
+// The number a term of a table event's encoding gives (`event=0xc0,umask=0x1` has event 0xc0).
+std::optional<unsigned> term_value(std::string_view terms, std::string_view name) {
+  while (!terms.empty()) {
+    std::string_view term = terms.substr(0, terms.find(','));
+    terms.remove_prefix(std::min(terms.size(), term.size() + 1));
+    if (term.size() <= name.size() || !term.starts_with(name) || term[name.size()] != '=') continue;
+    std::string value(term.substr(name.size() + 1));
+    char* end = nullptr;
+    errno = 0;
+    unsigned long v = std::strtoul(value.c_str(), &end, 0);
+    if (value.empty() || *end != '\0' || errno || v > 0xffffffffUL) return std::nullopt;
+    return static_cast<unsigned>(v);
+  }
+  return std::nullopt;
+}
+
 }  // namespace
+
+const Machine::PmuCounters* Machine::pmu_counters(std::string_view name) const {
+  table_metrics();
+  const Pmu* p = pmu(name);
+  if (!p) return nullptr;
+  for (const auto& [unit, counters] : impl_->counters_)
+    if (unit.empty() ? p->is_core() : (p->is_uncore() && table_pmu_matches(unit, name))) return &counters;
+  return nullptr;
+}
 
 const std::vector<TableMetric>& Machine::table_metrics() const {
   auto& I = *impl_;
@@ -75,6 +100,19 @@ const std::vector<TableMetric>& Machine::table_metrics() const {
     if (const EventTables* t = tables()) {
       auto model = EventTables::load_full(folder, t->model());  // held while the loop reads from it
       I.metrics_ = model->metrics();
+      for (const auto& c : model->counters()) {
+        PmuCounters pc{c.fixed, c.generic, {}};
+        for (const auto& ev : model->events()) {
+          if (ev.pmu != c.pmu || ev.counter.empty()) continue;
+          auto event = term_value(ev.alias.terms, "event"), umask = term_value(ev.alias.terms, "umask");
+          if (!event) continue;
+          // Events of one encoding may be scheduled where any of them may (CPU_CLK_UNHALTED.THREAD
+          // on fixed counter 1, its twin THREAD_P on the generic ones: both are event 0x3c).
+          std::string& text = pc.counter_of[{*event, umask.value_or(0)}];
+          if (text.find(ev.counter) == std::string::npos) text += (text.empty() ? "" : ";") + ev.counter;
+        }
+        I.counters_.emplace_back(c.pmu, std::move(pc));
+      }
     }
     // Uncore metrics of the `sys` folders: those of a PMU this machine has, by its identifier.
     auto sys = EventTables::load_full(folder, "");

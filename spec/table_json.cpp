@@ -252,7 +252,7 @@ namespace {
 
 // A table entry after jevents' JsonEvent: the fields that later ones inherit through ArchStdEvent.
 struct Entry {
-  std::string name, event, pmu, desc, long_desc, compat, scale_unit, perpkg, deprecated;
+  std::string name, event, pmu, desc, long_desc, compat, scale_unit, perpkg, deprecated, counter;
   std::string metric_name, metric_group, metric_expr, metric_threshold, metric_constraint, default_group,
       aggregation;
 };
@@ -338,6 +338,7 @@ Entry make_entry(const nlohmann::json& jd, const StdEvents& std_events) {
   e.name = field(jd, "EventName");
   e.pmu = table_unit_pmu(field(jd, "Unit"));
   e.compat = field(jd, "Compat");
+  e.counter = field(jd, "Counter");
   e.desc = field(jd, "BriefDescription");
   e.long_desc = field(jd, "PublicDescription");
   e.scale_unit = field(jd, "ScaleUnit");
@@ -422,7 +423,10 @@ TableCounters counters_of(const nlohmann::json& jd) {
       throw Error(ErrorKind::machine, fmt::format("{} '{}' is not a counter count", key, text));
     return static_cast<unsigned>(*v);
   };
-  return {table_unit_pmu(field(jd, "Unit")), count("CountersNumFixed"), count("CountersNumGeneric")};
+  // Unit `core` is every core PMU, "" as a core event's TableEvent::pmu.
+  const std::string unit = field(jd, "Unit");
+  return {unit == "core" ? std::string() : table_unit_pmu(unit), count("CountersNumFixed"),
+          count("CountersNumGeneric")};
 }
 
 // An event entry as a TableEvent of `file`; an entry whose text cannot be used is an error.
@@ -442,6 +446,7 @@ TableEvent table_event(const Entry& e, const std::string& file, const std::strin
   ev.pmu = e.pmu;
   ev.topic = topic;
   ev.compat = e.compat;
+  ev.counter = e.counter;
   if (!e.scale_unit.empty()) parse_scale_unit(e.scale_unit, ev.alias);
   ev.alias.per_pkg = e.perpkg == "1";
   ev.deprecated = e.deprecated == "1";

@@ -442,3 +442,43 @@ TEST_CASE("options: --metric-no-group, --metric-no-merge, --metric-no-threshold"
   CHECK(leaders_and_members(plan.events) == std::vector<std::string>{"instructions", "cycles"});
   CHECK_FALSE(plan.metrics[0].threshold);
 }
+
+TEST_CASE("groups fit the PMU's counters as counter.json and the events' Counter fields describe them") {
+  if (!std::filesystem::exists(test::source_dir() + "/../shared/pmu-events/x86")) return;
+  auto m = with_tables("intel_skx", "GenuineIntel-6-55-4");
+  // Skylake-X: 4 generic counters, 3 fixed (counter.json, Unit core).
+  const auto* pc = m.pmu_counters("cpu");
+  REQUIRE(pc);
+  CHECK(pc->generic == 4);
+  CHECK(pc->fixed == 3);
+  // CPU_CLK_UNHALTED.THREAD (fixed counter 1) and THREAD_P (generic) are both event 0x3c.
+  CHECK(pc->counter_of.at({0x3c, 0}) == "0,1,2,3;Fixed counter 1");
+  CHECK(pc->counter_of.at({0x0, 0x3}) == "Fixed counter 2");  // REF_TSC: fixed only
+  CHECK(m.pmu_counters("uncore_cha_0")->generic == 4);
+  CHECK(m.pmu_counters("software") == nullptr);
+  // tma_retiring's group: 4 generic events and CPU_CLK_UNHALTED.THREAD on fixed counter 1 fit; the
+  // fifth generic one (REF_XCLK) opens a group of its own. perf would open all six as one weak group,
+  // which the kernel refuses, and then none grouped.
+  auto plan = metric::plan("tma_bad_speculation", m);
+  CHECK(leaders_and_members(plan.events) ==
+        std::vector<std::string>{"UOPS_ISSUED.ANY UOPS_RETIRED.RETIRE_SLOTS INT_MISC.RECOVERY_CYCLES_ANY "
+                                 "CPU_CLK_UNHALTED.THREAD CPU_CLK_UNHALTED.ONE_THREAD_ACTIVE",
+                                 "CPU_CLK_UNHALTED.REF_XCLK"});
+  CHECK(std::find(plan.metrics[0].folded.begin(), plan.metrics[0].folded.end(),
+                  "6 events on cpu in 2 groups: the PMU has 4 generic and 3 fixed counters (counter.json)") !=
+        plan.metrics[0].folded.end());
+  // INST_RETIRED.ANY takes fixed counter 0 beside 4 generic ones and THREAD: one group of 6.
+  plan = metric::plan("tma_retiring", m);
+  CHECK(leaders_and_members(plan.events) ==
+        std::vector<std::string>{"UOPS_RETIRED.RETIRE_SLOTS CPU_CLK_UNHALTED.THREAD "
+                                 "CPU_CLK_UNHALTED.ONE_THREAD_ACTIVE CPU_CLK_UNHALTED.REF_XCLK "
+                                 "UOPS_RETIRED.MACRO_FUSED INST_RETIRED.ANY"});
+  // Events the tables say nothing of take a generic counter each: 5 raw events are 4 + 1.
+  plan = metric::plan(
+      "raw = cpu@event\\=0x11@ + cpu@event\\=0x12@ + cpu@event\\=0x13@ + cpu@event\\=0x14@ + "
+      "cpu@event\\=0x15@",
+      m);
+  REQUIRE(plan.events.groups.size() == 2);
+  CHECK(plan.events.groups[0].members.size() == 4);
+  CHECK(plan.events.groups[1].members.size() == 1);
+}

@@ -267,7 +267,7 @@ TEST_CASE("a malformed entry or file is skipped and reported; it takes no other 
   REQUIRE(full->find("zero").size() == 1);
   CHECK(full->find("zero")[0]->alias.terms == "event=0");
   REQUIRE(full->counters().size() == 1);
-  CHECK(full->counters()[0].pmu == "uncore_core");
+  CHECK(full->counters()[0].pmu.empty());  // Unit `core`: every core PMU, as a core event's pmu
   CHECK(full->counters()[0].generic == 4);
   REQUIRE(full->metrics().size() == 1);
   CHECK(full->metrics()[0].expr == "a / b");

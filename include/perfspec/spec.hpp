@@ -3,6 +3,7 @@
 // The machine's vocabulary: PMU format bit ranges, sysfs PMUs with their aliases and capabilities, and
 // tracepoints, read lazily from a sysfs root given at run time.
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -316,6 +317,18 @@ class Machine {
   /// names), then those of the `sys` folders whose Unit names an uncore PMU of the machine and whose
   /// Compat matches its identifier. Read once (every JSON file of the model); empty without tables.
   const std::vector<TableMetric>& table_metrics() const;
+
+  /// What a PMU's counters are, from the model's `counter.json`, and which of them each of its table
+  /// events may use (their `Counter` field), keyed by event select and unit mask (config bits 0-7 and
+  /// 8-15, which Intel's PMUs schedule by): for fitting a metric's groups to the counters.
+  struct PmuCounters {
+    unsigned fixed = 0, generic = 0;
+    /// {event, umask} -> the Counter fields of its events, `;`-separated (`Fixed counter 1;0,1,2,3`)
+    std::map<std::pair<unsigned, unsigned>, std::string> counter_of;
+  };
+  /// The counters of the PMU named `pmu` (a core PMU, or an uncore one by its unit), or nullptr when
+  /// the tables have no counter.json entry for it. Loaded once, with table_metrics().
+  const PmuCounters* pmu_counters(std::string_view pmu) const;
 
   /// The value of a metric's `#name` literal on this machine (REFERENCE.md section 10), as perf 6.12
   /// computes it, the name compared ignoring case: `num_cpus` (highest present CPU + 1),

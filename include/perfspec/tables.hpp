@@ -29,6 +29,9 @@ struct TableEvent {
   std::string description;  ///< BriefDescription as perf shows it (empty when loaded from the index)
   std::string compat;  ///< Compat: for events of `sys` folders, the regex a PMU's `identifier` must match
   bool deprecated = false;
+  /// Counter: the counters it may be scheduled on (`0,1,2,3`, `Fixed counter 1`, `FIXED`; Intel's
+  /// tables). Only from EventTables::load_full (the index leaves it empty).
+  std::string counter;
   bool sys =
       false;  ///< from a `sys` folder: belongs to uncore PMUs by identifier (Machine::table_event_applies)
 };
@@ -48,7 +51,7 @@ std::optional<Origin> table_metric_origin(const std::string& file, std::string_v
 
 /// `counter.json`: how many counters a PMU has (for metric grouping).
 struct TableCounters {
-  std::string pmu;  ///< as TableEvent::pmu
+  std::string pmu;  ///< as TableEvent::pmu: "" for the core PMUs (Unit `core`)
   unsigned fixed = 0, generic = 0;
 };
 
