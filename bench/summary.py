@@ -140,6 +140,19 @@ if families:
         row(f"{fam[len('BM_Hostile_'):]}: N={lo} / N={hi}", f"{u_lo:.1f} / {u_hi:.1f} ns/unit",
             f"{u_hi / u_lo:.2f}x per unit over {hi // lo}x N: {verdict}")
 
+if "evaluate/spr_Default" in bench:
+    row("-- metrics (issue 16): no in-process peer (perf computes metrics only inside perf stat)")
+    row("parse every MetricExpr of skylakex / sapphirerapids",
+        f"{ns('BM_Metric_parse_all/skx') / 1e3:.0f} / {ns('BM_Metric_parse_all/spr') / 1e3:.0f} µs",
+        f"{int(bench['BM_Metric_parse_all/skx']['metrics'])} / {int(bench['BM_Metric_parse_all/spr']['metrics'])} metrics")
+    row("plan all resolvable metrics, cold / warm (skx)",
+        f"{ns('BM_Metric_plan_all_cold/skx') / 1e6:.1f} / {ns('BM_Metric_plan_all_warm/skx') / 1e6:.1f} ms")
+    for name in ("skx_TopdownL1", "skx_TopdownL2", "skx_TopdownL3", "spr_TopdownL1"):
+        row(f"evaluate {name} per interval", f"{ns('evaluate/' + name) / 1e3:.2f} µs",
+            f"{int(bench['evaluate/' + name]['metrics'])} metrics")
+    d = ns("evaluate/spr_Default") / 1e3
+    row("evaluate spr Default per interval", f"{d:.2f} µs", "target <10 µs: " + target(d, 10, "µs", "{:.2f}"))
+
 w = max(len(a) for a, b, _ in rows if b)
 for a, b, n in rows:
     print(a if b == "" and a.startswith("--") else f"{a:<{w}}  {b:>24}  {n}")

@@ -602,6 +602,28 @@ std::vector<std::size_t> counter_fit(const spec::Machine& machine,
   return sizes;
 }
 
+// Expr::slot of each identifier and reference of `m`: its index among m.inputs and m.refs, plus one.
+void assign_slots(ResolvedMetric& m) {
+  std::map<std::string_view, std::uint32_t> id_slot, ref_slot;
+  for (const auto& [id, events] : m.inputs)
+    id_slot.emplace(id, static_cast<std::uint32_t>(id_slot.size() + 1));
+  for (const auto& [name, expr] : m.refs)
+    ref_slot.emplace(name, static_cast<std::uint32_t>(ref_slot.size() + 1));
+  auto walk = [&](Expr& e, auto&& self) -> void {
+    if (e.kind == Expr::Kind::id) {
+      auto it = id_slot.find(e.name);
+      e.slot = it == id_slot.end() ? 0 : it->second;
+    } else if (e.kind == Expr::Kind::ref) {
+      auto it = ref_slot.find(e.name);
+      e.slot = it == ref_slot.end() ? 0 : it->second;
+    }
+    for (auto& a : e.args) self(a, self);
+  };
+  walk(m.expr, walk);
+  if (m.threshold) walk(*m.threshold, walk);
+  for (auto& [name, expr] : m.refs) walk(expr, walk);
+}
+
 // Whether a metric's events are grouped, by its MetricConstraint as perf 6.12 reads it: never with
 // NO_GROUP_EVENTS, not while the NMI watchdog holds a counter with NO_GROUP_EVENTS_NMI, not with SMT on
 // with NO_GROUP_EVENTS_SMT. A note says why when not.
@@ -648,33 +670,40 @@ Plan plan(std::string_view request, const spec::Machine& machine, const Options&
       if (ascii_iequal(w.name, d.name) && w.pmu == d.pmu) return;
     wanted.push_back(d);
   };
-  if (auto sign = definition_sign(request); sign != std::string_view::npos) {
-    std::string_view name = trim(request.substr(0, sign));
-    std::string_view expr = trim(request.substr(sign + 1));
-    if (name.empty())
-      throw Error(ErrorKind::syntax, "expected the metric's name before '='",
-                  Span{0, static_cast<std::uint32_t>(std::max<std::size_t>(sign, 1))});
-    Definition d;
-    d.name = std::string(name);
-    d.expr = std::string(expr);
-    if (d.expr.empty())
-      throw Error(ErrorKind::syntax, fmt::format("expected the expression of metric '{}' after '='", d.name),
-                  Span{static_cast<std::uint32_t>(sign), static_cast<std::uint32_t>(sign + 1)});
-    defs.insert(defs.begin(), d);
-    want(d);
-  } else {
-    for (const auto& [item, span] : request_items(request)) {
-      bool found = false;
-      for (const auto& d : defs)
-        if (ascii_iequal(d.name, item)) want(d), found = true;
-      if (!found)
+  // An error in the request itself (no such metric, no expression after '=') is drawn under it.
+  try {
+    if (auto sign = definition_sign(request); sign != std::string_view::npos) {
+      std::string_view name = trim(request.substr(0, sign));
+      std::string_view expr = trim(request.substr(sign + 1));
+      if (name.empty())
+        throw Error(ErrorKind::syntax, "expected the metric's name before '='",
+                    Span{0, static_cast<std::uint32_t>(std::max<std::size_t>(sign, 1))});
+      Definition d;
+      d.name = std::string(name);
+      d.expr = std::string(expr);
+      if (d.expr.empty())
+        throw Error(ErrorKind::syntax,
+                    fmt::format("expected the expression of metric '{}' after '='", d.name),
+                    Span{static_cast<std::uint32_t>(sign), static_cast<std::uint32_t>(sign + 1)});
+      defs.insert(defs.begin(), d);
+      want(d);
+    } else {
+      for (const auto& [item, span] : request_items(request)) {
+        bool found = false;
         for (const auto& d : defs)
-          if (in_group(d, item)) want(d), found = true;
-      if (!found)
-        throw Error(ErrorKind::unknown_name, fmt::format("unknown metric or metric group '{}'", item), span,
-                    defs.empty() ? "this machine has no metric tables (see --events-dir)"
-                                 : "see perfspec list --metrics");
+          if (ascii_iequal(d.name, item)) want(d), found = true;
+        if (!found)
+          for (const auto& d : defs)
+            if (in_group(d, item)) want(d), found = true;
+        if (!found)
+          throw Error(ErrorKind::unknown_name, fmt::format("unknown metric or metric group '{}'", item), span,
+                      defs.empty() ? "this machine has no metric tables (see --events-dir)"
+                                   : "see perfspec list --metrics");
+      }
     }
+
+  } catch (const Error& e) {
+    throw MetricError(e, "", std::string(request), Origin{});
   }
 
   Plan out;
@@ -786,16 +815,33 @@ Plan plan(std::string_view request, const spec::Machine& machine, const Options&
         m.inputs[w.first].push_back(reuse->events[static_cast<std::size_t>(at)]);
       }
     }
+    assign_slots(m);
   }
   return out;
 }
 
 namespace {
 
+// Whether plan() gave `m`'s identifiers and references their slots (Expr::slot).
+bool indexed(const ResolvedMetric& m) {
+  auto any_id = [](const Expr& e, auto&& self) -> int {
+    if (e.kind == Expr::Kind::id || e.kind == Expr::Kind::ref) return e.slot != 0 ? 1 : -1;
+    for (const auto& a : e.args)
+      if (int r = self(a, self); r != 0) return r;
+    return 0;
+  };
+  return any_id(m.expr, any_id) >= 0;
+}
+
 struct Evaluator {
   const std::map<std::string, double, std::less<>>& value_of;
   const std::map<std::string, Expr, std::less<>>& refs;
   std::map<std::string, double, std::less<>> memo{};  // each referred metric computed once
+  // A planned metric's values by slot (Expr::slot - 1), and its references' once computed.
+  std::span<const double> slots{};
+  std::vector<const Expr*> ref_at{};
+  std::vector<double> ref_value{};
+  std::vector<char> ref_done{};
 
   double operator()(const Expr& e) {
     using K = Expr::Kind;
@@ -804,10 +850,19 @@ struct Evaluator {
       case K::nan:
       case K::literal: return nan;  // literals are folded away by plan()
       case K::id: {
+        if (e.slot != 0 && e.slot <= slots.size()) return slots[e.slot - 1];
         auto it = value_of.find(e.name);
         return it == value_of.end() ? nan : it->second;
       }
       case K::ref: {
+        if (e.slot != 0 && e.slot <= ref_at.size()) {
+          const std::size_t k = e.slot - 1;
+          if (!ref_done[k]) {
+            ref_value[k] = (*this)(*ref_at[k]);
+            ref_done[k] = 1;
+          }
+          return ref_value[k];
+        }
         if (auto m = memo.find(e.name); m != memo.end()) return m->second;
         auto it = refs.find(e.name);
         double v = it == refs.end() ? nan : (*this)(it->second);
@@ -849,8 +904,11 @@ double evaluate(const Expr& e, const std::map<std::string, double, std::less<>>&
 std::vector<Value> evaluate(const Plan& plan, std::span<const double> event_values,
                             std::span<const std::string> why) {
   std::vector<Value> out;
+  out.reserve(plan.metrics.size());
+  static const std::map<std::string, double, std::less<>> by_name;  // every identifier has a slot
+  std::vector<double> slots;
   for (const auto& m : plan.metrics) {
-    std::map<std::string, double, std::less<>> values;
+    slots.clear();
     std::string missing;
     for (const auto& [id, events] : m.inputs) {
       double sum = 0;
@@ -863,18 +921,33 @@ std::vector<Value> evaluate(const Plan& plan, std::span<const double> event_valu
                                 i < why.size() && !why[i].empty() ? ": " + why[i] : std::string{});
         sum += v;
       }
-      values[id] = sum;
+      slots.push_back(sum);
     }
     Value v;
-    Evaluator eval{values, m.refs};
-    double raw = eval(m.expr);
+    Evaluator eval{by_name, m.refs};
+    eval.slots = slots;
+    eval.ref_at.reserve(m.refs.size());
+    for (const auto& [name, expr] : m.refs) eval.ref_at.push_back(&expr);
+    eval.ref_value.assign(m.refs.size(), nan);
+    eval.ref_done.assign(m.refs.size(), 0);
+    // A metric not indexed by plan() (built by hand) finds its identifiers by name.
+    const bool by_slot = indexed(m);
+    std::map<std::string, double, std::less<>> values;
+    if (!by_slot) {
+      std::size_t k = 0;
+      for (const auto& [id, events] : m.inputs) values[id] = slots[k++];
+      eval.slots = {};
+    }
+    Evaluator by_names{values, m.refs};
+    Evaluator& use = by_slot ? eval : by_names;
+    double raw = use(m.expr);
     if (std::isnan(raw)) {
       v.why = !missing.empty() ? missing : "no number: the expression divides by zero or is NaN";
     } else {
       v.value = raw * m.scale.factor;
     }
     if (m.threshold) {
-      double t = eval(*m.threshold);
+      double t = use(*m.threshold);
       if (!std::isnan(t)) v.over_threshold = t != 0;
     }
     out.push_back(std::move(v));

@@ -102,6 +102,8 @@ std::string render(const Error& error, std::string_view input, const Origin& ori
 
 std::string metric::render(const Error& error, std::string_view metric_name, std::string_view expr,
                            const Origin& origin) {
+  // No name: the error is in a request for metrics (`-M ipc,nosuch`), not in a metric.
+  if (metric_name.empty()) return render_under(error, expr, origin, "metrics: ", "metrics: ");
   std::string name = spec::printable(metric_name);
   return render_under(error, expr, origin, fmt::format("metric '{}': ", name),
                       fmt::format("metric '{}': ", name));

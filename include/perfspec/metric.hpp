@@ -60,6 +60,10 @@ struct Expr {
   Kind kind = Kind::number;
   Op op = Op::add;  ///< Kind::binary
   Fn fn = Fn::min;  ///< Kind::call
+  /// Kind::id and Kind::ref in what metric::plan resolved: 1 + the identifier's index among
+  /// ResolvedMetric::inputs (a ref's among ResolvedMetric::refs), in their order, so that evaluate()
+  /// finds values without looking names up; 0 (a tree parsed or built by hand): found by name.
+  std::uint32_t slot = 0;
   double number = 0;
   /// Kind::id: the identifier as an event string: escapes dropped (`\,` is `,`), `@` as `/`; a `?`
   /// (the runtime parameter) is kept for resolution to replace. Kind::literal: the name after '#'.
@@ -103,7 +107,8 @@ std::string to_string(const Expr& expr);
 /// followed by a `help:` line when the error has one. With an origin (where the expression's text
 /// starts in its file), a first line `skx/metrics.json:12:35: error: unknown event 'cyclez'` names the
 /// file position of the offending character, as perfspec::render does. An error without a position is
-/// one line, `error: metric 'ipc': MESSAGE`.
+/// one line, `error: metric 'ipc': MESSAGE`. With no name, the text is a request for metrics and the
+/// line that shows it starts `metrics: `.
 std::string render(const Error& error, std::string_view metric_name, std::string_view expr,
                    const Origin& origin = {});
 
@@ -188,9 +193,9 @@ struct Plan {
 };
 
 /// Resolve `request`: metric names and metric groups, comma-separated (case-insensitive, as perf's -M),
-/// or one ad hoc metric `NAME = EXPR`. Throws MetricError for a metric that does not resolve (positioned
-/// in its text) and perfspec::Error (ErrorKind::unknown_name) for a name that is neither a metric nor a
-/// group.
+/// or one ad hoc metric `NAME = EXPR`. Throws MetricError: for a metric that does not resolve,
+/// positioned in its text; for a request that does not (a name that is neither a metric nor a group,
+/// ErrorKind::unknown_name), positioned in the request, with an empty metric().
 ///
 /// Example: `auto plan = metric::plan("ipc = instructions / cycles", machine);`
 Plan plan(std::string_view request, const spec::Machine& machine, const Options& options = {});

@@ -174,8 +174,8 @@ static void metric_errors(const perfspec_machine* m) {
   CHECK(perfspec_plan_metrics(m, "nosuch", &plan) == PERFSPEC_E_UNKNOWN);
   CHECK(perfspec_last_error_offset() == 0);
   CHECK(strcmp(perfspec_last_error_rendered(),
-               "event syntax error: 'nosuch'\n"
-               "                     \\___ unknown metric or metric group 'nosuch'\n"
+               "metrics: 'nosuch'\n"
+               "          \\___ unknown metric or metric group 'nosuch'\n"
                "help: this machine has no metric tables (see --events-dir)\n") == 0);
   /* Nothing asked for, or a definition without its name or expression: about the request. */
   CHECK(perfspec_plan_metrics(m, "", &plan) == PERFSPEC_E_SYNTAX && plan == NULL);
