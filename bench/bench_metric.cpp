@@ -62,9 +62,9 @@ void BM_Metric_parse_all(benchmark::State& state, Model model) {
   for (auto _ : state)
     for (const auto& d : defs) benchmark::DoNotOptimize(metric::parse(d.expr));
   state.counters["metrics"] = static_cast<double>(defs.size());
-  state.counters["per_metric"] = benchmark::Counter(static_cast<double>(defs.size()),
-                                                    benchmark::Counter::kIsIterationInvariantRate |
-                                                        benchmark::Counter::kInvert);
+  state.counters["per_metric"] =
+      benchmark::Counter(static_cast<double>(defs.size()),
+                         benchmark::Counter::kIsIterationInvariantRate | benchmark::Counter::kInvert);
 }
 BENCHMARK_CAPTURE(BM_Metric_parse_all, skx, skx)->Unit(benchmark::kMicrosecond);
 BENCHMARK_CAPTURE(BM_Metric_parse_all, spr, spr)->Unit(benchmark::kMicrosecond);

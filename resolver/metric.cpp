@@ -397,12 +397,6 @@ std::vector<std::pair<std::string, Span>> request_items(std::string_view request
   return out;
 }
 
-bool in_group(const Definition& d, std::string_view group) {
-  for (const auto& g : groups_of(d))
-    if (ascii_iequal(trim(g), group)) return true;
-  return !d.default_group.empty() && ascii_iequal(d.default_group, group);
-}
-
 // Where an unescaped '=' makes the request an ad hoc `NAME = EXPR`.
 std::size_t definition_sign(std::string_view request) {
   for (std::size_t i = 0; i < request.size(); ++i) {
@@ -416,6 +410,12 @@ std::size_t definition_sign(std::string_view request) {
 }
 
 }  // namespace
+
+bool in_group(const Definition& d, std::string_view group) {
+  for (const auto& g : groups_of(d))
+    if (ascii_iequal(trim(g), group)) return true;
+  return !d.default_group.empty() && ascii_iequal(d.default_group, group);
+}
 
 std::vector<std::string> groups_of(const Definition& metric) {
   std::vector<std::string> out;

@@ -355,7 +355,19 @@ class StatSession {
   int resolve_events() {
     if (o_.null_run) return 0;
     std::vector<std::string> lists = o_.events;
-    if (lists.empty() && o_.metrics.empty()) lists.push_back(default_stat_events);
+    std::vector<std::string> metrics = o_.metrics;
+    bool default_metrics = false;
+    if (lists.empty() && metrics.empty()) {
+      lists.push_back(default_stat_events);
+      // perf 6.12 adds its tables' Default metric group (Top-down level 1 on recent Intel parts) to the
+      // default events, without thresholds.
+      const auto defs = metric::machine_metrics(machine_);
+      if (std::any_of(defs.begin(), defs.end(),
+                      [](const auto& d) { return metric::in_group(d, "Default"); })) {
+        metrics.push_back("Default");
+        default_metrics = true;
+      }
+    }
     EventSet once;
     for (const auto& text : lists) {
       try {
@@ -369,12 +381,18 @@ class StatSession {
     metric::Options mo;
     mo.group = !o_.metric_no_group;
     mo.merge = !o_.metric_no_merge;
-    mo.thresholds = !o_.metric_no_threshold;
+    mo.thresholds = !o_.metric_no_threshold && !default_metrics;
     mo.target.system_wide = system_wide();
     if (!o_.cpus.empty()) mo.target.cpus = runtime::parse_cpu_list(o_.cpus);
-    for (const auto& text : o_.metrics) {
+    for (const auto& text : metrics) {
       try {
-        metric::Plan plan = metric::plan(text, machine_, mo);
+        metric::Plan plan;
+        try {
+          plan = metric::plan(text, machine_, mo);
+        } catch (const Error&) {
+          if (default_metrics) continue;  // not asked for: the default events are counted without them
+          throw;
+        }
         std::size_t offset = once.events.size();
         once.append(EventSet(plan.events));
         plans_.push_back({std::move(plan), offset});

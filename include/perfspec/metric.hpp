@@ -128,6 +128,9 @@ struct Definition {
 
 /// A metric's MetricGroup split at `;` (empty names dropped).
 std::vector<std::string> groups_of(const Definition& metric);
+/// Whether `metric` is in `group` as -M matches groups: one of its MetricGroup names, or its
+/// DefaultMetricgroupName, compared ignoring ASCII case.
+bool in_group(const Definition& metric, std::string_view group);
 
 /// The metrics this machine's tables define: its model's (on arm64 with the standard metrics their
 /// ArchStdEvent names), and of the `sys` folders those whose Compat matches a PMU of the machine.
