@@ -667,7 +667,8 @@ class StatSession {
     StatRun r = run_;
     r.interval_end = seconds_since_start();
     r.elapsed_seconds = *r.interval_end;
-    r.print_interval_header = intervals_printed_ % 25 == 0;
+    // perf's print_header counts 0..25 before it prints the header again: every 26 intervals.
+    r.print_interval_header = intervals_printed_ % 26 == 0;
     emit(previous_.units.empty() ? now : delta(now, previous_), r);
     ++intervals_printed_;
     previous_ = std::move(now);
@@ -828,7 +829,7 @@ class StatSession {
       // The last, partial interval, as perf prints it; the only one when the run was shorter than -I.
       StatRun r = run_;
       r.interval_end = run_.elapsed_seconds;
-      r.print_interval_header = intervals_printed_ % 25 == 0;
+      r.print_interval_header = intervals_printed_ % 26 == 0;
       emit(previous_.units.empty() ? report : delta(report, previous_), r);
     }
     return report;

@@ -50,7 +50,7 @@ struct StatRun {
   double elapsed_stddev = 0;
   /// `--null`: nothing was counted, only the time.
   bool null_run = false;
-  /// Interval mode: print perf's column header above this interval (the first, then every 25th).
+  /// Interval mode: print perf's column header above this interval (the first, then every 26th).
   bool print_interval_header = false;
   /// Per event: the cgroup it counts in (`-G`), shown in a column of its own; empty: no column.
   std::vector<std::string> cgroups{};

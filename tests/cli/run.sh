@@ -635,6 +635,9 @@ lines=$(timeout 10 "$bin" stat -I 100 --interval-count 2 -e task-clock -- sh -c 
 expect stat-interval-count [ "$lines" = 2 ]
 out=$("$bin" stat -I 100 -e task-clock -- sleep 0.15 2>&1)
 expect stat-interval-header grep -qxF "#           time             counts unit events" <<<"$out"
+# The header comes again after 26 intervals, as perf 6.12's print_header repeats it (lines 1 and 28).
+out=$("$bin" stat -I 10 -e task-clock -- sleep 0.6 2>&1)
+expect stat-interval-header-again [ "$(grep -n '^#' <<<"$out" | cut -d: -f1 | head -2 | tr '\n' ' ')" = "1 28 " ]
 # --null: the time only.
 out=$("$bin" stat --null -- sleep 0.05 2>&1)
 expect stat-null [ "$(grep -c . <<<"$out")" = 4 ]
