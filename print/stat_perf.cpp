@@ -4,6 +4,7 @@
 #include <linux/perf_event.h>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <iterator>
 #include <map>
@@ -137,21 +138,55 @@ double find_stat(const Inputs& in, std::size_t i, StatType type) {
   return 0.0;
 }
 
-// A derived figure: its value, perf's printf format for the terminal, and its unit.
+// perf's colours (util/color.h). "" is PERF_COLOR_NORMAL: no escape, but a colour all the same where
+// --metric-only sizes a column.
+constexpr const char* color_normal = "";
+constexpr const char* color_red = "\033[31m";
+constexpr const char* color_green = "\033[32m";
+constexpr const char* color_yellow = "\033[33m";
+constexpr const char* color_magenta = "\033[35m";
+constexpr std::string_view color_reset = "\033[m";
+
+// A derived figure: its value, perf's printf format for the terminal, its unit, and the colour perf
+// gives its value.
 struct Metric {
   double value = 0;
   const char* format = nullptr;  // nullptr: none
   std::string unit;
+  const char* color = nullptr;  // nullptr: none
   explicit operator bool() const { return format != nullptr; }
 };
+
+// stat-shadow.c's get_ratio_color: red, magenta or yellow above each limit, else normal.
+const char* ratio_color(const std::array<double, 3>& limits, double percent) {
+  if (percent > limits[0]) return color_red;
+  if (percent > limits[1]) return color_magenta;
+  if (percent > limits[2]) return color_yellow;
+  return color_normal;
+}
+
+// perf's colour limits for the miss ratios, in percent (the stalled cycles have their own).
+constexpr std::array<double, 3> miss_color_limits{20.0, 10.0, 5.0};
+
+// A -M metric as perf prints it: "%8.1f" and "UNIT  NAME" with a ScaleUnit, else "%8.2f" and the
+// name; green or red by its MetricThreshold (stat-shadow.c's generic_metric). None when it has no
+// value.
+Metric metric_figure(const StatMetric& m) {
+  Metric out{m.value, m.unit.empty() ? "%8.2f" : "%8.1f", m.unit.empty() ? m.name : m.unit + "  " + m.name,
+             m.thresholded ? (m.over_threshold ? color_red : color_green) : nullptr};
+  if (std::isnan(m.value)) out.format = nullptr, out.color = nullptr;
+  return out;
+}
 
 // The figures beside a counted event, as perf_stat__print_shadow_stats computes them; for
 // instructions the second is the stalled-cycles figure perf prints on a line of its own.
 std::pair<Metric, Metric> shadow_metric(const Inputs& in, std::size_t i, double value) {
-  auto ratio = [&](StatType of, std::string_view unit) -> Metric {
+  auto ratio = [&](StatType of, std::string_view unit,
+                   const std::array<double, 3>& limits = miss_color_limits) -> Metric {
     double total = find_stat(in, i, of);
     if (value == 0 || total == 0) return {};
-    return {value / total * 100.0, "%7.2f%%", std::string(unit)};
+    double percent = value / total * 100.0;
+    return {percent, "%7.2f%%", std::string(unit), ratio_color(limits, percent)};
   };
   switch (stat_type(in.set.events[i].attr)) {
     case StatType::nsecs:
@@ -170,8 +205,8 @@ std::pair<Metric, Metric> shadow_metric(const Inputs& in, std::size_t i, double 
       if (stalled == 0 || value == 0) return {ipc, {}};
       return {ipc, Metric{stalled / value, "%7.2f ", "stalled cycles per insn"}};
     }
-    case StatType::stalled_front: return {ratio(StatType::cycles, "frontend cycles idle"), {}};
-    case StatType::stalled_back: return {ratio(StatType::cycles, "backend cycles idle"), {}};
+    case StatType::stalled_front: return {ratio(StatType::cycles, "frontend cycles idle", {50, 30, 10}), {}};
+    case StatType::stalled_back: return {ratio(StatType::cycles, "backend cycles idle", {75, 50, 20}), {}};
     case StatType::branch_miss: return {ratio(StatType::branches, "of all branches"), {}};
     case StatType::cache_misses: return {ratio(StatType::cache_refs, "of all cache refs"), {}};
     case StatType::l1d_miss: return {ratio(StatType::l1d, "of all L1-dcache accesses"), {}};
@@ -374,11 +409,8 @@ class PerfPrinter {
       auto [first, second] = figures(set_, u, e, mean, run_);
       if (first) extra.push_back(std::move(first));
       if (second) extra.push_back(std::move(second));
-      for (const auto& m : cell.metrics) {
-        // perf: "%8.1f" and "UNIT  NAME" with a ScaleUnit, else "%8.2f" and the name.
-        extra.push_back(m.unit.empty() ? Metric{m.value, "%8.2f", m.name}
-                                       : Metric{m.value, "%8.1f", m.unit + "  " + m.name});
-      }
+      for (const auto& m : cell.metrics)
+        if (Metric figure = metric_figure(m)) extra.push_back(std::move(figure));  // none without a value
     }
     const Metric none{};
     const Metric& first_figure = extra.empty() ? none : extra.front();
@@ -462,11 +494,18 @@ class PerfPrinter {
       return;
     }
     std::string value = metric_text(m);
-    int n = 3 + static_cast<int>(value.size());
-    out_ += " # " + value + fmt::format(" {:<{}}", m.unit, std::max(0, 38 - n - 1));
+    int n = 3 + static_cast<int>(value.size());  // what shows: the escapes take no room
+    out_ += " # " + painted(value, m.color) + fmt::format(" {:<{}}", m.unit, std::max(0, 38 - n - 1));
   }
 
   std::string cgroup(std::size_t e) const { return e < run_.cgroups.size() ? run_.cgroups[e] : ""; }
+
+  // `text` between perf's escapes for `color` when colouring is on (util/color.c): plain for no
+  // colour and for the normal one.
+  std::string painted(const std::string& text, const char* color) const {
+    if (!run_.color || !color || !*color) return text;
+    return color + text + std::string(color_reset);
+  }
 };
 
 }  // namespace

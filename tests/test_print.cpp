@@ -2,6 +2,7 @@
 #include <doctest/doctest.h>
 
 #include <cerrno>
+#include <limits>
 #include <stdexcept>
 
 #include "perfspec/fmt.hpp"
@@ -301,4 +302,25 @@ TEST_CASE("StatRun as print.hpp's example writes it: designated members only, cl
   perfspec::StatRun run{.target = "'ls'", .elapsed_seconds = 0.5};
   CHECK(run.target == "'ls'");
   CHECK_FALSE(run.exit_status.has_value());
+}
+
+TEST_CASE("stat text: a metric's threshold colours its value only when colour is on") {
+  // util/stat-shadow.c's generic_metric: red where the MetricThreshold holds, green where it does
+  // not, no colour without one; util/stat-display.c's print_metric_std counts only what shows.
+  auto set = resolve("task-clock,page-faults", skx());
+  StatReport report = global_report({counted(2000000), counted(3000)});
+  report.units[0].cells[1].metrics = {
+      {"slow", "%", 95.5, true, true}, {"fine", "", 2.0, false, true}, {"plain", "", 1.0, false, false}};
+  StatRun run{.target = "'x'", .elapsed_seconds = 0.004};
+  std::string plain = stat_text(set, report, run);
+  CHECK(plain.find('\033') == std::string::npos);
+  run.color = true;
+  std::string painted = stat_text(set, report, run);
+  CHECK(painted.find(std::string(49, ' ') + " # \033[31m    95.5\033[m %  slow                   \n") !=
+        std::string::npos);
+  CHECK(painted.find(std::string(49, ' ') + " # \033[32m    2.00\033[m fine                      \n") !=
+        std::string::npos);
+  CHECK(painted.find(std::string(49, ' ') + " #     1.00 plain                     \n") != std::string::npos);
+  CHECK(stat_perf_csv(set, report, run, ",").find('\033') == std::string::npos);  // never in -x or -j
+  CHECK(stat_perf_json(set, report, run).find('\033') == std::string::npos);
 }

@@ -507,11 +507,14 @@ class StatSession {
     StatReport report = counted;
     if (!plans_.empty()) attach_metrics(report);
     const auto& events = counters_ ? counters_->events() : set_;
-    std::string text = o_.field_separator    ? stat_perf_csv(events, report, r, *o_.field_separator)
-                       : o_.perf_json        ? stat_perf_json(events, report, r)
-                       : o_.format == "json" ? stat_json(events, report, r)
-                       : o_.format == "csv"  ? stat_csv(events, report, r, !csv_header_done_)
-                                             : stat_text(events, report, r);
+    StatRun shown = r;
+    // perf colours on a terminal (util/color.c); here, when what is written is one.
+    shown.color = o_.color == "always" || (o_.color == "auto" && ::isatty(::fileno(out_)));
+    std::string text = o_.field_separator    ? stat_perf_csv(events, report, shown, *o_.field_separator)
+                       : o_.perf_json        ? stat_perf_json(events, report, shown)
+                       : o_.format == "json" ? stat_json(events, report, shown)
+                       : o_.format == "csv"  ? stat_csv(events, report, shown, !csv_header_done_)
+                                             : stat_text(events, report, shown);
     csv_header_done_ = true;
     std::fputs(text.c_str(), out_);
     std::fflush(out_);
@@ -563,8 +566,9 @@ class StatSession {
             for (std::size_t i : events) first = std::min(first, i);
           if (first == plan.events.events.size()) first = 0;
           if (offset + first >= u.cells.size()) continue;
-          u.cells[offset + first].metrics.push_back(StatMetric{
-              m.definition.name, m.scale.unit, results[k].value, results[k].over_threshold.value_or(false)});
+          u.cells[offset + first].metrics.push_back(
+              StatMetric{m.definition.name, m.scale.unit, results[k].value,
+                         results[k].over_threshold.value_or(false), results[k].over_threshold.has_value()});
         }
       }
   }

@@ -752,6 +752,29 @@ expect metric-syntax [ "$status:$err" = "1:metric 'x': '(1 +'
 err=$("$bin" stat --sysfs "$fixtures/intel_skx" --events-dir "$events" --cpuid GenuineIntel-6-55-4 -M tma_info_thread_ipcc true 2>&1); status=$?
 expect metric-unknown [ "$status" = 1 ]
 expect metric-unknown-text grep -qF "unknown metric or metric group 'tma_info_thread_ipcc'" <<<"$err"
+err=$("$bin" stat --color sometimes true 2>&1); status=$?
+expect color-bad-value [ "$status" = 2 ]
+# A MetricThreshold colours the value when colour is on (perf's util/stat-shadow.c): red where it
+# holds, green where it does not, no escape otherwise; never in -x or -j, nor when the output is not
+# a terminal (auto, the default).
+tables=$(mktemp -d)
+mkdir -p "$tables/x86/m"
+printf 'Family-model,Version,Filename,EventType\nGenuineIntel-6-55-[01234],v1,m,core\n' >"$tables/x86/mapfile.csv"
+printf '[{"MetricName": "over", "MetricExpr": "duration_time / duration_time", "MetricThreshold": "over > 0.5"},
+ {"MetricName": "under", "MetricExpr": "duration_time / duration_time", "MetricThreshold": "under > 2", "ScaleUnit": "100%%"},
+ {"MetricName": "none", "MetricExpr": "duration_time / duration_time"}]' >"$tables/x86/m/metrics.json"
+thr=(--events-dir "$tables/x86" --cpuid GenuineIntel-6-55-4 -M over,under,none)
+out=$(PERFSPEC_CACHE_DIR=none "$bin" stat "${thr[@]}" --color always -- true 2>&1)
+expect metric-threshold-colors-over grep -qE "^ +[0-9]+ ns   duration_time +# "$'\e\\[31m'"    1\.00"$'\e\\[m'" over {22}$" <<<"$out"
+expect metric-threshold-colors-under grep -qxF "$(printf '%49s # \e[32m   100.0\e[m %%  under                  ' '')" <<<"$out"
+expect metric-threshold-colors-none grep -qxF "$(printf '%49s #     1.00 none                      ' '')" <<<"$out"
+PERFSPEC_CACHE_DIR=none "$bin" stat "${thr[@]}" --color auto -o "$tables/out" -- true
+expect metric-threshold-file-no-color [ "$(grep -c $'\e' "$tables/out")" = 0 ]
+out=$(PERFSPEC_CACHE_DIR=none "$bin" stat "${thr[@]}" -- true 2>&1 | cat)
+expect metric-threshold-pipe-no-color [ "$(grep -c $'\e' <<<"$out")" = 0 ]
+out=$(PERFSPEC_CACHE_DIR=none "$bin" stat "${thr[@]}" --color always -x, -- true 2>&1)
+expect metric-threshold-csv-no-color [ "$(grep -c $'\e' <<<"$out")" = 0 ]
+rm -rf "$tables"
 
 if [ -f "$events/mapfile.csv" ]; then
   skx=(--sysfs "$fixtures/intel_skx" --events-dir "$events" --cpuid GenuineIntel-6-55-4)
