@@ -325,6 +325,18 @@ class StatSession {
       throw Error(ErrorKind::usage, "-M and --for-each-cgroup cannot be combined yet");
     if (!o_.cgroups.empty() && !o_.for_each_cgroup.empty())
       throw Error(ErrorKind::usage, "-G and --for-each-cgroup exclude each other");
+    // perf's own refusals, in its words.
+    if (o_.metric_only && o_.aggregation == Aggregation::thread)
+      throw Error(ErrorKind::usage, "--metric-only is not supported with --per-thread");
+    if (o_.metric_only && o_.repeat > 1)
+      throw Error(ErrorKind::usage, "--metric-only is not supported with -r");
+    if (o_.metric_only && (!o_.cgroups.empty() || !o_.for_each_cgroup.empty()))
+      throw Error(ErrorKind::usage, "--metric-only cannot be combined with -G or --for-each-cgroup yet");
+    if (o_.metric_only && !o_.field_separator && !o_.perf_json && o_.format != "text")
+      throw Error(ErrorKind::usage,
+                  fmt::format("--metric-only shapes perf's layouts (the table, -x, -j); --format {} always "
+                              "gives every count with its metrics",
+                              o_.format));
     if (o_.null_run && (!o_.events.empty() || o_.interval_ms))
       throw Error(ErrorKind::usage, "--null counts nothing: give no -e and no -I");
     if (!o_.cpus.empty()) check_cpus();
@@ -508,6 +520,7 @@ class StatSession {
     if (!plans_.empty()) attach_metrics(report);
     const auto& events = counters_ ? counters_->events() : set_;
     StatRun shown = r;
+    shown.metric_only = o_.metric_only;
     // perf colours on a terminal (util/color.c); here, when what is written is one.
     shown.color = o_.color == "always" || (o_.color == "auto" && ::isatty(::fileno(out_)));
     std::string text = o_.field_separator    ? stat_perf_csv(events, report, shown, *o_.field_separator)
@@ -560,7 +573,8 @@ class StatSession {
         auto results = metric::evaluate(plan, values, why);
         for (std::size_t k = 0; k < plan.metrics.size(); ++k) {
           const auto& m = plan.metrics[k];
-          if (std::isnan(results[k].value)) continue;  // never a figure from what was not counted
+          // One without a value (NaN) stays, for --metric-only's column: never a figure from what was
+          // not counted, but its place.
           std::size_t first = plan.events.events.size();
           for (const auto& [id, events] : m.inputs)
             for (std::size_t i : events) first = std::min(first, i);
