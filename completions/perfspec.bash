@@ -2,7 +2,7 @@
 # bash completion for perfspec: subcommands, options, and event names (from `perfspec list`).
 _perfspec_stat_options="-e --event -M --metrics --metric-no-group --metric-no-merge --metric-no-threshold -p --pid -t --tid -a --all-cpus -C --cpu -I --interval --interval-count -r --repeat
   -A --no-aggr --per-core --per-die --per-socket --per-node --per-thread -G --cgroup --for-each-cgroup
-  --all-user --all-kernel -D --delay --control -n --null -j --json-output -v --verbose --format -x
+  --all-user --all-kernel -D --delay --control -n --null -j --json-output --metric-only --color -v --verbose --format -x
   --field-separator --sysfs -o --output --no-inherit --events-dir --no-tables --cpuid --no-libpfm4"
 _perfspec() {
   local cur prev words cword
@@ -36,6 +36,7 @@ _perfspec() {
         [[ -n $cg ]] && COMPREPLY=($(cd "$cg" 2>/dev/null && compgen -d -- "$cur"))
         return ;;
       --control) COMPREPLY=($(compgen -W "fifo: fd:" -- "$cur")); return ;;
+      --color) COMPREPLY=($(compgen -W "auto always never" -- "$cur")); return ;;
     esac
   fi
   case $prev in

@@ -4,7 +4,9 @@
 #include <linux/perf_event.h>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
+#include <cstring>
 #include <iterator>
 #include <map>
 #include <optional>
@@ -137,21 +139,55 @@ double find_stat(const Inputs& in, std::size_t i, StatType type) {
   return 0.0;
 }
 
-// A derived figure: its value, perf's printf format for the terminal, and its unit.
+// perf's colours (util/color.h). "" is PERF_COLOR_NORMAL: no escape, but a colour all the same where
+// --metric-only sizes a column.
+constexpr const char* color_normal = "";
+constexpr const char* color_red = "\033[31m";
+constexpr const char* color_green = "\033[32m";
+constexpr const char* color_yellow = "\033[33m";
+constexpr const char* color_magenta = "\033[35m";
+constexpr std::string_view color_reset = "\033[m";
+
+// A derived figure: its value, perf's printf format for the terminal, its unit, and the colour perf
+// gives its value.
 struct Metric {
   double value = 0;
   const char* format = nullptr;  // nullptr: none
   std::string unit;
+  const char* color = nullptr;  // nullptr: none
   explicit operator bool() const { return format != nullptr; }
 };
+
+// stat-shadow.c's get_ratio_color: red, magenta or yellow above each limit, else normal.
+const char* ratio_color(const std::array<double, 3>& limits, double percent) {
+  if (percent > limits[0]) return color_red;
+  if (percent > limits[1]) return color_magenta;
+  if (percent > limits[2]) return color_yellow;
+  return color_normal;
+}
+
+// perf's colour limits for the miss ratios, in percent (the stalled cycles have their own).
+constexpr std::array<double, 3> miss_color_limits{20.0, 10.0, 5.0};
+
+// A -M metric as perf prints it: "%8.1f" and "UNIT  NAME" with a ScaleUnit, else "%8.2f" and the
+// name; green or red by its MetricThreshold (stat-shadow.c's generic_metric). None when it has no
+// value.
+Metric metric_figure(const StatMetric& m) {
+  Metric out{m.value, m.unit.empty() ? "%8.2f" : "%8.1f", m.unit.empty() ? m.name : m.unit + "  " + m.name,
+             m.thresholded ? (m.over_threshold ? color_red : color_green) : nullptr};
+  if (std::isnan(m.value)) out.format = nullptr, out.color = nullptr;
+  return out;
+}
 
 // The figures beside a counted event, as perf_stat__print_shadow_stats computes them; for
 // instructions the second is the stalled-cycles figure perf prints on a line of its own.
 std::pair<Metric, Metric> shadow_metric(const Inputs& in, std::size_t i, double value) {
-  auto ratio = [&](StatType of, std::string_view unit) -> Metric {
+  auto ratio = [&](StatType of, std::string_view unit,
+                   const std::array<double, 3>& limits = miss_color_limits) -> Metric {
     double total = find_stat(in, i, of);
     if (value == 0 || total == 0) return {};
-    return {value / total * 100.0, "%7.2f%%", std::string(unit)};
+    double percent = value / total * 100.0;
+    return {percent, "%7.2f%%", std::string(unit), ratio_color(limits, percent)};
   };
   switch (stat_type(in.set.events[i].attr)) {
     case StatType::nsecs:
@@ -170,8 +206,8 @@ std::pair<Metric, Metric> shadow_metric(const Inputs& in, std::size_t i, double 
       if (stalled == 0 || value == 0) return {ipc, {}};
       return {ipc, Metric{stalled / value, "%7.2f ", "stalled cycles per insn"}};
     }
-    case StatType::stalled_front: return {ratio(StatType::cycles, "frontend cycles idle"), {}};
-    case StatType::stalled_back: return {ratio(StatType::cycles, "backend cycles idle"), {}};
+    case StatType::stalled_front: return {ratio(StatType::cycles, "frontend cycles idle", {50, 30, 10}), {}};
+    case StatType::stalled_back: return {ratio(StatType::cycles, "backend cycles idle", {75, 50, 20}), {}};
     case StatType::branch_miss: return {ratio(StatType::branches, "of all branches"), {}};
     case StatType::cache_misses: return {ratio(StatType::cache_refs, "of all cache refs"), {}};
     case StatType::l1d_miss: return {ratio(StatType::l1d, "of all L1-dcache accesses"), {}};
@@ -243,6 +279,90 @@ std::string display_name(const ResolvedEvent& e, Aggregation a) {
   return fmt::format("{} [{}]", name, e.pmu);
 }
 
+// --metric-only: one column per figure.
+struct Column {
+  std::string header;  // perf's unit: "insn per cycle", "branch-misses of all branches", "%  tma_retiring"
+  Metric figure;       // none: an empty column
+};
+
+// perf's narrowest --metric-only column (builtin-stat.c's METRIC_ONLY_LEN).
+constexpr std::size_t metric_only_width = 20;
+
+std::string pad_left(std::string_view text, std::size_t width) {
+  return std::string(width > text.size() ? width - text.size() : 0, ' ') + std::string(text);
+}
+
+// The header of the figure perf's --metric-only shows for an event of this type, "" for none:
+// "CPUs utilized" and the rates per second are left out (valid_only_metric), the stalled cycles per
+// instruction too (perf's header never has it), and a ratio "of all ..." is headed by its event's
+// name too (fixunit).
+std::string metric_only_header(const ResolvedEvent& e) {
+  std::string_view unit;
+  switch (stat_type(e.attr)) {
+    case StatType::cycles: unit = "GHz"; break;
+    case StatType::instructions: unit = "insn per cycle"; break;
+    case StatType::stalled_front: unit = "frontend cycles idle"; break;
+    case StatType::stalled_back: unit = "backend cycles idle"; break;
+    case StatType::branch_miss: unit = "of all branches"; break;
+    case StatType::cache_misses: unit = "of all cache refs"; break;
+    case StatType::l1d_miss: unit = "of all L1-dcache accesses"; break;
+    case StatType::l1i_miss: unit = "of all L1-icache accesses"; break;
+    case StatType::ll_miss: unit = "of all LL-cache accesses"; break;
+    case StatType::dtlb_miss: unit = "of all dTLB cache accesses"; break;
+    case StatType::itlb_miss: unit = "of all iTLB cache accesses"; break;
+    default: return "";
+  }
+  return unit.starts_with("of all") ? spec::printable(e.name) + " " + std::string(unit) : std::string(unit);
+}
+
+// The --metric-only columns of event `e` in aggregate `u`, as perf_stat__print_shadow_stats hands
+// them to print_metric_only: its figure, then its -M metrics. The headers do not depend on the counts;
+// an event not counted there has each of its columns empty.
+std::vector<Column> metric_only_columns(const EventSet& set, const StatUnit& u, std::size_t e, bool mean,
+                                        const StatRun& run) {
+  std::vector<Column> out;
+  const bool here = e < u.cells.size() && u.cells[e].here;
+  const bool counted = here && u.cells[e].count.state == Count::State::counted;
+  if (std::string header = metric_only_header(set.events[e]); !header.empty())
+    out.push_back({std::move(header), counted ? figures(set, u, e, mean, run).first : Metric{}});
+  if (e < u.cells.size())
+    for (const auto& m : u.cells[e].metrics) {
+      Metric figure = metric_figure(m);
+      if (!counted) figure.format = nullptr, figure.color = nullptr;
+      out.push_back({figure.unit, std::move(figure)});
+    }
+  return out;
+}
+
+// The width of the aggregate's column in the table (util/stat-display.c's aggr_header_lens).
+std::size_t aggregate_width(Aggregation a) {
+  switch (a) {
+    case Aggregation::core: return 18;
+    case Aggregation::die: return 12;
+    case Aggregation::socket:
+    case Aggregation::node:
+    case Aggregation::cpu: return 6;
+    case Aggregation::thread: return 16;
+    case Aggregation::global: return 0;
+  }
+  return 0;
+}
+
+// The aggregate's fields in a --metric-only CSV header, ',' standing for the separator
+// (aggr_header_csv; the node's has no cpus field although its lines have one, as in perf).
+std::string_view aggregate_fields_csv(Aggregation a) {
+  switch (a) {
+    case Aggregation::core: return "core,cpus,";
+    case Aggregation::die: return "die,cpus,";
+    case Aggregation::socket: return "socket,cpus,";
+    case Aggregation::node: return "node,";
+    case Aggregation::cpu: return "cpu,";
+    case Aggregation::thread: return "comm-pid,";
+    case Aggregation::global: return "";
+  }
+  return "";
+}
+
 class PerfPrinter {
  public:
   PerfPrinter(const EventSet& set, const StatReport& report, const StatRun& run, Layout layout,
@@ -260,6 +380,7 @@ class PerfPrinter {
   }
 
   std::string print() {
+    if (run_.metric_only) return print_metric_only();
     if (layout_ == Layout::std) header();
     const auto a = report_.aggregation;
     bool per_unit_first =
@@ -299,12 +420,95 @@ class PerfPrinter {
         case Aggregation::thread: out_ += fmt::format(" {:>16}-{:<7}", "comm", "pid"); break;
         case Aggregation::global: break;
       }
+      if (run_.metric_only) {
+        out_ += " ";
+        column_headers();
+        return;
+      }
       out_ += fmt::format(" {:>18} {:>{}} events\n", "counts", "unit", unit_width_);
       return;
     }
     out_ += fmt::format("\n Performance counter stats for {}", run_.target);
     if (report_.runs > 1) out_ += fmt::format(" ({} runs)", report_.runs);
     out_ += ":\n\n";
+    if (run_.metric_only) {
+      // Indented past the aggregate's column (print_metric_headers_std).
+      out_ += " " + std::string(aggregate_width(report_.aggregation), ' ');
+      column_headers();
+    }
+  }
+
+  // --metric-only (util/stat-display.c with metric_only): a line of column headers, then one line per
+  // aggregate holding its figures, each in its column.
+  std::string print_metric_only() {
+    if (layout_ == Layout::std) header();
+    if (layout_ == Layout::csv && (!run_.interval_end || run_.print_interval_header)) {
+      // print_metric_headers_csv: the time, the aggregate's fields, then one field per column.
+      if (run_.interval_end) out_ += "time" + sep_;
+      std::string_view fields = aggregate_fields_csv(report_.aggregation);
+      for (char c : fields) out_ += c == ',' ? sep_ : std::string(1, c);
+      column_headers();
+    }
+    for (const auto& u : report_.units) {
+      // -A: a CPU none of the events counts on has no line (print_no_aggr_metric).
+      if (report_.aggregation == Aggregation::cpu &&
+          std::none_of(u.cells.begin(), u.cells.end(), [](const StatCell& c) { return c.here; }))
+        continue;
+      metric_only_row(u);
+    }
+    if (layout_ == Layout::std) footer();
+    return std::move(out_);
+  }
+
+  // The columns of every event, in order, in aggregate `u`.
+  std::vector<Column> columns(const StatUnit& u) const {
+    std::vector<Column> out;
+    for (std::size_t e = 0; e < set_.events.size(); ++e) {
+      auto more = metric_only_columns(set_, u, e, report_.runs > 1, run_);
+      std::move(more.begin(), more.end(), std::back_inserter(out));
+    }
+    return out;
+  }
+
+  // The header of each column (of the first aggregate's: they are the same in every one), then the
+  // end of the line; none in JSON.
+  void column_headers() {
+    std::vector<Column> cols = report_.units.empty() ? std::vector<Column>{} : columns(report_.units[0]);
+    if (layout_ == Layout::json) return;
+    for (const auto& c : cols)
+      out_ += layout_ == Layout::csv ? c.header + sep_ : pad_left(c.header, metric_only_width) + " ";
+    out_ += "\n";
+  }
+
+  void metric_only_row(const StatUnit& u) {
+    // print_metric_begin: the interval and the aggregate (its CPUs counted by the first event).
+    out_ += prefix_;
+    out_ += aggregate_id(u, u.cells.empty() ? StatCell{} : u.cells.front());
+    bool first = true;
+    for (const auto& c : columns(u)) {
+      switch (layout_) {
+        case Layout::std: {
+          // print_metric_only: at least 20 wide, or the header's length and one; the escapes of a
+          // colour are counted in, whether they are printed or not, as perf counts them.
+          std::size_t width = metric_only_width;
+          if (width < c.header.size()) width = c.header.size() + 1;
+          if (c.figure.color) width += std::strlen(c.figure.color) + color_reset.size();
+          out_ += pad_left(c.figure ? painted(metric_text(c.figure), c.figure.color) : "", width) + " ";
+          break;
+        }
+        case Layout::csv: out_ += (c.figure ? metric_digits(c.figure) : "") + sep_; break;
+        case Layout::json: {
+          // print_metric_only_json: a figure without digits (none, negative, NaN) is left out.
+          std::string digits = c.figure ? metric_digits(c.figure) : "";
+          if (c.header.empty() || digits.empty()) break;
+          out_ += fmt::format("{}{} : \"{}\"", first ? "" : ", ", json_string(c.header), digits);
+          first = false;
+          break;
+        }
+      }
+    }
+    if (layout_ == Layout::json) out_ += first ? "\"metric-value\" : \"none\"}" : "}";
+    out_ += "\n";
   }
 
   void footer() {
@@ -374,11 +578,8 @@ class PerfPrinter {
       auto [first, second] = figures(set_, u, e, mean, run_);
       if (first) extra.push_back(std::move(first));
       if (second) extra.push_back(std::move(second));
-      for (const auto& m : cell.metrics) {
-        // perf: "%8.1f" and "UNIT  NAME" with a ScaleUnit, else "%8.2f" and the name.
-        extra.push_back(m.unit.empty() ? Metric{m.value, "%8.2f", m.name}
-                                       : Metric{m.value, "%8.1f", m.unit + "  " + m.name});
-      }
+      for (const auto& m : cell.metrics)
+        if (Metric figure = metric_figure(m)) extra.push_back(std::move(figure));  // none without a value
     }
     const Metric none{};
     const Metric& first_figure = extra.empty() ? none : extra.front();
@@ -462,11 +663,18 @@ class PerfPrinter {
       return;
     }
     std::string value = metric_text(m);
-    int n = 3 + static_cast<int>(value.size());
-    out_ += " # " + value + fmt::format(" {:<{}}", m.unit, std::max(0, 38 - n - 1));
+    int n = 3 + static_cast<int>(value.size());  // what shows: the escapes take no room
+    out_ += " # " + painted(value, m.color) + fmt::format(" {:<{}}", m.unit, std::max(0, 38 - n - 1));
   }
 
   std::string cgroup(std::size_t e) const { return e < run_.cgroups.size() ? run_.cgroups[e] : ""; }
+
+  // `text` between perf's escapes for `color` when colouring is on (util/color.c): plain for no
+  // colour and for the normal one.
+  std::string painted(const std::string& text, const char* color) const {
+    if (!run_.color || !color || !*color) return text;
+    return color + text + std::string(color_reset);
+  }
 };
 
 }  // namespace
@@ -596,15 +804,14 @@ std::string stat_json(const EventSet& set, const StatReport& report, const StatR
     const auto m = figures(set, u, i, mean, run);
     if (m.first) x["metric"] = {{"value", m.first.value}, {"unit", m.first.unit}};
     if (m.second) x["metric2"] = {{"value", m.second.value}, {"unit", m.second.unit}};
-    if (!cell.metrics.empty()) {
-      auto metrics = nlohmann::json::array();
-      for (const auto& sm : cell.metrics)
+    auto metrics = nlohmann::json::array();
+    for (const auto& sm : cell.metrics)
+      if (!std::isnan(sm.value))  // one without a value is not shown
         metrics.push_back({{"name", sm.name},
                            {"value", sm.value},
                            {"unit", sm.unit},
                            {"over_threshold", sm.over_threshold}});
-      x["metrics"] = std::move(metrics);
-    }
+    if (!metrics.empty()) x["metrics"] = std::move(metrics);
     if (c.failure) {
       x["error"] = {{"errno", c.failure->error}, {"name", c.failure->name}, {"meaning", c.failure->meaning},
                     {"hint", c.failure->hint},   {"cpu", c.failure->cpu},   {"detail", c.failure->detail}};

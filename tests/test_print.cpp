@@ -2,6 +2,7 @@
 #include <doctest/doctest.h>
 
 #include <cerrno>
+#include <limits>
 #include <stdexcept>
 
 #include "perfspec/fmt.hpp"
@@ -301,4 +302,98 @@ TEST_CASE("StatRun as print.hpp's example writes it: designated members only, cl
   perfspec::StatRun run{.target = "'ls'", .elapsed_seconds = 0.5};
   CHECK(run.target == "'ls'");
   CHECK_FALSE(run.exit_status.has_value());
+}
+
+TEST_CASE("stat --metric-only: perf 6.12's columns in the table, -x and -j, colours and all, exactly") {
+  // Laid out as util/stat-display.c's print_metric_only and print_metric_header lay them out: each
+  // column at least 20 wide (METRIC_ONLY_LEN), or its header's length and one; a figure with a colour
+  // (a threshold's green or red, a miss ratio's, even the normal one, "") is widened by the escapes
+  // perf counts in whether it prints them or not. task-clock's CPUs utilized and the rates per second
+  // have no column (valid_only_metric); a miss ratio is headed by its event's name (fixunit).
+  auto set = resolve("task-clock,cycles,instructions,branch-misses,branches,page-faults,faults", skx());
+  Count idle;  // enabled but never scheduled
+  idle.state = Count::State::not_counted;
+  idle.time_enabled = 100;
+  StatReport report = global_report({counted(2000000), counted(3000000), counted(6000000), counted(250),
+                                     counted(1000), counted(3000), idle});
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  report.units[0].cells[5].metrics = {
+      {"ipc_ok", "", 2.0, false, true},                            // a threshold that does not hold: green
+      {"slow", "%", 95.5, true, true},                             // one that holds: red, "%8.1f", UNIT  NAME
+      {"nothing", "", nan, false, false},                          // no value: an empty column
+      {"a_rather_long_metric_name_here", "", 1.5, false, false}};  // wider than 20
+  report.units[0].cells[6].metrics = {{"idle_metric", "", 7.0, true, true}};  // its event did not count
+  StatRun run{.target = "'x'", .elapsed_seconds = 0.004};
+  run.metric_only = true;
+  const std::string header =
+      "                  GHz       insn per cycle branch-misses of all branches               ipc_ok"
+      "              %  slow              nothing a_rather_long_metric_name_here          idle_metric \n";
+  CHECK(stat_text(set, report, run) ==
+        "\n Performance counter stats for 'x':\n\n" + header +
+            "               1.500                2.00                                  25.00%"
+            "                         2.00                         95.5                     "
+            "                            1.50                      \n"
+            "\n       0.004000000 seconds time elapsed\n\n"
+            "faults:\n    never scheduled on a counter (time_running is 0): the event was enabled but did "
+            "not run\n\n");
+  // On a terminal: the escapes inside the same widths, so the columns line up as shown.
+  run.color = true;
+  CHECK(
+      stat_text(set, report, run)
+          .find("               1.500                2.00                        \033[31m  25.00%\033[m"
+                "             \033[32m    2.00\033[m             \033[31m    95.5\033[m                     "
+                "                            1.50                      \n") != std::string::npos);
+  run.color = false;
+  // -x: a field per column, the figure's digits only (none for no value), each followed by SEP.
+  CHECK(stat_perf_csv(set, report, run, ";") ==
+        "GHz;insn per cycle;branch-misses of all branches;ipc_ok;%  slow;nothing;"
+        "a_rather_long_metric_name_here;idle_metric;\n"
+        "1.500;2.00;25.00;2.00;95.5;;1.50;;\n");
+  // -j: one object, the header as each figure's key, the columns with no figure left out.
+  CHECK(stat_perf_json(set, report, run) ==
+        "{\"GHz\" : \"1.500\", \"insn per cycle\" : \"2.00\", \"branch-misses of all branches\" : \"25.00\", "
+        "\"ipc_ok\" : \"2.00\", \"%  slow\" : \"95.5\", \"a_rather_long_metric_name_here\" : \"1.50\"}\n");
+
+  // Interval mode: perf's "time" column header, each line the interval's end; -x's header has "time".
+  run.interval_end = 1.5;
+  run.interval_seconds = 1.0;
+  run.print_interval_header = true;
+  CHECK(stat_text(set, report, run)
+            .starts_with("#           time " + header.substr(1) + "     1.500000000                1.500 "));
+  CHECK(stat_perf_csv(set, report, run, ",").starts_with("time,GHz,insn per cycle,"));
+  CHECK(stat_perf_json(set, report, run).starts_with("{\"interval\" : 1.500000000, \"GHz\" : \"1.500\", "));
+  run.print_interval_header = false;  // between headers: the line only
+  CHECK(stat_perf_csv(set, report, run, ",") == "1.500000000,1.500,2.00,25.00,2.00,95.5,,1.50,,\n");
+
+  // Without -M and with nothing to show: an empty header, an empty line (perf 6.12, `perf stat
+  // --metric-only -e task-clock,page-faults -- true`), and -j's "none".
+  auto soft = resolve("task-clock,page-faults", skx());
+  StatRun plain{.target = "'true'", .elapsed_seconds = 0.004};
+  plain.metric_only = true;
+  CHECK(stat_text(soft, global_report({counted(2000000), counted(50)}), plain) ==
+        "\n Performance counter stats for 'true':\n\n \n\n\n       0.004000000 seconds time elapsed\n\n");
+  CHECK(stat_perf_csv(soft, global_report({counted(2000000), counted(50)}), plain, ",") == "\n\n");
+  CHECK(stat_perf_json(soft, global_report({counted(2000000), counted(50)}), plain) ==
+        "{\"metric-value\" : \"none\"}\n");
+}
+
+TEST_CASE("stat text: a metric's threshold colours its value only when colour is on") {
+  // util/stat-shadow.c's generic_metric: red where the MetricThreshold holds, green where it does
+  // not, no colour without one; util/stat-display.c's print_metric_std counts only what shows.
+  auto set = resolve("task-clock,page-faults", skx());
+  StatReport report = global_report({counted(2000000), counted(3000)});
+  report.units[0].cells[1].metrics = {
+      {"slow", "%", 95.5, true, true}, {"fine", "", 2.0, false, true}, {"plain", "", 1.0, false, false}};
+  StatRun run{.target = "'x'", .elapsed_seconds = 0.004};
+  std::string plain = stat_text(set, report, run);
+  CHECK(plain.find('\033') == std::string::npos);
+  run.color = true;
+  std::string painted = stat_text(set, report, run);
+  CHECK(painted.find(std::string(49, ' ') + " # \033[31m    95.5\033[m %  slow                   \n") !=
+        std::string::npos);
+  CHECK(painted.find(std::string(49, ' ') + " # \033[32m    2.00\033[m fine                      \n") !=
+        std::string::npos);
+  CHECK(painted.find(std::string(49, ' ') + " #     1.00 plain                     \n") != std::string::npos);
+  CHECK(stat_perf_csv(set, report, run, ",").find('\033') == std::string::npos);  // never in -x or -j
+  CHECK(stat_perf_json(set, report, run).find('\033') == std::string::npos);
 }

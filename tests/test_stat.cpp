@@ -198,3 +198,59 @@ TEST_CASE("perf's layouts per aggregate: -A names the PMU, --per-socket shows th
         "                      \n"
         "\n         0.0031722 +- 0.0000824 seconds time elapsed  ( +-  2.60% )\n\n");
 }
+
+TEST_CASE("--metric-only per aggregate: a line each, its label first, perf 6.12's headers, exactly") {
+  // util/stat-display.c: print_metric_headers indents the table's header by one and the aggregate's
+  // width (aggr_header_lens; not its cpus column, so per socket the header stands 5 left of its
+  // column, as in perf) and names the aggregate's fields in -x (aggr_header_csv); print_metric_begin
+  // starts each line with the aggregate as the counts' lines do.
+  auto set = resolve("task-clock,cs", two_socket());
+  std::vector<runtime::PlaceCounts> places(2);
+  for (int cpu = 0; cpu < 2; ++cpu) {
+    places[cpu].place = {cpu, -1};
+    places[cpu].counts = {counted(100000000), counted(static_cast<std::uint64_t>(10 + cpu))};
+    places[cpu].here = {1, 1};
+  }
+  const auto& topo = two_socket().cpu_topology();
+  auto with_metric = [&](Aggregation a) {
+    StatReport r = aggregate(places, a, topo);
+    for (std::size_t u = 0; u < r.units.size(); ++u)
+      r.units[u].cells[1].metrics = {{"m", "", 1.5 + static_cast<double>(u), false, false}};
+    return r;
+  };
+  StatRun run{.target = "'system wide'", .elapsed_seconds = 0.1};
+  run.metric_only = true;
+  CHECK(stat_text(set, with_metric(Aggregation::socket), run) ==
+        "\n Performance counter stats for 'system wide':\n\n"
+        "                          m \n"
+        "S0        1                 1.50 \n"
+        "S1        1                 2.50 \n"
+        "\n       0.100000000 seconds time elapsed\n\n");
+  CHECK(stat_perf_csv(set, with_metric(Aggregation::socket), run, ",") ==
+        "socket,cpus,m,\nS0,1,1.50,\nS1,1,2.50,\n");
+  CHECK(stat_perf_json(set, with_metric(Aggregation::socket), run) ==
+        "{\"socket\" : \"S0\", \"aggregate-number\" : 1, \"m\" : \"1.50\"}\n"
+        "{\"socket\" : \"S1\", \"aggregate-number\" : 1, \"m\" : \"2.50\"}\n");
+  CHECK(stat_text(set, with_metric(Aggregation::cpu), run) ==
+        "\n Performance counter stats for 'system wide':\n\n"
+        "                          m \n"
+        "CPU0                   1.50 \n"
+        "CPU1                   2.50 \n"
+        "\n       0.100000000 seconds time elapsed\n\n");
+  CHECK(stat_perf_csv(set, with_metric(Aggregation::cpu), run, ",") == "cpu,m,\nCPU0,1.50,\nCPU1,2.50,\n");
+  CHECK(stat_perf_json(set, with_metric(Aggregation::cpu), run) ==
+        "{\"cpu\" : \"0\", \"m\" : \"1.50\"}\n{\"cpu\" : \"1\", \"m\" : \"2.50\"}\n");
+  // Interval mode: perf's interval header with the aggregate's column, the time on every line.
+  run.interval_end = 1.0;
+  run.interval_seconds = 1.0;
+  run.print_interval_header = true;
+  CHECK(stat_text(set, with_metric(Aggregation::socket), run) ==
+        "#           time socket cpus                    m \n"
+        "     1.000000000 S0        1                 1.50 \n"
+        "     1.000000000 S1        1                 2.50 \n");
+  CHECK(stat_perf_csv(set, with_metric(Aggregation::socket), run, ";") ==
+        "time;socket;cpus;m;\n1.000000000;S0;1;1.50;\n1.000000000;S1;1;2.50;\n");
+  CHECK(stat_perf_json(set, with_metric(Aggregation::socket), run) ==
+        "{\"interval\" : 1.000000000, \"socket\" : \"S0\", \"aggregate-number\" : 1, \"m\" : \"1.50\"}\n"
+        "{\"interval\" : 1.000000000, \"socket\" : \"S1\", \"aggregate-number\" : 1, \"m\" : \"2.50\"}\n");
+}

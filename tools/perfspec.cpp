@@ -298,6 +298,14 @@ struct StatCommand {
     app->add_option("--interval-count", st.interval_count, "with -I: stop after N intervals")->type_name("N");
     app->add_flag("-n,--null", st.null_run, "count nothing: only the time elapsed");
     app->add_flag("-j,--json-output", st.perf_json, "print counts as perf stat -j does (JSON lines)");
+    app->add_flag("--metric-only", st.metric_only,
+                  "print only the derived figures and metrics, one column each, one line per aggregate "
+                  "(perf's layout, in the table, -x and -j)");
+    app->add_option("--color", st.color,
+                    "colour figures as perf does on a terminal (a metric over its threshold red, under it "
+                    "green): auto (when the output is a terminal), always, never")
+        ->check(CLI::IsMember({"auto", "always", "never"}))
+        ->type_name("WHEN");
     app->add_flag("-v,--verbose", st.verbose,
                   "also print each count's raw value, time enabled and running; -vv: the attrs too");
     app->footer(

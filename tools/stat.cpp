@@ -325,6 +325,18 @@ class StatSession {
       throw Error(ErrorKind::usage, "-M and --for-each-cgroup cannot be combined yet");
     if (!o_.cgroups.empty() && !o_.for_each_cgroup.empty())
       throw Error(ErrorKind::usage, "-G and --for-each-cgroup exclude each other");
+    // perf's own refusals, in its words.
+    if (o_.metric_only && o_.aggregation == Aggregation::thread)
+      throw Error(ErrorKind::usage, "--metric-only is not supported with --per-thread");
+    if (o_.metric_only && o_.repeat > 1)
+      throw Error(ErrorKind::usage, "--metric-only is not supported with -r");
+    if (o_.metric_only && (!o_.cgroups.empty() || !o_.for_each_cgroup.empty()))
+      throw Error(ErrorKind::usage, "--metric-only cannot be combined with -G or --for-each-cgroup yet");
+    if (o_.metric_only && !o_.field_separator && !o_.perf_json && o_.format != "text")
+      throw Error(ErrorKind::usage,
+                  fmt::format("--metric-only shapes perf's layouts (the table, -x, -j); --format {} always "
+                              "gives every count with its metrics",
+                              o_.format));
     if (o_.null_run && (!o_.events.empty() || o_.interval_ms))
       throw Error(ErrorKind::usage, "--null counts nothing: give no -e and no -I");
     if (!o_.cpus.empty()) check_cpus();
@@ -528,11 +540,15 @@ class StatSession {
     StatReport report = counted;
     if (!plans_.empty()) attach_metrics(report);
     const auto& events = counters_ ? counters_->events() : set_;
-    std::string text = o_.field_separator    ? stat_perf_csv(events, report, r, *o_.field_separator)
-                       : o_.perf_json        ? stat_perf_json(events, report, r)
-                       : o_.format == "json" ? stat_json(events, report, r)
-                       : o_.format == "csv"  ? stat_csv(events, report, r, !csv_header_done_)
-                                             : stat_text(events, report, r);
+    StatRun shown = r;
+    shown.metric_only = o_.metric_only;
+    // perf colours on a terminal (util/color.c); here, when what is written is one.
+    shown.color = o_.color == "always" || (o_.color == "auto" && ::isatty(::fileno(out_)));
+    std::string text = o_.field_separator    ? stat_perf_csv(events, report, shown, *o_.field_separator)
+                       : o_.perf_json        ? stat_perf_json(events, report, shown)
+                       : o_.format == "json" ? stat_json(events, report, shown)
+                       : o_.format == "csv"  ? stat_csv(events, report, shown, !csv_header_done_)
+                                             : stat_text(events, report, shown);
     csv_header_done_ = true;
     std::fputs(text.c_str(), out_);
     std::fflush(out_);
@@ -578,14 +594,16 @@ class StatSession {
         auto results = metric::evaluate(plan, values, why);
         for (std::size_t k = 0; k < plan.metrics.size(); ++k) {
           const auto& m = plan.metrics[k];
-          if (std::isnan(results[k].value)) continue;  // never a figure from what was not counted
+          // One without a value (NaN) stays, for --metric-only's column: never a figure from what was
+          // not counted, but its place.
           std::size_t first = plan.events.events.size();
           for (const auto& [id, events] : m.inputs)
             for (std::size_t i : events) first = std::min(first, i);
           if (first == plan.events.events.size()) first = 0;
           if (offset + first >= u.cells.size()) continue;
-          u.cells[offset + first].metrics.push_back(StatMetric{
-              m.definition.name, m.scale.unit, results[k].value, results[k].over_threshold.value_or(false)});
+          u.cells[offset + first].metrics.push_back(
+              StatMetric{m.definition.name, m.scale.unit, results[k].value,
+                         results[k].over_threshold.value_or(false), results[k].over_threshold.has_value()});
         }
       }
   }
@@ -688,7 +706,8 @@ class StatSession {
     StatRun r = run_;
     r.interval_end = seconds_since_start();
     r.elapsed_seconds = *r.interval_end;
-    r.print_interval_header = intervals_printed_ % 25 == 0;
+    // perf's print_header counts 0..25 before it prints the header again: every 26 intervals.
+    r.print_interval_header = intervals_printed_ % 26 == 0;
     emit(previous_.units.empty() ? now : delta(now, previous_), r);
     ++intervals_printed_;
     previous_ = std::move(now);
@@ -849,7 +868,7 @@ class StatSession {
       // The last, partial interval, as perf prints it; the only one when the run was shorter than -I.
       StatRun r = run_;
       r.interval_end = run_.elapsed_seconds;
-      r.print_interval_header = intervals_printed_ % 25 == 0;
+      r.print_interval_header = intervals_printed_ % 26 == 0;
       emit(previous_.units.empty() ? report : delta(report, previous_), r);
     }
     return report;

@@ -31,6 +31,8 @@ struct StatOptions {
   unsigned interval_count = 0;                    ///< --interval-count
   bool null_run = false;                          ///< --null
   bool perf_json = false;                         ///< -j
+  bool metric_only = false;                       ///< --metric-only
+  std::string color = "auto";                     ///< --color: auto (a terminal), always, never
   int verbose = 0;                                ///< -v
   std::vector<std::string> cgroups;               ///< -G (comma lists, in order)
   std::string for_each_cgroup;                    ///< --for-each-cgroup

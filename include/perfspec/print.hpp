@@ -50,10 +50,16 @@ struct StatRun {
   double elapsed_stddev = 0;
   /// `--null`: nothing was counted, only the time.
   bool null_run = false;
-  /// Interval mode: print perf's column header above this interval (the first, then every 25th).
+  /// Interval mode: print perf's column header above this interval (the first, then every 26th).
   bool print_interval_header = false;
   /// Per event: the cgroup it counts in (`-G`), shown in a column of its own; empty: no column.
   std::vector<std::string> cgroups{};
+  /// `--metric-only`: perf's layouts show only the derived figures and metrics, one column each, one
+  /// line per aggregate (stat_text, stat_perf_csv, stat_perf_json).
+  bool metric_only = false;
+  /// stat_text colours figures as perf does on a terminal: a metric red when its MetricThreshold
+  /// holds and green when it does not, the miss ratios red, magenta or yellow by how high they are.
+  bool color = false;
 };
 
 /// The displayed value of a count: alias scale applied, software clocks in msec.

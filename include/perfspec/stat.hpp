@@ -22,21 +22,26 @@ std::string_view aggregation_option(Aggregation a);
 /// Its name in outputs: `global`, `cpu`, `core`, `die`, `socket`, `node`, `thread`.
 std::string_view aggregation_name(Aggregation a);
 
-/// One event within one aggregate.
 /// A metric's value shown beside an event (perf stat -M): on the line of the metric's first event.
 struct StatMetric {
   std::string name;             ///< the metric's name
   std::string unit;             ///< its ScaleUnit's unit ("%"), or ""
-  double value = 0;             ///< scaled by the ScaleUnit
-  bool over_threshold = false;  ///< its MetricThreshold holds (perf colours it)
+  double value = 0;             ///< scaled by the ScaleUnit; NaN when it could not be computed
+  bool over_threshold = false;  ///< its MetricThreshold holds (perf colours the value red)
+  /// It has a MetricThreshold and that computed: `over_threshold` is its verdict (perf colours the
+  /// value green when it does not hold). False: no colour.
+  bool thresholded = false;
 };
 
+/// One event within one aggregate.
 struct StatCell {
   runtime::Count count;  ///< summed over the aggregate's CPUs or threads (over runs: the mean)
   bool here = true;      ///< counted in this aggregate at all (an uncore event: only on its cpumask)
   int members = 0;       ///< how many CPUs (or threads) were summed into it: perf's `cpus` column
   double noise = 0;      ///< repeated runs: the standard deviation of the mean, in percent of it
-  std::vector<StatMetric> metrics{};  ///< -M: the metrics whose first event this is, computed here
+  /// -M: the metrics whose first event this is, computed here (in the order asked for; one that could
+  /// not be computed has a NaN value, which the layouts show as none)
+  std::vector<StatMetric> metrics{};
 };
 
 /// One aggregate: a CPU, a core, a die, a socket, a node, a thread, or (global) everything.

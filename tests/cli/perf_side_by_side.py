@@ -48,6 +48,14 @@ CASES = [
     ("breakpoint", ["-e", "mem:0x1000:rw,task-clock", "true"], {}),
     ("delay", ["-D", "50", "-e", "task-clock", "--", "sleep", "0.2"], {}),
     ("interval-count", ["-I", "100", "--interval-count", "2", "-a", "-e", "cs"], {}),
+    # --metric-only over software events: perf shows no figure of theirs in a column (not CPUs
+    # utilized, not the rates), so what is compared is where the headers and lines stand.
+    ("metric-only", ["--metric-only", "-e", "task-clock,page-faults", "true"], {}),
+    ("metric-only-csv", ["-x", ",", "--metric-only", "-e", "task-clock", "true"], {}),
+    ("metric-only-json", ["-j", "--metric-only", "-e", "task-clock", "true"], {}),
+    ("metric-only-no-aggr", ["--metric-only", "-a", "-A", "-e", "task-clock", "true"], {}),
+    ("metric-only-per-socket", ["--metric-only", "-a", "--per-socket", "-e", "task-clock", "true"], {}),
+    ("metric-only-interval", ["--metric-only", "-I", "100", "-a", "--per-core", "-e", "task-clock", "--", "sleep", "0.25"], {}),
     # {cgroup}: a cgroup the harness makes in the cgroup2 file system; {sleeper}: a process it starts.
     ("cgroup", ["-a", "-e", "task-clock,cs", "-G", "{cgroup}", "--", "sleep", "0.1"], {}),
     ("per-thread", ["--per-thread", "-p", "{sleeper}", "-I", "100", "--interval-count", "1", "-e", "task-clock"], {}),

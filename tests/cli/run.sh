@@ -646,6 +646,9 @@ lines=$(timeout 10 "$bin" stat -I 100 --interval-count 2 -e task-clock -- sh -c 
 expect stat-interval-count [ "$lines" = 2 ]
 out=$("$bin" stat -I 100 -e task-clock -- sleep 0.15 2>&1)
 expect stat-interval-header grep -qxF "#           time             counts unit events" <<<"$out"
+# The header comes again after 26 intervals, as perf 6.12's print_header repeats it (lines 1 and 28).
+out=$("$bin" stat -I 10 -e task-clock -- sleep 0.6 2>&1)
+expect stat-interval-header-again [ "$(grep -n '^#' <<<"$out" | cut -d: -f1 | head -2 | tr '\n' ' ')" = "1 28 " ]
 # --null: the time only.
 out=$("$bin" stat --null -- sleep 0.05 2>&1)
 expect stat-null [ "$(grep -c . <<<"$out")" = 4 ]
@@ -760,6 +763,104 @@ expect metric-syntax [ "$status:$err" = "1:metric 'x': '(1 +'
 err=$("$bin" stat --sysfs "$fixtures/intel_skx" --events-dir "$events" --cpuid GenuineIntel-6-55-4 -M tma_info_thread_ipcc true 2>&1); status=$?
 expect metric-unknown [ "$status" = 1 ]
 expect metric-unknown-text grep -qF "unknown metric or metric group 'tma_info_thread_ipcc'" <<<"$err"
+# --metric-only: only the figures, one column each (perf 6.12's util/stat-display.c layout: columns
+# at least 20 wide, right-aligned, each followed by a blank). duration_time / duration_time is exactly 1.
+one='x = duration_time / duration_time'
+out=$("$bin" stat --metric-only -M "$one" -- true 2>&1); status=$?
+expect metric-only-status [ "$status" = 0 ]
+expect metric-only-table [ "$(head -n 5 <<<"$out")" = "
+ Performance counter stats for 'true':
+
+                    x 
+                1.00 " ]
+expect metric-only-footer grep -qE '^ +[0-9]+\.[0-9]{9} seconds time elapsed$' <<<"$out"
+out=$("$bin" stat -x, --metric-only -M "$one" -- true 2>&1)
+expect metric-only-csv [ "$out" = $'x,\n1.00,' ]
+out=$("$bin" stat -x ';' --metric-only -M "$one" -e page-faults -- true 2>&1)
+expect metric-only-csv-sep [ "$out" = $'x;\n1.00;' ]
+out=$("$bin" stat -j --metric-only -M "$one" -- true 2>&1)
+expect metric-only-json [ "$out" = '{"x" : "1.00"}' ]
+# Without -M, perf's figures are the columns; software events have none that --metric-only shows
+# (not CPUs utilized, not the rates per second): as perf 6.12's `perf stat --metric-only -e
+# task-clock,page-faults -- true`, the header line is one blank and the line of figures is empty.
+out=$("$bin" stat --metric-only -e task-clock,page-faults -- true 2>&1)
+expect metric-only-no-figures [ "$(head -n 6 <<<"$out" | cat -A | tr '\n' '|')" = "$| Performance counter stats for 'true':$|$| $|$|$|" ]
+expect metric-only-no-figures-json [ "$("$bin" stat -j --metric-only -e task-clock -- true 2>&1)" = '{"metric-value" : "none"}' ]
+expect metric-only-no-figures-csv [ "$("$bin" stat -x, --metric-only -e task-clock -- true 2>&1 | cat -A | tr '\n' '|')" = '$|$|' ]
+# The default events: hardware ones give the columns even where they cannot count (empty there).
+out=$("$bin" stat -x, --metric-only -- true 2>&1)
+expect metric-only-default [ "$(head -n 1 <<<"$out")" = "GHz,insn per cycle,branch-misses of all branches," ]
+# -I: perf's "time" header over the columns, each interval's figure computed from its own counts.
+out=$("$bin" stat -I 100 --metric-only -M "$one" -- sleep 0.25 2>&1)
+expect metric-only-interval-header [ "$(head -n 1 <<<"$out")" = "#           time                    x " ]
+expect metric-only-interval-lines [ "$(grep -cE '^ +[0-9]+\.[0-9]{9}                 1\.00 $' <<<"$out")" = "$(($(wc -l <<<"$out") - 1))" ]
+out=$("$bin" stat -I 100 -x, --metric-only -M "$one" -- sleep 0.25 2>&1)
+expect metric-only-interval-csv python3 -c '
+import re, sys
+lines = sys.argv[1].splitlines()
+assert lines[0] == "time,x,", lines
+assert len(lines) >= 3 and all(re.fullmatch(r"\d+\.\d{9},1\.00,", l) for l in lines[1:]), lines
+' "$out"
+out=$("$bin" stat -I 100 -j --metric-only -M "$one" -- sleep 0.15 2>&1)
+expect metric-only-interval-json python3 -c '
+import re, sys
+lines = sys.argv[1].splitlines()
+assert len(lines) >= 1 and all(re.fullmatch(r"\{\"interval\" : \d+\.\d{9}, \"x\" : \"1\.00\"\}", l) for l in lines), lines
+' "$out"
+# Per aggregate: a line each, its label first; duration_time is shown in the first only (as perf
+# gives tool events), so the metric is computed there and its column is empty in the others.
+out=$("$bin" stat -a -A -x, --metric-only -M "$one" -e task-clock -- true 2>&1)
+expect metric-only-per-cpu python3 -c '
+import re, sys
+lines = sys.argv[1].splitlines()
+assert lines[0] == "cpu,x,", lines
+assert re.fullmatch(r"CPU\d+,1\.00,", lines[1]) and all(re.fullmatch(r"CPU\d+,,", l) for l in lines[2:]), lines
+' "$out"
+out=$("$bin" stat -a --per-socket --metric-only -M "$one" -e task-clock -- true 2>&1)
+expect metric-only-per-socket python3 -c '
+import re, sys
+lines = sys.argv[1].splitlines()
+assert lines[3] == " " + " " * 6 + "                   x ", lines
+assert re.fullmatch(r"S0 +\d+                 1\.00 ", lines[4]), lines
+' "$out"
+# perf's refusals, as usage errors.
+err=$("$bin" stat --metric-only -r 2 -M "$one" true 2>&1); status=$?
+expect metric-only-repeat [ "$status:$err" = "2:perfspec: error: --metric-only is not supported with -r" ]
+err=$("$bin" stat --metric-only --per-thread -p $$ -e task-clock 2>&1); status=$?
+expect metric-only-per-thread [ "$status:$err" = "2:perfspec: error: --metric-only is not supported with --per-thread" ]
+err=$("$bin" stat --metric-only --format csv true 2>&1); status=$?
+expect metric-only-own-format [ "$status" = 2 ]
+err=$("$bin" stat --color sometimes true 2>&1); status=$?
+expect color-bad-value [ "$status" = 2 ]
+# A MetricThreshold colours the value when colour is on (perf's util/stat-shadow.c): red where it
+# holds, green where it does not, no escape otherwise; never in -x or -j, nor when the output is not
+# a terminal (auto, the default).
+tables=$(mktemp -d)
+mkdir -p "$tables/x86/m"
+printf 'Family-model,Version,Filename,EventType\nGenuineIntel-6-55-[01234],v1,m,core\n' >"$tables/x86/mapfile.csv"
+printf '[{"MetricName": "over", "MetricExpr": "duration_time / duration_time", "MetricThreshold": "over > 0.5"},
+ {"MetricName": "under", "MetricExpr": "duration_time / duration_time", "MetricThreshold": "under > 2", "ScaleUnit": "100%%"},
+ {"MetricName": "none", "MetricExpr": "duration_time / duration_time"}]' >"$tables/x86/m/metrics.json"
+thr=(--events-dir "$tables/x86" --cpuid GenuineIntel-6-55-4 -M over,under,none)
+out=$(PERFSPEC_CACHE_DIR=none "$bin" stat "${thr[@]}" --color always -- true 2>&1)
+expect metric-threshold-colors-over grep -qE "^ +[0-9]+ ns   duration_time +# "$'\e\\[31m'"    1\.00"$'\e\\[m'" over {22}$" <<<"$out"
+expect metric-threshold-colors-under grep -qxF "$(printf '%49s # \e[32m   100.0\e[m %%  under                  ' '')" <<<"$out"
+expect metric-threshold-colors-none grep -qxF "$(printf '%49s #     1.00 none                      ' '')" <<<"$out"
+PERFSPEC_CACHE_DIR=none "$bin" stat "${thr[@]}" --color auto -o "$tables/out" -- true
+expect metric-threshold-file-no-color [ "$(grep -c $'\e' "$tables/out")" = 0 ]
+out=$(PERFSPEC_CACHE_DIR=none "$bin" stat "${thr[@]}" -- true 2>&1 | cat)
+expect metric-threshold-pipe-no-color [ "$(grep -c $'\e' <<<"$out")" = 0 ]
+out=$(PERFSPEC_CACHE_DIR=none "$bin" stat "${thr[@]}" --color always -x, -- true 2>&1)
+expect metric-threshold-csv-no-color [ "$(grep -c $'\e' <<<"$out")" = 0 ]
+# --metric-only: the escapes inside perf's widths, which count them whether they are printed or not.
+out=$(PERFSPEC_CACHE_DIR=none "$bin" stat "${thr[@]}" --metric-only --color always -- true 2>&1)
+expect metric-only-threshold-colors [ "$(sed -n 4,5p <<<"$out")" = "                 over             %  under                 none 
+            "$'\e[31m'"    1.00"$'\e[m'"             "$'\e[32m'"   100.0"$'\e[m'"                 1.00 " ]
+out=$(PERFSPEC_CACHE_DIR=none "$bin" stat "${thr[@]}" --metric-only -- true 2>&1)
+expect metric-only-threshold-no-color [ "$(sed -n 5p <<<"$out")" = "                        1.00                        100.0                 1.00 " ]
+out=$(PERFSPEC_CACHE_DIR=none "$bin" stat "${thr[@]}" --color always -x, --metric-only -- true 2>&1)
+expect metric-only-threshold-csv [ "$out" = $'over,%  under,none,\n1.00,100.0,1.00,' ]
+rm -rf "$tables"
 
 if [ -f "$events/mapfile.csv" ]; then
   skx=(--sysfs "$fixtures/intel_skx" --events-dir "$events" --cpuid GenuineIntel-6-55-4)
