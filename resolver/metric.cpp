@@ -456,6 +456,7 @@ std::vector<Definition> machine_metrics(const spec::Machine& machine) {
     d.constraint = m.constraint;
     d.description = m.description;
     d.default_group = m.default_group;
+    d.no_group = m.no_group;
     d.pmu = m.pmu;
     d.compat = m.compat;
     d.origin = Origin{m.origin, 0, 0};
@@ -665,10 +666,16 @@ Plan plan(std::string_view request, const spec::Machine& machine, const Options&
 
   // What was asked for, in order, each metric once.
   std::vector<Definition> wanted;
-  auto want = [&](const Definition& d) {
+  std::vector<char> wanted_alone;  // asked for by a name its MetricgroupNoGroup lists
+  auto want = [&](const Definition& d, std::string_view item = {}) {
     for (const auto& w : wanted)
       if (ascii_iequal(w.name, d.name) && w.pmu == d.pmu) return;
     wanted.push_back(d);
+    Definition names;
+    names.groups = d.no_group;
+    const auto listed = groups_of(names);
+    wanted_alone.push_back(std::any_of(listed.begin(), listed.end(),
+                                       [&](const std::string& g) { return ascii_iequal(trim(g), item); }));
   };
   // An error in the request itself (no such metric, no expression after '=') is drawn under it.
   try {
@@ -691,10 +698,10 @@ Plan plan(std::string_view request, const spec::Machine& machine, const Options&
       for (const auto& [item, span] : request_items(request)) {
         bool found = false;
         for (const auto& d : defs)
-          if (ascii_iequal(d.name, item)) want(d), found = true;
+          if (ascii_iequal(d.name, item)) want(d, item), found = true;
         if (!found)
           for (const auto& d : defs)
-            if (in_group(d, item)) want(d), found = true;
+            if (in_group(d, item)) want(d, item), found = true;
         if (!found)
           throw Error(ErrorKind::unknown_name, fmt::format("unknown metric or metric group '{}'", item), span,
                       defs.empty() ? "this machine has no metric tables (see --events-dir)"
@@ -708,7 +715,9 @@ Plan plan(std::string_view request, const spec::Machine& machine, const Options&
 
   Plan out;
   Resolver r(machine, options, defs);
-  for (const auto& d : wanted) {
+  std::vector<char> alone_by_request;  // parallel to out.metrics
+  for (std::size_t w = 0; w < wanted.size(); ++w) {
+    const Definition& d = wanted[w];
     ResolvedMetric m = r.resolve(d);
     // On a hybrid machine a metric not written for one core PMU (an ad hoc one, or a table's without
     // Unit) is one metric per core PMU its events are on: `instructions / cycles` is the IPC of the
@@ -717,12 +726,14 @@ Plan plan(std::string_view request, const spec::Machine& machine, const Options&
     std::vector<std::string> instances = core_instances(m, r, machine);
     if (instances.empty()) {
       out.metrics.push_back(std::move(m));
+      alone_by_request.push_back(wanted_alone[w]);
       continue;
     }
     for (const auto& pmu : instances) {
       ResolvedMetric one = m;
       one.definition.pmu = pmu;
       out.metrics.push_back(std::move(one));
+      alone_by_request.push_back(wanted_alone[w]);
     }
   }
 
@@ -733,17 +744,58 @@ Plan plan(std::string_view request, const spec::Machine& machine, const Options&
     std::vector<std::pair<std::string, std::size_t>> which;  // identifier, its k-th event
   };
   std::vector<Opened> opened;
-  for (auto& m : out.metrics) {
-    std::vector<std::string> ids;
-    identifiers(m.expr, m.refs, ids);
-    if (m.threshold) identifiers(*m.threshold, m.refs, ids);
+  // The metrics with the most identifiers (tool events not counted) first, as perf sorts them, so that
+  // a smaller metric finds its events in a group a bigger one opened.
+  std::vector<std::vector<std::string>> ids_of(out.metrics.size());
+  std::vector<std::size_t> order(out.metrics.size());
+  auto hardware_ids = [](const std::vector<std::string>& ids) {
+    return std::count_if(ids.begin(), ids.end(), [](const std::string& id) { return !is_tool_name(id); });
+  };
+  for (std::size_t i = 0; i < out.metrics.size(); ++i) {
+    const auto& m = out.metrics[i];
+    identifiers(m.expr, m.refs, ids_of[i]);
+    if (m.threshold) identifiers(*m.threshold, m.refs, ids_of[i]);
+    order[i] = i;
+  }
+  std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
+    return hardware_ids(ids_of[a]) > hardware_ids(ids_of[b]);
+  });
+  // Which metrics are not grouped, and the topdown events of all of those per PMU: perf opens the
+  // ungrouped metrics' events as one list, where its topdown events become one group behind slots.
+  std::vector<char> alone_of(out.metrics.size());
+  std::map<std::string, std::vector<std::pair<std::string, std::size_t>>> topdown_of;
+  for (std::size_t which : order) {
+    ResolvedMetric& m = out.metrics[which];
     // A metric that folded to a constant still opens an event to be shown beside: perf's placeholder,
     // duration_time.
-    if (ids.empty()) {
-      ids.push_back("duration_time");
+    if (ids_of[which].empty()) {
+      ids_of[which].push_back("duration_time");
       m.folded.push_back("no event left: duration_time opened to show it beside");
     }
-    const bool alone = !grouped(m, machine, options);
+    bool alone = !grouped(m, machine, options);
+    if (!alone && alone_by_request[which]) {
+      m.folded.push_back("MetricgroupNoGroup: events not grouped when asked for by this group");
+      alone = true;
+    }
+    alone_of[which] = alone;
+    if (!alone) continue;
+    for (const auto& id : ids_of[which]) {
+      const EventSet& set = r.events_of(id);
+      for (std::size_t k = 0; k < set.events.size(); ++k) {
+        const auto& ev = set.events[k];
+        if (ev.tool != ToolEvent::none || other_core_pmu(machine, m.definition.pmu, ev.pmu) ||
+            resolver::topdown_rank(machine, ev) == 2)
+          continue;
+        auto& members = topdown_of[ev.pmu];
+        if (std::find(members.begin(), members.end(), std::pair{id, k}) == members.end())
+          members.emplace_back(id, k);
+      }
+    }
+  }
+  for (std::size_t which : order) {
+    ResolvedMetric& m = out.metrics[which];
+    const std::vector<std::string>& ids = ids_of[which];
+    const bool alone = alone_of[which];
     // The events of each identifier, by PMU, in the order the metric names them.
     std::vector<std::pair<std::string, std::vector<std::pair<std::string, std::size_t>>>> by_pmu;
     for (const auto& id : ids) {
@@ -752,7 +804,12 @@ Plan plan(std::string_view request, const spec::Machine& machine, const Options&
         const auto& ev = set.events[k];
         if (other_core_pmu(machine, m.definition.pmu, ev.pmu)) continue;
         std::string key = ev.tool != ToolEvent::none ? "tool" : ev.pmu;
-        if (alone || key == "tool") key += "#" + id + "#" + std::to_string(k);
+        // Not grouped, each event is alone; but topdown events stay a group with their slots leader,
+        // the only way the kernel counts them (perf regroups them so too).
+        if (alone && key != "tool" && resolver::topdown_rank(machine, ev) < 2)
+          key += "#topdown";
+        else if (alone || key == "tool")
+          key += "#" + id + "#" + std::to_string(k);
         auto it = std::find_if(by_pmu.begin(), by_pmu.end(), [&](const auto& p) { return p.first == key; });
         if (it == by_pmu.end()) it = by_pmu.insert(by_pmu.end(), {key, {}});
         it->second.emplace_back(id, k);
@@ -766,11 +823,15 @@ Plan plan(std::string_view request, const spec::Machine& machine, const Options&
         bool all = std::all_of(members.begin(), members.end(), [&](const auto& w) {
           return std::find(o.which.begin(), o.which.end(), w) != o.which.end();
         });
-        if (all && (members.size() == o.which.size() || !alone)) {
+        if (all && (members.size() == o.which.size() || !alone || key.ends_with("#topdown"))) {
           reuse = &o;
           break;
         }
       }
+      // The ungrouped metrics' topdown events on this PMU: one group holding all of them.
+      const auto own = members;
+      if (!reuse && options.merge && key.ends_with("#topdown"))
+        members = topdown_of.at(key.substr(0, key.size() - 8));
       if (!reuse) {
         // Topdown events as the kernel takes them: slots leads, the metric events follow it.
         std::stable_sort(members.begin(), members.end(), [&](const auto& a, const auto& b) {
@@ -810,7 +871,7 @@ Plan plan(std::string_view request, const spec::Machine& machine, const Options&
         opened.push_back(std::move(o));
         reuse = &opened.back();
       }
-      for (const auto& w : members) {
+      for (const auto& w : own) {
         auto at = std::find(reuse->which.begin(), reuse->which.end(), w) - reuse->which.begin();
         m.inputs[w.first].push_back(reuse->events[static_cast<std::size_t>(at)]);
       }

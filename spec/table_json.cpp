@@ -254,15 +254,15 @@ namespace {
 struct Entry {
   std::string name, event, pmu, desc, long_desc, compat, scale_unit, perpkg, deprecated, counter;
   std::string metric_name, metric_group, metric_expr, metric_threshold, metric_constraint, default_group,
-      aggregation;
+      aggregation, no_group;
 };
 
 // The fields jevents copies from an architecture-standard event into an entry that leaves them empty.
 void inherit(Entry& e, const Entry& std) {
-  for (auto field :
-       {&Entry::name, &Entry::desc, &Entry::long_desc, &Entry::compat, &Entry::scale_unit, &Entry::perpkg,
-        &Entry::deprecated, &Entry::metric_name, &Entry::metric_group, &Entry::metric_expr,
-        &Entry::metric_threshold, &Entry::metric_constraint, &Entry::default_group, &Entry::aggregation})
+  for (auto field : {&Entry::name, &Entry::desc, &Entry::long_desc, &Entry::compat, &Entry::scale_unit,
+                     &Entry::perpkg, &Entry::deprecated, &Entry::metric_name, &Entry::metric_group,
+                     &Entry::metric_expr, &Entry::metric_threshold, &Entry::metric_constraint,
+                     &Entry::default_group, &Entry::aggregation, &Entry::no_group})
     if ((e.*field).empty()) e.*field = std.*field;
 }
 
@@ -351,6 +351,7 @@ Entry make_entry(const nlohmann::json& jd, const StdEvents& std_events) {
   e.metric_constraint = field(jd, "MetricConstraint");
   e.default_group = field(jd, "DefaultMetricgroupName");
   e.aggregation = field(jd, "AggregationMode");
+  e.no_group = field(jd, "MetricgroupNoGroup");
   describe(jd, e);
 
   const std::string arch_std = field(jd, "ArchStdEvent");
@@ -489,7 +490,8 @@ void load_file(const fs::path& path, const StdEvents& std_events, bool descripti
                       e.scale_unit,   e.metric_constraint,
                       e.desc,         e.default_group,
                       e.aggregation,  e.pmu,
-                      e.compat,       path.string()};
+                      e.compat,       path.string(),
+                      e.no_group};
         out.metrics.push_back(std::move(m));
       }
       if (e.name.empty()) {

@@ -522,3 +522,28 @@ TEST_CASE("evaluation by slots (what plan() indexes) gives what evaluation by na
   }
   CHECK(computed > 10);
 }
+
+TEST_CASE(
+    "MetricgroupNoGroup: asked for by that group, a metric's events are not grouped; topdown ones stay "
+    "one group behind slots") {
+  if (!std::filesystem::exists(test::source_dir() + "/../shared/pmu-events/x86")) return;
+  auto spr = with_tables("intel_spr", "GenuineIntel-6-8F-8");
+  // perf 6.12 (`perf stat -vv -M TopdownL1` on this fixture) opens these 7 events ungrouped and
+  // regroups the topdown ones behind slots.
+  auto plan = metric::plan("TopdownL1", spr);
+  CHECK(leaders_and_members(plan.events) ==
+        std::vector<std::string>{"TOPDOWN.SLOTS topdown-fe-bound topdown-bad-spec topdown-retiring "
+                                 "topdown-be-bound topdown-heavy-ops",
+                                 "INT_MISC.UOP_DROPPING"});
+  // Default (levels 1 and 2): the 10 events perf opens, the topdown ones in one group.
+  metric::Options no_thresholds;
+  no_thresholds.thresholds = false;
+  plan = metric::plan("Default", spr, no_thresholds);
+  CHECK(plan.events.events.size() == 10);
+  CHECK(plan.events.groups.size() == 2);
+  CHECK(plan.events.events[0].name == "TOPDOWN.SLOTS");
+  // The same metric by its own name (not listed in its MetricgroupNoGroup) is grouped.
+  plan = metric::plan("tma_retiring", spr);
+  CHECK(plan.events.groups.size() == 1);
+  CHECK(plan.events.groups[0].weak);
+}

@@ -122,8 +122,11 @@ struct Definition {
   std::string constraint;     ///< MetricConstraint: `NO_GROUP_EVENTS`, `NO_GROUP_EVENTS_NMI`, ...
   std::string description;    ///< BriefDescription
   std::string default_group;  ///< DefaultMetricgroupName
-  std::string pmu, compat;    ///< Unit and Compat of a `sys` metric (uncore, matched by identifier)
-  Origin origin;              ///< where `expr` is written (a table file; line 0 when not known)
+  /// MetricgroupNoGroup: `;`-separated names of groups; asked for by one of them (`-M TopdownL1`), its
+  /// events are not grouped, as perf does
+  std::string no_group;
+  std::string pmu, compat;  ///< Unit and Compat of a `sys` metric (uncore, matched by identifier)
+  Origin origin;            ///< where `expr` is written (a table file; line 0 when not known)
 };
 
 /// A metric's MetricGroup split at `;` (empty names dropped).

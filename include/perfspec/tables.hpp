@@ -40,6 +40,7 @@ struct TableEvent {
 struct TableMetric {
   std::string name, expr, groups, threshold, scale_unit, constraint, description, default_group, aggregation;
   std::string pmu, compat, origin;  ///< origin: the file it came from
+  std::string no_group;  ///< MetricgroupNoGroup: `;`-separated groups asked by which it is not grouped
 };
 
 /// Where metric `name`'s MetricExpr `expr` is written in the table file `file`: its line and column,
