@@ -239,7 +239,7 @@ struct StatCommand {
   int pid = 0;
   std::string separator;
   bool no_inherit = false;
-  CLI::Option *pid_opt = nullptr, *format_opt = nullptr, *separator_opt = nullptr;
+  CLI::Option *pid_opt = nullptr, *format_opt = nullptr, *separator_opt = nullptr, *metric_only_opt = nullptr;
   std::vector<std::pair<CLI::Option*, perfspec::Aggregation>> aggregation_flags;
 
   void add(CLI::App& parent, perfspec::spec::MachineOptions& machine) {
@@ -298,9 +298,15 @@ struct StatCommand {
     app->add_option("--interval-count", st.interval_count, "with -I: stop after N intervals")->type_name("N");
     app->add_flag("-n,--null", st.null_run, "count nothing: only the time elapsed");
     app->add_flag("-j,--json-output", st.perf_json, "print counts as perf stat -j does (JSON lines)");
-    app->add_flag("--metric-only", st.metric_only,
-                  "print only the derived figures and metrics, one column each, one line per aggregate "
-                  "(perf's layout, in the table, -x and -j)");
+    app->add_flag("--topdown", st.topdown,
+                  "Top-down analysis: the tables' TopdownL1 metrics (or --td-level's), as --metric-only");
+    app->add_option("--td-level", st.td_level, "with --topdown: the Top-down level (1, 2, ...)")
+        ->type_name("N")
+        ->check(CLI::Range(0u, 9u));
+    metric_only_opt =
+        app->add_flag("--metric-only", st.metric_only,
+                      "print only the derived figures and metrics, one column each, one line per aggregate "
+                      "(perf's layout, in the table, -x and -j)");
     app->add_option("--color", st.color,
                     "colour figures as perf does on a terminal (a metric over its threshold red, under it "
                     "green): auto (when the output is a terminal), always, never")
@@ -320,6 +326,9 @@ struct StatCommand {
       // exclude each other.
       throw Error(ErrorKind::usage,
                   "-x prints perf's CSV and --format picks perfspec's own output: give one of them");
+    // perf: --topdown prints metrics only, unless --metric-only was given either way.
+    if (st.topdown && !*metric_only_opt) st.metric_only = true;
+    if (st.td_level != 0 && !st.topdown) throw Error(ErrorKind::usage, "--td-level goes with --topdown");
     int modes = 0;
     for (auto& [flag, mode] : aggregation_flags)
       if (*flag) st.aggregation = mode, ++modes;

@@ -368,8 +368,35 @@ class StatSession {
     if (o_.null_run) return 0;
     std::vector<std::string> lists = o_.events;
     std::vector<std::string> metrics = o_.metrics;
-    bool default_metrics = false;
-    if (lists.empty() && metrics.empty()) {
+    bool default_metrics = false, topdown_metrics = false;
+    if (o_.topdown) {
+      // perf's --topdown: the tables' TopdownL<level> group (level 1 unless --td-level), without
+      // thresholds, after -M's metrics.
+      unsigned max_level = 0;
+      for (const auto& d : metric::machine_metrics(machine_))
+        for (const auto& g : metric::groups_of(d)) {
+          unsigned n = 0;
+          const char* end = g.data() + g.size();
+          if (g.size() > 8 && g.compare(0, 8, "TopdownL") == 0 &&
+              std::from_chars(g.data() + 8, end, n) == std::from_chars_result{end, std::errc{}})
+            max_level = std::max(max_level, n);
+        }
+      if (max_level == 0)
+        return report_error(
+            Error(ErrorKind::machine,
+                  "--topdown: this machine's tables have no Top-down metric groups (TopdownL1, ...)",
+                  "see perfspec list --metrics"),
+            error_format(o_.format));
+      const unsigned level = o_.td_level == 0 ? 1 : o_.td_level;
+      if (level > max_level)
+        return report_error(Error(ErrorKind::usage, fmt::format("--td-level {}: the highest Top-down level "
+                                                                "of this machine's tables is {}",
+                                                                level, max_level)),
+                            error_format(o_.format));
+      topdown_metrics = true;
+      metrics.push_back(fmt::format("TopdownL{}", level));
+    }
+    if (lists.empty() && o_.metrics.empty() && !topdown_metrics) {
       lists.push_back(default_stat_events);
       // perf 6.12 adds its tables' Default metric group (Top-down level 1 on recent Intel parts) to the
       // default events, without thresholds.
@@ -396,11 +423,15 @@ class StatSession {
     mo.thresholds = !o_.metric_no_threshold && !default_metrics;
     mo.target.system_wide = system_wide();
     if (!o_.cpus.empty()) mo.target.cpus = runtime::parse_cpu_list(o_.cpus);
-    for (const auto& text : metrics) {
+    for (std::size_t t = 0; t < metrics.size(); ++t) {
+      const std::string& text = metrics[t];
+      // --topdown's group (the last) is planned without thresholds, as perf does.
+      metric::Options td = mo;
+      if (topdown_metrics && t + 1 == metrics.size()) td.thresholds = false;
       try {
         metric::Plan plan;
         try {
-          plan = metric::plan(text, machine_, mo);
+          plan = metric::plan(text, machine_, td);
         } catch (const Error&) {
           if (default_metrics) continue;  // not asked for: the default events are counted without them
           throw;

@@ -32,6 +32,8 @@ struct StatOptions {
   bool null_run = false;                          ///< --null
   bool perf_json = false;                         ///< -j
   bool metric_only = false;                       ///< --metric-only
+  bool topdown = false;                           ///< --topdown: -M TopdownL<td_level>, metric-only
+  unsigned td_level = 0;                          ///< --td-level (0: 1)
   std::string color = "auto";                     ///< --color: auto (a terminal), always, never
   int verbose = 0;                                ///< -v
   std::vector<std::string> cgroups;               ///< -G (comma lists, in order)

@@ -763,6 +763,22 @@ expect metric-syntax [ "$status:$err" = "1:metric 'x': '(1 +'
 err=$("$bin" stat --sysfs "$fixtures/intel_skx" --events-dir "$events" --cpuid GenuineIntel-6-55-4 -M tma_info_thread_ipcc true 2>&1); status=$?
 expect metric-unknown [ "$status" = 1 ]
 expect metric-unknown-text grep -qF "unknown metric or metric group 'tma_info_thread_ipcc'" <<<"$err"
+# --topdown: the tables' TopdownL1 (or --td-level's) as --metric-only, as perf 6.12.
+spr=(--sysfs "$fixtures/intel_spr" --events-dir "$events" --cpuid GenuineIntel-6-8F-8)
+out=$("$bin" stat "${spr[@]}" --topdown -- true 2>&1); status=$?
+expect topdown-header [ "$status:$(sed -n 4p <<<"$out")" = "0: %  tma_backend_bound %  tma_bad_speculation %  tma_frontend_bound      %  tma_retiring " ]
+out=$("$bin" stat "${spr[@]}" --topdown --td-level 2 -- true 2>&1)
+expect topdown-level2 grep -qF "%  tma_branch_mispredicts" <<<"$out"
+err=$("$bin" stat "${spr[@]}" --topdown --td-level 7 -- true 2>&1); status=$?
+expect topdown-level-max [ "$status:$err" = "2:perfspec: error: --td-level 7: the highest Top-down level of this machine's tables is 6" ]
+err=$("$bin" stat --sysfs "$fixtures/intel_skx" --no-tables --topdown -- true 2>&1); status=$?
+expect topdown-no-tables [ "$status:$err" = "3:perfspec: error: --topdown: this machine's tables have no Top-down metric groups (TopdownL1, ...)
+help: see perfspec list --metrics" ]
+err=$("$bin" stat --td-level 2 -- true 2>&1); status=$?
+expect topdown-level-alone [ "$status:$err" = "2:perfspec: error: --td-level goes with --topdown" ]
+# Default: with no -e on a machine whose tables have a Default group, its metrics join the default events.
+out=$("$bin" resolve "${spr[@]}" -M Default --metric-no-threshold 2>/dev/null | grep -c '^event ')
+expect default-metric-events [ "$out" = 10 ]
 # --metric-only: only the figures, one column each (perf 6.12's util/stat-display.c layout: columns
 # at least 20 wide, right-aligned, each followed by a blank). duration_time / duration_time is exactly 1.
 one='x = duration_time / duration_time'
