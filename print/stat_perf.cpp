@@ -750,6 +750,12 @@ std::string stat_csv(const EventSet& set, const StatReport& report, const StatRu
         csv_field(unit), csv_field(spec::printable(ev.name)), c.time_enabled, c.time_running,
         100.0 * c.running_fraction(), mean ? fmt::format("{:.2f}", cell.noise) : "", c.state,
         c.failure ? c.failure->name : "", m ? fmt::format("{:.6f}", m.value) : "", csv_field(m.unit));
+    // The -M metrics computed in this aggregate whose first event this is: a line each, state `metric`.
+    for (const auto& sm : cell.metrics)
+      out += fmt::format("{},{},{},{:.6f},{},{},,,,,metric,,,\n",
+                         run.interval_end ? fmt::format("{:.9f}", *run.interval_end) : "", csv_field(u.label),
+                         report.aggregation == Aggregation::global ? "" : std::to_string(cell.members),
+                         sm.value, csv_field(sm.unit), csv_field(spec::printable(sm.name)));
   });
   return out;
 }

@@ -763,6 +763,9 @@ expect metric-syntax [ "$status:$err" = "1:metric 'x': '(1 +'
 err=$("$bin" stat --sysfs "$fixtures/intel_skx" --events-dir "$events" --cpuid GenuineIntel-6-55-4 -M tma_info_thread_ipcc true 2>&1); status=$?
 expect metric-unknown [ "$status" = 1 ]
 expect metric-unknown-text grep -qF "unknown metric or metric group 'tma_info_thread_ipcc'" <<<"$err"
+# perfspec's CSV carries -M metrics as lines of state `metric` after their first event's.
+out=$("$bin" stat --format csv -M 'x = duration_time / duration_time' -- true 2>&1)
+expect metric-own-csv [ "$(grep ',metric,' <<<"$out")" = ",,,1.000000,,x,,,,,metric,,," ]
 # --topdown: the tables' TopdownL1 (or --td-level's) as --metric-only, as perf 6.12.
 spr=(--sysfs "$fixtures/intel_spr" --events-dir "$events" --cpuid GenuineIntel-6-8F-8)
 out=$("$bin" stat "${spr[@]}" --topdown -- true 2>&1); status=$?
