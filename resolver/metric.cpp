@@ -5,6 +5,7 @@
 // PMU, a group another metric already opens being reused. And the evaluation of what was counted.
 #include <algorithm>
 #include <cctype>
+#include <charconv>
 #include <cmath>
 #include <functional>
 #include <iterator>
@@ -147,7 +148,7 @@ class Resolver {
 
  private:
   const spec::Machine& machine_;
-  const Options& options_;
+  const Options options_;  // a copy: a resolver per value of `?` has its own
   const std::vector<Definition>& defs_;
   std::map<std::string, EventSet, std::less<>> events_;
   // Each metric referred to, folded once, with what folding it found.
@@ -457,6 +458,7 @@ std::vector<Definition> machine_metrics(const spec::Machine& machine) {
     d.description = m.description;
     d.default_group = m.default_group;
     d.no_group = m.no_group;
+    d.aggregation = m.aggregation;
     d.pmu = m.pmu;
     d.compat = m.compat;
     d.origin = Origin{m.origin, 0, 0};
@@ -660,6 +662,26 @@ bool grouped(ResolvedMetric& m, const spec::Machine& machine, const Options& opt
 
 }  // namespace
 
+// How many values perf's runtime parameter `?` takes for `d` (arch_get_runtimeparam on powerpc): the
+// hv_24x7 PMU's sockets (PerChip) or cores per chip, else 1.
+int runtime_parameters(const spec::Machine& machine, const Definition& d) {
+  const std::string file = machine.root() + "/bus/event_source/devices/hv_24x7/interface/" +
+                           (d.aggregation == "PerChip" ? "sockets" : "coresperchip");
+  std::optional<std::string> text;
+  try {
+    text = spec::io::read_optional_file(spec::io::Jail(machine.root()), file);
+  } catch (const Error&) {
+    return 1;
+  }
+  if (!text) return 1;
+  const std::string t(trim(*text));
+  int n = 0;
+  auto [end, ec] = std::from_chars(t.data(), t.data() + t.size(), n);
+  // perf reads it with sysfs__read_int and loops that many times; a count that is no number, or one
+  // no machine has, is one instance, as an unreadable file is.
+  return ec == std::errc{} && end == t.data() + t.size() && n >= 1 && n <= 4096 ? n : 1;
+}
+
 Plan plan(std::string_view request, const spec::Machine& machine, const Options& options) {
   std::vector<Definition> defs = options.extra;
   for (auto& d : machine_metrics(machine)) defs.push_back(std::move(d));
@@ -715,10 +737,30 @@ Plan plan(std::string_view request, const spec::Machine& machine, const Options&
 
   Plan out;
   Resolver r(machine, options, defs);
-  std::vector<char> alone_by_request;  // parallel to out.metrics
+  std::vector<char> alone_by_request;                   // parallel to out.metrics
+  std::vector<std::pair<const Definition*, int>> todo;  // each metric, with `?`'s value when it has one
   for (std::size_t w = 0; w < wanted.size(); ++w) {
-    const Definition& d = wanted[w];
-    ResolvedMetric m = r.resolve(d);
+    if (wanted[w].expr.find('?') == std::string::npos) {
+      todo.emplace_back(&wanted[w], -1);
+      continue;
+    }
+    const int count = runtime_parameters(machine, wanted[w]);
+    for (int j = 0; j < count; ++j) todo.emplace_back(&wanted[w], count == 1 ? options.parameter : j);
+  }
+  std::map<int, Resolver> with_parameter;  // a resolver per value of `?`
+  for (const auto& [def, parameter] : todo) {
+    const std::size_t w = static_cast<std::size_t>(def - wanted.data());
+    const Definition& d = *def;
+    Resolver* resolver = &r;
+    Options other = options;
+    if (parameter >= 0 && parameter != options.parameter) {
+      other.parameter = parameter;
+      auto it = with_parameter.find(parameter);
+      if (it == with_parameter.end()) it = with_parameter.try_emplace(parameter, machine, other, defs).first;
+      resolver = &it->second;
+    }
+    ResolvedMetric m = resolver->resolve(d);
+    m.parameter = parameter;
     // On a hybrid machine a metric not written for one core PMU (an ad hoc one, or a table's without
     // Unit) is one metric per core PMU its events are on: `instructions / cycles` is the IPC of the
     // P-cores and that of the E-cores, not a ratio of their sums. Each instance counts only its own

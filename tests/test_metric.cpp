@@ -547,3 +547,47 @@ TEST_CASE(
   CHECK(plan.events.groups.size() == 1);
   CHECK(plan.events.groups[0].weak);
 }
+
+TEST_CASE("runtime parameter: a metric with '?' once per chip of hv_24x7 (PerChip), as perf on powerpc") {
+  // The hv_24x7 PMU's formats and interface files as arch/powerpc/perf/hv-24x7.c describes them.
+  test::TempTree t;
+  t.pmu("hv_24x7", 10);
+  t.write("bus/event_source/devices/hv_24x7/format/domain", "config:0-3\n");
+  t.write("bus/event_source/devices/hv_24x7/format/chip", "config:16-31\n");
+  t.write("bus/event_source/devices/hv_24x7/format/offset", "config:32-63\n");
+  t.write("bus/event_source/devices/hv_24x7/interface/sockets", "2\n");
+  t.write("bus/event_source/devices/hv_24x7/interface/coresperchip", "3\n");
+  spec::Machine m(t.root(), test::no_libpfm4());
+  metric::Options o;
+  o.extra = {def("pumps", "hv_24x7@domain\\=2\\,offset\\=0x10\\,chip\\=?@ * 2")};
+  o.extra[0].aggregation = "PerChip";
+  auto plan = metric::plan("pumps", m, o);
+  REQUIRE(plan.metrics.size() == 2);
+  REQUIRE(plan.events.events.size() == 2);
+  for (int chip = 0; chip < 2; ++chip) {
+    const auto& x = plan.metrics[static_cast<std::size_t>(chip)];
+    CHECK(x.parameter == chip);
+    const std::string id = fmt::format("hv_24x7/domain=2,offset=0x10,chip={}/", chip);
+    REQUIRE(x.inputs.count(id) == 1);
+    CHECK(plan.events.events[x.inputs.at(id)[0]].attr.config ==
+          (0x10ULL << 32 | static_cast<std::uint64_t>(chip) << 16 | 2));
+  }
+  CHECK(metric::evaluate(plan, std::vector<double>{5, 7})[1].value == 14);
+  // Per core (any other AggregationMode): coresperchip instances.
+  o.extra[0].aggregation = "PerCore";
+  CHECK(metric::plan("pumps", m, o).metrics.size() == 3);
+  // A machine that does not say: once, with Options::parameter.
+  test::TempTree bare;
+  bare.pmu("hv_24x7", 10);
+  bare.write("bus/event_source/devices/hv_24x7/format/domain", "config:0-3\n");
+  bare.write("bus/event_source/devices/hv_24x7/format/chip", "config:16-31\n");
+  bare.write("bus/event_source/devices/hv_24x7/format/offset", "config:32-63\n");
+  spec::Machine b(bare.root(), test::no_libpfm4());
+  o.parameter = 5;
+  plan = metric::plan("pumps", b, o);
+  REQUIRE(plan.metrics.size() == 1);
+  CHECK(plan.metrics[0].parameter == 5);
+  CHECK(plan.events.events[0].attr.config == (0x10ULL << 32 | 5ULL << 16 | 2));
+  // No '?': no parameter.
+  CHECK(metric::plan("x = page\\-faults", two_socket()).metrics[0].parameter == -1);
+}

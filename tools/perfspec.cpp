@@ -32,7 +32,8 @@ std::string plan_text(const perfspec::metric::Plan& plan) {
   std::string out;
   for (const auto& m : plan.metrics) {
     const auto& d = m.definition;
-    out += fmt::format("metric {}{} = {}{}\n", d.name, d.pmu.empty() ? "" : fmt::format(" [{}]", d.pmu),
+    out += fmt::format("metric {}{}{} = {}{}\n", d.name, d.pmu.empty() ? "" : fmt::format(" [{}]", d.pmu),
+                       m.parameter < 0 ? "" : fmt::format(" [? = {}]", m.parameter),
                        perfspec::metric::to_string(m.expr),
                        d.scale_unit.empty() ? "" : fmt::format("  ({})", d.scale_unit));
     if (perfspec::metric::to_string(m.expr) != d.expr) out += fmt::format("  as written: {}\n", d.expr);
@@ -61,15 +62,17 @@ std::string plan_json(const perfspec::metric::Plan& plan) {
     nlohmann::ordered_json refs = nlohmann::ordered_json::object(), inputs = nlohmann::ordered_json::object();
     for (const auto& [name, expr] : m.refs) refs[name] = perfspec::metric::to_string(expr);
     for (const auto& [id, events] : m.inputs) inputs[id] = events;
-    metrics.push_back({{"name", m.definition.name},
-                       {"pmu", m.definition.pmu},
-                       {"expr", m.definition.expr},
-                       {"folded_expr", perfspec::metric::to_string(m.expr)},
-                       {"scale_unit", m.definition.scale_unit},
-                       {"threshold", m.threshold ? perfspec::metric::to_string(*m.threshold) : ""},
-                       {"refs", refs},
-                       {"folded", m.folded},
-                       {"inputs", inputs}});
+    metrics.push_back(
+        {{"name", m.definition.name},
+         {"pmu", m.definition.pmu},
+         {"parameter", m.parameter < 0 ? nlohmann::ordered_json() : nlohmann::ordered_json(m.parameter)},
+         {"expr", m.definition.expr},
+         {"folded_expr", perfspec::metric::to_string(m.expr)},
+         {"scale_unit", m.definition.scale_unit},
+         {"threshold", m.threshold ? perfspec::metric::to_string(*m.threshold) : ""},
+         {"refs", refs},
+         {"folded", m.folded},
+         {"inputs", inputs}});
   }
   nlohmann::ordered_json doc{{"schema", "perfspec-metric-plan/1"},
                              {"metrics", metrics},

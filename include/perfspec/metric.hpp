@@ -120,6 +120,7 @@ struct Definition {
   std::string threshold;      ///< MetricThreshold: an expression over this metric and others
   std::string scale_unit;     ///< ScaleUnit: `100%`, `1per_instr`, `1GHz`
   std::string constraint;     ///< MetricConstraint: `NO_GROUP_EVENTS`, `NO_GROUP_EVENTS_NMI`, ...
+  std::string aggregation;    ///< AggregationMode: `PerChip`, `PerCore` (what `?` counts over)
   std::string description;    ///< BriefDescription
   std::string default_group;  ///< DefaultMetricgroupName
   /// MetricgroupNoGroup: `;`-separated names of groups; asked for by one of them (`-M TopdownL1`), its
@@ -167,7 +168,9 @@ class MetricError : public Error {
 /// How to resolve metrics.
 struct Options {
   spec::Machine::MetricTarget target;  ///< for #core_wide
-  int parameter = 0;                   ///< what `?` in identifiers stands for (perf's runtime parameter)
+  /// What `?` in identifiers stands for (perf's runtime parameter) when the machine does not say how
+  /// many there are; see plan().
+  int parameter = 0;
   bool group = true;       ///< a metric's events as weak groups (false: each alone, as --metric-no-group)
   bool merge = true;       ///< a group another metric opens reused when it holds these events (false: as
                            ///< --metric-no-merge, every metric its own groups)
@@ -179,6 +182,9 @@ struct Options {
 /// identifiers of events left, and where in the plan's events each identifier is counted.
 struct ResolvedMetric {
   Definition definition;
+  /// What `?` stood for in this instance, when the expression has one (perf's runtime parameter: the
+  /// chip or core of a powerpc hv_24x7 metric); -1 when it has none.
+  int parameter = -1;
   Expr expr;                        ///< folded: literals, has_event, strcmp_cpuid_str, source_count, if
   std::optional<Expr> threshold;    ///< folded; true (non-zero) where perf marks the value
   ScaleUnit scale;                  ///< applied to the value by evaluate()
@@ -199,9 +205,12 @@ struct Plan {
 };
 
 /// Resolve `request`: metric names and metric groups, comma-separated (case-insensitive, as perf's -M),
-/// or one ad hoc metric `NAME = EXPR`. Throws MetricError: for a metric that does not resolve,
-/// positioned in its text; for a request that does not (a name that is neither a metric nor a group,
-/// ErrorKind::unknown_name), positioned in the request, with an empty metric().
+/// or one ad hoc metric `NAME = EXPR`. A metric whose expression holds `?` is planned once per value of
+/// perf's runtime parameter, as perf does: 0 to N-1 with N from the hv_24x7 PMU's
+/// `interface/sockets` (AggregationMode PerChip) or `interface/coresperchip` (otherwise) under the
+/// root, or once with Options::parameter when the machine has no such file. Throws MetricError: for a metric
+/// that does not resolve, positioned in its text; for a request that does not (a name that is neither a
+/// metric nor a group, ErrorKind::unknown_name), positioned in the request, with an empty metric().
 ///
 /// Example: `auto plan = metric::plan("ipc = instructions / cycles", machine);`
 Plan plan(std::string_view request, const spec::Machine& machine, const Options& options = {});
