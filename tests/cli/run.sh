@@ -199,7 +199,8 @@ expect stat-sigint-command-status [ "$status" = 130 ]
 expect stat-sigint-command-counts grep -qE "msec +task-clock" "$tmp"
 expect stat-sigint-command-header grep -qF " Performance counter stats for 'sleep 7.31':" "$tmp"
 expect stat-sigint-command-reaped [ -z "$(pgrep -f 'sleep 7.31')" ]
-sleep 0.4 & sp=$!
+# Long enough for perfspec to start and attach under a loaded sanitizer build (0.4 s was not).
+sleep 3 & sp=$!
 out=$("$bin" stat -p $sp -e task-clock,context-switches 2>&1); status=$?
 expect stat-pid-status [ "$status" = 0 ]
 expect stat-pid-header grep -qF " Performance counter stats for process id '$sp':" <<<"$out"
