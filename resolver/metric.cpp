@@ -5,7 +5,6 @@
 // PMU, a group another metric already opens being reused. And the evaluation of what was counted.
 #include <algorithm>
 #include <cctype>
-#include <charconv>
 #include <cmath>
 #include <functional>
 #include <iterator>
@@ -662,26 +661,6 @@ bool grouped(ResolvedMetric& m, const spec::Machine& machine, const Options& opt
 
 }  // namespace
 
-// How many values perf's runtime parameter `?` takes for `d` (arch_get_runtimeparam on powerpc): the
-// hv_24x7 PMU's sockets (PerChip) or cores per chip, else 1.
-int runtime_parameters(const spec::Machine& machine, const Definition& d) {
-  const std::string file = machine.root() + "/bus/event_source/devices/hv_24x7/interface/" +
-                           (d.aggregation == "PerChip" ? "sockets" : "coresperchip");
-  std::optional<std::string> text;
-  try {
-    text = spec::io::read_optional_file(spec::io::Jail(machine.root()), file);
-  } catch (const Error&) {
-    return 1;
-  }
-  if (!text) return 1;
-  const std::string t(trim(*text));
-  int n = 0;
-  auto [end, ec] = std::from_chars(t.data(), t.data() + t.size(), n);
-  // perf reads it with sysfs__read_int and loops that many times; a count that is no number, or one
-  // no machine has, is one instance, as an unreadable file is.
-  return ec == std::errc{} && end == t.data() + t.size() && n >= 1 && n <= 4096 ? n : 1;
-}
-
 Plan plan(std::string_view request, const spec::Machine& machine, const Options& options) {
   std::vector<Definition> defs = options.extra;
   for (auto& d : machine_metrics(machine)) defs.push_back(std::move(d));
@@ -744,8 +723,9 @@ Plan plan(std::string_view request, const spec::Machine& machine, const Options&
       todo.emplace_back(&wanted[w], -1);
       continue;
     }
-    const int count = runtime_parameters(machine, wanted[w]);
-    for (int j = 0; j < count; ++j) todo.emplace_back(&wanted[w], count == 1 ? options.parameter : j);
+    const auto count = machine.metric_runtime_parameters(wanted[w].aggregation);
+    if (!count) todo.emplace_back(&wanted[w], options.parameter);
+    for (unsigned j = 0; j < count.value_or(0); ++j) todo.emplace_back(&wanted[w], static_cast<int>(j));
   }
   std::map<int, Resolver> with_parameter;  // a resolver per value of `?`
   for (const auto& [def, parameter] : todo) {

@@ -23,6 +23,7 @@
 #include "spec/ascii.hpp"
 #include "spec/machine_impl.hpp"
 #include "spec/sysfs_io.hpp"
+#include "spec/table_json.hpp"
 
 namespace perfspec::spec {
 
@@ -71,12 +72,9 @@ std::optional<unsigned> term_value(std::string_view terms, std::string_view name
     std::string_view term = terms.substr(0, terms.find(','));
     terms.remove_prefix(std::min(terms.size(), term.size() + 1));
     if (term.size() <= name.size() || !term.starts_with(name) || term[name.size()] != '=') continue;
-    std::string value(term.substr(name.size() + 1));
-    char* end = nullptr;
-    errno = 0;
-    unsigned long v = std::strtoul(value.c_str(), &end, 0);
-    if (value.empty() || *end != '\0' || errno || v > 0xffffffffUL) return std::nullopt;
-    return static_cast<unsigned>(v);
+    auto v = detail::jevents_number(term.substr(name.size() + 1));
+    if (!v || *v > 0xffffffffU) return std::nullopt;
+    return static_cast<unsigned>(*v);
   }
   return std::nullopt;
 }
@@ -262,6 +260,22 @@ bool Machine::nmi_watchdog() const {
     I.nmi_watchdog_ = text && io::trim(*text) != "0" && !io::trim(*text).empty();
   });
   return I.nmi_watchdog_;
+}
+
+std::optional<unsigned> Machine::metric_runtime_parameters(std::string_view aggregation) const {
+  const auto& I = *impl_;
+  const std::string file = I.root_ + "/bus/event_source/devices/hv_24x7/interface/" +
+                           (aggregation == "PerChip" ? "sockets" : "coresperchip");
+  std::optional<std::string> text;
+  try {
+    text = io::read_optional_file(*I.jail_, file);
+  } catch (const Error&) {  // unreadable: as absent, perf's sysfs__read_int failing
+    return std::nullopt;
+  }
+  if (!text) return std::nullopt;
+  auto n = detail::jevents_number(io::trim(*text));
+  if (!n || *n < 1 || *n > 4096) return std::nullopt;
+  return static_cast<unsigned>(*n);
 }
 
 }  // namespace perfspec::spec

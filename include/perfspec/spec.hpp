@@ -355,6 +355,12 @@ class Machine {
   /// when absent). Read once.
   bool nmi_watchdog() const;
 
+  /// How many values perf's metric runtime parameter `?` takes (arch_get_runtimeparam on powerpc):
+  /// the hv_24x7 PMU's `interface/sockets` for AggregationMode `PerChip`, else its
+  /// `interface/coresperchip`. nullopt when the machine has no such file or it holds no count from 1
+  /// to 4096 (perf then plans the metric once).
+  std::optional<unsigned> metric_runtime_parameters(std::string_view aggregation) const;
+
   /// The sources of named events in lookup order: the tables' `sys` folders, sysfs, the model's tables,
   /// libpfm4 (when built in and not turned off). alias() asks them in this order.
   const std::vector<const EventSource*>& sources() const;
