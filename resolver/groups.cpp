@@ -114,9 +114,14 @@ void Resolver::add_braced(const ast::Item& item, Events& events, GroupSlots& gro
     std::size_t size = 0;
     while (i + size < produced && slot[i + size] == s) ++size;
     // Topdown events: slots first, then the metric events, as the kernel accepts them.
-    std::vector<int> rank(size);
-    for (std::size_t k = 0; k < size; ++k) rank[k] = topdown_rank(machine_, events[first + i + k]);
-    if (!std::is_sorted(rank.begin(), rank.end())) {
+    // (Checked without allocating first: almost no group holds one.)
+    bool topdown = false;
+    for (std::size_t k = 0; k < size && !topdown; ++k)
+      topdown = topdown_rank(machine_, events[first + i + k]) < 2;
+    std::vector<int> rank;
+    if (topdown)
+      for (std::size_t k = 0; k < size; ++k) rank.push_back(topdown_rank(machine_, events[first + i + k]));
+    if (topdown && !std::is_sorted(rank.begin(), rank.end())) {
       std::vector<std::size_t> perm(size);
       for (std::size_t k = 0; k < size; ++k) perm[k] = k;
       std::stable_sort(perm.begin(), perm.end(),
