@@ -550,11 +550,14 @@ TEST_CASE(
 
 TEST_CASE("runtime parameter: a metric with '?' once per chip of hv_24x7 (PerChip), as perf on powerpc") {
   // The hv_24x7 PMU's formats and interface files as arch/powerpc/perf/hv-24x7.c describes them.
+  auto hv_24x7 = [](const test::TempTree& tree) {
+    tree.pmu("hv_24x7", 10);
+    tree.write("bus/event_source/devices/hv_24x7/format/domain", "config:0-3\n");
+    tree.write("bus/event_source/devices/hv_24x7/format/chip", "config:16-31\n");
+    tree.write("bus/event_source/devices/hv_24x7/format/offset", "config:32-63\n");
+  };
   test::TempTree t;
-  t.pmu("hv_24x7", 10);
-  t.write("bus/event_source/devices/hv_24x7/format/domain", "config:0-3\n");
-  t.write("bus/event_source/devices/hv_24x7/format/chip", "config:16-31\n");
-  t.write("bus/event_source/devices/hv_24x7/format/offset", "config:32-63\n");
+  hv_24x7(t);
   t.write("bus/event_source/devices/hv_24x7/interface/sockets", "2\n");
   t.write("bus/event_source/devices/hv_24x7/interface/coresperchip", "3\n");
   spec::Machine m(t.root(), test::no_libpfm4());
@@ -578,16 +581,17 @@ TEST_CASE("runtime parameter: a metric with '?' once per chip of hv_24x7 (PerChi
   CHECK(metric::plan("pumps", m, o).metrics.size() == 3);
   // A machine that does not say: once, with Options::parameter.
   test::TempTree bare;
-  bare.pmu("hv_24x7", 10);
-  bare.write("bus/event_source/devices/hv_24x7/format/domain", "config:0-3\n");
-  bare.write("bus/event_source/devices/hv_24x7/format/chip", "config:16-31\n");
-  bare.write("bus/event_source/devices/hv_24x7/format/offset", "config:32-63\n");
+  hv_24x7(bare);
   spec::Machine b(bare.root(), test::no_libpfm4());
   o.parameter = 5;
   plan = metric::plan("pumps", b, o);
   REQUIRE(plan.metrics.size() == 1);
   CHECK(plan.metrics[0].parameter == 5);
   CHECK(plan.events.events[0].attr.config == (0x10ULL << 32 | 5ULL << 16 | 2));
+  // A count that is no number: once, as when the file is missing.
+  t.write("bus/event_source/devices/hv_24x7/interface/sockets", "two\n");
+  o.extra[0].aggregation = "PerChip";
+  CHECK(metric::plan("pumps", spec::Machine(t.root(), test::no_libpfm4()), o).metrics.size() == 1);
   // No '?': no parameter.
   CHECK(metric::plan("x = page\\-faults", two_socket()).metrics[0].parameter == -1);
 }
