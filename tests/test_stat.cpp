@@ -44,6 +44,17 @@ std::vector<std::string> labels(const StatReport& r) {
   return out;
 }
 
+// task-clock (100 ms) and cs (10 + the CPU) counted on CPUs 0 and 1 of the two_socket fixture.
+std::vector<runtime::PlaceCounts> two_cpus_counted() {
+  std::vector<runtime::PlaceCounts> places(2);
+  for (int cpu = 0; cpu < 2; ++cpu) {
+    places[cpu].place = {cpu, -1};
+    places[cpu].counts = {counted(100000000), counted(static_cast<std::uint64_t>(10 + cpu))};
+    places[cpu].here = {1, 1};
+  }
+  return places;
+}
+
 }  // namespace
 
 TEST_CASE("cpu topology from sysfs: sockets, dies, cores and nodes of a round-robin 2-socket machine") {
@@ -135,12 +146,7 @@ TEST_CASE("average of runs: the mean, and the deviation of the mean in percent a
 
 TEST_CASE("perf's layouts per aggregate: -A names the PMU, --per-socket shows the CPUs summed, exactly") {
   auto set = resolve("task-clock,cs", two_socket());
-  std::vector<runtime::PlaceCounts> places(2);
-  for (int cpu = 0; cpu < 2; ++cpu) {
-    places[cpu].place = {cpu, -1};
-    places[cpu].counts = {counted(100000000), counted(static_cast<std::uint64_t>(10 + cpu))};
-    places[cpu].here = {1, 1};
-  }
+  const auto places = two_cpus_counted();
   const auto& topo = two_socket().cpu_topology();
   StatRun run;
   run.target = "'system wide'";
@@ -205,12 +211,7 @@ TEST_CASE("--metric-only per aggregate: a line each, its label first, perf 6.12'
   // column, as in perf) and names the aggregate's fields in -x (aggr_header_csv); print_metric_begin
   // starts each line with the aggregate as the counts' lines do.
   auto set = resolve("task-clock,cs", two_socket());
-  std::vector<runtime::PlaceCounts> places(2);
-  for (int cpu = 0; cpu < 2; ++cpu) {
-    places[cpu].place = {cpu, -1};
-    places[cpu].counts = {counted(100000000), counted(static_cast<std::uint64_t>(10 + cpu))};
-    places[cpu].here = {1, 1};
-  }
+  const auto places = two_cpus_counted();
   const auto& topo = two_socket().cpu_topology();
   auto with_metric = [&](Aggregation a) {
     StatReport r = aggregate(places, a, topo);
