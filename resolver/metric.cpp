@@ -732,11 +732,13 @@ Plan plan(std::string_view request, const spec::Machine& machine, const Options&
     const std::size_t w = static_cast<std::size_t>(def - wanted.data());
     const Definition& d = *def;
     Resolver* resolver = &r;
-    Options other = options;
     if (parameter >= 0 && parameter != options.parameter) {
-      other.parameter = parameter;
       auto it = with_parameter.find(parameter);
-      if (it == with_parameter.end()) it = with_parameter.try_emplace(parameter, machine, other, defs).first;
+      if (it == with_parameter.end()) {
+        Options other = options;
+        other.parameter = parameter;
+        it = with_parameter.try_emplace(parameter, machine, other, defs).first;
+      }
       resolver = &it->second;
     }
     ResolvedMetric m = resolver->resolve(d);
