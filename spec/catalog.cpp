@@ -175,6 +175,17 @@ void copy_file(const io::Jail& jail, const std::string& from, const fs::path& to
   ++report.files;
 }
 
+// A fact of the machine beside the copied tree: `perfspec-snapshot/NAME` holding `text` and a newline.
+void record(const std::string& out, const char* name, const std::string& text) {
+  const fs::path to = fs::path(out) / "perfspec-snapshot" / name;
+  fs::create_directories(to.parent_path());
+  std::ofstream file(to, std::ios::binary);
+  file << text << '\n';
+  file.close();
+  if (!file)
+    throw Error(ErrorKind::io, fmt::format("cannot write '{}': {}", to.string(), std::strerror(errno)));
+}
+
 }  // namespace
 
 SnapshotReport snapshot(const Machine& machine, const std::string& out, const SnapshotOptions& options) {
@@ -243,13 +254,11 @@ SnapshotReport snapshot(const Machine& machine, const std::string& out, const Sn
   // What metrics need of the host beyond sysfs, when the host is what was copied: whether the NMI
   // watchdog holds a counter, the TSC frequency.
   if (tracefs::is_real_sysfs(machine.root())) {
-    fs::create_directories(fs::path(out) / "perfspec-snapshot");
-    std::ofstream(fs::path(out) / "perfspec-snapshot/nmi_watchdog")
-        << (machine.nmi_watchdog() ? 1 : 0) << '\n';
+    record(out, "nmi_watchdog", machine.nmi_watchdog() ? "1" : "0");
     try {
-      const double hz = machine.metric_literal("system_tsc_freq");
-      std::ofstream(fs::path(out) / "perfspec-snapshot/system_tsc_freq") << fmt::format("{:.0f}\n", hz);
+      record(out, "system_tsc_freq", fmt::format("{:.0f}", machine.metric_literal("system_tsc_freq")));
     } catch (const Error& e) {
+      if (e.kind() == ErrorKind::io) throw;
       report.skipped.push_back(e.message());
     }
   }
@@ -258,8 +267,7 @@ SnapshotReport snapshot(const Machine& machine, const std::string& out, const Sn
   const bool id_of_tree =
       machine.cpuid_origin() != Machine::CpuidOrigin::this_host || tracefs::is_real_sysfs(machine.root());
   if (!machine.cpuid().empty() && id_of_tree) {
-    fs::create_directories(fs::path(out) / "perfspec-snapshot");
-    std::ofstream(fs::path(out) / "perfspec-snapshot/cpuid") << machine.cpuid() << '\n';
+    record(out, "cpuid", machine.cpuid());
     report.cpuid = machine.cpuid();
   }
   return report;
