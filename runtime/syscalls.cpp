@@ -16,50 +16,22 @@
 
 namespace perfspec::runtime {
 
+// attr_to_bytes writes the uapi offsets out; the system header must agree with them.
+static_assert(offsetof(perf_event_attr, config) == 8 && offsetof(perf_event_attr, read_format) == 32 &&
+              offsetof(perf_event_attr, wakeup_events) == 48 && offsetof(perf_event_attr, config1) == 56 &&
+              offsetof(perf_event_attr, branch_sample_type) == 72 &&
+              offsetof(perf_event_attr, sample_stack_user) == 88 &&
+              offsetof(perf_event_attr, clockid) == 92 && offsetof(perf_event_attr, sample_regs_intr) == 96 &&
+              offsetof(perf_event_attr, aux_watermark) == 104 &&
+              offsetof(perf_event_attr, sample_max_stack) == 108 &&
+              offsetof(perf_event_attr, aux_sample_size) == 112 &&
+              offsetof(perf_event_attr, sig_data) == 120);
+
 KernelAttr to_kernel(const Attr& a) {
   KernelAttr k;
-  std::memset(&k, 0, sizeof k);
-  perf_event_attr& p = k.attr;
-  p.type = a.type;
-  p.size = sizeof(KernelAttr);
-  p.config = a.config;
-  p.sample_period = a.sample_period;
-  p.sample_type = a.sample_type;
-  p.read_format = a.read_format;
-  // The flag bits (disabled .. sigtrap) form one __u64 right after read_format; bit-fields are
-  // allocated from the least significant bit on the little-endian ABIs Linux perf runs on. They are
-  // packed from the field table, in kernel order, so the two cannot drift apart.
-  static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__, "flag packing assumes little-endian bit-fields");
-  std::uint64_t flags = 0;
-  unsigned bit = 0;
-  bool in_flags = false;
-  for (const auto& f : attr_fields()) {
-    if (f.name == "disabled") in_flags = true;
-    if (!in_flags) continue;
-    flags |= (f.get(a) & ((std::uint64_t{1} << f.bits) - 1)) << bit;
-    bit += f.bits;
-    if (f.name == "sigtrap") break;
-  }
-  std::memcpy(reinterpret_cast<char*>(&p) + offsetof(perf_event_attr, read_format) + sizeof(p.read_format),
-              &flags, sizeof flags);
-  p.wakeup_events = a.wakeup_events;
-  p.bp_type = a.bp_type;
-  p.config1 = a.config1;
-  p.config2 = a.config2;
-  p.branch_sample_type = a.branch_sample_type;
-  p.sample_regs_user = a.sample_regs_user;
-  p.sample_stack_user = a.sample_stack_user;
-  p.clockid = a.clockid;
-  p.sample_regs_intr = a.sample_regs_intr;
-  p.aux_watermark = a.aux_watermark;
-  p.sample_max_stack = a.sample_max_stack;
-  p.aux_sample_size = a.aux_sample_size;
-  p.sig_data = a.sig_data;
-#ifdef PERF_ATTR_SIZE_VER8
-  p.config3 = a.config3;
-#else
-  k.config3 = a.config3;
-#endif
+  auto bytes = attr_to_bytes(a);
+  static_assert(sizeof bytes == sizeof k);
+  std::memcpy(&k, bytes.data(), sizeof k);
   return k;
 }
 

@@ -2,6 +2,7 @@
 #include <algorithm>
 #include <array>
 #include <cstdio>
+#include <cstring>
 
 #include "perfspec/attr.hpp"
 
@@ -165,6 +166,102 @@ std::string flag_names(std::string_view field, std::uint64_t value) {
     out += buf;
   }
   return out;
+}
+
+std::uint64_t attr_flags_word(const Attr& attr) {
+  static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__, "flag packing assumes little-endian bit-fields");
+  std::uint64_t word = 0;
+  unsigned bit = 0;
+  bool in_flags = false;
+  for (const auto& f : attr_fields()) {
+    if (f.name == "disabled") in_flags = true;
+    if (!in_flags) continue;
+    word |= (f.get(attr) & ((std::uint64_t{1} << f.bits) - 1)) << bit;
+    bit += f.bits;
+    if (f.name == "sigtrap") break;
+  }
+  return word;
+}
+
+void set_attr_flags_word(Attr& attr, std::uint64_t word) {
+  unsigned bit = 0;
+  bool in_flags = false;
+  for (const auto& f : attr_fields()) {
+    if (f.name == "disabled") in_flags = true;
+    if (!in_flags) continue;
+    f.set(attr, (word >> bit) & ((std::uint64_t{1} << f.bits) - 1));
+    bit += f.bits;
+    if (f.name == "sigtrap") break;
+  }
+}
+
+namespace {
+// The offsets of struct perf_event_attr (include/uapi/linux/perf_event.h), PERF_ATTR_SIZE_VER8.
+template <typename T> void put(std::array<std::byte, 136>& b, std::size_t at, T v) {
+  std::memcpy(b.data() + at, &v, sizeof v);
+}
+template <typename T> T take(const std::array<std::byte, 136>& b, std::size_t at) {
+  T v;
+  std::memcpy(&v, b.data() + at, sizeof v);
+  return v;
+}
+}  // namespace
+
+std::array<std::byte, 136> attr_to_bytes(const Attr& a) {
+  std::array<std::byte, 136> b{};
+  put<std::uint32_t>(b, 0, a.type);
+  put<std::uint32_t>(b, 4, attr_size_ver8);
+  put<std::uint64_t>(b, 8, a.config);
+  put<std::uint64_t>(b, 16, a.sample_period);
+  put<std::uint64_t>(b, 24, a.sample_type);
+  put<std::uint64_t>(b, 32, a.read_format);
+  put<std::uint64_t>(b, 40, attr_flags_word(a));
+  put<std::uint32_t>(b, 48, a.wakeup_events);
+  put<std::uint32_t>(b, 52, a.bp_type);
+  put<std::uint64_t>(b, 56, a.config1);
+  put<std::uint64_t>(b, 64, a.config2);
+  put<std::uint64_t>(b, 72, a.branch_sample_type);
+  put<std::uint64_t>(b, 80, a.sample_regs_user);
+  put<std::uint32_t>(b, 88, a.sample_stack_user);
+  put<std::int32_t>(b, 92, a.clockid);
+  put<std::uint64_t>(b, 96, a.sample_regs_intr);
+  put<std::uint32_t>(b, 104, a.aux_watermark);
+  put<std::uint16_t>(b, 108, a.sample_max_stack);
+  put<std::uint32_t>(b, 112, a.aux_sample_size);
+  put<std::uint64_t>(b, 120, a.sig_data);
+  put<std::uint64_t>(b, 128, a.config3);
+  return b;
+}
+
+Attr attr_from_bytes(std::span<const std::byte> bytes) {
+  std::array<std::byte, 136> b{};
+  std::uint32_t size = 0;
+  if (bytes.size() >= 8) std::memcpy(&size, bytes.data() + 4, 4);
+  if (size == 0) size = 64;  // PERF_ATTR_SIZE_VER0
+  std::memcpy(b.data(), bytes.data(), std::min<std::size_t>({size, bytes.size(), b.size()}));
+  Attr a;
+  a.type = take<std::uint32_t>(b, 0);
+  a.size = size;
+  a.config = take<std::uint64_t>(b, 8);
+  a.sample_period = take<std::uint64_t>(b, 16);
+  a.sample_type = take<std::uint64_t>(b, 24);
+  a.read_format = take<std::uint64_t>(b, 32);
+  set_attr_flags_word(a, take<std::uint64_t>(b, 40));
+  a.wakeup_events = take<std::uint32_t>(b, 48);
+  a.bp_type = take<std::uint32_t>(b, 52);
+  a.config1 = take<std::uint64_t>(b, 56);
+  a.config2 = take<std::uint64_t>(b, 64);
+  a.branch_sample_type = take<std::uint64_t>(b, 72);
+  a.sample_regs_user = take<std::uint64_t>(b, 80);
+  a.sample_stack_user = take<std::uint32_t>(b, 88);
+  a.clockid = take<std::int32_t>(b, 92);
+  a.sample_regs_intr = take<std::uint64_t>(b, 96);
+  a.aux_watermark = take<std::uint32_t>(b, 104);
+  a.sample_max_stack = take<std::uint16_t>(b, 108);
+  a.aux_sample_size = take<std::uint32_t>(b, 112);
+  a.sig_data = take<std::uint64_t>(b, 120);
+  a.config3 = take<std::uint64_t>(b, 128);
+  return a;
 }
 
 }  // namespace perfspec

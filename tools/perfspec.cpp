@@ -22,6 +22,7 @@
 #include "tools/exit_status.hpp"
 #include "tools/list.hpp"
 #include "tools/report.hpp"
+#include "tools/script.hpp"
 #include "tools/stat.hpp"
 #include "tools/warnings.hpp"
 
@@ -400,6 +401,29 @@ struct SnapshotCommand {
   }
 };
 
+struct ScriptCommand {
+  CLI::App* app = nullptr;
+  perfspec::tools::ScriptOptions so;
+
+  void add(CLI::App& parent) {
+    app = parent.add_subcommand("script", "print the records of a perf.data file (perf's or perfspec's)");
+    app->add_option("-i,--input", so.input, "the file to read ('-': a pipe-mode stream on stdin)")
+        ->capture_default_str();
+    app->add_option("--format", so.format,
+                    "output format: text (as perf script) or json (one line per record)")
+        ->check(CLI::IsMember({"text", "json"}))
+        ->capture_default_str();
+    app->add_option("-F,--fields", so.fields, "text: comm,pid,tid,cpu,time,period,event,addr,ip");
+    app->add_flag("--samples", so.samples_only, "text: samples only, as perf script prints by default");
+    app->add_flag("--summary", so.summary, "count the records by type, and report what was lost");
+    app->add_flag("--ns", so.ns, "times in nanoseconds");
+    app->footer(
+        "Text lists every record: samples as perf script prints them, the others as perf script prints "
+        "them with --show-task-events, --show-mmap-events, --show-lost-events and the like.");
+  }
+  int run() { return perfspec::tools::run_script(so); }
+};
+
 struct DecodeCommand {
   CLI::App* app = nullptr;
   perfspec::tools::DecodeOptions dopt;
@@ -470,11 +494,13 @@ int main(int argc, char** argv) {
   ListCommand list;
   SnapshotCommand snapshot;
   DecodeCommand decode;
+  ScriptCommand script;
   resolve.add(app, machine);
   stat.add(app, machine);
   list.add(app, machine);
   snapshot.add(app, machine);
   decode.add(app, machine);
+  script.add(app);
   std::vector<std::string> words = cli_words(argc, argv, *stat.app, stat.st.command);
   // Errors are JSON under `--format json`, CLI11's too: they come before the option is parsed, so
   // the words say which; once parsed, the subcommand's own --format does.
@@ -511,12 +537,14 @@ int main(int argc, char** argv) {
   if (*stat.app) errors = tools::error_format(stat.st.format);
   if (*list.app) errors = tools::error_format(list.lo.format);
   if (*decode.app) errors = tools::error_format(decode.dopt.format);
+  if (*script.app) errors = tools::error_format(script.so.format);
   try {
     if (*resolve.app) return resolve.run(machine);
     if (*decode.app) return decode.run(machine);
     if (*list.app) return list.run(machine);
     if (*snapshot.app) return snapshot.run(machine);
     if (*stat.app) return stat.run(machine);
+    if (*script.app) return script.run();
   } catch (const perfspec::Error& e) {
     return tools::report_error(e, errors);
   } catch (const std::exception& e) {

@@ -3,6 +3,8 @@
 // perfspec's value type for `struct perf_event_attr` and the field table used to print, serialise and
 // decode it. Field names are the kernel's (include/uapi/linux/perf_event.h); the table lists every field
 // of the newest perf_event_open(2) plus config3 (Linux 6.3).
+#include <array>
+#include <cstddef>
 #include <cstdint>
 #include <optional>
 #include <span>
@@ -58,6 +60,24 @@ struct AttrField {
   std::uint64_t (*get)(const Attr&);  ///< signed fields are returned sign-extended
   void (*set)(Attr&, std::uint64_t);  ///< truncates to the field's width
 };
+
+/// The flag bits (`disabled` .. `sigtrap`) as the kernel packs them into the u64 after read_format
+/// (bit-fields from the least significant bit, on the little-endian ABIs perf runs on), and back.
+///
+/// Example: `attr_flags_word(a) & 1  // disabled`
+std::uint64_t attr_flags_word(const Attr& attr);
+void set_attr_flags_word(Attr& attr, std::uint64_t word);
+
+/// A perf_event_attr from its bytes as the kernel and perf.data lay it out: the first `size` bytes
+/// (the attr's own `size` field, 0 meaning 64); an older, shorter attr leaves the rest zero, the extra
+/// bytes of a newer, longer one are ignored. `bytes` must hold `size` bytes (the caller checks).
+///
+/// Example: `Attr a = attr_from_bytes(file.subspan(at, attr_size));`
+Attr attr_from_bytes(std::span<const std::byte> bytes);
+/// The kernel layout of `attr` (PERF_ATTR_SIZE_VER8, 136 bytes, `size` 136).
+///
+/// Example: `auto bytes = attr_to_bytes(event.attr);  // as perf_event_open and perf.data take it`
+std::array<std::byte, 136> attr_to_bytes(const Attr& attr);
 
 /// All fields in kernel order.
 ///

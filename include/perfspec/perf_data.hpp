@@ -1,0 +1,130 @@
+// SPDX-License-Identifier: MIT
+#pragma once
+// Reading perf.data files (tools/perf/Documentation/perf.data-file-format.txt): the header, the
+// attrs with their ids, the feature sections, and the data section's records, in file mode and in
+// pipe mode (`perf record -o -`), whoever wrote them.
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "perfspec/record.hpp"
+
+namespace perfspec::record {
+
+/// Feature bits of the header (HEADER_TRACING_DATA = 1 ... HEADER_PMU_CAPS = 31).
+enum class Feature : unsigned {
+  tracing_data = 1,
+  build_id,
+  hostname,
+  osrelease,
+  version,
+  arch,
+  nrcpus,
+  cpudesc,
+  cpuid,
+  total_mem,
+  cmdline,
+  event_desc,
+  cpu_topology,
+  numa_topology,
+  branch_stack,
+  pmu_mappings,
+  group_desc,
+  auxtrace,
+  stat,
+  cache,
+  sample_time_range,  // HEADER_SAMPLE_TIME ("sample_time")
+  mem_topology,
+  clockid,
+  dir_format,
+  bpf_prog_info,
+  bpf_btf,
+  compressed,
+  cpu_pmu_caps,
+  clock_data,
+  hybrid_topology,
+  pmu_caps,
+};
+
+/// perf's name of a feature ("hostname", "event_desc"), empty for an unknown bit.
+///
+/// Example: `feature_name(Feature::cmdline) == "cmdline"`.
+std::string_view feature_name(Feature feature);
+
+/// One event of the file: its attr, the kernel ids of its fds, and its name (from HEADER_EVENT_DESC or,
+/// in pipe mode, EVENT_UPDATE; empty when the file does not name it).
+struct FileEvent {
+  Attr attr;
+  std::vector<std::uint64_t> ids;
+  std::string name;
+};
+
+/// An open perf.data file. The records it yields are views into its bytes: valid while it lives.
+///
+/// Example:
+/// ```
+/// auto file = record::PerfData::open("perf.data");
+/// record::Record r;
+/// while (file.next(r))
+///   if (auto* s = r.get<record::Sample>()) std::printf("%s %llx\n", file.event_name(r.attr).c_str(), ...);
+/// ```
+class PerfData {
+ public:
+  /// Map `path` (`-` reads standard input, a pipe-mode stream). Throws Error (io) when it cannot be
+  /// read, DecodeError when its header does not follow the format.
+  static PerfData open(const std::string& path);
+  /// The same over bytes already in memory (a test, a fuzzer, a network stream).
+  static PerfData from_bytes(std::vector<std::byte> bytes);
+  PerfData(PerfData&&) noexcept;
+  PerfData& operator=(PerfData&&) noexcept;
+  ~PerfData();
+
+  /// Written in pipe mode: attrs, features and tracing data arrive as records in the stream.
+  bool pipe() const;
+  /// The events known so far (all of them in file mode; in pipe mode, those whose ATTR record has
+  /// been read).
+  const std::vector<FileEvent>& events() const;
+  /// The name of attr `index` for printing: its name, else `type:config` as perf falls back.
+  std::string event_name(std::size_t index) const;
+  const Formats& formats() const;
+
+  /// The next record of the data section, false at its end. Throws DecodeError for a record that
+  /// does not follow the format (the offset is the file's). In pipe mode, ATTR, EVENT_UPDATE and
+  /// FEATURE records are also applied to events() and the features as they pass.
+  bool next(Record& out);
+  /// Start again from the first record.
+  void rewind();
+  /// The record at `offset` of the file (one next() returned), decoded again: for a reader that
+  /// visits records out of file order (sorted by time). Not in pipe mode. Throws DecodeError.
+  void decode_at(std::uint64_t offset, Record& out) const;
+
+  /// Where the data section starts and how long it is (in pipe mode: everything after the header).
+  std::uint64_t data_offset() const;
+  std::uint64_t data_size() const;
+
+  bool has_feature(Feature feature) const;
+  /// The bytes of a feature section (empty when absent).
+  std::span<const std::byte> feature(Feature feature) const;
+  /// A perf_header_string feature: hostname, osrelease, version, arch, cpudesc, cpuid.
+  std::optional<std::string> feature_string(Feature feature) const;
+  /// HEADER_CMDLINE: the perf command line that wrote the file.
+  std::vector<std::string> cmdline() const;
+  /// HEADER_NRCPUS: (available, online).
+  std::optional<std::pair<std::uint32_t, std::uint32_t>> nr_cpus() const;
+  /// HEADER_TOTAL_MEM, in kB.
+  std::optional<std::uint64_t> total_mem() const;
+  /// HEADER_TRACING_DATA (file mode) or the bytes after a TRACING_DATA record (pipe mode, once read).
+  std::span<const std::byte> tracing_data() const;
+
+ private:
+  struct Impl;
+  explicit PerfData(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace perfspec::record

@@ -1,0 +1,558 @@
+// SPDX-License-Identifier: MIT
+// Decoding PERF_RECORD_* over byte spans: the layouts of include/uapi/linux/perf_event.h (kernel
+// records, the sample in its field order) and of perf's own records (tools/perf/util/event.h).
+#include <algorithm>
+#include <bit>
+
+#include "perfspec/record.hpp"
+#include "record/cursor.hpp"
+
+namespace perfspec::record {
+
+using detail::Cursor;
+
+namespace {
+
+constexpr std::uint64_t branch_hw_index = 1U << 17, branch_counters = 1U << 19;
+constexpr std::uint64_t format_time_enabled = 1, format_time_running = 2, format_id = 4, format_group = 8,
+                        format_lost = 16;
+constexpr std::uint64_t format_known = 31;
+
+constexpr std::string_view kernel_names[] = {
+    "",          "MMAP",        "LOST",       "COMM",         "EXIT",           "THROTTLE",
+    "UNTHROTTLE", "FORK",       "READ",       "SAMPLE",       "MMAP2",          "AUX",
+    "ITRACE_START", "LOST_SAMPLES", "SWITCH", "SWITCH_CPU_WIDE", "NAMESPACES",  "KSYMBOL",
+    "BPF_EVENT", "CGROUP",      "TEXT_POKE",  "AUX_OUTPUT_HW_ID"};
+constexpr std::string_view user_names[] = {
+    "ATTR",        "EVENT_TYPE",  "TRACING_DATA", "BUILD_ID", "FINISHED_ROUND", "ID_INDEX", "AUXTRACE_INFO",
+    "AUXTRACE",    "AUXTRACE_ERROR", "THREAD_MAP", "CPU_MAP", "STAT_CONFIG",    "STAT",     "STAT_ROUND",
+    "EVENT_UPDATE", "TIME_CONV",  "FEATURE",      "COMPRESSED", "FINISHED_INIT"};
+
+// The bytes of the sample_id trailer for a sample_type.
+std::size_t sample_id_size(std::uint64_t type) {
+  return 8u * static_cast<std::size_t>(std::popcount(
+                  type & (sample_tid | sample_time | sample_id | sample_stream_id | sample_cpu | sample_identifier)));
+}
+
+// Where the id sits: in a sample body, the u64 index from its start; in a trailer, counted from its
+// end (1 = the last u64). -1 when the sample_type carries no id.
+int id_pos(std::uint64_t type) {
+  if (type & sample_identifier) return 0;
+  if (!(type & sample_id)) return -1;
+  int i = 0;
+  for (auto bit : {sample_ip, sample_tid, sample_time, sample_addr})
+    if (type & bit) ++i;
+  return i;
+}
+int is_pos(std::uint64_t type) {
+  if (type & sample_identifier) return 1;
+  if (!(type & sample_id)) return -1;
+  int i = 1;
+  for (auto bit : {sample_cpu, sample_stream_id})
+    if (type & bit) ++i;
+  return i;
+}
+
+SampleId read_sample_id(Cursor& c, std::uint64_t type) {
+  SampleId s;
+  s.fields = type & (sample_tid | sample_time | sample_id | sample_stream_id | sample_cpu | sample_identifier);
+  if (type & sample_tid) {
+    s.pid = c.u32("sample_id pid");
+    s.tid = c.u32("sample_id tid");
+  }
+  if (type & sample_time) s.time = c.u64("sample_id time");
+  if (type & sample_id) s.id = c.u64("sample_id id");
+  if (type & sample_stream_id) s.stream_id = c.u64("sample_id stream_id");
+  if (type & sample_cpu) {
+    s.cpu = c.u32("sample_id cpu");
+    c.u32("sample_id res");
+  }
+  if (type & sample_identifier) s.id = c.u64("sample_id identifier");
+  return s;
+}
+
+ReadValues read_values(Cursor& c, std::uint64_t format) {
+  if (format & ~format_known) c.fail(fmt::format("read_format {:#x} has bits this decoder does not know", format));
+  ReadValues r;
+  r.format = format;
+  if (format & format_group) {
+    std::uint64_t nr = c.u64("read_format nr");
+    if (format & format_time_enabled) r.time_enabled = c.u64("read_format time_enabled");
+    if (format & format_time_running) r.time_running = c.u64("read_format time_running");
+    std::uint64_t per = 1 + ((format & format_id) ? 1 : 0) + ((format & format_lost) ? 1 : 0);
+    if (nr > c.left() / (8 * per))
+      c.fail(fmt::format("read_format group of {} members needs {} bytes, {} are left", nr,
+                         nr > (std::uint64_t{1} << 56) ? nr : nr * 8 * per, c.left()));
+    U64s words = c.u64s(nr * per, "read_format values");
+    r.group_ = words.bytes().data();
+    r.count_ = static_cast<std::size_t>(nr);
+    return r;
+  }
+  r.single_.value = c.u64("read_format value");
+  if (format & format_time_enabled) r.time_enabled = c.u64("read_format time_enabled");
+  if (format & format_time_running) r.time_running = c.u64("read_format time_running");
+  if (format & format_id) r.single_.id = c.u64("read_format id");
+  if (format & format_lost) r.single_.lost = c.u64("read_format lost");
+  r.count_ = 1;
+  return r;
+}
+
+Registers read_registers(Cursor& c, std::uint64_t mask, std::string_view what) {
+  Registers r;
+  r.mask = mask;
+  r.abi = c.u64(what);
+  if (r.abi != 0) r.values = c.u64s(static_cast<std::uint64_t>(std::popcount(mask)), what);
+  return r;
+}
+
+void sample_body(Cursor& c, const Attr& attr, Sample& s) {
+  const std::uint64_t t = attr.sample_type;
+  s.type = t;
+  if (t & sample_identifier) s.identifier = c.u64("IDENTIFIER");
+  if (t & sample_ip) s.ip = c.u64("IP");
+  if (t & sample_tid) {
+    s.pid = c.u32("TID pid");
+    s.tid = c.u32("TID tid");
+  }
+  if (t & sample_time) s.time = c.u64("TIME");
+  if (t & sample_addr) s.addr = c.u64("ADDR");
+  if (t & sample_id) s.id = c.u64("ID");
+  if (t & sample_stream_id) s.stream_id = c.u64("STREAM_ID");
+  if (t & sample_cpu) {
+    s.cpu = c.u32("CPU");
+    s.cpu_reserved = c.u32("CPU res");
+  }
+  if (t & sample_period) s.period = c.u64("PERIOD");
+  if (t & sample_read) s.read = read_values(c, attr.read_format);
+  if (t & sample_callchain) s.callchain = c.u64s(c.u64("CALLCHAIN nr"), "CALLCHAIN ips");
+  if (t & sample_raw) s.raw = c.take(c.u32("RAW size"), "RAW data");
+  if (t & sample_branch_stack) {
+    std::uint64_t nr = c.u64("BRANCH_STACK nr");
+    if (attr.branch_sample_type & branch_hw_index) s.branches.hw_idx = c.u64("BRANCH_STACK hw_idx");
+    if (nr > c.left() / 24) c.fail(fmt::format("BRANCH_STACK of {} entries does not fit in the record", nr));
+    s.branches.words = c.u64s(nr * 3, "BRANCH_STACK entries");
+    if (attr.branch_sample_type & branch_counters) s.branches.counters = c.u64s(nr, "BRANCH_STACK counters");
+  }
+  if (t & sample_regs_user) s.regs_user = read_registers(c, attr.sample_regs_user, "REGS_USER");
+  if (t & sample_stack_user) {
+    std::uint64_t size = c.u64("STACK_USER size");
+    s.stack_user.data = c.take(size, "STACK_USER data");
+    if (size != 0) s.stack_user.dyn_size = c.u64("STACK_USER dyn_size");
+    if (s.stack_user.dyn_size > size)
+      c.fail(fmt::format("STACK_USER dyn_size {} is more than its size {}", s.stack_user.dyn_size, size));
+  }
+  if (t & (sample_weight | sample_weight_struct)) s.weight.full = c.u64("WEIGHT");
+  if (t & sample_data_src) s.data_src = c.u64("DATA_SRC");
+  if (t & sample_transaction) s.transaction = c.u64("TRANSACTION");
+  if (t & sample_regs_intr) s.regs_intr = read_registers(c, attr.sample_regs_intr, "REGS_INTR");
+  if (t & sample_phys_addr) s.phys_addr = c.u64("PHYS_ADDR");
+  if (t & sample_cgroup) s.cgroup = c.u64("CGROUP");
+  if (t & sample_data_page_size) s.data_page_size = c.u64("DATA_PAGE_SIZE");
+  if (t & sample_code_page_size) s.code_page_size = c.u64("CODE_PAGE_SIZE");
+  if (t & sample_aux) s.aux = c.take(c.u64("AUX size"), "AUX data");
+}
+
+// The attr's size as its bytes say (0: PERF_ATTR_SIZE_VER0, 64).
+std::uint32_t attr_size_of(std::span<const std::byte> bytes) {
+  std::uint32_t size = 0;
+  if (bytes.size() >= 8) std::memcpy(&size, bytes.data() + 4, 4);
+  return size == 0 ? 64 : size;
+}
+
+// The body of a kernel record (between header and trailer).
+void kernel_body(Cursor& c, std::uint32_t type, std::uint16_t misc, const Attr& attr, Body& body) {
+  switch (static_cast<Type>(type)) {
+    case Type::mmap: {
+      Mmap m;
+      m.pid = c.u32("pid"), m.tid = c.u32("tid");
+      m.addr = c.u64("addr"), m.len = c.u64("len"), m.pgoff = c.u64("pgoff");
+      m.filename = c.rest_string("filename");
+      body = m;
+      return;
+    }
+    case Type::mmap2: {
+      Mmap2 m;
+      m.pid = c.u32("pid"), m.tid = c.u32("tid");
+      m.addr = c.u64("addr"), m.len = c.u64("len"), m.pgoff = c.u64("pgoff");
+      if (misc & misc_mmap_build_id) {
+        auto size = c.get<std::uint8_t>("build_id_size");
+        c.take(3, "reserved");
+        auto id = c.take(20, "build_id");
+        if (size > 20) c.fail(fmt::format("build_id_size {} is more than 20", size));
+        m.build_id = id.first(size);
+      } else {
+        m.maj = c.u32("maj"), m.min = c.u32("min");
+        m.ino = c.u64("ino"), m.ino_generation = c.u64("ino_generation");
+      }
+      m.prot = c.u32("prot"), m.flags = c.u32("flags");
+      m.filename = c.rest_string("filename");
+      body = m;
+      return;
+    }
+    case Type::lost: {
+      Lost l;
+      l.id = c.u64("id"), l.lost = c.u64("lost");
+      body = l;
+      return;
+    }
+    case Type::comm: {
+      Comm m;
+      m.pid = c.u32("pid"), m.tid = c.u32("tid");
+      m.comm = c.rest_string("comm");
+      m.exec = (misc & misc_comm_exec) != 0;
+      body = m;
+      return;
+    }
+    case Type::exit:
+    case Type::fork: {
+      Task t;
+      t.pid = c.u32("pid"), t.ppid = c.u32("ppid"), t.tid = c.u32("tid"), t.ptid = c.u32("ptid");
+      t.time = c.u64("time");
+      body = t;
+      return;
+    }
+    case Type::throttle:
+    case Type::unthrottle: {
+      Throttle t;
+      t.time = c.u64("time"), t.id = c.u64("id"), t.stream_id = c.u64("stream_id");
+      body = t;
+      return;
+    }
+    case Type::read: {
+      Read r;
+      r.pid = c.u32("pid"), r.tid = c.u32("tid");
+      r.values = read_values(c, attr.read_format);
+      body = r;
+      return;
+    }
+    case Type::aux: {
+      Aux a;
+      a.aux_offset = c.u64("aux_offset"), a.aux_size = c.u64("aux_size"), a.flags = c.u64("flags");
+      body = a;
+      return;
+    }
+    case Type::itrace_start: {
+      ItraceStart i;
+      i.pid = c.u32("pid"), i.tid = c.u32("tid");
+      body = i;
+      return;
+    }
+    case Type::lost_samples: {
+      body = LostSamples{c.u64("lost")};
+      return;
+    }
+    case Type::switch_:
+    case Type::switch_cpu_wide: {
+      Switch s;
+      s.out = (misc & misc_switch_out) != 0;
+      s.preempt = (misc & misc_switch_out_preempt) != 0;
+      if (type == static_cast<std::uint32_t>(Type::switch_cpu_wide)) {
+        s.next_prev_pid = c.u32("next_prev_pid");
+        s.next_prev_tid = c.u32("next_prev_tid");
+      }
+      body = s;
+      return;
+    }
+    case Type::namespaces: {
+      Namespaces n;
+      n.pid = c.u32("pid"), n.tid = c.u32("tid");
+      std::uint64_t nr = c.u64("nr_namespaces");
+      if (nr > c.left() / 16) c.fail(fmt::format("{} namespaces do not fit in the record", nr));
+      n.words = c.u64s(nr * 2, "namespaces");
+      body = n;
+      return;
+    }
+    case Type::ksymbol: {
+      Ksymbol k;
+      k.addr = c.u64("addr"), k.len = c.u32("len");
+      k.ksym_type = c.u16("ksym_type"), k.flags = c.u16("flags");
+      k.name = c.rest_string("name");
+      body = k;
+      return;
+    }
+    case Type::bpf_event: {
+      BpfEvent b;
+      b.type = c.u16("type"), b.flags = c.u16("flags"), b.id = c.u32("id");
+      auto tag = c.take(8, "tag");
+      std::memcpy(b.tag.data(), tag.data(), 8);
+      body = b;
+      return;
+    }
+    case Type::cgroup: {
+      Cgroup g;
+      g.id = c.u64("id");
+      g.path = c.rest_string("path");
+      body = g;
+      return;
+    }
+    case Type::text_poke: {
+      TextPoke t;
+      t.addr = c.u64("addr");
+      std::uint16_t old_len = c.u16("old_len"), new_len = c.u16("new_len");
+      t.old_bytes = c.take(old_len, "old bytes");
+      t.new_bytes = c.take(new_len, "new bytes");
+      body = t;
+      return;
+    }
+    case Type::aux_output_hw_id: {
+      body = AuxOutputHwId{c.u64("hw_id")};
+      return;
+    }
+    default:
+      body = Opaque{c.take(c.left(), "body")};
+      return;
+  }
+}
+
+void user_body(Cursor& c, std::uint32_t type, std::uint16_t misc, Body& body) {
+  switch (static_cast<Type>(type)) {
+    case Type::header_attr: {
+      HeaderAttr h;
+      auto rest = c.take(c.left(), "attr");
+      Cursor a(rest, 0, type);
+      std::uint32_t size = attr_size_of(rest);
+      if (size % 8 != 0 || size > rest.size())
+        c.fail(fmt::format("attr size {} does not fit the record's {} bytes (or is not a multiple of 8)", size,
+                           rest.size()));
+      h.attr = attr_from_bytes(rest.first(size));
+      h.ids = U64s(rest.data() + size, (rest.size() - size) / 8);
+      body = h;
+      return;
+    }
+    case Type::header_tracing_data: {
+      body = TracingData{c.u32("size")};
+      return;
+    }
+    case Type::header_build_id: {
+      BuildId b;
+      b.pid = c.u32("pid");
+      auto id = c.take(24, "build_id");
+      std::size_t size = 20;
+      if (misc & misc_ext_reserved) {  // PERF_RECORD_MISC_BUILD_ID_SIZE: byte 20 holds the size
+        size = std::to_integer<std::size_t>(id[20]);
+        if (size > 20) c.fail(fmt::format("build id size {} is more than 20", size));
+      }
+      b.build_id = id.first(size);
+      b.filename = c.rest_string("filename");
+      body = b;
+      return;
+    }
+    case Type::id_index: {
+      IdIndex x;
+      std::uint64_t nr = c.u64("nr");
+      if (nr > c.left() / 32) c.fail(fmt::format("{} id index entries do not fit in the record", nr));
+      x.words = c.u64s(nr * 4, "entries");
+      c.take(c.left(), "machine pid and vcpu");  // id_index_entry_2 follows in newer perf
+      body = x;
+      return;
+    }
+    case Type::time_conv: {
+      TimeConv t;
+      t.time_shift = c.u64("time_shift"), t.time_mult = c.u64("time_mult"), t.time_zero = c.u64("time_zero");
+      if (c.left() >= 24) {
+        t.time_cycles = c.u64("time_cycles");
+        t.time_mask = c.u64("time_mask");
+        t.cap_user_time_zero = c.get<std::uint8_t>("cap_user_time_zero") != 0;
+        t.cap_user_time_short = c.get<std::uint8_t>("cap_user_time_short") != 0;
+      }
+      body = t;
+      return;
+    }
+    case Type::thread_map: {
+      ThreadMap m;
+      m.nr = c.u64("nr");
+      if (m.nr > c.left() / 24) c.fail(fmt::format("{} thread map entries do not fit in the record", m.nr));
+      m.entries = c.take(m.nr * 24, "entries");
+      body = m;
+      return;
+    }
+    case Type::header_feature: {
+      HeaderFeature f;
+      f.feature = c.u64("feat_id");
+      f.data = c.take(c.left(), "data");
+      body = f;
+      return;
+    }
+    default:
+      body = Opaque{c.take(c.left(), "body")};
+      return;
+  }
+}
+
+}  // namespace
+
+std::string_view type_name(std::uint32_t type) {
+  if (type > 0 && type < std::size(kernel_names)) return kernel_names[type];
+  if (type >= user_type_start && type - user_type_start < std::size(user_names))
+    return user_names[type - user_type_start];
+  return {};
+}
+
+char cpumode_letter(std::uint16_t misc) {
+  switch (misc & misc_cpumode_mask) {
+    case misc_kernel: return 'k';
+    case misc_user: return 'u';
+    case misc_hypervisor: return 'H';
+    case misc_guest_kernel: return 'G';
+    case misc_guest_user: return 'g';
+    default: return '?';
+  }
+}
+
+ReadValue ReadValues::operator[](std::size_t i) const {
+  if (!(format & format_group)) return single_;
+  std::size_t per = 1 + ((format & format_id) ? 1 : 0) + ((format & format_lost) ? 1 : 0);
+  U64s w(group_ + i * per * 8, per);
+  ReadValue v;
+  v.value = w[0];
+  std::size_t k = 1;
+  if (format & format_id) v.id = w[k++];
+  if (format & format_lost) v.lost = w[k];
+  return v;
+}
+
+std::optional<std::uint64_t> Registers::get(unsigned reg) const {
+  if (reg >= 64 || !(mask >> reg & 1) || values.empty()) return std::nullopt;
+  return values[static_cast<std::size_t>(std::popcount(mask & ((std::uint64_t{1} << reg) - 1)))];
+}
+
+ThreadMapEntry ThreadMap::operator[](std::size_t i) const {
+  ThreadMapEntry e;
+  std::memcpy(&e.pid, entries.data() + i * 24, 8);
+  const auto* comm = reinterpret_cast<const char*>(entries.data() + i * 24 + 8);
+  e.comm = std::string_view(comm, strnlen(comm, 16));
+  return e;
+}
+
+Sample decode_sample(std::span<const std::byte> body, const Attr& attr, std::uint64_t offset) {
+  Cursor c(body, offset, static_cast<std::uint32_t>(Type::sample));
+  Sample s;
+  sample_body(c, attr, s);
+  return s;
+}
+
+std::size_t Formats::add(const Attr& attr, std::span<const std::uint64_t> ids) {
+  if (attr.sample_type & ~sample_known)
+    throw Error(ErrorKind::bad_value,
+                fmt::format("sample_type {:#x} has bits this decoder does not know ({:#x})", attr.sample_type,
+                            attr.sample_type & ~sample_known));
+  if (attr.read_format & ~format_known)
+    throw Error(ErrorKind::bad_value, fmt::format("read_format {:#x} has bits this decoder does not know",
+                                                  attr.read_format));
+  int ip = id_pos(attr.sample_type), sp = is_pos(attr.sample_type);
+  if (!attrs_.empty()) {
+    if (attr.sample_id_all != attrs_.front().sample_id_all)
+      throw Error(ErrorKind::bad_value, "the attrs of one stream disagree on sample_id_all");
+    if (ip != id_pos_ || sp != is_pos_ || ip < 0 || sp < 0)
+      throw Error(ErrorKind::bad_value,
+                  "the attrs of one stream cannot be told apart: each needs SAMPLE_IDENTIFIER, or "
+                  "SAMPLE_ID at the same position");
+  }
+  id_pos_ = ip, is_pos_ = sp;
+  attrs_.push_back(attr);
+  std::size_t index = attrs_.size() - 1;
+  for (std::uint64_t id : ids) ids_.push_back({id, index});
+  std::sort(ids_.begin(), ids_.end(), [](const Entry& a, const Entry& b) { return a.id < b.id; });
+  return index;
+}
+
+std::size_t Formats::attr_of_id(std::uint64_t id) const {
+  auto it = std::lower_bound(ids_.begin(), ids_.end(), id, [](const Entry& e, std::uint64_t v) { return e.id < v; });
+  return it != ids_.end() && it->id == id ? it->attr : Record::npos;
+}
+
+const Attr* Formats::format_of(std::span<const std::byte> bytes, std::uint32_t type, std::uint64_t offset,
+                               std::size_t& index) const {
+  index = Record::npos;
+  if (attrs_.empty()) throw DecodeError(offset, fmt::format("record at offset {:#x}: no attr describes the stream", offset));
+  if (attrs_.size() == 1 || (!attrs_.front().sample_id_all && type != static_cast<std::uint32_t>(Type::sample))) {
+    index = 0;
+    return &attrs_.front();
+  }
+  std::uint64_t id;
+  std::size_t size = bytes.size();
+  if (type == static_cast<std::uint32_t>(Type::sample)) {
+    std::size_t at = 8 + static_cast<std::size_t>(id_pos_) * 8;
+    if (at + 8 > size)
+      throw DecodeError(offset, fmt::format("SAMPLE record at offset {:#x}: its id needs {} bytes, it has {}",
+                                            offset, at + 8, size));
+    std::memcpy(&id, bytes.data() + at, 8);
+  } else {
+    std::size_t back = static_cast<std::size_t>(is_pos_) * 8;
+    if (back + 8 > size)
+      throw DecodeError(offset, fmt::format("{} record at offset {:#x}: its sample_id needs {} bytes, it has {}",
+                                            type_name(type), offset, back + 8, size));
+    std::memcpy(&id, bytes.data() + size - back, 8);
+    if (id == 0) {  // perf synthesizes records with a zeroed trailer: they belong to the first attr
+      index = 0;
+      return &attrs_.front();
+    }
+  }
+  index = attr_of_id(id);
+  return index == Record::npos ? nullptr : &attrs_[index];
+}
+
+Record Formats::decode(std::span<const std::byte> bytes, std::uint64_t offset) const {
+  Record r;
+  decode(bytes, offset, r);
+  return r;
+}
+
+void Formats::decode(std::span<const std::byte> bytes, std::uint64_t offset, Record& r) const {
+  if (bytes.size() < 8)
+    throw DecodeError(offset, fmt::format("record at offset {:#x}: {} bytes, a header needs 8", offset, bytes.size()));
+  std::memcpy(&r.type, bytes.data(), 4);
+  std::memcpy(&r.misc, bytes.data() + 4, 2);
+  std::memcpy(&r.size, bytes.data() + 6, 2);
+  r.offset = offset;
+  r.attr = Record::npos;
+  r.sample_id = {};
+  if (r.size < 8 || r.size > bytes.size()) {
+    auto name = type_name(r.type);
+    throw DecodeError(offset, fmt::format("{} record at offset {:#x}: header size {} {}",
+                                          name.empty() ? fmt::format("type {}", r.type) : std::string(name),
+                                          offset, r.size,
+                                          r.size < 8 ? "is less than the header itself"
+                                                     : fmt::format("runs past the {} bytes there", bytes.size())));
+  }
+  r.bytes = bytes.first(r.size);
+  auto body = r.bytes.subspan(8);
+  if (r.type >= user_type_start) {
+    Cursor c(body, offset, r.type);
+    user_body(c, r.type, r.misc, r.body);
+    return;
+  }
+  const Attr* attr = format_of(r.bytes, r.type, offset, r.attr);
+  if (!attr) {  // an id no attr has: its layout is unknown, so it is kept whole
+    r.body = Opaque{body};
+    return;
+  }
+  if (r.type == static_cast<std::uint32_t>(Type::sample)) {
+    Cursor c(body, offset, r.type);
+    Sample s;
+    sample_body(c, *attr, s);
+    r.sample_id = {attr->sample_type & (sample_tid | sample_time | sample_id | sample_stream_id | sample_cpu |
+                                        sample_identifier),
+                   s.pid,
+                   s.tid,
+                   s.time,
+                   (attr->sample_type & sample_identifier) ? s.identifier : s.id,
+                   s.stream_id,
+                   s.cpu};
+    r.body = s;
+    return;
+  }
+  std::size_t trailer = attr->sample_id_all ? sample_id_size(attr->sample_type) : 0;
+  if (trailer > body.size()) {
+    Cursor(body, offset, r.type)
+        .fail(fmt::format("its sample_id needs {} bytes, the body has {}", trailer, body.size()));
+  }
+  if (trailer) {
+    Cursor t(body.last(trailer), offset, r.type);
+    r.sample_id = read_sample_id(t, attr->sample_type);
+  }
+  Cursor c(body.first(body.size() - trailer), offset, r.type);
+  kernel_body(c, r.type, r.misc, *attr, r.body);
+}
+
+}  // namespace perfspec::record

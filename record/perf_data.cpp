@@ -1,0 +1,379 @@
+// SPDX-License-Identifier: MIT
+// perf.data files: the header (struct perf_file_header), the attrs with their ids, the feature
+// sections after the data, and pipe mode, where the same facts arrive as records.
+#include "perfspec/perf_data.hpp"
+
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <array>
+#include <bit>
+#include <cerrno>
+#include <cstring>
+
+#include <fmt/format.h>
+
+namespace perfspec::record {
+
+namespace {
+
+constexpr std::uint64_t magic2 = 0x32454c4946524550ULL;  // "PERFILE2" read as a little-endian u64
+constexpr std::size_t file_header_size = 104;            // struct perf_file_header
+constexpr std::size_t pipe_header_size = 16;             // struct perf_pipe_file_header
+constexpr unsigned feature_bits = 256;
+
+constexpr std::string_view feature_names[] = {
+    "",           "tracing_data", "build_id",      "hostname",   "osrelease",      "version",
+    "arch",       "nrcpus",       "cpudesc",       "cpuid",      "total_mem",      "cmdline",
+    "event_desc", "cpu_topology", "numa_topology", "branch_stack", "pmu_mappings", "group_desc",
+    "auxtrace",   "stat",         "cache",         "sample_time", "mem_topology",  "clockid",
+    "dir_format", "bpf_prog_info", "bpf_btf",      "compressed", "cpu_pmu_caps",   "clock_data",
+    "hybrid_topology", "pmu_caps"};
+
+std::uint64_t u64_at(std::span<const std::byte> b, std::size_t at) {
+  std::uint64_t v;
+  std::memcpy(&v, b.data() + at, 8);
+  return v;
+}
+std::uint32_t u32_at(std::span<const std::byte> b, std::size_t at) {
+  std::uint32_t v;
+  std::memcpy(&v, b.data() + at, 4);
+  return v;
+}
+
+[[noreturn]] void bad(std::uint64_t offset, const std::string& message) {
+  throw DecodeError(offset, fmt::format("perf.data: {}", message));
+}
+
+// A section [offset, offset + size) that must lie inside the file.
+std::span<const std::byte> section(std::span<const std::byte> file, std::uint64_t offset, std::uint64_t size,
+                                   std::string_view what, std::uint64_t where) {
+  if (offset > file.size() || size > file.size() - offset)
+    bad(where, fmt::format("the {} section [{:#x}, +{:#x}) runs past the end of the file ({} bytes)", what, offset,
+                           size, file.size()));
+  return file.subspan(static_cast<std::size_t>(offset), static_cast<std::size_t>(size));
+}
+
+// A perf_header_string at the start of `b` (u32 len, then len bytes holding a NUL-terminated
+// string); advances `b` past it.
+std::string header_string(std::span<const std::byte>& b, std::uint64_t where, std::string_view what) {
+  if (b.size() < 4) bad(where, fmt::format("{}: a string's length is cut off", what));
+  std::uint32_t len = u32_at(b, 0);
+  if (len > b.size() - 4) bad(where, fmt::format("{}: a string of {} bytes runs past its section", what, len));
+  const auto* p = reinterpret_cast<const char*>(b.data() + 4);
+  std::string s(p, strnlen(p, len));
+  b = b.subspan(4 + len);
+  return s;
+}
+
+}  // namespace
+
+std::string_view feature_name(Feature feature) {
+  auto i = static_cast<unsigned>(feature);
+  return i < std::size(feature_names) ? feature_names[i] : std::string_view{};
+}
+
+struct PerfData::Impl {
+  std::vector<std::byte> owned;
+  void* map = nullptr;
+  std::size_t map_size = 0;
+  std::span<const std::byte> bytes;
+  bool pipe = false;
+  std::uint64_t data_offset = 0, data_size = 0;
+  std::vector<FileEvent> events;
+  Formats formats;
+  std::array<std::span<const std::byte>, feature_bits> features{};
+  std::array<bool, feature_bits> present{};
+  std::span<const std::byte> tracing;
+  std::uint64_t pos = 0;
+
+  ~Impl() {
+    if (map) ::munmap(map, map_size);
+  }
+
+  void parse();
+  void parse_file_header();
+  void parse_event_desc();
+  void add_event(FileEvent e, std::uint64_t where);
+  void apply_pipe_record(const Record& r);
+};
+
+void PerfData::Impl::parse() {
+  if (bytes.size() < pipe_header_size)
+    bad(0, fmt::format("{} bytes: too short for a perf.data header", bytes.size()));
+  std::uint64_t magic = u64_at(bytes, 0);
+  if (magic != magic2) {
+    if (magic == __builtin_bswap64(magic2))
+      bad(0, "written on a machine of the other byte order: perfspec reads native-endian files only");
+    if (std::memcmp(bytes.data(), "PERFFILE", 8) == 0)
+      bad(0, "a version 1 file (PERFFILE): only PERFILE2 files are read");
+    bad(0, "not a perf.data file (no PERFILE2 magic)");
+  }
+  std::uint64_t size = u64_at(bytes, 8);
+  if (size == pipe_header_size) {
+    pipe = true;
+    data_offset = pipe_header_size;
+    data_size = bytes.size() - pipe_header_size;
+    pos = data_offset;
+    return;
+  }
+  parse_file_header();
+  pos = data_offset;
+}
+
+void PerfData::Impl::parse_file_header() {
+  std::uint64_t size = u64_at(bytes, 8);
+  if (size < file_header_size || bytes.size() < file_header_size || size > bytes.size())
+    bad(8, fmt::format("header size {} (a file header is {} bytes, the file {})", size, file_header_size,
+                       bytes.size()));
+  std::uint64_t attr_size = u64_at(bytes, 16);
+  auto attrs = section(bytes, u64_at(bytes, 24), u64_at(bytes, 32), "attrs", 24);
+  auto data = section(bytes, u64_at(bytes, 40), u64_at(bytes, 48), "data", 40);
+  data_offset = u64_at(bytes, 40);
+  data_size = data.size();
+  // attrs: perf_event_attr (attr_size - 16 bytes) then a perf_file_section of its ids
+  if (attr_size < 64 + 16 || attr_size % 8 != 0 || attr_size > 4096)
+    bad(16, fmt::format("attr_size {} is not the size of an attr and its ids section", attr_size));
+  if (attrs.size() % attr_size != 0)
+    bad(24, fmt::format("the attrs section ({} bytes) is not a whole number of {}-byte attrs", attrs.size(),
+                        attr_size));
+  for (std::size_t at = 0; at < attrs.size(); at += attr_size) {
+    std::uint64_t where = u64_at(bytes, 24) + at;
+    auto entry = attrs.subspan(at, attr_size);
+    auto attr_bytes = entry.first(attr_size - 16);
+    std::uint32_t own = u32_at(attr_bytes, 4);
+    if (own > attr_bytes.size())
+      bad(where, fmt::format("an attr says it is {} bytes, the file gives it {}", own, attr_bytes.size()));
+    FileEvent e;
+    e.attr = attr_from_bytes(attr_bytes);
+    auto ids = section(bytes, u64_at(entry, attr_size - 16), u64_at(entry, attr_size - 8), "ids", where);
+    if (ids.size() % 8 != 0) bad(where, fmt::format("an ids section of {} bytes is not whole u64s", ids.size()));
+    e.ids.resize(ids.size() / 8);
+    if (!e.ids.empty()) std::memcpy(e.ids.data(), ids.data(), ids.size());
+    add_event(std::move(e), where);
+  }
+  // features: one perf_file_section per set bit, in bit order, right after the data section
+  std::uint64_t at = data_offset + data_size;
+  for (unsigned bit = 0; bit < feature_bits; ++bit) {
+    if (!(u64_at(bytes, 72 + 8 * (bit / 64)) >> (bit % 64) & 1)) continue;
+    auto s = section(bytes, at, 16, "feature index", 72);
+    features[bit] = section(bytes, u64_at(s, 0), u64_at(s, 8), feature_name(static_cast<Feature>(bit)).empty()
+                                                                   ? std::string_view("feature")
+                                                                   : feature_name(static_cast<Feature>(bit)),
+                            at);
+    present[bit] = true;
+    at += 16;
+  }
+  if (present[static_cast<unsigned>(Feature::tracing_data)])
+    tracing = features[static_cast<unsigned>(Feature::tracing_data)];
+  parse_event_desc();
+}
+
+void PerfData::Impl::add_event(FileEvent e, std::uint64_t where) {
+  try {
+    formats.add(e.attr, e.ids);
+  } catch (const DecodeError&) {
+    throw;
+  } catch (const Error& err) {
+    bad(where, err.message());
+  }
+  events.push_back(std::move(e));
+}
+
+// HEADER_EVENT_DESC: the events' names, matched to the attrs by their first id (else by order).
+void PerfData::Impl::parse_event_desc() {
+  constexpr auto bit = static_cast<unsigned>(Feature::event_desc);
+  if (!present[bit]) return;
+  auto b = features[bit];
+  std::uint64_t where = static_cast<std::uint64_t>(b.data() - bytes.data());
+  if (b.size() < 8) bad(where, "event_desc: too short");
+  std::uint32_t nr = u32_at(b, 0), attr_size = u32_at(b, 4);
+  b = b.subspan(8);
+  for (std::uint32_t i = 0; i < nr; ++i) {
+    if (b.size() < std::size_t{attr_size} + 4) bad(where, fmt::format("event_desc: event {} is cut off", i));
+    b = b.subspan(attr_size);
+    std::uint32_t nr_ids = u32_at(b, 0);
+    b = b.subspan(4);
+    std::string name = header_string(b, where, "event_desc");
+    if (nr_ids > b.size() / 8) bad(where, fmt::format("event_desc: {} ids of event {} run past the section", nr_ids, i));
+    std::uint64_t first = nr_ids ? u64_at(b, 0) : 0;
+    b = b.subspan(std::size_t{nr_ids} * 8);
+    std::size_t target = i < events.size() ? i : Record::npos;
+    if (nr_ids) {
+      std::size_t by_id = formats.attr_of_id(first);
+      if (by_id != Record::npos) target = by_id;
+    }
+    if (target != Record::npos) events[target].name = std::move(name);
+  }
+}
+
+void PerfData::Impl::apply_pipe_record(const Record& r) {
+  switch (r.kind()) {
+    case Type::header_attr: {
+      const auto& h = *r.get<HeaderAttr>();
+      FileEvent e;
+      e.attr = h.attr;
+      for (std::uint64_t id : h.ids) e.ids.push_back(id);
+      add_event(std::move(e), r.offset);
+      break;
+    }
+    case Type::header_feature: {
+      const auto& f = *r.get<HeaderFeature>();
+      if (f.feature < feature_bits) {
+        features[f.feature] = f.data;
+        present[f.feature] = true;
+        if (f.feature == static_cast<unsigned>(Feature::event_desc)) parse_event_desc();
+      }
+      break;
+    }
+    case Type::event_update: {
+      // struct perf_record_event_update: u64 type, u64 id, then the payload; type 1 (NAME) is a string
+      auto body = r.bytes.subspan(8);
+      if (body.size() >= 16 && u64_at(body, 0) == 1) {
+        auto s = body.subspan(16);
+        const auto* p = reinterpret_cast<const char*>(s.data());
+        std::size_t at = formats.attr_of_id(u64_at(body, 8));
+        if (at != Record::npos) events[at].name.assign(p, strnlen(p, s.size()));
+      }
+      break;
+    }
+    default: break;
+  }
+}
+
+PerfData::PerfData(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+PerfData::PerfData(PerfData&&) noexcept = default;
+PerfData& PerfData::operator=(PerfData&&) noexcept = default;
+PerfData::~PerfData() = default;
+
+PerfData PerfData::from_bytes(std::vector<std::byte> bytes) {
+  auto impl = std::make_unique<Impl>();
+  impl->owned = std::move(bytes);
+  impl->bytes = impl->owned;
+  impl->parse();
+  return PerfData(std::move(impl));
+}
+
+PerfData PerfData::open(const std::string& path) {
+  auto impl = std::make_unique<Impl>();
+  int fd = path == "-" ? 0 : ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) throw Error(ErrorKind::io, fmt::format("cannot open '{}': {}", path, std::strerror(errno)));
+  struct stat st {};
+  bool regular = ::fstat(fd, &st) == 0 && S_ISREG(st.st_mode);
+  if (regular && st.st_size > 0) {
+    impl->map_size = static_cast<std::size_t>(st.st_size);
+    void* p = ::mmap(nullptr, impl->map_size, PROT_READ, MAP_PRIVATE, fd, 0);
+    int err = errno;
+    if (fd != 0) ::close(fd);
+    if (p == MAP_FAILED) throw Error(ErrorKind::io, fmt::format("cannot map '{}': {}", path, std::strerror(err)));
+    impl->map = p;
+    impl->bytes = {static_cast<const std::byte*>(p), impl->map_size};
+  } else {  // a pipe, or something that cannot be mapped: read it all
+    std::byte buf[1 << 16];
+    for (;;) {
+      ssize_t n = ::read(fd, buf, sizeof buf);
+      if (n < 0 && errno == EINTR) continue;
+      if (n < 0) {
+        int err = errno;
+        if (fd != 0) ::close(fd);
+        throw Error(ErrorKind::io, fmt::format("cannot read '{}': {}", path, std::strerror(err)));
+      }
+      if (n == 0) break;
+      impl->owned.insert(impl->owned.end(), buf, buf + n);
+    }
+    if (fd != 0) ::close(fd);
+    impl->bytes = impl->owned;
+  }
+  impl->parse();
+  return PerfData(std::move(impl));
+}
+
+bool PerfData::pipe() const { return impl_->pipe; }
+const std::vector<FileEvent>& PerfData::events() const { return impl_->events; }
+const Formats& PerfData::formats() const { return impl_->formats; }
+std::uint64_t PerfData::data_offset() const { return impl_->data_offset; }
+std::uint64_t PerfData::data_size() const { return impl_->data_size; }
+
+std::string PerfData::event_name(std::size_t index) const {
+  if (index >= impl_->events.size()) return "unknown";
+  const auto& e = impl_->events[index];
+  if (!e.name.empty()) return e.name;
+  return fmt::format("{}:{:#x}", e.attr.type, e.attr.config);
+}
+
+bool PerfData::next(Record& out) {
+  Impl& m = *impl_;
+  std::uint64_t end = m.data_offset + m.data_size;
+  if (m.pos >= end) return false;
+  auto rest = m.bytes.subspan(static_cast<std::size_t>(m.pos), static_cast<std::size_t>(end - m.pos));
+  if (rest.size() < 8)
+    bad(m.pos, fmt::format("the data section ends {} bytes into a record header at offset {:#x}", rest.size(), m.pos));
+  m.formats.decode(rest, m.pos, out);
+  m.pos += out.size;
+  if (m.pipe) {
+    if (auto* t = out.get<TracingData>()) {  // the tracing data follows the record in the stream
+      if (t->size > end - m.pos)
+        bad(out.offset, fmt::format("TRACING_DATA of {} bytes runs past the end of the stream", t->size));
+      m.tracing = m.bytes.subspan(static_cast<std::size_t>(m.pos), t->size);
+      m.pos += t->size;
+    }
+    m.apply_pipe_record(out);
+  }
+  return true;
+}
+
+void PerfData::rewind() { impl_->pos = impl_->data_offset; }
+
+void PerfData::decode_at(std::uint64_t offset, Record& out) const {
+  const Impl& m = *impl_;
+  std::uint64_t end = m.data_offset + m.data_size;
+  if (m.pipe || offset < m.data_offset || offset + 8 > end)
+    bad(offset, fmt::format("no record can start at offset {:#x}", offset));
+  m.formats.decode(m.bytes.subspan(static_cast<std::size_t>(offset), static_cast<std::size_t>(end - offset)), offset,
+                   out);
+}
+
+bool PerfData::has_feature(Feature f) const {
+  auto i = static_cast<unsigned>(f);
+  return i < feature_bits && impl_->present[i];
+}
+
+std::span<const std::byte> PerfData::feature(Feature f) const {
+  return has_feature(f) ? impl_->features[static_cast<unsigned>(f)] : std::span<const std::byte>{};
+}
+
+std::optional<std::string> PerfData::feature_string(Feature f) const {
+  if (!has_feature(f)) return std::nullopt;
+  auto b = feature(f);
+  return header_string(b, static_cast<std::uint64_t>(b.data() - impl_->bytes.data()), feature_name(f));
+}
+
+std::vector<std::string> PerfData::cmdline() const {
+  std::vector<std::string> out;
+  auto b = feature(Feature::cmdline);
+  if (b.size() < 4) return out;
+  std::uint64_t where = static_cast<std::uint64_t>(b.data() - impl_->bytes.data());
+  std::uint32_t nr = u32_at(b, 0);
+  b = b.subspan(4);
+  for (std::uint32_t i = 0; i < nr; ++i) out.push_back(header_string(b, where, "cmdline"));
+  return out;
+}
+
+std::optional<std::pair<std::uint32_t, std::uint32_t>> PerfData::nr_cpus() const {
+  auto b = feature(Feature::nrcpus);
+  if (b.size() < 8) return std::nullopt;
+  return std::pair{u32_at(b, 0), u32_at(b, 4)};
+}
+
+std::optional<std::uint64_t> PerfData::total_mem() const {
+  auto b = feature(Feature::total_mem);
+  if (b.size() < 8) return std::nullopt;
+  return u64_at(b, 0);
+}
+
+std::span<const std::byte> PerfData::tracing_data() const { return impl_->tracing; }
+
+}  // namespace perfspec::record

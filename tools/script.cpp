@@ -1,0 +1,589 @@
+// SPDX-License-Identifier: MIT
+// `perfspec script`: every record of a perf.data file. Text follows perf script's layout for the
+// fields it shares with perf (comm, pid, tid, cpu, time, period, event, addr, ip and the callchain),
+// in time order as perf sorts them; JSON lines carry every decoded field, in file order.
+#include "tools/script.hpp"
+
+#include <algorithm>
+#include <cstdio>
+#include <map>
+#include <unordered_map>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "perfspec/error.hpp"
+#include "perfspec/perf_data.hpp"
+
+namespace perfspec::tools {
+
+namespace {
+
+using namespace perfspec::record;
+
+// -F fields, as perf names them.
+enum Field : unsigned {
+  f_comm = 1U << 0,
+  f_pid = 1U << 1,
+  f_tid = 1U << 2,
+  f_cpu = 1U << 3,
+  f_time = 1U << 4,
+  f_period = 1U << 5,
+  f_event = 1U << 6,
+  f_addr = 1U << 7,
+  f_ip = 1U << 8,
+};
+
+struct FieldName {
+  std::string_view name;
+  unsigned bit;
+  std::uint64_t needs;  // the sample_type bit a sample must have
+};
+constexpr FieldName field_names[] = {
+    {"comm", f_comm, 0},        {"pid", f_pid, sample_tid},    {"tid", f_tid, sample_tid},
+    {"cpu", f_cpu, sample_cpu}, {"time", f_time, sample_time}, {"period", f_period, 0},
+    {"event", f_event, 0},      {"addr", f_addr, sample_addr}, {"ip", f_ip, sample_ip},
+};
+// The order perf checks the samples carry what the fields need, and the name it gives the bit.
+struct Check {
+  unsigned fields;
+  std::uint64_t needs;
+  std::string_view bit;
+  std::string_view field;
+};
+constexpr Check checks[] = {{f_ip, sample_ip, "IP", "ip"},
+                            {f_addr, sample_addr, "ADDR", "addr"},
+                            {f_pid | f_tid, sample_tid, "TID", "tid"},
+                            {f_time, sample_time, "TIME", "time"},
+                            {f_cpu, sample_cpu, "CPU", "cpu"}};
+// perf's fields perfspec does not print yet: symbols need the binaries' symbol tables.
+constexpr std::string_view later_fields[] = {"sym", "symoff", "dso", "srcline", "trace", "brstack", "iregs",
+                                             "uregs", "weight", "data_src", "phys_addr", "insn", "ipc"};
+
+unsigned parse_fields(const std::string& text) {
+  unsigned bits = 0;
+  std::size_t at = 0;
+  while (at <= text.size()) {
+    std::size_t comma = text.find(',', at);
+    std::string_view name = std::string_view(text).substr(at, comma == std::string::npos ? std::string::npos : comma - at);
+    const FieldName* f = nullptr;
+    for (const auto& n : field_names)
+      if (n.name == name) f = &n;
+    if (!f) {
+      bool later = std::find(std::begin(later_fields), std::end(later_fields), name) != std::end(later_fields);
+      throw Error(ErrorKind::usage,
+                  later ? fmt::format("-F {}: not supported yet (perfspec does not resolve symbols)", name)
+                        : fmt::format("-F: unknown field '{}'", name),
+                  "fields: comm, pid, tid, cpu, time, period, event, addr, ip");
+    }
+    bits |= f->bit;
+    if (comma == std::string::npos) break;
+    at = comma + 1;
+  }
+  return bits;
+}
+
+// The threads' names, as perf's machine keeps them: COMM names a thread, FORK gives the child its
+// parent's name, a thread never named shows as `:TID`.
+class Threads {
+ public:
+  Threads() { names_[0] = "swapper"; }
+  void apply(const Record& r) {
+    if (auto* c = r.get<Comm>()) {
+      names_[static_cast<std::int32_t>(c->tid)] = std::string(c->comm);
+    } else if (auto* t = r.get<Task>(); t && r.kind() == Type::fork) {
+      auto child = static_cast<std::int32_t>(t->tid);
+      auto parent = names_.find(static_cast<std::int32_t>(t->ptid));
+      if (parent != names_.end()) names_[child] = parent->second;
+    }
+  }
+  std::string_view name(std::int32_t tid) {
+    auto it = names_.find(tid);
+    if (it != names_.end()) return it->second;
+    return names_.emplace(tid, fmt::format(":{}", tid)).first->second;
+  }
+
+ private:
+  std::unordered_map<std::int32_t, std::string> names_;
+};
+
+class Printer {
+ public:
+  Printer(PerfData& file, const ScriptOptions& o) : file_(file), o_(o) {}
+
+  int run();
+
+ private:
+  PerfData& file_;
+  const ScriptOptions& o_;
+  fmt::memory_buffer out_;
+  Threads threads_;
+  unsigned fields_ = 0;
+  bool user_fields_ = false;
+  int name_width_ = 0;
+  std::map<std::string, std::uint64_t> counts_;
+  std::uint64_t lost_ = 0, lost_samples_ = 0, throttled_ = 0, unthrottled_ = 0, unknown_id_ = 0;
+
+  void flush() {
+    std::fwrite(out_.data(), 1, out_.size(), stdout);
+    out_.clear();
+  }
+  void maybe_flush() {
+    if (out_.size() > (1 << 16)) flush();
+  }
+  void count(const Record& r);
+  void text(const Record& r);
+  void text_start(const Record& r, std::int32_t thread_tid, unsigned fields);
+  void text_other(const Record& r);
+  void json(const Record& r);
+  void json_sample(const Sample& s, const Attr& attr);
+  void print_summary();
+  void check_fields();
+};
+
+void Printer::check_fields() {
+  fields_ = o_.fields.empty() ? f_comm | f_tid | f_time | f_period | f_event | f_ip : parse_fields(o_.fields);
+  user_fields_ = !o_.fields.empty();
+  for (std::size_t i = 0; i < file_.events().size(); ++i) {
+    const Attr& a = file_.events()[i].attr;
+    for (const auto& c : checks) {
+      // a default field the samples lack is left out, as perf does
+      if (!user_fields_ || !(fields_ & c.fields) || (a.sample_type & c.needs)) continue;
+      std::string_view field = (c.fields & f_pid) && (fields_ & f_pid) && !(fields_ & f_tid) ? "pid" : c.field;
+      throw Error(ErrorKind::usage,
+                  fmt::format("Samples for '{}' event do not have {} attribute set. Cannot print '{}' field.",
+                              file_.event_name(i), c.bit, field));
+    }
+    name_width_ = std::max<int>(name_width_, static_cast<int>(file_.event_name(i).size()));
+  }
+}
+
+void Printer::count(const Record& r) {
+  auto name = type_name(r.type);
+  ++counts_[name.empty() ? fmt::format("type {}", r.type) : std::string(name)];
+  if (auto* l = r.get<Lost>()) lost_ += l->lost;
+  if (auto* l = r.get<LostSamples>()) lost_samples_ += l->lost;
+  if (r.kind() == Type::throttle) ++throttled_;
+  if (r.kind() == Type::unthrottle) ++unthrottled_;
+  if (r.type < user_type_start && r.attr == Record::npos) ++unknown_id_;
+}
+
+// perf script's print_sample_start: comm, pid/tid, cpu, time.
+void Printer::text_start(const Record& r, std::int32_t thread_tid, unsigned fields) {
+  const SampleId& id = r.sample_id;
+  bool has_time = id.has(sample_time);
+  std::uint32_t tid = id.tid, pid = id.pid;
+  if (fields & f_comm) {
+    auto comm = threads_.name(thread_tid);
+    const auto* s = r.get<Sample>();
+    bool chain = s && (fields & f_ip) && s->has(sample_callchain);
+    if (chain)
+      fmt::format_to(std::back_inserter(out_), "{} ", comm);
+    else
+      fmt::format_to(std::back_inserter(out_), "{:>16} ", comm);
+  }
+  if ((fields & f_pid) && (fields & f_tid))
+    fmt::format_to(std::back_inserter(out_), "{:>7}/{:<7} ", static_cast<std::int32_t>(pid),
+                   static_cast<std::int32_t>(tid));
+  else if (fields & f_pid)
+    fmt::format_to(std::back_inserter(out_), "{:>7} ", static_cast<std::int32_t>(pid));
+  else if (fields & f_tid)
+    fmt::format_to(std::back_inserter(out_), "{:>7} ", static_cast<std::int32_t>(tid));
+  if ((fields & f_cpu) && id.has(sample_cpu)) fmt::format_to(std::back_inserter(out_), "[{:03}] ", id.cpu);
+  if (fields & f_time) {
+    std::uint64_t t = has_time ? id.time : 0;
+    if (o_.ns)
+      fmt::format_to(std::back_inserter(out_), "{:>5}.{:09}: ", t / 1000000000, t % 1000000000);
+    else
+      fmt::format_to(std::back_inserter(out_), "{:>5}.{:06}: ", t / 1000000000, t % 1000000000 / 1000);
+  }
+}
+
+void Printer::text(const Record& r) {
+  if (const auto* s = r.get<Sample>()) {
+    const Attr& attr = file_.formats().attr(r.attr);
+    unsigned fields = fields_;
+    if (!user_fields_) {  // perf's defaults leave out what the samples do not carry
+      for (const auto& f : field_names)
+        if (f.needs && !(attr.sample_type & f.needs)) fields &= ~f.bit;
+    }
+    text_start(r, static_cast<std::int32_t>(s->tid), fields);
+    // without PERIOD in the samples, the attr's fixed period is theirs (as perf reads it)
+    if (fields & f_period)
+      fmt::format_to(std::back_inserter(out_), "{:>10} ", s->has(sample_period) ? s->period : attr.sample_period);
+    if (fields & f_event)
+      fmt::format_to(std::back_inserter(out_), "{:>{}}: ", file_.event_name(r.attr), name_width_);
+    if ((fields & f_addr) && s->has(sample_addr)) fmt::format_to(std::back_inserter(out_), "{:>16x}", s->addr);
+    if ((fields & f_ip) && s->has(sample_ip)) {
+      if (s->has(sample_callchain)) {
+        out_.push_back('\n');
+        for (std::uint64_t ip : s->callchain) {
+          if (ip >= context_max) continue;  // PERF_CONTEXT_* markers are not frames
+          fmt::format_to(std::back_inserter(out_), "\t{:>16x}\n", ip);
+        }
+      } else {
+        fmt::format_to(std::back_inserter(out_), " {:>16x}", s->ip);
+      }
+    }
+    out_.push_back('\n');
+    return;
+  }
+  threads_.apply(r);
+  if (o_.samples_only || r.type >= user_type_start) return;
+  text_other(r);
+}
+
+// Non-sample records as perf script prints them with --show-task-events, --show-mmap-events, ...
+void Printer::text_other(const Record& r) {
+  std::int32_t thread = static_cast<std::int32_t>(r.sample_id.tid);
+  Record shown = r;
+  // Without sample_id_all the record itself says whose it is (perf does the same).
+  bool has_id = r.sample_id.fields != 0;
+  auto whose = [&](std::uint32_t pid, std::uint32_t tid) {
+    thread = static_cast<std::int32_t>(tid);
+    if (!has_id) {
+      shown.sample_id.pid = pid, shown.sample_id.tid = tid;
+      shown.sample_id.fields |= sample_tid;
+    }
+  };
+  if (auto* m = r.get<Mmap>()) whose(m->pid, m->tid);
+  if (auto* m = r.get<Mmap2>()) whose(m->pid, m->tid);
+  if (auto* c = r.get<Comm>()) whose(c->pid, c->tid);
+  if (auto* t = r.get<Task>()) whose(t->pid, t->tid);
+  text_start(shown, thread, fields_ & (f_comm | f_pid | f_tid | f_cpu | f_time));
+  auto name = type_name(r.type);
+  auto it = std::back_inserter(out_);
+  if (name.empty())
+    fmt::format_to(it, "PERF_RECORD type {}", r.type);
+  else
+    fmt::format_to(it, "PERF_RECORD_{}", name);
+  if (auto* m = r.get<Mmap>()) {
+    fmt::format_to(it, " {}/{}: [{:#x}({:#x}) @ {:#x}]: {} {}\n", static_cast<std::int32_t>(m->pid),
+                   static_cast<std::int32_t>(m->tid), m->addr, m->len, m->pgoff,
+                   (r.misc & misc_mmap_data) ? 'r' : 'x', m->filename);
+  } else if (auto* m2 = r.get<Mmap2>()) {
+    fmt::format_to(it, " {}/{}: [{:#x}({:#x}) @ {:#x} ", static_cast<std::int32_t>(m2->pid),
+                   static_cast<std::int32_t>(m2->tid), m2->addr, m2->len, m2->pgoff);
+    if (r.misc & misc_mmap_build_id) {
+      out_.push_back('<');
+      for (std::byte b : m2->build_id) fmt::format_to(it, "{:02x}", std::to_integer<unsigned>(b));
+      out_.push_back('>');
+    } else {
+      fmt::format_to(it, "{:02x}:{:02x} {} {}", m2->maj, m2->min, m2->ino, m2->ino_generation);
+    }
+    fmt::format_to(it, "]: {}{}{}{} {}\n", (m2->prot & 1) ? 'r' : '-', (m2->prot & 2) ? 'w' : '-',
+                   (m2->prot & 4) ? 'x' : '-', (m2->flags & 1) ? 's' : 'p', m2->filename);
+  } else if (auto* c = r.get<Comm>()) {
+    fmt::format_to(it, "{}: {}:{}/{}\n", c->exec ? " exec" : "", c->comm, static_cast<std::int32_t>(c->pid),
+                   static_cast<std::int32_t>(c->tid));
+  } else if (auto* t = r.get<Task>()) {
+    fmt::format_to(it, "({}:{}):({}:{})\n", static_cast<std::int32_t>(t->pid), static_cast<std::int32_t>(t->tid),
+                   static_cast<std::int32_t>(t->ppid), static_cast<std::int32_t>(t->ptid));
+  } else if (auto* l = r.get<Lost>()) {
+    fmt::format_to(it, " lost {}\n", l->lost);
+  } else if (auto* ls = r.get<LostSamples>()) {
+    fmt::format_to(it, " lost {}\n", ls->lost);
+  } else if (auto* th = r.get<Throttle>()) {
+    fmt::format_to(it, " {} id {} stream_id {}\n", th->time, th->id, th->stream_id);
+  } else if (auto* sw = r.get<Switch>()) {
+    fmt::format_to(it, " {}{}", sw->out ? "OUT" : "IN ", sw->out ? (sw->preempt ? " preempt" : "        ") : "");
+    if (r.kind() == Type::switch_cpu_wide)
+      fmt::format_to(it, "  {} pid/tid: {:>5}/{:<5}", sw->out ? "next" : "prev",
+                     static_cast<std::int32_t>(sw->next_prev_pid), static_cast<std::int32_t>(sw->next_prev_tid));
+    out_.push_back('\n');
+  } else if (auto* k = r.get<Ksymbol>()) {
+    fmt::format_to(it, " addr {:x} len {} type {} flags {:#x} name {}\n", k->addr, k->len, k->ksym_type,
+                   k->flags, k->name);
+  } else if (auto* g = r.get<Cgroup>()) {
+    fmt::format_to(it, " cgroup: {} {}\n", g->id, g->path);
+  } else if (auto* a = r.get<Aux>()) {
+    fmt::format_to(it, " offset: {:#x} size: {:#x} flags: {:#x}\n", a->aux_offset, a->aux_size, a->flags);
+  } else if (auto* b = r.get<BpfEvent>()) {
+    fmt::format_to(it, " type {}, flags {}, id {}\n", b->type, b->flags, b->id);
+  } else {
+    out_.push_back('\n');
+  }
+}
+
+std::string json_string(std::string_view s) {
+  return nlohmann::json(std::string(s)).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+}
+
+void Printer::json_sample(const Sample& s, const Attr& attr) {
+  auto it = std::back_inserter(out_);
+  if (s.has(sample_identifier)) fmt::format_to(it, ",\"identifier\":{}", s.identifier);
+  if (s.has(sample_ip)) fmt::format_to(it, ",\"ip\":{}", s.ip);
+  if (s.has(sample_tid))
+    fmt::format_to(it, ",\"pid\":{},\"tid\":{}", static_cast<std::int32_t>(s.pid), static_cast<std::int32_t>(s.tid));
+  if (s.has(sample_time)) fmt::format_to(it, ",\"time\":{}", s.time);
+  if (s.has(sample_addr)) fmt::format_to(it, ",\"addr\":{}", s.addr);
+  if (s.has(sample_id)) fmt::format_to(it, ",\"id\":{}", s.id);
+  if (s.has(sample_stream_id)) fmt::format_to(it, ",\"stream_id\":{}", s.stream_id);
+  if (s.has(sample_cpu)) fmt::format_to(it, ",\"cpu\":{}", s.cpu);
+  if (s.has(sample_period)) fmt::format_to(it, ",\"period\":{}", s.period);
+  if (s.has(sample_read)) {
+    fmt::format_to(it, ",\"read\":{{");
+    if (s.read.format & 1) fmt::format_to(it, "\"time_enabled\":{},", s.read.time_enabled);
+    if (s.read.format & 2) fmt::format_to(it, "\"time_running\":{},", s.read.time_running);
+    fmt::format_to(it, "\"values\":[");
+    for (std::size_t i = 0; i < s.read.size(); ++i) {
+      ReadValue v = s.read[i];
+      fmt::format_to(it, "{}{{\"value\":{}", i ? "," : "", v.value);
+      if (s.read.format & 4) fmt::format_to(it, ",\"id\":{}", v.id);
+      if (s.read.format & 16) fmt::format_to(it, ",\"lost\":{}", v.lost);
+      out_.push_back('}');
+    }
+    fmt::format_to(it, "]}}");
+  }
+  if (s.has(sample_callchain)) {
+    fmt::format_to(it, ",\"callchain\":[");
+    bool first = true;
+    for (std::uint64_t ip : s.callchain) fmt::format_to(it, "{}{}", std::exchange(first, false) ? "" : ",", ip);
+    out_.push_back(']');
+  }
+  if (s.has(sample_raw)) {
+    fmt::format_to(it, ",\"raw\":\"");
+    for (std::byte b : s.raw) fmt::format_to(it, "{:02x}", std::to_integer<unsigned>(b));
+    out_.push_back('"');
+  }
+  if (s.has(sample_branch_stack)) {
+    fmt::format_to(it, ",\"branch_stack\":{{");
+    if (s.branches.hw_idx) fmt::format_to(it, "\"hw_idx\":{},", *s.branches.hw_idx);
+    fmt::format_to(it, "\"entries\":[");
+    for (std::size_t i = 0; i < s.branches.size(); ++i) {
+      Branch b = s.branches[i];
+      fmt::format_to(it, "{}{{\"from\":{},\"to\":{},\"flags\":{}", i ? "," : "", b.from, b.to, b.flags);
+      if (!s.branches.counters.empty()) fmt::format_to(it, ",\"counters\":{}", s.branches.counters[i]);
+      out_.push_back('}');
+    }
+    fmt::format_to(it, "]}}");
+  }
+  auto regs = [&](const char* name, const Registers& r) {
+    fmt::format_to(it, ",\"{}\":{{\"abi\":{},\"mask\":{},\"values\":[", name, r.abi, r.mask);
+    bool first = true;
+    for (std::uint64_t v : r.values) fmt::format_to(it, "{}{}", std::exchange(first, false) ? "" : ",", v);
+    fmt::format_to(it, "]}}");
+  };
+  if (s.has(sample_regs_user)) regs("regs_user", s.regs_user);
+  if (s.has(sample_stack_user))
+    fmt::format_to(it, ",\"stack_user\":{{\"size\":{},\"dyn_size\":{}}}", s.stack_user.data.size(),
+                   s.stack_user.dyn_size);
+  if (s.has(sample_weight)) fmt::format_to(it, ",\"weight\":{}", s.weight.full);
+  if (s.has(sample_weight_struct))
+    fmt::format_to(it, ",\"weight\":{{\"var1_dw\":{},\"var2_w\":{},\"var3_w\":{}}}", s.weight.var1_dw(),
+                   s.weight.var2_w(), s.weight.var3_w());
+  if (s.has(sample_data_src)) fmt::format_to(it, ",\"data_src\":{}", s.data_src);
+  if (s.has(sample_transaction)) fmt::format_to(it, ",\"transaction\":{}", s.transaction);
+  if (s.has(sample_regs_intr)) regs("regs_intr", s.regs_intr);
+  if (s.has(sample_phys_addr)) fmt::format_to(it, ",\"phys_addr\":{}", s.phys_addr);
+  if (s.has(sample_cgroup)) fmt::format_to(it, ",\"cgroup\":{}", s.cgroup);
+  if (s.has(sample_data_page_size)) fmt::format_to(it, ",\"data_page_size\":{}", s.data_page_size);
+  if (s.has(sample_code_page_size)) fmt::format_to(it, ",\"code_page_size\":{}", s.code_page_size);
+  if (s.has(sample_aux)) fmt::format_to(it, ",\"aux_size\":{}", s.aux.size());
+  (void)attr;
+}
+
+void Printer::json(const Record& r) {
+  auto it = std::back_inserter(out_);
+  auto name = type_name(r.type);
+  fmt::format_to(it, "{{\"offset\":{},\"type\":\"{}\",\"misc\":{},\"size\":{}", r.offset,
+                 name.empty() ? fmt::format("{}", r.type) : std::string(name), r.misc, r.size);
+  if (r.type < user_type_start) {
+    fmt::format_to(it, ",\"cpumode\":\"{}\"", cpumode_letter(r.misc));
+    if (r.attr != Record::npos)
+      fmt::format_to(it, ",\"event\":{}", json_string(file_.event_name(r.attr)));
+    else
+      fmt::format_to(it, ",\"event\":null");
+  }
+  if (auto* s = r.get<Sample>()) {
+    json_sample(*s, file_.formats().attr(r.attr));
+  } else if (auto* m = r.get<Mmap>()) {
+    fmt::format_to(it, ",\"pid\":{},\"tid\":{},\"addr\":{},\"len\":{},\"pgoff\":{},\"filename\":{}",
+                   static_cast<std::int32_t>(m->pid), static_cast<std::int32_t>(m->tid), m->addr, m->len, m->pgoff,
+                   json_string(m->filename));
+  } else if (auto* m2 = r.get<Mmap2>()) {
+    fmt::format_to(it, ",\"pid\":{},\"tid\":{},\"addr\":{},\"len\":{},\"pgoff\":{}", static_cast<std::int32_t>(m2->pid),
+                   static_cast<std::int32_t>(m2->tid), m2->addr, m2->len, m2->pgoff);
+    if (r.misc & misc_mmap_build_id) {
+      fmt::format_to(it, ",\"build_id\":\"");
+      for (std::byte b : m2->build_id) fmt::format_to(it, "{:02x}", std::to_integer<unsigned>(b));
+      out_.push_back('"');
+    } else {
+      fmt::format_to(it, ",\"maj\":{},\"min\":{},\"ino\":{},\"ino_generation\":{}", m2->maj, m2->min, m2->ino,
+                     m2->ino_generation);
+    }
+    fmt::format_to(it, ",\"prot\":{},\"flags\":{},\"filename\":{}", m2->prot, m2->flags, json_string(m2->filename));
+  } else if (auto* c = r.get<Comm>()) {
+    fmt::format_to(it, ",\"pid\":{},\"tid\":{},\"comm\":{},\"exec\":{}", static_cast<std::int32_t>(c->pid),
+                   static_cast<std::int32_t>(c->tid), json_string(c->comm), c->exec);
+  } else if (auto* t = r.get<Task>()) {
+    fmt::format_to(it, ",\"pid\":{},\"ppid\":{},\"tid\":{},\"ptid\":{},\"time\":{}", static_cast<std::int32_t>(t->pid),
+                   static_cast<std::int32_t>(t->ppid), static_cast<std::int32_t>(t->tid),
+                   static_cast<std::int32_t>(t->ptid), t->time);
+  } else if (auto* l = r.get<Lost>()) {
+    fmt::format_to(it, ",\"id\":{},\"lost\":{}", l->id, l->lost);
+  } else if (auto* ls = r.get<LostSamples>()) {
+    fmt::format_to(it, ",\"lost\":{}", ls->lost);
+  } else if (auto* th = r.get<Throttle>()) {
+    fmt::format_to(it, ",\"time\":{},\"id\":{},\"stream_id\":{}", th->time, th->id, th->stream_id);
+  } else if (auto* rd = r.get<Read>()) {
+    fmt::format_to(it, ",\"pid\":{},\"tid\":{},\"values\":[", static_cast<std::int32_t>(rd->pid),
+                   static_cast<std::int32_t>(rd->tid));
+    for (std::size_t i = 0; i < rd->values.size(); ++i)
+      fmt::format_to(it, "{}{{\"value\":{},\"id\":{}}}", i ? "," : "", rd->values[i].value, rd->values[i].id);
+    out_.push_back(']');
+  } else if (auto* sw = r.get<Switch>()) {
+    fmt::format_to(it, ",\"out\":{},\"preempt\":{}", sw->out, sw->preempt);
+    if (r.kind() == Type::switch_cpu_wide)
+      fmt::format_to(it, ",\"next_prev_pid\":{},\"next_prev_tid\":{}", static_cast<std::int32_t>(sw->next_prev_pid),
+                     static_cast<std::int32_t>(sw->next_prev_tid));
+  } else if (auto* a = r.get<Aux>()) {
+    fmt::format_to(it, ",\"aux_offset\":{},\"aux_size\":{},\"flags\":{}", a->aux_offset, a->aux_size, a->flags);
+  } else if (auto* is = r.get<ItraceStart>()) {
+    fmt::format_to(it, ",\"pid\":{},\"tid\":{}", static_cast<std::int32_t>(is->pid), static_cast<std::int32_t>(is->tid));
+  } else if (auto* ns = r.get<Namespaces>()) {
+    fmt::format_to(it, ",\"pid\":{},\"tid\":{},\"namespaces\":[", static_cast<std::int32_t>(ns->pid),
+                   static_cast<std::int32_t>(ns->tid));
+    for (std::size_t i = 0; i < ns->size(); ++i)
+      fmt::format_to(it, "{}{{\"dev\":{},\"inode\":{}}}", i ? "," : "", ns->words[2 * i], ns->words[2 * i + 1]);
+    out_.push_back(']');
+  } else if (auto* k = r.get<Ksymbol>()) {
+    fmt::format_to(it, ",\"addr\":{},\"len\":{},\"ksym_type\":{},\"flags\":{},\"name\":{}", k->addr, k->len,
+                   k->ksym_type, k->flags, json_string(k->name));
+  } else if (auto* b = r.get<BpfEvent>()) {
+    fmt::format_to(it, ",\"bpf_type\":{},\"flags\":{},\"id\":{},\"tag\":\"", b->type, b->flags, b->id);
+    for (auto v : b->tag) fmt::format_to(it, "{:02x}", v);
+    out_.push_back('"');
+  } else if (auto* g = r.get<Cgroup>()) {
+    fmt::format_to(it, ",\"id\":{},\"path\":{}", g->id, json_string(g->path));
+  } else if (auto* tp = r.get<TextPoke>()) {
+    fmt::format_to(it, ",\"addr\":{},\"old_len\":{},\"new_len\":{}", tp->addr, tp->old_bytes.size(),
+                   tp->new_bytes.size());
+  } else if (auto* hw = r.get<AuxOutputHwId>()) {
+    fmt::format_to(it, ",\"hw_id\":{}", hw->hw_id);
+  } else if (auto* x = r.get<IdIndex>()) {
+    fmt::format_to(it, ",\"entries\":[");
+    for (std::size_t i = 0; i < x->size(); ++i) {
+      IdIndexEntry e = (*x)[i];
+      fmt::format_to(it, "{}{{\"id\":{},\"idx\":{},\"cpu\":{},\"tid\":{}}}", i ? "," : "", e.id, e.idx,
+                     static_cast<std::int64_t>(e.cpu), static_cast<std::int64_t>(e.tid));
+    }
+    out_.push_back(']');
+  } else if (auto* tc = r.get<TimeConv>()) {
+    fmt::format_to(it, ",\"time_shift\":{},\"time_mult\":{},\"time_zero\":{}", tc->time_shift, tc->time_mult,
+                   tc->time_zero);
+  } else if (auto* tm = r.get<ThreadMap>()) {
+    fmt::format_to(it, ",\"threads\":[");
+    for (std::size_t i = 0; i < tm->nr; ++i) {
+      ThreadMapEntry e = (*tm)[i];
+      fmt::format_to(it, "{}{{\"pid\":{},\"comm\":{}}}", i ? "," : "", static_cast<std::int64_t>(e.pid),
+                     json_string(e.comm));
+    }
+    out_.push_back(']');
+  } else if (auto* f = r.get<HeaderFeature>()) {
+    fmt::format_to(it, ",\"feature\":{},\"size\":{}", f->feature, f->data.size());
+  } else if (auto* ha = r.get<HeaderAttr>()) {
+    fmt::format_to(it, ",\"attr_type\":{},\"config\":{},\"ids\":[", ha->attr.type, ha->attr.config);
+    bool first = true;
+    for (std::uint64_t id : ha->ids) fmt::format_to(it, "{}{}", std::exchange(first, false) ? "" : ",", id);
+    out_.push_back(']');
+  }
+  if (r.sample_id.fields && !r.get<Sample>()) {
+    const SampleId& s = r.sample_id;
+    fmt::format_to(it, ",\"sample_id\":{{");
+    bool first = true;
+    auto sep = [&] { return std::exchange(first, false) ? "" : ","; };
+    if (s.has(sample_tid))
+      fmt::format_to(it, "{}\"pid\":{},\"tid\":{}", sep(), static_cast<std::int32_t>(s.pid),
+                     static_cast<std::int32_t>(s.tid));
+    if (s.has(sample_time)) fmt::format_to(it, "{}\"time\":{}", sep(), s.time);
+    if (s.has(sample_id) || s.has(sample_identifier)) fmt::format_to(it, "{}\"id\":{}", sep(), s.id);
+    if (s.has(sample_stream_id)) fmt::format_to(it, "{}\"stream_id\":{}", sep(), s.stream_id);
+    if (s.has(sample_cpu)) fmt::format_to(it, "{}\"cpu\":{}", sep(), s.cpu);
+    out_.push_back('}');
+  }
+  out_.append(std::string_view("}\n"));
+}
+
+void Printer::print_summary() {
+  auto it = std::back_inserter(out_);
+  if (o_.format == "json") {
+    nlohmann::json j;
+    for (const auto& [name, n] : counts_) j["records"][name] = n;
+    j["lost"] = lost_;
+    j["lost_samples"] = lost_samples_;
+    j["throttle"] = throttled_;
+    j["unthrottle"] = unthrottled_;
+    j["unknown_id"] = unknown_id_;
+    fmt::format_to(it, "{}\n", j.dump());
+    return;
+  }
+  std::uint64_t total = 0;
+  for (const auto& [name, n] : counts_) total += n;
+  fmt::format_to(it, "{:<20} {:>12}\n", "record", "count");
+  for (const auto& [name, n] : counts_) fmt::format_to(it, "{:<20} {:>12}\n", name, n);
+  fmt::format_to(it, "{:<20} {:>12}\n", "total", total);
+  fmt::format_to(it, "lost: {} records lost by the kernel (LOST), {} samples lost (LOST_SAMPLES)\n", lost_,
+                 lost_samples_);
+  if (throttled_ || unthrottled_)
+    fmt::format_to(it, "throttled: {} times, unthrottled: {} times\n", throttled_, unthrottled_);
+  if (unknown_id_) fmt::format_to(it, "{} records name an id no attr of the file has\n", unknown_id_);
+}
+
+int Printer::run() {
+  check_fields();
+  Record r;
+  if (o_.summary) {
+    while (file_.next(r)) count(r);
+    print_summary();
+    flush();
+    return 0;
+  }
+  if (o_.format == "json") {
+    while (file_.next(r)) {
+      json(r);
+      maybe_flush();
+    }
+    flush();
+    return 0;
+  }
+  // Text: in time order, as perf sorts records (stable: records of one time keep their file order).
+  // perf's own records (attrs, rounds) carry no time and are applied where they are.
+  struct At {
+    std::uint64_t time, offset;
+  };
+  std::vector<At> order;
+  bool timed = true;
+  for (std::size_t i = 0; i < file_.formats().size(); ++i)
+    timed = timed && (file_.formats().attr(i).sample_type & sample_time) &&
+            (file_.formats().attr(i).sample_id_all || file_.formats().size() == 0);
+  if (!timed || file_.pipe()) {  // in pipe mode a later ATTR can change how records decode: file order
+    while (file_.next(r)) {
+      text(r);
+      maybe_flush();
+    }
+    flush();
+    return 0;
+  }
+  while (file_.next(r))
+    if (r.type < user_type_start) order.push_back({r.sample_id.has(sample_time) ? r.sample_id.time : 0, r.offset});
+  std::stable_sort(order.begin(), order.end(), [](const At& a, const At& b) { return a.time < b.time; });
+  // Decoded again where it lies: the file stays mapped, so this copies nothing.
+  for (const At& a : order) {
+    file_.decode_at(a.offset, r);
+    text(r);
+    maybe_flush();
+  }
+  flush();
+  return 0;
+}
+
+}  // namespace
+
+int run_script(const ScriptOptions& options) {
+  auto file = PerfData::open(options.input);
+  Printer p(file, options);
+  return p.run();
+}
+
+}  // namespace perfspec::tools

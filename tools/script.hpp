@@ -1,0 +1,22 @@
+// SPDX-License-Identifier: MIT
+#pragma once
+// `perfspec script`: the records of a perf.data file, as perf script prints them or as JSON lines.
+#include <string>
+
+namespace perfspec::tools {
+
+struct ScriptOptions {
+  std::string input = "perf.data";  ///< `-` reads a pipe-mode stream on stdin
+  std::string format = "text";      ///< text | json
+  std::string fields;               ///< -F: comm,pid,tid,cpu,time,period,event,addr,ip (text)
+  bool samples_only = false;        ///< text: samples only, as perf script prints by default
+  bool summary = false;             ///< counts by record type, and what was lost
+  bool ns = false;                  ///< times in nanoseconds
+  bool header = false;              ///< text: the file's header first (as perf report --header-only)
+};
+
+/// Runs `perfspec script`. Returns the exit status; throws perfspec::Error for a file that cannot be
+/// read or does not follow the format.
+int run_script(const ScriptOptions& options);
+
+}  // namespace perfspec::tools
