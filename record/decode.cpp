@@ -18,20 +18,39 @@ constexpr std::uint64_t format_time_enabled = 1, format_time_running = 2, format
                         format_lost = 16;
 constexpr std::uint64_t format_known = 31;
 
-constexpr std::string_view kernel_names[] = {
-    "",          "MMAP",        "LOST",       "COMM",         "EXIT",           "THROTTLE",
-    "UNTHROTTLE", "FORK",       "READ",       "SAMPLE",       "MMAP2",          "AUX",
-    "ITRACE_START", "LOST_SAMPLES", "SWITCH", "SWITCH_CPU_WIDE", "NAMESPACES",  "KSYMBOL",
-    "BPF_EVENT", "CGROUP",      "TEXT_POKE",  "AUX_OUTPUT_HW_ID"};
-constexpr std::string_view user_names[] = {
-    "ATTR",        "EVENT_TYPE",  "TRACING_DATA", "BUILD_ID", "FINISHED_ROUND", "ID_INDEX", "AUXTRACE_INFO",
-    "AUXTRACE",    "AUXTRACE_ERROR", "THREAD_MAP", "CPU_MAP", "STAT_CONFIG",    "STAT",     "STAT_ROUND",
-    "EVENT_UPDATE", "TIME_CONV",  "FEATURE",      "COMPRESSED", "FINISHED_INIT"};
+constexpr std::string_view kernel_names[] = {"",
+                                             "MMAP",
+                                             "LOST",
+                                             "COMM",
+                                             "EXIT",
+                                             "THROTTLE",
+                                             "UNTHROTTLE",
+                                             "FORK",
+                                             "READ",
+                                             "SAMPLE",
+                                             "MMAP2",
+                                             "AUX",
+                                             "ITRACE_START",
+                                             "LOST_SAMPLES",
+                                             "SWITCH",
+                                             "SWITCH_CPU_WIDE",
+                                             "NAMESPACES",
+                                             "KSYMBOL",
+                                             "BPF_EVENT",
+                                             "CGROUP",
+                                             "TEXT_POKE",
+                                             "AUX_OUTPUT_HW_ID"};
+constexpr std::string_view user_names[] = {"ATTR",           "EVENT_TYPE", "TRACING_DATA",  "BUILD_ID",
+                                           "FINISHED_ROUND", "ID_INDEX",   "AUXTRACE_INFO", "AUXTRACE",
+                                           "AUXTRACE_ERROR", "THREAD_MAP", "CPU_MAP",       "STAT_CONFIG",
+                                           "STAT",           "STAT_ROUND", "EVENT_UPDATE",  "TIME_CONV",
+                                           "FEATURE",        "COMPRESSED", "FINISHED_INIT"};
 
 // The bytes of the sample_id trailer for a sample_type.
 std::size_t sample_id_size(std::uint64_t type) {
-  return 8u * static_cast<std::size_t>(std::popcount(
-                  type & (sample_tid | sample_time | sample_id | sample_stream_id | sample_cpu | sample_identifier)));
+  return 8u *
+         static_cast<std::size_t>(std::popcount(type & (sample_tid | sample_time | sample_id |
+                                                        sample_stream_id | sample_cpu | sample_identifier)));
 }
 
 // Where the id sits: in a sample body, the u64 index from its start; in a trailer, counted from its
@@ -55,7 +74,8 @@ int is_pos(std::uint64_t type) {
 
 SampleId read_sample_id(Cursor& c, std::uint64_t type) {
   SampleId s;
-  s.fields = type & (sample_tid | sample_time | sample_id | sample_stream_id | sample_cpu | sample_identifier);
+  s.fields =
+      type & (sample_tid | sample_time | sample_id | sample_stream_id | sample_cpu | sample_identifier);
   if (type & sample_tid) {
     s.pid = c.u32("sample_id pid");
     s.tid = c.u32("sample_id tid");
@@ -72,7 +92,8 @@ SampleId read_sample_id(Cursor& c, std::uint64_t type) {
 }
 
 ReadValues read_values(Cursor& c, std::uint64_t format) {
-  if (format & ~format_known) c.fail(fmt::format("read_format {:#x} has bits this decoder does not know", format));
+  if (format & ~format_known)
+    c.fail(fmt::format("read_format {:#x} has bits this decoder does not know", format));
   ReadValues r;
   r.format = format;
   if (format & format_group) {
@@ -298,9 +319,7 @@ void kernel_body(Cursor& c, std::uint32_t type, std::uint16_t misc, const Attr& 
       body = AuxOutputHwId{c.u64("hw_id")};
       return;
     }
-    default:
-      body = Opaque{c.take(c.left(), "body")};
-      return;
+    default: body = Opaque{c.take(c.left(), "body")}; return;
   }
 }
 
@@ -312,8 +331,8 @@ void user_body(Cursor& c, std::uint32_t type, std::uint16_t misc, Body& body) {
       Cursor a(rest, 0, type);
       std::uint32_t size = attr_size_of(rest);
       if (size % 8 != 0 || size > rest.size())
-        c.fail(fmt::format("attr size {} does not fit the record's {} bytes (or is not a multiple of 8)", size,
-                           rest.size()));
+        c.fail(fmt::format("attr size {} does not fit the record's {} bytes (or is not a multiple of 8)",
+                           size, rest.size()));
       h.attr = attr_from_bytes(rest.first(size));
       h.ids = U64s(rest.data() + size, (rest.size() - size) / 8);
       body = h;
@@ -373,9 +392,7 @@ void user_body(Cursor& c, std::uint32_t type, std::uint16_t misc, Body& body) {
       body = f;
       return;
     }
-    default:
-      body = Opaque{c.take(c.left(), "body")};
-      return;
+    default: body = Opaque{c.take(c.left(), "body")}; return;
   }
 }
 
@@ -437,8 +454,8 @@ std::size_t Formats::add(const Attr& attr, std::span<const std::uint64_t> ids) {
                 fmt::format("sample_type {:#x} has bits this decoder does not know ({:#x})", attr.sample_type,
                             attr.sample_type & ~sample_known));
   if (attr.read_format & ~format_known)
-    throw Error(ErrorKind::bad_value, fmt::format("read_format {:#x} has bits this decoder does not know",
-                                                  attr.read_format));
+    throw Error(ErrorKind::bad_value,
+                fmt::format("read_format {:#x} has bits this decoder does not know", attr.read_format));
   int ip = id_pos(attr.sample_type), sp = is_pos(attr.sample_type);
   if (!attrs_.empty()) {
     if (attr.sample_id_all != attrs_.front().sample_id_all)
@@ -457,15 +474,18 @@ std::size_t Formats::add(const Attr& attr, std::span<const std::uint64_t> ids) {
 }
 
 std::size_t Formats::attr_of_id(std::uint64_t id) const {
-  auto it = std::lower_bound(ids_.begin(), ids_.end(), id, [](const Entry& e, std::uint64_t v) { return e.id < v; });
+  auto it = std::lower_bound(ids_.begin(), ids_.end(), id,
+                             [](const Entry& e, std::uint64_t v) { return e.id < v; });
   return it != ids_.end() && it->id == id ? it->attr : Record::npos;
 }
 
 const Attr* Formats::format_of(std::span<const std::byte> bytes, std::uint32_t type, std::uint64_t offset,
                                std::size_t& index) const {
   index = Record::npos;
-  if (attrs_.empty()) throw DecodeError(offset, fmt::format("record at offset {:#x}: no attr describes the stream", offset));
-  if (attrs_.size() == 1 || (!attrs_.front().sample_id_all && type != static_cast<std::uint32_t>(Type::sample))) {
+  if (attrs_.empty())
+    throw DecodeError(offset, fmt::format("record at offset {:#x}: no attr describes the stream", offset));
+  if (attrs_.size() == 1 ||
+      (!attrs_.front().sample_id_all && type != static_cast<std::uint32_t>(Type::sample))) {
     index = 0;
     return &attrs_.front();
   }
@@ -480,8 +500,9 @@ const Attr* Formats::format_of(std::span<const std::byte> bytes, std::uint32_t t
   } else {
     std::size_t back = static_cast<std::size_t>(is_pos_) * 8;
     if (back + 8 > size)
-      throw DecodeError(offset, fmt::format("{} record at offset {:#x}: its sample_id needs {} bytes, it has {}",
-                                            type_name(type), offset, back + 8, size));
+      throw DecodeError(offset,
+                        fmt::format("{} record at offset {:#x}: its sample_id needs {} bytes, it has {}",
+                                    type_name(type), offset, back + 8, size));
     std::memcpy(&id, bytes.data() + size - back, 8);
     if (id == 0) {  // perf synthesizes records with a zeroed trailer: they belong to the first attr
       index = 0;
@@ -500,7 +521,8 @@ Record Formats::decode(std::span<const std::byte> bytes, std::uint64_t offset) c
 
 void Formats::decode(std::span<const std::byte> bytes, std::uint64_t offset, Record& r) const {
   if (bytes.size() < 8)
-    throw DecodeError(offset, fmt::format("record at offset {:#x}: {} bytes, a header needs 8", offset, bytes.size()));
+    throw DecodeError(
+        offset, fmt::format("record at offset {:#x}: {} bytes, a header needs 8", offset, bytes.size()));
   std::memcpy(&r.type, bytes.data(), 4);
   std::memcpy(&r.misc, bytes.data() + 4, 2);
   std::memcpy(&r.size, bytes.data() + 6, 2);
@@ -509,11 +531,11 @@ void Formats::decode(std::span<const std::byte> bytes, std::uint64_t offset, Rec
   r.sample_id = {};
   if (r.size < 8 || r.size > bytes.size()) {
     auto name = type_name(r.type);
-    throw DecodeError(offset, fmt::format("{} record at offset {:#x}: header size {} {}",
-                                          name.empty() ? fmt::format("type {}", r.type) : std::string(name),
-                                          offset, r.size,
-                                          r.size < 8 ? "is less than the header itself"
-                                                     : fmt::format("runs past the {} bytes there", bytes.size())));
+    throw DecodeError(
+        offset, fmt::format("{} record at offset {:#x}: header size {} {}",
+                            name.empty() ? fmt::format("type {}", r.type) : std::string(name), offset, r.size,
+                            r.size < 8 ? "is less than the header itself"
+                                       : fmt::format("runs past the {} bytes there", bytes.size())));
   }
   r.bytes = bytes.first(r.size);
   auto body = r.bytes.subspan(8);

@@ -25,13 +25,38 @@ constexpr std::size_t file_header_size = 104;            // struct perf_file_hea
 constexpr std::size_t pipe_header_size = 16;             // struct perf_pipe_file_header
 constexpr unsigned feature_bits = 256;
 
-constexpr std::string_view feature_names[] = {
-    "",           "tracing_data", "build_id",      "hostname",   "osrelease",      "version",
-    "arch",       "nrcpus",       "cpudesc",       "cpuid",      "total_mem",      "cmdline",
-    "event_desc", "cpu_topology", "numa_topology", "branch_stack", "pmu_mappings", "group_desc",
-    "auxtrace",   "stat",         "cache",         "sample_time", "mem_topology",  "clockid",
-    "dir_format", "bpf_prog_info", "bpf_btf",      "compressed", "cpu_pmu_caps",   "clock_data",
-    "hybrid_topology", "pmu_caps"};
+constexpr std::string_view feature_names[] = {"",
+                                              "tracing_data",
+                                              "build_id",
+                                              "hostname",
+                                              "osrelease",
+                                              "version",
+                                              "arch",
+                                              "nrcpus",
+                                              "cpudesc",
+                                              "cpuid",
+                                              "total_mem",
+                                              "cmdline",
+                                              "event_desc",
+                                              "cpu_topology",
+                                              "numa_topology",
+                                              "branch_stack",
+                                              "pmu_mappings",
+                                              "group_desc",
+                                              "auxtrace",
+                                              "stat",
+                                              "cache",
+                                              "sample_time",
+                                              "mem_topology",
+                                              "clockid",
+                                              "dir_format",
+                                              "bpf_prog_info",
+                                              "bpf_btf",
+                                              "compressed",
+                                              "cpu_pmu_caps",
+                                              "clock_data",
+                                              "hybrid_topology",
+                                              "pmu_caps"};
 
 std::uint64_t u64_at(std::span<const std::byte> b, std::size_t at) {
   std::uint64_t v;
@@ -52,8 +77,8 @@ std::uint32_t u32_at(std::span<const std::byte> b, std::size_t at) {
 std::span<const std::byte> section(std::span<const std::byte> file, std::uint64_t offset, std::uint64_t size,
                                    std::string_view what, std::uint64_t where) {
   if (offset > file.size() || size > file.size() - offset)
-    bad(where, fmt::format("the {} section [{:#x}, +{:#x}) runs past the end of the file ({} bytes)", what, offset,
-                           size, file.size()));
+    bad(where, fmt::format("the {} section [{:#x}, +{:#x}) runs past the end of the file ({} bytes)", what,
+                           offset, size, file.size()));
   return file.subspan(static_cast<std::size_t>(offset), static_cast<std::size_t>(size));
 }
 
@@ -62,7 +87,8 @@ std::span<const std::byte> section(std::span<const std::byte> file, std::uint64_
 std::string header_string(std::span<const std::byte>& b, std::uint64_t where, std::string_view what) {
   if (b.size() < 4) bad(where, fmt::format("{}: a string's length is cut off", what));
   std::uint32_t len = u32_at(b, 0);
-  if (len > b.size() - 4) bad(where, fmt::format("{}: a string of {} bytes runs past its section", what, len));
+  if (len > b.size() - 4)
+    bad(where, fmt::format("{}: a string of {} bytes runs past its section", what, len));
   const auto* p = reinterpret_cast<const char*>(b.data() + 4);
   std::string s(p, strnlen(p, len));
   b = b.subspan(4 + len);
@@ -150,7 +176,8 @@ void PerfData::Impl::parse_file_header() {
     FileEvent e;
     e.attr = attr_from_bytes(attr_bytes);
     auto ids = section(bytes, u64_at(entry, attr_size - 16), u64_at(entry, attr_size - 8), "ids", where);
-    if (ids.size() % 8 != 0) bad(where, fmt::format("an ids section of {} bytes is not whole u64s", ids.size()));
+    if (ids.size() % 8 != 0)
+      bad(where, fmt::format("an ids section of {} bytes is not whole u64s", ids.size()));
     e.ids.resize(ids.size() / 8);
     if (!e.ids.empty()) std::memcpy(e.ids.data(), ids.data(), ids.size());
     add_event(std::move(e), where);
@@ -160,10 +187,11 @@ void PerfData::Impl::parse_file_header() {
   for (unsigned bit = 0; bit < feature_bits; ++bit) {
     if (!(u64_at(bytes, 72 + 8 * (bit / 64)) >> (bit % 64) & 1)) continue;
     auto s = section(bytes, at, 16, "feature index", 72);
-    features[bit] = section(bytes, u64_at(s, 0), u64_at(s, 8), feature_name(static_cast<Feature>(bit)).empty()
-                                                                   ? std::string_view("feature")
-                                                                   : feature_name(static_cast<Feature>(bit)),
-                            at);
+    features[bit] =
+        section(bytes, u64_at(s, 0), u64_at(s, 8),
+                feature_name(static_cast<Feature>(bit)).empty() ? std::string_view("feature")
+                                                                : feature_name(static_cast<Feature>(bit)),
+                at);
     present[bit] = true;
     at += 16;
   }
@@ -198,7 +226,8 @@ void PerfData::Impl::parse_event_desc() {
     std::uint32_t nr_ids = u32_at(b, 0);
     b = b.subspan(4);
     std::string name = header_string(b, where, "event_desc");
-    if (nr_ids > b.size() / 8) bad(where, fmt::format("event_desc: {} ids of event {} run past the section", nr_ids, i));
+    if (nr_ids > b.size() / 8)
+      bad(where, fmt::format("event_desc: {} ids of event {} run past the section", nr_ids, i));
     std::uint64_t first = nr_ids ? u64_at(b, 0) : 0;
     b = b.subspan(std::size_t{nr_ids} * 8);
     std::size_t target = i < events.size() ? i : Record::npos;
@@ -230,9 +259,10 @@ void PerfData::Impl::apply_pipe_record(const Record& r) {
       break;
     }
     case Type::event_update: {
-      // struct perf_record_event_update: u64 type, u64 id, then the payload; type 1 (NAME) is a string
+      // struct perf_record_event_update: u64 type, u64 id, then the payload; type 2 (NAME) is a
+      // string (0 UNIT, 1 SCALE, 3 CPUS)
       auto body = r.bytes.subspan(8);
-      if (body.size() >= 16 && u64_at(body, 0) == 1) {
+      if (body.size() >= 16 && u64_at(body, 0) == 2) {
         auto s = body.subspan(16);
         const auto* p = reinterpret_cast<const char*>(s.data());
         std::size_t at = formats.attr_of_id(u64_at(body, 8));
@@ -268,7 +298,8 @@ PerfData PerfData::open(const std::string& path) {
     void* p = ::mmap(nullptr, impl->map_size, PROT_READ, MAP_PRIVATE, fd, 0);
     int err = errno;
     if (fd != 0) ::close(fd);
-    if (p == MAP_FAILED) throw Error(ErrorKind::io, fmt::format("cannot map '{}': {}", path, std::strerror(err)));
+    if (p == MAP_FAILED)
+      throw Error(ErrorKind::io, fmt::format("cannot map '{}': {}", path, std::strerror(err)));
     impl->map = p;
     impl->bytes = {static_cast<const std::byte*>(p), impl->map_size};
   } else {  // a pipe, or something that cannot be mapped: read it all
@@ -310,7 +341,8 @@ bool PerfData::next(Record& out) {
   if (m.pos >= end) return false;
   auto rest = m.bytes.subspan(static_cast<std::size_t>(m.pos), static_cast<std::size_t>(end - m.pos));
   if (rest.size() < 8)
-    bad(m.pos, fmt::format("the data section ends {} bytes into a record header at offset {:#x}", rest.size(), m.pos));
+    bad(m.pos, fmt::format("the data section ends {} bytes into a record header at offset {:#x}", rest.size(),
+                           m.pos));
   m.formats.decode(rest, m.pos, out);
   m.pos += out.size;
   if (m.pipe) {
@@ -332,8 +364,8 @@ void PerfData::decode_at(std::uint64_t offset, Record& out) const {
   std::uint64_t end = m.data_offset + m.data_size;
   if (m.pipe || offset < m.data_offset || offset + 8 > end)
     bad(offset, fmt::format("no record can start at offset {:#x}", offset));
-  m.formats.decode(m.bytes.subspan(static_cast<std::size_t>(offset), static_cast<std::size_t>(end - offset)), offset,
-                   out);
+  m.formats.decode(m.bytes.subspan(static_cast<std::size_t>(offset), static_cast<std::size_t>(end - offset)),
+                   offset, out);
 }
 
 bool PerfData::has_feature(Feature f) const {

@@ -16,7 +16,19 @@
 #include "perfspec/perf_data.hpp"
 
 namespace perfspec::tools {
+// C's %#lx, as perf prints addresses: 0 is written "0", not "0x0".
+struct CHex {
+  std::uint64_t v;
+};
+}  // namespace perfspec::tools
 
+template <> struct fmt::formatter<perfspec::tools::CHex> : fmt::formatter<std::string_view> {
+  auto format(perfspec::tools::CHex h, fmt::format_context& ctx) const {
+    return h.v ? fmt::format_to(ctx.out(), "{:#x}", h.v) : fmt::format_to(ctx.out(), "0");
+  }
+};
+
+namespace perfspec::tools {
 namespace {
 
 using namespace perfspec::record;
@@ -57,20 +69,23 @@ constexpr Check checks[] = {{f_ip, sample_ip, "IP", "ip"},
                             {f_time, sample_time, "TIME", "time"},
                             {f_cpu, sample_cpu, "CPU", "cpu"}};
 // perf's fields perfspec does not print yet: symbols need the binaries' symbol tables.
-constexpr std::string_view later_fields[] = {"sym", "symoff", "dso", "srcline", "trace", "brstack", "iregs",
-                                             "uregs", "weight", "data_src", "phys_addr", "insn", "ipc"};
+constexpr std::string_view later_fields[] = {"sym",       "symoff", "dso",   "srcline", "trace",
+                                             "brstack",   "iregs",  "uregs", "weight",  "data_src",
+                                             "phys_addr", "insn",   "ipc"};
 
 unsigned parse_fields(const std::string& text) {
   unsigned bits = 0;
   std::size_t at = 0;
   while (at <= text.size()) {
     std::size_t comma = text.find(',', at);
-    std::string_view name = std::string_view(text).substr(at, comma == std::string::npos ? std::string::npos : comma - at);
+    std::string_view name =
+        std::string_view(text).substr(at, comma == std::string::npos ? std::string::npos : comma - at);
     const FieldName* f = nullptr;
     for (const auto& n : field_names)
       if (n.name == name) f = &n;
     if (!f) {
-      bool later = std::find(std::begin(later_fields), std::end(later_fields), name) != std::end(later_fields);
+      bool later =
+          std::find(std::begin(later_fields), std::end(later_fields), name) != std::end(later_fields);
       throw Error(ErrorKind::usage,
                   later ? fmt::format("-F {}: not supported yet (perfspec does not resolve symbols)", name)
                         : fmt::format("-F: unknown field '{}'", name),
@@ -95,6 +110,8 @@ class Threads {
       auto child = static_cast<std::int32_t>(t->tid);
       auto parent = names_.find(static_cast<std::int32_t>(t->ptid));
       if (parent != names_.end()) names_[child] = parent->second;
+    } else if (auto* x = r.get<Task>(); x && r.kind() == Type::exit && x->tid != 0) {
+      names_.erase(static_cast<std::int32_t>(x->tid));  // perf forgets a thread that exited
     }
   }
   std::string_view name(std::int32_t tid) {
@@ -122,6 +139,7 @@ class Printer {
   bool user_fields_ = false;
   int name_width_ = 0;
   std::map<std::string, std::uint64_t> counts_;
+  std::unordered_map<std::uint64_t, std::uint64_t> last_read_;  // PERF_SAMPLE_READ: value by id
   std::uint64_t lost_ = 0, lost_samples_ = 0, throttled_ = 0, unthrottled_ = 0, unknown_id_ = 0;
 
   void flush() {
@@ -133,29 +151,34 @@ class Printer {
   }
   void count(const Record& r);
   void text(const Record& r);
+  void text_sample(const Record& r, const Sample& s, std::size_t attr, std::uint64_t period);
   void text_start(const Record& r, std::int32_t thread_tid, unsigned fields);
   void text_other(const Record& r);
   void json(const Record& r);
   void json_sample(const Sample& s, const Attr& attr);
   void print_summary();
   void check_fields();
+  void check_event(std::size_t i);
 };
 
 void Printer::check_fields() {
   fields_ = o_.fields.empty() ? f_comm | f_tid | f_time | f_period | f_event | f_ip : parse_fields(o_.fields);
   user_fields_ = !o_.fields.empty();
-  for (std::size_t i = 0; i < file_.events().size(); ++i) {
-    const Attr& a = file_.events()[i].attr;
-    for (const auto& c : checks) {
-      // a default field the samples lack is left out, as perf does
-      if (!user_fields_ || !(fields_ & c.fields) || (a.sample_type & c.needs)) continue;
-      std::string_view field = (c.fields & f_pid) && (fields_ & f_pid) && !(fields_ & f_tid) ? "pid" : c.field;
-      throw Error(ErrorKind::usage,
-                  fmt::format("Samples for '{}' event do not have {} attribute set. Cannot print '{}' field.",
-                              file_.event_name(i), c.bit, field));
-    }
-    name_width_ = std::max<int>(name_width_, static_cast<int>(file_.event_name(i).size()));
+  for (std::size_t i = 0; i < file_.events().size(); ++i) check_event(i);
+}
+
+// The fields asked for must be in event i's samples (perf refuses to print them otherwise).
+void Printer::check_event(std::size_t i) {
+  const Attr& a = file_.events()[i].attr;
+  for (const auto& c : checks) {
+    // a default field the samples lack is left out, as perf does
+    if (!user_fields_ || !(fields_ & c.fields) || (a.sample_type & c.needs)) continue;
+    std::string_view field = (c.fields & f_pid) && (fields_ & f_pid) && !(fields_ & f_tid) ? "pid" : c.field;
+    throw Error(ErrorKind::usage,
+                fmt::format("Samples for '{}' event do not have {} attribute set. Cannot print '{}' field.",
+                            file_.event_name(i), c.bit, field));
   }
+  name_width_ = std::max<int>(name_width_, static_cast<int>(file_.event_name(i).size()));
 }
 
 void Printer::count(const Record& r) {
@@ -201,36 +224,70 @@ void Printer::text_start(const Record& r, std::int32_t thread_tid, unsigned fiel
 
 void Printer::text(const Record& r) {
   if (const auto* s = r.get<Sample>()) {
-    const Attr& attr = file_.formats().attr(r.attr);
-    unsigned fields = fields_;
-    if (!user_fields_) {  // perf's defaults leave out what the samples do not carry
-      for (const auto& f : field_names)
-        if (f.needs && !(attr.sample_type & f.needs)) fields &= ~f.bit;
+    if (!s->has(sample_read)) {
+      text_sample(r, *s, r.attr,
+                  s->has(sample_period) ? s->period : file_.formats().attr(r.attr).sample_period);
+      return;
     }
-    text_start(r, static_cast<std::int32_t>(s->tid), fields);
-    // without PERIOD in the samples, the attr's fixed period is theirs (as perf reads it)
-    if (fields & f_period)
-      fmt::format_to(std::back_inserter(out_), "{:>10} ", s->has(sample_period) ? s->period : attr.sample_period);
-    if (fields & f_event)
-      fmt::format_to(std::back_inserter(out_), "{:>{}}: ", file_.event_name(r.attr), name_width_);
-    if ((fields & f_addr) && s->has(sample_addr)) fmt::format_to(std::back_inserter(out_), "{:>16x}", s->addr);
-    if ((fields & f_ip) && s->has(sample_ip)) {
-      if (s->has(sample_callchain)) {
-        out_.push_back('\n');
-        for (std::uint64_t ip : s->callchain) {
-          if (ip >= context_max) continue;  // PERF_CONTEXT_* markers are not frames
-          fmt::format_to(std::back_inserter(out_), "\t{:>16x}\n", ip);
-        }
-      } else {
-        fmt::format_to(std::back_inserter(out_), " {:>16x}", s->ip);
+    // PERF_SAMPLE_READ: one sample per value read, of the event the value's id names, with the
+    // count since that id's last sample as its period; a zero period is no sample (as perf delivers
+    // them). A value whose id no attr has is counted, not printed.
+    for (std::size_t i = 0; i < s->read.size(); ++i) {
+      ReadValue v = s->read[i];
+      std::size_t attr = (s->read.format & 4) ? file_.formats().attr_of_id(v.id) : r.attr;
+      if (attr == Record::npos) {
+        ++unknown_id_;
+        continue;
       }
+      std::uint64_t& last = last_read_[(s->read.format & 4) ? v.id : ~std::uint64_t{0}];
+      std::uint64_t period = v.value - last;
+      last = v.value;
+      if (period) text_sample(r, *s, attr, period);
     }
-    out_.push_back('\n');
     return;
   }
-  threads_.apply(r);
-  if (o_.samples_only || r.type >= user_type_start) return;
-  text_other(r);
+  // perf names the thread of a COMM or FORK after applying it, of an EXIT before forgetting it
+  bool exit = r.kind() == Type::exit;
+  if (!exit) threads_.apply(r);
+  if (!o_.samples_only && r.type < user_type_start) text_other(r);
+  if (exit) threads_.apply(r);
+}
+
+void Printer::text_sample(const Record& r, const Sample& s, std::size_t attr_index, std::uint64_t period) {
+  const Attr& attr = file_.formats().attr(attr_index);
+  unsigned fields = fields_;
+  if (!user_fields_) {  // perf's defaults leave out what the samples do not carry
+    for (const auto& f : field_names)
+      if (f.needs && !(attr.sample_type & f.needs)) fields &= ~f.bit;
+  }
+  text_start(r, static_cast<std::int32_t>(s.tid), fields);
+  if (fields & f_period) fmt::format_to(std::back_inserter(out_), "{:>10} ", period);
+  if (fields & f_event)
+    fmt::format_to(std::back_inserter(out_), "{:>{}}: ", file_.event_name(attr_index), name_width_);
+  if ((fields & f_addr) && s.has(sample_addr)) fmt::format_to(std::back_inserter(out_), "{:>16x}", s.addr);
+  if ((fields & f_ip) && s.has(sample_ip)) {
+    if (s.has(sample_callchain)) {
+      out_.push_back('\n');
+      // perf's reading of a callchain: PERF_CONTEXT_* markers are not frames, a marker it does not
+      // know means the chain is corrupt and none of it is shown, and at most 127 frames are
+      // (PERF_MAX_STACK_DEPTH, perf script's --max-stack)
+      std::size_t start = out_.size(), frames = 0;
+      for (std::uint64_t ip : s.callchain) {
+        if (ip >= context_max) {
+          if (ip == context_hv || ip == context_kernel || ip == context_user || ip == context_guest_kernel ||
+              ip == context_guest_user)
+            continue;
+          out_.resize(start);
+          break;
+        }
+        if (++frames > 127) break;
+        fmt::format_to(std::back_inserter(out_), "\t{:>16x}\n", ip);
+      }
+    } else {
+      fmt::format_to(std::back_inserter(out_), " {:>16x}", s.ip);
+    }
+  }
+  out_.push_back('\n');
 }
 
 // Non-sample records as perf script prints them with --show-task-events, --show-mmap-events, ...
@@ -258,12 +315,12 @@ void Printer::text_other(const Record& r) {
   else
     fmt::format_to(it, "PERF_RECORD_{}", name);
   if (auto* m = r.get<Mmap>()) {
-    fmt::format_to(it, " {}/{}: [{:#x}({:#x}) @ {:#x}]: {} {}\n", static_cast<std::int32_t>(m->pid),
-                   static_cast<std::int32_t>(m->tid), m->addr, m->len, m->pgoff,
+    fmt::format_to(it, " {}/{}: [{}({}) @ {}]: {} {}\n", static_cast<std::int32_t>(m->pid),
+                   static_cast<std::int32_t>(m->tid), CHex{m->addr}, CHex{m->len}, CHex{m->pgoff},
                    (r.misc & misc_mmap_data) ? 'r' : 'x', m->filename);
   } else if (auto* m2 = r.get<Mmap2>()) {
-    fmt::format_to(it, " {}/{}: [{:#x}({:#x}) @ {:#x} ", static_cast<std::int32_t>(m2->pid),
-                   static_cast<std::int32_t>(m2->tid), m2->addr, m2->len, m2->pgoff);
+    fmt::format_to(it, " {}/{}: [{}({}) @ {} ", static_cast<std::int32_t>(m2->pid),
+                   static_cast<std::int32_t>(m2->tid), CHex{m2->addr}, CHex{m2->len}, CHex{m2->pgoff});
     if (r.misc & misc_mmap_build_id) {
       out_.push_back('<');
       for (std::byte b : m2->build_id) fmt::format_to(it, "{:02x}", std::to_integer<unsigned>(b));
@@ -277,8 +334,9 @@ void Printer::text_other(const Record& r) {
     fmt::format_to(it, "{}: {}:{}/{}\n", c->exec ? " exec" : "", c->comm, static_cast<std::int32_t>(c->pid),
                    static_cast<std::int32_t>(c->tid));
   } else if (auto* t = r.get<Task>()) {
-    fmt::format_to(it, "({}:{}):({}:{})\n", static_cast<std::int32_t>(t->pid), static_cast<std::int32_t>(t->tid),
-                   static_cast<std::int32_t>(t->ppid), static_cast<std::int32_t>(t->ptid));
+    fmt::format_to(it, "({}:{}):({}:{})\n", static_cast<std::int32_t>(t->pid),
+                   static_cast<std::int32_t>(t->tid), static_cast<std::int32_t>(t->ppid),
+                   static_cast<std::int32_t>(t->ptid));
   } else if (auto* l = r.get<Lost>()) {
     fmt::format_to(it, " lost {}\n", l->lost);
   } else if (auto* ls = r.get<LostSamples>()) {
@@ -286,10 +344,12 @@ void Printer::text_other(const Record& r) {
   } else if (auto* th = r.get<Throttle>()) {
     fmt::format_to(it, " {} id {} stream_id {}\n", th->time, th->id, th->stream_id);
   } else if (auto* sw = r.get<Switch>()) {
-    fmt::format_to(it, " {}{}", sw->out ? "OUT" : "IN ", sw->out ? (sw->preempt ? " preempt" : "        ") : "");
+    fmt::format_to(it, " {}{}", sw->out ? "OUT" : "IN ",
+                   sw->out ? (sw->preempt ? " preempt" : "        ") : "");
     if (r.kind() == Type::switch_cpu_wide)
       fmt::format_to(it, "  {} pid/tid: {:>5}/{:<5}", sw->out ? "next" : "prev",
-                     static_cast<std::int32_t>(sw->next_prev_pid), static_cast<std::int32_t>(sw->next_prev_tid));
+                     static_cast<std::int32_t>(sw->next_prev_pid),
+                     static_cast<std::int32_t>(sw->next_prev_tid));
     out_.push_back('\n');
   } else if (auto* k = r.get<Ksymbol>()) {
     fmt::format_to(it, " addr {:x} len {} type {} flags {:#x} name {}\n", k->addr, k->len, k->ksym_type,
@@ -314,7 +374,8 @@ void Printer::json_sample(const Sample& s, const Attr& attr) {
   if (s.has(sample_identifier)) fmt::format_to(it, ",\"identifier\":{}", s.identifier);
   if (s.has(sample_ip)) fmt::format_to(it, ",\"ip\":{}", s.ip);
   if (s.has(sample_tid))
-    fmt::format_to(it, ",\"pid\":{},\"tid\":{}", static_cast<std::int32_t>(s.pid), static_cast<std::int32_t>(s.tid));
+    fmt::format_to(it, ",\"pid\":{},\"tid\":{}", static_cast<std::int32_t>(s.pid),
+                   static_cast<std::int32_t>(s.tid));
   if (s.has(sample_time)) fmt::format_to(it, ",\"time\":{}", s.time);
   if (s.has(sample_addr)) fmt::format_to(it, ",\"addr\":{}", s.addr);
   if (s.has(sample_id)) fmt::format_to(it, ",\"id\":{}", s.id);
@@ -338,7 +399,8 @@ void Printer::json_sample(const Sample& s, const Attr& attr) {
   if (s.has(sample_callchain)) {
     fmt::format_to(it, ",\"callchain\":[");
     bool first = true;
-    for (std::uint64_t ip : s.callchain) fmt::format_to(it, "{}{}", std::exchange(first, false) ? "" : ",", ip);
+    for (std::uint64_t ip : s.callchain)
+      fmt::format_to(it, "{}{}", std::exchange(first, false) ? "" : ",", ip);
     out_.push_back(']');
   }
   if (s.has(sample_raw)) {
@@ -399,11 +461,12 @@ void Printer::json(const Record& r) {
     json_sample(*s, file_.formats().attr(r.attr));
   } else if (auto* m = r.get<Mmap>()) {
     fmt::format_to(it, ",\"pid\":{},\"tid\":{},\"addr\":{},\"len\":{},\"pgoff\":{},\"filename\":{}",
-                   static_cast<std::int32_t>(m->pid), static_cast<std::int32_t>(m->tid), m->addr, m->len, m->pgoff,
-                   json_string(m->filename));
+                   static_cast<std::int32_t>(m->pid), static_cast<std::int32_t>(m->tid), m->addr, m->len,
+                   m->pgoff, json_string(m->filename));
   } else if (auto* m2 = r.get<Mmap2>()) {
-    fmt::format_to(it, ",\"pid\":{},\"tid\":{},\"addr\":{},\"len\":{},\"pgoff\":{}", static_cast<std::int32_t>(m2->pid),
-                   static_cast<std::int32_t>(m2->tid), m2->addr, m2->len, m2->pgoff);
+    fmt::format_to(it, ",\"pid\":{},\"tid\":{},\"addr\":{},\"len\":{},\"pgoff\":{}",
+                   static_cast<std::int32_t>(m2->pid), static_cast<std::int32_t>(m2->tid), m2->addr, m2->len,
+                   m2->pgoff);
     if (r.misc & misc_mmap_build_id) {
       fmt::format_to(it, ",\"build_id\":\"");
       for (std::byte b : m2->build_id) fmt::format_to(it, "{:02x}", std::to_integer<unsigned>(b));
@@ -412,14 +475,15 @@ void Printer::json(const Record& r) {
       fmt::format_to(it, ",\"maj\":{},\"min\":{},\"ino\":{},\"ino_generation\":{}", m2->maj, m2->min, m2->ino,
                      m2->ino_generation);
     }
-    fmt::format_to(it, ",\"prot\":{},\"flags\":{},\"filename\":{}", m2->prot, m2->flags, json_string(m2->filename));
+    fmt::format_to(it, ",\"prot\":{},\"flags\":{},\"filename\":{}", m2->prot, m2->flags,
+                   json_string(m2->filename));
   } else if (auto* c = r.get<Comm>()) {
     fmt::format_to(it, ",\"pid\":{},\"tid\":{},\"comm\":{},\"exec\":{}", static_cast<std::int32_t>(c->pid),
                    static_cast<std::int32_t>(c->tid), json_string(c->comm), c->exec);
   } else if (auto* t = r.get<Task>()) {
-    fmt::format_to(it, ",\"pid\":{},\"ppid\":{},\"tid\":{},\"ptid\":{},\"time\":{}", static_cast<std::int32_t>(t->pid),
-                   static_cast<std::int32_t>(t->ppid), static_cast<std::int32_t>(t->tid),
-                   static_cast<std::int32_t>(t->ptid), t->time);
+    fmt::format_to(it, ",\"pid\":{},\"ppid\":{},\"tid\":{},\"ptid\":{},\"time\":{}",
+                   static_cast<std::int32_t>(t->pid), static_cast<std::int32_t>(t->ppid),
+                   static_cast<std::int32_t>(t->tid), static_cast<std::int32_t>(t->ptid), t->time);
   } else if (auto* l = r.get<Lost>()) {
     fmt::format_to(it, ",\"id\":{},\"lost\":{}", l->id, l->lost);
   } else if (auto* ls = r.get<LostSamples>()) {
@@ -435,17 +499,21 @@ void Printer::json(const Record& r) {
   } else if (auto* sw = r.get<Switch>()) {
     fmt::format_to(it, ",\"out\":{},\"preempt\":{}", sw->out, sw->preempt);
     if (r.kind() == Type::switch_cpu_wide)
-      fmt::format_to(it, ",\"next_prev_pid\":{},\"next_prev_tid\":{}", static_cast<std::int32_t>(sw->next_prev_pid),
+      fmt::format_to(it, ",\"next_prev_pid\":{},\"next_prev_tid\":{}",
+                     static_cast<std::int32_t>(sw->next_prev_pid),
                      static_cast<std::int32_t>(sw->next_prev_tid));
   } else if (auto* a = r.get<Aux>()) {
-    fmt::format_to(it, ",\"aux_offset\":{},\"aux_size\":{},\"flags\":{}", a->aux_offset, a->aux_size, a->flags);
+    fmt::format_to(it, ",\"aux_offset\":{},\"aux_size\":{},\"flags\":{}", a->aux_offset, a->aux_size,
+                   a->flags);
   } else if (auto* is = r.get<ItraceStart>()) {
-    fmt::format_to(it, ",\"pid\":{},\"tid\":{}", static_cast<std::int32_t>(is->pid), static_cast<std::int32_t>(is->tid));
+    fmt::format_to(it, ",\"pid\":{},\"tid\":{}", static_cast<std::int32_t>(is->pid),
+                   static_cast<std::int32_t>(is->tid));
   } else if (auto* ns = r.get<Namespaces>()) {
     fmt::format_to(it, ",\"pid\":{},\"tid\":{},\"namespaces\":[", static_cast<std::int32_t>(ns->pid),
                    static_cast<std::int32_t>(ns->tid));
     for (std::size_t i = 0; i < ns->size(); ++i)
-      fmt::format_to(it, "{}{{\"dev\":{},\"inode\":{}}}", i ? "," : "", ns->words[2 * i], ns->words[2 * i + 1]);
+      fmt::format_to(it, "{}{{\"dev\":{},\"inode\":{}}}", i ? "," : "", ns->words[2 * i],
+                     ns->words[2 * i + 1]);
     out_.push_back(']');
   } else if (auto* k = r.get<Ksymbol>()) {
     fmt::format_to(it, ",\"addr\":{},\"len\":{},\"ksym_type\":{},\"flags\":{},\"name\":{}", k->addr, k->len,
@@ -481,7 +549,7 @@ void Printer::json(const Record& r) {
     }
     out_.push_back(']');
   } else if (auto* f = r.get<HeaderFeature>()) {
-    fmt::format_to(it, ",\"feature\":{},\"size\":{}", f->feature, f->data.size());
+    fmt::format_to(it, ",\"feature\":{},\"data_size\":{}", f->feature, f->data.size());
   } else if (auto* ha = r.get<HeaderAttr>()) {
     fmt::format_to(it, ",\"attr_type\":{},\"config\":{},\"ids\":[", ha->attr.type, ha->attr.config);
     bool first = true;
@@ -559,6 +627,7 @@ int Printer::run() {
             (file_.formats().attr(i).sample_id_all || file_.formats().size() == 0);
   if (!timed || file_.pipe()) {  // in pipe mode a later ATTR can change how records decode: file order
     while (file_.next(r)) {
+      if (r.kind() == Type::header_attr) check_event(file_.events().size() - 1);
       text(r);
       maybe_flush();
     }
@@ -566,7 +635,8 @@ int Printer::run() {
     return 0;
   }
   while (file_.next(r))
-    if (r.type < user_type_start) order.push_back({r.sample_id.has(sample_time) ? r.sample_id.time : 0, r.offset});
+    if (r.type < user_type_start)
+      order.push_back({r.sample_id.has(sample_time) ? r.sample_id.time : 0, r.offset});
   std::stable_sort(order.begin(), order.end(), [](const At& a, const At& b) { return a.time < b.time; });
   // Decoded again where it lies: the file stays mapped, so this copies nothing.
   for (const At& a : order) {

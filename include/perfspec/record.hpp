@@ -79,11 +79,11 @@ inline constexpr std::uint32_t user_type_start = 64;
 std::string_view type_name(std::uint32_t type);
 
 // perf_event_header.misc
-inline constexpr std::uint16_t misc_cpumode_mask = 7, misc_cpumode_unknown = 0, misc_kernel = 1, misc_user = 2,
-                               misc_hypervisor = 3, misc_guest_kernel = 4, misc_guest_user = 5;
+inline constexpr std::uint16_t misc_cpumode_mask = 7, misc_cpumode_unknown = 0, misc_kernel = 1,
+                               misc_user = 2, misc_hypervisor = 3, misc_guest_kernel = 4, misc_guest_user = 5;
 inline constexpr std::uint16_t misc_proc_map_parse_timeout = 1U << 12;
-inline constexpr std::uint16_t misc_mmap_data = 1U << 13, misc_comm_exec = 1U << 13, misc_fork_exec = 1U << 13,
-                               misc_switch_out = 1U << 13;
+inline constexpr std::uint16_t misc_mmap_data = 1U << 13, misc_comm_exec = 1U << 13,
+                               misc_fork_exec = 1U << 13, misc_switch_out = 1U << 13;
 inline constexpr std::uint16_t misc_exact_ip = 1U << 14, misc_switch_out_preempt = 1U << 14,
                                misc_mmap_build_id = 1U << 14;
 inline constexpr std::uint16_t misc_ext_reserved = 1U << 15;
@@ -293,7 +293,8 @@ struct Read {
   ReadValues values;
 };
 struct Aux {
-  std::uint64_t aux_offset = 0, aux_size = 0, flags = 0;  ///< flags: PERF_AUX_FLAG_TRUNCATED 1, OVERWRITE 2, ...
+  std::uint64_t aux_offset = 0, aux_size = 0,
+                flags = 0;  ///< flags: PERF_AUX_FLAG_TRUNCATED 1, OVERWRITE 2, ...
 };
 struct ItraceStart {
   std::uint32_t pid = 0, tid = 0;
