@@ -10,10 +10,10 @@ _perfspec() {
   local sub=""
   local i
   for ((i = 1; i < COMP_CWORD; i++)); do
-    case ${COMP_WORDS[i]} in resolve|stat|list|snapshot|decode) sub=${COMP_WORDS[i]}; break ;; esac
+    case ${COMP_WORDS[i]} in resolve|stat|list|snapshot|decode|script) sub=${COMP_WORDS[i]}; break ;; esac
   done
   if [[ -z $sub ]]; then
-    COMPREPLY=($(compgen -W "resolve stat list snapshot decode --help --version" -- "$cur"))
+    COMPREPLY=($(compgen -W "resolve stat list snapshot decode script --help --version" -- "$cur"))
     return
   fi
   if [[ $sub == stat ]]; then
@@ -41,6 +41,8 @@ _perfspec() {
   fi
   case $prev in
     --sysfs|--events-dir|-o|--output) COMPREPLY=($(compgen -d -- "$cur")); return ;;
+    -i|--input) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+    -F|--fields) COMPREPLY=($(compgen -W "comm pid tid cpu time period event addr ip" -- "${cur##*,}")); return ;;
     --format) COMPREPLY=($(compgen -W "text json csv" -- "$cur")); return ;;
     --source) COMPREPLY=($(compgen -W "builtin sysfs json tracepoint" -- "$cur")); return ;;
     -x|--field-separator) return ;;
@@ -56,6 +58,7 @@ _perfspec() {
       list) COMPREPLY=($(compgen -W "--pmu --topic --source --tracepoints --deprecated --pmus --format --sysfs --events-dir --no-tables --cpuid" -- "$cur")) ;;
       snapshot) COMPREPLY=($(compgen -W "--sysfs --tracepoints --cpuid" -- "$cur")) ;;
       decode) COMPREPLY=($(compgen -W "--type --config --config1 --config2 --config3 --attr --format --sysfs --events-dir --no-tables --cpuid" -- "$cur")) ;;
+      script) COMPREPLY=($(compgen -W "-i --input --format -F --fields --samples --summary --ns" -- "$cur")) ;;
     esac
     return
   fi

@@ -70,7 +70,12 @@ std::uint32_t u32_at(std::span<const std::byte> b, std::size_t at) {
 }
 
 [[noreturn]] void bad(std::uint64_t offset, const std::string& message) {
-  throw DecodeError(offset, fmt::format("perf.data: {}", message));
+  throw DecodeError(offset, message);
+}
+
+// The same error, named after the file it is about.
+[[noreturn]] void rethrow_in(const std::string& name, const DecodeError& e) {
+  throw DecodeError(e.offset(), fmt::format("{}: {}", name, e.message()));
 }
 
 // A section [offset, offset + size) that must lie inside the file.
@@ -103,6 +108,7 @@ std::string_view feature_name(Feature feature) {
 }
 
 struct PerfData::Impl {
+  std::string name = "perf.data";  // for errors
   std::vector<std::byte> owned;
   void* map = nullptr;
   std::size_t map_size = 0;
@@ -225,7 +231,7 @@ void PerfData::Impl::parse_event_desc() {
     b = b.subspan(attr_size);
     std::uint32_t nr_ids = u32_at(b, 0);
     b = b.subspan(4);
-    std::string name = header_string(b, where, "event_desc");
+    std::string event = header_string(b, where, "event_desc");
     if (nr_ids > b.size() / 8)
       bad(where, fmt::format("event_desc: {} ids of event {} run past the section", nr_ids, i));
     std::uint64_t first = nr_ids ? u64_at(b, 0) : 0;
@@ -235,7 +241,7 @@ void PerfData::Impl::parse_event_desc() {
       std::size_t by_id = formats.attr_of_id(first);
       if (by_id != Record::npos) target = by_id;
     }
-    if (target != Record::npos) events[target].name = std::move(name);
+    if (target != Record::npos) events[target].name = std::move(event);
   }
 }
 
@@ -283,7 +289,11 @@ PerfData PerfData::from_bytes(std::vector<std::byte> bytes) {
   auto impl = std::make_unique<Impl>();
   impl->owned = std::move(bytes);
   impl->bytes = impl->owned;
-  impl->parse();
+  try {
+    impl->parse();
+  } catch (const DecodeError& e) {
+    rethrow_in(impl->name, e);
+  }
   return PerfData(std::move(impl));
 }
 
@@ -318,7 +328,12 @@ PerfData PerfData::open(const std::string& path) {
     if (fd != 0) ::close(fd);
     impl->bytes = impl->owned;
   }
-  impl->parse();
+  impl->name = path == "-" ? "stdin" : path;
+  try {
+    impl->parse();
+  } catch (const DecodeError& e) {
+    rethrow_in(impl->name, e);
+  }
   return PerfData(std::move(impl));
 }
 
@@ -339,20 +354,24 @@ bool PerfData::next(Record& out) {
   Impl& m = *impl_;
   std::uint64_t end = m.data_offset + m.data_size;
   if (m.pos >= end) return false;
-  auto rest = m.bytes.subspan(static_cast<std::size_t>(m.pos), static_cast<std::size_t>(end - m.pos));
-  if (rest.size() < 8)
-    bad(m.pos, fmt::format("the data section ends {} bytes into a record header at offset {:#x}", rest.size(),
-                           m.pos));
-  m.formats.decode(rest, m.pos, out);
-  m.pos += out.size;
-  if (m.pipe) {
-    if (auto* t = out.get<TracingData>()) {  // the tracing data follows the record in the stream
-      if (t->size > end - m.pos)
-        bad(out.offset, fmt::format("TRACING_DATA of {} bytes runs past the end of the stream", t->size));
-      m.tracing = m.bytes.subspan(static_cast<std::size_t>(m.pos), t->size);
-      m.pos += t->size;
+  try {
+    auto rest = m.bytes.subspan(static_cast<std::size_t>(m.pos), static_cast<std::size_t>(end - m.pos));
+    if (rest.size() < 8)
+      bad(m.pos,
+          fmt::format("the data ends {} bytes into a record header at offset {:#x}", rest.size(), m.pos));
+    m.formats.decode(rest, m.pos, out);
+    m.pos += out.size;
+    if (m.pipe) {
+      if (auto* t = out.get<TracingData>()) {  // the tracing data follows the record in the stream
+        if (t->size > end - m.pos)
+          bad(out.offset, fmt::format("TRACING_DATA of {} bytes runs past the end of the stream", t->size));
+        m.tracing = m.bytes.subspan(static_cast<std::size_t>(m.pos), t->size);
+        m.pos += t->size;
+      }
+      m.apply_pipe_record(out);
     }
-    m.apply_pipe_record(out);
+  } catch (const DecodeError& e) {
+    rethrow_in(m.name, e);
   }
   return true;
 }

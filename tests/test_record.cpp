@@ -92,29 +92,29 @@ TEST_CASE("record: type names are perf's") {
 TEST_CASE("record: every sample_type bit, in the uapi order") {
   Kept kept;
   Attr a = attr_with(sample_known & ~sample_weight);  // WEIGHT and WEIGHT_STRUCT are one u64: take STRUCT
-  a.read_format = 1 | 2 | 4 | 8 | 16;                // TOTAL_TIME_ENABLED|RUNNING|ID|GROUP|LOST
-  a.branch_sample_type = (1U << 17) | (1U << 19);    // HW_INDEX, COUNTERS
-  a.sample_regs_user = 0b1011;                       // 3 registers
-  a.sample_regs_intr = 0b110;                        // 2 registers
+  a.read_format = 1 | 2 | 4 | 8 | 16;                 // TOTAL_TIME_ENABLED|RUNNING|ID|GROUP|LOST
+  a.branch_sample_type = (1U << 17) | (1U << 19);     // HW_INDEX, COUNTERS
+  a.sample_regs_user = 0b1011;                        // 3 registers
+  a.sample_regs_intr = 0b110;                         // 2 registers
   Bytes body;
-  body.u64(0x1d);                           // IDENTIFIER
-  body.u64(0x401000);                       // IP
-  body.u32(100).u32(101);                   // TID
-  body.u64(123456789);                      // TIME
-  body.u64(0xdead0000);                     // ADDR
-  body.u64(0x1d);                           // ID
-  body.u64(77);                             // STREAM_ID
-  body.u32(3).u32(0);                       // CPU
-  body.u64(1000);                           // PERIOD
-  body.u64(2).u64(500).u64(400);            // READ: nr, enabled, running
-  body.u64(11).u64(0x1d).u64(0);            //   leader: value, id, lost
-  body.u64(22).u64(0x1e).u64(5);            //   member
-  body.u64(3).u64(-128ULL).u64(0xffffffff81000000).u64(0x401000);  // CALLCHAIN
-  body.u32(12).u64(0xaabbccdd).u32(0x11223344);                     // RAW: 12 bytes (4+12 = 16)
-  body.u64(1).u64(7);                                               // BRANCH_STACK nr, hw_idx
-  body.u64(0x10).u64(0x20).u64(0x3).u64(9);                         //   entry, counters
-  body.u64(2).u64(10).u64(11).u64(13);                              // REGS_USER abi 64, 3 values
-  body.u64(16).u64(0x1111).u64(0x2222).u64(8);                      // STACK_USER size 16, data, dyn 8
+  body.u64(0x1d);                                                     // IDENTIFIER
+  body.u64(0x401000);                                                 // IP
+  body.u32(100).u32(101);                                             // TID
+  body.u64(123456789);                                                // TIME
+  body.u64(0xdead0000);                                               // ADDR
+  body.u64(0x1d);                                                     // ID
+  body.u64(77);                                                       // STREAM_ID
+  body.u32(3).u32(0);                                                 // CPU
+  body.u64(1000);                                                     // PERIOD
+  body.u64(2).u64(500).u64(400);                                      // READ: nr, enabled, running
+  body.u64(11).u64(0x1d).u64(0);                                      //   leader: value, id, lost
+  body.u64(22).u64(0x1e).u64(5);                                      //   member
+  body.u64(3).u64(-128ULL).u64(0xffffffff81000000).u64(0x401000);     // CALLCHAIN
+  body.u32(12).u64(0xaabbccdd).u32(0x11223344);                       // RAW: 12 bytes (4+12 = 16)
+  body.u64(1).u64(7);                                                 // BRANCH_STACK nr, hw_idx
+  body.u64(0x10).u64(0x20).u64(0x3).u64(9);                           //   entry, counters
+  body.u64(2).u64(10).u64(11).u64(13);                                // REGS_USER abi 64, 3 values
+  body.u64(16).u64(0x1111).u64(0x2222).u64(8);                        // STACK_USER size 16, data, dyn 8
   body.u64((std::uint64_t{3} << 48) | (std::uint64_t{2} << 32) | 1);  // WEIGHT_STRUCT
   body.u64(0x42);                                                     // DATA_SRC
   body.u64(0x43);                                                     // TRANSACTION
@@ -210,8 +210,9 @@ TEST_CASE("record: every sample_type bit, in the uapi order") {
       FAIL("no error");
     } catch (const DecodeError& e) {
       CHECK(e.offset() == 0x200);
-      CHECK(e.message() == fmt::format("SAMPLE record at offset 0x200: header size {} runs past the {} bytes there",
-                                       bytes.size(), cut.size()));
+      CHECK(e.message() ==
+            fmt::format("SAMPLE record at offset 0x200: header size {} runs past the {} bytes there",
+                        bytes.size(), cut.size()));
     }
   }
 }
@@ -222,14 +223,22 @@ TEST_CASE("record: each sample field alone") {
     std::uint64_t bit;
     std::vector<std::uint64_t> words;
   };
-  const One ones[] = {{sample_ip, {0x1234}},        {sample_tid, {(std::uint64_t{8} << 32) | 7}},
-                      {sample_time, {55}},           {sample_addr, {0x99}},
-                      {sample_id, {3}},              {sample_stream_id, {4}},
-                      {sample_cpu, {1}},             {sample_period, {10}},
-                      {sample_weight, {12}},         {sample_data_src, {13}},
-                      {sample_transaction, {14}},    {sample_phys_addr, {15}},
-                      {sample_cgroup, {16}},         {sample_data_page_size, {17}},
-                      {sample_code_page_size, {18}}, {sample_identifier, {19}}};
+  const One ones[] = {{sample_ip, {0x1234}},
+                      {sample_tid, {(std::uint64_t{8} << 32) | 7}},
+                      {sample_time, {55}},
+                      {sample_addr, {0x99}},
+                      {sample_id, {3}},
+                      {sample_stream_id, {4}},
+                      {sample_cpu, {1}},
+                      {sample_period, {10}},
+                      {sample_weight, {12}},
+                      {sample_data_src, {13}},
+                      {sample_transaction, {14}},
+                      {sample_phys_addr, {15}},
+                      {sample_cgroup, {16}},
+                      {sample_data_page_size, {17}},
+                      {sample_code_page_size, {18}},
+                      {sample_identifier, {19}}};
   for (const auto& o : ones) {
     CAPTURE(o.bit);
     Bytes body;
@@ -300,22 +309,24 @@ TEST_CASE("record: counts that lie are errors, not reads past the record") {
     FAIL("no error");
   } catch (const DecodeError& e) {
     CHECK(e.offset() == 0x40);
-    CHECK(e.message() == "SAMPLE record at offset 0x40: CALLCHAIN ips does not fit in the record (8 bytes left)");
+    CHECK(e.message() ==
+          "SAMPLE record at offset 0x40: CALLCHAIN ips does not fit in the record (8 bytes left)");
   }
   auto more = rec(9, misc_user, Bytes{}.u64(2).u64(1));
-  CHECK_THROWS_WITH_AS(f.decode(more), "SAMPLE record at offset 0x0: CALLCHAIN ips needs 16 bytes, 8 are left",
-                       DecodeError);
+  CHECK_THROWS_WITH_AS(f.decode(more),
+                       "SAMPLE record at offset 0x0: CALLCHAIN ips needs 16 bytes, 8 are left", DecodeError);
 
   Formats raw;
   raw.add(attr_with(sample_raw));
   auto r = rec(9, misc_user, Bytes{}.u32(0xffffffff).u32(0));
-  CHECK_THROWS_WITH_AS(raw.decode(r), "SAMPLE record at offset 0x0: RAW data needs 4294967295 bytes, 4 are left",
-                       DecodeError);
+  CHECK_THROWS_WITH_AS(
+      raw.decode(r), "SAMPLE record at offset 0x0: RAW data needs 4294967295 bytes, 4 are left", DecodeError);
 
   Formats stack;
   stack.add(attr_with(sample_stack_user));
   auto st = rec(9, misc_user, Bytes{}.u64(8).u64(0).u64(9));
-  CHECK_THROWS_WITH_AS(stack.decode(st), "SAMPLE record at offset 0x0: STACK_USER dyn_size 9 is more than its size 8",
+  CHECK_THROWS_WITH_AS(stack.decode(st),
+                       "SAMPLE record at offset 0x0: STACK_USER dyn_size 9 is more than its size 8",
                        DecodeError);
 
   Formats group;
@@ -329,13 +340,15 @@ TEST_CASE("record: counts that lie are errors, not reads past the record") {
                        "record at offset 0x10: 7 bytes, a header needs 8", DecodeError);
   auto zero = huge;
   zero[6] = zero[7] = std::byte{0};
-  CHECK_THROWS_WITH_AS(f.decode(zero), "SAMPLE record at offset 0x0: header size 0 is less than the header itself",
+  CHECK_THROWS_WITH_AS(f.decode(zero),
+                       "SAMPLE record at offset 0x0: header size 0 is less than the header itself",
                        DecodeError);
 }
 
 TEST_CASE("record: kernel records with their sample_id trailer") {
   Kept kept;
-  const std::uint64_t st = sample_tid | sample_time | sample_id | sample_stream_id | sample_cpu | sample_identifier;
+  const std::uint64_t st =
+      sample_tid | sample_time | sample_id | sample_stream_id | sample_cpu | sample_identifier;
   Formats f;
   f.add(attr_with(st | sample_ip), std::vector<std::uint64_t>{5});
   Bytes trailer;
@@ -360,8 +373,19 @@ TEST_CASE("record: kernel records with their sample_id trailer") {
   CHECK(r.get<Mmap>()->len == 0x2000);
 
   r = with_trailer(10, misc_user,
-                   Bytes{}.u32(1).u32(2).u64(0x1000).u64(0x2000).u64(0x10).u32(0xfe).u32(1).u64(77).u64(3).u32(5).u32(2).str(
-                       "/usr/lib/libc.so.6"));
+                   Bytes{}
+                       .u32(1)
+                       .u32(2)
+                       .u64(0x1000)
+                       .u64(0x2000)
+                       .u64(0x10)
+                       .u32(0xfe)
+                       .u32(1)
+                       .u64(77)
+                       .u64(3)
+                       .u32(5)
+                       .u32(2)
+                       .str("/usr/lib/libc.so.6"));
   check_id(r);
   const Mmap2& m2 = *r.get<Mmap2>();
   CHECK(m2.maj == 0xfe);
@@ -373,8 +397,10 @@ TEST_CASE("record: kernel records with their sample_id trailer") {
   CHECK(m2.filename == "/usr/lib/libc.so.6");
 
   std::uint8_t id[20] = {0xab, 0xcd};
-  r = with_trailer(10, misc_user | misc_mmap_build_id,
-                   Bytes{}.u32(1).u32(2).u64(0x1000).u64(0x2000).u64(0).u8(2).u8(0).u16(0).raw(id, 20).u32(5).u32(2).str("/x"));
+  r = with_trailer(
+      10, misc_user | misc_mmap_build_id,
+      Bytes{}.u32(1).u32(2).u64(0x1000).u64(0x2000).u64(0).u8(2).u8(0).u16(0).raw(id, 20).u32(5).u32(2).str(
+          "/x"));
   REQUIRE(r.get<Mmap2>()->build_id.size() == 2);
   CHECK(std::to_integer<int>(r.get<Mmap2>()->build_id[1]) == 0xcd);
 
@@ -429,7 +455,8 @@ TEST_CASE("record: kernel records with their sample_id trailer") {
   CHECK_THROWS_WITH_AS(with_trailer(3, 0, Bytes{}.u32(3).u32(4).raw("sleepers", 8)),
                        "COMM record at offset 0x0: comm is not terminated within its 8 bytes", DecodeError);
   CHECK_THROWS_WITH_AS(kept(f, rec(2, 0, Bytes{}.u64(1))),
-                       "LOST record at offset 0x0: its sample_id needs 48 bytes, the body has 8", DecodeError);
+                       "LOST record at offset 0x0: its sample_id needs 48 bytes, the body has 8",
+                       DecodeError);
   // an unknown kernel type keeps its body
   r = with_trailer(30, 0, Bytes{}.u64(1));
   CHECK(r.get<Opaque>()->body.size() == 8);
@@ -440,7 +467,8 @@ TEST_CASE("record: attrs told apart by id") {
   SUBCASE("SAMPLE_IDENTIFIER: first in a sample, last in a trailer") {
     Formats f;
     f.add(attr_with(sample_identifier | sample_ip | sample_tid), std::vector<std::uint64_t>{100, 101});
-    f.add(attr_with(sample_identifier | sample_ip | sample_tid | sample_period), std::vector<std::uint64_t>{200});
+    f.add(attr_with(sample_identifier | sample_ip | sample_tid | sample_period),
+          std::vector<std::uint64_t>{200});
     auto a = kept(f, rec(9, misc_user, Bytes{}.u64(200).u64(0x10).u32(1).u32(1).u64(7)));
     CHECK(a.attr == 1);
     CHECK(a.get<Sample>()->period == 7);
@@ -459,7 +487,8 @@ TEST_CASE("record: attrs told apart by id") {
   SUBCASE("SAMPLE_ID at one position") {
     Formats f;
     f.add(attr_with(sample_ip | sample_tid | sample_id | sample_cpu), std::vector<std::uint64_t>{1});
-    f.add(attr_with(sample_ip | sample_tid | sample_id | sample_cpu | sample_period), std::vector<std::uint64_t>{2});
+    f.add(attr_with(sample_ip | sample_tid | sample_id | sample_cpu | sample_period),
+          std::vector<std::uint64_t>{2});
     auto a = kept(f, rec(9, misc_user, Bytes{}.u64(0x10).u32(1).u32(1).u64(2).u32(0).u32(0).u64(55)));
     CHECK(a.attr == 1);
     CHECK(a.get<Sample>()->period == 55);
@@ -471,10 +500,11 @@ TEST_CASE("record: attrs told apart by id") {
   SUBCASE("attrs that cannot share a stream") {
     Formats f;
     f.add(attr_with(sample_ip | sample_id));
-    CHECK_THROWS_WITH_AS(f.add(attr_with(sample_ip | sample_tid | sample_id)),
-                         "the attrs of one stream cannot be told apart: each needs SAMPLE_IDENTIFIER, or SAMPLE_ID "
-                         "at the same position",
-                         Error);
+    CHECK_THROWS_WITH_AS(
+        f.add(attr_with(sample_ip | sample_tid | sample_id)),
+        "the attrs of one stream cannot be told apart: each needs SAMPLE_IDENTIFIER, or SAMPLE_ID "
+        "at the same position",
+        Error);
     CHECK_THROWS_WITH_AS(f.add(attr_with(sample_ip | sample_id, false)),
                          "the attrs of one stream disagree on sample_id_all", Error);
     Formats g;
@@ -529,10 +559,11 @@ TEST_CASE("record: perf's own records") {
   r = kept(f, rec(66, 0, Bytes{}.u32(4096).u32(0)));
   CHECK(r.get<TracingData>()->size == 4096);
   CHECK_THROWS_WITH_AS(kept(f, rec(73, 0, Bytes{}.u64(2).u64(42))),
-                       "THREAD_MAP record at offset 0x0: 2 thread map entries do not fit in the record", DecodeError);
-  // a kernel record needs an attr
-  CHECK_THROWS_WITH_AS(kept(f, rec(3, 0, Bytes{}.u64(0))), "record at offset 0x0: no attr describes the stream",
+                       "THREAD_MAP record at offset 0x0: 2 thread map entries do not fit in the record",
                        DecodeError);
+  // a kernel record needs an attr
+  CHECK_THROWS_WITH_AS(kept(f, rec(3, 0, Bytes{}.u64(0))),
+                       "record at offset 0x0: no attr describes the stream", DecodeError);
 }
 
 TEST_CASE("attr bytes: the uapi layout both ways") {

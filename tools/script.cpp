@@ -601,49 +601,65 @@ void Printer::print_summary() {
 int Printer::run() {
   check_fields();
   Record r;
+  // What was read before a record that does not follow the format is printed, then the error.
+  auto finish_then_throw = [&](auto&& print_partial) {
+    print_partial();
+    flush();
+    throw;
+  };
   if (o_.summary) {
-    while (file_.next(r)) count(r);
+    try {
+      while (file_.next(r)) count(r);
+    } catch (const Error&) {
+      finish_then_throw([&] { print_summary(); });
+    }
     print_summary();
     flush();
     return 0;
   }
-  if (o_.format == "json") {
-    while (file_.next(r)) {
-      json(r);
-      maybe_flush();
+  bool timed = !file_.pipe();  // in pipe mode a later ATTR can change how records decode: file order
+  for (std::size_t i = 0; i < file_.formats().size(); ++i)
+    timed =
+        timed && (file_.formats().attr(i).sample_type & sample_time) && file_.formats().attr(i).sample_id_all;
+  if (o_.format == "json" || !timed) {
+    try {
+      while (file_.next(r)) {
+        if (r.kind() == Type::header_attr) check_event(file_.events().size() - 1);
+        if (o_.format == "json")
+          json(r);
+        else
+          text(r);
+        maybe_flush();
+      }
+    } catch (const Error&) {
+      finish_then_throw([] {});
     }
     flush();
     return 0;
   }
   // Text: in time order, as perf sorts records (stable: records of one time keep their file order).
-  // perf's own records (attrs, rounds) carry no time and are applied where they are.
+  // perf's own records (attrs, rounds) carry no time and are not printed.
   struct At {
     std::uint64_t time, offset;
   };
   std::vector<At> order;
-  bool timed = true;
-  for (std::size_t i = 0; i < file_.formats().size(); ++i)
-    timed = timed && (file_.formats().attr(i).sample_type & sample_time) &&
-            (file_.formats().attr(i).sample_id_all || file_.formats().size() == 0);
-  if (!timed || file_.pipe()) {  // in pipe mode a later ATTR can change how records decode: file order
-    while (file_.next(r)) {
-      if (r.kind() == Type::header_attr) check_event(file_.events().size() - 1);
+  auto print_in_order = [&] {
+    std::stable_sort(order.begin(), order.end(), [](const At& a, const At& b) { return a.time < b.time; });
+    // Decoded again where it lies: the file stays mapped, so this copies nothing.
+    for (const At& a : order) {
+      file_.decode_at(a.offset, r);
       text(r);
       maybe_flush();
     }
-    flush();
-    return 0;
+  };
+  try {
+    while (file_.next(r))
+      if (r.type < user_type_start)
+        order.push_back({r.sample_id.has(sample_time) ? r.sample_id.time : 0, r.offset});
+  } catch (const Error&) {
+    finish_then_throw(print_in_order);
   }
-  while (file_.next(r))
-    if (r.type < user_type_start)
-      order.push_back({r.sample_id.has(sample_time) ? r.sample_id.time : 0, r.offset});
-  std::stable_sort(order.begin(), order.end(), [](const At& a, const At& b) { return a.time < b.time; });
-  // Decoded again where it lies: the file stays mapped, so this copies nothing.
-  for (const At& a : order) {
-    file_.decode_at(a.offset, r);
-    text(r);
-    maybe_flush();
-  }
+  print_in_order();
   flush();
   return 0;
 }

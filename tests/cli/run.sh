@@ -906,6 +906,51 @@ assert m["expr"] == "INST_RETIRED.ANY / tma_info_thread_clks" and m["groups"] ==
   expect resolve-metric-file-position-text grep -qE "skylakex/skx-metrics.json:[0-9]+:[0-9]+: error: unknown PMU 'cstate_pkg'" <<<"$err"
 fi
 
+# ---- script: perf.data files written by perf 6.12 (tests/fixtures/perf_data/make.sh), printed as
+# perf 6.12's own `perf script` prints them (the expected files are its output) ----
+pd=$fixtures/perf_data
+check script-callchain 0 script_callchain.txt -- script --samples -i "$pd/callchain.data" -F comm,tid,time,event,ip
+check script-addr 0 script_addr.txt -- script --samples -i "$pd/addr.data" -F comm,pid,tid,time,period,event,addr,ip
+check script-group-read 0 script_group_read.txt -- script --samples -i "$pd/group_read.data" -F comm,tid,time,period,event
+check script-all-records 0 script_all_records.txt -- script -i "$pd/callchain.data" -F comm,tid,time,event
+check script-tracepoint-all 0 script_tracepoint_all.txt -- script -i "$pd/tracepoint.data" -F comm,pid,tid,cpu,time,event
+# pipe mode, from stdin
+out=$("$bin" script --samples -i - -F comm,pid,tid,time,period,event,ip <"$pd/pipe.data" 2>&1; echo '--- stderr')
+expect script-pipe [ "$out" = "$(cat "$here/expected/script_pipe.txt")" ]
+check script-summary 0 script_summary.txt -- script --summary -i "$pd/group_read.data"
+check script-json-head 0 script_json_addr.txt -- script --format json -i "$pd/addr.data"
+# what the samples lack, perf's message; fields perfspec cannot print yet; files that are no perf.data
+check script-no-cpu 2 script_no_cpu.txt -- script -i "$pd/addr.data" -F comm,cpu
+check script-unknown-field 2 script_unknown_field.txt -- script -i "$pd/addr.data" -F comm,colour
+check script-sym-later 2 script_sym_later.txt -- script -i "$pd/addr.data" -F ip,sym
+check script-missing-file 3 script_missing_file.txt -- script -i "$pd/nosuch.data"
+check script-not-perf-data 3 script_not_perf_data.txt -- script -i "$pd/make.sh"
+tmp_pd=$(mktemp)
+head -c 3000 "$pd/callchain.data" >"$tmp_pd"
+err=$("$bin" script -i "$tmp_pd" 2>&1); status=$?
+expect script-truncated-status [ "$status" = 3 ]
+expect script-truncated-message grep -qF "runs past the end of the file (3000 bytes)" <<<"$err"
+# a record cut in the middle: its offset is named, the records before it are printed
+size=$(stat -c %s "$pd/addr.data")
+python3 - "$pd/addr.data" "$tmp_pd" <<'PY'
+import struct, sys
+b = bytearray(open(sys.argv[1], 'rb').read())
+off, = struct.unpack_from('<Q', b, 40)
+# the second record of the data section claims 16 more bytes than it has, but within the file
+first = struct.unpack_from('<H', b, off + 6)[0]
+second = off + first
+size = struct.unpack_from('<H', b, second + 6)[0]
+struct.pack_into('<H', b, second + 6, 8)
+open(sys.argv[2], 'wb').write(b)
+PY
+out=$("$bin" script --format json -i "$tmp_pd" 2>"$tmp_pd.err"); status=$?
+expect script-bad-record-status [ "$status" = 3 ]
+expect script-bad-record-offset grep -qF '"message":"'"$tmp_pd"': MMAP record at offset 0x160: its sample_id needs 16 bytes, the body has 0"' "$tmp_pd.err"
+# the records before it are not lost
+expect script-bad-record-partial [ "$(jq -r .type <<<"$out" 2>/dev/null || python3 -c 'import json,sys; [print(json.loads(l)["type"]) for l in sys.stdin]' <<<"$out")" = ID_INDEX ]
+rm -f "$tmp_pd.err"
+rm -f "$tmp_pd"
+
 # ---- bash completion ----
 complete_words() {  # complete_words CWORD WORD...
   PATH=$(dirname "$bin"):$PATH bash -c 'source "$1"; shift; COMP_CWORD=$1; shift; COMP_WORDS=("$@"); _perfspec; echo "${COMPREPLY[*]}"' \
