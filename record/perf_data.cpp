@@ -214,6 +214,7 @@ void PerfData::Impl::add_event(FileEvent e, std::uint64_t where) {
   } catch (const Error& err) {
     bad(where, err.message());
   }
+  if (e.name.empty()) e.name = attr_name(e.attr);
   events.push_back(std::move(e));
 }
 
@@ -343,11 +344,9 @@ const Formats& PerfData::formats() const { return impl_->formats; }
 std::uint64_t PerfData::data_offset() const { return impl_->data_offset; }
 std::uint64_t PerfData::data_size() const { return impl_->data_size; }
 
-std::string PerfData::event_name(std::size_t index) const {
-  if (index >= impl_->events.size()) return "unknown";
-  const auto& e = impl_->events[index];
-  if (!e.name.empty()) return e.name;
-  return fmt::format("{}:{:#x}", e.attr.type, e.attr.config);
+const std::string& PerfData::event_name(std::size_t index) const {
+  static const std::string unknown = "unknown";
+  return index < impl_->events.size() ? impl_->events[index].name : unknown;
 }
 
 bool PerfData::next(Record& out) {

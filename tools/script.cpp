@@ -344,8 +344,7 @@ void Printer::text_other(const Record& r) {
   } else if (auto* th = r.get<Throttle>()) {
     fmt::format_to(it, " {} id {} stream_id {}\n", th->time, th->id, th->stream_id);
   } else if (auto* sw = r.get<Switch>()) {
-    fmt::format_to(it, " {}{}", sw->out ? "OUT" : "IN ",
-                   sw->out ? (sw->preempt ? " preempt" : "        ") : "");
+    fmt::format_to(it, " {}{}", sw->out ? "OUT" : "IN ", sw->preempt ? " preempt" : "        ");
     if (r.kind() == Type::switch_cpu_wide)
       fmt::format_to(it, "  {} pid/tid: {:>5}/{:<5}", sw->out ? "next" : "prev",
                      static_cast<std::int32_t>(sw->next_prev_pid),

@@ -56,8 +56,15 @@ enum class Feature : unsigned {
 /// Example: `feature_name(Feature::cmdline) == "cmdline"`.
 std::string_view feature_name(Feature feature);
 
+/// The name perf gives an event from its attr alone (evsel__name): `task-clock`, `cycles:u`,
+/// `L1-dcache-load-misses`, `r1a8`, `mem:0x1000:w`.
+///
+/// Example: `attr_name(Attr{.type = 1, .config = 1}) == "task-clock:HG"` (the default excludes the guest
+/// as perf record sets it: `exclude_guest = 1` gives `task-clock`).
+std::string attr_name(const Attr& attr);
+
 /// One event of the file: its attr, the kernel ids of its fds, and its name (from HEADER_EVENT_DESC or,
-/// in pipe mode, EVENT_UPDATE; empty when the file does not name it).
+/// in pipe mode, EVENT_UPDATE; until then, or when the file does not name it, attr_name's).
 struct FileEvent {
   Attr attr;
   std::vector<std::uint64_t> ids;
@@ -89,8 +96,8 @@ class PerfData {
   /// The events known so far (all of them in file mode; in pipe mode, those whose ATTR record has
   /// been read).
   const std::vector<FileEvent>& events() const;
-  /// The name of attr `index` for printing: its name, else `type:config` as perf falls back.
-  std::string event_name(std::size_t index) const;
+  /// The name of attr `index` (FileEvent::name); "unknown" for no attr.
+  const std::string& event_name(std::size_t index) const;
   const Formats& formats() const;
 
   /// The next record of the data section, false at its end. Throws DecodeError for a record that
