@@ -11,11 +11,12 @@ namespace perfspec::record {
 namespace {
 
 constexpr std::string_view hardware_names[] = {
-    "cycles",   "instructions", "cache-references",        "cache-misses",           "branches",
-    "branch-misses", "bus-cycles", "stalled-cycles-frontend", "stalled-cycles-backend", "ref-cycles"};
+    "cycles",        "instructions", "cache-references",        "cache-misses",           "branches",
+    "branch-misses", "bus-cycles",   "stalled-cycles-frontend", "stalled-cycles-backend", "ref-cycles"};
 constexpr std::string_view software_names[] = {
-    "cpu-clock",    "task-clock",       "page-faults", "context-switches", "cpu-migrations",  "minor-faults",
-    "major-faults", "alignment-faults", "emulation-faults", "dummy",       "bpf-output",      "cgroup-switches"};
+    "cpu-clock",        "task-clock",   "page-faults",  "context-switches",
+    "cpu-migrations",   "minor-faults", "major-faults", "alignment-faults",
+    "emulation-faults", "dummy",        "bpf-output",   "cgroup-switches"};
 
 // perf's modifiers after the name: the privilege levels counted when some are excluded, the
 // precision, and host/guest when they differ from the default (which excludes the guest).
@@ -41,11 +42,11 @@ std::string attr_name(const Attr& a) {
   switch (a.type) {
     case spec::type_hardware:
       base = a.config < std::size(hardware_names) ? std::string(hardware_names[a.config])
-                                                   : fmt::format("unknown-hardware:{}", a.config);
+                                                  : fmt::format("unknown-hardware:{}", a.config);
       break;
     case spec::type_software:
       base = a.config < std::size(software_names) ? std::string(software_names[a.config])
-                                                   : fmt::format("unknown-software:{}", a.config);
+                                                  : fmt::format("unknown-software:{}", a.config);
       break;
     case spec::type_hw_cache: {
       spec::CacheEvent c{static_cast<unsigned>(a.config & 0xff), static_cast<unsigned>(a.config >> 8 & 0xff),

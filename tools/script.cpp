@@ -152,7 +152,7 @@ class Printer {
   void count(const Record& r);
   void text(const Record& r);
   void text_sample(const Record& r, const Sample& s, std::size_t attr, std::uint64_t period);
-  void text_start(const Record& r, std::int32_t thread_tid, unsigned fields);
+  void text_start(const Record& r, std::int32_t thread_tid, unsigned fields, bool chain);
   void text_other(const Record& r);
   void json(const Record& r);
   void json_sample(const Sample& s, const Attr& attr);
@@ -192,14 +192,13 @@ void Printer::count(const Record& r) {
 }
 
 // perf script's print_sample_start: comm, pid/tid, cpu, time.
-void Printer::text_start(const Record& r, std::int32_t thread_tid, unsigned fields) {
+// `chain`: the line's event has callchains and ip is printed, so perf writes comm unpadded.
+void Printer::text_start(const Record& r, std::int32_t thread_tid, unsigned fields, bool chain) {
   const SampleId& id = r.sample_id;
   bool has_time = id.has(sample_time);
   std::uint32_t tid = id.tid, pid = id.pid;
   if (fields & f_comm) {
     auto comm = threads_.name(thread_tid);
-    const auto* s = r.get<Sample>();
-    bool chain = s && (fields & f_ip) && s->has(sample_callchain);
     if (chain)
       fmt::format_to(std::back_inserter(out_), "{} ", comm);
     else
@@ -260,7 +259,8 @@ void Printer::text_sample(const Record& r, const Sample& s, std::size_t attr_ind
     for (const auto& f : field_names)
       if (f.needs && !(attr.sample_type & f.needs)) fields &= ~f.bit;
   }
-  text_start(r, static_cast<std::int32_t>(s.tid), fields);
+  text_start(r, static_cast<std::int32_t>(s.tid), fields,
+             (fields & f_ip) && (attr.sample_type & sample_callchain));
   if (fields & f_period) fmt::format_to(std::back_inserter(out_), "{:>10} ", period);
   if (fields & f_event)
     fmt::format_to(std::back_inserter(out_), "{:>{}}: ", file_.event_name(attr_index), name_width_);
@@ -307,7 +307,10 @@ void Printer::text_other(const Record& r) {
   if (auto* m = r.get<Mmap2>()) whose(m->pid, m->tid);
   if (auto* c = r.get<Comm>()) whose(c->pid, c->tid);
   if (auto* t = r.get<Task>()) whose(t->pid, t->tid);
-  text_start(shown, thread, fields_ & (f_comm | f_pid | f_tid | f_cpu | f_time));
+  const Attr* attr =
+      file_.formats().size() == 0 ? nullptr : &file_.formats().attr(r.attr == Record::npos ? 0 : r.attr);
+  text_start(shown, thread, fields_ & (f_comm | f_pid | f_tid | f_cpu | f_time),
+             (fields_ & f_ip) && attr && (attr->sample_type & sample_callchain));
   auto name = type_name(r.type);
   auto it = std::back_inserter(out_);
   if (name.empty())
