@@ -197,6 +197,8 @@ class RingBuffer {
   /// Counts since the reader was made.
   const RingStats& stats() const { return stats_; }
   /// The size of the data area in bytes (a power of two).
+  ///
+  /// Example: `ring.data_size() == pages * page_size`
   std::size_t data_size() const { return data_size_; }
   Mode mode() const { return mode_; }
 
@@ -270,6 +272,9 @@ enum class Wakeup : std::uint8_t {
 };
 
 /// poll()'s answer.
+///
+/// Example: `auto p = s.poll(100); if (p.state == runtime::Wakeup::failed)
+/// std::perror(std::strerror(p.error));`
 struct PollResult {
   Wakeup state = Wakeup::timeout;
   int error = 0;  ///< errno when failed
@@ -293,6 +298,8 @@ struct Losses {
 };
 
 /// Where a buffer collects records from.
+///
+/// Example: `if (s.place(b).cpu >= 0) per_cpu[s.place(b).cpu] += n;`
 struct BufferPlace {
   int cpu = -1;     ///< -1: a task's buffer, any CPU
   int thread = -1;  ///< the thread of a per-thread buffer, when the target has several; else -1
@@ -355,13 +362,19 @@ class Sampler {
   }
 
   /// The buffers, and where each collects from.
+  ///
+  /// Example: `for (std::size_t b = 0; b < s.buffers(); ++b) std::printf("CPU %d\n", s.place(b).cpu);`
   std::size_t buffers() const;
   RingBuffer& buffer(std::size_t index);
   BufferPlace place(std::size_t index) const;
   /// The event set as opened (names updated by fallbacks, `cycles` -> `cycles:u`).
+  ///
+  /// Example: `std::printf("%s\n", s.events().events[e].name.c_str());`
   const EventSet& events() const;
   /// Per event: the attr given to perf_event_open (the last successful open; for an event never opened,
   /// the attr that was tried) — what a perf.data file's attr section holds.
+  ///
+  /// Example: `write_attr(file, s.attrs()[e], s.ids()[e]);`
   const std::vector<Attr>& attrs() const;
   /// Per event: the kernel ids of its fds (PERF_EVENT_IOC_ID), one per CPU/thread it is open on.
   const std::vector<std::vector<std::uint64_t>>& ids() const;
@@ -371,12 +384,19 @@ class Sampler {
   std::optional<std::size_t> event_of(std::uint64_t id) const;
   /// Per event: why it could not be opened or mapped (on some CPUs, or at all); nullopt when it samples
   /// everywhere.
+  ///
+  /// Example: `if (!s.opened(e)) std::printf("%s: %s\n", s.failures()[e]->name.c_str(),
+  /// s.failures()[e]->hint.c_str());`
   const std::vector<std::optional<Failure>>& failures() const;
   /// Per event: whether it is open somewhere with a buffer.
   bool opened(std::size_t event) const;
   /// What was not recorded, so far.
+  ///
+  /// Example: `auto l = s.losses(); if (l.lost + l.lost_samples + l.overruns) warn();`
   Losses losses() const;
   /// How many file descriptors are open.
+  ///
+  /// Example: `CHECK(s.open_fds() == 2 * cpus);`
   std::size_t open_fds() const;
 
  private:
