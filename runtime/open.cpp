@@ -41,6 +41,12 @@ class Opener {
   std::optional<long> fd_limit_;
 
   Failure explain(std::size_t event, int error, int cpu, const Attr& attr) const;
+  // The attr an open of event `i` used: kept when it opened, or when it never has.
+  void keep_attr(std::size_t i, const Attr& a, bool opened) {
+    if (!opened && out_.attr_opened[i]) return;
+    out_.attrs[i] = a;
+    if (opened) out_.attr_opened[i] = 1;
+  }
   int open_one(std::size_t i, int pid, int cpu, int group_fd, bool leader);
   void open_alone(std::size_t i, int pid, int cpu);
   void open_members(const EventGroup& g, Instance& inst, int pid, int cpu,
@@ -88,11 +94,13 @@ int Opener::open_one(std::size_t i, int pid, int cpu, int group_fd, bool leader)
   unsigned long flags = PERF_FLAG_FD_CLOEXEC;
   if (int cgroup = cgroup_of(i); cgroup >= 0) pid = cgroup, flags |= PERF_FLAG_PID_CGROUP;
   int fd = sys_.perf_event_open(a, pid, cpu, group_fd, flags);
+  if (fd >= 0) keep_attr(i, a, true);
   if (fd == -EACCES && options_.fallback_to_user && !a.exclude_kernel) {
     a.exclude_kernel = 1;
     a.exclude_hv = 1;
     int retry = sys_.perf_event_open(a, pid, cpu, group_fd, flags);
     if (retry >= 0) {
+      keep_attr(i, a, true);
       if (!out_.user_only[i]) {
         out_.user_only[i] = 1;
         Note n;
@@ -107,6 +115,7 @@ int Opener::open_one(std::size_t i, int pid, int cpu, int group_fd, bool leader)
     fd = retry;
   }
   // The first failure is kept, unless it was a thread gone (ESRCH) and this one says more.
+  if (fd < 0) keep_attr(i, a, false);
   if (fd < 0 && (!out_.failures[i] || (out_.failures[i]->error == ESRCH && fd != -ESRCH)))
     out_.failures[i] = explain(i, -fd, cpu, a);
   return fd;
@@ -238,7 +247,7 @@ std::vector<int> cpus_for(const ResolvedEvent& leader, const Target& target, con
 }
 
 OpenedSet open_set(const EventSet& set, const Target& target, const OpenOptions& options, Syscalls& sys,
-                   const PrepareAttr& prepare) {
+                   const PrepareAttr& prepare, bool task_per_cpu) {
   if (target.kind == Target::Kind::process && target.pid <= 0)
     throw Error(ErrorKind::usage, fmt::format("invalid process id {}", target.pid));
   if (!target.cgroups.empty() && target.kind != Target::Kind::cpus)
@@ -250,9 +259,12 @@ OpenedSet open_set(const EventSet& set, const Target& target, const OpenOptions&
   out.notes.resize(n);
   out.opened.assign(n, 0);
   out.user_only.assign(n, 0);
+  out.attrs.resize(n);
+  out.attr_opened.assign(n, 0);
   std::vector<int> cpus = target.cpus;
   bool explicit_cpus = !cpus.empty();
-  if (target.kind == Target::Kind::cpus && cpus.empty()) cpus = sys.online_cpus();
+  const bool task_cpus = task_per_cpu && target.kind != Target::Kind::cpus;
+  if ((target.kind == Target::Kind::cpus || task_cpus) && cpus.empty()) cpus = sys.online_cpus();
   Opener opener(out, target, options, sys, prepare);
   for (const auto& group : out.set.groups) {
     // Tool events (duration_time, ...) are the counting program's to fill in: nothing to open.
@@ -267,9 +279,13 @@ OpenedSet open_set(const EventSet& set, const Target& target, const OpenOptions&
       return true;
     });
     if (g.members.empty()) continue;
+    std::vector<int> where;
+    if (task_cpus)
+      where = cpus;
+    else
+      where = cpus_for(out.set.events[g.members.front()], target, cpus, explicit_cpus);
     for (int pid : pids_of(target))
-      for (int cpu : cpus_for(out.set.events[g.members.front()], target, cpus, explicit_cpus))
-        opener.open_group(g, pid, cpu);
+      for (int cpu : where) opener.open_group(g, pid, cpu);
   }
   // Of several threads, one that exited between being listed and being opened (ESRCH) had nothing
   // left to count: not a failure of an event the other threads count.

@@ -83,6 +83,10 @@ struct OpenedSet {
   std::vector<std::optional<Note>> notes;  // the fallback taken when opening (the last one wins)
   std::vector<char> opened;     // not vector<bool>: reads test it per event, and bit access costs there
   std::vector<char> user_only;  // the EACCES fallback was taken
+  /// Per event: the attr it was opened with (the last successful open), or the last one tried when it
+  /// never opened (a sampler writes these into perf.data).
+  std::vector<Attr> attrs;
+  std::vector<char> attr_opened;  // attrs[i] is from a successful open
 };
 
 /// Readies an event's attr for perf_event_open: what the caller (counting, sampling) needs of it.
@@ -91,9 +95,11 @@ using PrepareAttr = std::function<void(Attr& attr, bool leader)>;
 
 /// Opens every group of `set` for `target` on the CPUs each leader's PMU allows (ResolvedEvent
 /// placement), with perf's fallbacks (EACCES -> user-only, weak groups -> events alone). Events that
-/// cannot be opened are explained in `failures`, never thrown.
+/// cannot be opened are explained in `failures`, never thrown. `task_per_cpu`: a task (Kind::self,
+/// Kind::process) is opened on every CPU (`target.cpus`, else all online) instead of on any CPU, as
+/// sampling an inherited task needs (the kernel maps no buffer of an inherited per-task event).
 OpenedSet open_set(const EventSet& set, const Target& target, const OpenOptions& options, Syscalls& sys,
-                   const PrepareAttr& prepare);
+                   const PrepareAttr& prepare, bool task_per_cpu = false);
 
 /// The CPUs to open a group led by `leader` on: -1 (any) for a task; for CPUs, `wanted` (all online
 /// when not `explicit_cpus`) limited to the PMU's own: an uncore PMU's cpumask (all of it when no CPU

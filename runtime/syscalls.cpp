@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: MIT
+#include <poll.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/resource.h>
@@ -72,6 +73,11 @@ std::optional<long> Syscalls::fd_limit() {
   rlimit rl{};
   if (::getrlimit(RLIMIT_NOFILE, &rl) != 0 || rl.rlim_cur == RLIM_INFINITY) return std::nullopt;
   return static_cast<long>(rl.rlim_cur);
+}
+
+int Syscalls::poll(::pollfd* fds, std::size_t count, int timeout_ms) {
+  int n = ::poll(fds, static_cast<nfds_t>(count), timeout_ms);
+  return n < 0 ? -errno : n;
 }
 
 std::size_t Syscalls::page_size() { return static_cast<std::size_t>(::sysconf(_SC_PAGESIZE)); }

@@ -13,5 +13,6 @@
 #include "perfspec/print.hpp"
 #include "perfspec/resolve.hpp"
 #include "perfspec/runtime.hpp"
+#include "perfspec/sampling.hpp"
 #include "perfspec/spec.hpp"
 #include "perfspec/tables.hpp"

@@ -10,6 +10,8 @@
 
 #include "perfspec/event_set.hpp"
 
+struct pollfd;  // <poll.h>
+
 namespace perfspec::runtime {
 
 /// The system calls the runtime makes, and the facts about the host it reads. One small interface,
@@ -38,9 +40,12 @@ class Syscalls {
   virtual int close(int fd) = 0;
   /// mmap(2) (MAP_SHARED) of `length` bytes of the event from offset 0 with protection `prot`
   /// (PROT_READ for a counter's user page; PROT_READ|PROT_WRITE for a ring buffer, whose reader
-  /// writes data_tail); nullptr on failure.
+  /// writes data_tail); nullptr on failure, with errno saying why (a double sets errno too).
   virtual void* mmap(int fd, std::size_t length, int prot) = 0;
   virtual int munmap(void* address, std::size_t length) = 0;
+  /// poll(2) of `count` descriptors: how many have events, or -errno. Sampler waits with it; the real
+  /// one is the default, so a double that does not sample need not override it.
+  virtual int poll(::pollfd* fds, std::size_t count, int timeout_ms);
 
   /// /proc/sys/kernel/perf_event_paranoid; nullopt when unreadable.
   virtual std::optional<int> perf_event_paranoid();

@@ -1,0 +1,410 @@
+// SPDX-License-Identifier: MIT
+#pragma once
+// Sampling, the live side: events opened with a period or a frequency write records into ring buffers
+// mapped from their fds (REFERENCE §11; perf_event_open(2), "MMAP layout"). RingBuffer reads one such
+// buffer; Sampler opens an event set for sampling, one buffer per CPU or per thread, and reads them all.
+// Records are handed out as bytes, header included: decoding their bodies is not done here.
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <memory>
+#include <optional>
+#include <span>
+#include <type_traits>
+#include <vector>
+
+#include "perfspec/runtime.hpp"
+
+namespace perfspec::runtime {
+
+/// The sample_type bits (SamplingOptions::sample_type): the kernel's PERF_SAMPLE_* values, so
+/// `PERF_SAMPLE_IP` and perfspec's spec::sample_ip can be given as well.
+///
+/// Example: `o.sample_type = sample_bits::ip | sample_bits::tid | sample_bits::time |
+/// sample_bits::callchain;`
+namespace sample_bits {
+inline constexpr std::uint64_t ip = 1ULL << 0, tid = 1ULL << 1, time = 1ULL << 2, addr = 1ULL << 3,
+                               read = 1ULL << 4, callchain = 1ULL << 5, id = 1ULL << 6, cpu = 1ULL << 7,
+                               period = 1ULL << 8, stream_id = 1ULL << 9, raw = 1ULL << 10,
+                               branch_stack = 1ULL << 11, regs_user = 1ULL << 12, stack_user = 1ULL << 13,
+                               weight = 1ULL << 14, data_src = 1ULL << 15, identifier = 1ULL << 16,
+                               transaction = 1ULL << 17, regs_intr = 1ULL << 18, phys_addr = 1ULL << 19,
+                               aux = 1ULL << 20, cgroup = 1ULL << 21, data_page_size = 1ULL << 22,
+                               code_page_size = 1ULL << 23, weight_struct = 1ULL << 24;
+}  // namespace sample_bits
+
+/// The record types the reader itself looks at (perf_event_type): the rest pass through unread.
+///
+/// Example: `if (record_header(r).type == record_type::sample) ...`
+namespace record_type {
+inline constexpr std::uint32_t mmap = 1, lost = 2, comm = 3, exit = 4, throttle = 5, unthrottle = 6, fork = 7,
+                               read = 8, sample = 9, mmap2 = 10, aux = 11, lost_samples = 13;
+}  // namespace record_type
+
+/// struct perf_event_header: the first 8 bytes of every record.
+struct RecordHeader {
+  std::uint32_t type = 0;
+  std::uint16_t misc = 0;
+  std::uint16_t size = 0;  ///< of the whole record, header included
+};
+
+/// The header of a record the reader handed out (which always holds at least 8 bytes).
+///
+/// Example: `for (auto r : batch) if (record_header(r).type == record_type::lost) ...`
+inline RecordHeader record_header(std::span<const std::byte> record) {
+  RecordHeader h;
+  if (record.size() >= sizeof h) std::memcpy(&h, record.data(), sizeof h);
+  return h;
+}
+
+/// What a RingBuffer met since it was made. Nothing is lost silently: data the reader had to pass over
+/// is counted here.
+///
+/// Example: `if (ring.stats().overruns) warn("the reader fell behind");`
+struct RingStats {
+  std::uint64_t records = 0;        ///< records handed out
+  std::uint64_t bytes = 0;          ///< their bytes
+  std::uint64_t copied = 0;         ///< of them, records that wrapped the end and were copied out
+  std::uint64_t overruns = 0;       ///< forward: data_head was more than the data area ahead of data_tail
+  std::uint64_t bad_records = 0;    ///< headers no record can have (size < 8, not a multiple of 8, larger
+                                    ///< than the data area, or past data_head)
+  std::uint64_t skipped_bytes = 0;  ///< bytes passed over because of an overrun or a bad record
+  std::uint64_t overwritten = 0;    ///< overwrite: reads that found more written since the last read than
+                                    ///< the buffer holds (the oldest records were overwritten)
+};
+
+/// A reader of one perf ring buffer: the metadata page (struct perf_event_mmap_page) then a data area of
+/// 2^n pages. It does not own the memory: a Sampler maps and unmaps it; a test lays one out in plain
+/// memory as the kernel does.
+///
+/// Forward (the default): records are read from data_tail up to data_head (loaded with acquire
+/// ordering) and data_tail is stored back (release ordering) as they are consumed. A record that wraps
+/// the end of the data area is copied into a scratch buffer, so every record comes as one contiguous
+/// span. A head more than the data area ahead of the tail (an overrun), or a header no record can have,
+/// is never read through: the reader counts it (stats()), says so (problem()) and skips to data_head,
+/// where the kernel's next record starts.
+///
+/// Overwrite (a PROT_READ mapping of events with write_backward): the kernel writes backwards and never
+/// waits for the reader; a read walks from data_head, newest record first, up to what the previous read
+/// saw or one buffer's worth. The writer must be paused meanwhile (PERF_EVENT_IOC_PAUSE_OUTPUT: Sampler
+/// does it).
+///
+/// The steps are libperf's read_init / read_event / consume / read_done, typed: begin(), next() (which
+/// consumes the record before it), end(). read() and records() do all three.
+///
+/// Example:
+/// ```
+/// runtime::RingBuffer ring(base, (1 + pages) * page_size, page_size);
+/// ring.read([&](std::span<const std::byte> r) { handle(runtime::record_header(r).type, r); });
+/// ```
+class RingBuffer {
+ public:
+  enum class Mode : std::uint8_t { forward, overwrite };
+  /// What the last read met.
+  enum class Problem : std::uint8_t { none, overrun, bad_record };
+
+  /// A reader over `length` bytes at `base`, laid out as the kernel maps a ring: data_offset and
+  /// data_size are taken from the metadata page when set there (Linux 4.1+), else the data area is
+  /// everything after the first `page_size` bytes. Throws perfspec::Error (usage) when the layout is
+  /// impossible (a data area that is not a power of two or does not fit).
+  ///
+  /// Example: `runtime::RingBuffer ring(memory.data(), memory.size(), 4096);`
+  RingBuffer(void* base, std::size_t length, std::size_t page_size, Mode mode = Mode::forward);
+  RingBuffer(RingBuffer&&) noexcept = default;
+  RingBuffer& operator=(RingBuffer&&) noexcept = default;
+  RingBuffer(const RingBuffer&) = delete;
+  RingBuffer& operator=(const RingBuffer&) = delete;
+
+  /// read_init: take data_head (and, forward, data_tail). Returns the bytes there are to read (0: none),
+  /// after an overrun the bytes after it (0).
+  ///
+  /// Example: `if (ring.begin()) { while (auto r = ring.next()) use(*r); ring.end(); }`
+  std::size_t begin();
+  /// read_event: the next whole record, header included, or nullopt at the end (or at a bad record:
+  /// see problem()). The span stays valid until the next call of next() or end(), which consume it.
+  ///
+  /// Example: `while (auto r = ring.next()) use(*r);`
+  std::optional<std::span<const std::byte>> next();
+  /// read_done: store data_tail past every record handed out (forward), so the kernel may reuse the
+  /// space; in overwrite mode remember data_head for the next read.
+  ///
+  /// Example: `ring.end();`
+  void end();
+
+  /// begin(), `consumer(record)` for every record there is now, end(). Returns how many records.
+  ///
+  /// Example: `ring.read([&](std::span<const std::byte> r) { ++count[runtime::record_header(r).type]; });`
+  template <typename Consumer> std::size_t read(Consumer&& consumer) {
+    struct Done {  // end() also when the consumer throws (the record it threw on counts as read)
+      RingBuffer& ring;
+      ~Done() { ring.end(); }
+    } done{*this};
+    std::size_t n = 0;
+    if (begin()) {
+      while (auto r = next()) {
+        consumer(*r);
+        ++n;
+      }
+    }
+    return n;
+  }
+
+  /// One read as a range: begin() when made, end() when destroyed.
+  ///
+  /// Example: `auto batch = ring.records(); for (auto r : batch) use(r);`
+  class Batch {
+   public:
+    class iterator {
+     public:
+      using value_type = std::span<const std::byte>;
+      using difference_type = std::ptrdiff_t;
+      iterator() = default;
+      explicit iterator(RingBuffer* ring) : ring_(ring) { advance(); }
+      value_type operator*() const { return current_; }
+      iterator& operator++() {
+        advance();
+        return *this;
+      }
+      void operator++(int) { advance(); }
+      friend bool operator==(const iterator& a, const iterator& b) { return a.ring_ == b.ring_; }
+
+     private:
+      void advance() {
+        if (auto r = ring_->next())
+          current_ = *r;
+        else
+          ring_ = nullptr;
+      }
+      RingBuffer* ring_ = nullptr;
+      value_type current_{};
+    };
+    explicit Batch(RingBuffer& ring) : ring_(ring) { ring_.begin(); }
+    ~Batch() { ring_.end(); }
+    Batch(const Batch&) = delete;
+    Batch& operator=(const Batch&) = delete;
+    iterator begin() { return iterator(&ring_); }
+    iterator end() { return iterator(); }
+
+   private:
+    RingBuffer& ring_;
+  };
+  Batch records() { return Batch(*this); }
+
+  /// What the last begin() .. end() met (none, overrun or bad_record); the counts are in stats().
+  ///
+  /// Example: `if (ring.problem() == runtime::RingBuffer::Problem::overrun) ...`
+  Problem problem() const { return problem_; }
+  /// Counts since the reader was made.
+  const RingStats& stats() const { return stats_; }
+  /// The size of the data area in bytes (a power of two).
+  ///
+  /// Example: `ring.data_size() == pages * page_size`
+  std::size_t data_size() const { return data_size_; }
+  Mode mode() const { return mode_; }
+
+ private:
+  std::byte* meta_ = nullptr;
+  std::byte* data_ = nullptr;
+  std::size_t data_size_ = 0;
+  Mode mode_ = Mode::forward;
+  Problem problem_ = Problem::none;
+  bool reading_ = false;
+  bool clipped_ = false;    // overwrite: more was written since the last read than the buffer holds
+  std::uint64_t head_ = 0;  // data_head taken by begin()
+  std::uint64_t pos_ = 0;   // where the next record starts
+  std::uint64_t stop_ = 0;  // where this read stops (forward: head_)
+  std::uint64_t seen_ = 0;  // overwrite: data_head at the previous read (where its records begin)
+  std::uint64_t last_ = 0;  // the size of the record handed out last (consumed by the next step)
+  std::vector<std::byte> scratch_;
+  RingStats stats_;
+
+  void copy_out(std::uint64_t position, std::byte* to, std::size_t size) const;
+  void skip_to_head(Problem why);
+};
+
+/// How Sampler opens events.
+///
+/// Example: `runtime::SamplingOptions o; o.frequency = 1000; o.sample_type |=
+/// runtime::sample_bits::callchain;`
+struct SamplingOptions {
+  /// `-c N`: the period of every event that has none of its own (no `period=`/`freq=` term, not a
+  /// tracepoint); 0: use `frequency`.
+  std::uint64_t period = 0;
+  /// `-F HZ`: samples per second for those events when `period` is 0 (perf's default is 4000).
+  std::uint64_t frequency = 4000;
+  /// What every sample holds (sample_bits), added to what an event asks itself (a tracepoint's RAW).
+  /// Sampler adds IDENTIFIER when several events share a buffer, CPU for CPUs, ID for `:S` reads, and
+  /// TID for `:S` reads of an inherited event (the kernel needs it).
+  std::uint64_t sample_type = sample_bits::ip | sample_bits::tid | sample_bits::time | sample_bits::period;
+  /// For branch_stack when the event sets no branch_type: PERF_SAMPLE_BRANCH_* bits (0: ANY).
+  std::uint64_t branch_sample_type = 0;
+  /// For regs_user / regs_intr: the registers (perf_regs bits of the architecture); must be set then.
+  std::uint64_t sample_regs_user = 0;
+  std::uint64_t sample_regs_intr = 0;
+  /// For stack_user: bytes of user stack per sample (perf's --call-graph dwarf default 8192).
+  std::uint32_t sample_stack_user = 8192;
+  /// For callchain: the most frames (0: the kernel's perf_event_max_stack).
+  std::uint16_t sample_max_stack = 0;
+  /// Data pages per buffer, a power of two; 0: 512 KiB worth, as perf (perf_event_mlock_kb's default).
+  std::size_t pages = 0;
+  /// Wake poll() after this many samples; 0 with `wakeup_watermark` 0: when the buffer is half full.
+  std::uint32_t wakeup_events = 0;
+  /// Wake poll() when this many bytes are waiting (attr.watermark); overrides `wakeup_events`.
+  std::uint32_t wakeup_watermark = 0;
+  /// Overwrite buffers (a flight recorder): the kernel writes backwards over the oldest records and
+  /// never waits; a read gives the newest first.
+  bool overwrite = false;
+  /// Side-band records (mmap, mmap2, comm with comm_exec, task) from the first event, as perf record's
+  /// tracking event.
+  bool track = true;
+  /// On EACCES for an event that counts the kernel, retry it user-only (`:u`), as perf does.
+  bool fallback_to_user = true;
+};
+
+/// What poll() saw.
+///
+/// Example: `if (sampler.poll(100).state == runtime::Wakeup::target_gone) { sampler.read(f); done = true; }`
+enum class Wakeup : std::uint8_t {
+  ready,        ///< some buffer has records (or something to drain): read()
+  timeout,      ///< nothing within the timeout
+  target_gone,  ///< every buffer hung up (the target exited): read() what is left, then stop
+  failed,       ///< poll(2) failed: PollResult::error
+};
+
+/// poll()'s answer.
+///
+/// Example: `auto p = s.poll(100); if (p.state == runtime::Wakeup::failed)
+/// std::perror(std::strerror(p.error));`
+struct PollResult {
+  Wakeup state = Wakeup::timeout;
+  int error = 0;  ///< errno when failed
+};
+
+/// What was not recorded, never hidden: the kernel's own reports (which pass through as records too) and
+/// what the readers had to skip.
+///
+/// Example: `if (sampler.losses().lost) std::printf("%llu records lost\n", (unsigned long
+/// long)sampler.losses().lost);`
+struct Losses {
+  std::uint64_t lost_records = 0;   ///< PERF_RECORD_LOST records
+  std::uint64_t lost = 0;           ///< records they say the kernel dropped (a full buffer)
+  std::uint64_t lost_samples = 0;   ///< PERF_RECORD_LOST_SAMPLES: samples the PMU dropped
+  std::uint64_t throttles = 0;      ///< PERF_RECORD_THROTTLE: sampling stopped for too many interrupts
+  std::uint64_t unthrottles = 0;    ///< PERF_RECORD_UNTHROTTLE
+  std::uint64_t overruns = 0;       ///< readers: RingStats::overruns, summed
+  std::uint64_t bad_records = 0;    ///< readers: RingStats::bad_records, summed
+  std::uint64_t skipped_bytes = 0;  ///< readers: RingStats::skipped_bytes, summed
+  std::uint64_t overwritten = 0;    ///< readers: RingStats::overwritten, summed
+};
+
+/// Where a buffer collects records from.
+///
+/// Example: `if (s.place(b).cpu >= 0) per_cpu[s.place(b).cpu] += n;`
+struct BufferPlace {
+  int cpu = -1;     ///< -1: a task's buffer, any CPU
+  int thread = -1;  ///< the thread of a per-thread buffer, when the target has several; else -1
+};
+
+/// An event set opened for sampling: every fd and mapping owned (nothing leaks on any path), one ring
+/// buffer per CPU (system-wide, or a task with inherit: the kernel maps no inherited per-task buffer)
+/// or per thread, every other event of that CPU or thread sent into it (PERF_EVENT_IOC_SET_OUTPUT).
+/// Events start disabled: enable() (Target::command: at exec).
+///
+/// Example:
+/// ```
+/// auto sampler = runtime::Sampler::open(resolve("task-clock", machine), runtime::Target::self_thread());
+/// sampler.enable(); work(); sampler.disable();
+/// sampler.read([&](std::span<const std::byte> r) { if (runtime::record_header(r).type == 9) ++samples; });
+/// ```
+class Sampler {
+ public:
+  /// Open `set` for `target` (see SamplingOptions for the attr it sets). Events that cannot be opened,
+  /// or whose buffer cannot be mapped (EPERM: perf_event_mlock_kb), are reported in failures(), never
+  /// thrown; the others sample. Throws perfspec::Error (usage) for options or a target that cannot be
+  /// used at all (pages not a power of two, no period nor frequency, a cgroup without CPUs).
+  ///
+  /// Example: `auto s = runtime::Sampler::open(set, runtime::Target::system_wide(), o);`
+  static Sampler open(const EventSet& set, const Target& target, const SamplingOptions& options = {},
+                      Syscalls& sys = system_calls());
+  Sampler(Sampler&&) noexcept;
+  Sampler& operator=(Sampler&&) noexcept;
+  ~Sampler();
+
+  /// PERF_EVENT_IOC_ENABLE / DISABLE on every group leader (with PERF_IOC_FLAG_GROUP). Returns 0, or the
+  /// errno of the first that failed (the others are still tried).
+  ///
+  /// Example: `if (int err = sampler.enable()) std::printf("%s\n", std::strerror(err));`
+  int enable();
+  int disable();
+
+  /// poll(2) on every buffer for up to `timeout_ms` (-1: no limit), EINTR repeated with the time left.
+  /// A buffer that hung up is not polled again; when all have, target_gone (read() once more, then stop).
+  ///
+  /// Example: `while (sampler.poll(-1).state != runtime::Wakeup::target_gone) sampler.read(f);
+  /// sampler.read(f);`
+  PollResult poll(int timeout_ms);
+
+  /// Every record of every buffer there is now, in buffer order, each as one span (header included):
+  /// `consumer(record)` or `consumer(record, buffer_index)`. LOST, LOST_SAMPLES, THROTTLE and
+  /// UNTHROTTLE are counted into losses() on the way and passed on too. Overwrite buffers are paused
+  /// while read. Returns how many records.
+  ///
+  /// Example: `sampler.read([&](std::span<const std::byte> r, std::size_t b) { per_buffer[b]++; });`
+  template <typename Consumer> std::size_t read(Consumer&& consumer) {
+    using C = std::remove_reference_t<Consumer>;
+    return read_erased(const_cast<void*>(static_cast<const void*>(&consumer)),
+                       [](void* c, std::span<const std::byte> r, std::size_t b) {
+                         if constexpr (std::is_invocable_v<C&, std::span<const std::byte>, std::size_t>)
+                           (*static_cast<C*>(c))(r, b);
+                         else
+                           (*static_cast<C*>(c))(r);
+                       });
+  }
+
+  /// The buffers, and where each collects from.
+  ///
+  /// Example: `for (std::size_t b = 0; b < s.buffers(); ++b) std::printf("CPU %d\n", s.place(b).cpu);`
+  std::size_t buffers() const;
+  RingBuffer& buffer(std::size_t index);
+  BufferPlace place(std::size_t index) const;
+  /// The event set as opened (names updated by fallbacks, `cycles` -> `cycles:u`).
+  ///
+  /// Example: `std::printf("%s\n", s.events().events[e].name.c_str());`
+  const EventSet& events() const;
+  /// Per event: the attr given to perf_event_open (the last successful open; for an event never opened,
+  /// the attr that was tried) — what a perf.data file's attr section holds.
+  ///
+  /// Example: `write_attr(file, s.attrs()[e], s.ids()[e]);`
+  const std::vector<Attr>& attrs() const;
+  /// Per event: the kernel ids of its fds (PERF_EVENT_IOC_ID), one per CPU/thread it is open on.
+  const std::vector<std::vector<std::uint64_t>>& ids() const;
+  /// The event a sample's IDENTIFIER/ID belongs to.
+  ///
+  /// Example: `if (auto e = sampler.event_of(id)) ++per_event[*e];`
+  std::optional<std::size_t> event_of(std::uint64_t id) const;
+  /// Per event: why it could not be opened or mapped (on some CPUs, or at all); nullopt when it samples
+  /// everywhere.
+  ///
+  /// Example: `if (!s.opened(e)) std::printf("%s: %s\n", s.failures()[e]->name.c_str(),
+  /// s.failures()[e]->hint.c_str());`
+  const std::vector<std::optional<Failure>>& failures() const;
+  /// Per event: whether it is open somewhere with a buffer.
+  bool opened(std::size_t event) const;
+  /// What was not recorded, so far.
+  ///
+  /// Example: `auto l = s.losses(); if (l.lost + l.lost_samples + l.overruns) warn();`
+  Losses losses() const;
+  /// How many file descriptors are open.
+  ///
+  /// Example: `CHECK(s.open_fds() == 2 * cpus);`
+  std::size_t open_fds() const;
+
+ private:
+  struct Impl;
+  explicit Sampler(std::unique_ptr<Impl> impl);
+  using Erased = void (*)(void*, std::span<const std::byte>, std::size_t);
+  std::size_t read_erased(void* consumer, Erased call);
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace perfspec::runtime

@@ -1,0 +1,478 @@
+// SPDX-License-Identifier: MIT
+// Opening an event set for sampling and reading its ring buffers (REFERENCE §11).
+#include <linux/perf_event.h>
+#include <poll.h>
+#include <sys/mman.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <chrono>
+#include <cstring>
+#include <fstream>
+#include <string>
+#include <utility>
+
+#include <fmt/format.h>
+
+#include "perfspec/errno_facts.hpp"
+#include "perfspec/error.hpp"
+#include "perfspec/sampling.hpp"
+#include "runtime/open.hpp"
+#include "spec/abi.hpp"
+
+namespace perfspec::runtime {
+
+namespace sb = sample_bits;
+static_assert(sb::ip == spec::sample_ip && sb::tid == spec::sample_tid && sb::time == spec::sample_time &&
+              sb::addr == spec::sample_addr && sb::read == spec::sample_read &&
+              sb::callchain == spec::sample_callchain && sb::id == spec::sample_id &&
+              sb::cpu == spec::sample_cpu && sb::period == spec::sample_period &&
+              sb::stream_id == spec::sample_stream_id && sb::raw == spec::sample_raw &&
+              sb::branch_stack == spec::sample_branch_stack && sb::regs_user == spec::sample_regs_user &&
+              sb::stack_user == spec::sample_stack_user && sb::aux == spec::sample_aux);
+static_assert(sb::weight == PERF_SAMPLE_WEIGHT && sb::data_src == PERF_SAMPLE_DATA_SRC &&
+              sb::identifier == PERF_SAMPLE_IDENTIFIER && sb::transaction == PERF_SAMPLE_TRANSACTION &&
+              sb::regs_intr == PERF_SAMPLE_REGS_INTR && sb::phys_addr == PERF_SAMPLE_PHYS_ADDR &&
+              sb::cgroup == PERF_SAMPLE_CGROUP && sb::data_page_size == PERF_SAMPLE_DATA_PAGE_SIZE &&
+              sb::code_page_size == PERF_SAMPLE_CODE_PAGE_SIZE &&
+              sb::weight_struct == PERF_SAMPLE_WEIGHT_STRUCT);
+static_assert(record_type::mmap == PERF_RECORD_MMAP && record_type::lost == PERF_RECORD_LOST &&
+              record_type::comm == PERF_RECORD_COMM && record_type::exit == PERF_RECORD_EXIT &&
+              record_type::throttle == PERF_RECORD_THROTTLE &&
+              record_type::unthrottle == PERF_RECORD_UNTHROTTLE && record_type::fork == PERF_RECORD_FORK &&
+              record_type::read == PERF_RECORD_READ && record_type::sample == PERF_RECORD_SAMPLE &&
+              record_type::mmap2 == PERF_RECORD_MMAP2 && record_type::aux == PERF_RECORD_AUX &&
+              record_type::lost_samples == PERF_RECORD_LOST_SAMPLES);
+
+namespace {
+
+constexpr std::uint64_t sample_read_format =
+    PERF_FORMAT_TOTAL_TIME_ENABLED | PERF_FORMAT_TOTAL_TIME_RUNNING | PERF_FORMAT_ID;
+
+std::optional<long> read_proc_number(const char* path) {
+  std::ifstream in(path);
+  long v = 0;
+  if (in >> v) return v;
+  return std::nullopt;
+}
+
+// The data pages of one buffer: the caller's, else 512 KiB worth (perf's default, from the default
+// perf_event_mlock_kb of 516: 512 KiB plus the metadata page), a power of two.
+std::size_t data_pages(const SamplingOptions& o, std::size_t page_size) {
+  if (o.pages) {
+    if ((o.pages & (o.pages - 1)) != 0)
+      throw Error(ErrorKind::usage,
+                  fmt::format("a ring buffer has a power of two of data pages, not {}", o.pages));
+    return o.pages;
+  }
+  std::size_t pages = std::max<std::size_t>(1, (512 * 1024) / std::max<std::size_t>(page_size, 1));
+  while (pages & (pages - 1)) pages &= pages - 1;  // down to a power of two
+  return pages;
+}
+
+// Each event's attr for sampling, as perf record sets it (tools/perf/util/evsel.c behaviour).
+void configure(EventSet& set, const Target& target, const SamplingOptions& o) {
+  std::size_t kernel_events = 0;
+  std::optional<std::size_t> first;
+  for (std::size_t i = 0; i < set.events.size(); ++i)
+    if (set.events[i].tool == ToolEvent::none) {
+      ++kernel_events;
+      if (!first) first = i;
+    }
+  const bool shared = kernel_events > 1;  // several events write into each buffer
+  for (const auto& g : set.groups) {
+    const bool leader_samples_group =
+        g.members.size() > 1 && (set.events[g.members.front()].attr.sample_type & sb::read);
+    for (std::size_t k = 0; k < g.members.size(); ++k) {
+      ResolvedEvent& e = set.events[g.members[k]];
+      if (e.tool != ToolEvent::none) continue;
+      Attr& a = e.attr;
+      if (leader_samples_group && k > 0) {
+        // Leader sampling (`:S`): the members' values come in the leader's samples; they do not sample.
+        a.sample_period = 0;
+        a.freq = 0;
+      } else if (a.sample_period == 0) {
+        // No period= / freq= term of its own (a tracepoint already has period 1): -c, else -F.
+        a.freq = o.period ? 0 : 1;
+        a.sample_period = o.period ? o.period : o.frequency;
+      }
+      a.sample_type |= o.sample_type;
+      if (shared) {
+        a.sample_type |= sb::identifier;
+        a.read_format |= PERF_FORMAT_ID;
+      }
+      if (target.kind == Target::Kind::cpus) a.sample_type |= sb::cpu;
+      if (a.sample_type & sb::read) {
+        // The values of a read carry their ids; with inherit the kernel (6.12+) also needs the TID to
+        // keep each thread's values apart.
+        a.sample_type |= sb::id;
+        a.read_format |= sample_read_format;
+        if (target.inherit) a.sample_type |= sb::tid;
+      }
+      if ((a.sample_type & sb::branch_stack) && !a.branch_sample_type)
+        a.branch_sample_type = o.branch_sample_type ? o.branch_sample_type : spec::branch_any;
+      if ((a.sample_type & sb::regs_user) && !a.sample_regs_user) a.sample_regs_user = o.sample_regs_user;
+      if ((a.sample_type & sb::regs_intr) && !a.sample_regs_intr) a.sample_regs_intr = o.sample_regs_intr;
+      if ((a.sample_type & sb::stack_user) && !a.sample_stack_user) a.sample_stack_user = o.sample_stack_user;
+      if ((a.sample_type & sb::callchain) && o.sample_max_stack && !a.sample_max_stack)
+        a.sample_max_stack = o.sample_max_stack;
+      a.sample_id_all = 1;
+      if (o.wakeup_watermark) {
+        a.watermark = 1;
+        a.wakeup_events = o.wakeup_watermark;
+      } else if (o.wakeup_events) {
+        a.watermark = 0;
+        a.wakeup_events = o.wakeup_events;
+      }
+      if (o.overwrite) a.write_backward = 1;
+    }
+  }
+  if (o.track && first) {
+    Attr& a = set.events[*first].attr;
+    a.mmap = a.mmap2 = a.comm = a.comm_exec = a.task = 1;
+  }
+}
+
+Failure mmap_failure(int error, int cpu, std::size_t pages, std::size_t page_size) {
+  Failure f;
+  f.error = error;
+  f.name = spec::errno_name(error);
+  f.cpu = cpu;
+  const std::size_t kib = (pages + 1) * page_size / 1024;
+  f.detail = fmt::format("mapping its ring buffer ({} data pages, {} KiB){}", pages, kib,
+                         cpu >= 0 ? fmt::format(" on CPU {}", cpu) : std::string());
+  switch (error) {
+    case EPERM: {
+      f.meaning =
+          "the buffer would pass the memory a user may lock for perf buffers (perf_event_mlock_kb per CPU, "
+          "then RLIMIT_MEMLOCK) and the process lacks CAP_IPC_LOCK";
+      auto limit = read_proc_number("/proc/sys/kernel/perf_event_mlock_kb");
+      f.hint = fmt::format(
+          "raise /proc/sys/kernel/perf_event_mlock_kb{} or use fewer pages per buffer "
+          "(SamplingOptions::pages, now {})",
+          limit ? fmt::format(" (now {} KiB)", *limit) : std::string(), pages);
+      break;
+    }
+    case ENOMEM:
+      f.meaning = "the kernel could not allocate the buffer";
+      f.hint = fmt::format("use fewer pages per buffer (SamplingOptions::pages, now {})", pages);
+      break;
+    case EINVAL:
+      f.meaning = "the kernel refused the mapping (its size, or an event that cannot have a buffer)";
+      f.hint = "give a power of two of data pages; an inherited event has a buffer per CPU only";
+      break;
+    default:
+      f.meaning = std::strerror(error);
+      f.hint = "the ring buffer could not be mapped: see the errno";
+      break;
+  }
+  return f;
+}
+
+// The key of the buffer an instance writes into: its CPU when it has one (several tasks may share a
+// CPU's buffer), else its thread (the kernel sends only the same task's events into a per-task buffer).
+BufferPlace buffer_key(const Instance& inst) { return {inst.cpu, inst.cpu >= 0 ? -1 : inst.thread}; }
+bool same_place(const BufferPlace& a, const BufferPlace& b) { return a.cpu == b.cpu && a.thread == b.thread; }
+
+struct Buffer {
+  BufferPlace place;
+  int fd = -1;  // the fd mapped (owned by an instance)
+  Mapping mapping;
+  RingBuffer ring;
+  bool hung_up = false;
+};
+
+}  // namespace
+
+struct Sampler::Impl {
+  Syscalls* sys = nullptr;
+  OpenedSet opened;
+  std::vector<Buffer> buffers;  // after `opened`: unmapped before the fds close
+  std::vector<std::vector<std::uint64_t>> ids;
+  std::vector<std::pair<std::uint64_t, std::size_t>> by_id;  // sorted: id -> event
+  std::vector<::pollfd> pollfds;
+  Losses kernel;  // what the records said
+  bool overwrite = false;
+  std::size_t pages = 0, page_size = 0;
+
+  void fail(std::size_t event, const Failure& f) {
+    if (!opened.failures[event]) opened.failures[event] = f;
+  }
+
+  // Maps a buffer for `fd`; false (and errno in `error`) when the kernel refuses.
+  bool map(int fd, BufferPlace place, int& error) {
+    const std::size_t length = (pages + 1) * page_size;
+    errno = 0;
+    void* p = sys->mmap(fd, length, overwrite ? PROT_READ : PROT_READ | PROT_WRITE);
+    if (!p) {
+      error = errno ? errno : ENOMEM;
+      return false;
+    }
+    Mapping m(*sys, p, length);
+    RingBuffer ring(p, length, page_size,
+                    overwrite ? RingBuffer::Mode::overwrite : RingBuffer::Mode::forward);
+    buffers.push_back(Buffer{place, fd, std::move(m), std::move(ring), false});
+    return true;
+  }
+
+  void map_buffers() {
+    std::vector<char> drop(opened.instances.size(), 0);
+    std::vector<char> placed(opened.instances.size(), 0);
+    for (std::size_t i = 0; i < opened.instances.size(); ++i) {
+      if (placed[i]) continue;
+      const BufferPlace place = buffer_key(opened.instances[i]);
+      std::vector<std::size_t> here;
+      for (std::size_t j = i; j < opened.instances.size(); ++j)
+        if (!placed[j] && same_place(buffer_key(opened.instances[j]), place))
+          here.push_back(j), placed[j] = 1;
+      const int out = opened.instances[i].fds.front().get();
+      int error = 0;
+      if (!map(out, place, error)) {
+        // No buffer here: these fds would sample into nothing. Closed, and said on each event.
+        Failure f = mmap_failure(error, place.cpu, pages, page_size);
+        for (std::size_t j : here) {
+          drop[j] = 1;
+          for (std::size_t e : opened.instances[j].events) fail(e, f);
+        }
+        continue;
+      }
+      for (std::size_t j : here) redirect(opened.instances[j], out, place);
+    }
+    if (std::find(drop.begin(), drop.end(), 1) == drop.end()) return;
+    std::vector<Instance> kept;
+    for (std::size_t i = 0; i < opened.instances.size(); ++i)
+      if (!drop[i]) kept.push_back(std::move(opened.instances[i]));
+    opened.instances = std::move(kept);
+    std::fill(opened.opened.begin(), opened.opened.end(), 0);
+    for (const auto& inst : opened.instances)
+      for (std::size_t e : inst.events) opened.opened[e] = 1;
+  }
+
+  // Every fd of `inst` but the buffer's own writes into it (PERF_EVENT_IOC_SET_OUTPUT); one the kernel
+  // will not redirect gets a buffer of its own.
+  void redirect(const Instance& inst, int out, BufferPlace place) {
+    for (std::size_t k = 0; k < inst.fds.size(); ++k) {
+      const int fd = inst.fds[k].get();
+      if (fd == out) continue;
+      int r = retry_eintr(
+          [&] { return sys->ioctl(fd, PERF_EVENT_IOC_SET_OUTPUT, static_cast<unsigned long>(out)); });
+      if (r == 0) continue;
+      int error = 0;
+      if (map(fd, place, error)) continue;
+      Failure f = mmap_failure(error, place.cpu, pages, page_size);
+      f.detail = fmt::format("PERF_EVENT_IOC_SET_OUTPUT into the buffer{} failed ({}), and {}",
+                             place.cpu >= 0 ? fmt::format(" of CPU {}", place.cpu) : std::string(),
+                             spec::errno_name(-r), f.detail);
+      f.hint += "; its samples there are not recorded (its values still count in its group)";
+      fail(inst.events[k], f);
+    }
+  }
+
+  void index_ids() {
+    ids.assign(opened.set.events.size(), {});
+    for (const auto& inst : opened.instances)
+      for (std::size_t k = 0; k < inst.fds.size() && k < inst.ids.size(); ++k) {
+        ids[inst.events[k]].push_back(inst.ids[k]);
+        by_id.emplace_back(inst.ids[k], inst.events[k]);
+      }
+    std::sort(by_id.begin(), by_id.end());
+  }
+
+  // The kernel's own reports of what it did not record: counted, and passed on like every record.
+  void account(std::span<const std::byte> r) {
+    const RecordHeader h = record_header(r);
+    auto word = [&](std::size_t at) {
+      std::uint64_t v = 0;
+      if (r.size() >= at + sizeof v) std::memcpy(&v, r.data() + at, sizeof v);
+      return v;
+    };
+    switch (h.type) {
+      case record_type::lost:  // u64 id, u64 lost
+        ++kernel.lost_records;
+        kernel.lost += word(16);
+        break;
+      case record_type::lost_samples: kernel.lost_samples += word(8); break;  // u64 lost
+      case record_type::throttle: ++kernel.throttles; break;
+      case record_type::unthrottle: ++kernel.unthrottles; break;
+      default: break;
+    }
+  }
+
+  // An EINVAL the sampling attr explains better than the generic text.
+  void explain_einval(const Target& target) {
+    for (std::size_t e = 0; e < opened.failures.size(); ++e) {
+      auto& f = opened.failures[e];
+      if (!f || f->error != EINVAL) continue;
+      const Attr& a = opened.attrs[e];
+      if (target.inherit && (a.sample_type & sb::read)) {
+        f->detail = "an inherited event with PERF_SAMPLE_READ (`:S`)";
+        f->hint =
+            "the kernel reads group values in samples of inherited events from Linux 6.12 on (with "
+            "PERF_SAMPLE_TID); on an older kernel sample without inherit (Target::inherit = false) or "
+            "without ':S'";
+      } else if (a.freq) {
+        auto max = read_proc_number("/proc/sys/kernel/perf_event_max_sample_rate");
+        if (max && a.sample_period > static_cast<std::uint64_t>(*max)) {
+          f->detail = fmt::format("a frequency of {} Hz", a.sample_period);
+          f->hint = fmt::format(
+              "the kernel allows at most {} samples per second "
+              "(/proc/sys/kernel/perf_event_max_sample_rate): ask for fewer",
+              *max);
+        }
+      }
+    }
+  }
+};
+
+Sampler::Sampler(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+Sampler::Sampler(Sampler&&) noexcept = default;
+Sampler& Sampler::operator=(Sampler&&) noexcept = default;
+Sampler::~Sampler() = default;
+
+Sampler Sampler::open(const EventSet& set, const Target& target, const SamplingOptions& options,
+                      Syscalls& sys) {
+  if (options.period == 0 && options.frequency == 0)
+    throw Error(ErrorKind::usage, "sampling needs a period (-c) or a frequency (-F)");
+  auto impl = std::make_unique<Impl>();
+  impl->sys = &sys;
+  impl->page_size = sys.page_size();
+  impl->pages = data_pages(options, impl->page_size);
+  impl->overwrite = options.overwrite;
+  EventSet sampled = set;
+  configure(sampled, target, options);
+  OpenOptions oo;
+  oo.fallback_to_user = options.fallback_to_user;
+  const bool on_exec = target.enable_on_exec;
+  auto prepare = [on_exec](Attr& a, bool leader) {
+    a.disabled = leader ? 1 : 0;
+    a.enable_on_exec = leader && on_exec ? 1 : 0;
+  };
+  // An inherited task has buffers per CPU: the kernel maps none for an inherited per-task event.
+  const bool per_cpu = target.inherit && target.kind != Target::Kind::cpus;
+  impl->opened = open_set(sampled, target, oo, sys, prepare, per_cpu);
+  impl->explain_einval(target);
+  impl->map_buffers();
+  impl->index_ids();
+  impl->pollfds.resize(impl->buffers.size());
+  return Sampler(std::move(impl));
+}
+
+int Sampler::enable() {
+  int first = 0;
+  for (auto& inst : impl_->opened.instances) {
+    int r = retry_eintr([&] {
+      return impl_->sys->ioctl(inst.fds.front().get(), PERF_EVENT_IOC_ENABLE, PERF_IOC_FLAG_GROUP);
+    });
+    if (r < 0 && !first) first = -r;
+  }
+  return first;
+}
+
+int Sampler::disable() {
+  int first = 0;
+  for (auto& inst : impl_->opened.instances) {
+    int r = retry_eintr([&] {
+      return impl_->sys->ioctl(inst.fds.front().get(), PERF_EVENT_IOC_DISABLE, PERF_IOC_FLAG_GROUP);
+    });
+    if (r < 0 && !first) first = -r;
+  }
+  return first;
+}
+
+PollResult Sampler::poll(int timeout_ms) {
+  auto& I = *impl_;
+  using clock = std::chrono::steady_clock;
+  const auto deadline = clock::now() + std::chrono::milliseconds(timeout_ms < 0 ? 0 : timeout_ms);
+  int wait = timeout_ms;
+  for (int tries = 0;; ++tries) {
+    std::size_t live = 0;
+    for (std::size_t b = 0; b < I.buffers.size(); ++b) {
+      // A buffer that hung up is left out: poll(2) would report it again at once, forever.
+      I.pollfds[b].fd = I.buffers[b].hung_up ? -1 : I.buffers[b].fd;
+      I.pollfds[b].events = POLLIN;
+      I.pollfds[b].revents = 0;
+      if (!I.buffers[b].hung_up) ++live;
+    }
+    if (live == 0) return {Wakeup::target_gone, 0};
+    int n = I.sys->poll(I.pollfds.data(), I.pollfds.size(), wait);
+    if (n == -EINTR && tries < max_eintr_retries) {
+      if (timeout_ms >= 0) {
+        auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - clock::now()).count();
+        wait = static_cast<int>(std::max<decltype(left)>(0, left));
+      }
+      continue;
+    }
+    if (n < 0) return {Wakeup::failed, -n};
+    if (n == 0) return {Wakeup::timeout, 0};
+    for (std::size_t b = 0; b < I.buffers.size(); ++b) {
+      const short rev = I.pollfds[b].revents;
+      if (rev & POLLNVAL) return {Wakeup::failed, EBADF};
+      if (rev & (POLLHUP | POLLERR)) I.buffers[b].hung_up = true;
+    }
+    const bool all_gone =
+        std::all_of(I.buffers.begin(), I.buffers.end(), [](const Buffer& b) { return b.hung_up; });
+    return {all_gone ? Wakeup::target_gone : Wakeup::ready, 0};
+  }
+}
+
+std::size_t Sampler::read_erased(void* consumer, Erased call) {
+  auto& I = *impl_;
+  std::size_t n = 0;
+  for (std::size_t b = 0; b < I.buffers.size(); ++b) {
+    Buffer& buf = I.buffers[b];
+    // Overwrite: the kernel must not write while the reader walks from data_head.
+    struct Pause {
+      Impl& I;
+      int fd;
+      bool on;
+      ~Pause() {
+        if (on) retry_eintr([&] { return I.sys->ioctl(fd, PERF_EVENT_IOC_PAUSE_OUTPUT, 0); });
+      }
+    } pause{I, buf.fd, I.overwrite};
+    if (pause.on) retry_eintr([&] { return I.sys->ioctl(buf.fd, PERF_EVENT_IOC_PAUSE_OUTPUT, 1); });
+    n += buf.ring.read([&](std::span<const std::byte> r) {
+      I.account(r);
+      call(consumer, r, b);
+    });
+  }
+  return n;
+}
+
+std::size_t Sampler::buffers() const { return impl_->buffers.size(); }
+RingBuffer& Sampler::buffer(std::size_t index) { return impl_->buffers.at(index).ring; }
+BufferPlace Sampler::place(std::size_t index) const { return impl_->buffers.at(index).place; }
+const EventSet& Sampler::events() const { return impl_->opened.set; }
+const std::vector<Attr>& Sampler::attrs() const { return impl_->opened.attrs; }
+const std::vector<std::vector<std::uint64_t>>& Sampler::ids() const { return impl_->ids; }
+
+std::optional<std::size_t> Sampler::event_of(std::uint64_t id) const {
+  const auto& v = impl_->by_id;
+  auto it = std::lower_bound(v.begin(), v.end(), std::pair<std::uint64_t, std::size_t>{id, 0});
+  if (it == v.end() || it->first != id) return std::nullopt;
+  return it->second;
+}
+
+const std::vector<std::optional<Failure>>& Sampler::failures() const { return impl_->opened.failures; }
+bool Sampler::opened(std::size_t event) const {
+  return event < impl_->opened.opened.size() && impl_->opened.opened[event];
+}
+
+Losses Sampler::losses() const {
+  Losses l = impl_->kernel;
+  for (const auto& b : impl_->buffers) {
+    const RingStats& s = b.ring.stats();
+    l.overruns += s.overruns;
+    l.bad_records += s.bad_records;
+    l.skipped_bytes += s.skipped_bytes;
+    l.overwritten += s.overwritten;
+  }
+  return l;
+}
+
+std::size_t Sampler::open_fds() const {
+  std::size_t n = 0;
+  for (const auto& inst : impl_->opened.instances) n += inst.fds.size();
+  return n;
+}
+
+}  // namespace perfspec::runtime

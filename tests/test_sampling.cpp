@@ -1,0 +1,1126 @@
+// SPDX-License-Identifier: MIT
+// Sampling tests: the ring-buffer reader over buffers laid out in memory as the kernel lays them out
+// (wrap-around at every offset, overruns, impossible headers, overwrite mode), Sampler's attrs and
+// buffers through injected system calls, and real sampling on this machine (software events,
+// breakpoints, group reads, inheritance, system-wide, a command, lost records).
+#include <doctest/doctest.h>
+
+#include <fcntl.h>
+#include <linux/perf_event.h>
+#include <poll.h>
+#include <sched.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <deque>
+#include <functional>
+#include <map>
+#include <set>
+
+#include "perfspec/perfspec.hpp"
+#include "perfspec/sampling.hpp"
+#include "tests/support.hpp"
+
+using namespace perfspec;
+using runtime::RingBuffer;
+namespace sb = runtime::sample_bits;
+
+namespace {
+
+using Bytes = std::vector<std::byte>;
+
+Bytes to_bytes(std::span<const std::byte> s) { return Bytes(s.begin(), s.end()); }
+
+// A record of `size` bytes: the header, then bytes that say where they are (seed + index).
+Bytes make_record(std::uint32_t type, std::uint16_t size, unsigned seed) {
+  Bytes r(size);
+  perf_event_header h{type, 0, size};
+  std::memcpy(r.data(), &h, sizeof h);
+  for (std::size_t i = sizeof h; i < size; ++i) r[i] = static_cast<std::byte>((seed * 31 + i) & 0xff);
+  return r;
+}
+
+// A ring laid out as the kernel maps one: the metadata page, then `data` bytes of data area.
+struct FakeRing {
+  static constexpr std::size_t page = 4096;
+  std::vector<std::uint64_t> words;
+  std::size_t data;
+  explicit FakeRing(std::size_t data_size) : words((page + data_size) / 8, 0), data(data_size) {
+    meta()->data_offset = page;
+    meta()->data_size = data_size;
+  }
+  void* base() { return words.data(); }
+  std::size_t length() const { return page + data; }
+  perf_event_mmap_page* meta() { return reinterpret_cast<perf_event_mmap_page*>(words.data()); }
+  std::byte* area() { return reinterpret_cast<std::byte*>(words.data()) + page; }
+  // Bytes at ring position `pos`, wrapping as the kernel writes them.
+  void put(std::uint64_t pos, const Bytes& b) {
+    for (std::size_t i = 0; i < b.size(); ++i) area()[(pos + i) & (data - 1)] = b[i];
+  }
+  RingBuffer reader(RingBuffer::Mode mode = RingBuffer::Mode::forward) {
+    return RingBuffer(base(), length(), page, mode);
+  }
+};
+
+std::vector<Bytes> read_all(RingBuffer& ring) {
+  std::vector<Bytes> out;
+  ring.read([&](std::span<const std::byte> r) { out.push_back(to_bytes(r)); });
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("ring: a record wrapping the end at every offset comes out whole, byte for byte") {
+  constexpr std::size_t data = 256;
+  // Positions near 2^64 too: data_head and data_tail are free-running counters that wrap.
+  for (std::uint64_t base :
+       {std::uint64_t{0}, std::uint64_t{0xffffffffffffff00ULL}, std::uint64_t{1} << 40}) {
+    for (std::uint16_t size : std::initializer_list<std::uint16_t>{16, 24, 40, 64, 136, 248, 256}) {
+      for (std::uint16_t k = 8; k <= size;
+           k = static_cast<std::uint16_t>(k + 8)) {  // k bytes before the end, size - k after it
+        CAPTURE(base);
+        CAPTURE(size);
+        CAPTURE(k);
+        FakeRing f(data);
+        const std::uint64_t tail = base + data - k;
+        Bytes rec = make_record(9, size, k);
+        f.put(tail, rec);
+        std::vector<Bytes> want = {rec};
+        std::uint64_t head = tail + size;
+        if (size + 16u <= data) {  // a small record after it, when there is room
+          Bytes after = make_record(3, 16, 99);
+          f.put(head, after);
+          want.push_back(after);
+          head += 16;
+        }
+        f.meta()->data_tail = tail;
+        f.meta()->data_head = head;
+        auto ring = f.reader();
+        auto got = read_all(ring);
+        CHECK(got == want);
+        CHECK(ring.problem() == RingBuffer::Problem::none);
+        CHECK(ring.stats().copied == (k < size ? 1u : 0u));  // k == size ends exactly at the end
+        CHECK(f.meta()->data_tail == head);                  // everything consumed
+        CHECK(read_all(ring).empty());                       // and nothing twice
+      }
+    }
+  }
+}
+
+TEST_CASE(
+    "ring: the libperf steps, typed: begin, next (consuming the one before), end; records() as a range") {
+  FakeRing f(128);
+  Bytes a = make_record(9, 24, 1), b = make_record(9, 32, 2), c = make_record(2, 24, 3);
+  f.put(0, a);
+  f.put(24, b);
+  f.put(56, c);
+  f.meta()->data_head = 80;
+  auto ring = f.reader();
+  CHECK(ring.data_size() == 128);
+  CHECK(ring.begin() == 80);
+  auto r1 = ring.next();
+  REQUIRE(r1);
+  CHECK(to_bytes(*r1) == a);
+  CHECK(f.meta()->data_tail == 0);  // not consumed until the next step
+  auto r2 = ring.next();
+  REQUIRE(r2);
+  CHECK(to_bytes(*r2) == b);
+  CHECK(f.meta()->data_tail == 24);
+  ring.end();  // r2 consumed; c still there
+  CHECK(f.meta()->data_tail == 56);
+  {
+    auto batch = ring.records();
+    std::vector<Bytes> got;
+    for (auto r : batch) got.push_back(to_bytes(r));
+    REQUIRE(got.size() == 1);
+    CHECK(got[0] == c);
+    CHECK(runtime::record_header(got[0]).type == 2);
+    CHECK(runtime::record_header(got[0]).size == 24);
+  }
+  CHECK(f.meta()->data_tail == 80);
+  CHECK(ring.stats().records == 3);
+  CHECK(ring.stats().bytes == 80);
+}
+
+TEST_CASE("ring: a head more than the data area ahead is an overrun: counted, skipped, never read through") {
+  FakeRing f(256);
+  f.meta()->data_tail = 1000;
+  f.meta()->data_head = 1000 + 256 + 8;
+  auto ring = f.reader();
+  int calls = 0;
+  CHECK(ring.read([&](std::span<const std::byte>) { ++calls; }) == 0);
+  CHECK(calls == 0);
+  CHECK(ring.problem() == RingBuffer::Problem::overrun);
+  CHECK(ring.stats().overruns == 1);
+  CHECK(ring.stats().skipped_bytes == 264);
+  CHECK(f.meta()->data_tail == 1264);  // resynchronized at the kernel's next record
+  // What the kernel writes after it reads normally.
+  Bytes next = make_record(9, 40, 5);
+  f.put(1264, next);
+  f.meta()->data_head = 1264 + 40;
+  auto got = read_all(ring);
+  REQUIRE(got.size() == 1);
+  CHECK(got[0] == next);
+  CHECK(ring.problem() == RingBuffer::Problem::none);
+  // Exactly the data area ahead is not an overrun.
+  FakeRing full(64);
+  for (std::uint64_t p = 0; p < 64; p += 16) full.put(p, make_record(9, 16, static_cast<unsigned>(p)));
+  full.meta()->data_head = 64;
+  auto ring2 = full.reader();
+  CHECK(read_all(ring2).size() == 4);
+  CHECK(ring2.stats().overruns == 0);
+}
+
+TEST_CASE(
+    "ring: a lying header (size 0, odd, larger than the buffer, past data_head) stops the read safely") {
+  struct Case {
+    std::uint16_t size;
+    std::uint64_t head_after;  // bytes of data_head after the bad record's start
+  };
+  for (Case c : {Case{0, 64}, Case{4, 64}, Case{12, 64}, Case{20, 64}, Case{264, 64}, Case{0xfff8, 64},
+                 Case{48, 40}, Case{16, 8}}) {
+    CAPTURE(c.size);
+    CAPTURE(c.head_after);
+    FakeRing f(256);
+    Bytes good = make_record(9, 32, 1);
+    f.put(200, good);
+    perf_event_header bad{9, 0, c.size};
+    Bytes hb(sizeof bad);
+    std::memcpy(hb.data(), &bad, sizeof bad);
+    f.put(232, hb);
+    f.meta()->data_tail = 200;
+    f.meta()->data_head = 232 + c.head_after;
+    auto ring = f.reader();
+    auto got = read_all(ring);
+    REQUIRE(got.size() == 1);  // the good record before it still comes out
+    CHECK(got[0] == good);
+    CHECK(ring.problem() == RingBuffer::Problem::bad_record);
+    CHECK(ring.stats().bad_records == 1);
+    CHECK(ring.stats().skipped_bytes == c.head_after);
+    CHECK(f.meta()->data_tail == 232 + c.head_after);
+    CHECK(read_all(ring).empty());
+    CHECK(ring.problem() == RingBuffer::Problem::none);
+  }
+}
+
+TEST_CASE("ring: an impossible layout is refused when the reader is made") {
+  FakeRing f(256);
+  f.meta()->data_size = 200;  // not a power of two
+  CHECK_THROWS_AS(f.reader(), Error);
+  f.meta()->data_size = 512;  // larger than the mapping
+  CHECK_THROWS_AS(f.reader(), Error);
+  f.meta()->data_size = 0;  // an old kernel: the rest of the mapping (256 bytes)
+  f.meta()->data_offset = 0;
+  CHECK(f.reader().data_size() == 256);
+}
+
+TEST_CASE("ring: overwrite mode walks backwards from data_head, newest first, whole records only") {
+  constexpr std::size_t data = 256;
+  FakeRing f(data);
+  std::deque<Bytes> written;  // newest first
+  std::uint64_t head = 0;
+  unsigned seed = 0;
+  // The kernel writing backwards: each record goes just below the previous one.
+  auto write = [&](std::uint16_t size) {
+    Bytes r = make_record(9, size, ++seed);
+    head -= size;
+    f.put(head, r);
+    written.push_front(r);
+    f.meta()->data_head = head;
+  };
+  // What a reader can still get: from head on, the records that fit whole in one buffer, up to `since`.
+  auto expected = [&](std::size_t since_count) {
+    std::vector<Bytes> out;
+    std::size_t used = 0;
+    for (std::size_t i = 0; i < since_count && i < written.size(); ++i) {
+      if (used + written[i].size() > data) break;
+      used += written[i].size();
+      out.push_back(written[i]);
+    }
+    return out;
+  };
+  f.meta()->data_tail = 0x5a5a;  // never written in this mode
+  auto ring = f.reader(RingBuffer::Mode::overwrite);
+  CHECK(read_all(ring).empty());
+  write(24);
+  write(40);
+  write(16);
+  auto got = read_all(ring);
+  CHECK(got == expected(3));
+  CHECK(got.size() == 3);
+  CHECK(ring.stats().overwritten == 0);
+  CHECK(read_all(ring).empty());  // nothing new since
+  // Twelve more, 336 bytes: more than the buffer; the oldest of them are overwritten.
+  const std::uint16_t sizes[] = {32, 24, 48, 16, 8, 40, 24, 32, 16, 56, 24, 16};
+  for (auto s : sizes) write(s);
+  got = read_all(ring);
+  CHECK(got == expected(12));
+  CHECK(got.size() == 9);  // 16+24+56+16+32+24+40+8+16 = 232; the next (48) would pass 256
+  CHECK(ring.stats().overwritten == 1);
+  CHECK(ring.problem() == RingBuffer::Problem::none);
+  // Two more: only those two, not what the last read gave.
+  write(8);
+  write(64);
+  got = read_all(ring);
+  CHECK(got == expected(2));
+  CHECK(f.meta()->data_tail == 0x5a5a);
+  // A lying header inside what was written is a bad record, not a walk past the data.
+  write(32);
+  perf_event_header bad{9, 0, 12};
+  Bytes hb(sizeof bad);
+  std::memcpy(hb.data(), &bad, sizeof bad);
+  write(24);
+  f.put(head, hb);
+  got = read_all(ring);
+  CHECK(got.empty());
+  CHECK(ring.problem() == RingBuffer::Problem::bad_record);
+}
+
+// ---- Sampler through injected system calls -------------------------------------------------------------
+
+namespace {
+
+const spec::Machine& live() {
+  static spec::Machine m("/sys");
+  return m;
+}
+
+// A kernel that opens everything, maps zeroed memory laid out as a ring, and records what was asked.
+struct FakeKernel final : runtime::Syscalls {
+  struct Open {
+    Attr attr;
+    int pid, cpu, group_fd, fd;
+  };
+  std::vector<Open> opens;
+  std::set<int> open_fds;
+  std::map<int, int> set_output;  // fd -> the fd it writes into
+  std::vector<std::pair<int, unsigned long>> ioctls;
+  std::map<void*, std::vector<std::uint64_t>> maps;
+  std::vector<std::pair<int, int>> mmap_calls;  // fd, prot
+  std::map<int, int> mmap_errno;                // cpu -> errno for its mmap
+  int set_output_errno = 0;
+  std::function<int(const Attr&)> refuse;  // errno for an open, 0: opens
+  std::vector<int> cpus = {0, 1};
+  std::function<int(::pollfd*, std::size_t, int)> poll_script;
+  int next = 100;
+
+  int cpu_of(int fd) const {
+    for (const auto& o : opens)
+      if (o.fd == fd) return o.cpu;
+    return -2;
+  }
+  int perf_event_open(const Attr& a, int pid, int cpu, int group_fd, unsigned long) override {
+    if (refuse)
+      if (int e = refuse(a)) return -e;
+    opens.push_back({a, pid, cpu, group_fd, next});
+    open_fds.insert(next);
+    return next++;
+  }
+  long read(int, void*, std::size_t) override { return -EIO; }
+  int ioctl(int fd, unsigned long request, unsigned long argument) override {
+    REQUIRE(open_fds.count(fd) == 1);
+    ioctls.emplace_back(fd, request);
+    if (request == PERF_EVENT_IOC_ID) {
+      *reinterpret_cast<std::uint64_t*>(argument) = static_cast<std::uint64_t>(fd) * 7;
+      return 0;
+    }
+    if (request == PERF_EVENT_IOC_SET_OUTPUT) {
+      if (set_output_errno) return -set_output_errno;
+      set_output[fd] = static_cast<int>(argument);
+    }
+    return 0;
+  }
+  int close(int fd) override {
+    REQUIRE(open_fds.erase(fd) == 1);
+    return 0;
+  }
+  void* mmap(int fd, std::size_t length, int prot) override {
+    REQUIRE(open_fds.count(fd) == 1);
+    mmap_calls.emplace_back(fd, prot);
+    if (auto it = mmap_errno.find(cpu_of(fd)); it != mmap_errno.end()) {
+      errno = it->second;
+      return nullptr;
+    }
+    std::vector<std::uint64_t> mem(length / 8, 0);
+    void* p = mem.data();
+    maps.emplace(p, std::move(mem));
+    return p;
+  }
+  int munmap(void* address, std::size_t) override {
+    REQUIRE(maps.erase(address) == 1);
+    return 0;
+  }
+  int poll(::pollfd* fds, std::size_t n, int timeout) override {
+    return poll_script ? poll_script(fds, n, timeout) : 0;
+  }
+  std::size_t page_size() override { return 4096; }
+  std::vector<int> online_cpus() override { return cpus; }
+  std::optional<int> perf_event_paranoid() override { return 2; }
+  bool privileged() override { return true; }
+};
+
+const Attr& attr_of(const FakeKernel& k, std::uint64_t config, std::uint32_t type = 1) {
+  for (const auto& o : k.opens)
+    if (o.attr.config == config && o.attr.type == type) return o.attr;
+  FAIL("no event of config " << config);
+  return k.opens.front().attr;
+}
+
+}  // namespace
+
+TEST_CASE("sampler attrs: -F and -c defaults only where an event has no period, :S groups, tracking, ids") {
+  auto set = resolve("{task-clock,page-faults}:S,sched:sched_switch,cpu-clock/period=1000/,context-switches",
+                     live());
+  FakeKernel k;
+  {
+    auto s = runtime::Sampler::open(set, runtime::Target::self_thread(), {}, k);
+    const Attr& leader = attr_of(k, PERF_COUNT_SW_TASK_CLOCK);
+    CHECK(leader.freq == 1);
+    CHECK(leader.sample_period == 4000);  // perf's -F default
+    CHECK(leader.sample_type == (PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_PERIOD |
+                                 PERF_SAMPLE_READ | PERF_SAMPLE_ID | PERF_SAMPLE_IDENTIFIER));
+    CHECK(leader.read_format == (PERF_FORMAT_TOTAL_TIME_ENABLED | PERF_FORMAT_TOTAL_TIME_RUNNING |
+                                 PERF_FORMAT_ID | PERF_FORMAT_GROUP));
+    CHECK(leader.disabled == 1);
+    CHECK(leader.sample_id_all == 1);
+    // The tracking event: the first one.
+    CHECK((leader.mmap && leader.mmap2 && leader.comm && leader.comm_exec && leader.task));
+    const Attr& member = attr_of(k, PERF_COUNT_SW_PAGE_FAULTS);
+    CHECK(member.sample_period == 0);  // its values come in the leader's samples
+    CHECK(member.freq == 0);
+    CHECK(member.disabled == 0);
+    CHECK(member.read_format == leader.read_format);
+    CHECK((member.mmap | member.mmap2 | member.comm | member.task) == 0);
+    const Attr& tp = attr_of(k, set.events[2].attr.config, PERF_TYPE_TRACEPOINT);
+    CHECK(tp.sample_period == 1);  // a tracepoint keeps its period 1
+    CHECK(tp.freq == 0);
+    CHECK((tp.sample_type & PERF_SAMPLE_RAW) != 0);
+    CHECK((tp.sample_type & PERF_SAMPLE_IDENTIFIER) != 0);
+    const Attr& cpu_clock = attr_of(k, PERF_COUNT_SW_CPU_CLOCK);
+    CHECK(cpu_clock.sample_period == 1000);  // period= kept
+    CHECK(cpu_clock.freq == 0);
+    CHECK((cpu_clock.sample_type & PERF_SAMPLE_READ) == 0);
+    CHECK(cpu_clock.read_format == PERF_FORMAT_ID);
+    // One buffer (a thread, any CPU); every other fd writes into it.
+    REQUIRE(s.buffers() == 1);
+    CHECK(s.place(0).cpu == -1);
+    CHECK(s.open_fds() == 5);
+    CHECK(k.set_output.size() == 4);
+    for (const auto& [fd, out] : k.set_output) CHECK(out == k.opens.front().fd);
+    REQUIRE(k.mmap_calls.size() == 1);
+    CHECK(k.mmap_calls[0].second == (PROT_READ | PROT_WRITE));
+    CHECK(k.maps.begin()->second.size() * 8 == (128 + 1) * 4096);  // 512 KiB + the metadata page
+    // attrs(): what was opened; ids(): PERF_EVENT_IOC_ID of each.
+    REQUIRE(s.attrs().size() == 5);
+    CHECK(s.attrs()[0] == leader);
+    REQUIRE(s.ids()[1].size() == 1);
+    CHECK(s.ids()[1][0] == 101 * 7);
+    CHECK(s.event_of(101 * 7) == 1u);
+    CHECK(!s.event_of(5));
+    for (std::size_t e = 0; e < 5; ++e) CHECK(s.opened(e));
+  }
+  CHECK(k.open_fds.empty());
+  CHECK(k.maps.empty());
+  // -c: a period instead of the frequency; asked sample bits added; one event alone needs no identifier.
+  FakeKernel k2;
+  runtime::SamplingOptions o;
+  o.period = 5000;
+  o.sample_type = sb::ip | sb::addr | sb::callchain | sb::branch_stack;
+  o.sample_max_stack = 32;
+  o.wakeup_watermark = 8192;
+  auto s2 = runtime::Sampler::open(resolve("task-clock", live()), runtime::Target::self_thread(), o, k2);
+  const Attr& a = k2.opens.at(0).attr;
+  CHECK(a.freq == 0);
+  CHECK(a.sample_period == 5000);
+  CHECK(a.sample_type ==
+        (PERF_SAMPLE_IP | PERF_SAMPLE_ADDR | PERF_SAMPLE_CALLCHAIN | PERF_SAMPLE_BRANCH_STACK));
+  CHECK(a.branch_sample_type == PERF_SAMPLE_BRANCH_ANY);
+  CHECK(a.sample_max_stack == 32);
+  CHECK(a.watermark == 1);
+  CHECK(a.wakeup_events == 8192);
+  CHECK(a.read_format == 0);
+}
+
+TEST_CASE("sampler buffers: one per CPU system-wide or for an inherited task, other fds redirected there") {
+  auto set = resolve("{task-clock,page-faults},context-switches", live());
+  for (bool system_wide : {true, false}) {
+    CAPTURE(system_wide);
+    FakeKernel k;
+    {
+      runtime::Target t = system_wide ? runtime::Target::system_wide() : runtime::Target::process(4242);
+      auto s = runtime::Sampler::open(set, t, {}, k);
+      REQUIRE(s.buffers() == 2);
+      CHECK(s.place(0).cpu == 0);
+      CHECK(s.place(1).cpu == 1);
+      CHECK(k.opens.size() == 6);
+      for (const auto& o : k.opens) {
+        CHECK(o.pid == (system_wide ? -1 : 4242));
+        CHECK(o.attr.inherit == (system_wide ? 0 : 1));
+        CHECK(((o.attr.sample_type & PERF_SAMPLE_CPU) != 0) == system_wide);
+      }
+      CHECK(k.set_output.size() == 4);
+      for (const auto& [fd, out] : k.set_output) CHECK(k.cpu_of(fd) == k.cpu_of(out));  // never across CPUs
+      CHECK(k.mmap_calls.size() == 2);
+      CHECK(s.ids()[0].size() == 2);
+    }
+    CHECK(k.open_fds.empty());
+    CHECK(k.maps.empty());
+  }
+  // A thread without inherit: one buffer, any CPU.
+  FakeKernel k;
+  runtime::Target t = runtime::Target::process(4242, false);
+  auto s = runtime::Sampler::open(set, t, {}, k);
+  CHECK(s.buffers() == 1);
+  CHECK(k.opens.size() == 3);
+  // Overwrite: read-only mappings of backward-writing events, paused while read.
+  FakeKernel ko;
+  runtime::SamplingOptions o;
+  o.overwrite = true;
+  o.pages = 4;
+  auto so = runtime::Sampler::open(set, runtime::Target::self_thread(), o, ko);
+  REQUIRE(ko.mmap_calls.size() == 1);
+  CHECK(ko.mmap_calls[0].second == PROT_READ);
+  CHECK(ko.maps.begin()->second.size() * 8 == 5 * 4096);
+  for (const auto& op : ko.opens) CHECK(op.attr.write_backward == 1);
+  ko.ioctls.clear();
+  so.read([](std::span<const std::byte>) {});
+  REQUIRE(ko.ioctls.size() == 2);
+  CHECK(ko.ioctls[0].second == PERF_EVENT_IOC_PAUSE_OUTPUT);
+  CHECK(ko.ioctls[1].second == PERF_EVENT_IOC_PAUSE_OUTPUT);
+}
+
+TEST_CASE("sampler: a buffer that cannot be mapped (EPERM) is explained on its events; nothing leaks") {
+  auto set = resolve("{task-clock,page-faults}", live());
+  FakeKernel k;
+  k.mmap_errno[1] = EPERM;
+  {
+    runtime::SamplingOptions o;
+    o.pages = 64;
+    auto s = runtime::Sampler::open(set, runtime::Target::system_wide(), o, k);
+    CHECK(s.buffers() == 1);
+    CHECK(s.open_fds() == 2);  // CPU 1's fds closed: they would sample into nothing
+    CHECK(k.open_fds.size() == 2);
+    for (std::size_t e = 0; e < 2; ++e) {
+      CHECK(s.opened(e));  // still on CPU 0
+      REQUIRE(s.failures()[e]);
+      const auto& f = *s.failures()[e];
+      CHECK(f.name == "EPERM");
+      CHECK(f.cpu == 1);
+      CHECK(f.detail == "mapping its ring buffer (64 data pages, 260 KiB) on CPU 1");
+      CHECK(f.hint.find("raise /proc/sys/kernel/perf_event_mlock_kb") == 0);
+      CHECK(f.hint.find("use fewer pages per buffer (SamplingOptions::pages, now 64)") != std::string::npos);
+      CHECK(f.meaning.find("perf_event_mlock_kb") != std::string::npos);
+    }
+    CHECK(s.ids()[0].size() == 1);
+  }
+  CHECK(k.open_fds.empty());
+  CHECK(k.maps.empty());
+  // Nowhere: not opened at all.
+  FakeKernel k2;
+  k2.mmap_errno[-1] = ENOMEM;
+  auto s2 = runtime::Sampler::open(set, runtime::Target::self_thread(), {}, k2);
+  CHECK(s2.buffers() == 0);
+  CHECK(!s2.opened(0));
+  CHECK(s2.failures()[1]->name == "ENOMEM");
+  CHECK(s2.open_fds() == 0);
+  CHECK(k2.open_fds.empty());
+  CHECK(s2.poll(0).state == runtime::Wakeup::target_gone);  // nothing to wait for
+  // A refused SET_OUTPUT: that fd gets a buffer of its own.
+  FakeKernel k3;
+  k3.set_output_errno = EINVAL;
+  auto s3 = runtime::Sampler::open(set, runtime::Target::self_thread(), {}, k3);
+  CHECK(s3.buffers() == 2);
+  CHECK(!s3.failures()[1]);
+}
+
+TEST_CASE("sampler: an inherited :S group refused (EINVAL before Linux 6.12) is explained, not thrown") {
+  auto set = resolve("{task-clock,page-faults}:S", live());
+  FakeKernel k;
+  k.refuse = [](const Attr& a) { return a.inherit && (a.sample_type & PERF_SAMPLE_READ) ? EINVAL : 0; };
+  auto s = runtime::Sampler::open(set, runtime::Target::process(4242), {}, k);
+  CHECK(!s.opened(0));
+  CHECK(!s.opened(1));
+  REQUIRE(s.failures()[0]);
+  CHECK(s.failures()[0]->name == "EINVAL");
+  CHECK(s.failures()[0]->detail == "an inherited event with PERF_SAMPLE_READ (`:S`)");
+  CHECK(s.failures()[0]->hint.find("from Linux 6.12 on") != std::string::npos);
+  CHECK(s.attrs()[0].inherit == 1);  // the attr that was tried
+  CHECK((s.attrs()[0].sample_type & PERF_SAMPLE_TID) != 0);
+  CHECK(s.buffers() == 0);
+  CHECK(k.open_fds.empty());
+}
+
+TEST_CASE("sampler options a program gets wrong are usage errors") {
+  auto set = resolve("task-clock", live());
+  FakeKernel k;
+  runtime::SamplingOptions o;
+  o.pages = 3;
+  CHECK_THROWS_AS(runtime::Sampler::open(set, runtime::Target::self_thread(), o, k), Error);
+  o.pages = 0;
+  o.frequency = 0;
+  CHECK_THROWS_AS(runtime::Sampler::open(set, runtime::Target::self_thread(), o, k), Error);
+  CHECK(k.open_fds.empty());
+}
+
+TEST_CASE("sampler poll: EINTR repeated, a hung-up buffer left out, all hung up is target_gone") {
+  auto set = resolve("task-clock", live());
+  FakeKernel k;
+  auto s = runtime::Sampler::open(set, runtime::Target::system_wide(), {}, k);
+  REQUIRE(s.buffers() == 2);
+  std::vector<std::vector<int>> seen;
+  std::deque<std::function<int(::pollfd*, std::size_t)>> script;
+  k.poll_script = [&](::pollfd* fds, std::size_t n, int) {
+    std::vector<int> f;
+    for (std::size_t i = 0; i < n; ++i) f.push_back(fds[i].fd);
+    seen.push_back(f);
+    auto step = script.front();
+    script.pop_front();
+    return step(fds, n);
+  };
+  auto eintr = [](::pollfd*, std::size_t) { return -EINTR; };
+  script = {eintr, eintr, [](::pollfd* fds, std::size_t) {
+              fds[1].revents = POLLIN;
+              return 1;
+            }};
+  CHECK(s.poll(1000).state == runtime::Wakeup::ready);
+  CHECK(seen.size() == 3);
+  script = {[](::pollfd*, std::size_t) { return 0; }};
+  CHECK(s.poll(10).state == runtime::Wakeup::timeout);
+  script = {[](::pollfd* fds, std::size_t) {
+    fds[0].revents = POLLHUP | POLLIN;
+    return 1;
+  }};
+  CHECK(s.poll(10).state == runtime::Wakeup::ready);  // one of two: read, and go on
+  seen.clear();
+  script = {[](::pollfd* fds, std::size_t) {
+    fds[1].revents = POLLHUP;
+    return 1;
+  }};
+  CHECK(s.poll(10).state == runtime::Wakeup::target_gone);
+  REQUIRE(seen.size() == 1);
+  CHECK(seen[0][0] == -1);  // the hung-up one is not polled again
+  CHECK(s.poll(10).state == runtime::Wakeup::target_gone);
+  FakeKernel k2;
+  k2.poll_script = [](::pollfd*, std::size_t, int) { return -ENOMEM; };
+  auto s2 = runtime::Sampler::open(set, runtime::Target::self_thread(), {}, k2);
+  auto r = s2.poll(10);
+  CHECK(r.state == runtime::Wakeup::failed);
+  CHECK(r.error == ENOMEM);
+}
+
+TEST_CASE(
+    "sampler read: LOST, LOST_SAMPLES, THROTTLE, UNTHROTTLE counted and passed on; reader problems summed") {
+  auto set = resolve("task-clock", live());
+  FakeKernel k;
+  runtime::SamplingOptions o;
+  o.pages = 1;
+  auto s = runtime::Sampler::open(set, runtime::Target::self_thread(), o, k);
+  REQUIRE(k.maps.size() == 1);
+  auto* meta = reinterpret_cast<perf_event_mmap_page*>(k.maps.begin()->second.data());
+  auto* area = reinterpret_cast<std::byte*>(meta) + 4096;
+  std::uint64_t pos = 0;
+  auto put = [&](std::uint32_t type, std::vector<std::uint64_t> body) {
+    perf_event_header h{type, 0, static_cast<std::uint16_t>(8 + 8 * body.size())};
+    std::memcpy(area + pos, &h, 8);
+    std::memcpy(area + pos + 8, body.data(), 8 * body.size());
+    pos += h.size;
+  };
+  put(PERF_RECORD_SAMPLE, {1, 2, 3});
+  put(PERF_RECORD_LOST, {700, 7});
+  put(PERF_RECORD_LOST_SAMPLES, {3});
+  put(PERF_RECORD_THROTTLE, {1, 700, 700});
+  put(PERF_RECORD_UNTHROTTLE, {2, 700, 700});
+  put(PERF_RECORD_LOST, {700, 5});
+  meta->data_head = pos;
+  std::vector<std::uint32_t> types;
+  std::vector<std::size_t> from;
+  CHECK(s.read([&](std::span<const std::byte> r, std::size_t b) {
+    types.push_back(runtime::record_header(r).type);
+    from.push_back(b);
+  }) == 6);
+  CHECK(types == std::vector<std::uint32_t>{9, 2, 13, 5, 6, 2});
+  CHECK(from == std::vector<std::size_t>(6, 0));
+  auto l = s.losses();
+  CHECK(l.lost_records == 2);
+  CHECK(l.lost == 12);
+  CHECK(l.lost_samples == 3);
+  CHECK(l.throttles == 1);
+  CHECK(l.unthrottles == 1);
+  CHECK(meta->data_tail == pos);
+  // A reader's overrun shows in the losses too.
+  meta->data_head = pos + 4096 + 8;
+  CHECK(s.read([](std::span<const std::byte>) {}) == 0);
+  CHECK(s.losses().overruns == 1);
+  CHECK(s.losses().skipped_bytes == 4096 + 8);
+}
+
+// ---- real sampling ---------------------------------------------------------------------------------------
+
+namespace {
+
+// The fixed fields at the start of a sample, in the kernel's order (perf_event_open(2)); the full decoder
+// is elsewhere: this reads what the tests check.
+struct Sample {
+  std::uint64_t identifier = 0, ip = 0, time = 0, addr = 0, id = 0, period = 0;
+  std::uint32_t pid = 0, tid = 0, cpu = 0;
+  std::uint64_t nr = 0, time_enabled = 0, time_running = 0;
+  std::vector<std::pair<std::uint64_t, std::uint64_t>> values;  // value, id
+};
+
+Sample parse_sample(std::span<const std::byte> r, std::uint64_t type, std::uint64_t read_format) {
+  Sample s;
+  std::size_t at = 8;
+  auto u64 = [&] {
+    std::uint64_t v = 0;
+    REQUIRE(at + 8 <= r.size());
+    std::memcpy(&v, r.data() + at, 8);
+    at += 8;
+    return v;
+  };
+  if (type & PERF_SAMPLE_IDENTIFIER) s.identifier = u64();
+  if (type & PERF_SAMPLE_IP) s.ip = u64();
+  if (type & PERF_SAMPLE_TID) {
+    std::uint64_t v = u64();
+    s.pid = static_cast<std::uint32_t>(v), s.tid = static_cast<std::uint32_t>(v >> 32);
+  }
+  if (type & PERF_SAMPLE_TIME) s.time = u64();
+  if (type & PERF_SAMPLE_ADDR) s.addr = u64();
+  if (type & PERF_SAMPLE_ID) s.id = u64();
+  if (type & PERF_SAMPLE_STREAM_ID) u64();
+  if (type & PERF_SAMPLE_CPU) s.cpu = static_cast<std::uint32_t>(u64());
+  if (type & PERF_SAMPLE_PERIOD) s.period = u64();
+  if (type & PERF_SAMPLE_READ) {
+    if (read_format & PERF_FORMAT_GROUP) {
+      s.nr = u64();
+      if (read_format & PERF_FORMAT_TOTAL_TIME_ENABLED) s.time_enabled = u64();
+      if (read_format & PERF_FORMAT_TOTAL_TIME_RUNNING) s.time_running = u64();
+      for (std::uint64_t i = 0; i < s.nr; ++i) {
+        std::uint64_t v = u64();
+        std::uint64_t id = read_format & PERF_FORMAT_ID ? u64() : 0;
+        s.values.emplace_back(v, id);
+      }
+    } else {
+      std::uint64_t v = u64();
+      if (read_format & PERF_FORMAT_TOTAL_TIME_ENABLED) s.time_enabled = u64();
+      if (read_format & PERF_FORMAT_TOTAL_TIME_RUNNING) s.time_running = u64();
+      std::uint64_t id = read_format & PERF_FORMAT_ID ? u64() : 0;
+      s.values.emplace_back(v, id);
+    }
+  }
+  return s;
+}
+
+struct Collected {
+  std::vector<Sample> samples;
+  std::vector<std::size_t> sample_buffer;
+  std::map<std::uint32_t, std::size_t> types;
+  std::vector<Bytes> others;  // non-sample records
+};
+
+// Every record of the sampler, samples parsed with event `e`'s attr (or the event their identifier says).
+Collected collect(runtime::Sampler& s, std::size_t e = 0) {
+  Collected c;
+  s.read([&](std::span<const std::byte> r, std::size_t b) {
+    auto h = runtime::record_header(r);
+    ++c.types[h.type];
+    if (h.type != PERF_RECORD_SAMPLE) {
+      c.others.push_back(to_bytes(r));
+      return;
+    }
+    const Attr& a = s.attrs()[e];
+    c.samples.push_back(parse_sample(r, a.sample_type, a.read_format));
+    c.sample_buffer.push_back(b);
+  });
+  return c;
+}
+
+double thread_cpu_seconds() {
+  timespec ts{};
+  ::clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) * 1e-9;
+}
+
+volatile std::uint64_t sink = 0;
+void burn_cpu(double seconds) {
+  double until = thread_cpu_seconds() + seconds;
+  while (thread_cpu_seconds() < until)
+    for (int i = 0; i < 10000; ++i) sink = sink + static_cast<std::uint64_t>(i);
+}
+
+// `n` pages never touched, not backed by a huge page: each first write is one fault.
+struct FreshPages {
+  std::size_t n, page;
+  std::byte* p;
+  explicit FreshPages(std::size_t count) : n(count), page(static_cast<std::size_t>(::sysconf(_SC_PAGESIZE))) {
+    void* m = ::mmap(nullptr, n * page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    REQUIRE(m != MAP_FAILED);
+    ::madvise(m, n * page, MADV_NOHUGEPAGE);
+    p = static_cast<std::byte*>(m);
+  }
+  ~FreshPages() { ::munmap(p, n * page); }
+  void touch() {
+    for (std::size_t i = 0; i < n; ++i) static_cast<volatile std::byte*>(p)[i * page] = std::byte{1};
+  }
+  std::uintptr_t address(std::size_t i) const { return reinterpret_cast<std::uintptr_t>(p + i * page); }
+};
+
+std::uint32_t my_tid() { return static_cast<std::uint32_t>(::syscall(SYS_gettid)); }
+
+// Whether this machine's hardware breakpoints fire (some hypervisors accept them and never trigger):
+// a raw write breakpoint on a variable written 10 times.
+bool breakpoints_fire() {
+  static const bool fire = [] {
+    static volatile long probe = 0;
+    perf_event_attr a{};
+    a.size = sizeof a;
+    a.type = PERF_TYPE_BREAKPOINT;
+    a.bp_type = 2;  // HW_BREAKPOINT_W
+    a.bp_addr = reinterpret_cast<std::uintptr_t>(&probe);
+    a.bp_len = 8;
+    a.sample_period = 1;
+    a.disabled = 1;
+    a.exclude_kernel = 1;
+    a.exclude_hv = 1;
+    int fd = static_cast<int>(::syscall(SYS_perf_event_open, &a, 0, -1, -1, 0));
+    if (fd < 0) return false;
+    ::ioctl(fd, PERF_EVENT_IOC_ENABLE, 0);
+    for (int i = 0; i < 10; ++i) probe = probe + 1;
+    ::ioctl(fd, PERF_EVENT_IOC_DISABLE, 0);
+    std::uint64_t n = 0;
+    bool ok = ::read(fd, &n, sizeof n) == static_cast<ssize_t>(sizeof n);
+    ::close(fd);
+    return ok && n == 10;
+  }();
+  return fire;
+}
+
+volatile long written_variable = 0;
+[[gnu::noinline]] void write_k_times(int k) {
+  for (int i = 0; i < k; ++i) written_variable = written_variable + 1;
+}
+
+std::size_t open_fd_count() {
+  std::size_t n = 0;
+  for (int fd = 0; fd < 4096; ++fd)
+    if (::fcntl(fd, F_GETFD) >= 0) ++n;
+  return n;
+}
+
+}  // namespace
+
+TEST_CASE("real: task-clock at 1000 Hz over 0.3 s of CPU gives about 300 samples of this thread") {
+  live();
+  std::size_t fds_before = open_fd_count();
+  {
+    runtime::SamplingOptions o;
+    o.frequency = 1000;
+    auto s = runtime::Sampler::open(resolve("task-clock", live()), runtime::Target::self_thread(), o);
+    REQUIRE(s.opened(0));
+    CHECK(s.enable() == 0);
+    burn_cpu(0.3);
+    CHECK(s.disable() == 0);
+    auto c = collect(s);
+    MESSAGE("task-clock at 1000 Hz for 0.3 s of CPU: " << c.samples.size() << " samples");
+    CHECK(c.samples.size() >= 240);
+    CHECK(c.samples.size() <= 360);
+    std::uint64_t last = 0;
+    for (const auto& x : c.samples) {
+      CHECK(x.pid == static_cast<std::uint32_t>(::getpid()));
+      CHECK(x.tid == my_tid());
+      CHECK(x.time >= last);
+      CHECK(x.period > 0);
+      last = x.time;
+    }
+    auto l = s.losses();
+    CHECK(l.lost == 0);
+    CHECK(l.overruns + l.bad_records == 0);
+  }
+  CHECK(open_fd_count() == fds_before);
+}
+
+TEST_CASE("real: page-faults at period 1 over N fresh pages gives exactly N samples, at those pages") {
+  constexpr std::size_t n = 37;
+  runtime::SamplingOptions o;
+  o.period = 1;
+  o.sample_type = sb::ip | sb::tid | sb::addr;
+  auto s = runtime::Sampler::open(resolve("page-faults:u", live()), runtime::Target::self_thread(), o);
+  REQUIRE(s.opened(0));
+  FreshPages pages(n);
+  s.enable();
+  pages.touch();
+  s.disable();
+  auto c = collect(s);
+  REQUIRE(c.samples.size() == n);
+  std::set<std::uintptr_t> want, got;
+  for (std::size_t i = 0; i < n; ++i) want.insert(pages.address(i));
+  for (const auto& x : c.samples) got.insert(x.addr);
+  CHECK(got == want);
+}
+
+TEST_CASE("real: a write breakpoint at period 1 gives exactly K samples, in the writing function") {
+  constexpr int k = 25;
+  auto addr = reinterpret_cast<std::uintptr_t>(&written_variable);
+  auto set = resolve(fmt::format("mem:{:#x}/8:w:u", addr), live());
+  REQUIRE(set.events[0].attr.sample_period == 1);
+  auto s = runtime::Sampler::open(set, runtime::Target::self_thread());
+  REQUIRE(s.opened(0));
+  CHECK(s.attrs()[0].sample_period == 1);
+  CHECK(s.attrs()[0].freq == 0);
+  s.enable();
+  write_k_times(k);
+  s.disable();
+  auto c = collect(s);
+  if (!breakpoints_fire()) {
+    MESSAGE("this machine's hardware breakpoints open but never fire: exact sample count not checked");
+    CHECK(c.samples.empty());
+    return;
+  }
+  REQUIRE(c.samples.size() == static_cast<std::size_t>(k));
+  auto fn = reinterpret_cast<std::uintptr_t>(&write_k_times);
+  for (const auto& x : c.samples) {
+    CHECK(x.ip >= fn);
+    CHECK(x.ip < fn + 256);
+  }
+}
+
+TEST_CASE("real: a leader-sampled group {task-clock,page-faults}:S carries both values and their ids") {
+  constexpr std::size_t n = 20;
+  runtime::SamplingOptions o;
+  o.period = 2000000;  // every 2 ms of task-clock
+  auto s = runtime::Sampler::open(resolve("{task-clock,page-faults}:S", live()),
+                                  runtime::Target::self_thread(), o);
+  REQUIRE(s.opened(0));
+  REQUIRE(s.opened(1));
+  REQUIRE(s.ids()[0].size() == 1);
+  REQUIRE(s.ids()[1].size() == 1);
+  const std::uint64_t leader_id = s.ids()[0][0], member_id = s.ids()[1][0];
+  FreshPages pages(n);
+  s.enable();
+  pages.touch();
+  burn_cpu(0.05);
+  s.disable();
+  auto c = collect(s);
+  REQUIRE(c.samples.size() >= 10);
+  std::uint64_t last_faults = 0, last_clock = 0;
+  for (const auto& x : c.samples) {
+    CHECK(x.identifier == leader_id);
+    CHECK(x.id == leader_id);
+    REQUIRE(x.nr == 2);
+    REQUIRE(x.values.size() == 2);
+    CHECK(x.values[0].second == leader_id);
+    CHECK(x.values[1].second == member_id);
+    CHECK(x.values[0].first >= last_clock);
+    CHECK(x.values[1].first >= last_faults);
+    CHECK(x.time_enabled >= x.time_running);
+    last_clock = x.values[0].first;
+    last_faults = x.values[1].first;
+  }
+  CHECK(last_faults >= n);  // the pages were touched before the CPU was burnt
+  CHECK(c.types.count(PERF_RECORD_SAMPLE) == 1);
+}
+
+TEST_CASE(
+    "real: inherit: a forked child's samples arrive with its pid, in per-CPU buffers, with FORK and EXIT") {
+  runtime::SamplingOptions o;
+  o.period = 1000000;  // 1 ms of task-clock
+  runtime::Target t = runtime::Target::self_thread();
+  t.inherit = true;
+  auto s = runtime::Sampler::open(resolve("task-clock", live()), t, o);
+  REQUIRE(s.opened(0));
+  CHECK(s.buffers() == runtime::system_calls().online_cpus().size());
+  CHECK(s.place(0).cpu >= 0);
+  s.enable();
+  pid_t child = ::fork();
+  REQUIRE(child >= 0);
+  if (child == 0) {
+    burn_cpu(0.1);
+    ::_exit(0);
+  }
+  int status = 0;
+  ::waitpid(child, &status, 0);
+  s.disable();
+  auto c = collect(s);
+  std::size_t of_child = 0;
+  for (const auto& x : c.samples)
+    if (x.pid == static_cast<std::uint32_t>(child)) ++of_child;
+  MESSAGE("inherited task-clock samples of the child (0.1 s of CPU at 1 ms): " << of_child);
+  CHECK(of_child >= 70);
+  CHECK(of_child <= 130);
+  // FORK and EXIT bodies: u32 pid, ppid, tid, ptid, u64 time.
+  std::size_t forks = 0, exits = 0;
+  for (const auto& r : c.others) {
+    auto h = runtime::record_header(r);
+    if (h.type != PERF_RECORD_FORK && h.type != PERF_RECORD_EXIT) continue;
+    std::uint32_t pid = 0, ppid = 0;
+    std::memcpy(&pid, r.data() + 8, 4);
+    std::memcpy(&ppid, r.data() + 12, 4);
+    if (pid != static_cast<std::uint32_t>(child)) continue;
+    CHECK(ppid == static_cast<std::uint32_t>(::getpid()));
+    (h.type == PERF_RECORD_FORK ? forks : exits)++;
+  }
+  CHECK(forks == 1);
+  CHECK(exits == 1);
+}
+
+TEST_CASE("real: system-wide, one buffer per CPU: each sample's CPU is its buffer's, each CPU's work there") {
+  runtime::SamplingOptions o;
+  o.frequency = 500;
+  auto s = runtime::Sampler::open(resolve("cpu-clock", live()), runtime::Target::system_wide(), o);
+  if (!s.opened(0)) {
+    MESSAGE("system-wide sampling is not allowed here: " << s.failures()[0]->name << " "
+                                                         << s.failures()[0]->hint);
+    return;
+  }
+  const auto cpus = runtime::system_calls().online_cpus();
+  REQUIRE(s.buffers() == cpus.size());
+  // An idle CPU of a virtual machine may take no cpu-clock samples (perf record -a shows the same): a
+  // child pinned to each CPU burns 0.15 s there.
+  std::map<std::uint32_t, int> pinned;  // child pid -> its CPU
+  s.enable();
+  cpu_set_t mine;
+  REQUIRE(::sched_getaffinity(0, sizeof mine, &mine) == 0);
+  for (int cpu : cpus) {
+    // Pinned before the fork, so that the child never runs elsewhere, not even before its first line.
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    CPU_SET(cpu, &set);
+    REQUIRE(::sched_setaffinity(0, sizeof set, &set) == 0);
+    pid_t child = ::fork();
+    REQUIRE(child >= 0);
+    if (child == 0) {
+      burn_cpu(0.15);
+      ::_exit(0);
+    }
+    pinned[static_cast<std::uint32_t>(child)] = cpu;
+  }
+  REQUIRE(::sched_setaffinity(0, sizeof mine, &mine) == 0);
+  for (const auto& [pid, cpu] : pinned) {
+    int status = 0;
+    ::waitpid(static_cast<pid_t>(pid), &status, 0);
+    CHECK(status == 0);
+  }
+  s.disable();
+  auto c = collect(s);
+  std::map<std::uint32_t, std::size_t> of_child;
+  for (std::size_t i = 0; i < c.samples.size(); ++i) {
+    const auto& x = c.samples[i];
+    const int buffer_cpu = s.place(c.sample_buffer[i]).cpu;
+    CHECK(x.cpu == static_cast<std::uint32_t>(buffer_cpu));
+    if (auto it = pinned.find(x.pid); it != pinned.end()) {
+      CHECK(it->second == buffer_cpu);  // a pinned child ran on its CPU only
+      ++of_child[x.pid];
+    }
+  }
+  for (const auto& [pid, cpu] : pinned) {
+    MESSAGE("system-wide cpu-clock at 500 Hz: " << of_child[pid]
+                                                << " samples of the child burning 0.15 s on CPU " << cpu);
+    CHECK(of_child[pid] >= 50);
+    CHECK(of_child[pid] <= 100);
+  }
+}
+
+TEST_CASE("real: a command sampled from its exec until it exits: poll says target_gone, COMM names it") {
+  runtime::Command cmd({"/bin/sh", "-c", "i=0; while [ $i -lt 200 ]; do i=$((i+1)); done"});
+  runtime::SamplingOptions o;
+  o.period = 1;
+  auto s = runtime::Sampler::open(resolve("page-faults", live()), runtime::Target::command(cmd), o);
+  REQUIRE(s.opened(0));
+  CHECK(s.attrs()[0].enable_on_exec == 1);
+  CHECK(s.attrs()[0].inherit == 1);
+  REQUIRE(cmd.start() == 0);
+  Collected all;
+  bool gone = false;
+  for (int i = 0; i < 200 && !gone; ++i) {
+    auto p = s.poll(100);
+    REQUIRE(p.state != runtime::Wakeup::failed);
+    gone = p.state == runtime::Wakeup::target_gone;
+    auto c = collect(s);  // drain, also after target_gone
+    all.samples.insert(all.samples.end(), c.samples.begin(), c.samples.end());
+    all.others.insert(all.others.end(), c.others.begin(), c.others.end());
+  }
+  CHECK(gone);
+  cmd.wait();
+  CHECK(cmd.exit_status() == 0);
+  CHECK(all.samples.size() > 10);
+  for (const auto& x : all.samples) CHECK(x.pid == static_cast<std::uint32_t>(cmd.pid()));
+  bool comm = false;
+  for (const auto& r : all.others)
+    if (runtime::record_header(r).type == PERF_RECORD_COMM && r.size() >= 18 &&
+        std::memcmp(r.data() + 16, "sh", 2) == 0)
+      comm = true;
+  CHECK(comm);
+}
+
+TEST_CASE("real: an overwrite buffer keeps the newest samples and gives them newest first") {
+  runtime::SamplingOptions o;
+  o.period = 100000;  // 0.1 ms of task-clock: far more samples than one page holds
+  o.overwrite = true;
+  o.pages = 1;
+  auto s = runtime::Sampler::open(resolve("task-clock", live()), runtime::Target::self_thread(), o);
+  REQUIRE(s.opened(0));
+  CHECK(s.attrs()[0].write_backward == 1);
+  s.enable();
+  burn_cpu(0.05);
+  s.disable();
+  auto c = collect(s);
+  REQUIRE(c.samples.size() > 10);
+  for (std::size_t i = 1; i < c.samples.size(); ++i) CHECK(c.samples[i].time < c.samples[i - 1].time);
+  CHECK(s.losses().overwritten == 1);
+  CHECK(s.losses().bad_records == 0);
+  CHECK(collect(s).samples.empty());  // nothing new since
+}
+
+TEST_CASE("real: a full buffer loses records, and the LOST record that says how many is counted") {
+  runtime::SamplingOptions o;
+  o.period = 20000;  // 20 us of task-clock
+  o.pages = 1;
+  auto s = runtime::Sampler::open(resolve("task-clock", live()), runtime::Target::self_thread(), o);
+  REQUIRE(s.opened(0));
+  s.enable();
+  burn_cpu(0.05);  // ~2500 samples into a 4 KiB buffer nobody reads
+  auto first = collect(s);
+  burn_cpu(0.01);  // the kernel writes its LOST record once there is room again
+  s.disable();
+  auto second = collect(s);
+  auto l = s.losses();
+  MESSAGE("kept " << first.samples.size() + second.samples.size() << " samples, lost " << l.lost);
+  CHECK(l.lost_records >= 1);
+  CHECK(l.lost > 100);
+  CHECK(second.types[PERF_RECORD_LOST] >= 1);
+}
+
+TEST_CASE("real: a frequency above perf_event_max_sample_rate is EINVAL with the limit in the hint") {
+  runtime::SamplingOptions o;
+  o.frequency = 100000000;
+  auto s = runtime::Sampler::open(resolve("task-clock", live()), runtime::Target::self_thread(), o);
+  CHECK(!s.opened(0));
+  REQUIRE(s.failures()[0]);
+  CHECK(s.failures()[0]->name == "EINVAL");
+  CHECK(s.failures()[0]->detail == "a frequency of 100000000 Hz");
+  CHECK(s.failures()[0]->hint.find("(/proc/sys/kernel/perf_event_max_sample_rate)") != std::string::npos);
+  CHECK(s.open_fds() == 0);
+}
+
+TEST_CASE("real: an unprivileged user's buffer past the locked-memory limit is EPERM with the mlock hint") {
+  std::string out = test::in_child([] {
+    if (!test::become_nobody()) return std::string("skip");
+    runtime::SamplingOptions o;
+    o.pages = 4096;  // 16 MiB: past perf_event_mlock_kb and RLIMIT_MEMLOCK
+    auto s = runtime::Sampler::open(resolve("task-clock:u", live()), runtime::Target::self_thread(), o);
+    if (!s.failures()[0]) return std::string("mapped");
+    const auto& f = *s.failures()[0];
+    return f.name + "|" + std::to_string(s.opened(0)) + "|" + f.hint.substr(0, 42);
+  });
+  if (out == "skip") {
+    MESSAGE("not root: cannot drop to nobody");
+    return;
+  }
+  CHECK(out == "EPERM|0|raise /proc/sys/kernel/perf_event_mlock_kb");
+}
