@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: MIT
 // Decoding PERF_RECORD_* over byte spans: the layouts of include/uapi/linux/perf_event.h (kernel
 // records, the sample in its field order) and of perf's own records (tools/perf/util/event.h).
+#include <linux/perf_event.h>
+
 #include <algorithm>
 #include <bit>
 
@@ -10,6 +12,17 @@
 namespace perfspec::record {
 
 using detail::Cursor;
+
+static_assert(static_cast<std::uint32_t>(Type::mmap) == PERF_RECORD_MMAP &&
+              static_cast<std::uint32_t>(Type::lost) == PERF_RECORD_LOST &&
+              static_cast<std::uint32_t>(Type::sample) == PERF_RECORD_SAMPLE &&
+              static_cast<std::uint32_t>(Type::mmap2) == PERF_RECORD_MMAP2 &&
+              static_cast<std::uint32_t>(Type::lost_samples) == PERF_RECORD_LOST_SAMPLES &&
+              static_cast<std::uint32_t>(Type::cgroup) == PERF_RECORD_CGROUP &&
+              static_cast<std::uint32_t>(Type::text_poke) == PERF_RECORD_TEXT_POKE);
+static_assert(sample_weight_struct == PERF_SAMPLE_WEIGHT_STRUCT &&
+              sample_code_page_size == PERF_SAMPLE_CODE_PAGE_SIZE &&
+              sample_identifier == PERF_SAMPLE_IDENTIFIER && sample_regs_intr == PERF_SAMPLE_REGS_INTR);
 
 namespace {
 

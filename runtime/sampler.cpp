@@ -22,27 +22,25 @@
 
 namespace perfspec::runtime {
 
-namespace sb = sample_bits;
-static_assert(sb::ip == spec::sample_ip && sb::tid == spec::sample_tid && sb::time == spec::sample_time &&
-              sb::addr == spec::sample_addr && sb::read == spec::sample_read &&
-              sb::callchain == spec::sample_callchain && sb::id == spec::sample_id &&
-              sb::cpu == spec::sample_cpu && sb::period == spec::sample_period &&
-              sb::stream_id == spec::sample_stream_id && sb::raw == spec::sample_raw &&
-              sb::branch_stack == spec::sample_branch_stack && sb::regs_user == spec::sample_regs_user &&
-              sb::stack_user == spec::sample_stack_user && sb::aux == spec::sample_aux);
-static_assert(sb::weight == PERF_SAMPLE_WEIGHT && sb::data_src == PERF_SAMPLE_DATA_SRC &&
-              sb::identifier == PERF_SAMPLE_IDENTIFIER && sb::transaction == PERF_SAMPLE_TRANSACTION &&
-              sb::regs_intr == PERF_SAMPLE_REGS_INTR && sb::phys_addr == PERF_SAMPLE_PHYS_ADDR &&
-              sb::cgroup == PERF_SAMPLE_CGROUP && sb::data_page_size == PERF_SAMPLE_DATA_PAGE_SIZE &&
-              sb::code_page_size == PERF_SAMPLE_CODE_PAGE_SIZE &&
-              sb::weight_struct == PERF_SAMPLE_WEIGHT_STRUCT);
-static_assert(record_type::mmap == PERF_RECORD_MMAP && record_type::lost == PERF_RECORD_LOST &&
-              record_type::comm == PERF_RECORD_COMM && record_type::exit == PERF_RECORD_EXIT &&
-              record_type::throttle == PERF_RECORD_THROTTLE &&
-              record_type::unthrottle == PERF_RECORD_UNTHROTTLE && record_type::fork == PERF_RECORD_FORK &&
-              record_type::read == PERF_RECORD_READ && record_type::sample == PERF_RECORD_SAMPLE &&
-              record_type::mmap2 == PERF_RECORD_MMAP2 && record_type::aux == PERF_RECORD_AUX &&
-              record_type::lost_samples == PERF_RECORD_LOST_SAMPLES);
+static_assert(record::sample_ip == spec::sample_ip && record::sample_tid == spec::sample_tid &&
+              record::sample_time == spec::sample_time && record::sample_addr == spec::sample_addr &&
+              record::sample_read == spec::sample_read &&
+              record::sample_callchain == spec::sample_callchain && record::sample_id == spec::sample_id &&
+              record::sample_cpu == spec::sample_cpu && record::sample_period == spec::sample_period &&
+              record::sample_stream_id == spec::sample_stream_id && record::sample_raw == spec::sample_raw &&
+              record::sample_branch_stack == spec::sample_branch_stack &&
+              record::sample_regs_user == spec::sample_regs_user &&
+              record::sample_stack_user == spec::sample_stack_user && record::sample_aux == spec::sample_aux);
+static_assert(record::sample_weight == PERF_SAMPLE_WEIGHT &&
+              record::sample_data_src == PERF_SAMPLE_DATA_SRC &&
+              record::sample_identifier == PERF_SAMPLE_IDENTIFIER &&
+              record::sample_transaction == PERF_SAMPLE_TRANSACTION &&
+              record::sample_regs_intr == PERF_SAMPLE_REGS_INTR &&
+              record::sample_phys_addr == PERF_SAMPLE_PHYS_ADDR &&
+              record::sample_cgroup == PERF_SAMPLE_CGROUP &&
+              record::sample_data_page_size == PERF_SAMPLE_DATA_PAGE_SIZE &&
+              record::sample_code_page_size == PERF_SAMPLE_CODE_PAGE_SIZE &&
+              record::sample_weight_struct == PERF_SAMPLE_WEIGHT_STRUCT);
 
 namespace {
 
@@ -82,7 +80,7 @@ void configure(EventSet& set, const Target& target, const SamplingOptions& o) {
   const bool shared = kernel_events > 1;  // several events write into each buffer
   for (const auto& g : set.groups) {
     const bool leader_samples_group =
-        g.members.size() > 1 && (set.events[g.members.front()].attr.sample_type & sb::read);
+        g.members.size() > 1 && (set.events[g.members.front()].attr.sample_type & record::sample_read);
     for (std::size_t k = 0; k < g.members.size(); ++k) {
       ResolvedEvent& e = set.events[g.members[k]];
       if (e.tool != ToolEvent::none) continue;
@@ -98,23 +96,26 @@ void configure(EventSet& set, const Target& target, const SamplingOptions& o) {
       }
       a.sample_type |= o.sample_type;
       if (shared) {
-        a.sample_type |= sb::identifier;
+        a.sample_type |= record::sample_identifier;
         a.read_format |= PERF_FORMAT_ID;
       }
-      if (target.kind == Target::Kind::cpus) a.sample_type |= sb::cpu;
-      if (a.sample_type & sb::read) {
+      if (target.kind == Target::Kind::cpus) a.sample_type |= record::sample_cpu;
+      if (a.sample_type & record::sample_read) {
         // The values of a read carry their ids; with inherit the kernel (6.12+) also needs the TID to
         // keep each thread's values apart.
-        a.sample_type |= sb::id;
+        a.sample_type |= record::sample_id;
         a.read_format |= sample_read_format;
-        if (target.inherit) a.sample_type |= sb::tid;
+        if (target.inherit) a.sample_type |= record::sample_tid;
       }
-      if ((a.sample_type & sb::branch_stack) && !a.branch_sample_type)
+      if ((a.sample_type & record::sample_branch_stack) && !a.branch_sample_type)
         a.branch_sample_type = o.branch_sample_type ? o.branch_sample_type : spec::branch_any;
-      if ((a.sample_type & sb::regs_user) && !a.sample_regs_user) a.sample_regs_user = o.sample_regs_user;
-      if ((a.sample_type & sb::regs_intr) && !a.sample_regs_intr) a.sample_regs_intr = o.sample_regs_intr;
-      if ((a.sample_type & sb::stack_user) && !a.sample_stack_user) a.sample_stack_user = o.sample_stack_user;
-      if ((a.sample_type & sb::callchain) && o.sample_max_stack && !a.sample_max_stack)
+      if ((a.sample_type & record::sample_regs_user) && !a.sample_regs_user)
+        a.sample_regs_user = o.sample_regs_user;
+      if ((a.sample_type & record::sample_regs_intr) && !a.sample_regs_intr)
+        a.sample_regs_intr = o.sample_regs_intr;
+      if ((a.sample_type & record::sample_stack_user) && !a.sample_stack_user)
+        a.sample_stack_user = o.sample_stack_user;
+      if ((a.sample_type & record::sample_callchain) && o.sample_max_stack && !a.sample_max_stack)
         a.sample_max_stack = o.sample_max_stack;
       a.sample_id_all = 1;
       if (o.wakeup_watermark) {
@@ -287,13 +288,15 @@ struct Sampler::Impl {
       return v;
     };
     switch (h.type) {
-      case record_type::lost:  // u64 id, u64 lost
+      case static_cast<std::uint32_t>(record::Type::lost):  // u64 id, u64 lost
         ++kernel.lost_records;
         kernel.lost += word(16);
         break;
-      case record_type::lost_samples: kernel.lost_samples += word(8); break;  // u64 lost
-      case record_type::throttle: ++kernel.throttles; break;
-      case record_type::unthrottle: ++kernel.unthrottles; break;
+      case static_cast<std::uint32_t>(record::Type::lost_samples):
+        kernel.lost_samples += word(8);
+        break;  // u64 lost
+      case static_cast<std::uint32_t>(record::Type::throttle): ++kernel.throttles; break;
+      case static_cast<std::uint32_t>(record::Type::unthrottle): ++kernel.unthrottles; break;
       default: break;
     }
   }
@@ -304,7 +307,7 @@ struct Sampler::Impl {
       auto& f = opened.failures[e];
       if (!f || f->error != EINVAL) continue;
       const Attr& a = opened.attrs[e];
-      if (target.inherit && (a.sample_type & sb::read)) {
+      if (target.inherit && (a.sample_type & record::sample_read)) {
         f->detail = "an inherited event with PERF_SAMPLE_READ (`:S`)";
         f->hint =
             "the kernel reads group values in samples of inherited events from Linux 6.12 on (with "

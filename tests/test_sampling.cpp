@@ -30,7 +30,6 @@
 
 using namespace perfspec;
 using runtime::RingBuffer;
-namespace sb = runtime::sample_bits;
 
 namespace {
 
@@ -432,7 +431,8 @@ TEST_CASE("sampler attrs: -F and -c defaults only where an event has no period, 
   FakeKernel k2;
   runtime::SamplingOptions o;
   o.period = 5000;
-  o.sample_type = sb::ip | sb::addr | sb::callchain | sb::branch_stack;
+  o.sample_type =
+      record::sample_ip | record::sample_addr | record::sample_callchain | record::sample_branch_stack;
   o.sample_max_stack = 32;
   o.wakeup_watermark = 8192;
   auto s2 = runtime::Sampler::open(resolve("task-clock", live()), runtime::Target::self_thread(), o, k2);
@@ -849,7 +849,7 @@ TEST_CASE("real: page-faults at period 1 over N fresh pages gives exactly N samp
   constexpr std::size_t n = 37;
   runtime::SamplingOptions o;
   o.period = 1;
-  o.sample_type = sb::ip | sb::tid | sb::addr;
+  o.sample_type = record::sample_ip | record::sample_tid | record::sample_addr;
   auto s = runtime::Sampler::open(resolve("page-faults:u", live()), runtime::Target::self_thread(), o);
   REQUIRE(s.opened(0));
   FreshPages pages(n);

@@ -13,33 +13,10 @@
 #include <type_traits>
 #include <vector>
 
+#include "perfspec/record.hpp"
 #include "perfspec/runtime.hpp"
 
 namespace perfspec::runtime {
-
-/// The sample_type bits (SamplingOptions::sample_type): the kernel's PERF_SAMPLE_* values, so
-/// `PERF_SAMPLE_IP` and perfspec's spec::sample_ip can be given as well.
-///
-/// Example: `o.sample_type = sample_bits::ip | sample_bits::tid | sample_bits::time |
-/// sample_bits::callchain;`
-namespace sample_bits {
-inline constexpr std::uint64_t ip = 1ULL << 0, tid = 1ULL << 1, time = 1ULL << 2, addr = 1ULL << 3,
-                               read = 1ULL << 4, callchain = 1ULL << 5, id = 1ULL << 6, cpu = 1ULL << 7,
-                               period = 1ULL << 8, stream_id = 1ULL << 9, raw = 1ULL << 10,
-                               branch_stack = 1ULL << 11, regs_user = 1ULL << 12, stack_user = 1ULL << 13,
-                               weight = 1ULL << 14, data_src = 1ULL << 15, identifier = 1ULL << 16,
-                               transaction = 1ULL << 17, regs_intr = 1ULL << 18, phys_addr = 1ULL << 19,
-                               aux = 1ULL << 20, cgroup = 1ULL << 21, data_page_size = 1ULL << 22,
-                               code_page_size = 1ULL << 23, weight_struct = 1ULL << 24;
-}  // namespace sample_bits
-
-/// The record types the reader itself looks at (perf_event_type): the rest pass through unread.
-///
-/// Example: `if (record_header(r).type == record_type::sample) ...`
-namespace record_type {
-inline constexpr std::uint32_t mmap = 1, lost = 2, comm = 3, exit = 4, throttle = 5, unthrottle = 6, fork = 7,
-                               read = 8, sample = 9, mmap2 = 10, aux = 11, lost_samples = 13;
-}  // namespace record_type
 
 /// struct perf_event_header: the first 8 bytes of every record.
 struct RecordHeader {
@@ -50,7 +27,8 @@ struct RecordHeader {
 
 /// The header of a record the reader handed out (which always holds at least 8 bytes).
 ///
-/// Example: `for (auto r : batch) if (record_header(r).type == record_type::lost) ...`
+/// Example: `for (auto r : batch) if (record_header(r).type ==
+/// static_cast<std::uint32_t>(record::Type::lost)) ...`
 inline RecordHeader record_header(std::span<const std::byte> record) {
   RecordHeader h;
   if (record.size() >= sizeof h) std::memcpy(&h, record.data(), sizeof h);
@@ -225,17 +203,18 @@ class RingBuffer {
 /// How Sampler opens events.
 ///
 /// Example: `runtime::SamplingOptions o; o.frequency = 1000; o.sample_type |=
-/// runtime::sample_bits::callchain;`
+/// record::sample_callchain;`
 struct SamplingOptions {
   /// `-c N`: the period of every event that has none of its own (no `period=`/`freq=` term, not a
   /// tracepoint); 0: use `frequency`.
   std::uint64_t period = 0;
   /// `-F HZ`: samples per second for those events when `period` is 0 (perf's default is 4000).
   std::uint64_t frequency = 4000;
-  /// What every sample holds (sample_bits), added to what an event asks itself (a tracepoint's RAW).
-  /// Sampler adds IDENTIFIER when several events share a buffer, CPU for CPUs, ID for `:S` reads, and
+  /// What every sample holds (record::sample_* bits), added to what an event asks itself (a tracepoint's
+  /// RAW). Sampler adds IDENTIFIER when several events share a buffer, CPU for CPUs, ID for `:S` reads, and
   /// TID for `:S` reads of an inherited event (the kernel needs it).
-  std::uint64_t sample_type = sample_bits::ip | sample_bits::tid | sample_bits::time | sample_bits::period;
+  std::uint64_t sample_type =
+      record::sample_ip | record::sample_tid | record::sample_time | record::sample_period;
   /// For branch_stack when the event sets no branch_type: PERF_SAMPLE_BRANCH_* bits (0: ANY).
   std::uint64_t branch_sample_type = 0;
   /// For regs_user / regs_intr: the registers (perf_regs bits of the architecture); must be set then.
