@@ -454,6 +454,10 @@ ThreadMapEntry ThreadMap::operator[](std::size_t i) const {
   return e;
 }
 
+std::size_t sample_id_size(const Attr& attr) {
+  return attr.sample_id_all ? sample_id_size(attr.sample_type) : 0;
+}
+
 Sample decode_sample(std::span<const std::byte> body, const Attr& attr, std::uint64_t offset) {
   Cursor c(body, offset, static_cast<std::uint32_t>(Type::sample));
   Sample s;

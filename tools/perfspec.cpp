@@ -21,6 +21,7 @@
 #include "tools/decode.hpp"
 #include "tools/exit_status.hpp"
 #include "tools/list.hpp"
+#include "tools/record.hpp"
 #include "tools/report.hpp"
 #include "tools/script.hpp"
 #include "tools/stat.hpp"
@@ -464,20 +465,64 @@ struct DecodeCommand {
   }
 };
 
-// The words CLI11 parses, in order: after `stat`, the command to count is taken verbatim, out of
-// CLI11's sight (it would go on interpreting the command's options, or take its words as more -e
-// values).
-std::vector<std::string> cli_words(int argc, char** argv, const CLI::App& stat,
-                                   std::vector<std::string>& command) {
+// The words CLI11 parses, in order: after `stat` or `record`, the command to run is taken verbatim,
+// out of CLI11's sight (it would go on interpreting the command's options, or take its words as more
+// -e values).
+struct RunsCommand {
+  const char* name;
+  const CLI::App* app;
+  std::vector<std::string>* command;
+};
+std::vector<std::string> cli_words(int argc, char** argv, std::initializer_list<RunsCommand> runners) {
   std::vector<std::string> args(argv + 1, argv + argc);
-  if (!args.empty() && args.front() == "stat") {
-    auto [options, cmd] = split_stat_command(stat, {args.begin() + 1, args.end()});
-    command = std::move(cmd);
-    args.assign(1, "stat");
+  for (const auto& r : runners) {
+    if (args.empty() || args.front() != r.name) continue;
+    auto [options, cmd] = split_stat_command(*r.app, {args.begin() + 1, args.end()});
+    *r.command = std::move(cmd);
+    args.assign(1, r.name);
     args.insert(args.end(), options.begin(), options.end());
   }
   return args;
 }
+
+struct RecordCommand {
+  CLI::App* app = nullptr;
+  perfspec::tools::RecordOptions ro;
+  CLI::Option *pid_opt = nullptr, *period_opt = nullptr, *freq_opt = nullptr;
+  int pid = 0;
+  std::uint64_t period = 0, freq = 0;
+  bool no_inherit = false;
+
+  void add(CLI::App& parent, perfspec::spec::MachineOptions& machine) {
+    app = parent.add_subcommand("record",
+                                "sample events into a perf.data file (perf report and perf script read it)");
+    app->add_option("-e,--event", ro.events, "events to sample (repeatable; default cycles, else cpu-clock)");
+    period_opt = app->add_option("-c,--count", period, "sample every N events")->check(CLI::PositiveNumber);
+    freq_opt = app->add_option("-F,--freq", freq, "sample N times a second (default 4000)")
+                   ->check(CLI::PositiveNumber);
+    app->add_flag("-g", ro.callgraph, "record callchains (frame pointers)");
+    app->add_flag("-d,--data", ro.data_addr, "record the data address of each sample");
+    pid_opt = app->add_option("-p,--pid", pid, "sample an existing process (all its threads)");
+    app->add_flag("-a,--all-cpus", ro.all_cpus, "sample every process on every CPU");
+    app->add_option("-C,--cpu", ro.cpus, "sample every process on these CPUs (e.g. 0-3,8)");
+    app->add_option("-o,--output", ro.output, "the file to write")->capture_default_str();
+    app->add_option("-m,--mmap-pages", ro.pages, "data pages of each ring buffer (a power of two)");
+    app->add_flag("--no-inherit", no_inherit, "do not sample the command's children");
+    app->add_flag("-q,--quiet", ro.quiet, "no summary on stderr");
+    app->add_option("--sysfs", ro.sysfs, "sysfs root to read PMUs from")->check(sysfs_tree);
+    add_table_options(app, machine);
+    app->footer("The command to sample follows the options (after `--` if it starts with '-').");
+  }
+  int run(const perfspec::spec::MachineOptions& machine, int argc, char** argv) {
+    ro.machine = machine;
+    if (*pid_opt) ro.pid = pid;
+    if (*period_opt) ro.period = period;
+    if (*freq_opt) ro.frequency = freq;
+    ro.inherit = !no_inherit;
+    ro.argv.assign(argv, argv + argc);
+    return perfspec::tools::run_record(ro);
+  }
+};
 
 }  // namespace
 
@@ -495,13 +540,16 @@ int main(int argc, char** argv) {
   SnapshotCommand snapshot;
   DecodeCommand decode;
   ScriptCommand script;
+  RecordCommand record;
   resolve.add(app, machine);
   stat.add(app, machine);
   list.add(app, machine);
   snapshot.add(app, machine);
   decode.add(app, machine);
   script.add(app);
-  std::vector<std::string> words = cli_words(argc, argv, *stat.app, stat.st.command);
+  record.add(app, machine);
+  std::vector<std::string> words = cli_words(
+      argc, argv, {{"stat", stat.app, &stat.st.command}, {"record", record.app, &record.ro.command}});
   // Errors are JSON under `--format json`, CLI11's too: they come before the option is parsed, so
   // the words say which; once parsed, the subcommand's own --format does.
   tools::ErrorFormat errors = tools::error_format_of(words);
@@ -545,6 +593,7 @@ int main(int argc, char** argv) {
     if (*snapshot.app) return snapshot.run(machine);
     if (*stat.app) return stat.run(machine);
     if (*script.app) return script.run();
+    if (*record.app) return record.run(machine, argc, argv);
   } catch (const perfspec::Error& e) {
     return tools::report_error(e, errors);
   } catch (const std::exception& e) {

@@ -134,4 +134,49 @@ class PerfData {
   std::unique_ptr<Impl> impl_;
 };
 
+/// Writes a perf.data file in file mode, laid out as perf record lays it out: the header, the attrs
+/// with their ids, the data section (records as they came, header included), then the feature
+/// sections. `finish()` writes the features and the header's final sizes; a file never finished reads
+/// as having no data (a run that died), never as a wrong one.
+///
+/// Example:
+/// ```
+/// auto out = record::PerfDataWriter::create("perf.data", {{sampler.attrs()[0], sampler.ids()[0],
+/// "task-clock"}}); sampler.read([&](std::span<const std::byte> r) { out.write(r); });
+/// out.set_string(record::Feature::hostname, "build-7");
+/// out.finish();
+/// ```
+class PerfDataWriter {
+ public:
+  /// Create `path` (truncating what is there) and write the header and the attrs. Throws Error (io).
+  static PerfDataWriter create(const std::string& path, std::vector<FileEvent> events);
+  PerfDataWriter(PerfDataWriter&&) noexcept;
+  PerfDataWriter& operator=(PerfDataWriter&&) noexcept;
+  /// Finishes the file if finish() was not called (errors are then lost: call finish()).
+  ~PerfDataWriter();
+
+  /// Append records (each with its header) to the data section. Throws Error (io) when a write fails.
+  void write(std::span<const std::byte> records);
+  /// A PERF_RECORD_FINISHED_ROUND: nothing before it is reordered after it by a reader.
+  void finish_round();
+  /// The bytes of the data section so far.
+  std::uint64_t data_size() const;
+
+  /// Feature sections: hostname, osrelease, version, arch, cpudesc, cpuid (strings).
+  void set_string(Feature feature, std::string value);
+  void set_cmdline(std::vector<std::string> words);
+  void set_nr_cpus(std::uint32_t available, std::uint32_t online);
+  void set_total_mem(std::uint64_t kb);
+  /// HEADER_SAMPLE_TIME: the first and last sample's time.
+  void set_sample_time(std::uint64_t first, std::uint64_t last);
+
+  /// Write the features (with HEADER_EVENT_DESC from the events) and the final header. Throws Error (io).
+  void finish();
+
+ private:
+  struct Impl;
+  explicit PerfDataWriter(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
 }  // namespace perfspec::record

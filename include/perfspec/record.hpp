@@ -458,6 +458,13 @@ class Formats {
                         std::size_t& index) const;
 };
 
+/// The bytes of the sample_id trailer `attr` gives every non-sample record (0 without sample_id_all):
+/// what a writer of synthesized records (perf's COMM and MMAP2 of processes that already ran) pads them
+/// with.
+///
+/// Example: `record::sample_id_size(attr) == 16` for sample_type TID|TIME with sample_id_all.
+std::size_t sample_id_size(const Attr& attr);
+
 /// The PERF_RECORD_SAMPLE of `attr` from its body alone (after the 8-byte header): for a caller that
 /// knows the attr already. `offset` is the record's, for errors. Throws DecodeError.
 ///

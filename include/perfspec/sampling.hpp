@@ -10,6 +10,7 @@
 #include <memory>
 #include <optional>
 #include <span>
+#include <string>
 #include <type_traits>
 #include <vector>
 
@@ -385,5 +386,17 @@ class Sampler {
   std::size_t read_erased(void* consumer, Erased call);
   std::unique_ptr<Impl> impl_;
 };
+
+/// The records perf synthesizes at the start of a recording for what existed before it began, so that a
+/// reader can name the threads and map the addresses of samples: the kernel's text as PERF_RECORD_MMAP
+/// `[kernel.kallsyms]_text` (from /proc/kallsyms `_text`.._etext`; none when its addresses are hidden),
+/// and for a process a PERF_RECORD_COMM per thread and a PERF_RECORD_MMAP2 per executable mapping
+/// (/proc/PID/task, /proc/PID/maps). Each record ends with the zeroed sample_id trailer `attr` gives
+/// (perf's id 0: "synthesized"). Appended to `out`; a process that is gone adds nothing.
+///
+/// Example: `runtime::synthesize_kernel(sampler.attrs()[0], bytes); writer.write(bytes);`
+void synthesize_kernel(const Attr& attr, std::vector<std::byte>& out, const std::string& proc = "/proc");
+void synthesize_process(int pid, const Attr& attr, std::vector<std::byte>& out,
+                        const std::string& proc = "/proc");
 
 }  // namespace perfspec::runtime

@@ -1,0 +1,75 @@
+// SPDX-License-Identifier: MIT
+#include "tools/process.hpp"
+
+#include <dirent.h>
+#include <signal.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+
+#include <fmt/format.h>
+
+namespace perfspec::tools {
+
+// SIGINT, SIGTERM and SIGHUP to perfspec: how many came, and the last one.
+volatile sig_atomic_t signals_received = 0;
+volatile sig_atomic_t last_signal = 0;
+namespace {
+extern "C" void on_signal(int sig) {
+  last_signal = sig;
+  signals_received = signals_received + 1;
+}
+
+}  // namespace
+
+void catch_stop_signals() {
+  struct sigaction sa {};
+  sa.sa_handler = on_signal;
+  ::sigemptyset(&sa.sa_mask);
+  for (int sig : {SIGINT, SIGTERM, SIGHUP}) ::sigaction(sig, &sa, nullptr);
+}
+
+// The numbered entries of a /proc folder: the processes of /proc, the threads of /proc/PID/task.
+std::vector<int> numbered_entries(const std::string& dir) {
+  std::vector<int> out;
+  if (DIR* d = ::opendir(dir.c_str())) {
+    while (dirent* e = ::readdir(d))
+      if (e->d_name[0] >= '1' && e->d_name[0] <= '9') out.push_back(std::atoi(e->d_name));
+    ::closedir(d);
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+std::vector<int> threads_of(int pid) { return numbered_entries(fmt::format("/proc/{}/task", pid)); }
+
+// Every thread of every process (--per-thread -a), as perf lists them from /proc.
+std::vector<int> all_threads() {
+  std::vector<int> out;
+  for (int pid : numbered_entries("/proc"))
+    for (int tid : threads_of(pid)) out.push_back(tid);
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+
+// Whether `pid` still runs. A zombie counts nothing, and its parent may never reap it.
+Process process_state(int pid) {
+  if (::kill(pid, 0) != 0 && errno != EPERM) return Process::gone;
+  std::FILE* f = std::fopen(fmt::format("/proc/{}/stat", pid).c_str(), "r");
+  if (!f) return Process::running;
+  char buf[512];
+  std::size_t n = std::fread(buf, 1, sizeof buf - 1, f);
+  std::fclose(f);
+  buf[n] = '\0';
+  // "pid (comm) S ...": the state follows the last ')' (comm may hold parentheses).
+  const char* close = std::strrchr(buf, ')');
+  bool dead = close && close[1] == ' ' && (close[2] == 'Z' || close[2] == 'X');
+  return dead ? Process::zombie : Process::running;
+}
+
+
+}  // namespace perfspec::tools

@@ -1,0 +1,27 @@
+// SPDX-License-Identifier: MIT
+#pragma once
+// Processes and signals, as the commands that run or watch a workload (stat, record) see them.
+#include <csignal>
+#include <string>
+#include <vector>
+
+namespace perfspec::tools {
+
+/// SIGINT, SIGTERM and SIGHUP to perfspec: how many came, and the last one (catch_stop_signals).
+extern volatile sig_atomic_t signals_received;
+extern volatile sig_atomic_t last_signal;
+/// Count those signals instead of dying of them.
+void catch_stop_signals();
+
+/// The numbered entries of a /proc folder: the processes of /proc, the threads of /proc/PID/task.
+std::vector<int> numbered_entries(const std::string& dir);
+std::vector<int> threads_of(int pid);
+/// Every thread of every process, as perf lists them from /proc.
+std::vector<int> all_threads();
+
+enum class Process { running, zombie, gone };
+/// Whether `pid` still runs. A zombie counts nothing, and its parent may never reap it.
+Process process_state(int pid);
+inline bool alive(int pid) { return process_state(pid) == Process::running; }
+
+}  // namespace perfspec::tools

@@ -1,0 +1,261 @@
+// SPDX-License-Identifier: MIT
+// `perfspec record`: events sampled into ring buffers (runtime::Sampler), their records written as
+// they come into a perf.data file (record::PerfDataWriter), with the records perf synthesizes for
+// what existed before (the kernel's text, the processes of -p and -a) and the header features perf
+// report shows.
+#include "tools/record.hpp"
+
+#include <sys/utsname.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdio>
+#include <fstream>
+#include <memory>
+
+#include <fmt/format.h>
+
+#include "perfspec/errno_facts.hpp"
+#include "perfspec/perf_data.hpp"
+#include "perfspec/print.hpp"
+#include "perfspec/record.hpp"
+#include "perfspec/resolve.hpp"
+#include "perfspec/sampling.hpp"
+#include "runtime/cpulist.hpp"
+#include "tools/process.hpp"
+
+namespace perfspec::tools {
+namespace {
+
+std::string proc_value(const char* file, std::string_view key) {
+  std::ifstream f(file);
+  std::string line;
+  while (std::getline(f, line)) {
+    if (line.compare(0, key.size(), key) != 0) continue;
+    auto colon = line.find(':');
+    if (colon == std::string::npos) continue;
+    auto v = line.substr(colon + 1);
+    v.erase(0, v.find_first_not_of(" \t"));
+    return v;
+  }
+  return {};
+}
+
+// The header features perf record writes that say where the data was taken.
+void describe_host(record::PerfDataWriter& out, const spec::Machine& machine, const std::vector<std::string>& argv) {
+  struct utsname u {};
+  if (::uname(&u) == 0) {
+    out.set_string(record::Feature::hostname, u.nodename);
+    out.set_string(record::Feature::osrelease, u.release);
+    out.set_string(record::Feature::arch, u.machine);
+  }
+  out.set_string(record::Feature::version, "0.1.0 (perfspec)");
+  long conf = ::sysconf(_SC_NPROCESSORS_CONF), online = ::sysconf(_SC_NPROCESSORS_ONLN);
+  if (conf > 0 && online > 0) out.set_nr_cpus(static_cast<std::uint32_t>(conf), static_cast<std::uint32_t>(online));
+  if (auto model = proc_value("/proc/cpuinfo", "model name"); !model.empty())
+    out.set_string(record::Feature::cpudesc, model);
+  // perf's header writes an x86 cpuid as VENDOR,FAMILY,MODEL,STEPPING
+  std::string cpuid = machine.cpuid();
+  if (cpuid.rfind("GenuineIntel", 0) == 0 || cpuid.rfind("AuthenticAMD", 0) == 0 || cpuid.rfind("HygonGenuine", 0) == 0)
+    std::replace(cpuid.begin(), cpuid.end(), '-', ',');
+  if (!cpuid.empty()) out.set_string(record::Feature::cpuid, cpuid);
+  if (auto mem = proc_value("/proc/meminfo", "MemTotal"); !mem.empty())
+    out.set_total_mem(std::strtoull(mem.c_str(), nullptr, 10));
+  out.set_cmdline(argv);
+}
+
+class Recorder {
+ public:
+  explicit Recorder(const RecordOptions& o) : o_(o), machine_(o.sysfs, o.machine) {}
+
+  int run();
+
+ private:
+  const RecordOptions& o_;
+  spec::Machine machine_;
+  std::unique_ptr<runtime::Command> child_;
+  std::uint64_t samples_ = 0, first_time_ = ~std::uint64_t{0}, last_time_ = 0;
+
+  runtime::Target target();
+  runtime::SamplingOptions sampling() const;
+  void take(record::PerfDataWriter& out, runtime::Sampler& s, const record::Formats& formats, bool& wrote);
+};
+
+runtime::Target Recorder::target() {
+  if (o_.pid) {
+    if (process_state(*o_.pid) != Process::running)
+      throw Error(ErrorKind::usage, fmt::format("no process with pid {} (or it has exited)", *o_.pid));
+    auto t = runtime::Target::process(*o_.pid, o_.inherit);
+    t.threads = threads_of(*o_.pid);
+    return t;
+  }
+  if (o_.all_cpus || !o_.cpus.empty()) {
+    auto t = runtime::Target::system_wide(o_.cpus.empty() ? std::vector<int>{} : runtime::parse_cpu_list(o_.cpus));
+    if (!o_.command.empty()) child_ = std::make_unique<runtime::Command>(o_.command);
+    return t;
+  }
+  child_ = std::make_unique<runtime::Command>(o_.command);
+  return runtime::Target::command(*child_, o_.inherit);
+}
+
+runtime::SamplingOptions Recorder::sampling() const {
+  runtime::SamplingOptions s;
+  s.period = o_.period.value_or(0);
+  s.frequency = o_.period ? 0 : o_.frequency.value_or(4000);
+  // perf record's samples: IP, TID, TIME, and PERIOD when the period varies (a frequency)
+  s.sample_type = record::sample_ip | record::sample_tid | record::sample_time;
+  if (!o_.period) s.sample_type |= record::sample_period;
+  if (o_.callgraph) s.sample_type |= record::sample_callchain;
+  if (o_.data_addr) s.sample_type |= record::sample_addr;
+  s.pages = o_.pages;
+  return s;
+}
+
+// Everything the buffers hold now, into the file; a FINISHED_ROUND after each pass that wrote.
+void Recorder::take(record::PerfDataWriter& out, runtime::Sampler& s, const record::Formats& formats, bool& wrote) {
+  record::Record r;
+  std::size_t n = s.read([&](std::span<const std::byte> bytes) {
+    out.write(bytes);
+    if (runtime::record_header(bytes).type != static_cast<std::uint32_t>(record::Type::sample)) return;
+    ++samples_;
+    try {
+      formats.decode(bytes, 0, r);
+      if (r.sample_id.has(record::sample_time)) {
+        first_time_ = std::min(first_time_, r.sample_id.time);
+        last_time_ = std::max(last_time_, r.sample_id.time);
+      }
+    } catch (const record::DecodeError&) {  // written as it came; the time range leaves it out
+    }
+  });
+  if (n) {
+    out.finish_round();
+    wrote = true;
+  }
+}
+
+int Recorder::run() {
+  if (o_.period && o_.frequency)
+    throw Error(ErrorKind::usage, "-c and -F cannot go together: a period or a frequency");
+  if (o_.command.empty() && !o_.pid && !o_.all_cpus && o_.cpus.empty())
+    throw Error(ErrorKind::usage, "nothing to record: give a command, -p PID, -a or -C CPUS");
+  if (o_.pid && (o_.all_cpus || !o_.cpus.empty()))
+    throw Error(ErrorKind::usage, "-p and -a/-C cannot go together");
+  if (o_.pid && !o_.command.empty()) throw Error(ErrorKind::usage, "-p and a command cannot go together");
+
+  std::string text;
+  for (const auto& e : o_.events) text += (text.empty() ? "" : ",") + e;
+  bool default_event = text.empty();
+  EventSet set = resolve(default_event ? "cycles" : text, machine_);
+  runtime::Target t = target();
+  auto options = sampling();
+  auto sampler = runtime::Sampler::open(set, t, options);
+  if (default_event && !sampler.opened(0)) {  // no hardware PMU: perf falls back to cpu-clock
+    set = resolve("cpu-clock", machine_);
+    sampler = runtime::Sampler::open(set, t, options);
+  }
+  bool any = false;
+  for (std::size_t i = 0; i < set.events.size(); ++i) {
+    if (sampler.opened(i)) {
+      any = true;
+      continue;
+    }
+    const auto& f = sampler.failures()[i];
+    std::fprintf(stderr, "perfspec record: cannot sample '%s': %s%s%s\n", sampler.events().events[i].name.c_str(),
+                 f ? f->name.c_str() : "?", f && !f->meaning.empty() ? ": " : "", f ? f->meaning.c_str() : "");
+    if (f && !f->hint.empty()) std::fprintf(stderr, "  %s\n", f->hint.c_str());
+  }
+  if (!any) return 3;
+
+  std::vector<record::FileEvent> events;
+  record::Formats formats;
+  for (std::size_t i = 0; i < set.events.size(); ++i) {
+    if (!sampler.opened(i)) continue;
+    events.push_back({sampler.attrs()[i], sampler.ids()[i], sampler.events().events[i].name});
+    formats.add(sampler.attrs()[i], sampler.ids()[i]);
+  }
+  // perf keeps the file it would overwrite as FILE.old
+  if (::access(o_.output.c_str(), F_OK) == 0) ::rename(o_.output.c_str(), (o_.output + ".old").c_str());
+  auto out = record::PerfDataWriter::create(o_.output, events);
+  describe_host(out, machine_, o_.argv);
+  // What existed before: the kernel's text, and the processes already running (-p, -a).
+  const Attr& first = events.front().attr;
+  std::vector<std::byte> synthesized;
+  runtime::synthesize_kernel(first, synthesized);
+  if (o_.pid) runtime::synthesize_process(*o_.pid, first, synthesized);
+  if (o_.all_cpus || !o_.cpus.empty())
+    for (int pid : numbered_entries("/proc")) runtime::synthesize_process(pid, first, synthesized);
+  out.write(synthesized);
+  out.finish_round();
+
+  catch_stop_signals();
+  if (!child_ || o_.all_cpus || !o_.cpus.empty()) sampler.enable();
+  if (child_) {
+    if (int err = child_->start()) {
+      out.finish();
+      throw Error(ErrorKind::usage, fmt::format("cannot run '{}': {}", o_.command.front(), std::strerror(err)));
+    }
+  }
+  bool wrote = false;
+  int wakeups = 0;
+  for (;;) {
+    auto p = sampler.poll(100);
+    if (p.state == runtime::Wakeup::failed)
+      throw Error(ErrorKind::io, fmt::format("poll: {}", std::strerror(p.error)));
+    bool before = wrote;
+    wrote = false;
+    take(out, sampler, formats, wrote);
+    if (wrote) ++wakeups;
+    wrote = wrote || before;
+    if (p.state == runtime::Wakeup::target_gone) break;
+    if (child_ && child_->wait(0)) break;  // the command ended (system-wide: stop with it)
+    if (signals_received) {
+      if (child_ && !child_->exited()) child_->signal(last_signal);
+      if (!child_) break;
+    }
+  }
+  sampler.disable();
+  take(out, sampler, formats, wrote);
+  if (first_time_ <= last_time_) out.set_sample_time(first_time_, last_time_);
+  std::uint64_t bytes = out.data_size();
+  out.finish();
+
+  auto losses = sampler.losses();
+  if (!o_.quiet) {
+    std::fprintf(stderr, "[ perfspec record: Woken up %d times to write data ]\n", wakeups);
+    std::fprintf(stderr, "[ perfspec record: Captured and wrote %.3f MB %s (%llu samples) ]\n",
+                 static_cast<double>(bytes) / (1024.0 * 1024.0), o_.output.c_str(),
+                 static_cast<unsigned long long>(samples_));
+  }
+  // What was not recorded is said, never hidden.
+  if (losses.lost)
+    std::fprintf(stderr,
+                 "perfspec record: the kernel lost %llu records in %llu LOST records (buffers full: -m for more "
+                 "pages, or a lower -F)\n",
+                 static_cast<unsigned long long>(losses.lost), static_cast<unsigned long long>(losses.lost_records));
+  if (losses.lost_samples)
+    std::fprintf(stderr, "perfspec record: the PMU lost %llu samples (LOST_SAMPLES)\n",
+                 static_cast<unsigned long long>(losses.lost_samples));
+  if (losses.throttles)
+    std::fprintf(stderr, "perfspec record: sampling was throttled %llu times (too many interrupts: a lower -F)\n",
+                 static_cast<unsigned long long>(losses.throttles));
+  if (losses.overruns || losses.bad_records)
+    std::fprintf(stderr, "perfspec record: %llu overruns and %llu unreadable records skipped %llu bytes\n",
+                 static_cast<unsigned long long>(losses.overruns),
+                 static_cast<unsigned long long>(losses.bad_records),
+                 static_cast<unsigned long long>(losses.skipped_bytes));
+  if (child_) {
+    child_->wait();
+    return child_->exit_status();
+  }
+  return 0;
+}
+
+}  // namespace
+
+int run_record(const RecordOptions& options) {
+  Recorder r(options);
+  return r.run();
+}
+
+}  // namespace perfspec::tools

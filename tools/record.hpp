@@ -1,0 +1,35 @@
+// SPDX-License-Identifier: MIT
+#pragma once
+// `perfspec record`: sample events into a perf.data file that perf report and perf script read.
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "perfspec/spec.hpp"
+
+namespace perfspec::tools {
+
+struct RecordOptions {
+  std::vector<std::string> events;      ///< -e lists; empty: cycles, else cpu-clock (as perf falls back)
+  std::optional<std::uint64_t> period;  ///< -c
+  std::optional<std::uint64_t> frequency;  ///< -F (default 4000 Hz, for events without period=/freq=)
+  bool callgraph = false;                  ///< -g: frame-pointer callchains
+  bool data_addr = false;                  ///< -d: the data address of each sample
+  std::optional<int> pid;                  ///< -p
+  bool all_cpus = false;                   ///< -a
+  std::string cpus;                        ///< -C
+  std::string output = "perf.data";        ///< -o
+  bool inherit = true;                     ///< --no-inherit clears it
+  std::size_t pages = 0;                   ///< -m: data pages per buffer (0: perf's default)
+  bool quiet = false;                      ///< -q
+  std::string sysfs = "/sys";
+  spec::MachineOptions machine;
+  std::vector<std::string> command;
+  std::vector<std::string> argv;  ///< the whole command line, for the file's HEADER_CMDLINE
+};
+
+/// Runs `perfspec record`. Returns the exit status (the command's, when one was run).
+int run_record(const RecordOptions& options);
+
+}  // namespace perfspec::tools
