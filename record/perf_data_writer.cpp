@@ -143,7 +143,8 @@ PerfDataWriter PerfDataWriter::create(const std::string& path, std::vector<FileE
 
 void PerfDataWriter::write(std::span<const std::byte> records) {
   Impl& m = *impl_;
-  if (m.finished) throw Error(ErrorKind::usage, fmt::format("'{}' is finished: nothing more can be written", m.path));
+  if (m.finished)
+    throw Error(ErrorKind::usage, fmt::format("'{}' is finished: nothing more can be written", m.path));
   if (m.buffer.size() + records.size() > buffer_size) m.flush();
   if (records.size() >= buffer_size) {
     m.data_size += records.size();

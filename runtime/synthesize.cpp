@@ -17,8 +17,8 @@ namespace perfspec::runtime {
 namespace {
 
 // A record: header, `body`, then the zeroed trailer; the size a multiple of 8 (strings padded with NULs).
-void put_record(std::vector<std::byte>& out, record::Type type, std::uint16_t misc, const std::vector<std::byte>& body,
-                std::size_t trailer) {
+void put_record(std::vector<std::byte>& out, record::Type type, std::uint16_t misc,
+                const std::vector<std::byte>& body, std::size_t trailer) {
   std::size_t size = 8 + (body.size() + 7) / 8 * 8 + trailer;
   if (size > 0xffff) return;  // a path too long for a record (perf truncates; this leaves it out)
   std::size_t at = out.size();
@@ -120,7 +120,8 @@ void synthesize_process(int pid, const Attr& attr, std::vector<std::byte>& out, 
     put<std::uint32_t>(body, static_cast<std::uint32_t>(std::strtoul(dev.c_str() + colon + 1, nullptr, 16)));
     put<std::uint64_t>(body, std::strtoull(inode_s.c_str(), nullptr, 10));
     put<std::uint64_t>(body, 0);  // ino_generation: not in maps
-    std::uint32_t prot = (perms[0] == 'r' ? 1u : 0u) | (perms[1] == 'w' ? 2u : 0u) | (perms[2] == 'x' ? 4u : 0u);
+    std::uint32_t prot =
+        (perms[0] == 'r' ? 1u : 0u) | (perms[1] == 'w' ? 2u : 0u) | (perms[2] == 'x' ? 4u : 0u);
     put<std::uint32_t>(body, prot);
     put<std::uint32_t>(body, perms[3] == 's' ? 1u : 2u);  // MAP_SHARED : MAP_PRIVATE
     put_cstring(body, path);

@@ -55,7 +55,6 @@ std::vector<int> all_threads() {
   return out;
 }
 
-
 // Whether `pid` still runs. A zombie counts nothing, and its parent may never reap it.
 Process process_state(int pid) {
   if (::kill(pid, 0) != 0 && errno != EPERM) return Process::gone;
@@ -70,6 +69,5 @@ Process process_state(int pid) {
   bool dead = close && close[1] == ' ' && (close[2] == 'Z' || close[2] == 'X');
   return dead ? Process::zombie : Process::running;
 }
-
 
 }  // namespace perfspec::tools

@@ -43,7 +43,8 @@ std::string proc_value(const char* file, std::string_view key) {
 }
 
 // The header features perf record writes that say where the data was taken.
-void describe_host(record::PerfDataWriter& out, const spec::Machine& machine, const std::vector<std::string>& argv) {
+void describe_host(record::PerfDataWriter& out, const spec::Machine& machine,
+                   const std::vector<std::string>& argv) {
   struct utsname u {};
   if (::uname(&u) == 0) {
     out.set_string(record::Feature::hostname, u.nodename);
@@ -52,12 +53,14 @@ void describe_host(record::PerfDataWriter& out, const spec::Machine& machine, co
   }
   out.set_string(record::Feature::version, "0.1.0 (perfspec)");
   long conf = ::sysconf(_SC_NPROCESSORS_CONF), online = ::sysconf(_SC_NPROCESSORS_ONLN);
-  if (conf > 0 && online > 0) out.set_nr_cpus(static_cast<std::uint32_t>(conf), static_cast<std::uint32_t>(online));
+  if (conf > 0 && online > 0)
+    out.set_nr_cpus(static_cast<std::uint32_t>(conf), static_cast<std::uint32_t>(online));
   if (auto model = proc_value("/proc/cpuinfo", "model name"); !model.empty())
     out.set_string(record::Feature::cpudesc, model);
   // perf's header writes an x86 cpuid as VENDOR,FAMILY,MODEL,STEPPING
   std::string cpuid = machine.cpuid();
-  if (cpuid.rfind("GenuineIntel", 0) == 0 || cpuid.rfind("AuthenticAMD", 0) == 0 || cpuid.rfind("HygonGenuine", 0) == 0)
+  if (cpuid.rfind("GenuineIntel", 0) == 0 || cpuid.rfind("AuthenticAMD", 0) == 0 ||
+      cpuid.rfind("HygonGenuine", 0) == 0)
     std::replace(cpuid.begin(), cpuid.end(), '-', ',');
   if (!cpuid.empty()) out.set_string(record::Feature::cpuid, cpuid);
   if (auto mem = proc_value("/proc/meminfo", "MemTotal"); !mem.empty())
@@ -91,7 +94,8 @@ runtime::Target Recorder::target() {
     return t;
   }
   if (o_.all_cpus || !o_.cpus.empty()) {
-    auto t = runtime::Target::system_wide(o_.cpus.empty() ? std::vector<int>{} : runtime::parse_cpu_list(o_.cpus));
+    auto t =
+        runtime::Target::system_wide(o_.cpus.empty() ? std::vector<int>{} : runtime::parse_cpu_list(o_.cpus));
     if (!o_.command.empty()) child_ = std::make_unique<runtime::Command>(o_.command);
     return t;
   }
@@ -113,7 +117,8 @@ runtime::SamplingOptions Recorder::sampling() const {
 }
 
 // Everything the buffers hold now, into the file; a FINISHED_ROUND after each pass that wrote.
-void Recorder::take(record::PerfDataWriter& out, runtime::Sampler& s, const record::Formats& formats, bool& wrote) {
+void Recorder::take(record::PerfDataWriter& out, runtime::Sampler& s, const record::Formats& formats,
+                    bool& wrote) {
   record::Record r;
   std::size_t n = s.read([&](std::span<const std::byte> bytes) {
     out.write(bytes);
@@ -161,8 +166,9 @@ int Recorder::run() {
       continue;
     }
     const auto& f = sampler.failures()[i];
-    std::fprintf(stderr, "perfspec record: cannot sample '%s': %s%s%s\n", sampler.events().events[i].name.c_str(),
-                 f ? f->name.c_str() : "?", f && !f->meaning.empty() ? ": " : "", f ? f->meaning.c_str() : "");
+    std::fprintf(stderr, "perfspec record: cannot sample '%s': %s%s%s\n",
+                 sampler.events().events[i].name.c_str(), f ? f->name.c_str() : "?",
+                 f && !f->meaning.empty() ? ": " : "", f ? f->meaning.c_str() : "");
     if (f && !f->hint.empty()) std::fprintf(stderr, "  %s\n", f->hint.c_str());
   }
   if (!any) return 3;
@@ -193,7 +199,8 @@ int Recorder::run() {
   if (child_) {
     if (int err = child_->start()) {
       out.finish();
-      throw Error(ErrorKind::usage, fmt::format("cannot run '{}': {}", o_.command.front(), std::strerror(err)));
+      throw Error(ErrorKind::usage,
+                  fmt::format("cannot run '{}': {}", o_.command.front(), std::strerror(err)));
     }
   }
   bool wrote = false;
@@ -229,15 +236,17 @@ int Recorder::run() {
   }
   // What was not recorded is said, never hidden.
   if (losses.lost)
-    std::fprintf(stderr,
-                 "perfspec record: the kernel lost %llu records in %llu LOST records (buffers full: -m for more "
-                 "pages, or a lower -F)\n",
-                 static_cast<unsigned long long>(losses.lost), static_cast<unsigned long long>(losses.lost_records));
+    std::fprintf(
+        stderr,
+        "perfspec record: the kernel lost %llu records in %llu LOST records (buffers full: -m for more "
+        "pages, or a lower -F)\n",
+        static_cast<unsigned long long>(losses.lost), static_cast<unsigned long long>(losses.lost_records));
   if (losses.lost_samples)
     std::fprintf(stderr, "perfspec record: the PMU lost %llu samples (LOST_SAMPLES)\n",
                  static_cast<unsigned long long>(losses.lost_samples));
   if (losses.throttles)
-    std::fprintf(stderr, "perfspec record: sampling was throttled %llu times (too many interrupts: a lower -F)\n",
+    std::fprintf(stderr,
+                 "perfspec record: sampling was throttled %llu times (too many interrupts: a lower -F)\n",
                  static_cast<unsigned long long>(losses.throttles));
   if (losses.overruns || losses.bad_records)
     std::fprintf(stderr, "perfspec record: %llu overruns and %llu unreadable records skipped %llu bytes\n",

@@ -11,8 +11,8 @@
 namespace perfspec::tools {
 
 struct RecordOptions {
-  std::vector<std::string> events;      ///< -e lists; empty: cycles, else cpu-clock (as perf falls back)
-  std::optional<std::uint64_t> period;  ///< -c
+  std::vector<std::string> events;         ///< -e lists; empty: cycles, else cpu-clock (as perf falls back)
+  std::optional<std::uint64_t> period;     ///< -c
   std::optional<std::uint64_t> frequency;  ///< -F (default 4000 Hz, for events without period=/freq=)
   bool callgraph = false;                  ///< -g: frame-pointer callchains
   bool data_addr = false;                  ///< -d: the data address of each sample

@@ -1,11 +1,16 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: MIT
-"""perfspec script against perf 6.12's perf script, on files perf 6.12 records here and now.
+"""perfspec script against perf 6.12's perf script, on files perf 6.12 records here and now; and
+files perfspec record writes, read by perf 6.12's perf script and perf report.
 
 Each case records a workload with `perf record` (perf-current, in its chroot), then prints the file with
 `perf script -F FIELDS` and with `perfspec script -F FIELDS` and compares the two outputs byte for byte:
 samples only (perf's default) and every record (perf's --show-*-events flags against perfspec's
-default). Exit status 0 when all agree, 1 when one differs, 77 when perf 6.12 cannot run here.
+default). Then perfspec record samples tests/workload/workload.c (run inside perf 6.12's chroot, so
+that perf finds its binaries): perf script prints the same records as perfspec script, perf report
+reads the file without a word on stderr, the callchains start in the workload's own functions, and
+page faults land exactly on the pages the workload touched. Exit status 0 when all agree, 1 when one
+differs, 77 when perf 6.12 cannot run here.
 
 usage: perf_script_side_by_side.py --perfspec build/perfspec [--perf ../shared/tools/perf-current]
 """
@@ -42,6 +47,98 @@ def run(cmd, stdin=None):
     with open(stdin, "rb") if stdin else open(os.devnull, "rb") as f:
         p = subprocess.run(cmd, stdin=f, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     return p.returncode, p.stdout, p.stderr
+
+
+def check_record(perf, perfspec, root, inside, chroot_dir):
+    """perfspec record -> perf script / perf report. Returns (checks, failures)."""
+    checks = failed = 0
+
+    def fail(msg):
+        nonlocal failed
+        print("FAIL record: " + msg)
+        failed += 1
+
+    exe = os.path.join(inside, "workload")
+    src = os.path.join(HERE, "..", "workload", "workload.c")
+    st = subprocess.run(["cc", "-O0", "-fno-omit-frame-pointer", "-o", exe, src])
+    if st.returncode != 0:
+        fail("cannot compile tests/workload/workload.c")
+        return 1, 1
+    run_in = ["chroot", root, chroot_dir + "/workload"]
+
+    def record(name, args, workload):
+        path = os.path.join(inside, name + ".data")
+        p = subprocess.run([perfspec, "record", "-q", "-o", path] + args + ["--"] + run_in + workload,
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        return p, path, chroot_dir + "/" + name + ".data"
+
+    # 1. callchains: the workload's own functions first; perf reads what perfspec wrote
+    p, host, inner = record("spin", ["-e", "task-clock", "-F", "1000", "-g"], ["spin", "300"])
+    checks += 1
+    if p.returncode != 0:
+        fail(f"perfspec record spin failed: {p.stderr.decode(errors='replace')}")
+        return checks, failed
+    for fields in ["comm,tid,time,event,ip", "comm,pid,tid,time,period,event"]:
+        checks += 1
+        pst, pout, perr = run([perf, "script", "-i", inner, "-F", fields])
+        sst, sout, serr = run([perfspec, "script", "--samples", "-i", host, "-F", fields])
+        if pst != 0 or sst != 0 or pout != sout:
+            fail(f"spin -F {fields}: perf script (status {pst}) and perfspec script (status {sst}) differ "
+                 f"{perr.decode(errors='replace')[:200]}")
+    checks += 1
+    pst, pout, perr = run([perf, "script", "-i", inner, "-F", "comm,ip,sym"])
+    blocks = [b for b in pout.decode(errors="replace").split("\n\n") if b.startswith("workload")]
+    user_first = [b for b in blocks if len(b.splitlines()) > 1 and "ffffffff" not in b.splitlines()[1]]
+    own = [b for b in user_first if b.splitlines()[1].split()[-1] in ("spin_inner", "spin_middle", "spin_outer")]
+    stacked = [b for b in own if "spin_outer" in b and "main" in b]
+    if len(user_first) < 100 or len(own) < 0.9 * len(user_first) or len(stacked) < 0.9 * len(own):
+        fail(f"spin callchains: {len(blocks)} samples of the workload, {len(user_first)} in user space, "
+             f"{len(own)} first in its own functions, {len(stacked)} with spin_outer and main on the stack")
+    print(f"record spin: {len(blocks)} samples of the workload, {len(user_first)} in user space, {len(own)} first "
+          f"in its own functions, {len(stacked)} with spin_outer and main below")
+    checks += 1
+    rst, rout, rerr = run([perf, "report", "--stdio", "--no-children", "--sort", "sym", "-i", inner])
+    top = [l for l in rout.decode(errors="replace").splitlines() if l.strip() and not l.startswith("#")]
+    if rst != 0 or rerr.strip() or not top or "spin_inner" not in top[0]:
+        fail(f"perf report: status {rst}, stderr {rerr.decode(errors='replace')[:300]!r}, top line {top[:1]}")
+
+    # 2. page faults at period 1 with data addresses: exactly the N pages touched
+    n = 64
+    p, host, inner = record("touch", ["-e", "page-faults", "-c", "1", "-d"], ["touch", str(n)])
+    checks += 1
+    region = [l.split() for l in p.stderr.decode(errors="replace").splitlines() if l.startswith("region ")]
+    if p.returncode != 0 or not region:
+        fail(f"perfspec record touch failed: {p.stderr.decode(errors='replace')}")
+    else:
+        lo, hi = int(region[0][1], 16), int(region[0][2], 16)
+        sst, sout, _ = run([perfspec, "script", "--format", "json", "-i", host])
+        import json
+        hits = [r for r in map(json.loads, sout.decode().splitlines())
+                if r["type"] == "SAMPLE" and lo <= r.get("addr", 0) < hi]
+        pages = {r["addr"] // 4096 for r in hits}
+        pst, pout, _ = run([perf, "script", "-i", inner, "-F", "addr"])
+        perf_hits = [int(l.split()[0], 16) for l in pout.decode().splitlines() if l.strip()]
+        perf_in = [a for a in perf_hits if lo <= a < hi]
+        print(f"record touch: {len(hits)} samples on the {n} pages touched ({len(pages)} distinct), perf script "
+              f"{len(perf_in)}")
+        if len(hits) != n or len(pages) != n or len(perf_in) != n:
+            fail(f"touch {n} pages: perfspec script sees {len(hits)} samples in the region ({len(pages)} pages), "
+                 f"perf script {len(perf_in)}")
+
+    # 3. inherit across fork: the child's samples, under its own pid
+    p, host, inner = record("fork", ["-e", "task-clock", "-c", "250000"], ["fork", "200"])
+    checks += 1
+    sst, sout, _ = run([perfspec, "script", "--samples", "-i", host, "-F", "comm,pid,tid"])
+    pids = {}
+    for line in sout.decode().splitlines():
+        parts = line.split()
+        if parts and parts[0] == "workload":
+            pids[parts[1]] = pids.get(parts[1], 0) + 1
+    pst, pout, _ = run([perf, "script", "-i", inner, "-F", "comm,pid,tid"])
+    print(f"record fork: samples by pid {pids}")
+    if p.returncode != 0 or len(pids) < 2 or max(pids.values()) < 100 or pout != sout:
+        fail(f"fork: samples by pid {pids}; perf script agrees: {pout == sout}")
+    return checks, failed
 
 
 def main():
@@ -111,6 +208,9 @@ def main():
                     elif pst != 0 and perr.decode().strip().splitlines()[0] not in serr.decode():
                         print(f"FAIL {label}: perfspec's message is not perf's: {serr.decode()!r} vs {perr.decode()!r}")
                         failed += 1
+        c, f = check_record(args.perf, perfspec, root, inside, chroot_dir)
+        compared += c
+        failed += f
     finally:
         shutil.rmtree(work, ignore_errors=True)
         shutil.rmtree(inside, ignore_errors=True)

@@ -1,0 +1,61 @@
+// SPDX-License-Identifier: MIT
+// A workload with known behaviour, for sampling tests: its own functions on the stack, an exact
+// number of page faults at known addresses, a child process.
+//
+//   workload spin MS      burn the CPU in spin_outer -> spin_middle -> spin_inner for MS milliseconds
+//   workload touch N      map N fresh pages, print "region START END" on stderr, write one byte to each
+//   workload fork MS      a child spins MS milliseconds, the parent waits for it
+#define _GNU_SOURCE
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+static double now_ms(void) {
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return t.tv_sec * 1e3 + t.tv_nsec / 1e6;
+}
+
+volatile uint64_t sink;
+
+__attribute__((noinline)) void spin_inner(void) {
+  for (int i = 0; i < 100000; ++i) sink += (uint64_t)i * 2654435761u;
+}
+__attribute__((noinline)) void spin_middle(void) { spin_inner(); }
+__attribute__((noinline)) void spin_outer(double ms) {
+  double end = now_ms() + ms;
+  while (now_ms() < end) spin_middle();
+}
+
+int main(int argc, char** argv) {
+  if (argc != 3) {
+    fprintf(stderr, "usage: workload spin|touch|fork N\n");
+    return 2;
+  }
+  long n = strtol(argv[2], NULL, 10);
+  if (strcmp(argv[1], "spin") == 0) {
+    spin_outer((double)n);
+  } else if (strcmp(argv[1], "touch") == 0) {
+    long page = sysconf(_SC_PAGESIZE);
+    char* p = mmap(NULL, (size_t)(n * page), PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (p == MAP_FAILED) return 1;
+    fprintf(stderr, "region %p %p\n", (void*)p, (void*)(p + n * page));
+    for (long i = 0; i < n; ++i) p[i * page] = 1;
+  } else if (strcmp(argv[1], "fork") == 0) {
+    pid_t c = fork();
+    if (c == 0) {
+      spin_outer((double)n);
+      _exit(0);
+    }
+    int status;
+    waitpid(c, &status, 0);
+  } else {
+    return 2;
+  }
+  return 0;
+}
