@@ -359,6 +359,10 @@ bool PerfData::next(Record& out) {
       bad(m.pos,
           fmt::format("the data ends {} bytes into a record header at offset {:#x}", rest.size(), m.pos));
     m.formats.decode(rest, m.pos, out);
+    if (out.kind() == Type::compressed)  // its records are inside, zstd-compressed: never skip them unread
+      bad(out.offset,
+          fmt::format("COMPRESSED record at offset {:#x}: files of perf record -z are not read yet",
+                      out.offset));
     m.pos += out.size;
     if (m.pipe) {
       if (auto* t = out.get<TracingData>()) {  // the tracing data follows the record in the stream
