@@ -277,3 +277,188 @@ int perfspec_metric_over_threshold(const perfspec_metric_plan* plan, size_t i) {
 }
 
 }  // extern "C"
+
+// ---- Sampling and records ----
+
+struct perfspec_sampler {
+  perfspec::runtime::Sampler sampler;
+  perfspec::record::Formats formats;
+  std::vector<std::size_t> event_of_attr;  // Formats index -> event index
+  std::vector<std::byte> pending;          // records read from the buffers, not yet handed out
+  std::size_t at = 0;
+  perfspec::record::Record current;
+};
+
+struct perfspec_perf_data {
+  perfspec::record::PerfData file;
+  perfspec::record::Record current;
+};
+
+namespace {
+
+// A decoded record as the C struct.
+void to_c(const perfspec::record::Record& r, const perfspec::record::Formats& formats, std::size_t event,
+          perfspec_record* out) {
+  using namespace perfspec::record;
+  *out = perfspec_record{};
+  out->type = r.type;
+  out->misc = r.misc;
+  out->size = r.size;
+  out->event = event;
+  out->pid = r.sample_id.pid, out->tid = r.sample_id.tid;
+  out->time = r.sample_id.time, out->id = r.sample_id.id, out->cpu = r.sample_id.cpu;
+  out->stream_id = r.sample_id.stream_id;
+  if (const auto* s = r.get<Sample>()) {
+    out->sample_type = s->type;
+    out->ip = s->ip, out->addr = s->addr, out->id = s->has(sample_identifier) ? s->identifier : s->id;
+    out->period = s->has(sample_period) ? s->period : formats.attr(r.attr).sample_period;
+    out->callchain_size = s->callchain.size();
+    out->bytes_ = s->callchain.bytes().data();
+    out->raw = s->raw.data(), out->raw_size = static_cast<uint32_t>(s->raw.size());
+  } else if (const auto* c = r.get<Comm>()) {
+    out->pid = c->pid, out->tid = c->tid, out->name = c->comm.data();
+  } else if (const auto* m = r.get<Mmap>()) {
+    out->pid = m->pid, out->tid = m->tid, out->addr = m->addr, out->len = m->len, out->pgoff = m->pgoff;
+    out->name = m->filename.data();
+  } else if (const auto* m2 = r.get<Mmap2>()) {
+    out->pid = m2->pid, out->tid = m2->tid, out->addr = m2->addr, out->len = m2->len, out->pgoff = m2->pgoff;
+    out->name = m2->filename.data();
+  } else if (const auto* t = r.get<Task>()) {
+    out->pid = t->pid, out->tid = t->tid, out->time = t->time;
+  } else if (const auto* l = r.get<Lost>()) {
+    out->lost = l->lost, out->id = l->id;
+  } else if (const auto* ls = r.get<LostSamples>()) {
+    out->lost = ls->lost;
+  }
+}
+
+}  // namespace
+
+uint64_t perfspec_record_callchain(const perfspec_record* r, size_t i) {
+  if (!r || !r->bytes_ || i >= r->callchain_size) return 0;
+  uint64_t v;
+  std::memcpy(&v, static_cast<const std::byte*>(r->bytes_) + i * 8, 8);
+  return v;
+}
+
+int perfspec_sampler_open(const perfspec_event_set* set, int pid, uint64_t period, uint64_t frequency,
+                          uint64_t sample_type, perfspec_sampler** out) {
+  if (!set || !out || pid < -1)
+    return fail(PERFSPEC_E_INVALID, "perfspec_sampler_open: a NULL argument or a pid below -1");
+  *out = nullptr;
+  return guarded([&] {
+    namespace rt = perfspec::runtime;
+    rt::SamplingOptions o;
+    o.period = period;
+    o.frequency = period ? 0 : (frequency ? frequency : 4000);
+    if (sample_type) o.sample_type = sample_type;
+    auto target = pid == 0  ? rt::Target::self_thread()
+                  : pid > 0 ? rt::Target::process(pid)
+                            : rt::Target::system_wide();
+    auto s = rt::Sampler::open(set->set, target, o);
+    auto h = std::unique_ptr<perfspec_sampler>(new perfspec_sampler{std::move(s), {}, {}, {}, 0, {}});
+    std::string why;
+    for (std::size_t i = 0; i < set->set.events.size(); ++i) {
+      if (!h->sampler.opened(i)) {
+        const auto& f = h->sampler.failures()[i];
+        if (why.empty() && f)
+          why = set->set.events[i].name + ": " + f->name + " (" + f->meaning + ")" +
+                (f->hint.empty() ? "" : "; " + f->hint);
+        continue;
+      }
+      h->formats.add(h->sampler.attrs()[i], h->sampler.ids()[i]);
+      h->event_of_attr.push_back(i);
+    }
+    if (h->event_of_attr.empty())
+      throw perfspec::Error(perfspec::ErrorKind::io, "no event could be opened for sampling: " + why);
+    *out = h.release();
+  });
+}
+
+void perfspec_sampler_free(perfspec_sampler* s) { delete s; }
+
+int perfspec_sampler_enable(perfspec_sampler* s) {
+  if (!s) return fail(PERFSPEC_E_INVALID, "perfspec_sampler_enable: NULL");
+  int err = s->sampler.enable();
+  return err ? fail(PERFSPEC_E_SYSTEM, std::string("PERF_EVENT_IOC_ENABLE: ") + std::strerror(err)) : 0;
+}
+
+int perfspec_sampler_disable(perfspec_sampler* s) {
+  if (!s) return fail(PERFSPEC_E_INVALID, "perfspec_sampler_disable: NULL");
+  int err = s->sampler.disable();
+  return err ? fail(PERFSPEC_E_SYSTEM, std::string("PERF_EVENT_IOC_DISABLE: ") + std::strerror(err)) : 0;
+}
+
+int perfspec_sampler_poll(perfspec_sampler* s, int timeout_ms) {
+  if (!s) return fail(PERFSPEC_E_INVALID, "perfspec_sampler_poll: NULL");
+  auto p = s->sampler.poll(timeout_ms);
+  switch (p.state) {
+    case perfspec::runtime::Wakeup::ready: return 1;
+    case perfspec::runtime::Wakeup::timeout: return 0;
+    case perfspec::runtime::Wakeup::target_gone: return 2;
+    case perfspec::runtime::Wakeup::failed: break;
+  }
+  return fail(PERFSPEC_E_SYSTEM, std::string("poll: ") + std::strerror(p.error));
+}
+
+int perfspec_sampler_next(perfspec_sampler* s, perfspec_record* out) {
+  if (!s || !out) return fail(PERFSPEC_E_INVALID, "perfspec_sampler_next: a NULL argument");
+  int result = 0;
+  int code = guarded([&] {
+    if (s->at >= s->pending.size()) {  // everything handed out: take what the buffers hold now
+      s->pending.clear();
+      s->at = 0;
+      s->sampler.read(
+          [&](std::span<const std::byte> r) { s->pending.insert(s->pending.end(), r.begin(), r.end()); });
+      if (s->pending.empty()) return;
+    }
+    auto rest = std::span<const std::byte>(s->pending).subspan(s->at);
+    s->formats.decode(rest, s->at, s->current);
+    s->at += s->current.size;
+    std::size_t event =
+        s->current.attr < s->event_of_attr.size() ? s->event_of_attr[s->current.attr] : SIZE_MAX;
+    to_c(s->current, s->formats, event, out);
+    result = 1;
+  });
+  return code ? code : result;
+}
+
+int perfspec_sampler_losses(const perfspec_sampler* s, uint64_t* lost, uint64_t* lost_samples,
+                            uint64_t* throttles) {
+  if (!s) return fail(PERFSPEC_E_INVALID, "perfspec_sampler_losses: NULL");
+  auto l = s->sampler.losses();
+  if (lost) *lost = l.lost;
+  if (lost_samples) *lost_samples = l.lost_samples;
+  if (throttles) *throttles = l.throttles;
+  return 0;
+}
+
+int perfspec_perf_data_open(const char* path, perfspec_perf_data** out) {
+  if (!path || !out) return fail(PERFSPEC_E_INVALID, "perfspec_perf_data_open: a NULL argument");
+  *out = nullptr;
+  return guarded([&] {
+    auto h = std::unique_ptr<perfspec_perf_data>(
+        new perfspec_perf_data{perfspec::record::PerfData::open(path), perfspec::record::Record{}});
+    *out = h.release();
+  });
+}
+
+void perfspec_perf_data_free(perfspec_perf_data* f) { delete f; }
+
+int perfspec_perf_data_next(perfspec_perf_data* f, perfspec_record* out) {
+  if (!f || !out) return fail(PERFSPEC_E_INVALID, "perfspec_perf_data_next: a NULL argument");
+  int result = 0;
+  int code = guarded([&] {
+    if (!f->file.next(f->current)) return;
+    to_c(f->current, f->file.formats(),
+         f->current.attr == perfspec::record::Record::npos ? SIZE_MAX : f->current.attr, out);
+    result = 1;
+  });
+  return code ? code : result;
+}
+
+size_t perfspec_perf_data_events(const perfspec_perf_data* f) { return f ? f->file.events().size() : 0; }
+
+const char* perfspec_perf_data_event_name(const perfspec_perf_data* f, size_t i) {
+  return f && i < f->file.events().size() ? f->file.event_name(i).c_str() : nullptr;
+}

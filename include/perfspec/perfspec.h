@@ -132,6 +132,79 @@ const char* perfspec_metric_why(const perfspec_metric_plan* plan, size_t i);
  * there is none (no threshold, its inputs not counted, not evaluated yet, i out of range). */
 int perfspec_metric_over_threshold(const perfspec_metric_plan* plan, size_t i);
 
+/* ---- Sampling and records ----
+ *
+ * A sampler opens an event set for sampling and reads its ring buffers; a perf.data file is read
+ * with the same record type. Records are decoded: perfspec_record holds the fields of a sample (those
+ * whose PERF_SAMPLE_* bit is in `sample_type`) and of the common other records. Its pointers are valid
+ * until the next call on the same sampler or file.
+ *
+ *   perfspec_sampler *s;
+ *   perfspec_sampler_open(set, 0, 0, 1000, 0, &s);   // this thread, 1000 Hz, IP|TID|TIME|PERIOD
+ *   perfspec_sampler_enable(s);
+ *   work();
+ *   perfspec_sampler_disable(s);
+ *   perfspec_record r;
+ *   while (perfspec_sampler_next(s, &r) == 1)
+ *     if (r.type == 9) printf("%s %llx\n", perfspec_event_name(set, r.event), (unsigned long long)r.ip);
+ */
+typedef struct perfspec_sampler perfspec_sampler;
+typedef struct perfspec_perf_data perfspec_perf_data;
+
+typedef struct perfspec_record {
+  uint32_t type;        /* PERF_RECORD_*: 9 a sample, 3 COMM, 10 MMAP2, 2 LOST, ... */
+  uint16_t misc;        /* PERF_RECORD_MISC_*: the cpumode is misc & 7 */
+  uint16_t size;        /* of the whole record */
+  size_t event;         /* the event it belongs to (an index of the set or file), (size_t)-1 when none */
+  uint64_t sample_type; /* samples: which fields below are set */
+  uint64_t ip;
+  uint32_t pid, tid; /* samples; COMM, MMAP, MMAP2, FORK, EXIT: the record's own */
+  uint64_t time;     /* samples, and other records with sample_id_all and TIME */
+  uint64_t addr;     /* samples: PERF_SAMPLE_ADDR; MMAP, MMAP2: the start */
+  uint64_t id, stream_id;
+  uint32_t cpu;
+  uint64_t period;       /* samples; for events of a fixed period without PERF_SAMPLE_PERIOD, that period */
+  size_t callchain_size; /* entries of perfspec_record_callchain, markers included */
+  const void* raw;       /* PERF_SAMPLE_RAW: the tracepoint payload */
+  uint32_t raw_size;
+  uint64_t len, pgoff; /* MMAP, MMAP2 */
+  const char* name;    /* COMM: the name; MMAP, MMAP2: the file; NULL otherwise */
+  uint64_t lost;       /* LOST, LOST_SAMPLES: how many */
+  const void* bytes_;  /* internal */
+} perfspec_record;
+
+/* Entry i of a sample's callchain (PERF_CONTEXT_* markers as the kernel wrote them), 0 when out of range. */
+uint64_t perfspec_record_callchain(const perfspec_record* record, size_t i);
+
+/* Open `set` for sampling: pid 0 this thread, pid > 0 that process and the children it makes, pid -1
+ * every process on every CPU. `period` samples every N events; else `frequency` samples N times a
+ * second (0 and 0: 4000 Hz); an event whose string says period= or freq= keeps its own. `sample_type`
+ * is the PERF_SAMPLE_* bits every sample holds (0: IP|TID|TIME|PERIOD). Events that cannot be opened
+ * are left out (PERFSPEC_E_SYSTEM when none could be, with the reason in perfspec_last_error()). */
+int perfspec_sampler_open(const perfspec_event_set* set, int pid, uint64_t period, uint64_t frequency,
+                          uint64_t sample_type, perfspec_sampler** out);
+void perfspec_sampler_free(perfspec_sampler* sampler);
+int perfspec_sampler_enable(perfspec_sampler* sampler);
+int perfspec_sampler_disable(perfspec_sampler* sampler);
+/* Wait up to timeout_ms (-1: forever) for records: 1 some are ready, 0 none came, 2 the target is gone
+ * (read what is left, then stop), or a negative error. */
+int perfspec_sampler_poll(perfspec_sampler* sampler, int timeout_ms);
+/* The next record of any buffer: 1 and *out set, 0 when none is left for now, or a negative error. */
+int perfspec_sampler_next(perfspec_sampler* sampler, perfspec_record* out);
+/* What was not recorded: records the kernel dropped (LOST), samples the PMU dropped (LOST_SAMPLES),
+ * times sampling was throttled; any pointer may be NULL. */
+int perfspec_sampler_losses(const perfspec_sampler* sampler, uint64_t* lost, uint64_t* lost_samples,
+                            uint64_t* throttles);
+
+/* Open a perf.data file (perf's or perfspec's; "-" reads a pipe-mode stream on stdin). */
+int perfspec_perf_data_open(const char* path, perfspec_perf_data** out);
+void perfspec_perf_data_free(perfspec_perf_data* file);
+/* The next record in file order: 1 and *out set, 0 at the end, or a negative error (PERFSPEC_E_IO for a
+ * record that does not follow the format, with its offset in perfspec_last_error()). */
+int perfspec_perf_data_next(perfspec_perf_data* file, perfspec_record* out);
+size_t perfspec_perf_data_events(const perfspec_perf_data* file);
+const char* perfspec_perf_data_event_name(const perfspec_perf_data* file, size_t i);
+
 #ifdef __cplusplus
 }
 #endif

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <unistd.h>
 
 static int failures = 0, passes = 0;
 #define CHECK(cond)                                                            \
@@ -261,6 +262,73 @@ static void table_metrics(const char* fixture, const char* events_dir) {
   perfspec_machine_free(skx);
 }
 
+/* Sampling from C: page faults at period 1 on pages this thread touches, each with its address. */
+static void sampling(const perfspec_machine* live) {
+  perfspec_event_set* set = NULL;
+  CHECK(perfspec_resolve(live, "page-faults", &set) == 0);
+  perfspec_sampler* s = NULL;
+  /* IP|TID|TIME|ADDR */
+  CHECK(perfspec_sampler_open(set, 0, 1, 0, 1 | 2 | 4 | 8, &s) == 0);
+  if (!s) {
+    fprintf(stderr, "sampling: %s\n", perfspec_last_error());
+    perfspec_event_set_free(set);
+    return;
+  }
+  enum { pages = 32 };
+  char* p = mmap(NULL, pages * 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  CHECK(perfspec_sampler_enable(s) == 0);
+  for (int i = 0; i < pages; ++i) ((volatile char*)p)[i * 4096] = 1;
+  CHECK(perfspec_sampler_disable(s) == 0);
+  perfspec_record r;
+  int on_pages = 0, others = 0, rc;
+  while ((rc = perfspec_sampler_next(s, &r)) == 1) {
+    if (r.type != 9) continue;
+    CHECK(r.event == 0);
+    CHECK(r.pid == (uint32_t)getpid());
+    CHECK(r.period == 1); /* the fixed period: the samples carry no PERIOD */
+    if (r.addr >= (uint64_t)(uintptr_t)p && r.addr < (uint64_t)(uintptr_t)p + pages * 4096)
+      ++on_pages;
+    else
+      ++others;
+  }
+  CHECK(rc == 0);
+  CHECK(on_pages == pages);
+  uint64_t lost = 1, lost_samples = 1;
+  CHECK(perfspec_sampler_losses(s, &lost, &lost_samples, NULL) == 0 && lost == 0 && lost_samples == 0);
+  munmap(p, pages * 4096);
+  perfspec_sampler_free(s);
+  CHECK(perfspec_sampler_open(NULL, 0, 1, 0, 0, &s) == PERFSPEC_E_INVALID);
+  perfspec_event_set_free(set);
+}
+
+/* A perf.data file perf 6.12 wrote: 55 page-fault samples with data addresses. */
+static void perf_data(const char* fixture) {
+  char path[4096];
+  snprintf(path, sizeof path, "%s/../perf_data/addr.data", fixture);
+  perfspec_perf_data* f = NULL;
+  CHECK(perfspec_perf_data_open(path, &f) == 0);
+  if (!f) return;
+  CHECK(perfspec_perf_data_events(f) == 1);
+  CHECK(strcmp(perfspec_perf_data_event_name(f, 0), "page-faults") == 0);
+  CHECK(perfspec_perf_data_event_name(f, 1) == NULL);
+  perfspec_record r;
+  int samples = 0, comms = 0, rc;
+  while ((rc = perfspec_perf_data_next(f, &r)) == 1) {
+    if (r.type == 9) {
+      ++samples;
+      CHECK(r.event == 0 && r.period == 1 && (r.sample_type & 8) != 0);
+    }
+    if (r.type == 3 && r.name && strcmp(r.name, "true") == 0) ++comms;
+  }
+  CHECK(rc == 0);
+  CHECK(samples == 55);
+  CHECK(comms == 1);
+  perfspec_perf_data_free(f);
+  snprintf(path, sizeof path, "%s/../perf_data/make.sh", fixture);
+  CHECK(perfspec_perf_data_open(path, &f) == PERFSPEC_E_IO);
+  CHECK(strstr(perfspec_last_error(), "not a perf.data file (no PERFILE2 magic)") != NULL);
+}
+
 int main(int argc, char** argv) {
   const char* fixture = argc > 1 ? argv[1] : "tests/fixtures/intel_skx";
   perfspec_machine* m = perfspec_machine_new(fixture, NULL, NULL);
@@ -327,6 +395,8 @@ int main(int argc, char** argv) {
   tool_event_metric(live);
   metric_errors(m);
   table_metrics(fixture, argc > 2 ? argv[2] : "../shared/pmu-events/x86");
+  sampling(live);
+  perf_data(fixture);
   perfspec_machine_free(live);
   perfspec_machine_free(m);
 
