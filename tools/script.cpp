@@ -155,6 +155,7 @@ class Printer {
   void text_start(const Record& r, std::int32_t thread_tid, unsigned fields, bool chain);
   void text_other(const Record& r);
   void json(const Record& r);
+  void json_header();
   void json_sample(const Sample& s, const Attr& attr);
   void print_summary();
   void check_fields();
@@ -575,10 +576,27 @@ void Printer::json(const Record& r) {
   out_.append(std::string_view("}\n"));
 }
 
+// The first line of --format json: the schema, and the events the file describes up front.
+void Printer::json_header() {
+  auto it = std::back_inserter(out_);
+  fmt::format_to(it, "{{\"schema\":\"perfspec-script/1\",\"pipe\":{},\"events\":[", file_.pipe());
+  for (std::size_t i = 0; i < file_.events().size(); ++i) {
+    const auto& e = file_.events()[i];
+    fmt::format_to(
+        it, "{}{{\"name\":{},\"type\":{},\"config\":{},\"sample_type\":{},\"read_format\":{},\"ids\":[",
+        i ? "," : "", json_string(e.name), e.attr.type, e.attr.config, e.attr.sample_type,
+        e.attr.read_format);
+    for (std::size_t k = 0; k < e.ids.size(); ++k) fmt::format_to(it, "{}{}", k ? "," : "", e.ids[k]);
+    out_.append(std::string_view("]}"));
+  }
+  out_.append(std::string_view("]}\n"));
+}
+
 void Printer::print_summary() {
   auto it = std::back_inserter(out_);
   if (o_.format == "json") {
-    nlohmann::json j;
+    nlohmann::ordered_json j;
+    j["schema"] = "perfspec-script-summary/1";
     for (const auto& [name, n] : counts_) j["records"][name] = n;
     j["lost"] = lost_;
     j["lost_samples"] = lost_samples_;
@@ -619,6 +637,7 @@ int Printer::run() {
     flush();
     return 0;
   }
+  if (o_.format == "json") json_header();
   bool timed = !file_.pipe();  // in pipe mode a later ATTR can change how records decode: file order
   for (std::size_t i = 0; i < file_.formats().size(); ++i)
     timed =
