@@ -5,12 +5,15 @@
 //   workload spin MS      burn the CPU in spin_outer -> spin_middle -> spin_inner for MS milliseconds
 //   workload touch N      map N fresh pages, print "region START END" on stderr, write one byte to each
 //   workload fork MS      a child spins MS milliseconds, the parent waits for it
+//   workload loop N       a fixed amount of work: N calls of spin_inner (for overhead measurements);
+//                         prints "cpu_ms USER SYSTEM" on stderr, the CPU time it took
 #define _GNU_SOURCE
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -46,6 +49,12 @@ int main(int argc, char** argv) {
     if (p == MAP_FAILED) return 1;
     fprintf(stderr, "region %p %p\n", (void*)p, (void*)(p + n * page));
     for (long i = 0; i < n; ++i) p[i * page] = 1;
+  } else if (strcmp(argv[1], "loop") == 0) {
+    for (long i = 0; i < n; ++i) spin_middle();
+    struct rusage u;
+    getrusage(RUSAGE_SELF, &u);
+    fprintf(stderr, "cpu_ms %.1f %.1f\n", u.ru_utime.tv_sec * 1e3 + u.ru_utime.tv_usec / 1e3,
+            u.ru_stime.tv_sec * 1e3 + u.ru_stime.tv_usec / 1e3);
   } else if (strcmp(argv[1], "fork") == 0) {
     pid_t c = fork();
     if (c == 0) {
