@@ -113,7 +113,7 @@ def check_record(perf, perfspec, root, inside, chroot_dir):
         lo, hi = int(region[0][1], 16), int(region[0][2], 16)
         sst, sout, _ = run([perfspec, "script", "--format", "json", "-i", host])
         import json
-        hits = [r for r in map(json.loads, sout.decode().splitlines())
+        hits = [r for r in map(json.loads, sout.decode().splitlines()[1:])
                 if r["type"] == "SAMPLE" and lo <= r.get("addr", 0) < hi]
         pages = {r["addr"] // 4096 for r in hits}
         pst, pout, _ = run([perf, "script", "-i", inner, "-F", "addr"])
@@ -138,6 +138,31 @@ def check_record(perf, perfspec, root, inside, chroot_dir):
     print(f"record fork: samples by pid {pids}")
     if p.returncode != 0 or len(pids) < 2 or max(pids.values()) < 100 or pout != sout:
         fail(f"fork: samples by pid {pids}; perf script agrees: {pout == sout}")
+    # 4. a breakpoint at period 1: one sample per write, each in the function that writes
+    nopie = os.path.join(inside, "workload-nopie")
+    subprocess.run(["cc", "-O0", "-no-pie", "-fno-omit-frame-pointer", "-o", nopie, src], check=True)
+    syms = {l.split()[2]: int(l.split()[0], 16) for l in subprocess.run(["nm", nopie], stdout=subprocess.PIPE)
+            .stdout.decode().splitlines() if len(l.split()) == 3}
+    addr, fn = syms["watched"], syms["write_watched"]
+    k = 1000
+    probe = subprocess.run([perfspec, "stat", "-x,", "-e", f"mem:{addr:#x}:w", "--", nopie, "write", str(k)],
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    counted = probe.stderr.decode().split(",")[0]
+    if counted != str(k):
+        print(f"SKIP record breakpoint: mem:{addr:#x}:w counts {counted!r} writes of {k} here (breakpoints open "
+              f"but do not fire on this machine; perf stat counts the same)")
+    else:
+        checks += 1
+        p = subprocess.run([perfspec, "record", "-q", "-e", f"mem:{addr:#x}:w", "-c", "1", "-o",
+                            os.path.join(inside, "bp.data"), "--", "chroot", root, chroot_dir + "/workload-nopie",
+                            "write", str(k)], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        sst, sout, _ = run([perfspec, "script", "--format", "json", "-i", os.path.join(inside, "bp.data")])
+        import json
+        ips = [r["ip"] for r in map(json.loads, sout.decode().splitlines()[1:]) if r["type"] == "SAMPLE"]
+        inside_fn = [ip for ip in ips if fn <= ip < fn + 64]
+        print(f"record breakpoint: {len(ips)} samples for {k} writes, {len(inside_fn)} in write_watched")
+        if len(ips) != k or len(inside_fn) != k:
+            fail(f"breakpoint: {len(ips)} samples, {len(inside_fn)} in write_watched, for {k} writes")
     return checks, failed
 
 

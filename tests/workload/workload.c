@@ -5,6 +5,8 @@
 //   workload spin MS      burn the CPU in spin_outer -> spin_middle -> spin_inner for MS milliseconds
 //   workload touch N      map N fresh pages, print "region START END" on stderr, write one byte to each
 //   workload fork MS      a child spins MS milliseconds, the parent waits for it
+//   workload write K      write the variable `watched` K times, in write_watched (built -no-pie, its
+//                         address is known before it runs: a breakpoint's target)
 //   workload loop N       a fixed amount of work: N calls of spin_inner (for overhead measurements);
 //                         prints "cpu_ms USER SYSTEM" on stderr, the CPU time it took
 #define _GNU_SOURCE
@@ -25,6 +27,11 @@ static double now_ms(void) {
 }
 
 volatile uint64_t sink;
+volatile long watched;
+
+__attribute__((noinline)) void write_watched(long k) {
+  for (long i = 0; i < k; ++i) watched = i;
+}
 
 __attribute__((noinline)) void spin_inner(void) {
   for (int i = 0; i < 100000; ++i) sink += (uint64_t)i * 2654435761u;
@@ -49,6 +56,8 @@ int main(int argc, char** argv) {
     if (p == MAP_FAILED) return 1;
     fprintf(stderr, "region %p %p\n", (void*)p, (void*)(p + n * page));
     for (long i = 0; i < n; ++i) p[i * page] = 1;
+  } else if (strcmp(argv[1], "write") == 0) {
+    write_watched(n);
   } else if (strcmp(argv[1], "loop") == 0) {
     for (long i = 0; i < n; ++i) spin_middle();
     struct rusage u;
