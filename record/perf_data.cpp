@@ -13,8 +13,10 @@
 #include <bit>
 #include <cerrno>
 #include <cstring>
+#include <deque>
 
 #include <fmt/format.h>
+#include <zstd.h>
 
 namespace perfspec::record {
 
@@ -122,9 +124,27 @@ struct PerfData::Impl {
   std::span<const std::byte> tracing;
   std::uint64_t pos = 0;
 
+  // perf record -z: the records of COMPRESSED records, decompressed with one zstd stream for the whole
+  // file (perf flushes, not ends, its frame per record). Each chunk is kept, at a stable address, for
+  // the file's lifetime (records view it; decode_at finds it again); its records are numbered from
+  // `base`, offsets past the end of the file. A record cut between two chunks is carried over.
+  struct Chunk {
+    std::uint64_t base;
+    std::uint64_t from;  // the COMPRESSED record it came from
+    std::vector<std::byte> bytes;
+  };
+  std::deque<Chunk> chunks;
+  ZSTD_DStream* zstd = nullptr;
+  bool in_chunk = false;
+  std::size_t chunk_pos = 0;
+  std::uint64_t next_base = 0;
+
   ~Impl() {
     if (map) ::munmap(map, map_size);
+    if (zstd) ZSTD_freeDStream(zstd);
   }
+  void decompress(const Record& compressed);
+  bool next_decompressed(Record& out);
 
   void parse();
   void parse_file_header();
@@ -351,43 +371,138 @@ const std::string& PerfData::event_name(std::size_t index) const {
 
 bool PerfData::next(Record& out) {
   Impl& m = *impl_;
-  std::uint64_t end = m.data_offset + m.data_size;
-  if (m.pos >= end) return false;
   try {
-    auto rest = m.bytes.subspan(static_cast<std::size_t>(m.pos), static_cast<std::size_t>(end - m.pos));
-    if (rest.size() < 8)
-      bad(m.pos,
-          fmt::format("the data ends {} bytes into a record header at offset {:#x}", rest.size(), m.pos));
-    m.formats.decode(rest, m.pos, out);
-    if (out.kind() == Type::compressed)  // its records are inside, zstd-compressed: never skip them unread
-      bad(out.offset,
-          fmt::format("COMPRESSED record at offset {:#x}: files of perf record -z are not read yet",
-                      out.offset));
-    m.pos += out.size;
-    if (m.pipe) {
-      if (auto* t = out.get<TracingData>()) {  // the tracing data follows the record in the stream
-        if (t->size > end - m.pos)
-          bad(out.offset, fmt::format("TRACING_DATA of {} bytes runs past the end of the stream", t->size));
-        m.tracing = m.bytes.subspan(static_cast<std::size_t>(m.pos), t->size);
-        m.pos += t->size;
+    for (;;) {
+      if (m.in_chunk && m.next_decompressed(out)) return true;
+      std::uint64_t end = m.data_offset + m.data_size;
+      if (m.pos >= end) {
+        if (!m.chunks.empty() && m.chunks.back().bytes.size() > m.chunk_pos && !m.in_chunk)
+          bad(m.chunks.back().from, "the compressed data ends inside a record");
+        return false;
       }
-      m.apply_pipe_record(out);
+      auto rest = m.bytes.subspan(static_cast<std::size_t>(m.pos), static_cast<std::size_t>(end - m.pos));
+      if (rest.size() < 8)
+        bad(m.pos,
+            fmt::format("the data ends {} bytes into a record header at offset {:#x}", rest.size(), m.pos));
+      m.formats.decode(rest, m.pos, out);
+      m.pos += out.size;
+      if (out.kind() == Type::compressed) {  // its records come next, from the decompressed bytes
+        m.decompress(out);
+        continue;
+      }
+      if (m.pipe) {
+        if (auto* t = out.get<TracingData>()) {  // the tracing data follows the record in the stream
+          if (t->size > end - m.pos)
+            bad(out.offset, fmt::format("TRACING_DATA of {} bytes runs past the end of the stream", t->size));
+          m.tracing = m.bytes.subspan(static_cast<std::size_t>(m.pos), t->size);
+          m.pos += t->size;
+        }
+        m.apply_pipe_record(out);
+      }
+      return true;
     }
   } catch (const DecodeError& e) {
     rethrow_in(m.name, e);
   }
-  return true;
 }
 
-void PerfData::rewind() { impl_->pos = impl_->data_offset; }
+// A COMPRESSED record's data through the file's zstd stream, into a new chunk that starts with what
+// the previous chunk left of a record cut in two.
+void PerfData::Impl::decompress(const Record& compressed) {
+  if (!zstd) {
+    zstd = ZSTD_createDStream();
+    if (!zstd || ZSTD_isError(ZSTD_initDStream(zstd)))
+      throw Error(ErrorKind::io, "zstd: cannot make a stream");
+  }
+  Chunk c;
+  c.from = compressed.offset;
+  if (!chunks.empty() && chunk_pos < chunks.back().bytes.size()) {
+    const auto& last = chunks.back().bytes;
+    c.bytes.assign(last.begin() + static_cast<std::ptrdiff_t>(chunk_pos), last.end());
+  }
+  auto in_bytes = compressed.bytes.subspan(8);
+  ZSTD_inBuffer in{in_bytes.data(), in_bytes.size(), 0};
+  for (;;) {
+    std::size_t at = c.bytes.size();
+    std::size_t room = std::max<std::size_t>(ZSTD_DStreamOutSize(), 4 * (in.size - in.pos));
+    c.bytes.resize(at + room);
+    ZSTD_outBuffer out{c.bytes.data() + at, room, 0};
+    std::size_t before = in.pos;
+    std::size_t r = ZSTD_decompressStream(zstd, &out, &in);
+    c.bytes.resize(at + out.pos);
+    if (ZSTD_isError(r))
+      bad(compressed.offset, fmt::format("COMPRESSED record at offset {:#x}: zstd: {}", compressed.offset,
+                                         ZSTD_getErrorName(r)));
+    if (in.pos == in.size && out.pos < room) break;  // all input taken, all output given
+    if (in.pos == before && out.pos == 0)
+      bad(compressed.offset,
+          fmt::format("COMPRESSED record at offset {:#x}: zstd makes no progress", compressed.offset));
+  }
+  if (next_base == 0) next_base = bytes.size();
+  c.base = next_base;
+  next_base += c.bytes.size();
+  chunks.push_back(std::move(c));
+  chunk_pos = 0;
+  in_chunk = true;
+}
+
+// The next whole record of the current chunk; false (and the rest carried over) when none is left.
+bool PerfData::Impl::next_decompressed(Record& out) {
+  const Chunk& c = chunks.back();
+  std::size_t left = c.bytes.size() - chunk_pos;
+  if (left >= 8) {
+    std::uint16_t size;
+    std::memcpy(&size, c.bytes.data() + chunk_pos + 6, 2);
+    if (size < 8)
+      bad(c.base + chunk_pos,
+          fmt::format("a record decompressed from the COMPRESSED record at offset {:#x} has size {}", c.from,
+                      size));
+    if (size <= left) {
+      formats.decode(std::span<const std::byte>(c.bytes).subspan(chunk_pos, size), c.base + chunk_pos, out);
+      chunk_pos += size;
+      if (pipe) apply_pipe_record(out);
+      return true;
+    }
+  }
+  in_chunk = false;  // chunk_pos stays: the start of what is carried into the next chunk
+  return false;
+}
+
+void PerfData::rewind() {
+  Impl& m = *impl_;
+  m.pos = m.data_offset;
+  m.chunks.clear();
+  m.in_chunk = false;
+  m.chunk_pos = 0;
+  m.next_base = 0;
+  if (m.zstd) ZSTD_initDStream(m.zstd);
+}
 
 void PerfData::decode_at(std::uint64_t offset, Record& out) const {
   const Impl& m = *impl_;
   std::uint64_t end = m.data_offset + m.data_size;
-  if (m.pipe || offset < m.data_offset || offset + 8 > end)
-    bad(offset, fmt::format("no record can start at offset {:#x}", offset));
-  m.formats.decode(m.bytes.subspan(static_cast<std::size_t>(offset), static_cast<std::size_t>(end - offset)),
-                   offset, out);
+  try {
+    if (offset >= m.bytes.size() && !m.chunks.empty()) {  // a record of a decompressed chunk
+      auto it = std::upper_bound(m.chunks.begin(), m.chunks.end(), offset,
+                                 [](std::uint64_t o, const Impl::Chunk& c) { return o < c.base; });
+      if (it != m.chunks.begin()) {
+        const auto& c = *std::prev(it);
+        if (offset - c.base + 8 <= c.bytes.size()) {
+          m.formats.decode(
+              std::span<const std::byte>(c.bytes).subspan(static_cast<std::size_t>(offset - c.base)), offset,
+              out);
+          return;
+        }
+      }
+    }
+    if (m.pipe || offset < m.data_offset || offset + 8 > end)
+      bad(offset, fmt::format("no record can start at offset {:#x}", offset));
+    m.formats.decode(
+        m.bytes.subspan(static_cast<std::size_t>(offset), static_cast<std::size_t>(end - offset)), offset,
+        out);
+  } catch (const DecodeError& e) {
+    rethrow_in(m.name, e);
+  }
 }
 
 bool PerfData::has_feature(Feature f) const {

@@ -38,6 +38,7 @@ RECORDINGS = [
     ("inherit-fork", ["-e", "page-faults", "-c", "10"], ["sh", "-c", "ls / >/dev/null; ls /usr >/dev/null"]),
     ("switch-events", ["--switch-events", "-e", "task-clock"], ["sleep", "0.02"]),
     ("pipe", ["-e", "task-clock", "-c", "200000", "-o", "-"], ["ls", "-R", "/usr/share/perl5"]),
+    ("compressed", ["-z", "-e", "task-clock,page-faults", "-c", "20000", "-g"], ["ls", "-R", "/usr/share"]),
 ]
 FIELDS = ["comm,tid,time,event,ip", "comm,pid,tid,time,period,event", "comm,tid,cpu,time,event",
           "comm,pid,tid,cpu,time,period,event,addr,ip", "tid,time"]
