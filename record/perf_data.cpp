@@ -26,6 +26,7 @@ constexpr std::uint64_t magic2 = 0x32454c4946524550ULL;  // "PERFILE2" read as a
 constexpr std::size_t file_header_size = 104;            // struct perf_file_header
 constexpr std::size_t pipe_header_size = 16;             // struct perf_pipe_file_header
 constexpr unsigned feature_bits = 256;
+constexpr std::size_t max_decompressed = std::size_t{256} << 20;  // of one COMPRESSED record
 
 constexpr std::string_view feature_names[] = {"",
                                               "tracing_data",
@@ -434,6 +435,10 @@ void PerfData::Impl::decompress(const Record& compressed) {
       bad(compressed.offset, fmt::format("COMPRESSED record at offset {:#x}: zstd: {}", compressed.offset,
                                          ZSTD_getErrorName(r)));
     if (in.pos == in.size && out.pos < room) break;  // all input taken, all output given
+    // perf compresses one read of a ring buffer per record: more than this is a lie (a zstd bomb)
+    if (c.bytes.size() > max_decompressed)
+      bad(compressed.offset, fmt::format("COMPRESSED record at offset {:#x}: decompresses to more than {} MiB",
+                                         compressed.offset, max_decompressed >> 20));
     if (in.pos == before && out.pos == 0)
       bad(compressed.offset,
           fmt::format("COMPRESSED record at offset {:#x}: zstd makes no progress", compressed.offset));
