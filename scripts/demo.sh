@@ -28,3 +28,9 @@ run $bin stat -M 'faults_per_msec = page\-faults / task\-clock * 1e6' -- ls /usr
 if [ -f $events/mapfile.csv ]; then
   run $bin resolve --sysfs $skx --events-dir $events --cpuid GenuineIntel-6-55-4 -M tma_frontend_bound
 fi
+# Sampling: a perf.data file perf report reads, printed back as perf script prints it.
+data=$(mktemp -d)/perf.data
+run $bin record -e task-clock,page-faults -g -o "$data" -- sh -c 'ls -R /usr/share/doc >/dev/null'
+run $bin script --samples -F comm,tid,time,period,event -i "$data" | head -n 5
+run $bin script --summary -i "$data"
+rm -rf "$(dirname "$data")"
