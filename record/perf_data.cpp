@@ -437,8 +437,9 @@ void PerfData::Impl::decompress(const Record& compressed) {
     if (in.pos == in.size && out.pos < room) break;  // all input taken, all output given
     // perf compresses one read of a ring buffer per record: more than this is a lie (a zstd bomb)
     if (c.bytes.size() > max_decompressed)
-      bad(compressed.offset, fmt::format("COMPRESSED record at offset {:#x}: decompresses to more than {} MiB",
-                                         compressed.offset, max_decompressed >> 20));
+      bad(compressed.offset,
+          fmt::format("COMPRESSED record at offset {:#x}: decompresses to more than {} MiB",
+                      compressed.offset, max_decompressed >> 20));
     if (in.pos == before && out.pos == 0)
       bad(compressed.offset,
           fmt::format("COMPRESSED record at offset {:#x}: zstd makes no progress", compressed.offset));

@@ -24,6 +24,7 @@
 #include "perfspec/sampling.hpp"
 #include "runtime/cpulist.hpp"
 #include "tools/process.hpp"
+#include "tools/report.hpp"
 
 namespace perfspec::tools {
 namespace {
@@ -151,7 +152,12 @@ int Recorder::run() {
   std::string text;
   for (const auto& e : o_.events) text += (text.empty() ? "" : ",") + e;
   bool default_event = text.empty();
-  EventSet set = resolve(default_event ? "cycles" : text, machine_);
+  EventSet set;
+  try {
+    set = resolve(default_event ? "cycles" : text, machine_);
+  } catch (const Error& e) {  // drawn under the user's string, as stat draws it
+    return report_error(e, text, ErrorFormat::text);
+  }
   runtime::Target t = target();
   auto options = sampling();
   auto sampler = runtime::Sampler::open(set, t, options);

@@ -951,6 +951,27 @@ expect script-bad-record-partial [ "$(python3 -c 'import json,sys; [print(json.l
 rm -f "$tmp_pd.err"
 rm -f "$tmp_pd"
 
+# ---- record: a perf.data file of a command, read back; the command's status; what is refused ----
+rec_dir=$(mktemp -d)
+err=$("$bin" record -e page-faults -c 1 -o "$rec_dir/a.data" -- sh -c 'exit 3' 2>&1); status=$?
+expect record-command-status [ "$status" = 3 ]
+expect record-summary-line grep -qE '^\[ perfspec record: Captured and wrote [0-9.]+ MB .*a.data \([1-9][0-9]* samples\) \]$' <<<"$err"
+sum=$("$bin" script --summary --format json -i "$rec_dir/a.data")
+expect record-read-back python3 -c 'import json,sys; j=json.loads(sys.argv[1]); sys.exit(not (j["records"]["SAMPLE"] > 0 and j["records"]["COMM"] >= 1 and j["lost"] == 0))' "$sum"
+# the file's event is named as written, and perf's header facts are there
+expect record-event-name grep -qF '"events":[{"name":"page-faults","type":1,"config":2' <<<"$("$bin" script --format json -i "$rec_dir/a.data" | head -n 1)"
+"$bin" record -q -e task-clock -o "$rec_dir/a.data" -- true
+expect record-keeps-old [ -s "$rec_dir/a.data.old" ]
+err=$("$bin" record -c 10 -F 100 -- true 2>&1); status=$?
+expect record-c-and-F [ "$status" = 2 ] && expect record-c-and-F-text grep -qF -- "-c and -F cannot go together" <<<"$err"
+err=$("$bin" record -e task-clock 2>&1); status=$?
+expect record-nothing [ "$status" = 2 ] && expect record-nothing-text grep -qF "nothing to record: give a command, -p PID, -a or -C CPUS" <<<"$err"
+err=$("$bin" record -e task-clock -o /nonexistent/dir/x.data -- true 2>&1); status=$?
+expect record-unwritable [ "$status" = 3 ] && expect record-unwritable-text grep -qF "cannot create '/nonexistent/dir/x.data': No such file or directory" <<<"$err"
+err=$("$bin" record -e 'task-clock,sched:nosuch' -- true 2>&1); status=$?
+expect record-bad-event [ "$status" = 1 ] && expect record-bad-event-caret [ "$err" = "$(printf '%s\n' "event syntax error: 'task-clock,sched:nosuch'" "                                \\___ unknown tracepoint 'sched:nosuch'")" ]
+rm -rf "$rec_dir"
+
 # ---- bash completion ----
 complete_words() {  # complete_words CWORD WORD...
   PATH=$(dirname "$bin"):$PATH bash -c 'source "$1"; shift; COMP_CWORD=$1; shift; COMP_WORDS=("$@"); _perfspec; echo "${COMPREPLY[*]}"' \
