@@ -53,7 +53,7 @@ enum Field : unsigned {
 };
 // What perf script prints when -F is not given: for tracepoint events, and for the others.
 constexpr unsigned tracepoint_defaults = f_comm | f_tid | f_cpu | f_time | f_event | f_trace;
-constexpr unsigned other_defaults = f_comm | f_tid | f_time | f_period | f_event | f_ip;
+constexpr unsigned other_defaults = f_comm | f_tid | f_cpu | f_time | f_period | f_event | f_ip;
 
 struct FieldName {
   std::string_view name;

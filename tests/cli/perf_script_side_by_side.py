@@ -33,9 +33,15 @@ RECORDINGS = [
     ("inherit-fork", ["-e", "page-faults", "-c", "10"], ["sh", "-c", "ls / >/dev/null; ls /usr >/dev/null"]),
     ("switch-events", ["--switch-events", "-e", "task-clock"], ["sleep", "0.02"]),
     ("pipe", ["-e", "task-clock", "-c", "200000", "-o", "-"], ["ls", "-R", "/usr/share/perl5"]),
+    ("sched-switch", ["-a", "-e", "sched:sched_switch"], ["sleep", "0.05"]),
+    ("tracepoints-pipe", ["-a", "-e", "sched:sched_switch,sched:sched_process_exec", "-o", "-"],
+     ["sh", "-c", "ls / >/dev/null; sleep 0.02"]),
 ]
 FIELDS = ["comm,tid,time,event,ip", "comm,pid,tid,time,period,event", "comm,tid,cpu,time,event",
           "comm,pid,tid,cpu,time,period,event,addr,ip", "tid,time"]
+# The recordings of tracepoints also print their payloads (the trace field), and perf's default fields
+# (None: no -F), which for tracepoint events include the trace.
+TRACE_FIELDS = ["comm,tid,cpu,time,event,trace", "trace", "comm,pid,tid,time,period,event,trace,ip", None]
 
 
 def run(cmd, stdin=None):
@@ -75,14 +81,15 @@ def main():
                 print(f"FAIL {name}: perf record failed ({status}): {err.decode(errors='replace')[-300:]}")
                 failed += 1
                 continue
-            for fields in FIELDS:
+            for fields in FIELDS + (TRACE_FIELDS if "sched:" in " ".join(rec) else []):
                 for every in (False, True):
                     if pipe:
                         pcmd, pin = [args.perf, "script", "-i", "-"], host
                     else:
                         pcmd, pin = [args.perf, "script", "-i", chroot_dir + "/" + name + ".data"], None
-                    pcmd += (SHOW if every else []) + ["-F", fields]
-                    scmd = [perfspec, "script", "-i", host, "-F", fields] + ([] if every else ["--samples"])
+                    f = ["-F", fields] if fields else []
+                    pcmd += (SHOW if every else []) + f
+                    scmd = [perfspec, "script", "-i", host] + f + ([] if every else ["--samples"])
                     pst, pout, perr = run(pcmd, pin)
                     sst, sout, serr = run(scmd)
                     if every:
@@ -92,7 +99,7 @@ def main():
                                         if b": PERF_RECORD_THROTTLE " not in line and
                                         b": PERF_RECORD_UNTHROTTLE " not in line)
                     compared += 1
-                    label = f"{name} -F {fields}{' (every record)' if every else ''}"
+                    label = f"{name} -F {fields or '(default)'}{' (every record)' if every else ''}"
                     if (pst == 0) != (sst == 0):
                         # perf refuses a field the samples lack with a message perfspec repeats
                         print(f"FAIL {label}: perf status {pst}, perfspec {sst}\n  perf: {perr.decode(errors='replace')[:300]}"
