@@ -420,3 +420,62 @@ TEST_CASE("a tracepoint attr the file does not name is named from the tracing da
   CHECK(attr_name(Attr{.type = 2, .config = 372}) == "unknown tracepoint");
   CHECK(attr_name(Attr{.type = 2, .config = 372, .exclude_kernel = 1}) == "unknown tracepoint");
 }
+
+TEST_CASE("pipe mode: a tracepoint attr is named sys:name once the tracing data has passed") {
+  Blob s;
+  s.raw("PERFILE2");
+  s.u64(16);
+  auto header = [&](std::uint32_t type, std::size_t size) {
+    s.u32(type);
+    s.number(0, 2);
+    s.number(size, 2);
+  };
+  Attr attr{.type = 2, .config = switch_id, .sample_type = sample_raw};
+  attr.sample_period = 1;
+  auto attr_bytes = attr_to_bytes(attr);
+  header(64, 8 + attr_bytes.size() + 8);
+  s.b.insert(s.b.end(), attr_bytes.begin(), attr_bytes.end());
+  s.u64(1000);  // its id
+  auto tracing = tracing_data();
+  tracing.resize((tracing.size() + 7) / 8 * 8);  // perf pads it to 8 bytes
+  header(66, 16);
+  s.u32(tracing.size());
+  s.u32(0);
+  s.b.insert(s.b.end(), tracing.begin(), tracing.end());
+  auto raw = switch_payload();
+  header(9, 8 + 4 + raw.size());
+  s.u32(raw.size());
+  s.b.insert(s.b.end(), raw.begin(), raw.end());
+  auto file = PerfData::from_bytes(s.b);
+  CHECK(file.tracepoints() == nullptr);
+  Record r;
+  REQUIRE(file.next(r));
+  CHECK(r.kind() == Type::header_attr);
+  CHECK(file.event_name(0) == "unknown tracepoint");
+  REQUIRE(file.next(r));
+  CHECK(r.kind() == Type::header_tracing_data);
+  CHECK(file.event_name(0) == "sched:sched_switch");
+  REQUIRE(file.tracepoints());
+  REQUIRE(file.next(r));
+  const auto* sample = r.get<Sample>();
+  REQUIRE(sample);
+  CHECK(value_of<std::string>(file.tracepoints()->find(attr)->decode(sample->raw), "prev_comm") == "bash");
+  CHECK(!file.next(r));
+  // Tracing data without its magic: the event keeps perf's name, the error names the file's offset.
+  std::size_t at = 16 + (8 + attr_bytes.size() + 8) + 16;
+  auto bad = s.b;
+  bad[at] = std::byte{'X'};
+  auto broken = PerfData::from_bytes(bad);
+  while (broken.next(r)) {
+  }
+  CHECK(broken.event_name(0) == "unknown tracepoint");
+  try {
+    (void)broken.tracepoints();
+    FAIL("no error");
+  } catch (const DecodeError& e) {
+    CHECK(e.offset() == at);
+    CHECK(e.message() == fmt::format("perf.data: tracing data at offset {:#x}: no tracing data magic "
+                                     "(\\027\\010\\104tracing)",
+                                     at));
+  }
+}
