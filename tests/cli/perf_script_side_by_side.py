@@ -5,13 +5,16 @@
 Each case records a workload with `perf record` (perf-current, in its chroot), then prints the file with
 `perf script -F FIELDS` and with `perfspec script -F FIELDS` and compares the two outputs byte for byte:
 samples only (perf's default) and every record (perf's --show-*-events flags against perfspec's
-default). Exit status 0 when all agree, 1 when one differs, 77 when perf 6.12 cannot run here.
+default). For recordings of sched:sched_switch, the "fields" of perfspec's JSON samples must also be
+what perf's trace text says (prev_comm, prev_pid, ... next_prio, sample by sample). Exit status 0 when all agree, 1 when one differs, 77 when perf 6.12 cannot run here.
 
 usage: perf_script_side_by_side.py --perfspec build/perfspec [--perf ../shared/tools/perf-current]
 """
 import argparse
 import difflib
+import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -50,6 +53,34 @@ def run(cmd, stdin=None):
     return p.returncode, p.stdout, p.stderr
 
 
+SWITCH = re.compile(rb"^ *(\d+\.\d+): prev_comm=(.*) prev_pid=(-?\d+) prev_prio=(-?\d+) prev_state=\S+ ==> "
+                    rb"next_comm=(.*) next_pid=(-?\d+) next_prio=(-?\d+)$")
+
+
+def switch_fields(perf_out, perfspec_json):
+    """sched_switch samples as (time, prev_comm, prev_pid, prev_prio, next_comm, next_pid, next_prio):
+    from perf script --ns -F time,trace, and from perfspec script --format json's "fields"."""
+    theirs = []
+    for line in perf_out.splitlines():
+        if b": prev_comm=" not in line:
+            continue  # another tracepoint's
+        m = SWITCH.match(line)
+        if not m:
+            raise ValueError(f"perf script printed {line!r}")
+        t, pc, pp, ppr, nc, np_, npr = m.groups()
+        theirs.append((t.decode(), pc.decode(errors="replace"), int(pp), int(ppr), nc.decode(errors="replace"),
+                       int(np_), int(npr)))
+    ours = []
+    for line in perfspec_json.splitlines():
+        r = json.loads(line)
+        if r.get("type") != "SAMPLE" or r.get("event") != "sched:sched_switch":
+            continue
+        f = r["fields"]
+        ours.append((f"{r['time'] // 10**9}.{r['time'] % 10**9:09d}", f["prev_comm"], f["prev_pid"], f["prev_prio"],
+                     f["next_comm"], f["next_pid"], f["next_prio"]))
+    return sorted(theirs), sorted(ours)
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--perfspec", required=True)
@@ -81,6 +112,21 @@ def main():
                 print(f"FAIL {name}: perf record failed ({status}): {err.decode(errors='replace')[-300:]}")
                 failed += 1
                 continue
+            if "sched:sched_switch" in " ".join(rec):
+                # perfspec's JSON fields of sched_switch samples are what perf's trace text says
+                pcmd = [args.perf, "script", "--ns", "-F", "time,trace"]
+                pcmd, pin = (pcmd + ["-i", "-"], host) if pipe else (pcmd + ["-i", chroot_dir + "/" + name + ".data"], None)
+                pst, pout, perr = run(pcmd, pin)
+                sst, sout, serr = run([perfspec, "script", "--format", "json", "-i", host])
+                compared += 1
+                try:
+                    theirs, ours = switch_fields(pout, sout)
+                except (ValueError, KeyError) as e:
+                    theirs, ours = None, str(e)
+                if pst != 0 or sst != 0 or not theirs or theirs != ours:
+                    print(f"FAIL {name}: JSON fields of sched_switch differ from perf's trace text "
+                          f"({len(theirs or [])} samples from perf): {str(ours)[:300]}")
+                    failed += 1
             for fields in FIELDS + (TRACE_FIELDS if "sched:" in " ".join(rec) else []):
                 for every in (False, True):
                     if pipe:
