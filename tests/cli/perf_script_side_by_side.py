@@ -6,7 +6,8 @@ Each case records a workload with `perf record` (perf-current, in its chroot), t
 `perf script -F FIELDS` and with `perfspec script -F FIELDS` and compares the two outputs byte for byte:
 samples only (perf's default) and every record (perf's --show-*-events flags against perfspec's
 default). For recordings of sched:sched_switch, the "fields" of perfspec's JSON samples must also be
-what perf's trace text says (prev_comm, prev_pid, ... next_prio, sample by sample). Exit status 0 when all agree, 1 when one differs, 77 when perf 6.12 cannot run here.
+what perf's trace text says (prev_comm, prev_pid, ... next_prio, sample by sample). Exit status 0 when
+all agree, 1 when one differs, 77 when perf 6.12 cannot run here.
 
 usage: perf_script_side_by_side.py --perfspec build/perfspec [--perf ../shared/tools/perf-current]
 """
