@@ -4,6 +4,9 @@
 // tests/fixtures/tracing/, copied from a 6.18 kernel's tracefs.
 #include <doctest/doctest.h>
 
+#include <unistd.h>
+
+#include <algorithm>
 #include <bit>
 #include <cstring>
 #include <fstream>
@@ -478,4 +481,18 @@ TEST_CASE("pipe mode: a tracepoint attr is named sys:name once the tracing data 
                                      "(\\027\\010\\104tracing)",
                                      at));
   }
+}
+
+TEST_CASE("the live tracefs: sched:sched_switch's format, as a Sampler of it needs (root)") {
+  if (::geteuid() != 0) return;
+  spec::Machine m("/sys", test::no_libpfm4());
+  if (m.tracefs_events().empty() || !m.tracepoint_id("sched", "sched_switch")) return;
+  auto set = resolve("sched:sched_switch", m);
+  auto tps = Tracepoints::from_tracefs(m, set);
+  const Tracepoint* tp = tps.find(set.events[0].attr);
+  REQUIRE(tp);
+  CHECK(tp->full_name() == "sched:sched_switch");
+  auto names = tp->field_names();
+  CHECK(std::find(names.begin(), names.end(), "prev_comm") != names.end());
+  CHECK(std::find(names.begin(), names.end(), "next_pid") != names.end());
 }
