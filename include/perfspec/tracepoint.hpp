@@ -98,7 +98,9 @@ class Tracepoint {
   void* event_;  // libtraceevent's struct tep_event, which knows its tep_handle
 };
 
-/// The tracepoints whose format files were given: looked up by id (an attr's config).
+/// The tracepoints whose format files were given: looked up by id (an attr's config). No libtraceevent
+/// plugin is loaded: every event prints by its format's print fmt. One libtraceevent handle serves all
+/// of them, and it keeps caches as it prints: use a Tracepoints from one thread at a time.
 ///
 /// Example:
 /// ```
