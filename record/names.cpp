@@ -56,6 +56,8 @@ std::string attr_name(const Attr& a) {
                  : "unknown-ext-hardware-cache-type";
       break;
     }
+    // without the tracing data's formats (PerfData names the event `sys:name` from them)
+    case spec::type_tracepoint: return "unknown tracepoint";
     case spec::type_raw: base = fmt::format("r{:x}", a.config); break;
     case spec::type_breakpoint: {
       base = fmt::format("mem:{:#x}:", a.config1);

@@ -14,9 +14,12 @@
 #include <cerrno>
 #include <cstring>
 #include <deque>
+#include <exception>
 
 #include <fmt/format.h>
 #include <zstd.h>
+
+#include "perfspec/tracepoint.hpp"
 
 namespace perfspec::record {
 
@@ -124,6 +127,11 @@ struct PerfData::Impl {
   std::array<bool, feature_bits> present{};
   std::span<const std::byte> tracing;
   std::uint64_t pos = 0;
+  std::vector<bool> named;  // by the file: HEADER_EVENT_DESC, EVENT_UPDATE
+  // The tracing data's tracepoints, parsed on first use (or the error that parsing them met).
+  mutable std::unique_ptr<Tracepoints> tracepoints;
+  mutable std::exception_ptr tracepoints_error;
+  mutable bool tracepoints_read = false;
 
   // perf record -z: the records of COMPRESSED records, decompressed with one zstd stream for the whole
   // file (perf flushes, not ends, its frame per record). Each chunk is kept, at a stable address, for
@@ -152,7 +160,44 @@ struct PerfData::Impl {
   void parse_event_desc();
   void add_event(FileEvent e, std::uint64_t where);
   void apply_pipe_record(const Record& r);
+  const Tracepoints* get_tracepoints() const;
+  void name_tracepoints();
 };
+
+const Tracepoints* PerfData::Impl::get_tracepoints() const {
+  if (tracing.empty()) return nullptr;
+  if (!tracepoints_read) {
+    tracepoints_read = true;
+    try {
+      try {
+        tracepoints = std::make_unique<Tracepoints>(Tracepoints::from_tracing_data(
+            tracing, static_cast<std::uint64_t>(tracing.data() - bytes.data())));
+      } catch (const DecodeError& e) {
+        rethrow_in(name, e);
+      }
+    } catch (...) {
+      tracepoints_error = std::current_exception();
+    }
+  }
+  if (tracepoints_error) std::rethrow_exception(tracepoints_error);
+  return tracepoints.get();
+}
+
+// perf names a tracepoint event the file does not name after its format in the tracing data
+// (evsel__prepare_tracepoint_event). Tracing data that cannot be read leaves the name as it was:
+// the error is for whoever asks for the tracepoints.
+void PerfData::Impl::name_tracepoints() {
+  if (tracing.empty()) return;
+  for (std::size_t i = 0; i < events.size(); ++i) {
+    if (named[i] || events[i].attr.type != 2) continue;
+    try {
+      if (const Tracepoint* tp = get_tracepoints() ? get_tracepoints()->find(events[i].attr) : nullptr)
+        events[i].name = tp->full_name();
+    } catch (const Error&) {
+      return;
+    }
+  }
+}
 
 void PerfData::Impl::parse() {
   if (bytes.size() < pipe_header_size)
@@ -225,6 +270,7 @@ void PerfData::Impl::parse_file_header() {
   if (present[static_cast<unsigned>(Feature::tracing_data)])
     tracing = features[static_cast<unsigned>(Feature::tracing_data)];
   parse_event_desc();
+  name_tracepoints();
 }
 
 void PerfData::Impl::add_event(FileEvent e, std::uint64_t where) {
@@ -235,8 +281,10 @@ void PerfData::Impl::add_event(FileEvent e, std::uint64_t where) {
   } catch (const Error& err) {
     bad(where, err.message());
   }
+  named.push_back(!e.name.empty());
   if (e.name.empty()) e.name = attr_name(e.attr);
   events.push_back(std::move(e));
+  if (tracepoints_read) name_tracepoints();
 }
 
 // HEADER_EVENT_DESC: the events' names, matched to the attrs by their first id (else by order).
@@ -263,7 +311,10 @@ void PerfData::Impl::parse_event_desc() {
       std::size_t by_id = formats.attr_of_id(first);
       if (by_id != Record::npos) target = by_id;
     }
-    if (target != Record::npos) events[target].name = std::move(event);
+    if (target != Record::npos) {
+      events[target].name = std::move(event);
+      named[target] = true;
+    }
   }
 }
 
@@ -294,7 +345,10 @@ void PerfData::Impl::apply_pipe_record(const Record& r) {
         auto s = body.subspan(16);
         const auto* p = reinterpret_cast<const char*>(s.data());
         std::size_t at = formats.attr_of_id(u64_at(body, 8));
-        if (at != Record::npos) events[at].name.assign(p, strnlen(p, s.size()));
+        if (at != Record::npos) {
+          events[at].name.assign(p, strnlen(p, s.size()));
+          named[at] = true;
+        }
       }
       break;
     }
@@ -397,6 +451,10 @@ bool PerfData::next(Record& out) {
             bad(out.offset, fmt::format("TRACING_DATA of {} bytes runs past the end of the stream", t->size));
           m.tracing = m.bytes.subspan(static_cast<std::size_t>(m.pos), t->size);
           m.pos += t->size;
+          m.tracepoints.reset();
+          m.tracepoints_error = nullptr;
+          m.tracepoints_read = false;
+          m.name_tracepoints();
         }
         m.apply_pipe_record(out);
       }
@@ -550,5 +608,7 @@ std::optional<std::uint64_t> PerfData::total_mem() const {
 }
 
 std::span<const std::byte> PerfData::tracing_data() const { return impl_->tracing; }
+
+const Tracepoints* PerfData::tracepoints() const { return impl_->get_tracepoints(); }
 
 }  // namespace perfspec::record

@@ -61,6 +61,7 @@ void Resolver::resolve_tracepoint(const ast::Event& ev, Events& out) {
       ResolvedEvent& e = start(out, ev, "tracepoint", nullptr, false);
       if (found.size() > 1 || has_glob(ev.name) || has_glob(ev.tp_event)) e.name = sys + ":" + name + suffix;
       e.attr.type = spec::type_tracepoint;
+      e.tracepoint = sys + ":" + name;
       e.attr.config = *machine_.tracepoint_id(sys, name);
       // As perf's evsel__newtp_idx: every sample carries the raw record, time, CPU and period.
       e.attr.sample_type = spec::sample_raw | spec::sample_time | spec::sample_cpu | spec::sample_period;

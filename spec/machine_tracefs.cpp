@@ -176,6 +176,12 @@ std::vector<std::pair<std::string, std::string>> Machine::tracepoints(std::strin
   return out;
 }
 
+std::optional<std::string> Machine::tracepoint_format(std::string_view sys, std::string_view name) const {
+  const Impl& I = *impl_;
+  if (!safe_component(sys) || !safe_component(name) || I.tracefs_events().empty()) return std::nullopt;
+  return io::read_small_file(*I.tracefs_jail_, fmt::format("{}/{}/{}/format", I.tracefs_events(), sys, name));
+}
+
 const std::string& Machine::tracefs_events() const { return impl_->tracefs_events(); }
 
 Machine::TracefsProblem Machine::tracefs_problem(std::string_view sys, std::string_view name) const {

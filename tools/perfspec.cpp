@@ -414,7 +414,7 @@ struct ScriptCommand {
                     "output format: text (as perf script) or json (one line per record)")
         ->check(CLI::IsMember({"text", "json"}))
         ->capture_default_str();
-    app->add_option("-F,--fields", so.fields, "text: comm,pid,tid,cpu,time,period,event,addr,ip");
+    app->add_option("-F,--fields", so.fields, "text: comm,pid,tid,cpu,time,period,event,trace,addr,ip");
     app->add_flag("--samples", so.samples_only, "text: samples only, as perf script prints by default");
     app->add_flag("--summary", so.summary, "count the records by type, and report what was lost");
     app->add_flag("--ns", so.ns, "times in nanoseconds");

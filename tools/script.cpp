@@ -1,19 +1,24 @@
 // SPDX-License-Identifier: MIT
 // `perfspec script`: every record of a perf.data file. Text follows perf script's layout for the
-// fields it shares with perf (comm, pid, tid, cpu, time, period, event, addr, ip and the callchain),
-// in time order as perf sorts them; JSON lines carry every decoded field, in file order.
+// fields it shares with perf (comm, pid, tid, cpu, time, period, event, trace, addr, ip and the
+// callchain), in time order as perf sorts them; JSON lines carry every decoded field, a tracepoint's
+// payload as named fields, in file order.
 #include "tools/script.hpp"
 
 #include <algorithm>
 #include <cstdio>
 #include <map>
+#include <type_traits>
 #include <unordered_map>
+#include <variant>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <nlohmann/json.hpp>
 
 #include "perfspec/error.hpp"
 #include "perfspec/perf_data.hpp"
+#include "perfspec/tracepoint.hpp"
 
 namespace perfspec::tools {
 // C's %#lx, as perf prints addresses: 0 is written "0", not "0x0".
@@ -44,7 +49,11 @@ enum Field : unsigned {
   f_event = 1U << 6,
   f_addr = 1U << 7,
   f_ip = 1U << 8,
+  f_trace = 1U << 9,  // a tracepoint's payload as its print fmt prints it
 };
+// What perf script prints when -F is not given: for tracepoint events, and for the others.
+constexpr unsigned tracepoint_defaults = f_comm | f_tid | f_cpu | f_time | f_event | f_trace;
+constexpr unsigned other_defaults = f_comm | f_tid | f_cpu | f_time | f_period | f_event | f_ip;
 
 struct FieldName {
   std::string_view name;
@@ -55,6 +64,7 @@ constexpr FieldName field_names[] = {
     {"comm", f_comm, 0},        {"pid", f_pid, sample_tid},    {"tid", f_tid, sample_tid},
     {"cpu", f_cpu, sample_cpu}, {"time", f_time, sample_time}, {"period", f_period, 0},
     {"event", f_event, 0},      {"addr", f_addr, sample_addr}, {"ip", f_ip, sample_ip},
+    {"trace", f_trace, 0},
 };
 // The order perf checks the samples carry what the fields need, and the name it gives the bit.
 struct Check {
@@ -69,9 +79,8 @@ constexpr Check checks[] = {{f_ip, sample_ip, "IP", "ip"},
                             {f_time, sample_time, "TIME", "time"},
                             {f_cpu, sample_cpu, "CPU", "cpu"}};
 // perf's fields perfspec does not print yet: symbols need the binaries' symbol tables.
-constexpr std::string_view later_fields[] = {"sym",       "symoff", "dso",   "srcline", "trace",
-                                             "brstack",   "iregs",  "uregs", "weight",  "data_src",
-                                             "phys_addr", "insn",   "ipc"};
+constexpr std::string_view later_fields[] = {"sym",   "symoff", "dso",      "srcline",   "brstack", "iregs",
+                                             "uregs", "weight", "data_src", "phys_addr", "insn",    "ipc"};
 
 unsigned parse_fields(const std::string& text) {
   unsigned bits = 0;
@@ -89,7 +98,7 @@ unsigned parse_fields(const std::string& text) {
       throw Error(ErrorKind::usage,
                   later ? fmt::format("-F {}: not supported yet (perfspec does not resolve symbols)", name)
                         : fmt::format("-F: unknown field '{}'", name),
-                  "fields: comm, pid, tid, cpu, time, period, event, addr, ip");
+                  "fields: comm, pid, tid, cpu, time, period, event, trace, addr, ip");
     }
     bits |= f->bit;
     if (comma == std::string::npos) break;
@@ -137,7 +146,7 @@ class Printer {
   Threads threads_;
   unsigned fields_ = 0;
   bool user_fields_ = false;
-  int name_width_ = 0;
+  int name_width_ = -1;  // perf's: the longest event name when the first sample is printed
   std::map<std::string, std::uint64_t> counts_;
   std::unordered_map<std::uint64_t, std::uint64_t> last_read_;  // PERF_SAMPLE_READ: value by id
   std::uint64_t lost_ = 0, lost_samples_ = 0, throttled_ = 0, unthrottled_ = 0, unknown_id_ = 0;
@@ -156,14 +165,33 @@ class Printer {
   void text_other(const Record& r);
   void json(const Record& r);
   void json_header();
-  void json_sample(const Sample& s, const Attr& attr);
+  void json_sample(const Record& r, const Sample& s, const Attr& attr);
   void print_summary();
   void check_fields();
   void check_event(std::size_t i);
+  unsigned fields_of(const Attr& attr) const;
+  const Tracepoint* tracepoint_of(const Attr& attr) const;
 };
 
+// The fields printed for an event: -F's, else perf's defaults for its type less what its samples do
+// not carry.
+unsigned Printer::fields_of(const Attr& attr) const {
+  if (user_fields_) return fields_;
+  unsigned fields = attr.type == 2 ? tracepoint_defaults : other_defaults;
+  for (const auto& f : field_names)
+    if (f.needs && !(attr.sample_type & f.needs)) fields &= ~f.bit;
+  return fields;
+}
+
+// The format of a tracepoint event in the file's tracing data (nullptr: none, and perf prints no trace).
+const Tracepoint* Printer::tracepoint_of(const Attr& attr) const {
+  if (attr.type != 2) return nullptr;
+  const Tracepoints* tps = file_.tracepoints();
+  return tps ? tps->find(attr) : nullptr;
+}
+
 void Printer::check_fields() {
-  fields_ = o_.fields.empty() ? f_comm | f_tid | f_time | f_period | f_event | f_ip : parse_fields(o_.fields);
+  fields_ = o_.fields.empty() ? other_defaults : parse_fields(o_.fields);
   user_fields_ = !o_.fields.empty();
   for (std::size_t i = 0; i < file_.events().size(); ++i) check_event(i);
 }
@@ -179,7 +207,6 @@ void Printer::check_event(std::size_t i) {
                 fmt::format("Samples for '{}' event do not have {} attribute set. Cannot print '{}' field.",
                             file_.event_name(i), c.bit, field));
   }
-  name_width_ = std::max<int>(name_width_, static_cast<int>(file_.event_name(i).size()));
 }
 
 void Printer::count(const Record& r) {
@@ -255,16 +282,20 @@ void Printer::text(const Record& r) {
 
 void Printer::text_sample(const Record& r, const Sample& s, std::size_t attr_index, std::uint64_t period) {
   const Attr& attr = file_.formats().attr(attr_index);
-  unsigned fields = fields_;
-  if (!user_fields_) {  // perf's defaults leave out what the samples do not carry
-    for (const auto& f : field_names)
-      if (f.needs && !(attr.sample_type & f.needs)) fields &= ~f.bit;
+  unsigned fields = fields_of(attr);
+  if (name_width_ < 0) {
+    name_width_ = 0;
+    for (std::size_t i = 0; i < file_.events().size(); ++i)
+      name_width_ = std::max<int>(name_width_, static_cast<int>(file_.event_name(i).size()));
   }
   text_start(r, static_cast<std::int32_t>(s.tid), fields,
              (fields & f_ip) && (attr.sample_type & sample_callchain));
   if (fields & f_period) fmt::format_to(std::back_inserter(out_), "{:>10} ", period);
   if (fields & f_event)
     fmt::format_to(std::back_inserter(out_), "{:>{}}: ", file_.event_name(attr_index), name_width_);
+  if ((fields & f_trace) && s.has(sample_raw))
+    if (const Tracepoint* tp = tracepoint_of(attr))
+      out_.append(tp->print(s.raw, s.has(sample_cpu) ? static_cast<int>(s.cpu) : -1, r.offset));
   if ((fields & f_addr) && s.has(sample_addr)) fmt::format_to(std::back_inserter(out_), "{:>16x}", s.addr);
   if ((fields & f_ip) && s.has(sample_ip)) {
     if (s.has(sample_callchain)) {
@@ -310,7 +341,7 @@ void Printer::text_other(const Record& r) {
   if (auto* t = r.get<Task>()) whose(t->pid, t->tid);
   const Attr* attr =
       file_.formats().size() == 0 ? nullptr : &file_.formats().attr(r.attr == Record::npos ? 0 : r.attr);
-  text_start(shown, thread, fields_ & (f_comm | f_pid | f_tid | f_cpu | f_time),
+  text_start(shown, thread, (attr ? fields_of(*attr) : fields_) & (f_comm | f_pid | f_tid | f_cpu | f_time),
              (fields_ & f_ip) && attr && (attr->sample_type & sample_callchain));
   auto name = type_name(r.type);
   auto it = std::back_inserter(out_);
@@ -372,7 +403,7 @@ std::string json_string(std::string_view s) {
   return nlohmann::json(std::string(s)).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
 }
 
-void Printer::json_sample(const Sample& s, const Attr& attr) {
+void Printer::json_sample(const Record& rec, const Sample& s, const Attr& attr) {
   auto it = std::back_inserter(out_);
   if (s.has(sample_identifier)) fmt::format_to(it, ",\"identifier\":{}", s.identifier);
   if (s.has(sample_ip)) fmt::format_to(it, ",\"ip\":{}", s.ip);
@@ -410,6 +441,26 @@ void Printer::json_sample(const Sample& s, const Attr& attr) {
     fmt::format_to(it, ",\"raw\":\"");
     for (std::byte b : s.raw) fmt::format_to(it, "{:02x}", std::to_integer<unsigned>(b));
     out_.push_back('"');
+    if (const Tracepoint* tp = tracepoint_of(attr)) {
+      fmt::format_to(it, ",\"fields\":{{");
+      bool first = true;
+      for (const TracepointField& f : tp->decode(s.raw, false, rec.offset)) {
+        fmt::format_to(it, "{}{}:", std::exchange(first, false) ? "" : ",", json_string(f.name));
+        std::visit(
+            [&](const auto& v) {
+              using T = std::decay_t<decltype(v)>;
+              if constexpr (std::is_same_v<T, std::string>) {
+                out_.append(json_string(v));
+              } else if constexpr (std::is_same_v<T, std::int64_t> || std::is_same_v<T, std::uint64_t>) {
+                fmt::format_to(it, "{}", v);
+              } else {
+                fmt::format_to(it, "[{}]", fmt::join(v, ","));
+              }
+            },
+            f.value);
+      }
+      out_.push_back('}');
+    }
   }
   if (s.has(sample_branch_stack)) {
     fmt::format_to(it, ",\"branch_stack\":{{");
@@ -445,7 +496,6 @@ void Printer::json_sample(const Sample& s, const Attr& attr) {
   if (s.has(sample_data_page_size)) fmt::format_to(it, ",\"data_page_size\":{}", s.data_page_size);
   if (s.has(sample_code_page_size)) fmt::format_to(it, ",\"code_page_size\":{}", s.code_page_size);
   if (s.has(sample_aux)) fmt::format_to(it, ",\"aux_size\":{}", s.aux.size());
-  (void)attr;
 }
 
 void Printer::json(const Record& r) {
@@ -461,7 +511,7 @@ void Printer::json(const Record& r) {
       fmt::format_to(it, ",\"event\":null");
   }
   if (auto* s = r.get<Sample>()) {
-    json_sample(*s, file_.formats().attr(r.attr));
+    json_sample(r, *s, file_.formats().attr(r.attr));
   } else if (auto* m = r.get<Mmap>()) {
     fmt::format_to(it, ",\"pid\":{},\"tid\":{},\"addr\":{},\"len\":{},\"pgoff\":{},\"filename\":{}",
                    static_cast<std::int32_t>(m->pid), static_cast<std::int32_t>(m->tid), m->addr, m->len,
@@ -638,11 +688,16 @@ int Printer::run() {
     return 0;
   }
   if (o_.format == "json") json_header();
-  bool timed = !file_.pipe();  // in pipe mode a later ATTR can change how records decode: file order
-  for (std::size_t i = 0; i < file_.formats().size(); ++i)
-    timed =
-        timed && (file_.formats().attr(i).sample_type & sample_time) && file_.formats().attr(i).sample_id_all;
-  if (o_.format == "json" || !timed) {
+  // Every attr's samples and records carry their time: then perf sorts them (in pipe mode too, where
+  // all of the stream is known only at its end).
+  auto all_timed = [&] {
+    for (std::size_t i = 0; i < file_.formats().size(); ++i)
+      if (!(file_.formats().attr(i).sample_type & sample_time) || !file_.formats().attr(i).sample_id_all)
+        return false;
+    return true;
+  };
+  bool pipe = file_.pipe();
+  if (o_.format == "json" || (!pipe && !all_timed())) {
     try {
       while (file_.next(r)) {
         if (r.kind() == Type::header_attr) check_event(file_.events().size() - 1);
@@ -659,28 +714,43 @@ int Printer::run() {
     return 0;
   }
   // Text: in time order, as perf sorts records (stable: records of one time keep their file order).
-  // perf's own records (attrs, rounds) carry no time and are not printed.
+  // perf's own records (attrs, rounds) carry no time and are not printed. A file's records are
+  // decoded again where they lie (the file stays mapped, so this copies nothing); a pipe's are kept as
+  // decoded, since a later ATTR could change how one decodes (the stream stays in memory: their views
+  // stay valid).
   struct At {
     std::uint64_t time, offset;
   };
   std::vector<At> order;
+  std::vector<Record> kept;  // pipe mode: At::offset indexes these
   auto print_in_order = [&] {
-    std::stable_sort(order.begin(), order.end(), [](const At& a, const At& b) { return a.time < b.time; });
-    // Decoded again where it lies: the file stays mapped, so this copies nothing.
+    if (all_timed())
+      std::stable_sort(order.begin(), order.end(), [](const At& a, const At& b) { return a.time < b.time; });
     for (const At& a : order) {
-      file_.decode_at(a.offset, r);
-      text(r);
+      if (pipe) {
+        text(kept[a.offset]);
+      } else {
+        file_.decode_at(a.offset, r);
+        text(r);
+      }
       maybe_flush();
     }
   };
   try {
-    while (file_.next(r))
-      if (r.type < user_type_start)
-        order.push_back({r.sample_id.has(sample_time) ? r.sample_id.time : 0, r.offset});
+    while (file_.next(r)) {
+      if (r.kind() == Type::header_attr) check_event(file_.events().size() - 1);
+      if (r.type >= user_type_start) continue;
+      order.push_back({r.sample_id.has(sample_time) ? r.sample_id.time : 0, pipe ? kept.size() : r.offset});
+      if (pipe) kept.push_back(r);
+    }
   } catch (const Error&) {
     finish_then_throw(print_in_order);
   }
-  print_in_order();
+  try {
+    print_in_order();  // a tracepoint payload that does not follow its format stops it here
+  } catch (const Error&) {
+    finish_then_throw([] {});
+  }
   flush();
   return 0;
 }

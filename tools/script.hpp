@@ -8,7 +8,7 @@ namespace perfspec::tools {
 struct ScriptOptions {
   std::string input = "perf.data";  ///< `-` reads a pipe-mode stream on stdin
   std::string format = "text";      ///< text | json
-  std::string fields;               ///< -F: comm,pid,tid,cpu,time,period,event,addr,ip (text)
+  std::string fields;               ///< -F: comm,pid,tid,cpu,time,period,event,trace,addr,ip (text)
   bool samples_only = false;        ///< text: samples only, as perf script prints by default
   bool summary = false;             ///< counts by record type, and what was lost
   bool ns = false;                  ///< times in nanoseconds

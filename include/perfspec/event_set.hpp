@@ -38,6 +38,7 @@ struct ResolvedEvent {
   Attr attr;
   std::string name;        ///< display name: the text as written, or `name=`
   std::string pmu;         ///< the PMU it encodes for (`cpu`, `software`, `uncore_imc_0`, ...)
+  std::string tracepoint;  ///< a tracepoint's `sys:name` (whatever its display name), else empty
   PmuPlacement placement;  ///< that PMU's cpumask and cpus
   std::size_t group = 0;   ///< index into EventSet::groups
   std::size_t leader = 0;  ///< index into EventSet::events of this event's group leader
@@ -62,6 +63,7 @@ struct ResolvedEvent {
     attr = Attr{};
     name.clear();
     pmu.clear();
+    tracepoint.clear();
     placement.clear();
     group = leader = 0;
     span = Span{};

@@ -16,6 +16,8 @@
 
 namespace perfspec::record {
 
+class Tracepoints;
+
 /// Feature bits of the header (HEADER_TRACING_DATA = 1 ... HEADER_PMU_CAPS = 31).
 enum class Feature : unsigned {
   tracing_data = 1,
@@ -64,7 +66,8 @@ std::string_view feature_name(Feature feature);
 std::string attr_name(const Attr& attr);
 
 /// One event of the file: its attr, the kernel ids of its fds, and its name (from HEADER_EVENT_DESC or,
-/// in pipe mode, EVENT_UPDATE; until then, or when the file does not name it, attr_name's).
+/// in pipe mode, EVENT_UPDATE; until then, or when the file does not name it, a tracepoint's
+/// `sys:name` from the tracing data, else attr_name's).
 struct FileEvent {
   Attr attr;
   std::vector<std::uint64_t> ids;
@@ -127,6 +130,11 @@ class PerfData {
   std::optional<std::uint64_t> total_mem() const;
   /// HEADER_TRACING_DATA (file mode) or the bytes after a TRACING_DATA record (pipe mode, once read).
   std::span<const std::byte> tracing_data() const;
+  /// The tracepoints of tracing_data(), parsed on first use; nullptr when there is none (yet). Throws
+  /// DecodeError (the offset is the file's) for tracing data that does not follow perf's layout.
+  ///
+  /// Example: `if (auto* tps = file.tracepoints()) if (auto* tp = tps->find(attr)) text = tp->print(raw);`
+  const Tracepoints* tracepoints() const;
 
  private:
   struct Impl;

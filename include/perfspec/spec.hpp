@@ -300,6 +300,11 @@ class Machine {
   ///
   /// Example: `machine.tracepoint_id("sched", "sched_switch")` is the id perf puts in config.
   std::optional<std::uint64_t> tracepoint_id(std::string_view sys, std::string_view name) const;
+  /// The text of `sys:name`'s tracefs format file (`events/SYS/NAME/format`); nullopt when absent.
+  /// Throws perfspec::Error naming it when it is there but cannot be read.
+  ///
+  /// Example: `machine.tracepoint_format("sched", "sched_switch")->starts_with("name: sched_switch")`.
+  std::optional<std::string> tracepoint_format(std::string_view sys, std::string_view name) const;
   /// `sys:name` pairs matching glob patterns, sorted.
   std::vector<std::pair<std::string, std::string>> tracepoints(std::string_view sys_glob,
                                                                std::string_view name_glob) const;

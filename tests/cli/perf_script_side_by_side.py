@@ -9,14 +9,18 @@ samples only (perf's default) and every record (perf's --show-*-events flags aga
 default). Then perfspec record samples tests/workload/workload.c (run inside perf 6.12's chroot, so
 that perf finds its binaries): perf script prints the same records as perfspec script, perf report
 reads the file without a word on stderr, the callchains start in the workload's own functions, and
-page faults land exactly on the pages the workload touched. Exit status 0 when all agree, 1 when one
-differs, 77 when perf 6.12 cannot run here.
+page faults land exactly on the pages the workload touched. For recordings of sched:sched_switch,
+the "fields" of perfspec's JSON samples must also be what perf's trace text says (prev_comm,
+prev_pid, ... next_prio, sample by sample). Exit status 0 when all agree, 1 when one differs, 77
+when perf 6.12 cannot run here.
 
 usage: perf_script_side_by_side.py --perfspec build/perfspec [--perf ../shared/tools/perf-current]
 """
 import argparse
 import difflib
+import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -39,9 +43,15 @@ RECORDINGS = [
     ("switch-events", ["--switch-events", "-e", "task-clock"], ["sleep", "0.02"]),
     ("pipe", ["-e", "task-clock", "-c", "200000", "-o", "-"], ["ls", "-R", "/usr/share/perl5"]),
     ("compressed", ["-z", "-e", "task-clock,page-faults", "-c", "20000", "-g"], ["ls", "-R", "/usr/share"]),
+    ("sched-switch", ["-a", "-e", "sched:sched_switch"], ["sleep", "0.05"]),
+    ("tracepoints-pipe", ["-a", "-e", "sched:sched_switch,sched:sched_process_exec", "-o", "-"],
+     ["sh", "-c", "ls / >/dev/null; sleep 0.02"]),
 ]
 FIELDS = ["comm,tid,time,event,ip", "comm,pid,tid,time,period,event", "comm,tid,cpu,time,event",
           "comm,pid,tid,cpu,time,period,event,addr,ip", "tid,time"]
+# The recordings of tracepoints also print their payloads (the trace field), and perf's default fields
+# (None: no -F), which for tracepoint events include the trace.
+TRACE_FIELDS = ["comm,tid,cpu,time,event,trace", "trace", "comm,pid,tid,time,period,event,trace,ip", None]
 
 
 def run(cmd, stdin=None):
@@ -165,6 +175,34 @@ def check_record(perf, perfspec, root, inside, chroot_dir):
         if len(ips) != k or len(inside_fn) != k:
             fail(f"breakpoint: {len(ips)} samples, {len(inside_fn)} in write_watched, for {k} writes")
     return checks, failed
+SWITCH = re.compile(rb"^ *(\d+\.\d+): prev_comm=(.*) prev_pid=(-?\d+) prev_prio=(-?\d+) prev_state=\S+ ==> "
+                    rb"next_comm=(.*) next_pid=(-?\d+) next_prio=(-?\d+)$")
+
+
+def switch_fields(perf_out, perfspec_json):
+    """sched_switch samples as (time, prev_comm, prev_pid, prev_prio, next_comm, next_pid, next_prio):
+    from perf script --ns -F time,trace, and from perfspec script --format json's "fields"."""
+    theirs = []
+    for line in perf_out.splitlines():
+        if b": prev_comm=" not in line:
+            continue  # another tracepoint's
+        m = SWITCH.match(line)
+        if not m:
+            raise ValueError(f"perf script printed {line!r}")
+        t, pc, pp, ppr, nc, np_, npr = m.groups()
+        theirs.append((t.decode(), pc.decode(errors="replace"), int(pp), int(ppr), nc.decode(errors="replace"),
+                       int(np_), int(npr)))
+    ours = []
+    for line in perfspec_json.splitlines():
+        r = json.loads(line)
+        if r.get("type") != "SAMPLE" or r.get("event") != "sched:sched_switch":
+            continue
+        f = r["fields"]
+        ours.append((f"{r['time'] // 10**9}.{r['time'] % 10**9:09d}", f["prev_comm"], f["prev_pid"], f["prev_prio"],
+                     f["next_comm"], f["next_pid"], f["next_prio"]))
+    return sorted(theirs), sorted(ours)
+
+
 
 
 def main():
@@ -198,14 +236,30 @@ def main():
                 print(f"FAIL {name}: perf record failed ({status}): {err.decode(errors='replace')[-300:]}")
                 failed += 1
                 continue
-            for fields in FIELDS:
+            if "sched:sched_switch" in " ".join(rec):
+                # perfspec's JSON fields of sched_switch samples are what perf's trace text says
+                pcmd = [args.perf, "script", "--ns", "-F", "time,trace"]
+                pcmd, pin = (pcmd + ["-i", "-"], host) if pipe else (pcmd + ["-i", chroot_dir + "/" + name + ".data"], None)
+                pst, pout, perr = run(pcmd, pin)
+                sst, sout, serr = run([perfspec, "script", "--format", "json", "-i", host])
+                compared += 1
+                try:
+                    theirs, ours = switch_fields(pout, sout)
+                except (ValueError, KeyError) as e:
+                    theirs, ours = None, str(e)
+                if pst != 0 or sst != 0 or not theirs or theirs != ours:
+                    print(f"FAIL {name}: JSON fields of sched_switch differ from perf's trace text "
+                          f"({len(theirs or [])} samples from perf): {str(ours)[:300]}")
+                    failed += 1
+            for fields in FIELDS + (TRACE_FIELDS if "sched:" in " ".join(rec) else []):
                 for every in (False, True):
                     if pipe:
                         pcmd, pin = [args.perf, "script", "-i", "-"], host
                     else:
                         pcmd, pin = [args.perf, "script", "-i", chroot_dir + "/" + name + ".data"], None
-                    pcmd += (SHOW if every else []) + ["-F", fields]
-                    scmd = [perfspec, "script", "-i", host, "-F", fields] + ([] if every else ["--samples"])
+                    f = ["-F", fields] if fields else []
+                    pcmd += (SHOW if every else []) + f
+                    scmd = [perfspec, "script", "-i", host] + f + ([] if every else ["--samples"])
                     pst, pout, perr = run(pcmd, pin)
                     sst, sout, serr = run(scmd)
                     if every:
@@ -215,7 +269,7 @@ def main():
                                         if b": PERF_RECORD_THROTTLE " not in line and
                                         b": PERF_RECORD_UNTHROTTLE " not in line)
                     compared += 1
-                    label = f"{name} -F {fields}{' (every record)' if every else ''}"
+                    label = f"{name} -F {fields or '(default)'}{' (every record)' if every else ''}"
                     if (pst == 0) != (sst == 0):
                         # perf refuses a field the samples lack with a message perfspec repeats
                         print(f"FAIL {label}: perf status {pst}, perfspec {sst}\n  perf: {perr.decode(errors='replace')[:300]}"

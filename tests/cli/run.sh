@@ -914,6 +914,16 @@ check script-addr 0 script_addr.txt -- script --samples -i "$pd/addr.data" -F co
 check script-group-read 0 script_group_read.txt -- script --samples -i "$pd/group_read.data" -F comm,tid,time,period,event
 check script-all-records 0 script_all_records.txt -- script -i "$pd/callchain.data" -F comm,tid,time,event
 check script-tracepoint-all 0 script_tracepoint_all.txt -- script -i "$pd/tracepoint.data" -F comm,pid,tid,cpu,time,event
+# tracepoint payloads as perf prints them: the trace field, and perf's default fields for tracepoints
+check script-tracepoint-trace 0 script_tracepoint_trace.txt -- script --samples -i "$pd/tracepoint.data" -F comm,tid,cpu,time,event,trace
+check script-tracepoint-default 0 script_tracepoint_default.txt -- script --samples -i "$pd/tracepoint.data"
+check script-switch-default 0 script_switch_default.txt -- script --samples -i "$pd/tracepoint_switch.data"
+check script-switch-trace-ip 0 script_switch_trace_ip.txt -- script --samples -i "$pd/tracepoint_switch.data" -F comm,pid,tid,time,period,event,trace,ip
+check script-switch-pipe 0 script_switch_pipe.txt -- script --samples -i "$pd/tracepoint_pipe.data"
+# JSON: a tracepoint sample's payload as named fields (perfspec's own output, checked against the trace
+# text of script_switch_default.txt)
+out=$("$bin" script --format json -i "$pd/tracepoint_switch.data" | grep '"type":"SAMPLE"')
+expect script-json-tracepoint [ "$out" = "$(cat "$here/expected/script_json_tracepoint.txt")" ]
 # pipe mode, from stdin
 out=$("$bin" script --samples -i - -F comm,pid,tid,time,period,event,ip <"$pd/pipe.data" 2>&1; echo '--- stderr')
 expect script-pipe [ "$out" = "$(cat "$here/expected/script_pipe.txt")" ]

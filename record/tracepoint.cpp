@@ -1,0 +1,314 @@
+// SPDX-License-Identifier: MIT
+// Tracepoint payloads with libtraceevent: it parses the format files and prints the events' print
+// fmts (as perf script does: tep_print_event with TEP_PRINT_INFO); the fields are read out of the
+// payload here, each checked against the payload's size before it is read.
+#include "perfspec/tracepoint.hpp"
+
+#include <event-parse.h>
+#include <unistd.h>
+
+#include <bit>
+#include <charconv>
+#include <cstring>
+#include <map>
+
+#include <fmt/format.h>
+
+#include "perfspec/spec.hpp"
+
+namespace perfspec::record {
+
+namespace {
+
+tep_event* ev(void* p) { return static_cast<tep_event*>(p); }
+
+[[noreturn]] void bad_payload(std::uint64_t offset, const tep_event* e, const std::string& what) {
+  throw DecodeError(offset, fmt::format("{}:{} payload: {}", e->system, e->name, what));
+}
+
+// Where a field's bytes are in the payload, checked: a fixed field, or the bytes a __data_loc /
+// __rel_loc word points to.
+struct Place {
+  std::size_t at = 0, size = 0;
+};
+
+std::uint64_t read_number(const tep_event* e, const std::byte* p, std::size_t size) {
+  std::uint64_t v = 0;
+  bool big = tep_is_file_bigendian(e->tep);
+  for (std::size_t i = 0; i < size; ++i)
+    v = v << 8 | std::to_integer<std::uint64_t>(p[big ? i : size - 1 - i]);
+  return v;
+}
+
+Place place(const tep_event* e, const tep_format_field* f, std::span<const std::byte> raw,
+            std::uint64_t offset) {
+  auto at = static_cast<std::size_t>(f->offset), size = static_cast<std::size_t>(f->size);
+  if (f->offset < 0 || f->size < 0 || at > raw.size() || size > raw.size() - at)
+    bad_payload(offset, e,
+                fmt::format("field '{}' at [{}, +{}) runs past the payload ({} bytes)", f->name, f->offset,
+                            f->size, raw.size()));
+  if (!(f->flags & TEP_FIELD_IS_DYNAMIC)) return {at, size};
+  // A dynamic field is a u32: the data's length in the high half, its offset in the low half (from the
+  // start of the payload, or for __rel_loc from the end of this field).
+  if (size != 4)
+    bad_payload(offset, e,
+                fmt::format("dynamic field '{}' is {} bytes (a data_loc word is 4)", f->name, size));
+  std::uint64_t word = read_number(e, raw.data() + at, size);
+  std::size_t data_at = static_cast<std::size_t>(word & 0xffff);
+  std::size_t data_size = static_cast<std::size_t>(word >> 16);
+  if (f->flags & TEP_FIELD_IS_RELATIVE) data_at += at + size;
+  if (data_at > raw.size() || data_size > raw.size() - data_at)
+    bad_payload(offset, e,
+                fmt::format("dynamic field '{}' points at [{}, +{}), past the payload ({} bytes)", f->name,
+                            data_at, data_size, raw.size()));
+  return {data_at, data_size};
+}
+
+TracepointField field_value(const tep_event* e, const tep_format_field* f, std::span<const std::byte> raw,
+                            std::uint64_t offset) {
+  TracepointField out{f->name, f->type, std::uint64_t{0}};
+  Place p = place(e, f, raw, offset);
+  const std::byte* data = raw.data() + p.at;
+  bool is_signed = (f->flags & TEP_FIELD_IS_SIGNED) != 0;
+  bool array = (f->flags & (TEP_FIELD_IS_ARRAY | TEP_FIELD_IS_DYNAMIC)) != 0;
+  if (array && (f->flags & TEP_FIELD_IS_STRING)) {
+    const void* nul = std::memchr(data, 0, p.size);
+    std::size_t n = nul ? static_cast<std::size_t>(static_cast<const std::byte*>(nul) - data) : p.size;
+    out.value = std::string(reinterpret_cast<const char*>(data), n);
+    return out;
+  }
+  auto integer = [&](const std::byte* at, std::size_t size) -> std::uint64_t {
+    std::uint64_t v = read_number(e, at, size);
+    if (is_signed && size < 8 && (v >> (size * 8 - 1) & 1)) v |= ~std::uint64_t{0} << (size * 8);
+    return v;
+  };
+  if (!array && (p.size == 1 || p.size == 2 || p.size == 4 || p.size == 8)) {
+    std::uint64_t v = integer(data, p.size);
+    if (is_signed)
+      out.value = static_cast<std::int64_t>(v);
+    else
+      out.value = v;
+    return out;
+  }
+  // An array (or a scalar of an odd size, kept as its bytes): elements of the element size the
+  // format gives, else bytes.
+  std::size_t el = f->elementsize;
+  if (el != 1 && el != 2 && el != 4 && el != 8) el = 1;
+  if (p.size % el != 0) el = 1;
+  if (el == 1) is_signed = is_signed && array;
+  if (is_signed) {
+    std::vector<std::int64_t> v;
+    for (std::size_t i = 0; i < p.size; i += el)
+      v.push_back(static_cast<std::int64_t>(integer(data + i, el)));
+    out.value = std::move(v);
+  } else {
+    std::vector<std::uint64_t> v;
+    for (std::size_t i = 0; i < p.size; i += el) v.push_back(integer(data + i, el));
+    out.value = std::move(v);
+  }
+  return out;
+}
+
+// perf's parse_saved_cmdline: lines of "%d %16s".
+void register_comms(tep_handle* tep, std::string_view text) {
+  while (!text.empty()) {
+    std::size_t end = text.find('\n');
+    std::string_view line = text.substr(0, end);
+    text.remove_prefix(end == std::string_view::npos ? text.size() : end + 1);
+    auto space = [](char c) { return c == ' ' || c == '\t' || c == '\r' || c == '\v' || c == '\f'; };
+    std::size_t at = 0;
+    while (at < line.size() && space(line[at])) ++at;
+    int pid = 0;
+    auto [p, ec] = std::from_chars(line.data() + at, line.data() + line.size(), pid);
+    if (ec != std::errc{}) continue;
+    at = static_cast<std::size_t>(p - line.data());
+    while (at < line.size() && space(line[at])) ++at;
+    std::size_t start = at;
+    while (at < line.size() && at - start < 16 && !space(line[at]) && line[at] != '\0') ++at;
+    if (at == start) continue;
+    tep_register_comm(tep, std::string(line.substr(start, at - start)).c_str(), pid);
+  }
+}
+
+// perf's parse_ftrace_printk: lines of "ADDR : FMT", the address in hex.
+void register_printk(tep_handle* tep, std::string_view text) {
+  while (!text.empty()) {
+    std::size_t end = text.find('\n');
+    std::string_view line = text.substr(0, end);
+    text.remove_prefix(end == std::string_view::npos ? text.size() : end + 1);
+    std::size_t colon = line.find(':');
+    if (colon == std::string_view::npos || colon + 1 >= line.size()) continue;
+    std::string_view addr = line.substr(0, colon);
+    while (!addr.empty() && addr.front() == ' ') addr.remove_prefix(1);
+    if (addr.starts_with("0x") || addr.starts_with("0X")) addr.remove_prefix(2);
+    unsigned long long a = 0;
+    std::from_chars(addr.data(), addr.data() + addr.size(), a, 16);
+    // the format follows ": ", one space skipped
+    tep_register_print_string(
+        tep, std::string(line.substr(colon + 2 <= line.size() ? colon + 2 : line.size())).c_str(), a);
+  }
+}
+
+std::string_view text_of(std::span<const std::byte> b) {
+  return {reinterpret_cast<const char*>(b.data()), b.size()};
+}
+
+}  // namespace
+
+struct Tracepoints::Impl {
+  tep_handle* tep = nullptr;
+  std::map<std::uint64_t, Tracepoint> by_id;
+  Impl() : tep(tep_alloc()) {
+    if (!tep) throw std::bad_alloc();
+    tep_set_local_bigendian(tep,
+                            std::endian::native == std::endian::big ? TEP_BIG_ENDIAN : TEP_LITTLE_ENDIAN);
+    tep_set_file_bigendian(tep, std::endian::native == std::endian::big ? TEP_BIG_ENDIAN : TEP_LITTLE_ENDIAN);
+    tep_set_long_size(tep, static_cast<int>(sizeof(long)));
+    tep_set_page_size(tep, static_cast<int>(::sysconf(_SC_PAGESIZE)));
+    tep_set_flag(tep, TEP_NSEC_OUTPUT);
+  }
+  ~Impl() { tep_free(tep); }
+  Impl(const Impl&) = delete;
+  Impl& operator=(const Impl&) = delete;
+};
+
+Tracepoints::Tracepoints() : impl_(std::make_unique<Impl>()) {}
+Tracepoints::Tracepoints(Tracepoints&&) noexcept = default;
+Tracepoints& Tracepoints::operator=(Tracepoints&&) noexcept = default;
+Tracepoints::~Tracepoints() = default;
+
+const Tracepoint& Tracepoints::add_format(std::string_view system, std::string_view format) {
+  tep_event* event = nullptr;
+  std::string sys(system);
+  enum tep_errno err = tep_parse_format(impl_->tep, &event, format.data(), format.size(), sys.c_str());
+  // A print fmt libtraceevent cannot follow still leaves the event and its fields (printed as
+  // "[FAILED TO PARSE]", as perf prints it); without the event, the file was no format file.
+  if (!event) {
+    char buf[128] = {};
+    tep_strerror(impl_->tep, err, buf, sizeof buf);
+    throw Error(ErrorKind::bad_value,
+                fmt::format("a {} format file libtraceevent cannot parse: {}", system, buf));
+  }
+  auto id = static_cast<std::uint64_t>(static_cast<std::uint32_t>(event->id));
+  return impl_->by_id.try_emplace(id, Tracepoint(event)).first->second;
+}
+
+Tracepoints Tracepoints::from_tracing_data(std::span<const std::byte> bytes, std::uint64_t offset) {
+  TracingFiles files = read_tracing_data(bytes, offset);
+  Tracepoints t;
+  tep_handle* tep = t.impl_->tep;
+  tep_set_file_bigendian(tep, files.big_endian ? TEP_BIG_ENDIAN : TEP_LITTLE_ENDIAN);
+  tep_set_long_size(tep, files.long_size);
+  tep_set_page_size(tep, static_cast<int>(files.page_size));
+  // The header page's commit field is a long of the traced kernel: its size wins, as for perf.
+  std::string header(text_of(files.header_page));
+  if (tep_parse_header_page(tep, header.data(), header.size(), files.long_size) == 0)
+    tep_set_long_size(tep, tep_get_header_page_size(tep));
+  auto where = [&](std::span<const std::byte> part) {
+    return offset + static_cast<std::uint64_t>(part.data() - bytes.data());
+  };
+  auto add = [&](std::string_view system, std::span<const std::byte> file) {
+    try {
+      t.add_format(system, text_of(file));
+    } catch (const DecodeError&) {
+      throw;
+    } catch (const Error& e) {
+      throw DecodeError(where(file),
+                        fmt::format("tracing data at offset {:#x}: {}", where(file), e.message()));
+    }
+  };
+  for (auto file : files.ftrace_formats) add("ftrace", file);
+  for (const auto& s : files.systems)
+    for (auto file : s.formats) add(s.name, file);
+  // kallsyms is skipped, as perf skips it (it resolves kernel addresses from its own symbols).
+  register_printk(tep, text_of(files.printk_formats));
+  register_comms(tep, text_of(files.saved_cmdlines));
+  return t;
+}
+
+Tracepoints Tracepoints::from_tracefs(const spec::Machine& machine, const EventSet& set) {
+  Tracepoints t;
+  for (const auto& e : set.events) {
+    if (e.attr.type != 2 || e.tracepoint.empty() || t.find(e.attr)) continue;
+    std::size_t colon = e.tracepoint.find(':');
+    std::string_view sys = std::string_view(e.tracepoint).substr(0, colon);
+    std::string_view name =
+        colon == std::string::npos ? std::string_view{} : std::string_view(e.tracepoint).substr(colon + 1);
+    auto text = machine.tracepoint_format(sys, name);
+    if (!text)
+      throw Error(ErrorKind::unknown_name, fmt::format("no format file for tracepoint '{}' in {}",
+                                                       e.tracepoint, machine.tracefs_events()));
+    try {
+      t.add_format(sys, *text);
+    } catch (const Error& err) {
+      throw Error(err.kind(),
+                  fmt::format("{}/{}/{}/format: {}", machine.tracefs_events(), sys, name, err.message()));
+    }
+  }
+  return t;
+}
+
+const Tracepoint* Tracepoints::find(std::uint64_t id) const {
+  auto it = impl_->by_id.find(id);
+  return it == impl_->by_id.end() ? nullptr : &it->second;
+}
+
+const Tracepoint* Tracepoints::find(const Attr& attr) const {
+  return attr.type == 2 ? find(attr.config) : nullptr;
+}
+
+std::size_t Tracepoints::size() const { return impl_->by_id.size(); }
+
+std::uint64_t Tracepoint::id() const { return static_cast<std::uint32_t>(ev(event_)->id); }
+std::string_view Tracepoint::system() const { return ev(event_)->system; }
+std::string_view Tracepoint::name() const { return ev(event_)->name; }
+std::string Tracepoint::full_name() const { return fmt::format("{}:{}", system(), name()); }
+
+std::vector<std::string_view> Tracepoint::field_names(bool common) const {
+  std::vector<std::string_view> out;
+  const tep_event* e = ev(event_);
+  if (common)
+    for (const tep_format_field* f = e->format.common_fields; f; f = f->next) out.emplace_back(f->name);
+  for (const tep_format_field* f = e->format.fields; f; f = f->next) out.emplace_back(f->name);
+  return out;
+}
+
+std::vector<TracepointField> Tracepoint::decode(std::span<const std::byte> raw, bool common,
+                                                std::uint64_t offset) const {
+  std::vector<TracepointField> out;
+  const tep_event* e = ev(event_);
+  if (common)
+    for (const tep_format_field* f = e->format.common_fields; f; f = f->next)
+      out.push_back(field_value(e, f, raw, offset));
+  for (const tep_format_field* f = e->format.fields; f; f = f->next)
+    out.push_back(field_value(e, f, raw, offset));
+  return out;
+}
+
+std::string Tracepoint::print(std::span<const std::byte> raw, int cpu, std::uint64_t offset) const {
+  tep_event* e = ev(event_);
+  // libtraceevent prints the event the payload's common_type names (as for perf): that event's fields
+  // are the ones to check.
+  if (const tep_format_field* type = tep_find_common_field(e, "common_type")) {
+    Place p = place(e, type, raw, offset);
+    auto id = static_cast<int>(read_number(e, raw.data() + p.at, p.size));
+    if (tep_event* other = tep_find_event(e->tep, id)) e = other;
+  }
+  for (const tep_format_field* f = e->format.common_fields; f; f = f->next) place(e, f, raw, offset);
+  for (const tep_format_field* f = e->format.fields; f; f = f->next) place(e, f, raw, offset);
+  // An aligned copy with NULs after it: a string field without its terminator ends there.
+  std::vector<std::uint64_t> copy(raw.size() / 8 + 2, 0);
+  if (!raw.empty()) std::memcpy(copy.data(), raw.data(), raw.size());
+  tep_record record{};
+  record.cpu = cpu;
+  record.size = static_cast<int>(raw.size());
+  record.data = copy.data();
+  trace_seq s;
+  trace_seq_init(&s);
+  tep_print_event(e->tep, &s, &record, "%s", TEP_PRINT_INFO);
+  std::string out(s.buffer, s.len);
+  trace_seq_destroy(&s);
+  return out;
+}
+
+}  // namespace perfspec::record
