@@ -380,7 +380,8 @@ void PerfData::rewind() { impl_->pos = impl_->data_offset; }
 void PerfData::decode_at(std::uint64_t offset, Record& out) const {
   const Impl& m = *impl_;
   std::uint64_t end = m.data_offset + m.data_size;
-  if (m.pipe || offset < m.data_offset || offset + 8 > end)
+  // end - offset, not offset + 8: an offset near 2^64 would wrap past the check.
+  if (m.pipe || offset < m.data_offset || offset > end || end - offset < 8)
     bad(offset, fmt::format("no record can start at offset {:#x}", offset));
   m.formats.decode(m.bytes.subspan(static_cast<std::size_t>(offset), static_cast<std::size_t>(end - offset)),
                    offset, out);

@@ -5,10 +5,14 @@
 
 #include <cstring>
 #include <deque>
+#include <fstream>
+#include <iterator>
+#include <string>
 #include <vector>
 
 #include <fmt/format.h>
 
+#include "perfspec/perf_data.hpp"
 #include "perfspec/record.hpp"
 
 using namespace perfspec;
@@ -609,4 +613,24 @@ TEST_CASE("attr bytes: the uapi layout both ways") {
   CHECK(old.config1 == 0x1000);
   CHECK(old.config2 == 0);
   CHECK(old.config3 == 0);
+}
+
+TEST_CASE("perf.data: decode_at refuses an offset that is no record's, however large") {
+  // fuzz/regressions/perf_data/decode_at-offset-wraps: offset + 8 wrapped past the end check for an
+  // offset near 2^64, and the data section's span was cut at that offset (a read past the file).
+  std::ifstream in(std::string(PERFSPEC_SOURCE_DIR) + "/tests/fixtures/perf_data/callchain.data",
+                   std::ios::binary);
+  std::vector<char> chars((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  REQUIRE(!chars.empty());
+  std::vector<std::byte> bytes(chars.size());
+  std::memcpy(bytes.data(), chars.data(), chars.size());
+  auto file = PerfData::from_bytes(std::move(bytes));
+  Record r;
+  REQUIRE(file.next(r));
+  const std::uint64_t first = r.offset, end = file.data_offset() + file.data_size();
+  file.decode_at(first, r);
+  CHECK(r.offset == first);
+  for (std::uint64_t bad : {std::uint64_t{0}, file.data_offset() - 1, end - 7, end, end + 1,
+                            ~std::uint64_t{0} - 4, ~std::uint64_t{0} - 7, ~std::uint64_t{0}})
+    CHECK_THROWS_AS(file.decode_at(bad, r), DecodeError);
 }
