@@ -626,7 +626,9 @@ int Printer::run() {
   if (o_.format == "json" || !timed) {
     try {
       while (file_.next(r)) {
-        if (r.kind() == Type::header_attr) check_event(file_.events().size() - 1);
+        // In pipe mode next() has just added the ATTR's event; in a file an ATTR record in the data
+        // section adds none (the header's attrs are the file's), and there may be no event at all.
+        if (r.kind() == Type::header_attr && file_.pipe()) check_event(file_.events().size() - 1);
         if (o_.format == "json")
           json(r);
         else
