@@ -767,42 +767,58 @@ int Printer::run() {
   }
   // Text: in time order, as perf sorts records (stable: records of one time keep their file order).
   // perf's own records (attrs, rounds) carry no time and are not printed.
-  // Records mostly come in time order already (each CPU's are, and perf writes them out in rounds), so
-  // they are split as read: `order` takes each record at least as late as every one before it (in time
-  // and file order, so sorted), `late` the others; only `late` is sorted, and the two are merged as
-  // they are printed. Ordering by (time, offset) is the stable sort by time.
+  // Records mostly come in time order already (each CPU's are, and perf writes them out in rounds). The
+  // first pass keeps only the others, `late`: those earlier than a record before them. The second pass
+  // reads the file again, prints the records in order as they come, and before each, the late ones
+  // that sort before it. Ordering by (time, offset) is the stable sort by time. Nothing is kept for
+  // the records in order: on a large file, a list of them (16 bytes each) cost more than decoding
+  // them twice.
   struct At {
     std::uint64_t time, offset;
     bool operator<(const At& o) const { return time != o.time ? time < o.time : offset < o.offset; }
   };
-  std::vector<At> order, late;
-  // Room for a record of every 32 bytes (a sample is rarely smaller): pages only touched are paid for,
-  // and the vector is not copied as it grows.
-  order.reserve(static_cast<std::size_t>(std::min<std::uint64_t>(file_.data_size() / 32, 1U << 26)));
+  std::vector<At> late;                     // sorted by (time, offset) before the second pass
+  std::vector<std::uint64_t> late_offsets;  // the same records, in file order
+  std::size_t in_order = 0;                 // records the second pass prints as it reads them
+  std::uint64_t last_time = 0;
   auto print_in_order = [&] {
     std::sort(late.begin(), late.end());
-    // Decoded again where it lies: the file stays mapped, so this copies nothing.
-    auto print = [&](const At& a) {
-      file_.decode_at(a.offset, r);
+    Record other;
+    std::size_t next_late = 0, skip = 0;
+    auto print_late_before = [&](const At* limit) {
+      for (; next_late < late.size() && (!limit || late[next_late] < *limit); ++next_late) {
+        file_.decode_at(late[next_late].offset, other);
+        text(other);
+        maybe_flush();
+      }
+    };
+    file_.rewind();
+    for (std::size_t printed = 0; printed < in_order;) {
+      if (!file_.next(r)) break;  // cannot happen: the first pass read as far
+      if (r.type >= user_type_start) continue;
+      if (skip < late_offsets.size() && late_offsets[skip] == r.offset) {
+        ++skip;
+        continue;
+      }
+      At at{r.sample_id.has(sample_time) ? r.sample_id.time : 0, r.offset};
+      print_late_before(&at);
       text(r);
       maybe_flush();
-    };
-    std::size_t i = 0, j = 0;
-    while (i < order.size() || j < late.size()) {
-      if (j == late.size() || (i < order.size() && order[i] < late[j]))
-        print(order[i++]);
-      else
-        print(late[j++]);
+      ++printed;
     }
+    print_late_before(nullptr);
   };
   try {
     while (file_.next(r)) {
       if (r.type >= user_type_start) continue;
-      At at{r.sample_id.has(sample_time) ? r.sample_id.time : 0, r.offset};
-      if (order.empty() || !(at.time < order.back().time))
-        order.push_back(at);
-      else
-        late.push_back(at);
+      std::uint64_t time = r.sample_id.has(sample_time) ? r.sample_id.time : 0;
+      if (time >= last_time) {
+        last_time = time;
+        ++in_order;
+      } else {
+        late.push_back({time, r.offset});
+        late_offsets.push_back(r.offset);
+      }
     }
   } catch (const Error&) {
     finish_then_throw(print_in_order);
