@@ -153,6 +153,26 @@ if "evaluate/spr_Default" in bench:
     d = ns("evaluate/spr_Default") / 1e3
     row("evaluate spr Default per interval", f"{d:.2f} µs", "target <10 µs: " + target(d, 10, "µs", "{:.2f}"))
 
+# Issue 17: bench/record.sh writes these beside run.sh's results (it records a large perf.data first,
+# which takes minutes, so run.sh does not call it).
+try:
+    rs = hf(f"{out}/record_script.json")
+    rb = {x["run_name"]: x for x in json.load(open(f"{out}/record_bench.json"))["benchmarks"]
+          if x.get("aggregate_name") == "median"}
+    counts = dict(l.split()[:2] for l in open(f"{out}/record_summary.txt") if len(l.split()) == 2)
+    nrec, nsam = int(counts["total"]), int(counts.get("SAMPLE", 0))
+    ps, pf = rs["perfspec"]["median"], rs["perf"]["median"]
+    row(f"-- record decoding (issue 17): a perf.data of {nrec} records ({nsam} samples) by bench/record.sh")
+    for name in ("BM_PerfData_next", "BM_PerfData_decode_at"):
+        if name in rb:
+            row(f"{name} (in-process, CPU time)", f"{rb[name]['items_per_second'] / 1e6:.1f} M rec/s",
+                f"{rb[name]['items_per_second'] / (nrec / pf):.0f}x perf script's records/s")
+    row("`perfspec script --samples -F comm,tid,time,event,ip`", f"{ps:.3f} s",
+        f"vs perf script {pf:.3f} s: {pf / ps:.1f}x the records/s; target >=10x: " +
+        ("met" if pf / ps >= 10 else f"MISSED by {10 / (pf / ps):.1f}x"))
+except (FileNotFoundError, KeyError):
+    pass
+
 w = max(len(a) for a, b, _ in rows if b)
 for a, b, n in rows:
     print(a if b == "" and a.startswith("--") else f"{a:<{w}}  {b:>24}  {n}")

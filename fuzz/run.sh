@@ -6,18 +6,18 @@
 #                                   timeout or out-of-memory, whose input is copied to fuzz/regressions/<target>/
 #   fuzz/run.sh --replay            run every target once over fuzz/regressions/<target>/ (CI, after fixes)
 #   FUZZ_TARGETS="events json" ...  only these targets (default: events format alias json decode index
-#                                   metric_parse)
+#                                   metric_parse record_decode perf_data)
 #
 # New corpus units go to build-fuzz/fuzz/work/<target>/ (the seeds in fuzz/corpus/ are only read),
 # logs to build-fuzz/fuzz/logs/<target>.log. Options of the targets (environment): PERFSPEC_FUZZ_EVENTS_DIR
 # (vendor tables for the events and decode targets; slow: suggestions for unknown names scan every
 # table name), PERFSPEC_FUZZ_REUSE=1 (events: one Machine per tree per process), PERFSPEC_FUZZ_LIBPFM4=1,
-# PERFSPEC_FUZZ_DECODE_ORACLE=0 (decode).
+# PERFSPEC_FUZZ_DECODE_ORACLE=0 (decode), PERFSPEC_FUZZ_SCRIPT=0 (perf_data: leave out the script printer).
 set -uo pipefail
 
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 BUILD=$ROOT/build-fuzz
-TARGETS=${FUZZ_TARGETS:-events format alias json decode index metric_parse}
+TARGETS=${FUZZ_TARGETS:-events format alias json decode index metric_parse record_decode perf_data}
 MODE=fuzz
 SECS=60
 case "${1:-}" in
@@ -43,6 +43,15 @@ dict_for() {
     events|alias) echo "$ROOT/fuzz/events.dict" ;;
     decode) echo "$ROOT/fuzz/decode.dict" ;;
     *) echo "$ROOT/fuzz/$1.dict" ;;
+  esac
+}
+
+# Inputs up to 4 kB, but perf.data files and record streams: a file's header, attrs and feature sections
+# alone take 2-3 kB.
+max_len_for() {
+  case $1 in
+    record_decode|perf_data) echo 8192 ;;
+    *) echo 4096 ;;
   esac
 }
 
@@ -72,7 +81,7 @@ for t in $TARGETS; do
   mkdir -p "$work" "$artifacts"
   find "$artifacts" -type f -delete
   echo "== $t: ${SECS}s"
-  "$bin" -max_total_time="$SECS" -max_len=4096 -timeout=5 -rss_limit_mb=2048 -dict="$(dict_for "$t")" \
+  "$bin" -max_total_time="$SECS" -max_len="$(max_len_for "$t")" -timeout=5 -rss_limit_mb=2048 -dict="$(dict_for "$t")" \
          -artifact_prefix="$artifacts/" -print_final_stats=1 "$work" "$ROOT/fuzz/corpus/$t" >"$log" 2>&1
   rc=$?
   execs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -1)

@@ -5,6 +5,8 @@
 
 #include <cstring>
 #include <deque>
+#include <fstream>
+#include <iterator>
 #include <string>
 
 #include <unistd.h>
@@ -754,4 +756,62 @@ TEST_CASE("perf.data: COMPRESSED records (perf record -z), a record cut between 
   f.decode_at(offsets[1], r);
   CHECK(r.get<Sample>()->ip == 0x10);
   ::unlink(path.c_str());
+}
+
+TEST_CASE("perf.data: decode_at refuses an offset that is no record's, however large") {
+  // fuzz/regressions/perf_data/decode_at-offset-wraps: offset + 8 wrapped past the end check for an
+  // offset near 2^64, and the data section's span was cut at that offset (a read past the file).
+  std::ifstream in(std::string(PERFSPEC_SOURCE_DIR) + "/tests/fixtures/perf_data/callchain.data",
+                   std::ios::binary);
+  std::vector<char> chars((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  REQUIRE(!chars.empty());
+  std::vector<std::byte> bytes(chars.size());
+  std::memcpy(bytes.data(), chars.data(), chars.size());
+  auto file = PerfData::from_bytes(std::move(bytes));
+  Record r;
+  REQUIRE(file.next(r));
+  const std::uint64_t first = r.offset, end = file.data_offset() + file.data_size();
+  file.decode_at(first, r);
+  CHECK(r.offset == first);
+  for (std::uint64_t bad : {std::uint64_t{0}, file.data_offset() - 1, end - 7, end, end + 1,
+                            ~std::uint64_t{0} - 4, ~std::uint64_t{0} - 7, ~std::uint64_t{0}})
+    CHECK_THROWS_AS(file.decode_at(bad, r), DecodeError);
+}
+
+TEST_CASE("record: a Record decoded into again keeps nothing of the sample before") {
+  // decode() fills the Sample its Record holds in place: every field must be written, present or not.
+  Formats f;
+  Attr full = attr_with(sample_identifier | sample_ip | sample_tid | sample_time | sample_addr | sample_cpu |
+                        sample_period | sample_callchain | sample_raw | sample_data_src | sample_phys_addr);
+  Attr few = attr_with(sample_identifier | sample_time);
+  f.add(full, std::vector<std::uint64_t>{1});
+  f.add(few, std::vector<std::uint64_t>{2});
+  Bytes a;
+  a.u64(1).u64(0x401000).u32(7).u32(8).u64(100).u64(0xdead).u32(1).u32(0).u64(5000);
+  a.u64(2).u64(0xffffffff81000000).u64(0x401000).u32(4).u32(0xabcdef01).u64(0x42).u64(0x7000);
+  Bytes b;
+  b.u64(2).u64(200);
+  auto first = rec(9, misc_user, a), second = rec(9, misc_user, b);
+  Record r;
+  f.decode(first, 0, r);
+  REQUIRE(r.get<Sample>());
+  CHECK(r.get<Sample>()->callchain.size() == 2);
+  f.decode(second, 0x40, r);
+  REQUIRE(r.get<Sample>());
+  const Sample& s = *r.get<Sample>();
+  CHECK(r.attr == 1);
+  CHECK(s.type == few.sample_type);
+  CHECK(s.time == 200);
+  CHECK(s.ip == 0);
+  CHECK(s.pid == 0);
+  CHECK(s.tid == 0);
+  CHECK(s.addr == 0);
+  CHECK(s.cpu == 0);
+  CHECK(s.period == 0);
+  CHECK(s.callchain.empty());
+  CHECK(s.raw.empty());
+  CHECK(s.data_src == 0);
+  CHECK(s.phys_addr == 0);
+  CHECK(r.sample_id.tid == 0);
+  CHECK(r.sample_id.time == 200);
 }

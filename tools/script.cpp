@@ -6,7 +6,9 @@
 #include "tools/script.hpp"
 
 #include <algorithm>
+#include <array>
 #include <cstdio>
+#include <cstring>
 #include <map>
 #include <type_traits>
 #include <unordered_map>
@@ -37,6 +39,100 @@ namespace perfspec::tools {
 namespace {
 
 using namespace perfspec::record;
+
+// The text path's hot fields, written straight into the output buffer: fmt::format_to parses its
+// format string and pads through its width machinery for each of them, which was most of the time of
+// `perfspec script` over a large file. Each writes exactly what the fmt specification in its comment does.
+class Out {
+ public:
+  // Writes from the end of `b`, into its spare capacity (grown as needed); the size is set when the Out
+  // ends. Nothing else may write to `b` while an Out on it lives.
+  explicit Out(fmt::memory_buffer& b) : b_(b), p_(b.data() + b.size()), end_(b.data() + b.capacity()) {}
+  Out(const Out&) = delete;
+  Out& operator=(const Out&) = delete;
+  ~Out() { b_.resize(size()); }
+
+  std::size_t size() const { return static_cast<std::size_t>(p_ - b_.data()); }
+  void cut(std::size_t size) { p_ = b_.data() + size; }  // back to an earlier size()
+  void put(char c) {
+    need(1);
+    *p_++ = c;
+  }
+  void put(std::string_view s) {
+    need(s.size());
+    std::memcpy(p_, s.data(), s.size());
+    p_ += s.size();
+  }
+  // "{:>W}" of a string: fmt pads by display width, which is the byte count for ASCII; other strings go
+  // through fmt.
+  void right_str(std::string_view s, std::size_t width) {
+    if (!ascii(s)) {
+      b_.resize(size());
+      fmt::format_to(std::back_inserter(b_), "{:>{}}", s, width);
+      p_ = b_.data() + b_.size();
+      end_ = b_.data() + b_.capacity();
+      return;
+    }
+    if (s.size() < width) fill(' ', width - s.size());
+    put(s);
+  }
+  // "{:>W}" / "{:0W}" / "{:<W}" of an integer
+  template <typename T> void right(T v, std::size_t width, char pad = ' ') {
+    fmt::format_int d(v);
+    if (d.size() < width) fill(pad, width - d.size());
+    put(std::string_view(d.data(), d.size()));
+  }
+  template <typename T> void left(T v, std::size_t width) {
+    fmt::format_int d(v);
+    put(std::string_view(d.data(), d.size()));
+    if (d.size() < width) fill(' ', width - d.size());
+  }
+  // "{:>16x}": two digits a step, from a table of the 256 byte values
+  void hex16(std::uint64_t v) {
+    static constexpr auto pairs = [] {
+      std::array<char, 512> t{};
+      for (int i = 0; i < 256; ++i) {
+        t[2 * i] = "0123456789abcdef"[i >> 4];
+        t[2 * i + 1] = "0123456789abcdef"[i & 15];
+      }
+      return t;
+    }();
+    need(16);
+    char digits[16];
+    for (int i = 7; i >= 0; --i, v >>= 8) std::memcpy(digits + 2 * i, &pairs[2 * (v & 0xff)], 2);
+    std::size_t zeros = 0;  // leading zeros become spaces; 0 itself is "0"
+    while (zeros < 15 && digits[zeros] == '0') ++zeros;
+    std::memset(p_, ' ', zeros);
+    std::memcpy(p_ + zeros, digits + zeros, 16 - zeros);
+    p_ += 16;
+  }
+
+ private:
+  fmt::memory_buffer& b_;
+  char* p_;
+  char* end_;
+  static bool ascii(std::string_view s) {
+    for (char c : s)
+      if (static_cast<unsigned char>(c) >= 0x80) return false;
+    return true;
+  }
+  void need(std::size_t n) {
+    if (static_cast<std::size_t>(end_ - p_) < n) [[unlikely]]
+      grow(n);
+  }
+  [[gnu::noinline]] void grow(std::size_t n) {
+    std::size_t used = size();
+    b_.resize(used);
+    b_.reserve(used + n + 4096);
+    p_ = b_.data() + used;
+    end_ = b_.data() + b_.capacity();
+  }
+  void fill(char c, std::size_t n) {
+    need(n);
+    std::memset(p_, c, n);
+    p_ += n;
+  }
+};
 
 // -F fields, as perf names them.
 enum Field : unsigned {
@@ -121,16 +217,24 @@ class Threads {
       if (parent != names_.end()) names_[child] = parent->second;
     } else if (auto* x = r.get<Task>(); x && r.kind() == Type::exit && x->tid != 0) {
       names_.erase(static_cast<std::int32_t>(x->tid));  // perf forgets a thread that exited
+      last_ = nullptr;
     }
   }
   std::string_view name(std::int32_t tid) {
+    // The last thread asked for, remembered: samples come in runs of one thread. Its node (and so the
+    // string) lives until an EXIT erases it, which forgets it here too.
+    if (last_ && last_tid_ == tid) return *last_;
     auto it = names_.find(tid);
-    if (it != names_.end()) return it->second;
-    return names_.emplace(tid, fmt::format(":{}", tid)).first->second;
+    if (it == names_.end()) it = names_.emplace(tid, fmt::format(":{}", tid)).first;
+    last_tid_ = tid;
+    last_ = &it->second;
+    return *last_;
   }
 
  private:
   std::unordered_map<std::int32_t, std::string> names_;
+  std::int32_t last_tid_ = 0;
+  const std::string* last_ = nullptr;
 };
 
 class Printer {
@@ -225,27 +329,38 @@ void Printer::text_start(const Record& r, std::int32_t thread_tid, unsigned fiel
   const SampleId& id = r.sample_id;
   bool has_time = id.has(sample_time);
   std::uint32_t tid = id.tid, pid = id.pid;
+  Out o(out_);
   if (fields & f_comm) {
     auto comm = threads_.name(thread_tid);
     if (chain)
-      fmt::format_to(std::back_inserter(out_), "{} ", comm);
+      o.put(comm);  // "{} "
     else
-      fmt::format_to(std::back_inserter(out_), "{:>16} ", comm);
+      o.right_str(comm, 16);  // "{:>16} "
+    o.put(' ');
   }
-  if ((fields & f_pid) && (fields & f_tid))
-    fmt::format_to(std::back_inserter(out_), "{:>7}/{:<7} ", static_cast<std::int32_t>(pid),
-                   static_cast<std::int32_t>(tid));
-  else if (fields & f_pid)
-    fmt::format_to(std::back_inserter(out_), "{:>7} ", static_cast<std::int32_t>(pid));
-  else if (fields & f_tid)
-    fmt::format_to(std::back_inserter(out_), "{:>7} ", static_cast<std::int32_t>(tid));
-  if ((fields & f_cpu) && id.has(sample_cpu)) fmt::format_to(std::back_inserter(out_), "[{:03}] ", id.cpu);
-  if (fields & f_time) {
+  if ((fields & f_pid) && (fields & f_tid)) {  // "{:>7}/{:<7} "
+    o.right(static_cast<std::int32_t>(pid), 7);
+    o.put('/');
+    o.left(static_cast<std::int32_t>(tid), 7);
+    o.put(' ');
+  } else if (fields & (f_pid | f_tid)) {  // "{:>7} "
+    o.right(static_cast<std::int32_t>((fields & f_pid) ? pid : tid), 7);
+    o.put(' ');
+  }
+  if ((fields & f_cpu) && id.has(sample_cpu)) {  // "[{:03}] "
+    o.put('[');
+    o.right(id.cpu, 3, '0');
+    o.put("] ");
+  }
+  if (fields & f_time) {  // "{:>5}.{:09}: " (--ns) or "{:>5}.{:06}: "
     std::uint64_t t = has_time ? id.time : 0;
+    o.right(t / 1000000000, 5);
+    o.put('.');
     if (o_.ns)
-      fmt::format_to(std::back_inserter(out_), "{:>5}.{:09}: ", t / 1000000000, t % 1000000000);
+      o.right(t % 1000000000, 9, '0');
     else
-      fmt::format_to(std::back_inserter(out_), "{:>5}.{:06}: ", t / 1000000000, t % 1000000000 / 1000);
+      o.right(t % 1000000000 / 1000, 6, '0');
+    o.put(": ");
   }
 }
 
@@ -290,36 +405,45 @@ void Printer::text_sample(const Record& r, const Sample& s, std::size_t attr_ind
   }
   text_start(r, static_cast<std::int32_t>(s.tid), fields,
              (fields & f_ip) && (attr.sample_type & sample_callchain));
-  if (fields & f_period) fmt::format_to(std::back_inserter(out_), "{:>10} ", period);
-  if (fields & f_event)
-    fmt::format_to(std::back_inserter(out_), "{:>{}}: ", file_.event_name(attr_index), name_width_);
+  Out o(out_);
+  if (fields & f_period) {  // "{:>10} "
+    o.right(period, 10);
+    o.put(' ');
+  }
+  if (fields & f_event) {  // "{:>{}}: " (name_width_)
+    o.right_str(file_.event_name(attr_index), static_cast<std::size_t>(name_width_));
+    o.put(": ");
+  }
   if ((fields & f_trace) && s.has(sample_raw))
     if (const Tracepoint* tp = tracepoint_of(attr))
-      out_.append(tp->print(s.raw, s.has(sample_cpu) ? static_cast<int>(s.cpu) : -1, r.offset));
-  if ((fields & f_addr) && s.has(sample_addr)) fmt::format_to(std::back_inserter(out_), "{:>16x}", s.addr);
+      o.put(std::string_view(tp->print(s.raw, s.has(sample_cpu) ? static_cast<int>(s.cpu) : -1, r.offset)));
+  if ((fields & f_addr) && s.has(sample_addr)) o.hex16(s.addr);  // "{:>16x}"
   if ((fields & f_ip) && s.has(sample_ip)) {
     if (s.has(sample_callchain)) {
-      out_.push_back('\n');
+      o.put('\n');
       // perf's reading of a callchain: PERF_CONTEXT_* markers are not frames, a marker it does not
       // know means the chain is corrupt and none of it is shown, and at most 127 frames are
       // (PERF_MAX_STACK_DEPTH, perf script's --max-stack)
-      std::size_t start = out_.size(), frames = 0;
+      std::size_t start = o.size(), frames = 0;
       for (std::uint64_t ip : s.callchain) {
         if (ip >= context_max) {
           if (ip == context_hv || ip == context_kernel || ip == context_user || ip == context_guest_kernel ||
               ip == context_guest_user)
             continue;
-          out_.resize(start);
+          o.cut(start);
           break;
         }
         if (++frames > 127) break;
-        fmt::format_to(std::back_inserter(out_), "\t{:>16x}\n", ip);
+        o.put('\t');  // "\t{:>16x}\n"
+        o.hex16(ip);
+        o.put('\n');
       }
-    } else {
-      fmt::format_to(std::back_inserter(out_), " {:>16x}", s.ip);
+    } else {  // " {:>16x}"
+      o.put(' ');
+      o.hex16(s.ip);
     }
   }
-  out_.push_back('\n');
+  o.put('\n');
 }
 
 // Non-sample records as perf script prints them with --show-task-events, --show-mmap-events, ...
@@ -700,7 +824,9 @@ int Printer::run() {
   if (o_.format == "json" || (!pipe && !all_timed())) {
     try {
       while (file_.next(r)) {
-        if (r.kind() == Type::header_attr) check_event(file_.events().size() - 1);
+        // In pipe mode next() has just added the ATTR's event; in a file an ATTR record in the data
+        // section adds none (the header's attrs are the file's), and there may be no event at all.
+        if (r.kind() == Type::header_attr && file_.pipe()) check_event(file_.events().size() - 1);
         if (o_.format == "json")
           json(r);
         else
@@ -714,34 +840,86 @@ int Printer::run() {
     return 0;
   }
   // Text: in time order, as perf sorts records (stable: records of one time keep their file order).
-  // perf's own records (attrs, rounds) carry no time and are not printed. A file's records are
-  // decoded again where they lie (the file stays mapped, so this copies nothing); a pipe's are kept as
-  // decoded, since a later ATTR could change how one decodes (the stream stays in memory: their views
-  // stay valid).
+  // perf's own records (attrs, rounds) carry no time and are not printed.
+  // A file's records mostly come in time order already (each CPU's are, and perf writes them out in
+  // rounds). The first pass keeps only the others, `late`: those earlier than a record before them.
+  // The second pass reads the file again, prints the records in order as they come, and before each,
+  // the late ones that sort before it. Ordering by (time, offset) is the stable sort by time. Nothing
+  // is kept for the records in order: on a large file, a list of them (16 bytes each) cost more than
+  // decoding them twice. A pipe's records, and those of a compressed file (whose decompressed chunks
+  // a second pass would make again in another order), are all kept instead and sorted once: a pipe's
+  // as decoded (a later ATTR could change how one decodes; the stream stays in memory, so their views
+  // stay valid), a compressed file's by offset (decode_at finds them in the chunks, all still there).
   struct At {
     std::uint64_t time, offset;
+    bool operator<(const At& o) const { return time != o.time ? time < o.time : offset < o.offset; }
   };
-  std::vector<At> order;
-  std::vector<Record> kept;  // pipe mode: At::offset indexes these
+  bool keep_all = pipe || file_.has_feature(Feature::compressed);
+  std::vector<At> order;                    // keep_all: every record (offset: an index of `kept` in a pipe)
+  std::vector<Record> kept;                 // keep_all in a pipe
+  std::vector<At> late;                     // sorted by (time, offset) before the second pass
+  std::vector<std::uint64_t> late_offsets;  // the same records, in file order
+  std::size_t in_order = 0;                 // records the second pass prints as it reads them
+  std::uint64_t last_time = 0;
   auto print_in_order = [&] {
-    if (all_timed())
-      std::stable_sort(order.begin(), order.end(), [](const At& a, const At& b) { return a.time < b.time; });
-    for (const At& a : order) {
-      if (pipe) {
-        text(kept[a.offset]);
-      } else {
-        file_.decode_at(a.offset, r);
-        text(r);
+    if (keep_all) {
+      if (all_timed())
+        std::stable_sort(order.begin(), order.end(),
+                         [](const At& a, const At& b) { return a.time < b.time; });
+      for (const At& a : order) {
+        if (pipe) {
+          text(kept[a.offset]);
+        } else {
+          file_.decode_at(a.offset, r);
+          text(r);
+        }
+        maybe_flush();
       }
-      maybe_flush();
+      return;
     }
+    std::sort(late.begin(), late.end());
+    Record other;
+    std::size_t next_late = 0, skip = 0;
+    auto print_late_before = [&](const At* limit) {
+      for (; next_late < late.size() && (!limit || late[next_late] < *limit); ++next_late) {
+        file_.decode_at(late[next_late].offset, other);
+        text(other);
+        maybe_flush();
+      }
+    };
+    file_.rewind();
+    for (std::size_t printed = 0; printed < in_order;) {
+      if (!file_.next(r)) break;  // cannot happen: the first pass read as far
+      if (r.type >= user_type_start) continue;
+      if (skip < late_offsets.size() && late_offsets[skip] == r.offset) {
+        ++skip;
+        continue;
+      }
+      At at{r.sample_id.has(sample_time) ? r.sample_id.time : 0, r.offset};
+      print_late_before(&at);
+      text(r);
+      maybe_flush();
+      ++printed;
+    }
+    print_late_before(nullptr);
   };
   try {
     while (file_.next(r)) {
-      if (r.kind() == Type::header_attr) check_event(file_.events().size() - 1);
+      if (r.kind() == Type::header_attr && pipe) check_event(file_.events().size() - 1);
       if (r.type >= user_type_start) continue;
-      order.push_back({r.sample_id.has(sample_time) ? r.sample_id.time : 0, pipe ? kept.size() : r.offset});
-      if (pipe) kept.push_back(r);
+      if (keep_all) {
+        order.push_back({r.sample_id.has(sample_time) ? r.sample_id.time : 0, pipe ? kept.size() : r.offset});
+        if (pipe) kept.push_back(r);
+        continue;
+      }
+      std::uint64_t time = r.sample_id.has(sample_time) ? r.sample_id.time : 0;
+      if (time >= last_time) {
+        last_time = time;
+        ++in_order;
+      } else {
+        late.push_back({time, r.offset});
+        late_offsets.push_back(r.offset);
+      }
     }
   } catch (const Error&) {
     finish_then_throw(print_in_order);
