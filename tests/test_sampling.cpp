@@ -857,10 +857,18 @@ TEST_CASE("real: page-faults at period 1 over N fresh pages gives exactly N samp
   pages.touch();
   s.disable();
   auto c = collect(s);
-  REQUIRE(c.samples.size() == n);
+  // Exactly one sample on each page touched. Other faults may come between enable and disable
+  // (under ASan, the shadow memory of those stores): they are on other pages, and not counted here.
   std::set<std::uintptr_t> want, got;
   for (std::size_t i = 0; i < n; ++i) want.insert(pages.address(i));
-  for (const auto& x : c.samples) got.insert(x.addr);
+  std::size_t on_pages = 0;
+  for (const auto& x : c.samples)
+    if (want.count(x.addr)) {
+      ++on_pages;
+      got.insert(x.addr);
+    }
+  MESSAGE(c.samples.size() << " page-fault samples, " << on_pages << " on the " << n << " pages touched");
+  CHECK(on_pages == n);
   CHECK(got == want);
 }
 
