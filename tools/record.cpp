@@ -83,7 +83,7 @@ class Recorder {
 
   runtime::Target target();
   runtime::SamplingOptions sampling() const;
-  void take(record::PerfDataWriter& out, runtime::Sampler& s, const record::Formats& formats, bool& wrote);
+  bool take(record::PerfDataWriter& out, runtime::Sampler& s, const record::Formats& formats);
 };
 
 runtime::Target Recorder::target() {
@@ -117,9 +117,9 @@ runtime::SamplingOptions Recorder::sampling() const {
   return s;
 }
 
-// Everything the buffers hold now, into the file; a FINISHED_ROUND after each pass that wrote.
-void Recorder::take(record::PerfDataWriter& out, runtime::Sampler& s, const record::Formats& formats,
-                    bool& wrote) {
+// Everything the buffers hold now, into the file; a FINISHED_ROUND after each pass that wrote. True
+// when it wrote.
+bool Recorder::take(record::PerfDataWriter& out, runtime::Sampler& s, const record::Formats& formats) {
   record::Record r;
   std::size_t n = s.read([&](std::span<const std::byte> bytes) {
     out.write(bytes);
@@ -134,10 +134,8 @@ void Recorder::take(record::PerfDataWriter& out, runtime::Sampler& s, const reco
     } catch (const record::DecodeError&) {  // written as it came; the time range leaves it out
     }
   });
-  if (n) {
-    out.finish_round();
-    wrote = true;
-  }
+  if (n) out.finish_round();
+  return n != 0;
 }
 
 int Recorder::run() {
@@ -149,14 +147,16 @@ int Recorder::run() {
     throw Error(ErrorKind::usage, "-p and -a/-C cannot go together");
   if (o_.pid && !o_.command.empty()) throw Error(ErrorKind::usage, "-p and a command cannot go together");
 
-  std::string text;
-  for (const auto& e : o_.events) text += (text.empty() ? "" : ",") + e;
-  bool default_event = text.empty();
+  bool default_event = o_.events.empty();
   EventSet set;
-  try {
-    set = resolve(default_event ? "cycles" : text, machine_);
-  } catch (const Error& e) {  // drawn under the user's string, as stat draws it
-    return report_error(e, text, ErrorFormat::text);
+  std::vector<std::string> lists = o_.events;
+  if (default_event) lists.push_back("cycles");
+  for (const auto& text : lists) {
+    try {
+      set.append(resolve(text, machine_));
+    } catch (const Error& e) {  // drawn under the -e it is in, as stat draws it
+      return report_error(e, text, ErrorFormat::text);
+    }
   }
   runtime::Target t = target();
   auto options = sampling();
@@ -209,17 +209,12 @@ int Recorder::run() {
                   fmt::format("cannot run '{}': {}", o_.command.front(), std::strerror(err)));
     }
   }
-  bool wrote = false;
-  int wakeups = 0;
+  int wakeups = 0;  // passes that found records, as perf counts its wake-ups
   for (;;) {
     auto p = sampler.poll(100);
     if (p.state == runtime::Wakeup::failed)
       throw Error(ErrorKind::io, fmt::format("poll: {}", std::strerror(p.error)));
-    bool before = wrote;
-    wrote = false;
-    take(out, sampler, formats, wrote);
-    if (wrote) ++wakeups;
-    wrote = wrote || before;
+    if (take(out, sampler, formats)) ++wakeups;
     if (p.state == runtime::Wakeup::target_gone) break;
     if (child_ && child_->wait(0)) break;  // the command ended (system-wide: stop with it)
     if (signals_received) {
@@ -228,7 +223,7 @@ int Recorder::run() {
     }
   }
   sampler.disable();
-  take(out, sampler, formats, wrote);
+  take(out, sampler, formats);
   if (first_time_ <= last_time_) out.set_sample_time(first_time_, last_time_);
   std::uint64_t bytes = out.data_size();
   out.finish();

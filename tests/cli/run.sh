@@ -980,6 +980,22 @@ err=$("$bin" record -e task-clock -o /nonexistent/dir/x.data -- true 2>&1); stat
 expect record-unwritable [ "$status" = 3 ] && expect record-unwritable-text grep -qF "cannot create '/nonexistent/dir/x.data': No such file or directory" <<<"$err"
 err=$("$bin" record -e 'task-clock,sched:nosuch' -- true 2>&1); status=$?
 expect record-bad-event [ "$status" = 1 ] && expect record-bad-event-caret [ "$err" = "$(printf '%s\n' "event syntax error: 'task-clock,sched:nosuch'" "                                \\___ unknown tracepoint 'sched:nosuch'")" ]
+# -p: an existing process until SIGINT, its threads and mappings synthesized as perf does; -a: every
+# CPU, and every running process named
+sh -c 'while :; do :; done' &
+busy=$!
+timeout --preserve-status -s INT 0.6 "$bin" record -q -e task-clock -F 1000 -p "$busy" -o "$rec_dir/p.data"; status=$?
+kill "$busy"; wait "$busy" 2>/dev/null
+expect record-p-status [ "$status" = 0 ]
+pids=$("$bin" script --samples -F pid -i "$rec_dir/p.data" | sort -u | tr -d ' ')
+expect record-p-samples [ "$pids" = "$busy" ]
+expect record-p-comm grep -qE "PERF_RECORD_COMM: sh:$busy/$busy\$" <<<"$("$bin" script -F comm,tid -i "$rec_dir/p.data")"
+expect record-p-mmap grep -qE "PERF_RECORD_MMAP2 $busy/$busy: .* r-xp /usr/bin/dash\$" <<<"$("$bin" script -F comm,tid -i "$rec_dir/p.data")"
+"$bin" record -q -a -e cpu-clock -c 1000000 -o "$rec_dir/a.data" -- sleep 0.3; status=$?
+expect record-a-status [ "$status" = 0 ]
+sum=$("$bin" script --summary --format json -i "$rec_dir/a.data")
+expect record-a-read-back python3 -c 'import json,sys; j=json.loads(sys.argv[1]); sys.exit(not (j["records"]["SAMPLE"] > 0 and j["records"]["COMM"] > 10 and j["lost"] == 0))' "$sum"
+expect record-a-cpus [ "$("$bin" script --samples -F cpu -i "$rec_dir/a.data" | sort -u | wc -l)" -ge 1 ]
 rm -rf "$rec_dir"
 
 # ---- bash completion ----
