@@ -2,6 +2,10 @@
 #include "tests/support.hpp"
 
 #include <grp.h>
+#include <linux/hw_breakpoint.h>
+#include <linux/perf_event.h>
+#include <sys/ioctl.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -12,6 +16,32 @@
 #include <fmt/format.h>
 
 namespace test {
+
+long breakpoint_probe_count() {
+  static const long count = [] {
+    static volatile long probe = 0;
+    perf_event_attr a{};
+    a.size = sizeof a;
+    a.type = PERF_TYPE_BREAKPOINT;
+    a.bp_type = HW_BREAKPOINT_W;
+    a.bp_addr = reinterpret_cast<std::uintptr_t>(&probe);
+    a.bp_len = HW_BREAKPOINT_LEN_8;
+    a.sample_period = 1;
+    a.disabled = 1;
+    a.exclude_kernel = 1;
+    a.exclude_hv = 1;
+    int fd = static_cast<int>(::syscall(SYS_perf_event_open, &a, 0, -1, -1, 0));
+    if (fd < 0) return -1L;
+    ::ioctl(fd, PERF_EVENT_IOC_ENABLE, 0);
+    for (int i = 0; i < 10; ++i) probe = probe + 1;
+    ::ioctl(fd, PERF_EVENT_IOC_DISABLE, 0);
+    std::uint64_t n = 0;
+    bool ok = ::read(fd, &n, sizeof n) == static_cast<ssize_t>(sizeof n);
+    ::close(fd);
+    return ok ? static_cast<long>(n) : -1L;
+  }();
+  return count;
+}
 
 std::string source_dir() { return PERFSPEC_SOURCE_DIR; }
 std::string fixture(std::string_view name) { return fmt::format("{}/tests/fixtures/{}", source_dir(), name); }

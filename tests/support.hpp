@@ -77,6 +77,12 @@ inline std::string error_kind_of(std::string_view text, const perfspec::spec::Ma
 /// Runs `body` in a forked child and returns the string it returned: doctest checks in a child would not
 /// reach this process, so the child reports and the parent checks. A child that exits otherwise gives
 /// "child exited with status N" or "child killed by signal N"; one that throws, "child threw: ...".
+/// Writes to a variable, 10 times, counted by a write breakpoint opened with the raw syscall (not
+/// through perfspec): 10 where this machine's hardware breakpoints fire, 0 where they open but never
+/// trigger (some hypervisors: a Firecracker guest on Linux 6.18, where `perf stat -e mem:ADDR:w` counts
+/// 0 too), -1 when the breakpoint cannot be opened. Measured once per process.
+long breakpoint_probe_count();
+
 std::string in_child(const std::function<std::string()>& body);
 
 /// Drops root for uid and gid 65534 (nobody) with no supplementary groups, for checks of what an

@@ -991,27 +991,9 @@ std::size_t fd_baseline() {
 // there too. The exact-count checks need a machine where the kernel alone counts 10.
 bool breakpoints_fire() {
   static const bool fire = [] {
-    static volatile long probe = 0;
-    perf_event_attr a{};
-    a.size = sizeof a;
-    a.type = PERF_TYPE_BREAKPOINT;
-    a.bp_type = HW_BREAKPOINT_W;
-    a.bp_addr = reinterpret_cast<std::uintptr_t>(&probe);
-    a.bp_len = HW_BREAKPOINT_LEN_8;
-    a.sample_period = 1;
-    a.disabled = 1;
-    a.exclude_kernel = 1;
-    a.exclude_hv = 1;
-    int fd = static_cast<int>(::syscall(SYS_perf_event_open, &a, 0, -1, -1, 0));
-    if (fd < 0) return false;
-    ::ioctl(fd, PERF_EVENT_IOC_ENABLE, 0);
-    for (int i = 0; i < 10; ++i) probe = probe + 1;
-    ::ioctl(fd, PERF_EVENT_IOC_DISABLE, 0);
-    std::uint64_t n = 0;
-    bool ok = ::read(fd, &n, sizeof n) == static_cast<ssize_t>(sizeof n);
-    ::close(fd);
-    if (ok && n != 10 && n != 0) FAIL("the raw breakpoint probe counted " << n << " of 10 writes");
-    return ok && n == 10;
+    long n = test::breakpoint_probe_count();
+    if (n > 0 && n != 10) FAIL("the raw breakpoint probe counted " << n << " of 10 writes");
+    return n == 10;
   }();
   if (!fire)
     MESSAGE(

@@ -773,33 +773,8 @@ struct FreshPages {
 
 std::uint32_t my_tid() { return static_cast<std::uint32_t>(::syscall(SYS_gettid)); }
 
-// Whether this machine's hardware breakpoints fire (some hypervisors accept them and never trigger):
-// a raw write breakpoint on a variable written 10 times.
-bool breakpoints_fire() {
-  static const bool fire = [] {
-    static volatile long probe = 0;
-    perf_event_attr a{};
-    a.size = sizeof a;
-    a.type = PERF_TYPE_BREAKPOINT;
-    a.bp_type = 2;  // HW_BREAKPOINT_W
-    a.bp_addr = reinterpret_cast<std::uintptr_t>(&probe);
-    a.bp_len = 8;
-    a.sample_period = 1;
-    a.disabled = 1;
-    a.exclude_kernel = 1;
-    a.exclude_hv = 1;
-    int fd = static_cast<int>(::syscall(SYS_perf_event_open, &a, 0, -1, -1, 0));
-    if (fd < 0) return false;
-    ::ioctl(fd, PERF_EVENT_IOC_ENABLE, 0);
-    for (int i = 0; i < 10; ++i) probe = probe + 1;
-    ::ioctl(fd, PERF_EVENT_IOC_DISABLE, 0);
-    std::uint64_t n = 0;
-    bool ok = ::read(fd, &n, sizeof n) == static_cast<ssize_t>(sizeof n);
-    ::close(fd);
-    return ok && n == 10;
-  }();
-  return fire;
-}
+// Whether this machine's hardware breakpoints fire (some hypervisors accept them and never trigger).
+bool breakpoints_fire() { return test::breakpoint_probe_count() == 10; }
 
 volatile long written_variable = 0;
 [[gnu::noinline]] void write_k_times(int k) {
