@@ -7,10 +7,13 @@
 
 #include <cerrno>
 
+#include <cstddef>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <span>
 #include <string>
 #include <string_view>
 
@@ -70,5 +73,30 @@ inline void copy_tree(const std::string& from, const std::string& to) {
   fs::create_directories(to);
   fs::copy(from, to, fs::copy_options::recursive | fs::copy_options::overwrite_existing);
 }
+
+/// Little-endian numbers taken from the front of a fuzz input (0 once it runs out): how a target
+/// reads its choices before the bytes it hands the code under test.
+struct Reader {
+  const std::uint8_t* p;
+  std::size_t n;
+  std::uint64_t take(unsigned bytes) {
+    std::uint64_t v = 0;
+    for (unsigned k = 0; k < bytes; ++k) {
+      std::uint64_t b = n ? (--n, *p++) : 0;
+      v |= b << (8 * k);
+    }
+    return v;
+  }
+};
+
+/// Folds bytes into a value the optimiser cannot drop, so that every view a target is given is
+/// really read (a view past its buffer is then an ASan report).
+inline volatile std::uint64_t sink;
+inline void touch(std::span<const std::byte> b) {
+  std::uint64_t h = 0;
+  for (std::byte x : b) h = h * 31 + std::to_integer<std::uint64_t>(x);
+  sink = sink + h;
+}
+inline void touch(std::string_view s) { touch(std::as_bytes(std::span(s.data(), s.size()))); }
 
 }  // namespace fuzz

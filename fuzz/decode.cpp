@@ -52,18 +52,7 @@ Tree& tree(std::size_t i) {
   return t;
 }
 
-struct Reader {
-  const std::uint8_t* p;
-  std::size_t n;
-  std::uint64_t take(unsigned bytes) {
-    std::uint64_t v = 0;
-    for (unsigned k = 0; k < bytes; ++k) {
-      std::uint64_t b = n ? (--n, *p++) : 0;
-      v |= b << (8 * k);
-    }
-    return v;
-  }
-};
+using fuzz::Reader;
 
 void set(perfspec::Attr& a, std::string_view field, std::uint64_t v) {
   const perfspec::AttrField* f = perfspec::find_attr_field(field);

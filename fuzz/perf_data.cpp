@@ -37,13 +37,8 @@ using namespace perfspec::record;
   std::abort();
 }
 
-volatile std::uint64_t sink;
-void touch(std::span<const std::byte> b) {
-  std::uint64_t h = 0;
-  for (std::byte x : b) h = h * 31 + std::to_integer<std::uint64_t>(x);
-  sink = sink + h;
-}
-void touch(std::string_view s) { touch(std::as_bytes(std::span(s.data(), s.size()))); }
+using fuzz::sink;
+using fuzz::touch;
 
 // The views of a record that point into the file (the record_decode target reads every field; here the
 // spans that matter are the record's own bytes and its strings).

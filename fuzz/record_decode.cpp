@@ -23,24 +23,14 @@
 #include <variant>
 #include <vector>
 
+#include "fuzz/common.hpp"
 #include "perfspec/record.hpp"
 
 namespace {
 
 using namespace perfspec::record;
 
-struct Reader {
-  const std::uint8_t* p;
-  std::size_t n;
-  std::uint64_t take(unsigned bytes) {
-    std::uint64_t v = 0;
-    for (unsigned k = 0; k < bytes; ++k) {
-      std::uint64_t b = n ? (--n, *p++) : 0;
-      v |= b << (8 * k);
-    }
-    return v;
-  }
-};
+using fuzz::Reader;
 
 [[noreturn]] void fail(const char* what, std::uint64_t offset) {
   std::fprintf(stderr, "record_decode: %s (record at offset %#llx)\n", what,
@@ -48,14 +38,8 @@ struct Reader {
   std::abort();
 }
 
-// Folds bytes into a value the optimiser cannot drop, so that every view is really read.
-volatile std::uint64_t sink;
-void touch(std::span<const std::byte> b) {
-  std::uint64_t h = 0;
-  for (std::byte x : b) h = h * 31 + std::to_integer<std::uint64_t>(x);
-  sink = sink + h;
-}
-void touch(std::string_view s) { touch(std::as_bytes(std::span(s.data(), s.size()))); }
+using fuzz::sink;
+using fuzz::touch;
 void touch(const U64s& v) {
   std::uint64_t h = 0;
   for (std::uint64_t x : v) h ^= x;
