@@ -8,6 +8,7 @@
 
 #include "perfspec/record.hpp"
 #include "record/cursor.hpp"
+#include "spec/abi.hpp"
 
 namespace perfspec::record {
 
@@ -26,10 +27,11 @@ static_assert(sample_weight_struct == PERF_SAMPLE_WEIGHT_STRUCT &&
 
 namespace {
 
-constexpr std::uint64_t branch_hw_index = 1U << 17, branch_counters = 1U << 19;
-constexpr std::uint64_t format_time_enabled = 1, format_time_running = 2, format_id = 4, format_group = 8,
-                        format_lost = 16;
-constexpr std::uint64_t format_known = 31;
+using spec::branch_counters, spec::branch_hw_index, spec::format_group, spec::format_id, spec::format_lost;
+constexpr std::uint64_t format_time_enabled = spec::format_total_time_enabled,
+                        format_time_running = spec::format_total_time_running;
+constexpr std::uint64_t format_known =
+    format_time_enabled | format_time_running | format_id | format_group | format_lost;
 
 constexpr std::string_view kernel_names[] = {"",
                                              "MMAP",

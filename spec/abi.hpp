@@ -9,6 +9,8 @@
 
 #include <cstdint>
 
+#include "perfspec/record.hpp"
+
 namespace perfspec::spec {
 
 // perf_type_id
@@ -19,13 +21,11 @@ inline constexpr std::uint32_t type_hw_cache = 3;
 inline constexpr std::uint32_t type_raw = 4;
 inline constexpr std::uint32_t type_breakpoint = 5;
 
-// perf_event_sample_format
-inline constexpr std::uint64_t sample_ip = 1U << 0, sample_tid = 1U << 1, sample_time = 1U << 2,
-                               sample_addr = 1U << 3, sample_read = 1U << 4, sample_callchain = 1U << 5,
-                               sample_id = 1U << 6, sample_cpu = 1U << 7, sample_period = 1U << 8,
-                               sample_stream_id = 1U << 9, sample_raw = 1U << 10,
-                               sample_branch_stack = 1U << 11, sample_regs_user = 1U << 12,
-                               sample_stack_user = 1U << 13, sample_aux = 1U << 20;
+// perf_event_sample_format: record.hpp's (every bit, public), checked against the system header below
+using record::sample_ip, record::sample_tid, record::sample_time, record::sample_addr, record::sample_read,
+    record::sample_callchain, record::sample_id, record::sample_cpu, record::sample_period,
+    record::sample_stream_id, record::sample_raw, record::sample_branch_stack, record::sample_regs_user,
+    record::sample_stack_user, record::sample_aux;
 
 // perf_event_read_format
 inline constexpr std::uint64_t format_total_time_enabled = 1U << 0, format_total_time_running = 1U << 1,
