@@ -61,9 +61,12 @@ PERFSPEC_BENCH_PERF_DATA=$file "$dir/bench/perfspec_bench" --benchmark_filter='B
   --benchmark_out="$out/record_bench.json" --benchmark_out_format=json | grep -E 'median|^Benchmark' || true
 
 echo "== whole process ($runs runs each, output to /dev/null)"
+# Both on one CPU (the last, CPU=N to choose): unpinned, this VM's scheduler moved perfspec between
+# CPUs at times and its runs came out at 0.50 s or 0.78 s, a spread that hides the comparison.
+cpu=${CPU:-$(($(nproc) - 1))}
 hyperfine -N --warmup 1 --runs "$runs" --output=null --export-json "$out/record_script.json" \
-  -n perfspec "$cli script -i $file --samples -F $fields" \
-  -n perf "$perf script -i /tmp/$name -F $fields" 2>&1 | grep -vE '^\s*$' || true
+  -n perfspec "taskset -c $cpu $cli script -i $file --samples -F $fields" \
+  -n perf "taskset -c $cpu $perf script -i /tmp/$name -F $fields" 2>&1 | grep -vE '^\s*$' || true
 
 python3 - "$out" "$records" "$samples" "$same" <<'PY'
 import json, sys
