@@ -9,7 +9,7 @@
 
 #include <cstdint>
 
-#include "perfspec/record.hpp"
+#include "perfspec/attr.hpp"
 
 namespace perfspec::spec {
 
@@ -21,11 +21,11 @@ inline constexpr std::uint32_t type_hw_cache = 3;
 inline constexpr std::uint32_t type_raw = 4;
 inline constexpr std::uint32_t type_breakpoint = 5;
 
-// perf_event_sample_format: record.hpp's (every bit, public), checked against the system header below
-using record::sample_ip, record::sample_tid, record::sample_time, record::sample_addr, record::sample_read,
-    record::sample_callchain, record::sample_id, record::sample_cpu, record::sample_period,
-    record::sample_stream_id, record::sample_raw, record::sample_branch_stack, record::sample_regs_user,
-    record::sample_stack_user, record::sample_aux;
+// perf_event_sample_format: attr.hpp's (every bit, public), checked against the system header below
+using perfspec::sample_ip, perfspec::sample_tid, perfspec::sample_time, perfspec::sample_addr,
+    perfspec::sample_read, perfspec::sample_callchain, perfspec::sample_id, perfspec::sample_cpu,
+    perfspec::sample_period, perfspec::sample_stream_id, perfspec::sample_raw, perfspec::sample_branch_stack,
+    perfspec::sample_regs_user, perfspec::sample_stack_user, perfspec::sample_aux;
 
 // perf_event_read_format
 inline constexpr std::uint64_t format_total_time_enabled = 1U << 0, format_total_time_running = 1U << 1,

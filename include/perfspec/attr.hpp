@@ -13,6 +13,23 @@
 
 namespace perfspec {
 
+/// The bits of sample_type (the uapi header's perf_event_sample_format; checked against it in
+/// spec/abi.hpp). What a sample holds, in the order record.hpp decodes it.
+inline constexpr std::uint64_t sample_ip = 1U << 0, sample_tid = 1U << 1, sample_time = 1U << 2,
+                               sample_addr = 1U << 3, sample_read = 1U << 4, sample_callchain = 1U << 5,
+                               sample_id = 1U << 6, sample_cpu = 1U << 7, sample_period = 1U << 8,
+                               sample_stream_id = 1U << 9, sample_raw = 1U << 10,
+                               sample_branch_stack = 1U << 11, sample_regs_user = 1U << 12,
+                               sample_stack_user = 1U << 13, sample_weight = 1U << 14,
+                               sample_data_src = 1U << 15, sample_identifier = 1U << 16,
+                               sample_transaction = 1U << 17, sample_regs_intr = 1U << 18,
+                               sample_phys_addr = 1U << 19, sample_aux = 1U << 20, sample_cgroup = 1U << 21,
+                               sample_data_page_size = 1U << 22, sample_code_page_size = 1U << 23,
+                               sample_weight_struct = 1U << 24;
+/// Every bit the decoder knows; a sample_type with others cannot be decoded (their fields' sizes are
+/// unknown).
+inline constexpr std::uint64_t sample_known = (std::uint64_t{1} << 25) - 1;
+
 struct Attr {
   std::uint32_t type = 0;
   std::uint32_t size = 0;

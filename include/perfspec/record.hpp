@@ -93,21 +93,15 @@ inline constexpr std::uint16_t misc_ext_reserved = 1U << 15;
 /// Example: `cpumode_letter(misc_user) == 'u'`.
 char cpumode_letter(std::uint16_t misc);
 
-// sample_type bits beyond spec/abi.hpp's (the uapi header's perf_event_sample_format)
-inline constexpr std::uint64_t sample_ip = 1U << 0, sample_tid = 1U << 1, sample_time = 1U << 2,
-                               sample_addr = 1U << 3, sample_read = 1U << 4, sample_callchain = 1U << 5,
-                               sample_id = 1U << 6, sample_cpu = 1U << 7, sample_period = 1U << 8,
-                               sample_stream_id = 1U << 9, sample_raw = 1U << 10,
-                               sample_branch_stack = 1U << 11, sample_regs_user = 1U << 12,
-                               sample_stack_user = 1U << 13, sample_weight = 1U << 14,
-                               sample_data_src = 1U << 15, sample_identifier = 1U << 16,
-                               sample_transaction = 1U << 17, sample_regs_intr = 1U << 18,
-                               sample_phys_addr = 1U << 19, sample_aux = 1U << 20, sample_cgroup = 1U << 21,
-                               sample_data_page_size = 1U << 22, sample_code_page_size = 1U << 23,
-                               sample_weight_struct = 1U << 24;
-/// Every bit the decoder knows; a sample_type with others cannot be decoded (their fields' sizes are
-/// unknown).
-inline constexpr std::uint64_t sample_known = (std::uint64_t{1} << 25) - 1;
+// The sample_type bits (attr.hpp), by their names here too: record::sample_ip.
+using perfspec::sample_ip, perfspec::sample_tid, perfspec::sample_time, perfspec::sample_addr,
+    perfspec::sample_read, perfspec::sample_callchain, perfspec::sample_id, perfspec::sample_cpu,
+    perfspec::sample_period, perfspec::sample_stream_id, perfspec::sample_raw, perfspec::sample_branch_stack,
+    perfspec::sample_regs_user, perfspec::sample_stack_user, perfspec::sample_weight,
+    perfspec::sample_data_src, perfspec::sample_identifier, perfspec::sample_transaction,
+    perfspec::sample_regs_intr, perfspec::sample_phys_addr, perfspec::sample_aux, perfspec::sample_cgroup,
+    perfspec::sample_data_page_size, perfspec::sample_code_page_size, perfspec::sample_weight_struct,
+    perfspec::sample_known;
 
 /// A view of `count` native-endian u64 values at any alignment (the bytes of a record).
 ///
