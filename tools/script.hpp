@@ -12,7 +12,6 @@ struct ScriptOptions {
   bool samples_only = false;        ///< text: samples only, as perf script prints by default
   bool summary = false;             ///< counts by record type, and what was lost
   bool ns = false;                  ///< times in nanoseconds
-  bool header = false;              ///< text: the file's header first (as perf report --header-only)
 };
 
 /// Runs `perfspec script`. Returns the exit status; throws perfspec::Error for a file that cannot be
