@@ -10,14 +10,6 @@ namespace perfspec::record {
 
 namespace {
 
-constexpr std::string_view hardware_names[] = {
-    "cycles",        "instructions", "cache-references",        "cache-misses",           "branches",
-    "branch-misses", "bus-cycles",   "stalled-cycles-frontend", "stalled-cycles-backend", "ref-cycles"};
-constexpr std::string_view software_names[] = {
-    "cpu-clock",        "task-clock",   "page-faults",  "context-switches",
-    "cpu-migrations",   "minor-faults", "major-faults", "alignment-faults",
-    "emulation-faults", "dummy",        "bpf-output",   "cgroup-switches"};
-
 // perf's modifiers after the name: the privilege levels counted when some are excluded, the
 // precision, and host/guest when they differ from the default (which excludes the guest).
 std::string modifiers(const Attr& a) {
@@ -41,13 +33,13 @@ std::string attr_name(const Attr& a) {
   std::string base;
   switch (a.type) {
     case spec::type_hardware:
-      base = a.config < std::size(hardware_names) ? std::string(hardware_names[a.config])
-                                                  : fmt::format("unknown-hardware:{}", a.config);
+    case spec::type_software: {
+      base = std::string(spec::symbol_name(a.type, a.config));
+      if (base.empty())
+        base =
+            fmt::format("unknown-{}:{}", a.type == spec::type_hardware ? "hardware" : "software", a.config);
       break;
-    case spec::type_software:
-      base = a.config < std::size(software_names) ? std::string(software_names[a.config])
-                                                  : fmt::format("unknown-software:{}", a.config);
-      break;
+    }
     case spec::type_hw_cache: {
       spec::CacheEvent c{static_cast<unsigned>(a.config & 0xff), static_cast<unsigned>(a.config >> 8 & 0xff),
                          static_cast<unsigned>(a.config >> 16 & 0xff)};

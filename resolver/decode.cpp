@@ -191,12 +191,7 @@ Decoded Decoder::hardware_or_cache() {
   }
   std::string name;
   if (a_.type == spec::type_hardware) {
-    for (const auto& s : spec::symbols())
-      if (s.type == spec::type_hardware && s.config == low) {
-        name = std::string(s.name);
-        if (name == "cpu-cycles" || name == "branch-instructions" || name.starts_with("idle-")) continue;
-        break;
-      }
+    name = std::string(spec::symbol_name(spec::type_hardware, low));
   } else {
     unsigned cache = low & 0xff, op = (low >> 8) & 0xff, result = (low >> 16) & 0xff;
     if (cache < 7 && op < 3 && result < 2 && (low >> 24) == 0)
@@ -209,11 +204,10 @@ Decoded Decoder::hardware_or_cache() {
 }
 
 Decoded Decoder::software() {
-  for (const auto& s : spec::symbols())
-    if (s.type == spec::type_software && s.config == a_.config) {
-      d_.how = "symbol";
-      return finish(std::string(s.name), false);
-    }
+  if (auto name = spec::symbol_name(spec::type_software, a_.config); !name.empty()) {
+    d_.how = "symbol";
+    return finish(std::string(name), false);
+  }
   return raw(fmt::format("1:{:#x}", a_.config));
 }
 

@@ -109,6 +109,15 @@ std::string validity(const CacheEvent& e) {
 
 }  // namespace
 
+std::string_view symbol_name(std::uint32_t type, std::uint64_t config) {
+  for (const auto& s : symbol_table) {
+    if (s.type != type || s.config != config) continue;
+    if (s.name == "cpu-cycles" || s.name == "branch-instructions" || s.name.starts_with("idle-")) continue;
+    return s.name;
+  }
+  return {};
+}
+
 std::span<const Symbol> symbols() { return symbol_table; }
 
 // Lengths of the symbol names: most names that are not symbols (PMU names, table events) are

@@ -20,6 +20,10 @@ struct Symbol {
 
 /// Every hardware and software symbol spelling, in perf's order.
 std::span<const Symbol> symbols();
+/// perf's name of a hardware or software event (evsel__hw_names, evsel__sw_names): the first spelling
+/// of its config, `cycles` rather than `cpu-cycles`, `branches` rather than `branch-instructions`,
+/// never `idle-*`; empty for a config perf does not name.
+std::string_view symbol_name(std::uint32_t type, std::uint64_t config);
 /// Hardware or software symbol by exact name (perf's lexer is case-sensitive here), or nullptr.
 const Symbol* find_symbol(std::string_view name);
 

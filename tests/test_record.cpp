@@ -815,3 +815,27 @@ TEST_CASE("record: a Record decoded into again keeps nothing of the sample befor
   CHECK(r.sample_id.tid == 0);
   CHECK(r.sample_id.time == 200);
 }
+
+TEST_CASE("attr_name: the name perf gives an attr it has no name for") {
+  auto name = [](std::uint32_t type, std::uint64_t config, auto&& more) {
+    Attr a;
+    a.type = type;
+    a.config = config;
+    a.exclude_guest = 1;  // perf record's default: no modifier for it
+    more(a);
+    return attr_name(a);
+  };
+  auto none = [](Attr&) {};
+  CHECK(name(0, 0, none) == "cycles");
+  CHECK(name(0, 4, none) == "branches");
+  CHECK(name(0, 77, none) == "unknown-hardware:77");
+  CHECK(name(1, 1, none) == "task-clock");
+  CHECK(name(1, 2, none) == "page-faults");
+  CHECK(name(3, 0x10000, none) == "L1-dcache-load-misses");
+  CHECK(name(4, 0x1a8, none) == "r1a8");
+  CHECK(name(5, 0, [](Attr& a) { a.config1 = 0x1000, a.bp_type = 2; }) == "mem:0x1000:w");
+  CHECK(name(0, 0, [](Attr& a) { a.exclude_kernel = 1, a.exclude_hv = 1; }) == "cycles:u");
+  CHECK(name(0, 0, [](Attr& a) { a.precise_ip = 2; }) == "cycles:pp");
+  CHECK(name(1, 1, [](Attr& a) { a.exclude_guest = 0; }) == "task-clock:HG");
+  CHECK(name(42, 0, none) == "unknown attr type: 42");
+}
