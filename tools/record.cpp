@@ -186,6 +186,9 @@ int Recorder::run() {
     events.push_back({sampler.attrs()[i], sampler.ids()[i], sampler.events().events[i].name});
     formats.add(sampler.attrs()[i], sampler.ids()[i]);
   }
+  // From here on a stop signal ends the recording with a whole file (before the file exists: tests
+  // and scripts wait for it to appear before they signal).
+  catch_stop_signals();
   // perf keeps the file it would overwrite as FILE.old
   if (::access(o_.output.c_str(), F_OK) == 0) ::rename(o_.output.c_str(), (o_.output + ".old").c_str());
   auto out = record::PerfDataWriter::create(o_.output, events);
@@ -200,7 +203,6 @@ int Recorder::run() {
   out.write(synthesized);
   out.finish_round();
 
-  catch_stop_signals();
   if (!child_ || o_.all_cpus || !o_.cpus.empty()) sampler.enable();
   if (child_) {
     if (int err = child_->start()) {

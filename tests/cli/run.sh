@@ -984,7 +984,13 @@ expect record-bad-event [ "$status" = 1 ] && expect record-bad-event-caret [ "$e
 # CPU, and every running process named
 sh -c 'while :; do :; done' &
 busy=$!
-timeout --preserve-status -s INT 0.6 "$bin" record -q -e task-clock -F 1000 -p "$busy" -o "$rec_dir/p.data"; status=$?
+"$bin" record -q -e task-clock -F 1000 -p "$busy" -o "$rec_dir/p.data" &
+rec=$!
+# it catches signals before it makes the file: signal once the file is there (a sanitizer build on a
+# loaded machine takes seconds to start), after 0.5 s more of sampling
+for i in $(seq 200); do [ -s "$rec_dir/p.data" ] && break; sleep 0.1; done
+sleep 0.5
+kill -INT "$rec"; wait "$rec"; status=$?
 kill "$busy"; wait "$busy" 2>/dev/null
 expect record-p-status [ "$status" = 0 ]
 pids=$("$bin" script --samples -F pid -i "$rec_dir/p.data" | sort -u | tr -d ' ')
