@@ -7,7 +7,8 @@ packages=(cmake make g++ pkg-config python3
           tao-pegtl-dev libfmt-dev doctest-dev librange-v3-dev nlohmann-json3-dev libcli11-dev robin-map-dev libxxhash-dev
           libtraceevent-dev  # tracepoint format files and payloads (record/tracepoint.cpp)
           libpfm4-dev libzstd-dev libbenchmark-dev linux-perf
-          prometheus-cpp-dev python3-prometheus-client  # the exporter: metric families; its OpenMetrics check
+          prometheus-cpp-dev libtomlplusplus-dev  # the exporter: HTTP and metric families; its configuration file
+          prometheus python3-prometheus-client  # the exporter's tests: a real Prometheus server; an OpenMetrics parser
           linux-source-6.1)  # the kernel tree, for perf's event tables (tools/perf/pmu-events/arch) the build installs
 missing=()
 for p in "${packages[@]}"; do

@@ -67,7 +67,8 @@ std::string render_under(const Error& error, std::string_view input, const Origi
     // Origin::column_of maps them back to the file.
     // A file position, when the origin knows the line (a file named without one: just the file).
     if (origin.line)
-      out += fmt::format("{}:{}:{}: error: {}\n", spec::printable(origin.file), origin.line,
+      out += fmt::format("{}:{}:{}: error: {}\n", spec::printable(origin.file),
+                         origin.line_of(static_cast<std::uint32_t>(at)),
                          origin.column_of(static_cast<std::uint32_t>(at)), shown_lines(error.message()));
     else
       out += fmt::format("{}: error: {}\n", spec::printable(origin.file), shown_lines(error.message()));

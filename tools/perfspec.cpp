@@ -20,6 +20,7 @@
 #include "spec/printable.hpp"
 #include "tools/decode.hpp"
 #include "tools/exit_status.hpp"
+#include "tools/exporter.hpp"
 #include "tools/list.hpp"
 #include "tools/record.hpp"
 #include "tools/report.hpp"
@@ -524,6 +525,35 @@ struct RecordCommand {
   }
 };
 
+struct ExporterCommand {
+  CLI::App* app = nullptr;
+  perfspec::tools::exporter::ExporterOptions eo;
+
+  void add(CLI::App& parent, perfspec::spec::MachineOptions& machine) {
+    app = parent.add_subcommand("exporter",
+                                "serve events and metrics to Prometheus, as a configuration file says");
+    app->add_option("--config", eo.config, "the configuration (TOML): sets of event strings and metrics")
+        ->required()
+        ->type_name("FILE");
+    app->add_option("--listen", eo.listen,
+                    "HOST:PORT to serve /metrics on (default: the file's [exporter] listen, else "
+                    "127.0.0.1:9464; port 0 picks a free one)")
+        ->type_name("ADDR");
+    app->add_flag("--check", eo.check,
+                  "check the configuration against this machine, open nothing, and exit");
+    app->add_option("--threads", eo.threads, "HTTP worker threads")
+        ->check(CLI::Range(1, 64))
+        ->capture_default_str();
+    app->add_option("--sysfs", eo.sysfs, "sysfs root to read PMUs from")->check(sysfs_tree);
+    add_table_options(app, machine);
+    app->footer("SIGHUP reloads the configuration; one that does not load leaves the running one in place.");
+  }
+  int run(const perfspec::spec::MachineOptions& machine) {
+    eo.machine = machine;
+    return perfspec::tools::exporter::run(eo);
+  }
+};
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -541,6 +571,7 @@ int main(int argc, char** argv) {
   DecodeCommand decode;
   ScriptCommand script;
   RecordCommand record;
+  ExporterCommand exporter;
   resolve.add(app, machine);
   stat.add(app, machine);
   list.add(app, machine);
@@ -548,6 +579,7 @@ int main(int argc, char** argv) {
   decode.add(app, machine);
   script.add(app);
   record.add(app, machine);
+  exporter.add(app, machine);
   std::vector<std::string> words = cli_words(
       argc, argv, {{"stat", stat.app, &stat.st.command}, {"record", record.app, &record.ro.command}});
   // Errors are JSON under `--format json`, CLI11's too: they come before the option is parsed, so
@@ -594,6 +626,7 @@ int main(int argc, char** argv) {
     if (*stat.app) return stat.run(machine);
     if (*script.app) return script.run();
     if (*record.app) return record.run(machine, argc, argv);
+    if (*exporter.app) return exporter.run(machine);
   } catch (const perfspec::Error& e) {
     return tools::report_error(e, errors);
   } catch (const std::exception& e) {

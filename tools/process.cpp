@@ -9,6 +9,8 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <optional>
+#include <string_view>
 
 #include <fmt/format.h>
 
@@ -68,6 +70,34 @@ Process process_state(int pid) {
   const char* close = std::strrchr(buf, ')');
   bool dead = close && close[1] == ' ' && (close[2] == 'Z' || close[2] == 'X');
   return dead ? Process::zombie : Process::running;
+}
+
+// A thread's name now, from /proc; nullopt once it is gone.
+std::optional<std::string> comm_of(int tid) {
+  std::FILE* f = std::fopen(fmt::format("/proc/{}/comm", tid).c_str(), "r");
+  if (!f) return std::nullopt;
+  char buf[64] = {};
+  std::size_t n = std::fread(buf, 1, sizeof buf - 1, f);
+  std::fclose(f);
+  std::string s(buf, n);
+  while (!s.empty() && s.back() == '\n') s.pop_back();
+  return s;
+}
+
+// Where cgroups are: a cgroup v1 hierarchy with the perf_event controller, else the cgroup2 mount,
+// from /proc/mounts (as perf finds it).
+std::string cgroup_root() {
+  std::FILE* f = std::fopen("/proc/mounts", "r");
+  if (!f) return {};
+  std::string v1, v2;
+  char dev[256], dir[4096], type[64], opts[1024];
+  while (std::fscanf(f, "%255s %4095s %63s %1023s %*d %*d", dev, dir, type, opts) == 4) {
+    std::string_view t = type, o = opts;
+    if (t == "cgroup" && (o.find("perf_event") != std::string_view::npos) && v1.empty()) v1 = dir;
+    if (t == "cgroup2" && v2.empty()) v2 = dir;
+  }
+  std::fclose(f);
+  return v1.empty() ? v2 : v1;
 }
 
 }  // namespace perfspec::tools

@@ -2,6 +2,7 @@
 #pragma once
 // Processes and signals, as the commands that run or watch a workload (stat, record) see them.
 #include <csignal>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -23,5 +24,12 @@ enum class Process { running, zombie, gone };
 /// Whether `pid` still runs. A zombie counts nothing, and its parent may never reap it.
 Process process_state(int pid);
 inline bool alive(int pid) { return process_state(pid) == Process::running; }
+
+/// A thread's name now (/proc/TID/comm, without its newline); nullopt once it is gone.
+std::optional<std::string> comm_of(int tid);
+
+/// Where cgroups are: a cgroup v1 hierarchy with the perf_event controller, else the cgroup2 mount,
+/// from /proc/mounts (as perf finds it); empty when neither is mounted.
+std::string cgroup_root();
 
 }  // namespace perfspec::tools

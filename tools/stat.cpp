@@ -59,34 +59,6 @@ StatReport delta(const StatReport& now, const StatReport& before) {
   return out;
 }
 
-// A thread's name now, from /proc; nullopt once it is gone.
-std::optional<std::string> comm_of(int tid) {
-  std::FILE* f = std::fopen(fmt::format("/proc/{}/comm", tid).c_str(), "r");
-  if (!f) return std::nullopt;
-  char buf[64] = {};
-  std::size_t n = std::fread(buf, 1, sizeof buf - 1, f);
-  std::fclose(f);
-  std::string s(buf, n);
-  while (!s.empty() && s.back() == '\n') s.pop_back();
-  return s;
-}
-
-// Where cgroups are: a cgroup v1 hierarchy with the perf_event controller, else the cgroup2 mount,
-// from /proc/mounts (as perf finds it).
-std::string cgroup_root() {
-  std::FILE* f = std::fopen("/proc/mounts", "r");
-  if (!f) return {};
-  std::string v1, v2;
-  char dev[256], dir[4096], type[64], opts[1024];
-  while (std::fscanf(f, "%255s %4095s %63s %1023s %*d %*d", dev, dir, type, opts) == 4) {
-    std::string_view t = type, o = opts;
-    if (t == "cgroup" && (o.find("perf_event") != std::string_view::npos) && v1.empty()) v1 = dir;
-    if (t == "cgroup2" && v2.empty()) v2 = dir;
-  }
-  std::fclose(f);
-  return v1.empty() ? v2 : v1;
-}
-
 // An open cgroup directory (the fd perf_event_open takes with PERF_FLAG_PID_CGROUP).
 struct CgroupFd {
   int fd = -1;

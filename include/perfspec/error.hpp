@@ -22,19 +22,25 @@ struct Span {
 /// Offsets in errors are bytes of the string perfspec was given. When the string sits in the file as
 /// written, its byte k is at `column + k` of `line`. When the host format removed escapes first (TOML
 /// `"cpu/name=\"x\"/"` is 2 bytes longer in the file than the string), pass `columns`: the file
-/// column of each byte of the string, so byte k is at `columns[k]`.
+/// column of each byte of the string, so byte k is at `columns[k]`. A string that spans lines in its
+/// file (a TOML `"""` string) passes `lines` too: the file line of each byte.
 ///
 /// Example: `Origin{"bench.toml", 12, 9}` for a string whose first character is at line 12, column 9;
 /// `render(e, text, origin)` then starts with `bench.toml:12:9+offset: error: ...`.
 struct Origin {
   Origin() = default;
   Origin(std::string file_, std::uint32_t line_, std::uint32_t column_,
-         std::vector<std::uint32_t> columns_ = {})
-      : file(std::move(file_)), line(line_), column(column_), columns(std::move(columns_)) {}
+         std::vector<std::uint32_t> columns_ = {}, std::vector<std::uint32_t> lines_ = {})
+      : file(std::move(file_)),
+        line(line_),
+        column(column_),
+        columns(std::move(columns_)),
+        lines(std::move(lines_)) {}
   std::string file;        ///< empty: the string came from the command line
   std::uint32_t line = 0;  ///< 1-based; 0 when unknown
   std::uint32_t column = 0;
   std::vector<std::uint32_t> columns;  ///< optional: file column of each byte of the string
+  std::vector<std::uint32_t> lines;    ///< optional: file line of each byte (empty: all on `line`)
   /// The file column of byte `offset` of the string.
   std::uint32_t column_of(std::uint32_t offset) const {
     if (!columns.empty())
@@ -42,6 +48,11 @@ struct Origin {
                  ? columns[offset]
                  : columns.back() + (offset - static_cast<std::uint32_t>(columns.size()) + 1);
     return column + offset;
+  }
+  /// The file line of byte `offset` of the string (past its end: the line of its last byte).
+  std::uint32_t line_of(std::uint32_t offset) const {
+    if (lines.empty()) return line;
+    return offset < lines.size() ? lines[offset] : lines.back();
   }
 };
 

@@ -1,0 +1,96 @@
+// SPDX-License-Identifier: MIT
+#pragma once
+// `perfspec exporter`: a daemon that keeps the event sets and metrics of its configuration open and
+// serves them to Prometheus. The HTTP side and the file format are prometheus-cpp's (civetweb) and
+// toml++'s; this file holds what is perfspec's: opening each set for its target, reading on the
+// scrape, the series and their labels, reloads that keep what did not change.
+#include <atomic>
+#include <chrono>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include <prometheus/collectable.h>
+#include <prometheus/metric_family.h>
+
+#include "perfspec/spec.hpp"
+#include "tools/exporter_config.hpp"
+
+namespace perfspec::tools::exporter {
+
+struct ExporterOptions {
+  std::string config;   ///< --config FILE
+  std::string listen;   ///< --listen ADDR (wins over the file's); empty: the file's, else 127.0.0.1:9464
+  bool check = false;   ///< --check: load and resolve the file, open nothing, print a summary
+  int threads = 8;      ///< HTTP worker threads
+  std::string sysfs = "/sys";
+  spec::MachineOptions machine;
+};
+
+/// Run the exporter until SIGINT or SIGTERM; SIGHUP reloads. Returns the exit status.
+int run(const ExporterOptions& options);
+
+struct SetState;
+
+/// Everything one configuration opened: resolved and ready, then kept open between scrapes.
+class State {
+ public:
+  /// Resolve every set of `config` against `machine` (event strings, metrics, cgroups and CPU lists),
+  /// throwing ConfigError at the first that does not resolve; nothing is opened.
+  static std::unique_ptr<State> prepare(Config config, const spec::Machine& machine);
+  ~State();
+
+  /// Open what `prepare` resolved. A set whose key (SetConfig::key) equals one of `previous`'s takes
+  /// that set's open counters and window instead of opening again (a reload keeps them counting).
+  void open(State* previous);
+
+  /// Read every set now and give its series (and the exporter's own, which `health` adds).
+  std::vector<prometheus::MetricFamily> collect();
+
+  const Config& config() const;
+  /// Events and metrics the file asks for, and how many file descriptors are open.
+  std::size_t events() const;
+  std::size_t metrics() const;
+  std::size_t event_fds() const;
+  /// Read failures since opened.
+  std::uint64_t read_errors() const;
+
+ private:
+  State();
+  Config config_;
+  const spec::Machine* machine_ = nullptr;
+  std::vector<std::unique_ptr<SetState>> sets_;
+};
+
+/// The exporter's state and its health, shared between the HTTP threads (collect) and the thread that
+/// reloads. Scrapes are served one at a time from one read each, so every scrape is consistent; one
+/// that waits longer than the configuration's read_timeout for another is served the last read.
+class Exporter : public prometheus::Collectable {
+ public:
+  Exporter(const spec::Machine& machine, std::string config_path);
+  /// Load the configuration and open it. The first load throws ConfigError; later ones (reload) keep
+  /// the running configuration on error and return the rendered error (empty: loaded), which the
+  /// health series show too.
+  std::string reload();
+  std::vector<prometheus::MetricFamily> Collect() const override;
+  /// The configuration in use.
+  Config config() const;
+
+ private:
+  const spec::Machine& machine_;
+  std::string path_;
+  mutable std::timed_mutex mutex_;  ///< held while reading, and while swapping a reload in
+  std::unique_ptr<State> state_;
+  mutable std::mutex cache_mutex_;                      ///< guards last_
+  mutable std::vector<prometheus::MetricFamily> last_;  ///< the last fresh scrape's series
+  mutable std::uint64_t scrapes_ = 0;                   ///< under mutex_
+  mutable std::atomic<std::uint64_t> busy_{0};
+  std::uint64_t reload_ok_ = 0, reload_failed_ = 0;
+  double last_reload_ = 0;  ///< Unix time of the last reload attempt
+  bool last_reload_succeeded_ = true;
+  std::string last_error_;  ///< the first line of the last failed reload's error
+  std::atomic<double> read_timeout_{0.5};
+};
+
+}  // namespace perfspec::tools::exporter
