@@ -5,8 +5,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include <cmath>
 #include <doctest/doctest.h>
+#include <cmath>
 
 #include "perfspec/perfspec.hpp"
 #include "tests/support.hpp"
@@ -101,12 +101,13 @@ events = 'page-faults'
 }
 
 TEST_CASE("a multi-line string's bytes keep their own lines and columns") {
-  auto c = parse_config("[[set]]\nname = \"m\"\nevents = [\"\"\"\ntask-clock,\\\n   page-faults\"\"\"]\n", "exp.toml");
+  auto c = parse_config("[[set]]\nname = \"m\"\nevents = [\"\"\"\ntask-clock,\\\n   page-faults\"\"\"]\n",
+                        "exp.toml");
   const auto& e = c.sets[0].events[0];
   CHECK(e.text == "task-clock,page-faults");
   CHECK(e.origin.line_of(0) == 4);
   CHECK(e.origin.column_of(0) == 1);
-  CHECK(e.origin.line_of(11) == 5);    // 'p', after the line-ending backslash
+  CHECK(e.origin.line_of(11) == 5);  // 'p', after the line-ending backslash
   CHECK(e.origin.column_of(11) == 4);
 }
 
@@ -161,17 +162,19 @@ TEST_CASE("event strings, metrics, CPU lists and cgroups of a configuration reso
   spec::Machine machine(test::fixture("intel_skx"), test::no_libpfm4());
   // The bad term sits after an escape (\u0063 is the 'c' of 0x3c): its column counts the file's
   // characters, not the string's bytes.
-  CHECK(prepare_error("[[set]]\nname = \"a\"\nevents = [\"task-clock\", \"cpu/event=0x3\\u0063,evnt=1/\"]\n",
-                      machine) ==
-        "exp.toml:3:46: error: unknown term 'evnt' for pmu 'cpu'\n"
-        " 3 | events = [\"task-clock\", \"cpu/event=0x3\\u0063,evnt=1/\"]\n"
-        "   |                                              ^\n"
-        "help: did you mean 'event'?\n"
-        "valid terms: any,cmask,edge,event,frontend,in_tx,in_tx_cp,inv,ldlat,offcore_rsp,pc,umask,config,config1,"
-        "config2,config3,name,period,freq,branch_type,time,call-graph,stack-size,max-stack,inherit,no-inherit,"
-        "overwrite,no-overwrite,percore,aux-output,aux-sample-size,metric-id,cpu\n");
-  CHECK(prepare_error("[[set]]\nname = \"a\"\nmetrics = [\"no_such_metric\"]\n", machine).starts_with(
-      "exp.toml:3:13: error: unknown metric or metric group 'no_such_metric'\n"));
+  CHECK(
+      prepare_error("[[set]]\nname = \"a\"\nevents = [\"task-clock\", \"cpu/event=0x3\\u0063,evnt=1/\"]\n",
+                    machine) ==
+      "exp.toml:3:46: error: unknown term 'evnt' for pmu 'cpu'\n"
+      " 3 | events = [\"task-clock\", \"cpu/event=0x3\\u0063,evnt=1/\"]\n"
+      "   |                                              ^\n"
+      "help: did you mean 'event'?\n"
+      "valid terms: "
+      "any,cmask,edge,event,frontend,in_tx,in_tx_cp,inv,ldlat,offcore_rsp,pc,umask,config,config1,"
+      "config2,config3,name,period,freq,branch_type,time,call-graph,stack-size,max-stack,inherit,no-inherit,"
+      "overwrite,no-overwrite,percore,aux-output,aux-sample-size,metric-id,cpu\n");
+  CHECK(prepare_error("[[set]]\nname = \"a\"\nmetrics = [\"no_such_metric\"]\n", machine)
+            .starts_with("exp.toml:3:13: error: unknown metric or metric group 'no_such_metric'\n"));
   CHECK(prepare_error("[[metric]]\nname = \"m\"\nexpr = \"instructions / cyclez\"\n"
                       "[[set]]\nname = \"a\"\nmetrics = [\"m\"]\n",
                       machine) ==
@@ -180,17 +183,19 @@ TEST_CASE("event strings, metrics, CPU lists and cgroups of a configuration reso
         "   |                        ^\n"
         "help: did you mean 'cycles'?\n");
   CHECK(prepare_error("[[set]]\nname = \"a\"\nevents = [\"task-clock\", \"task-clock\"]\n", machine) ==
-        "exp.toml:3:26: error: event 'task-clock' is already in set 'a' (line 3): its series would be the same\n"
+        "exp.toml:3:26: error: event 'task-clock' is already in set 'a' (line 3): its series would be the "
+        "same\n"
         " 3 | events = [\"task-clock\", \"task-clock\"]\n"
         "   |                          ^\n"
         "help: give one of them another name with the name= term\n");
   CHECK(prepare_error("[[set]]\nname = \"a\"\nevents = [\"task-clock\"]\ncpus = \"0-2,x\"\n", machine)
             .starts_with("exp.toml:4:"));
-  CHECK(prepare_error("[[set]]\nname = \"a\"\nevents = [\"task-clock\"]\ncgroup = \"/perfspec/no/such/cgroup\"\n",
-                      machine)
+  CHECK(prepare_error(
+            "[[set]]\nname = \"a\"\nevents = [\"task-clock\"]\ncgroup = \"/perfspec/no/such/cgroup\"\n",
+            machine)
             .starts_with("exp.toml:4:11: error: no cgroup '/perfspec/no/such/cgroup' ("));
-  CHECK(prepare_error("[[set]]\nname = \"a\"\nevents = [\"user_time\"]\n", machine).starts_with(
-      "exp.toml:3:12: error: 'user_time' is counted by perfspec stat"));
+  CHECK(prepare_error("[[set]]\nname = \"a\"\nevents = [\"user_time\"]\n", machine)
+            .starts_with("exp.toml:3:12: error: 'user_time' is counted by perfspec stat"));
 }
 
 TEST_CASE("series of a process's page faults: the exact count, the labels, failures in an info series") {
@@ -200,8 +205,8 @@ TEST_CASE("series of a process's page faults: the exact count, the labels, failu
   REQUIRE(::pipe(done) == 0);
   const long page = ::sysconf(_SC_PAGESIZE);
   constexpr int pages = 64;
-  char* region = static_cast<char*>(::mmap(nullptr, (pages + 1) * page, PROT_READ | PROT_WRITE,
-                                           MAP_PRIVATE | MAP_ANONYMOUS, -1, 0));
+  char* region = static_cast<char*>(
+      ::mmap(nullptr, (pages + 1) * page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0));
   REQUIRE(region != MAP_FAILED);
   pid_t child = ::fork();
   if (child == 0) {
@@ -269,4 +274,20 @@ TEST_CASE("series of a process's page faults: the exact count, the labels, failu
   ::close(go[1]);
   ::close(done[0]);
   ::munmap(region, (pages + 1) * page);
+}
+
+TEST_CASE("listen addresses: HOST:PORT only") {
+  CHECK(valid_listen("127.0.0.1:9464"));
+  CHECK(valid_listen("0.0.0.0:0"));
+  CHECK(valid_listen("[::1]:9464"));
+  CHECK(valid_listen("localhost:65535"));
+  CHECK_FALSE(valid_listen("9464"));
+  CHECK_FALSE(valid_listen(":9464"));
+  CHECK_FALSE(valid_listen("127.0.0.1:"));
+  CHECK_FALSE(valid_listen("127.0.0.1:65536"));
+  CHECK_FALSE(valid_listen("127.0.0.1:123456"));
+  CHECK_FALSE(valid_listen("127.0.0.1:94a4"));
+  CHECK_FALSE(valid_listen("::1:9464"));
+  CHECK_FALSE(valid_listen("[]:9464"));
+  CHECK_FALSE(valid_listen("a b:1"));
 }

@@ -187,7 +187,8 @@ struct SetState {
   // What decides the counters this set opens (its target and every event's attr and group): equal
   // keys across a reload keep the counters open.
   std::string key() const {
-    std::string k = fmt::format("{}|{}|{}|{}\n", target_text(config), cgroup_path, config.pid, config.cpus.text);
+    std::string k =
+        fmt::format("{}|{}|{}|{}\n", target_text(config), cgroup_path, config.pid, config.cpus.text);
     for (const auto& e : set.events) {
       auto bytes = attr_to_bytes(e.attr);
       for (auto b : bytes) k += fmt::format("{:02x}", static_cast<unsigned>(b));
@@ -215,15 +216,16 @@ std::unique_ptr<State> State::prepare(Config config, const spec::Machine& machin
       try {
         s->cpus = spec::parse_cpu_list(sc.cpus.text);
       } catch (const Error& e) {
-        throw error_at(c, sc.cpus.origin, e.positioned() ? e.span().begin : 0, ErrorKind::bad_value, e.message(),
-                       e.help());
+        throw error_at(c, sc.cpus.origin, e.positioned() ? e.span().begin : 0, ErrorKind::bad_value,
+                       e.message(), e.help());
       }
       if (online.empty()) online = runtime::system_calls().online_cpus();
       for (int cpu : s->cpus)
         if (std::find(online.begin(), online.end(), cpu) == online.end())
           throw error_at(c, sc.cpus.origin, 0, ErrorKind::bad_value,
                          fmt::format("CPU {} does not exist or is offline", cpu));
-      if (s->cpus.empty()) throw error_at(c, sc.cpus.origin, 0, ErrorKind::bad_value, "the CPU list is empty");
+      if (s->cpus.empty())
+        throw error_at(c, sc.cpus.origin, 0, ErrorKind::bad_value, "the CPU list is empty");
     }
     // The file's events, one string at a time so that each error points into its own string.
     std::map<std::string, const Located*> names;
@@ -243,10 +245,11 @@ std::unique_ptr<State> State::prepare(Config config, const spec::Machine& machin
                          "task-clock counts a target's CPU time");
         auto [it, fresh] = names.emplace(e.name, &text);
         if (!fresh)
-          throw error_at(c, text.origin, e.span.begin, ErrorKind::bad_value,
-                         fmt::format("event '{}' is already in set '{}' (line {}): its series would be the same",
-                                     spec::printable(e.name), spec::printable(sc.name), it->second->origin.line),
-                         "give one of them another name with the name= term");
+          throw error_at(
+              c, text.origin, e.span.begin, ErrorKind::bad_value,
+              fmt::format("event '{}' is already in set '{}' (line {}): its series would be the same",
+                          spec::printable(e.name), spec::printable(sc.name), it->second->origin.line),
+              "give one of them another name with the name= term");
       }
       s->set.append(std::move(one));
     }
@@ -274,7 +277,8 @@ std::unique_ptr<State> State::prepare(Config config, const spec::Machine& machin
                                             .what() +
                                         e.rendered());
       } catch (const Error& e) {
-        throw error_at(c, request.origin, e.positioned() ? e.span().begin : 0, e.kind(), e.message(), e.help());
+        throw error_at(c, request.origin, e.positioned() ? e.span().begin : 0, e.kind(), e.message(),
+                       e.help());
       }
       std::size_t offset = s->set.events.size();
       s->set.append(EventSet(plan.events));
@@ -290,11 +294,11 @@ std::unique_ptr<State> State::prepare(Config config, const spec::Machine& machin
       s->cgroup_path = rel.empty() ? root : root + "/" + rel;
       struct stat st {};
       if (::stat(s->cgroup_path.c_str(), &st) != 0 || !S_ISDIR(st.st_mode))
-        throw error_at(c, sc.cgroup.origin, 0, ErrorKind::unknown_name,
-                       fmt::format("no cgroup '{}' ({}: {})", spec::printable(sc.cgroup.text),
-                                   spec::printable(s->cgroup_path),
-                                   errno ? std::strerror(errno) : "not a directory"),
-                       fmt::format("cgroups are under {}", root));
+        throw error_at(
+            c, sc.cgroup.origin, 0, ErrorKind::unknown_name,
+            fmt::format("no cgroup '{}' ({}: {})", spec::printable(sc.cgroup.text),
+                        spec::printable(s->cgroup_path), errno ? std::strerror(errno) : "not a directory"),
+            fmt::format("cgroups are under {}", root));
     }
     state->sets_.push_back(std::move(s));
   }
@@ -395,9 +399,12 @@ std::pair<std::string, Labels> unit_of(const runtime::Place& p, Grouping g,
   spec::CpuTopology t;
   for (const auto& x : topology)
     if (x.cpu == p.cpu) t = x;
-  if (g == Grouping::socket) return {fmt::format("{:09}", t.socket + 1), {{"socket", std::to_string(t.socket)}}};
+  if (g == Grouping::socket)
+    return {fmt::format("{:09}", t.socket + 1), {{"socket", std::to_string(t.socket)}}};
   return {fmt::format("{:09}.{:09}.{:09}", t.socket + 1, t.die + 1, t.core + 1),
-          {{"socket", std::to_string(t.socket)}, {"die", std::to_string(t.die)}, {"core", std::to_string(t.core)}}};
+          {{"socket", std::to_string(t.socket)},
+           {"die", std::to_string(t.die)},
+           {"core", std::to_string(t.core)}}};
 }
 
 }  // namespace
@@ -458,16 +465,19 @@ std::vector<prometheus::MetricFamily> State::collect() {
     auto it = counts.find(suffix);
     if (it != counts.end()) return it->second;
     std::string help =
-        suffix == "total"           ? "Events counted, not scaled for multiplexing (see _enabled_ and _running_)"
+        suffix == "total" ? "Events counted, not scaled for multiplexing (see _enabled_ and _running_)"
         : suffix == "seconds_total" ? "Time events (task-clock, cpu-clock, duration_time), in seconds"
         : suffix == "joules_total"  ? "Energy events, in joules (the event's scale applied)"
-        : suffix == "bytes_total"   ? "Events counting bytes (the event's scale applied)"
-                                    : "Events with a scale and unit of their own (the unit label), scale applied";
-    return counts.emplace(suffix, family("perfspec_event_" + suffix, help, MetricType::Counter)).first->second;
+        : suffix == "bytes_total"
+            ? "Events counting bytes (the event's scale applied)"
+            : "Events with a scale and unit of their own (the unit label), scale applied";
+    return counts.emplace(suffix, family("perfspec_event_" + suffix, help, MetricType::Counter))
+        .first->second;
   };
-  auto enabled = family("perfspec_event_enabled_seconds_total",
-                        "Time the event was enabled (time_enabled); with _running_, how much it was multiplexed",
-                        MetricType::Counter);
+  auto enabled =
+      family("perfspec_event_enabled_seconds_total",
+             "Time the event was enabled (time_enabled); with _running_, how much it was multiplexed",
+             MetricType::Counter);
   auto running =
       family("perfspec_event_running_seconds_total",
              "Time the event was on a counter (time_running); count * enabled / running estimates the "
@@ -477,10 +487,12 @@ std::vector<prometheus::MetricFamily> State::collect() {
                        "An event of the configuration that could not be opened, with the errno and reason",
                        MetricType::Gauge);
   auto metric_values = family("perfspec_metric", "Metric values over the last window", MetricType::Gauge);
-  auto thresholds = family("perfspec_metric_over_threshold",
-                           "1 when the metric's threshold holds (perf shows the value in red)", MetricType::Gauge);
-  auto unavailable = family("perfspec_metric_unavailable_info",
-                            "A metric that could not be computed over the last window, and why", MetricType::Gauge);
+  auto thresholds =
+      family("perfspec_metric_over_threshold",
+             "1 when the metric's threshold holds (perf shows the value in red)", MetricType::Gauge);
+  auto unavailable =
+      family("perfspec_metric_unavailable_info",
+             "A metric that could not be computed over the last window, and why", MetricType::Gauge);
   auto up = family("perfspec_target_up", "1 when the set's target (process, cgroup) is there and counted",
                    MetricType::Gauge);
   const auto& topology = machine_->cpu_topology();
@@ -584,7 +596,8 @@ std::vector<prometheus::MetricFamily> State::collect() {
           auto base = s.base.find(key);
           auto& out = s.values[key];
           for (const auto& pa : s.plans) {
-            std::vector<double> values(pa.plan.events.events.size(), std::numeric_limits<double>::quiet_NaN());
+            std::vector<double> values(pa.plan.events.events.size(),
+                                       std::numeric_limits<double>::quiet_NaN());
             std::vector<std::string> why(values.size());
             for (std::size_t i = 0; i < values.size(); ++i) {
               const std::size_t e = pa.offset + i;
@@ -732,23 +745,26 @@ std::vector<prometheus::MetricFamily> Exporter::Collect() const {
     add(f, {}, v);
     out.push_back(std::move(f));
   };
-  counter("perfspec_exporter_scrapes_total", "Scrapes served with a fresh read", static_cast<double>(scrapes));
+  counter("perfspec_exporter_scrapes_total", "Scrapes served with a fresh read",
+          static_cast<double>(scrapes));
   counter("perfspec_exporter_stale_scrapes_total",
-          "Scrapes that waited longer than read_timeout and were served the last read", static_cast<double>(busy));
+          "Scrapes that waited longer than read_timeout and were served the last read",
+          static_cast<double>(busy));
   counter("perfspec_exporter_read_errors_total", "Counter reads that failed or came back short",
           static_cast<double>(read_errors));
   gauge("perfspec_exporter_read_seconds", "How long this scrape's read of the counters took", read_seconds);
   gauge("perfspec_exporter_open_fds", "File descriptors the exporter has open",
         static_cast<double>(fds_of_self()));
-  gauge("perfspec_exporter_event_fds", "Of those, perf_event file descriptors", static_cast<double>(event_fds));
+  gauge("perfspec_exporter_event_fds", "Of those, perf_event file descriptors",
+        static_cast<double>(event_fds));
   {
     auto f = family("perfspec_exporter_reloads_total", "Configuration loads, by result", MetricType::Counter);
     add(f, {{"result", "success"}}, static_cast<double>(ok));
     add(f, {{"result", "failure"}}, static_cast<double>(failed));
     out.push_back(std::move(f));
   }
-  gauge("perfspec_exporter_last_reload_timestamp_seconds", "When the configuration was last loaded (Unix time)",
-        last_reload);
+  gauge("perfspec_exporter_last_reload_timestamp_seconds",
+        "When the configuration was last loaded (Unix time)", last_reload);
   gauge("perfspec_exporter_last_reload_success", "1 when the last load of the configuration succeeded",
         succeeded ? 1 : 0);
   if (!succeeded)
@@ -775,19 +791,10 @@ int begin_request(mg_connection* conn) {
   std::ostringstream body;
   OpenMetricsSerializer().Serialize(body, serving->Collect());
   const std::string text = body.str();
-  mg_printf(conn,
-            "HTTP/1.1 200 OK\r\nContent-Type: %s\r\nContent-Length: %zu\r\n\r\n",
+  mg_printf(conn, "HTTP/1.1 200 OK\r\nContent-Type: %s\r\nContent-Length: %zu\r\n\r\n",
             std::string(openmetrics_content_type).c_str(), text.size());
   mg_write(conn, text.data(), text.size());
   return 200;
-}
-
-bool valid_listen(const std::string& s) {
-  auto colon = s.rfind(':');
-  if (colon == std::string::npos || colon == 0 || colon + 1 == s.size()) return false;
-  for (std::size_t i = colon + 1; i < s.size(); ++i)
-    if (s[i] < '0' || s[i] > '9') return false;
-  return s.size() - colon - 1 <= 5 && std::stoul(s.substr(colon + 1)) <= 65535;
 }
 
 }  // namespace
@@ -806,6 +813,13 @@ int run(const ExporterOptions& o) {
                 checked->config().sets.size(), checked->events(), checked->metrics());
     return 0;
   }
+  if (!o.listen.empty() && !valid_listen(o.listen)) {
+    std::fprintf(
+        stderr,
+        "perfspec exporter: error: --listen '%s': give HOST:PORT (0.0.0.0:9464 for every interface)\n",
+        spec::printable(o.listen).c_str());
+    return 2;
+  }
   // Signals are waited for by this thread only: blocked before civetweb starts its threads.
   sigset_t signals;
   sigemptyset(&signals);
@@ -821,12 +835,9 @@ int run(const ExporterOptions& o) {
     return exit_status(e.kind());
   }
   const Config config = exporter->config();
-  std::string listen = !o.listen.empty() ? o.listen : !config.listen.empty() ? config.listen : "127.0.0.1:9464";
-  if (!valid_listen(listen)) {
-    std::fprintf(stderr, "perfspec exporter: error: cannot listen on '%s': give HOST:PORT (0.0.0.0:9464 for every "
-                 "interface)\n", spec::printable(listen).c_str());
-    return 2;
-  }
+  std::string listen = !o.listen.empty()        ? o.listen
+                       : !config.listen.empty() ? config.listen
+                                                : "127.0.0.1:9464";
   serving = exporter.get();
   CivetCallbacks callbacks{};
   callbacks.begin_request = begin_request;
@@ -837,20 +848,22 @@ int run(const ExporterOptions& o) {
                                  "request_timeout_ms", "5000", "enable_keep_alive", "yes"},
         &callbacks);
   } catch (const std::exception& e) {
-    std::fprintf(stderr, "perfspec exporter: error: cannot listen on %s: %s\n", spec::printable(listen).c_str(),
-                 e.what());
+    std::fprintf(stderr, "perfspec exporter: error: cannot listen on %s: %s\n",
+                 spec::printable(listen).c_str(), e.what());
     return 3;
   }
   exposer->RegisterCollectable(exporter);
   auto ports = exposer->GetListeningPorts();
   std::string host = listen.substr(0, listen.rfind(':'));
-  std::fprintf(stderr, "perfspec exporter: serving %s:%d/metrics (%zu sets, %zu events, %zu metrics from %s)\n",
-               host.c_str(), ports.empty() ? 0 : ports[0], config.sets.size(), [&] {
-                 std::size_t n = 0;
-                 for (const auto& s : config.sets) n += s.events.size();
-                 return n;
-               }(),
-               config.metrics.size(), spec::printable(o.config).c_str());
+  std::fprintf(
+      stderr, "perfspec exporter: serving %s:%d/metrics (%zu sets, %zu events, %zu metrics from %s)\n",
+      host.c_str(), ports.empty() ? 0 : ports[0], config.sets.size(),
+      [&] {
+        std::size_t n = 0;
+        for (const auto& s : config.sets) n += s.events.size();
+        return n;
+      }(),
+      config.metrics.size(), spec::printable(o.config).c_str());
   std::fflush(stderr);
   for (;;) {
     int sig = 0;

@@ -129,11 +129,11 @@ class Parser {
   }
   [[noreturn]] void unknown_key(const toml::key& key, std::string_view known) const {
     fail_at(position(key.source().begin), ErrorKind::unknown_name,
-            fmt::format("unknown key '{}'", spec::printable(key.str())), fmt::format("known keys here: {}", known));
+            fmt::format("unknown key '{}'", spec::printable(key.str())),
+            fmt::format("known keys here: {}", known));
   }
 
-  template <typename F>
-  void tables(const toml::node& node, const toml::key& key, F&& each) {
+  template <typename F> void tables(const toml::node& node, const toml::key& key, F&& each) {
     const auto* array = node.as_array();
     if (!array || !array->is_array_of_tables())
       fail(node, fmt::format("'{}' is a list of tables: write each as [[{}]]", key.str(), key.str()));
@@ -165,7 +165,8 @@ class Parser {
   // TOML decodes it: escapes (one source position for all the bytes they give), multi-line strings
   // (their first newline trimmed, a line-ending backslash trimming the blanks after it). False when
   // the text there is not a string as expected.
-  bool scan_string(std::size_t at, std::vector<std::uint32_t>& lines, std::vector<std::uint32_t>& columns) const {
+  bool scan_string(std::size_t at, std::vector<std::uint32_t>& lines,
+                   std::vector<std::uint32_t>& columns) const {
     if (at >= text_.size()) return false;
     const char quote = text_[at];
     if (quote != '"' && quote != '\'') return false;
@@ -173,7 +174,8 @@ class Parser {
     const bool multi = text_.substr(at, 3) == std::string_view(literal ? "'''" : "\"\"\"");
     std::size_t i = at + (multi ? 3 : 1);
     auto line_of = [&](std::size_t off) {
-      return static_cast<std::uint32_t>(std::upper_bound(starts_.begin(), starts_.end(), off) - starts_.begin());
+      return static_cast<std::uint32_t>(std::upper_bound(starts_.begin(), starts_.end(), off) -
+                                        starts_.begin());
     };
     auto column_of = [&](std::size_t off) {
       return static_cast<std::uint32_t>(off - starts_[line_of(off) - 1] + 1);
@@ -218,7 +220,8 @@ class Parser {
         } else if (multi && (e == ' ' || e == '\t' || e == '\n' || e == '\r')) {
           // A line-ending backslash: it and every blank and newline after it vanish.
           std::size_t j = i + 1;
-          while (j < text_.size() && (text_[j] == ' ' || text_[j] == '\t' || text_[j] == '\n' || text_[j] == '\r'))
+          while (j < text_.size() &&
+                 (text_[j] == ' ' || text_[j] == '\t' || text_[j] == '\n' || text_[j] == '\r'))
             ++j;
           i = j;
           continue;
@@ -263,9 +266,14 @@ class Parser {
     for (auto [k_at, v_at] : in_file_order(*table)) {
       const toml::key& k = *k_at;
       const toml::node& v = *v_at;
-      if (k == "listen")
-        config_.listen = located(v, "listen").text;
-      else if (k == "read_timeout")
+      if (k == "listen") {
+        Located l = located(v, "listen");
+        if (!valid_listen(l.text))
+          fail_at(l.origin, ErrorKind::bad_value,
+                  fmt::format("listen '{}' is not HOST:PORT", spec::printable(l.text)),
+                  "127.0.0.1:9464 serves this machine only, 0.0.0.0:9464 every interface");
+        config_.listen = std::move(l.text);
+      } else if (k == "read_timeout")
         config_.read_timeout = seconds(v, "read_timeout");
       else if (k == "metric_window")
         config_.metric_window = seconds(v, "metric_window");
@@ -297,14 +305,16 @@ class Parser {
       } else if (k == "description") {
         d.description = located(v, "a metric's description").text;
       } else if (k == "groups") {
-        for (const auto& g : strings(v, "a metric's groups")) d.groups += (d.groups.empty() ? "" : ";") + g.text;
+        for (const auto& g : strings(v, "a metric's groups"))
+          d.groups += (d.groups.empty() ? "" : ";") + g.text;
       } else {
         unknown_key(k, "name, expr, unit, threshold, description, groups");
       }
     }
     if (!has_name || !has_expr)
       fail_at(position(table.source().begin), ErrorKind::bad_value,
-              fmt::format("a [[metric]] needs a name and an expr (this one has no {})", has_name ? "expr" : "name"));
+              fmt::format("a [[metric]] needs a name and an expr (this one has no {})",
+                          has_name ? "expr" : "name"));
     for (const auto& other : config_.metrics)
       if (other.name == d.name)
         fail(*table.get("name"), fmt::format("metric '{}' is defined twice", spec::printable(d.name)));
@@ -315,7 +325,8 @@ class Parser {
     if (s.empty() || s.starts_with("__")) return false;
     for (std::size_t i = 0; i < s.size(); ++i) {
       char c = s[i];
-      bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_' || (i > 0 && c >= '0' && c <= '9');
+      bool ok =
+          (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_' || (i > 0 && c >= '0' && c <= '9');
       if (!ok) return false;
     }
     return true;
@@ -350,7 +361,8 @@ class Parser {
         } else if (k == "command") {
           s.target = SetConfig::Target::command;
           s.command = located(v, "command");
-          if (s.command.text.empty() || s.command.text.size() > 15 || s.command.text.find('/') != std::string::npos)
+          if (s.command.text.empty() || s.command.text.size() > 15 ||
+              s.command.text.find('/') != std::string::npos)
             fail(v, "command is a process's name as /proc/PID/comm shows it: 1 to 15 characters, no '/'");
         } else {
           s.target = SetConfig::Target::pid;
@@ -386,10 +398,9 @@ class Parser {
             fail_at(position(lk.source().begin), ErrorKind::bad_value,
                     fmt::format("'{}' is not a label name", spec::printable(lk.str())),
                     "a label name is letters, digits and '_', not starting with a digit or '__'");
-          static constexpr std::string_view reserved[] = {"set",    "event",   "pmu",  "cpu",     "core",
-                                                          "die",    "socket",  "metric", "cgroup", "pid",
-                                                          "command", "unit",   "errno", "reason", "job",
-                                                          "instance"};
+          static constexpr std::string_view reserved[] = {
+              "set",    "event", "pmu",     "cpu",  "core",  "die",    "socket", "metric",
+              "cgroup", "pid",   "command", "unit", "errno", "reason", "job",    "instance"};
           if (std::find(std::begin(reserved), std::end(reserved), lk.str()) != std::end(reserved))
             fail_at(position(lk.source().begin), ErrorKind::bad_value,
                     fmt::format("label '{}' is one the exporter sets itself", lk.str()),
@@ -409,8 +420,10 @@ class Parser {
       if (other.name == s.name)
         fail(*name, fmt::format("set '{}' is defined twice", spec::printable(s.name)),
              fmt::format("its first definition is at line {}", other.name_at.line));
-    if (!s.cpus.text.empty() && (s.target == SetConfig::Target::pid || s.target == SetConfig::Target::command))
-      fail_at(s.cpus.origin, ErrorKind::bad_value, "cpus counts on CPUs: a process is counted wherever it runs");
+    if (!s.cpus.text.empty() &&
+        (s.target == SetConfig::Target::pid || s.target == SetConfig::Target::command))
+      fail_at(s.cpus.origin, ErrorKind::bad_value,
+              "cpus counts on CPUs: a process is counted wherever it runs");
     if (s.grouping != Grouping::total &&
         (s.target == SetConfig::Target::pid || s.target == SetConfig::Target::command))
       fail_at(s.grouping_at, ErrorKind::bad_value,
@@ -442,6 +455,20 @@ ConfigError error_at(const Config& config, const Origin& origin, std::uint32_t o
   }
   if (!help.empty()) out += fmt::format("help: {}\n", help);
   return ConfigError(kind, out);
+}
+
+bool valid_listen(std::string_view s) {
+  auto colon = s.rfind(':');
+  if (colon == std::string_view::npos || colon == 0 || colon + 1 == s.size() || s.size() - colon - 1 > 5)
+    return false;
+  unsigned port = 0;
+  for (std::size_t i = colon + 1; i < s.size(); ++i) {
+    if (s[i] < '0' || s[i] > '9') return false;
+    port = port * 10 + static_cast<unsigned>(s[i] - '0');
+  }
+  std::string_view host = s.substr(0, colon);
+  if (host.front() == '[') return host.size() > 2 && host.back() == ']' && port <= 65535;
+  return host.find_first_of(" \t:,[]") == std::string_view::npos && port <= 65535;
 }
 
 Config parse_config(std::string_view text, const std::string& file) { return Parser(text, file).run(); }

@@ -65,8 +65,8 @@ struct SetConfig {
 /// The whole file.
 struct Config {
   std::string file;
-  std::string text;    ///< the file's contents, for showing its lines in errors
-  std::string listen;  ///< `[exporter] listen`; empty: not given
+  std::string text;            ///< the file's contents, for showing its lines in errors
+  std::string listen;          ///< `[exporter] listen`; empty: not given
   double read_timeout = 0.5;   ///< seconds a scrape waits for the counters before serving the last read
   double metric_window = 1.0;  ///< seconds: the shortest interval a metric's gauge is computed over
   std::vector<metric::Definition> metrics;  ///< `[[metric]]` definitions, origins in the file
@@ -84,6 +84,10 @@ class ConfigError : public std::runtime_error {
  private:
   ErrorKind kind_;
 };
+
+/// Whether `address` is HOST:PORT as the exporter listens on it (`127.0.0.1:9464`, `[::1]:9464`,
+/// `0.0.0.0:0`; port 0: any free port).
+bool valid_listen(std::string_view address);
 
 /// Parse the configuration text `text` of file `file` (the name errors give). Checks the file's own
 /// rules (TOML syntax, known keys, value types, one target per set, unique set names, label names);

@@ -1027,5 +1027,16 @@ if "$bin" list --tracepoints 'sched:sched_switch' 2>/dev/null | grep -q sched_sw
   expect completion-tracepoint [ "$(complete_words 3 perfspec stat -e sched:sched_swi)" = "sched_switch" ]
 fi
 
+# The exporter's configuration: --check resolves it against a machine and opens nothing; every error is
+# at its file position with the line and a caret (columns count TOML escapes).
+check exporter-good 0 exporter_good.txt -- exporter --check --sysfs "$fixtures/intel_skx" --no-tables --config "$fixtures/exporter/good.toml"
+check exporter-bad_toml 1 exporter_bad_toml.txt -- exporter --check --sysfs "$fixtures/intel_skx" --no-tables --config "$fixtures/exporter/bad_toml.toml"
+check exporter-bad_event 1 exporter_bad_event.txt -- exporter --check --sysfs "$fixtures/intel_skx" --no-tables --config "$fixtures/exporter/bad_event.toml"
+check exporter-unknown_metric 1 exporter_unknown_metric.txt -- exporter --check --sysfs "$fixtures/intel_skx" --no-tables --config "$fixtures/exporter/unknown_metric.toml"
+check exporter-bad_metric 1 exporter_bad_metric.txt -- exporter --check --sysfs "$fixtures/intel_skx" --no-tables --config "$fixtures/exporter/bad_metric.toml"
+check exporter-bad_listen_file 1 exporter_bad_listen_file.txt -- exporter --check --sysfs "$fixtures/intel_skx" --no-tables --config "$fixtures/exporter/bad_listen_file.toml"
+check exporter-missing 3 exporter_missing.txt -- exporter --check --config "$fixtures/exporter/none.toml"
+check exporter-bad_listen 2 exporter_bad_listen.txt -- exporter --config "$fixtures/exporter/good.toml" --sysfs "$fixtures/intel_skx" --no-tables --listen 9464
+
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]

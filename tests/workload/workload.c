@@ -9,6 +9,11 @@
 //                         address is known before it runs: a breakpoint's target)
 //   workload loop N       a fixed amount of work: N calls of spin_inner (for overhead measurements);
 //                         prints "cpu_ms USER SYSTEM" on stderr, the CPU time it took
+//
+// `workload --wait MODE N` does the same when told, for a counter that is already watching it: it
+// goes once through the same code on one page (touch) or one write (write), prints "ready" on
+// stdout, waits for a line on stdin, does the work, prints "done", and exits at the end of stdin.
+// Between "ready" and "done" nothing else faults: touch N costs exactly N page faults there.
 #define _GNU_SOURCE
 #include <stdint.h>
 #include <stdio.h>
@@ -33,6 +38,10 @@ __attribute__((noinline)) void write_watched(long k) {
   for (long i = 0; i < k; ++i) watched = i;
 }
 
+__attribute__((noinline)) void touch_pages(char* p, long n, long page) {
+  for (long i = 0; i < n; ++i) p[i * page] = 1;
+}
+
 __attribute__((noinline)) void spin_inner(void) {
   for (int i = 0; i < 100000; ++i) sink += (uint64_t)i * 2654435761u;
 }
@@ -42,7 +51,44 @@ __attribute__((noinline)) void spin_outer(double ms) {
   while (now_ms() < end) spin_middle();
 }
 
+// One line of stdin, read with read(2) into a buffer already touched: stdio's first read would fault
+// in its buffer in the middle of the measured work. 0 at the end of input.
+static int read_line(void) {
+  char c = 0;
+  long got;
+  while ((got = read(0, &c, 1)) == 1 && c != '\n') {
+  }
+  return got == 1;
+}
+
+static int waiting(const char* mode, long n) {
+  long page = sysconf(_SC_PAGESIZE);
+  char* p = NULL;
+  if (strcmp(mode, "touch") == 0) {
+    p = mmap(NULL, (size_t)((n + 1) * page), PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (p == MAP_FAILED) return 1;
+    touch_pages(p + n * page, 1, page);  // the code and the stack, once
+  } else if (strcmp(mode, "write") == 0) {
+    write_watched(1);
+  } else {
+    return 2;
+  }
+  printf("ready\n");
+  fflush(stdout);
+  if (!read_line()) return 3;
+  if (p)
+    touch_pages(p, n, page);
+  else
+    write_watched(n);
+  printf("done\n");
+  fflush(stdout);
+  while (read_line()) {
+  }
+  return 0;
+}
+
 int main(int argc, char** argv) {
+  if (argc == 4 && strcmp(argv[1], "--wait") == 0) return waiting(argv[2], strtol(argv[3], NULL, 10));
   if (argc != 3) {
     fprintf(stderr, "usage: workload spin|touch|fork N\n");
     return 2;

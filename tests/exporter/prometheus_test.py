@@ -1,0 +1,325 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
+"""perfspec exporter scraped by a real Prometheus server (Debian's `prometheus`), checked through
+Prometheus's own HTTP API (/api/v1/query): what it stored, with which labels.
+
+1. Page faults of a process (pid target): tests/workload/workload.c touches N fresh pages when told;
+   the difference between the value Prometheus stored before and after is exactly N.
+2. A cgroup (cgroup v2) holding one busy process: task-clock counted in the cgroup equals the CPU time
+   the cgroup's own cpu.stat reports (within 2 %), with the cgroup label.
+3. A breakpoint (mem:ADDR:w) on a variable the workload writes K times: exactly K. Hardware
+   breakpoints do not fire on every virtual machine (perf stat counts 0 there too): then this part is
+   skipped, saying so.
+4. A metric as a gauge, an event that cannot be opened in perfspec_event_failed_info with its errno,
+   the health series; then a reload (SIGHUP) with a bad file: Prometheus keeps getting the series,
+   perfspec_exporter_last_reload_success is 0 and the error's file:line:column is in a series.
+
+Exit 0: passed; 77: skipped (no prometheus binary, not root for cgroups); else failed.
+Usage: prometheus_test.py --perfspec build/perfspec [--prometheus /usr/bin/prometheus]
+"""
+import argparse
+import json
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.parse
+import urllib.request
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+PAGES = 200
+WRITES = 1000
+failures = []
+
+
+def check(ok, what):
+    print(("ok   " if ok else "FAIL ") + what, flush=True)
+    if not ok:
+        failures.append(what)
+
+
+def free_port():
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    port = s.getsockname()[1]
+    s.close()
+    return port
+
+
+def wait_for(what, fn, timeout=30.0, every=0.2):
+    end = time.time() + timeout
+    while time.time() < end:
+        v = fn()
+        if v is not None:
+            return v
+        time.sleep(every)
+    raise RuntimeError(f"timed out waiting for {what}")
+
+
+class Prometheus:
+    def __init__(self, binary, target, workdir):
+        self.port = free_port()
+        cfg = os.path.join(workdir, "prometheus.yml")
+        with open(cfg, "w") as f:
+            f.write("global:\n  scrape_interval: 1s\n  scrape_timeout: 900ms\n"
+                    "scrape_configs:\n  - job_name: perfspec\n    static_configs:\n"
+                    f"      - targets: ['{target}']\n")
+        self.log = open(os.path.join(workdir, "prometheus.log"), "w")
+        self.proc = subprocess.Popen([binary, f"--config.file={cfg}", f"--storage.tsdb.path={workdir}/data",
+                                      f"--web.listen-address=127.0.0.1:{self.port}"],
+                                     stdout=self.log, stderr=subprocess.STDOUT)
+
+    def query(self, q):
+        url = f"http://127.0.0.1:{self.port}/api/v1/query?" + urllib.parse.urlencode({"query": q})
+        try:
+            with urllib.request.urlopen(url, timeout=5) as r:
+                body = json.load(r)
+        except OSError:
+            return None
+        if body.get("status") != "success":
+            raise RuntimeError(f"query {q}: {body}")
+        return body["data"]["result"]
+
+    def sample(self, q):
+        """The one series of `q`: (labels, timestamp, value), or None while there is none."""
+        r = self.query(q)
+        if not r:
+            return None
+        if len(r) != 1:
+            raise RuntimeError(f"query {q}: {len(r)} series, wanted 1: {r}")
+        ts, value = r[0]["value"]
+        return r[0]["metric"], float(ts), float(value)
+
+    def after(self, q, t):
+        """The value of `q` from a scrape that started after time t."""
+        def newer():
+            s = self.sample(q)
+            return s if s and s[1] > t + 1.0 else None
+        return wait_for(f"a scrape of {q} after {t}", newer)
+
+    def stop(self):
+        self.proc.terminate()
+        try:
+            self.proc.wait(10)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+
+
+class Workload:
+    def __init__(self, exe, mode, n):
+        self.proc = subprocess.Popen([exe, "--wait", mode, str(n)], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                     text=True)
+        line = self.proc.stdout.readline().strip()
+        if line != "ready":
+            raise RuntimeError(f"workload {mode}: said {line!r}")
+
+    def go(self):
+        self.proc.stdin.write("go\n")
+        self.proc.stdin.flush()
+        line = self.proc.stdout.readline().strip()
+        if line != "done":
+            raise RuntimeError(f"workload: said {line!r}")
+
+    def end(self):
+        self.proc.stdin.close()
+        self.proc.wait(10)
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--perfspec", required=True)
+    ap.add_argument("--prometheus", default=shutil.which("prometheus") or "/usr/bin/prometheus")
+    args = ap.parse_args()
+    if not os.path.exists(args.prometheus):
+        print(f"SKIP: no Prometheus server at {args.prometheus} (Debian package 'prometheus')")
+        return 77
+    if os.geteuid() != 0:
+        print("SKIP: making a cgroup needs root")
+        return 77
+    cgroot = "/sys/fs/cgroup/unified" if os.path.isdir("/sys/fs/cgroup/unified") else "/sys/fs/cgroup"
+    if not os.path.exists(os.path.join(cgroot, "cgroup.procs")) or \
+            not os.path.exists(os.path.join(cgroot, "cgroup.controllers")):
+        print(f"SKIP: no cgroup v2 hierarchy at {cgroot}")
+        return 77
+    work = tempfile.mkdtemp(prefix="perfspec-prom-")
+    cgname = f"perfspec-prom-{os.getpid()}"
+    cgdir = os.path.join(cgroot, cgname)
+    os.mkdir(cgdir)
+    procs = []
+    prom = exporter = None
+    try:
+        exe = os.path.join(work, "workload")
+        nopie = os.path.join(work, "workload-nopie")
+        src = os.path.join(HERE, "..", "workload", "workload.c")
+        subprocess.run(["cc", "-O0", "-fno-omit-frame-pointer", "-o", exe, src], check=True)
+        subprocess.run(["cc", "-O0", "-no-pie", "-fno-omit-frame-pointer", "-o", nopie, src], check=True)
+        syms = {l.split()[2]: int(l.split()[0], 16) for l in subprocess.run(
+            ["nm", nopie], stdout=subprocess.PIPE, text=True).stdout.splitlines() if len(l.split()) == 3}
+        toucher = Workload(exe, "touch", PAGES)
+        writer = Workload(nopie, "write", WRITES)
+        procs += [toucher.proc, writer.proc]
+        config = os.path.join(work, "exporter.toml")
+        good = f"""# perfspec exporter, as the Prometheus test configures it
+[exporter]
+metric_window = 0.5
+
+[[metric]]
+name = "cpus_busy"
+expr = "task\\\\-clock / (duration_time * 1e9)"
+
+[[set]]
+name = "faults"
+pid = {toucher.proc.pid}
+events = ["page-faults"]
+
+[[set]]
+name = "watch"
+pid = {writer.proc.pid}
+events = ["mem:{syms['watched']:#x}:w"]
+
+[[set]]
+name = "busy"
+cgroup = "/{cgname}"
+events = ["task-clock"]
+metrics = ["cpus_busy"]
+labels = {{ team = "perf" }}
+
+[[set]]
+name = "system"
+events = ["context-switches", "cycles"]
+aggregation = "cpu"
+"""
+        with open(config, "w") as f:
+            f.write(good)
+        elog = open(os.path.join(work, "exporter.log"), "w+")
+        exporter = subprocess.Popen([args.perfspec, "exporter", "--config", config, "--listen", "127.0.0.1:0"],
+                                    stdout=elog, stderr=elog)
+        procs.append(exporter)
+
+        def port():
+            elog.seek(0)
+            for line in elog.read().splitlines():
+                if line.startswith("perfspec exporter: serving 127.0.0.1:"):
+                    return int(line.split(":")[2].split("/")[0])
+            if exporter.poll() is not None:
+                elog.seek(0)
+                raise RuntimeError(f"the exporter exited {exporter.returncode}: {elog.read()}")
+            return None
+        target = f"127.0.0.1:{wait_for('the exporter', port)}"
+        prom = Prometheus(args.prometheus, target, work)
+        up = wait_for("Prometheus to scrape the exporter",
+                      lambda: (lambda s: s if s and s[2] == 1 else None)(prom.sample('up{job="perfspec"}')), 60)
+        check(up[2] == 1, f"Prometheus scrapes the exporter at {target}")
+
+        # 1. page faults: exactly PAGES between two scrapes around the work
+        q = 'perfspec_event_total{set="faults"}'
+        labels, t0, before = wait_for(q, lambda: prom.sample(q))
+        t_go = time.time()
+        _, _, before = prom.after(q, t_go)  # a scrape after "ready": the baseline
+        toucher.go()
+        t_done = time.time()
+        labels, _, after = prom.after(q, t_done)
+        check(after - before == PAGES, f"page-faults of a process touching {PAGES} pages: "
+                                       f"{after:.0f} - {before:.0f} = {after - before:.0f}")
+        want = {"__name__": "perfspec_event_total", "job": "perfspec", "instance": target, "set": "faults",
+                "pid": str(toucher.proc.pid), "event": "page-faults", "pmu": "software"}
+        check(labels == want, f"its labels as Prometheus stored them: {labels}")
+
+        # 2. a cgroup with one busy process: task-clock equals the cgroup's own CPU time
+        def cg_usage():
+            with open(os.path.join(cgdir, "cpu.stat")) as f:
+                return int(f.read().split("usage_usec")[1].split()[0]) / 1e6
+        q = 'perfspec_event_seconds_total{set="busy"}'
+        _, _, cg_before = prom.after(q, time.time())
+        usage_before = cg_usage()
+        busy = subprocess.Popen(["sh", "-c", f"echo $$ > {cgdir}/cgroup.procs && exec {exe} spin 2500"])
+        procs.append(busy)
+        busy.wait(30)
+        usage = cg_usage() - usage_before
+        labels, _, cg_after = prom.after(q, time.time())
+        counted = cg_after - cg_before
+        check(usage > 1.0 and abs(counted - usage) <= 0.02 * usage,
+              f"task-clock of cgroup /{cgname} (one process busy 2.5 s): {counted:.3f} s, its cpu.stat "
+              f"usage {usage:.3f} s")
+        check(labels.get("cgroup") == f"/{cgname}" and labels.get("team") == "perf",
+              f"its labels: cgroup={labels.get('cgroup')} team={labels.get('team')}")
+        metric = prom.sample('perfspec_metric{set="busy",metric="cpus_busy"}')
+        check(metric is not None and 0 <= metric[2] <= 2.5, f"metric cpus_busy as a gauge: {metric}")
+
+        # 3. a breakpoint: exactly WRITES
+        q = 'perfspec_event_total{set="watch"}'
+        _, _, bp_before = prom.after(q, time.time())
+        writer.go()
+        labels, _, bp_after = prom.after(q, time.time())
+        if bp_after - bp_before == 0:
+            print(f"skip breakpoint: the write breakpoint counted 0 of {WRITES} writes: hardware breakpoints do "
+                  "not fire on this machine (perf stat counts 0 too)")
+        else:
+            check(bp_after - bp_before == WRITES, f"breakpoint on 'watched': {bp_after - bp_before:.0f} writes, "
+                                                  f"wanted {WRITES}")
+        check(labels.get("event") == f"mem:{syms['watched']:#x}:w" and labels.get("pmu") == "breakpoint",
+              f"its labels: event={labels.get('event')} pmu={labels.get('pmu')}")
+
+        # 4. what could not be opened, the health series, per-CPU series
+        failed = prom.query('perfspec_event_failed_info{set="system",event="cycles"}')
+        has_hw = subprocess.run([args.perfspec, "stat", "-x,", "-e", "cycles", "true"], stdout=subprocess.PIPE,
+                                stderr=subprocess.PIPE, text=True).stderr.split(",")[0].strip().isdigit()
+        if not has_hw:
+            check(len(failed) == 1 and failed[0]["metric"].get("errno", "").startswith("E"),
+                  f"cycles (no hardware PMU here) in perfspec_event_failed_info: "
+                  f"{failed[0]['metric'] if failed else None}")
+        cpus = prom.query('perfspec_event_total{set="system",event="context-switches"}')
+        check(len(cpus) == os.cpu_count() and all("cpu" in s["metric"] for s in cpus),
+              f"context-switches per CPU: {len(cpus)} series for {os.cpu_count()} CPUs")
+        check(bool(prom.query("perfspec_exporter_open_fds > 0")), "perfspec_exporter_open_fds stored")
+
+        # 5. a reload with a bad file keeps serving and says why; a good one comes back
+        with open(config, "w") as f:
+            f.write(good.replace('events = ["context-switches", "cycles"]',
+                                 'events = ["context-switches",\n          "cyclez"]'))
+        exporter.send_signal(signal.SIGHUP)
+        t = time.time()
+        bad = prom.after("perfspec_exporter_last_reload_success", t)
+        check(bad[2] == 0, "after a bad reload: perfspec_exporter_last_reload_success 0")
+        err = prom.query("perfspec_exporter_config_error_info")
+        line = [n for n, l in enumerate(good.splitlines(), 1) if l.startswith('events = ["context-switches"')][0]
+        want_error = f"{config}:{line + 1}:12: error: unknown event 'cyclez'"
+        check(len(err) == 1 and err[0]["metric"].get("error") == want_error,
+              f"perfspec_exporter_config_error_info: {err[0]['metric'].get('error') if err else None}")
+        still = prom.after('perfspec_event_seconds_total{set="busy"}', time.time())
+        check(still[2] >= cg_after, "the running configuration still serves its series")
+        with open(config, "w") as f:
+            f.write(good)
+        exporter.send_signal(signal.SIGHUP)
+        ok = prom.after("perfspec_exporter_last_reload_success", time.time())
+        check(ok[2] == 1, "a good file loads again")
+        kept = prom.after('perfspec_event_total{set="faults"}', time.time())
+        check(kept[2] >= after, f"counters of unchanged sets survive the reloads: {kept[2]:.0f} >= {after:.0f}")
+        exporter.send_signal(signal.SIGTERM)
+        check(exporter.wait(10) == 0, "SIGTERM stops the exporter, status 0")
+        elog.seek(0)
+        log = elog.read()
+        check("reload failed, the running configuration stays" in log and want_error in log,
+              "the exporter's log says why the reload failed")
+    finally:
+        for p in procs:
+            if p.poll() is None:
+                p.kill()
+                p.wait()
+        if prom:
+            prom.stop()
+        try:
+            os.rmdir(cgdir)
+        except OSError as e:
+            print(f"note: cannot remove {cgdir}: {e}")
+        shutil.rmtree(work, ignore_errors=True)
+    print(f"{'FAILED' if failures else 'passed'}: {len(failures)} failures")
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
