@@ -7,6 +7,8 @@
 
 #include <doctest/doctest.h>
 #include <cmath>
+#include <fstream>
+#include <iterator>
 
 #include "perfspec/perfspec.hpp"
 #include "tests/support.hpp"
@@ -235,6 +237,15 @@ TEST_CASE("series of a process's page faults: the exact count, the labels, failu
     char c;
     REQUIRE(::write(go[1], "x", 1) == 1);
     REQUIRE(::read(done[0], &c, 1) == 1);
+    // "done" comes before the child is back asleep in read(2): wait until it is, so that what it
+    // does on the way is in this round's count.
+    for (int i = 0; i < 1000; ++i) {
+      std::ifstream stat(fmt::format("/proc/{}/stat", child));
+      std::string all((std::istreambuf_iterator<char>(stat)), std::istreambuf_iterator<char>());
+      auto paren = all.rfind(')');
+      if (paren != std::string::npos && paren + 2 < all.size() && all[paren + 2] == 'S') break;
+      ::usleep(1000);
+    }
     auto fs = state->collect();
     const auto* f = find(fs, "perfspec_event_total");
     REQUIRE(f);

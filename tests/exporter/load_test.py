@@ -143,7 +143,7 @@ def garbage(port, stop, held, results, silent_n):
             s.shutdown(socket.SHUT_WR)
             reply = s.recv(200).split(b"\r\n")[0].decode(errors="replace")
         except OSError as e:
-            reply = f"({type(e).__name__})"
+            reply = f"({e})"
         finally:
             s.close()
         return reply
@@ -173,11 +173,11 @@ def main():
     ap.add_argument("--silent", type=int, default=100, metavar="N", help="silent connections of the attack (100)")
     a = ap.parse_args()
     threads_n, scrapes_n, reloads_n, attack_s = (10, 3, 6, 3.0) if a.quick else (50, 10, 20, 6.0)
-    # Each event gives 3 series (count, enabled, running) per CPU. At most 60 tracepoints: closing one
+    # Each event gives 3 series (count, enabled, running) per CPU. At most 40 tracepoints: closing one
     # costs the kernel ~20 ms (its probe's unregistration), which SIGTERM's 5 s must cover; software
     # events renamed with name= make up the rest.
     need = math.ceil(1100 / (3 * (os.cpu_count() or 1))) + 5
-    tps = tracefs_events(min(60, need))
+    tps = tracefs_events(min(40, need))
     renamed = [f"{e}/name={e}-{i}/" for i in range(max(0, need - len(tps) - len(SOFTWARE)) // 4 + 1)
                for e in ("page-faults", "context-switches", "cpu-migrations", "minor-faults")]
     base = [("sys", SOFTWARE), ("renamed", renamed)] + [(f"tp{i}", tps[i::3]) for i in range(3)]
