@@ -10,10 +10,10 @@ _perfspec() {
   local sub=""
   local i
   for ((i = 1; i < COMP_CWORD; i++)); do
-    case ${COMP_WORDS[i]} in resolve|stat|list|snapshot|decode|script) sub=${COMP_WORDS[i]}; break ;; esac
+    case ${COMP_WORDS[i]} in resolve|stat|list|snapshot|decode|script|record|exporter) sub=${COMP_WORDS[i]}; break ;; esac
   done
   if [[ -z $sub ]]; then
-    COMPREPLY=($(compgen -W "resolve stat list snapshot decode script --help --version" -- "$cur"))
+    COMPREPLY=($(compgen -W "resolve stat list snapshot decode script record exporter --help --version" -- "$cur"))
     return
   fi
   if [[ $sub == stat ]]; then
@@ -41,7 +41,7 @@ _perfspec() {
   fi
   case $prev in
     --sysfs|--events-dir|-o|--output) COMPREPLY=($(compgen -d -- "$cur")); return ;;
-    -i|--input) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+    -i|--input|--config) COMPREPLY=($(compgen -f -- "$cur")); return ;;
     -F|--fields) COMPREPLY=($(compgen -W "comm pid tid cpu time period event addr ip" -- "${cur##*,}")); return ;;
     --format) COMPREPLY=($(compgen -W "text json csv" -- "$cur")); return ;;
     --source) COMPREPLY=($(compgen -W "builtin sysfs json tracepoint" -- "$cur")); return ;;
@@ -59,6 +59,8 @@ _perfspec() {
       snapshot) COMPREPLY=($(compgen -W "--sysfs --tracepoints --cpuid" -- "$cur")) ;;
       decode) COMPREPLY=($(compgen -W "--type --config --config1 --config2 --config3 --attr --format --sysfs --events-dir --no-tables --cpuid" -- "$cur")) ;;
       script) COMPREPLY=($(compgen -W "-i --input --format -F --fields --samples --summary --ns" -- "$cur")) ;;
+      record) COMPREPLY=($(compgen -W "-e --event -c --count -F --freq -g -d --data -p --pid -a --all-cpus -C --cpu -o --output -m --mmap-pages --no-inherit -q --quiet --sysfs --events-dir --no-tables --cpuid" -- "$cur")) ;;
+      exporter) COMPREPLY=($(compgen -W "--config --listen --check --threads --sysfs --events-dir --no-tables --cpuid" -- "$cur")) ;;
     esac
     return
   fi

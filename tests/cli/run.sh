@@ -1012,6 +1012,7 @@ complete_words() {  # complete_words CWORD WORD...
     _ "$here/../../completions/perfspec.bash" "$@"
 }
 expect completion-subcommand [ "$(complete_words 1 perfspec res)" = "resolve" ]
+expect completion-exporter [ "$(complete_words 2 perfspec exporter --con)" = "--config" ]
 expect completion-event [ "$(complete_words 3 perfspec stat -e task-cl)" = "task-clock" ]
 expect completion-list-item [ "$(complete_words 2 perfspec resolve cycles,page-fa)" = "cycles,page-faults" ]
 expect completion-option grep -qw -- "--events-dir" <<<"$(complete_words 2 perfspec list --ev)"
