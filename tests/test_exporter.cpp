@@ -202,59 +202,61 @@ TEST_CASE("event strings, metrics, CPU lists and cgroups of a configuration reso
 
 TEST_CASE("series of a process's page faults: the exact count, the labels, failures in an info series") {
   spec::Machine machine("/sys", test::no_libpfm4());
+  // tests/workload/workload.c, exec'd (a forked copy of this process would fault on its copy-on-write
+  // pages now and then): `--wait touch N` touches N fresh pages when told, and nothing else faults.
   int go[2], done[2];
   REQUIRE(::pipe(go) == 0);
   REQUIRE(::pipe(done) == 0);
-  const long page = ::sysconf(_SC_PAGESIZE);
   constexpr int pages = 64;
-  char* region = static_cast<char*>(
-      ::mmap(nullptr, (pages + 1) * page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0));
-  REQUIRE(region != MAP_FAILED);
   pid_t child = ::fork();
   if (child == 0) {
-    // Round 0 touches one page and goes through every code path once (its faults are the process's
-    // own); round 1 touches `pages` fresh pages, and nothing else faults.
+    ::dup2(go[0], 0);
+    ::dup2(done[1], 1);
+    ::close(go[0]);
     ::close(go[1]);
     ::close(done[0]);
-    char c;
-    for (int round = 0; round < 2; ++round) {
-      if (::read(go[0], &c, 1) != 1) ::_exit(1);
-      for (int i = 0; i < (round == 0 ? 1 : pages); ++i) region[(round + i) * page] = 1;
-      if (::write(done[1], "d", 1) != 1) ::_exit(1);
-    }
-    if (::read(go[0], &c, 1) != 1) ::_exit(1);
-    ::_exit(0);
+    ::close(done[1]);
+    ::execl(PERFSPEC_WORKLOAD, "workload", "--wait", "touch", "64", static_cast<char*>(nullptr));
+    ::_exit(127);
   }
   ::close(go[0]);
   ::close(done[1]);
+  auto said = [&] {
+    std::string line;
+    char c;
+    while (::read(done[0], &c, 1) == 1 && c != '\n') line += c;
+    return line;
+  };
+  // Until the workload is asleep again in read(2): what it does on the way is in the count before.
+  auto asleep = [&] {
+    for (int i = 0; i < 1000; ++i) {
+      std::ifstream stat(fmt::format("/proc/{}/stat", child));
+      std::string all((std::istreambuf_iterator<char>(stat)), std::istreambuf_iterator<char>());
+      auto paren = all.rfind(')');
+      if (paren != std::string::npos && paren + 2 < all.size() && all[paren + 2] == 'S') return;
+      ::usleep(1000);
+    }
+  };
+  REQUIRE(said() == "ready");
   auto text = fmt::format(
       "[[set]]\nname = \"faults\"\npid = {}\nevents = [\"page-faults\", \"task-clock\", \"cycles\"]\n"
       "labels = {{ team = \"db\" }}\n",
       child);
   auto state = State::prepare(parse_config(text, "exp.toml"), machine);
   state->open(nullptr);
-  auto round = [&] {
-    char c;
-    REQUIRE(::write(go[1], "x", 1) == 1);
-    REQUIRE(::read(done[0], &c, 1) == 1);
-    // "done" comes before the child is back asleep in read(2): wait until it is, so that what it
-    // does on the way is in this round's count.
-    for (int i = 0; i < 1000; ++i) {
-      std::ifstream stat(fmt::format("/proc/{}/stat", child));
-      std::string all((std::istreambuf_iterator<char>(stat)), std::istreambuf_iterator<char>());
-      auto paren = all.rfind(')');
-      if (paren != std::string::npos && paren + 2 < all.size() && all[paren + 2] == 'S') break;
-      ::usleep(1000);
-    }
+  auto count = [&] {
     auto fs = state->collect();
     const auto* f = find(fs, "perfspec_event_total");
     REQUIRE(f);
     REQUIRE(f->metric.size() == 1);
     return f->metric[0].counter.value;
   };
-  const double warm = round();
-  CHECK(warm >= 1);
-  CHECK(round() - warm == pages);
+  asleep();
+  const double warm = count();
+  REQUIRE(::write(go[1], "go\n", 3) == 3);
+  REQUIRE(said() == "done");
+  asleep();
+  CHECK(count() - warm == pages);
   auto fs = state->collect();
   const auto* f = find(fs, "perfspec_event_total");
   CHECK(label(f->metric[0], "set") == "faults");
@@ -274,7 +276,7 @@ TEST_CASE("series of a process's page faults: the exact count, the labels, failu
   REQUIRE(up);
   CHECK(up->metric[0].gauge.value == 1);
   // The process ends: reported, not fatal, its last counts kept.
-  REQUIRE(::write(go[1], "x", 1) == 1);
+  ::close(go[1]);
   int status = 0;
   ::waitpid(child, &status, 0);
   fs = state->collect();
@@ -282,9 +284,7 @@ TEST_CASE("series of a process's page faults: the exact count, the labels, failu
   CHECK(up->metric[0].gauge.value == 0);
   CHECK(label(up->metric[0], "reason") == fmt::format("process {} has exited", child));
   CHECK(find(fs, "perfspec_event_total")->metric[0].counter.value >= pages);  // and its exit's faults
-  ::close(go[1]);
   ::close(done[0]);
-  ::munmap(region, (pages + 1) * page);
 }
 
 TEST_CASE("listen addresses: HOST:PORT only") {
@@ -301,4 +301,46 @@ TEST_CASE("listen addresses: HOST:PORT only") {
   CHECK_FALSE(valid_listen("::1:9464"));
   CHECK_FALSE(valid_listen("[]:9464"));
   CHECK_FALSE(valid_listen("a b:1"));
+}
+
+TEST_CASE("a reload keeps the counters of a set that did not change, and opens a changed one afresh") {
+  spec::Machine machine("/sys", test::no_libpfm4());
+  const std::string same =
+      "[[set]]\nname = \"self\"\npid = " + std::to_string(::getpid()) + "\nevents = [\"page-faults\"]\n";
+  auto value = [](const std::vector<prometheus::MetricFamily>& fs, std::string_view set) {
+    for (const auto& f : fs)
+      if (f.name == "perfspec_event_total")
+        for (const auto& m : f.metric)
+          if (label(m, "set") == set) return m.counter.value;
+    return -1.0;
+  };
+  auto first = State::prepare(parse_config(same + "labels = { v = \"1\" }\n", "exp.toml"), machine);
+  first->open(nullptr);
+  const long page = ::sysconf(_SC_PAGESIZE);
+  constexpr int pages = 16;
+  char* region = static_cast<char*>(
+      ::mmap(nullptr, 2 * pages * page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0));
+  REQUIRE(region != MAP_FAILED);
+  for (int i = 0; i < pages; ++i) region[i * page] = 1;
+  const double before = value(first->collect(), "self");
+  CHECK(before >= pages);
+  // Same target and events (a label changed): the counters move over and keep counting.
+  auto second = State::prepare(
+      parse_config(same + "labels = { v = \"2\" }\n[[set]]\nname = \"other\"\nevents = [\"page-faults\"]\n",
+                   "exp.toml"),
+      machine);
+  second->open(first.get());
+  CHECK(first->event_fds() == 0);
+  CHECK(second->event_fds() >= 1);
+  for (int i = pages; i < 2 * pages; ++i) region[i * page] = 1;
+  auto fs = second->collect();
+  CHECK(value(fs, "self") >= before + pages);
+  // A changed event list: opened afresh, from zero.
+  auto third = State::prepare(parse_config("[[set]]\nname = \"self\"\npid = " + std::to_string(::getpid()) +
+                                               "\nevents = [\"page-faults:u\"]\n",
+                                           "exp.toml"),
+                              machine);
+  third->open(second.get());
+  CHECK(value(third->collect(), "self") < before);
+  ::munmap(region, 2 * pages * page);
 }
