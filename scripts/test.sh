@@ -75,6 +75,12 @@ EOF
   [ -f "$prefix/share/doc/perfspec/LICENSE" ] || { echo "install: no LICENSE in share/doc/perfspec" >&2; return 1; }
   [ -f "$prefix/share/doc/perfspec/output-formats.md" ] ||
     { echo "install: no output-formats.md (the man page points to it) in share/doc/perfspec" >&2; return 1; }
+  # The exporter's example configuration and systemd unit; the example as installed passes --check.
+  [ -f "$prefix/etc/perfspec/exporter.toml" ] || { echo "install: no etc/perfspec/exporter.toml" >&2; return 1; }
+  [ -f "$prefix/lib/systemd/system/perfspec-exporter.service" ] ||
+    { echo "install: no lib/systemd/system/perfspec-exporter.service" >&2; return 1; }
+  "$prefix/bin/perfspec" exporter --check --config "$prefix/etc/perfspec/exporter.toml" >/dev/null ||
+    { echo "install: the example exporter configuration does not pass --check" >&2; return 1; }
   grep -q '^set(perfspec_LICENSE "MIT")' "$lib/cmake/perfspec/perfspecConfig.cmake" ||
     { echo "install: perfspecConfig.cmake does not name the license" >&2; return 1; }
   grep -qx 'License: MIT' "$lib/pkgconfig/perfspec.pc" || { echo "install: perfspec.pc does not name the license" >&2; return 1; }
