@@ -344,3 +344,23 @@ TEST_CASE("a reload keeps the counters of a set that did not change, and opens a
   CHECK(value(third->collect(), "self") < before);
   ::munmap(region, 2 * pages * page);
 }
+
+TEST_CASE("counts in base units: seconds for the clocks, joules with the alias's scale, bytes") {
+  spec::Machine machine(test::fixture("intel_skx"), test::no_libpfm4());
+  auto set =
+      resolve("task-clock,cpu-clock,page-faults,power/energy-pkg/,uncore_imc_0/cas_count_read/,duration_time",
+              machine);
+  auto unit = [&](std::size_t i) { return base_unit(set.events[i]); };
+  CHECK(std::string(unit(0).family) == "seconds_total");
+  CHECK(unit(0).factor == 1.0);
+  CHECK(unit(0).divisor == 1e9);
+  CHECK(std::string(unit(1).family) == "seconds_total");
+  CHECK(std::string(unit(2).family) == "total");
+  CHECK(unit(2).factor == 1.0);
+  CHECK(unit(2).divisor == 1.0);
+  CHECK(std::string(unit(3).family) == "joules_total");
+  CHECK(unit(3).factor == 0x1p-32);  // 2.3283064365386962890625e-10 J per count
+  CHECK(std::string(unit(4).family) == "bytes_total");
+  CHECK(unit(4).factor == 64.0);  // 6.103515625e-5 MiB per count: one cache line
+  CHECK(std::string(unit(5).family) == "seconds_total");
+}

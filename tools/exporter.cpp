@@ -55,34 +55,6 @@ struct Unit {
 };
 using Units = std::map<std::string, Unit>;  // by a key of the labels, in label order
 
-// How an event's count is given in Prometheus's base units: raw * factor / divisor (nanoseconds are
-// divided by 1e9 rather than multiplied by 1e-9, which would print 1.0738211640000002 for 1073821164).
-struct BaseUnit {
-  const char* family;    // perfspec_event_<family>
-  double factor;         // multiplies the raw count
-  std::string unit;      // the scaled family's unit label
-  double divisor = 1.0;  // then divides it
-};
-
-BaseUnit base_unit(const ResolvedEvent& e) {
-  if (e.tool == ToolEvent::duration_time) return {"seconds_total", 1.0, {}, 1e9};
-  // The software clocks count nanoseconds (perf shows them in msec).
-  if (e.attr.type == 1 && (e.attr.config == 0 || e.attr.config == 1)) return {"seconds_total", 1.0, {}, 1e9};
-  const std::string& u = e.unit;
-  const double s = e.scale;
-  if (u.empty() && s == 1.0) return {"total", 1.0, {}};
-  if (u == "Joules" || u == "joules" || u == "J") return {"joules_total", s, {}};
-  if (u == "MiB") return {"bytes_total", s * 1048576.0, {}};
-  if (u == "KiB") return {"bytes_total", s * 1024.0, {}};
-  if (u == "GiB") return {"bytes_total", s * 1073741824.0, {}};
-  if (u == "MB") return {"bytes_total", s * 1e6, {}};
-  if (u == "Bytes" || u == "bytes" || u == "B") return {"bytes_total", s, {}};
-  if (u == "ns") return {"seconds_total", s, {}, 1e9};
-  if (u == "us") return {"seconds_total", s, {}, 1e6};
-  if (u == "ms" || u == "msec") return {"seconds_total", s, {}, 1e3};
-  return {"scaled_total", s, u};
-}
-
 std::string target_text(const SetConfig& s) {
   switch (s.target) {
     case SetConfig::Target::system: return "system";
@@ -153,6 +125,25 @@ void add(prometheus::MetricFamily& f, Labels labels, double value) {
 }
 
 }  // namespace
+
+BaseUnit base_unit(const ResolvedEvent& e) {
+  if (e.tool == ToolEvent::duration_time) return {"seconds_total", 1.0, {}, 1e9};
+  // The software clocks count nanoseconds (perf shows them in msec).
+  if (e.attr.type == 1 && (e.attr.config == 0 || e.attr.config == 1)) return {"seconds_total", 1.0, {}, 1e9};
+  const std::string& u = e.unit;
+  const double s = e.scale;
+  if (u.empty() && s == 1.0) return {"total", 1.0, {}};
+  if (u == "Joules" || u == "joules" || u == "J") return {"joules_total", s, {}};
+  if (u == "MiB") return {"bytes_total", s * 1048576.0, {}};
+  if (u == "KiB") return {"bytes_total", s * 1024.0, {}};
+  if (u == "GiB") return {"bytes_total", s * 1073741824.0, {}};
+  if (u == "MB") return {"bytes_total", s * 1e6, {}};
+  if (u == "Bytes" || u == "bytes" || u == "B") return {"bytes_total", s, {}};
+  if (u == "ns") return {"seconds_total", s, {}, 1e9};
+  if (u == "us") return {"seconds_total", s, {}, 1e6};
+  if (u == "ms" || u == "msec") return {"seconds_total", s, {}, 1e3};
+  return {"scaled_total", s, u};
+}
 
 // One configured set: what it resolved to, and once opened its counters and its metric window.
 struct SetState {

@@ -31,6 +31,18 @@ struct ExporterOptions {
 /// Run the exporter until SIGINT or SIGTERM; SIGHUP reloads. Returns the exit status.
 int run(const ExporterOptions& options);
 
+/// How an event's count is given in Prometheus's base units: raw * factor / divisor, in the family
+/// `perfspec_event_<family>` (nanoseconds are divided by 1e9 rather than multiplied by 1e-9, which
+/// would print 1.0738211640000002 for 1073821164).
+struct BaseUnit {
+  const char* family;    ///< "total", "seconds_total", "joules_total", "bytes_total", "scaled_total"
+  double factor;         ///< multiplies the raw count (the alias's scale, and the unit's size)
+  std::string unit;      ///< scaled_total: the alias's unit, as the `unit` label
+  double divisor = 1.0;  ///< then divides it
+};
+/// Example: task-clock is {"seconds_total", 1, "", 1e9}; RAPL's energy-pkg {"joules_total", 2^-32}.
+BaseUnit base_unit(const ResolvedEvent& event);
+
 struct SetState;
 
 /// Everything one configuration opened: resolved and ready, then kept open between scrapes.
