@@ -176,8 +176,9 @@ struct SetState {
   std::uint64_t read_errors = 0;
 
   // What decides the counters this set opens (its target and every event's attr and group): equal
-  // keys across a reload keep the counters open.
-  std::string key() const {
+  // keys across a reload keep the counters open. Made once by prepare(), never changed.
+  std::string key;
+  std::string make_key() const {
     std::string k =
         fmt::format("{}|{}|{}|{}\n", target_text(config), cgroup_path, config.pid, config.cpus.text);
     for (const auto& e : set.events) {
@@ -291,6 +292,7 @@ std::unique_ptr<State> State::prepare(Config config, const spec::Machine& machin
                         spec::printable(s->cgroup_path), errno ? std::strerror(errno) : "not a directory"),
             fmt::format("cgroups are under {}", root));
     }
+    s->key = s->make_key();
     state->sets_.push_back(std::move(s));
   }
   state->config_ = std::move(config);
@@ -400,30 +402,42 @@ std::pair<std::string, Labels> unit_of(const runtime::Place& p, Grouping g,
 
 }  // namespace
 
-void State::open(State* previous) {
+void State::open_new(const State* previous) {
   for (auto& s : sets_) {
-    if (previous) {
-      auto key = s->key();
-      for (auto& old : previous->sets_)
-        if (old && old->counters && old->key() == key) {
-          // Same counters: keep them counting, and the window they are in.
-          s->counters = std::move(old->counters);
-          old->counters.reset();
-          s->cgroup_inode = old->cgroup_inode;
-          s->pid = old->pid;
-          s->up = old->up;
-          s->down = old->down;
-          s->opened = old->opened;
-          s->base_time = old->base_time;
-          s->base = std::move(old->base);
-          s->values = std::move(old->values);
-          s->computed = old->computed;
-          s->read_errors = old->read_errors;
-          break;
-        }
-    }
-    if (!s->counters && s->down.empty()) open_set(*s);
+    bool kept = false;
+    if (previous)
+      for (const auto& old : previous->sets_) kept = kept || old->key == s->key;
+    if (!kept) open_set(*s);
   }
+}
+
+void State::take_over(State& previous) {
+  for (auto& s : sets_) {
+    if (s->counters || !s->down.empty()) continue;  // opened by open_new
+    for (auto& old : previous.sets_) {
+      if (old->key != s->key || !old->counters) continue;
+      // Same counters: keep them counting, and the window they are in.
+      s->counters = std::move(old->counters);
+      old->counters.reset();
+      s->cgroup_inode = old->cgroup_inode;
+      s->pid = old->pid;
+      s->up = old->up;
+      s->down = old->down;
+      s->opened = old->opened;
+      s->base_time = old->base_time;
+      s->base = std::move(old->base);
+      s->values = std::move(old->values);
+      s->computed = old->computed;
+      s->read_errors = old->read_errors;
+      break;
+    }
+    if (!s->counters && s->down.empty()) open_set(*s);  // its old set's target was down: try now
+  }
+}
+
+void State::open(State* previous) {
+  open_new(previous);
+  if (previous) take_over(*previous);
 }
 
 std::size_t State::events() const {
@@ -666,20 +680,31 @@ std::string Exporter::reload() {
     error = e.what();
     if (!state_) throw;
   }
-  std::lock_guard lock(mutex_);
-  last_reload_ = static_cast<double>(std::time(nullptr));
   if (!next) {
+    std::lock_guard lock(mutex_);
+    last_reload_ = static_cast<double>(std::time(nullptr));
     ++reload_failed_;
     last_reload_succeeded_ = false;
     last_error_ = error.substr(0, error.find('\n'));
     return error;
   }
-  next->open(state_.get());
-  state_ = std::move(next);
-  read_timeout_ = state_->config().read_timeout;
-  ++reload_ok_;
-  last_reload_succeeded_ = true;
-  last_error_.clear();
+  // What is new is opened while scrapes go on (only this thread swaps state_, and the sets' keys
+  // never change); what did not change is taken over under the lock, and the old state is closed
+  // after it (closing hundreds of tracepoints takes the kernel seconds).
+  next->open_new(state_.get());
+  std::unique_ptr<State> old;
+  {
+    std::lock_guard lock(mutex_);
+    if (state_) next->take_over(*state_);
+    old = std::move(state_);
+    state_ = std::move(next);
+    read_timeout_ = state_->config().read_timeout;
+    last_reload_ = static_cast<double>(std::time(nullptr));
+    ++reload_ok_;
+    last_reload_succeeded_ = true;
+    last_error_.clear();
+  }
+  old.reset();
   return {};
 }
 
@@ -692,45 +717,40 @@ std::vector<prometheus::MetricFamily> Exporter::Collect() const {
   using prometheus::MetricType;
   std::vector<prometheus::MetricFamily> out;
   auto start = Clock::now();
-  std::unique_lock lock(mutex_, std::defer_lock);
-  const auto timeout = std::chrono::duration<double>(read_timeout_.load());
-  bool fresh = lock.try_lock_for(std::chrono::duration_cast<std::chrono::milliseconds>(timeout));
-  double read_seconds = 0;
-  std::size_t event_fds = 0;
-  std::uint64_t read_errors = 0, scrapes = 0, busy = 0, ok = 0, failed = 0;
-  double last_reload = 0;
-  bool succeeded = true;
-  std::string error;
-  if (fresh) {
-    if (state_) {
-      out = state_->collect();
-      last_ = out;
-      event_fds = state_->event_fds();
-      read_errors = state_->read_errors();
-    }
-    read_seconds = std::chrono::duration<double>(Clock::now() - start).count();
-    scrapes = ++scrapes_;
-    busy = busy_.load();
-    ok = reload_ok_;
-    failed = reload_failed_;
-    last_reload = last_reload_;
-    succeeded = last_reload_succeeded_;
-    error = last_error_;
-  } else {
-    // Another scrape or a reload holds the counters longer than read_timeout: the last read, marked.
-    ++busy_;
-    std::lock_guard cache(cache_mutex_);
-    out = last_;
-  }
   auto gauge = [&](const char* name, const char* help, double v, Labels l = {}) {
     auto f = family(name, help, MetricType::Gauge);
     add(f, std::move(l), v);
     out.push_back(std::move(f));
   };
-  if (!fresh) {
-    gauge("perfspec_exporter_stale", "1 when this scrape waited too long and got the last read's series", 1);
-    return out;
+  std::unique_lock lock(mutex_, std::defer_lock);
+  const auto timeout = std::chrono::duration<double>(read_timeout_.load());
+  if (!lock.try_lock_for(std::chrono::duration_cast<std::chrono::microseconds>(timeout))) {
+    // Another scrape or a reload holds the counters longer than read_timeout: the last read, marked.
+    {
+      std::lock_guard cache(cache_mutex_);
+      if (!last_.empty()) {
+        ++busy_;
+        out = last_;
+        gauge("perfspec_exporter_stale", "1 when this scrape waited too long and got the last read's series",
+              1);
+        return out;
+      }
+    }
+    lock.lock();  // nothing read yet: this scrape waits for the first read
   }
+  std::size_t event_fds = 0;
+  std::uint64_t read_errors = 0;
+  if (state_) {
+    out = state_->collect();
+    event_fds = state_->event_fds();
+    read_errors = state_->read_errors();
+  }
+  const double read_seconds = std::chrono::duration<double>(Clock::now() - start).count();
+  const std::uint64_t scrapes = ++scrapes_, busy = busy_.load(), ok = reload_ok_, failed = reload_failed_;
+  const double last_reload = last_reload_;
+  const bool succeeded = last_reload_succeeded_;
+  const std::string error = last_error_;
+  lock.unlock();
   auto counter = [&](const char* name, const char* help, double v) {
     auto f = family(name, help, MetricType::Counter);
     add(f, {}, v);
@@ -762,6 +782,8 @@ std::vector<prometheus::MetricFamily> Exporter::Collect() const {
     gauge("perfspec_exporter_config_error_info",
           "Why the last load of the configuration failed (the running one stays in place)", 1,
           {{"file", path_}, {"error", error}});
+  std::lock_guard cache(cache_mutex_);
+  last_ = out;
   return out;
 }
 
@@ -836,7 +858,7 @@ int run(const ExporterOptions& o) {
   try {
     exposer = std::make_unique<prometheus::Exposer>(
         std::vector<std::string>{"listening_ports", listen, "num_threads", std::to_string(o.threads),
-                                 "request_timeout_ms", "5000", "enable_keep_alive", "yes"},
+                                 "request_timeout_ms", "2000", "enable_keep_alive", "yes"},
         &callbacks);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "perfspec exporter: error: cannot listen on %s: %s\n",

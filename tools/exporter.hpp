@@ -53,9 +53,15 @@ class State {
   static std::unique_ptr<State> prepare(Config config, const spec::Machine& machine);
   ~State();
 
-  /// Open what `prepare` resolved. A set whose key (SetConfig::key) equals one of `previous`'s takes
-  /// that set's open counters and window instead of opening again (a reload keeps them counting).
+  /// Open what `prepare` resolved. A set whose key (its target, and every event's attr and group)
+  /// equals one of `previous`'s takes that set's open counters and window instead of opening again (a
+  /// reload keeps them counting): open_new() then take_over().
   void open(State* previous);
+  /// Open the sets that no set of `previous` has the key of (without touching `previous`).
+  void open_new(const State* previous);
+  /// Take over `previous`'s counters for the other sets (and open those whose old target was down).
+  /// The caller holds whatever keeps `previous` from being read meanwhile.
+  void take_over(State& previous);
 
   /// Read every set now and give its series (and the exporter's own, which `health` adds).
   std::vector<prometheus::MetricFamily> collect();
