@@ -215,6 +215,23 @@ aggregation = "cpu"
                       lambda: (lambda s: s if s and s[2] == 1 else None)(prom.sample('up{job="perfspec"}')), 60)
         check(up[2] == 1, f"Prometheus scrapes the exporter at {target}")
 
+        # 0. what Prometheus is given: OpenMetrics, which Python's own parser reads whole
+        req = urllib.request.Request(f"http://{target}/metrics", headers={
+            "Accept": "application/openmetrics-text;version=1.0.0,application/openmetrics-text;version=0.0.1;"
+                      "q=0.75,text/plain;version=0.0.4;q=0.5,*/*;q=0.1"})
+        with urllib.request.urlopen(req, timeout=10) as r:
+            ctype, body = r.headers.get("Content-Type"), r.read()
+        check(ctype == "application/openmetrics-text; version=1.0.0; charset=utf-8",
+              f"Prometheus's Accept header gets OpenMetrics: {ctype}")
+        parser = "/usr/bin/python3"
+        if subprocess.run([parser, "-c", "import prometheus_client"], stderr=subprocess.DEVNULL).returncode == 0:
+            st = subprocess.run([parser, os.path.join(HERE, "check_openmetrics.py")], input=body,
+                                stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+            check(st.returncode == 0, f"prometheus_client's OpenMetrics parser reads the whole answer "
+                                      f"({len(body)} bytes) {st.stderr.decode()[:300]}")
+        else:
+            print("skip OpenMetrics parse: no python3-prometheus-client")
+
         # 1. page faults: exactly PAGES between two scrapes around the work
         q = 'perfspec_event_total{set="faults"}'
         labels, t0, before = wait_for(q, lambda: prom.sample(q))
