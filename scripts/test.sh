@@ -3,7 +3,7 @@
 # The whole test suite: install dependencies, build, run every test.
 #   scripts/test.sh             release build: unit, golden, CLI and perf-agreement tests
 #   scripts/test.sh --sanitize  the same under AddressSanitizer + UndefinedBehaviorSanitizer (Debug)
-#   scripts/test.sh --tsan      the concurrency tests under ThreadSanitizer
+#   scripts/test.sh --tsan      the concurrency tests and the exporter under load, under ThreadSanitizer
 #   scripts/test.sh --all       all three
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -156,7 +156,7 @@ EOF
 case "${1:-}" in
   "") run release; examples ;;
   --sanitize) run sanitize ;;
-  --tsan) run tsan 'unit\.concurrency' perfspec_tests ;;
-  --all) run release; examples; run sanitize; run tsan 'unit\.concurrency' perfspec_tests ;;
+  --tsan) run tsan 'unit\.concurrency|exporter_load' 'perfspec_tests perfspec_cli' ;;
+  --all) run release; examples; run sanitize; run tsan 'unit\.concurrency|exporter_load' 'perfspec_tests perfspec_cli' ;;
   *) echo "usage: scripts/test.sh [--sanitize|--tsan|--all]" >&2; exit 2 ;;
 esac

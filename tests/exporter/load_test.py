@@ -4,7 +4,8 @@
 
 1. series: a generated config (tracepoints from tracefs's available_events, software events, aggregation
    "cpu", a few sets) gives at least 1,000 sample lines in one scrape.
-2. concurrency: 50 threads scrape 10 times each at once; every answer is HTTP 200, parses as
+2. concurrency: 50 threads scrape 10 times each at once, half of them asking for OpenMetrics as
+   Prometheus does; every answer is HTTP 200 (OpenMetrics when asked, ending `# EOF`), parses as
    `name{labels} value` lines, has the reference scrape's series, and no `*_total` series decreases
    between two scrapes of one thread.
 3. garbage clients while 4 threads scrape (random bytes; a request line left unfinished; 10 silent
@@ -55,12 +56,18 @@ def parse(body):
     return out
 
 
-def scrape(port, timeout=10.0):
-    """(parsed samples, seconds taken); Failure unless HTTP 200 with a parsable body."""
+OPENMETRICS = "application/openmetrics-text; version=1.0.0; charset=utf-8"
+
+
+def scrape(port, timeout=10.0, openmetrics=False):
+    """(parsed samples, seconds taken); Failure unless HTTP 200 with a parsable body. `openmetrics`:
+    ask as Prometheus does, and want OpenMetrics (its samples are written as the text format's)."""
     start = time.monotonic()
     conn = http.client.HTTPConnection("127.0.0.1", port, timeout=timeout)
     try:
-        conn.request("GET", "/metrics")
+        headers = {"Accept": "application/openmetrics-text;version=1.0.0,text/plain;version=0.0.4;q=0.5"} \
+            if openmetrics else {}
+        conn.request("GET", "/metrics", headers=headers)
         r = conn.getresponse()
         body = r.read().decode()
     except (OSError, http.client.HTTPException) as e:
@@ -68,6 +75,9 @@ def scrape(port, timeout=10.0):
     finally:
         conn.close()
     check(r.status == 200, f"scrape answered HTTP {r.status}")
+    if openmetrics:
+        check(r.getheader("Content-Type") == OPENMETRICS and body.endswith("# EOF\n"),
+              f"OpenMetrics asked for: {r.getheader('Content-Type')}, ends {body[-20:]!r}")
     return parse(body), time.monotonic() - start
 
 
@@ -243,7 +253,7 @@ def main():
         def scraper(i):
             prev = None
             for n in range(scrapes_n):
-                cur, _ = scrape(port)
+                cur, _ = scrape(port, openmetrics=i % 2 == 1)  # half as Prometheus asks
                 stale.extend(["stale"] if "perfspec_exporter_stale" in cur else [])
                 got = stable(cur)
                 check(got == want, f"thread {i} scrape {n}: series differ: missing "
@@ -282,7 +292,7 @@ def main():
         def reload_scraper(i):
             prev = None
             while not stop.is_set():
-                cur, _ = scrape(port)
+                cur, _ = scrape(port, openmetrics=i % 2 == 1)
                 missing = sorted(want - stable(cur))
                 check(not missing, f"during reloads: series missing: {missing[:3]}")
                 if prev:
