@@ -6,7 +6,8 @@ Prometheus's own HTTP API (/api/v1/query): what it stored, with which labels.
 1. Page faults of a process (pid target): tests/workload/workload.c touches N fresh pages when told;
    the difference between the value Prometheus stored before and after is exactly N.
 2. A cgroup (cgroup v2) holding one busy process: task-clock counted in the cgroup equals the CPU time
-   the cgroup's own cpu.stat reports (within 2 %), with the cgroup label.
+   the cgroup's own cpu.stat reports (within 2 %), with the cgroup label. Then the cgroup is removed:
+   perfspec_target_up 0 with the reason, the count kept; made again, it is counted again.
 3. A breakpoint (mem:ADDR:w) on a variable the workload writes K times: exactly K. Hardware
    breakpoints do not fire on every virtual machine (perf stat counts 0 there too): then this part is
    skipped, saying so.
@@ -266,6 +267,17 @@ aggregation = "cpu"
               f"its labels: cgroup={labels.get('cgroup')} team={labels.get('team')}")
         metric = prom.sample('perfspec_metric{set="busy",metric="cpus_busy"}')
         check(metric is not None and 0 <= metric[2] <= 2.5, f"metric cpus_busy as a gauge: {metric}")
+        # The cgroup goes away: reported, not fatal, its count kept.
+        os.rmdir(cgdir)
+        gone = prom.after('perfspec_target_up{set="busy"}', time.time())
+        check(gone[2] == 0 and gone[0].get("reason") == f"cgroup /{cgname} is gone",
+              f"a removed cgroup: perfspec_target_up {gone[2]:.0f}, reason {gone[0].get('reason')!r}")
+        kept = prom.after(q, time.time())
+        check(kept[2] == cg_after, f"its count kept: {kept[2]:.3f} s")
+        # Made again: a new cgroup, counted afresh.
+        os.mkdir(cgdir)
+        back = prom.after('perfspec_target_up{set="busy"}', time.time())
+        check(back[2] == 1, f"the cgroup made again is counted again: perfspec_target_up {back[2]:.0f}")
 
         # 3. a breakpoint: exactly WRITES
         q = 'perfspec_event_total{set="watch"}'
@@ -307,8 +319,8 @@ aggregation = "cpu"
         want_error = f"{config}:{line + 1}:12: error: unknown event 'cyclez'"
         check(len(err) == 1 and err[0]["metric"].get("error") == want_error,
               f"perfspec_exporter_config_error_info: {err[0]['metric'].get('error') if err else None}")
-        still = prom.after('perfspec_event_seconds_total{set="busy"}', time.time())
-        check(still[2] >= cg_after, "the running configuration still serves its series")
+        still = prom.after('perfspec_event_total{set="faults"}', time.time())
+        check(still[2] == after, f"the running configuration still serves its series: page-faults {still[2]:.0f}")
         with open(config, "w") as f:
             f.write(good)
         exporter.send_signal(signal.SIGHUP)
@@ -329,10 +341,11 @@ aggregation = "cpu"
                 p.wait()
         if prom:
             prom.stop()
-        try:
-            os.rmdir(cgdir)
-        except OSError as e:
-            print(f"note: cannot remove {cgdir}: {e}")
+        if os.path.isdir(cgdir):
+            try:
+                os.rmdir(cgdir)
+            except OSError as e:
+                print(f"note: cannot remove {cgdir}: {e}")
         shutil.rmtree(work, ignore_errors=True)
     print(f"{'FAILED' if failures else 'passed'}: {len(failures)} failures")
     return 1 if failures else 0
