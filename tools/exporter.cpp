@@ -3,6 +3,8 @@
 
 #include <dirent.h>
 #include <fcntl.h>
+#include <pthread.h>
+#include <sched.h>
 #include <signal.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -159,7 +161,12 @@ struct SetState {
   std::vector<int> cpus;    // empty: every online CPU
 
   // Open state.
-  std::optional<runtime::Counters> counters;
+  // One Counters per CPU (a system-wide or cgroup set, so that each CPU's counters are read on that
+  // CPU: reading a counter that counts on another CPU costs an interrupt of that CPU, per event), or
+  // one (a process).
+  std::vector<runtime::Counters> counters;
+  std::vector<int> counter_cpu;  // the CPU of each (-1: a process's)
+  bool is_open() const { return !counters.empty(); }
   ino_t cgroup_inode = 0;
   int pid = -1;
   bool up = false;
@@ -172,7 +179,7 @@ struct SetState {
   std::map<std::string, std::vector<metric::Value>> values;  // by unit key
   bool computed = false;
 
-  std::vector<runtime::PlaceCounts> places;
+  std::vector<std::vector<runtime::PlaceCounts>> places;  // per Counters: its last read
   std::uint64_t read_errors = 0;
 
   // What decides the counters this set opens (its target and every event's attr and group): equal
@@ -303,7 +310,8 @@ namespace {
 
 // Open `s` for its target now (again, when its process or cgroup came back).
 void open_set(SetState& s) {
-  s.counters.reset();
+  s.counters.clear();
+  s.counter_cpu.clear();
   s.up = false;
   s.down.clear();
   s.base.clear();
@@ -343,10 +351,24 @@ void open_set(SetState& s) {
     }
   }
   try {
-    s.counters.emplace(runtime::Counters::open(s.set, target));
-    s.counters->enable();
+    if (target.kind == runtime::Target::Kind::cpus) {
+      const std::vector<int> cpus = target.cpus.empty() ? runtime::system_calls().online_cpus() : target.cpus;
+      for (int cpu : cpus) {
+        runtime::Target one = target;
+        one.cpus = {cpu};
+        s.counters.push_back(runtime::Counters::open(s.set, one));
+        s.counter_cpu.push_back(cpu);
+      }
+    } else {
+      s.counters.push_back(runtime::Counters::open(s.set, target));
+      s.counter_cpu.push_back(-1);
+    }
+    for (auto& c : s.counters) c.enable();
+    s.places.resize(s.counters.size());
     s.up = true;
   } catch (const Error& e) {
+    s.counters.clear();
+    s.counter_cpu.clear();
     s.down = e.message();
   }
   if (cgroup_fd >= 0) ::close(cgroup_fd);
@@ -364,7 +386,7 @@ void check_target(SetState& s) {
         s.down = fmt::format("cgroup {} is gone", s.config.cgroup.text);
         return;
       }
-      if (!s.counters || st.st_ino != s.cgroup_inode) open_set(s);  // made again: a new cgroup
+      if (!s.is_open() || st.st_ino != s.cgroup_inode) open_set(s);  // made again: a new cgroup
       return;
     }
     case SetConfig::Target::pid:
@@ -413,12 +435,15 @@ void State::open_new(const State* previous) {
 
 void State::take_over(State& previous) {
   for (auto& s : sets_) {
-    if (s->counters || !s->down.empty()) continue;  // opened by open_new
+    if (s->is_open() || !s->down.empty()) continue;  // opened by open_new
     for (auto& old : previous.sets_) {
-      if (old->key != s->key || !old->counters) continue;
+      if (old->key != s->key || !old->is_open()) continue;
       // Same counters: keep them counting, and the window they are in.
       s->counters = std::move(old->counters);
-      old->counters.reset();
+      s->counter_cpu = std::move(old->counter_cpu);
+      s->places = std::move(old->places);
+      old->counters.clear();
+      old->counter_cpu.clear();
       s->cgroup_inode = old->cgroup_inode;
       s->pid = old->pid;
       s->up = old->up;
@@ -431,7 +456,7 @@ void State::take_over(State& previous) {
       s->read_errors = old->read_errors;
       break;
     }
-    if (!s->counters && s->down.empty()) open_set(*s);  // its old set's target was down: try now
+    if (!s->is_open() && s->down.empty()) open_set(*s);  // its old set's target was down: try now
   }
 }
 
@@ -454,7 +479,7 @@ std::size_t State::metrics() const {
 std::size_t State::event_fds() const {
   std::size_t n = 0;
   for (const auto& s : sets_)
-    if (s->counters) n += s->counters->open_fds();
+    for (const auto& c : s->counters) n += c.open_fds();
   return n;
 }
 std::uint64_t State::read_errors() const {
@@ -463,7 +488,7 @@ std::uint64_t State::read_errors() const {
   return n;
 }
 
-std::vector<prometheus::MetricFamily> State::collect() {
+std::vector<prometheus::MetricFamily> State::collect(CpuReaders* readers) {
   using prometheus::MetricType;
   std::map<std::string, prometheus::MetricFamily> counts;
   auto counts_of = [&](const std::string& suffix) -> prometheus::MetricFamily& {
@@ -503,9 +528,21 @@ std::vector<prometheus::MetricFamily> State::collect() {
   const auto& topology = machine_->cpu_topology();
   const double window_min = config_.metric_window;
 
+  // Every set's counters read first, each CPU's on that CPU (in parallel), a process's here.
+  for (auto& sp : sets_) check_target(*sp);
+  if (readers)
+    readers->run([&](int cpu) {
+      for (auto& sp : sets_)
+        for (std::size_t k = 0; k < sp->counters.size(); ++k)
+          if (sp->counter_cpu[k] == cpu) sp->counters[k].read_places(sp->places[k]);
+    });
+  for (auto& sp : sets_)
+    for (std::size_t k = 0; k < sp->counters.size(); ++k)
+      if (!readers || !readers->serves(sp->counter_cpu[k])) sp->counters[k].read_places(sp->places[k]);
+  const auto now = Clock::now();
+
   for (auto& sp : sets_) {
     SetState& s = *sp;
-    check_target(s);
     Labels set_labels{{"set", s.config.name}};
     switch (s.config.target) {
       case SetConfig::Target::system: break;
@@ -520,40 +557,39 @@ std::vector<prometheus::MetricFamily> State::collect() {
       if (!s.up) l.push_back({"reason", s.down});
       add(up, std::move(l), s.up ? 1 : 0);
     }
-    if (!s.counters) continue;
-    const auto now = Clock::now();
-    s.counters->read_places(s.places);
+    if (!s.is_open()) continue;
     // Sum each place into its unit.
     Units units;
     const std::size_t n = s.set.events.size();
     std::vector<char> here_anywhere(n, 0);
     std::vector<const runtime::Count*> failure(n, nullptr);
-    for (const auto& pc : s.places) {
-      auto [key, labels] = unit_of(pc.place, s.config.grouping, topology);
-      auto& u = units[key];
-      if (u.events.empty()) {
-        u.labels = std::move(labels);
-        u.events.resize(n);
-      }
-      for (std::size_t e = 0; e < n && e < pc.counts.size(); ++e) {
-        const auto& c = pc.counts[e];
-        for (const auto& note : c.notes)
-          if (note.kind == runtime::Note::Kind::read_failed || note.kind == runtime::Note::Kind::short_read)
-            ++s.read_errors;
-        if (!pc.here[e]) {
-          if (c.failure && !failure[e]) failure[e] = &c;
-          continue;
+    for (const auto& read : s.places)
+      for (const auto& pc : read) {
+        auto [key, labels] = unit_of(pc.place, s.config.grouping, topology);
+        auto& u = units[key];
+        if (u.events.empty()) {
+          u.labels = std::move(labels);
+          u.events.resize(n);
         }
-        here_anywhere[e] = 1;
-        if (c.failure && !failure[e]) failure[e] = &c;
-        Acc& a = u.events[e];
-        a.here = true;
-        if (c.state == runtime::Count::State::counted) a.counted = true;
-        a.raw += c.raw;
-        a.enabled += c.time_enabled;
-        a.running += c.time_running;
+        for (std::size_t e = 0; e < n && e < pc.counts.size(); ++e) {
+          const auto& c = pc.counts[e];
+          for (const auto& note : c.notes)
+            if (note.kind == runtime::Note::Kind::read_failed || note.kind == runtime::Note::Kind::short_read)
+              ++s.read_errors;
+          if (!pc.here[e]) {
+            if (c.failure && !failure[e]) failure[e] = &c;
+            continue;
+          }
+          here_anywhere[e] = 1;
+          if (c.failure && !failure[e]) failure[e] = &c;
+          Acc& a = u.events[e];
+          a.here = true;
+          if (c.state == runtime::Count::State::counted) a.counted = true;
+          a.raw += c.raw;
+          a.enabled += c.time_enabled;
+          a.running += c.time_running;
+        }
       }
-    }
     const double since_open = std::chrono::duration<double>(now - s.opened).count();
     // The file's events.
     for (std::size_t e = 0; e < s.user_events; ++e) {
@@ -666,10 +702,60 @@ std::vector<prometheus::MetricFamily> State::collect() {
   return out;
 }
 
+// --- reading on each CPU ---
+
+CpuReaders::CpuReaders(std::vector<int> cpus) : cpus_(std::move(cpus)) {
+  for (std::size_t i = 0; i < cpus_.size(); ++i) threads_.emplace_back([this, i] { loop(i); });
+}
+
+CpuReaders::~CpuReaders() {
+  {
+    std::lock_guard l(m_);
+    stop_ = true;
+  }
+  go_.notify_all();
+  for (auto& t : threads_) t.join();
+}
+
+bool CpuReaders::serves(int cpu) const { return std::find(cpus_.begin(), cpus_.end(), cpu) != cpus_.end(); }
+
+void CpuReaders::run(const std::function<void(int)>& work) {
+  if (threads_.empty()) return;
+  std::unique_lock l(m_);
+  work_ = &work;
+  pending_ = threads_.size();
+  ++generation_;
+  go_.notify_all();
+  done_.wait(l, [this] { return pending_ == 0; });
+  work_ = nullptr;
+}
+
+void CpuReaders::loop(std::size_t index) {
+  const int cpu = cpus_[index];
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  if (cpu >= 0 && cpu < CPU_SETSIZE) {
+    CPU_SET(cpu, &set);
+    (void)::pthread_setaffinity_np(::pthread_self(), sizeof set, &set);  // else: from anywhere
+  }
+  std::uint64_t seen = 0;
+  std::unique_lock l(m_);
+  for (;;) {
+    go_.wait(l, [&] { return stop_ || generation_ != seen; });
+    if (stop_) return;
+    seen = generation_;
+    const auto* work = work_;
+    l.unlock();
+    (*work)(cpu);
+    l.lock();
+    if (--pending_ == 0) done_.notify_one();
+  }
+}
+
 // --- the exporter ---
 
 Exporter::Exporter(const spec::Machine& machine, std::string config_path)
-    : machine_(machine), path_(std::move(config_path)) {}
+    : machine_(machine), path_(std::move(config_path)), readers_(runtime::system_calls().online_cpus()) {}
 
 std::string Exporter::reload() {
   std::unique_ptr<State> next;
@@ -741,7 +827,7 @@ std::vector<prometheus::MetricFamily> Exporter::Collect() const {
   std::size_t event_fds = 0;
   std::uint64_t read_errors = 0;
   if (state_) {
-    out = state_->collect();
+    out = state_->collect(&readers_);
     event_fds = state_->event_fds();
     read_errors = state_->read_errors();
   }
@@ -858,7 +944,8 @@ int run(const ExporterOptions& o) {
   try {
     exposer = std::make_unique<prometheus::Exposer>(
         std::vector<std::string>{"listening_ports", listen, "num_threads", std::to_string(o.threads),
-                                 "request_timeout_ms", "2000", "enable_keep_alive", "yes"},
+                                 "request_timeout_ms", "2000", "enable_keep_alive", "yes", "tcp_nodelay",
+                                 "1"},
         &callbacks);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "perfspec exporter: error: cannot listen on %s: %s\n",

@@ -7,9 +7,11 @@
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include <prometheus/collectable.h>
@@ -46,6 +48,33 @@ BaseUnit base_unit(const ResolvedEvent& event);
 
 struct SetState;
 
+/// One thread per CPU, each bound to its CPU, that run a piece of work together: the exporter reads
+/// each CPU's counters on that CPU (a read of a counter counting on another CPU interrupts that CPU,
+/// which costs a virtual machine dearly) and the CPUs' reads in parallel. A thread that cannot be
+/// bound to its CPU (offline, outside this process's cpuset) still runs its work, from anywhere.
+class CpuReaders {
+ public:
+  explicit CpuReaders(std::vector<int> cpus);
+  ~CpuReaders();
+  CpuReaders(const CpuReaders&) = delete;
+  CpuReaders& operator=(const CpuReaders&) = delete;
+  /// Run `work(cpu)` for every CPU, each on its thread; returns once all have returned.
+  void run(const std::function<void(int cpu)>& work);
+  /// Whether `cpu` has a thread here.
+  bool serves(int cpu) const;
+
+ private:
+  void loop(std::size_t index);
+  std::vector<int> cpus_;
+  std::vector<std::thread> threads_;
+  std::mutex m_;
+  std::condition_variable go_, done_;
+  const std::function<void(int)>* work_ = nullptr;
+  std::uint64_t generation_ = 0;
+  std::size_t pending_ = 0;
+  bool stop_ = false;
+};
+
 /// Everything one configuration opened: resolved and ready, then kept open between scrapes.
 class State {
  public:
@@ -64,8 +93,9 @@ class State {
   /// The caller holds whatever keeps `previous` from being read meanwhile.
   void take_over(State& previous);
 
-  /// Read every set now and give its series (and the exporter's own, which `health` adds).
-  std::vector<prometheus::MetricFamily> collect();
+  /// Read every set now and give its series. With `readers`, each CPU's counters are read on that
+  /// CPU; without, here.
+  std::vector<prometheus::MetricFamily> collect(CpuReaders* readers = nullptr);
 
   const Config& config() const;
   /// Events and metrics the file asks for, and how many file descriptors are open.
@@ -135,7 +165,8 @@ class Exporter : public prometheus::Collectable {
  private:
   const spec::Machine& machine_;
   std::string path_;
-  mutable TimedLock mutex_;  ///< held while reading, and while swapping a reload in
+  mutable CpuReaders readers_;  ///< used under mutex_
+  mutable TimedLock mutex_;     ///< held while reading, and while swapping a reload in
   std::unique_ptr<State> state_;
   mutable std::mutex cache_mutex_;                      ///< guards last_
   mutable std::vector<prometheus::MetricFamily> last_;  ///< the last fresh scrape's series

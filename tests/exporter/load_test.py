@@ -176,7 +176,7 @@ def garbage(port, stop, held, results, silent_n):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--perfspec", default="/tmp/perfspec-helper-bin")
+    ap.add_argument("--perfspec", default="build/perfspec")
     ap.add_argument("--quick", action="store_true", help="fewer threads, scrapes and reloads")
     ap.add_argument("--silent", type=int, default=10, metavar="N", help="silent connections (10)")
     ap.add_argument("--latency-bound", type=float, default=3.0, metavar="S",
