@@ -9,6 +9,7 @@
 #include <cmath>
 #include <fstream>
 #include <iterator>
+#include <set>
 
 #include "perfspec/perfspec.hpp"
 #include "tests/support.hpp"
@@ -363,4 +364,41 @@ TEST_CASE("counts in base units: seconds for the clocks, joules with the alias's
   CHECK(std::string(unit(4).family) == "bytes_total");
   CHECK(unit(4).factor == 64.0);  // 6.103515625e-5 MiB per count: one cache line
   CHECK(std::string(unit(5).family) == "seconds_total");
+}
+
+TEST_CASE("aggregation by CPU, core and socket: one series per unit of this machine's topology") {
+  spec::Machine machine("/sys", test::no_libpfm4());
+  const auto& topology = machine.cpu_topology();
+  const auto online = runtime::system_calls().online_cpus();
+  std::set<std::string> cores, sockets;
+  for (const auto& t : topology)
+    if (std::find(online.begin(), online.end(), t.cpu) != online.end()) {
+      cores.insert(fmt::format("{}/{}/{}", t.socket, t.die, t.core));
+      sockets.insert(std::to_string(t.socket));
+    }
+  for (std::string_view by : {"cpu", "core", "socket", "total"}) {
+    CAPTURE(by);
+    auto state = State::prepare(
+        parse_config(
+            fmt::format("[[set]]\nname = \"s\"\nevents = [\"task-clock\"]\naggregation = \"{}\"\n", by),
+            "exp.toml"),
+        machine);
+    state->open(nullptr);
+    auto fs = state->collect();
+    const auto* f = find(fs, "perfspec_event_seconds_total");
+    REQUIRE(f);
+    std::set<std::string> units;
+    for (const auto& m : f->metric) {
+      if (by == "cpu") units.insert(label(m, "cpu"));
+      if (by == "core")
+        units.insert(fmt::format("{}/{}/{}", label(m, "socket"), label(m, "die"), label(m, "core")));
+      if (by == "socket") units.insert(label(m, "socket"));
+      if (by == "total") units.insert(label(m, "cpu") + label(m, "socket"));
+      CHECK(m.counter.value > 0);
+    }
+    if (by == "cpu") CHECK(units.size() == online.size());
+    if (by == "core") CHECK(units == cores);
+    if (by == "socket") CHECK(units == sockets);
+    if (by == "total") CHECK(units == std::set<std::string>{"(none)(none)"});
+  }
 }
