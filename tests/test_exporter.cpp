@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 // The exporter's configuration (every error at its file position, with the caret) and its series from
 // real counters.
+#include <signal.h>
 #include <sys/mman.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -15,6 +16,7 @@
 #include "tests/support.hpp"
 #include "tools/exporter.hpp"
 #include "tools/exporter_config.hpp"
+#include "tools/process.hpp"
 
 using namespace perfspec;
 using namespace perfspec::tools::exporter;
@@ -401,4 +403,46 @@ TEST_CASE("aggregation by CPU, core and socket: one series per unit of this mach
     if (by == "socket") CHECK(units == sockets);
     if (by == "total") CHECK(units == std::set<std::string>{"(none)(none)"});
   }
+}
+
+TEST_CASE("a command target: found by name, reported when it exits, found again when it is back") {
+  spec::Machine machine("/sys", test::no_libpfm4());
+  // The workload's name as /proc/PID/comm has it: 15 characters at most. The test runs alone with
+  // this name only if no other process has it.
+  const std::string comm = std::string("perfspec_workload").substr(0, 15);
+  auto start = [] {
+    pid_t pid = ::fork();
+    if (pid == 0) {
+      ::execl(PERFSPEC_WORKLOAD, "workload", "spin", "60000", static_cast<char*>(nullptr));
+      ::_exit(127);
+    }
+    return pid;
+  };
+  auto stop = [](pid_t pid) {
+    ::kill(pid, SIGKILL);
+    int status = 0;
+    ::waitpid(pid, &status, 0);
+  };
+  auto up_of = [&](State& state) {
+    auto fs = state.collect();
+    const auto* up = find(fs, "perfspec_target_up");
+    REQUIRE(up);
+    REQUIRE(up->metric.size() == 1);
+    return std::pair{up->metric[0].gauge.value, label(up->metric[0], "reason")};
+  };
+  auto state = State::prepare(
+      parse_config("[[set]]\nname = \"w\"\ncommand = \"" + comm + "\"\nevents = [\"task-clock\"]\n",
+                   "exp.toml"),
+      machine);
+  state->open(nullptr);
+  CHECK(up_of(*state) == std::pair{0.0, "no process named '" + comm + "'"});
+  pid_t first = start();
+  for (int i = 0; i < 200 && tools::comm_of(first) != comm; ++i) ::usleep(5000);  // exec'd
+  CHECK(up_of(*state).first == 1);
+  stop(first);
+  CHECK(up_of(*state) == std::pair{0.0, fmt::format("process {} ({}) has exited", first, comm)});
+  pid_t second = start();
+  for (int i = 0; i < 200 && tools::comm_of(second) != comm; ++i) ::usleep(5000);
+  CHECK(up_of(*state).first == 1);
+  stop(second);
 }
