@@ -1,13 +1,13 @@
 // SPDX-License-Identifier: MIT
 #include "tools/exporter_config.hpp"
 
+#include <fcntl.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <cerrno>
 #include <cmath>
 #include <cstring>
-#include <fstream>
-#include <iterator>
-#include <sstream>
 
 #include <fmt/format.h>
 
@@ -104,6 +104,9 @@ class Parser {
       else
         unknown_key(key, "exporter, metric, set");
     }
+    if (config_.sets.empty())
+      fail_at(Origin{config_.file, 1, 1}, ErrorKind::bad_value, "no [[set]] in the file: nothing to count",
+              "a [[set]] names events or metrics to count; see the example configuration");
     return std::move(config_);
   }
 
@@ -353,7 +356,6 @@ class Parser {
         if (++targets > 1)
           fail_at(position(k.source().begin), ErrorKind::bad_value,
                   "a set has one target: cgroup, pid or command (none: the whole system)");
-        s.target_at = position(v.source().begin);
         if (k == "cgroup") {
           s.target = SetConfig::Target::cgroup;
           s.cgroup = located(v, "cgroup");
@@ -474,14 +476,27 @@ bool valid_listen(std::string_view s) {
 Config parse_config(std::string_view text, const std::string& file) { return Parser(text, file).run(); }
 
 Config load_config(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in)
-    throw ConfigError(ErrorKind::io, fmt::format("{}: error: cannot read the configuration: {}\n",
-                                                 spec::printable(path), std::strerror(errno)));
-  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  if (in.bad())
-    throw ConfigError(ErrorKind::io, fmt::format("{}: error: cannot read the configuration: {}\n",
-                                                 spec::printable(path), std::strerror(errno)));
+  // read(2) rather than a stream: a folder or an unreadable file is an error with its errno.
+  auto fail = [&](int error) {
+    return ConfigError(ErrorKind::io, fmt::format("{}: error: cannot read the configuration: {}\n",
+                                                  spec::printable(path), std::strerror(error)));
+  };
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) throw fail(errno);
+  std::string text;
+  char buf[65536];
+  for (;;) {
+    ssize_t n = ::read(fd, buf, sizeof buf);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) {
+      int error = errno;
+      ::close(fd);
+      throw fail(error);
+    }
+    if (n == 0) break;
+    text.append(buf, static_cast<std::size_t>(n));
+  }
+  ::close(fd);
   return parse_config(text, path);
 }
 

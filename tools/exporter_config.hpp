@@ -55,8 +55,7 @@ struct SetConfig {
   Located cgroup;   ///< Target::cgroup: the path under the cgroup file system's root
   int pid = 0;      ///< Target::pid
   Located command;  ///< Target::command: a process's name as /proc/PID/comm has it
-  Origin target_at;
-  Located cpus;  ///< Target::system, Target::cgroup: a CPU list ("0-3,8"); empty: every online CPU
+  Located cpus;     ///< Target::system, Target::cgroup: a CPU list ("0-3,8"); empty: every online CPU
   Grouping grouping = Grouping::total;
   Origin grouping_at;
   std::vector<std::pair<std::string, std::string>> labels;  ///< extra labels, sorted by name
@@ -90,7 +89,8 @@ class ConfigError : public std::runtime_error {
 bool valid_listen(std::string_view address);
 
 /// Parse the configuration text `text` of file `file` (the name errors give). Checks the file's own
-/// rules (TOML syntax, known keys, value types, one target per set, unique set names, label names);
+/// rules (TOML syntax, known keys, value types, one target per set, unique set names, label names, at
+/// least one set);
 /// event strings, metrics and cgroups are checked against the machine by the exporter. Throws
 /// ConfigError.
 Config parse_config(std::string_view text, const std::string& file);
