@@ -18,14 +18,12 @@
 #include <ctime>
 #include <limits>
 #include <map>
-#include <optional>
 #include <sstream>
 
 #include <CivetServer.h>
 #include <civetweb.h>
 #include <fmt/format.h>
 #include <prometheus/exposer.h>
-#include <prometheus/text_serializer.h>
 
 #include "perfspec/errno_facts.hpp"
 #include "perfspec/metric.hpp"
@@ -46,8 +44,7 @@ namespace {
 // One event's numbers summed over the places of a unit.
 struct Acc {
   std::uint64_t raw = 0, enabled = 0, running = 0;
-  bool counted = false;  // counted at one place of the unit at least
-  bool here = false;     // opened at one place of the unit at least
+  bool here = false;  // opened at one place of the unit at least
 };
 
 // A unit of a set's aggregation (a CPU, a core, a socket, or everything) and its sums.
@@ -292,11 +289,12 @@ std::unique_ptr<State> State::prepare(Config config, const spec::Machine& machin
       while (rel.starts_with('/')) rel.erase(0, 1);
       s->cgroup_path = rel.empty() ? root : root + "/" + rel;
       struct stat st {};
-      if (::stat(s->cgroup_path.c_str(), &st) != 0 || !S_ISDIR(st.st_mode))
+      const bool there = ::stat(s->cgroup_path.c_str(), &st) == 0;
+      if (!there || !S_ISDIR(st.st_mode))
         throw error_at(
             c, sc.cgroup.origin, 0, ErrorKind::unknown_name,
             fmt::format("no cgroup '{}' ({}: {})", spec::printable(sc.cgroup.text),
-                        spec::printable(s->cgroup_path), errno ? std::strerror(errno) : "not a directory"),
+                        spec::printable(s->cgroup_path), there ? "not a directory" : std::strerror(errno)),
             fmt::format("cgroups are under {}", root));
     }
     s->key = s->make_key();
@@ -476,6 +474,9 @@ std::size_t State::metrics() const {
     for (const auto& p : s->plans) n += p.plan.metrics.size();
   return n;
 }
+std::string State::summary() const {
+  return fmt::format("{} sets, {} events, {} metrics", sets_.size(), events(), metrics());
+}
 std::size_t State::event_fds() const {
   std::size_t n = 0;
   for (const auto& s : sets_)
@@ -584,7 +585,6 @@ std::vector<prometheus::MetricFamily> State::collect(CpuReaders* readers) {
           if (c.failure && !failure[e]) failure[e] = &c;
           Acc& a = u.events[e];
           a.here = true;
-          if (c.state == runtime::Count::State::counted) a.counted = true;
           a.raw += c.raw;
           a.enabled += c.time_enabled;
           a.running += c.time_running;
@@ -799,6 +799,11 @@ Config Exporter::config() const {
   return state_ ? state_->config() : Config{};
 }
 
+std::string Exporter::summary() const {
+  std::lock_guard lock(mutex_);
+  return state_ ? state_->summary() : std::string();
+}
+
 std::vector<prometheus::MetricFamily> Exporter::Collect() const {
   using prometheus::MetricType;
   std::vector<prometheus::MetricFamily> out;
@@ -900,16 +905,14 @@ int begin_request(mg_connection* conn) {
 
 int run(const ExporterOptions& o) {
   spec::Machine machine(o.sysfs, o.machine);
-  std::unique_ptr<State> checked;
   if (o.check) {
     try {
-      checked = State::prepare(load_config(o.config), machine);
+      auto checked = State::prepare(load_config(o.config), machine);
+      std::printf("%s: %s\n", spec::printable(o.config).c_str(), checked->summary().c_str());
     } catch (const ConfigError& e) {
       std::fputs(e.what(), stderr);
       return exit_status(e.kind());
     }
-    std::printf("%s: %zu sets, %zu events, %zu metrics\n", spec::printable(o.config).c_str(),
-                checked->config().sets.size(), checked->events(), checked->metrics());
     return 0;
   }
   if (!o.listen.empty() && !valid_listen(o.listen)) {
@@ -955,15 +958,8 @@ int run(const ExporterOptions& o) {
   exposer->RegisterCollectable(exporter);
   auto ports = exposer->GetListeningPorts();
   std::string host = listen.substr(0, listen.rfind(':'));
-  std::fprintf(
-      stderr, "perfspec exporter: serving %s:%d/metrics (%zu sets, %zu events, %zu metrics from %s)\n",
-      host.c_str(), ports.empty() ? 0 : ports[0], config.sets.size(),
-      [&] {
-        std::size_t n = 0;
-        for (const auto& s : config.sets) n += s.events.size();
-        return n;
-      }(),
-      config.metrics.size(), spec::printable(o.config).c_str());
+  std::fprintf(stderr, "perfspec exporter: serving %s:%d/metrics (%s from %s)\n", host.c_str(),
+               ports.empty() ? 0 : ports[0], exporter->summary().c_str(), spec::printable(o.config).c_str());
   std::fflush(stderr);
   for (;;) {
     int sig = 0;
@@ -972,8 +968,8 @@ int run(const ExporterOptions& o) {
       std::string error = exporter->reload();
       if (error.empty()) {
         const Config now = exporter->config();
-        std::fprintf(stderr, "perfspec exporter: reloaded %s (%zu sets)\n", spec::printable(o.config).c_str(),
-                     now.sets.size());
+        std::fprintf(stderr, "perfspec exporter: reloaded %s (%s)\n", spec::printable(o.config).c_str(),
+                     exporter->summary().c_str());
         if (!now.listen.empty() && now.listen != listen && o.listen.empty())
           std::fprintf(stderr, "perfspec exporter: still listening on %s: a new address needs a restart\n",
                        listen.c_str());

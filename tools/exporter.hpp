@@ -98,9 +98,12 @@ class State {
   std::vector<prometheus::MetricFamily> collect(CpuReaders* readers = nullptr);
 
   const Config& config() const;
-  /// Events and metrics the file asks for, and how many file descriptors are open.
+  /// Events and metrics the file asks for (resolved: a group string counts its members, a metric
+  /// group its metrics), and how many file descriptors are open.
   std::size_t events() const;
   std::size_t metrics() const;
+  /// "N sets, N events, N metrics", as --check and the log say it.
+  std::string summary() const;
   std::size_t event_fds() const;
   /// Read failures since opened.
   std::uint64_t read_errors() const;
@@ -161,6 +164,8 @@ class Exporter : public prometheus::Collectable {
   std::vector<prometheus::MetricFamily> Collect() const override;
   /// The configuration in use.
   Config config() const;
+  /// State::summary() of it.
+  std::string summary() const;
 
  private:
   const spec::Machine& machine_;
