@@ -107,7 +107,7 @@ int main(int argc, char** argv) {
     char* p = mmap(NULL, (size_t)(n * page), PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     if (p == MAP_FAILED) return 1;
     fprintf(stderr, "region %p %p\n", (void*)p, (void*)(p + n * page));
-    for (long i = 0; i < n; ++i) p[i * page] = 1;
+    touch_pages(p, n, page);
   } else if (strcmp(argv[1], "write") == 0) {
     write_watched(n);
   } else if (strcmp(argv[1], "loop") == 0) {
