@@ -252,4 +252,16 @@ TEST_CASE("origins: diagnostics point into the user's file, escapes included") {
   CHECK(perfspec::render(e2, unescaped, origin).starts_with("bench.toml:3:26: error:"));
   CHECK(origin.column_of(0) == 11);
   CHECK(origin.column_of(30) == 11 + 21 + 2 + 30 - 21);  // past the end: one column per byte
+  // A string over two lines of its file (a TOML """ string): "cycles,\n" ends line 4, "cpu/umsk=1/"
+  // starts line 5 at column 3; the error's line is its byte's.
+  std::string two = "cycles,cpu/umsk=1/";
+  perfspec::Origin lines{"bench.toml", 4, 5, {}, {}};
+  for (std::uint32_t k = 0; k < two.size(); ++k) {
+    lines.lines.push_back(k < 7 ? 4 : 5);
+    lines.columns.push_back(k < 7 ? 5 + k : 3 + (k - 7));
+  }
+  perfspec::Error e3("unknown term 'umsk' for pmu 'cpu'", perfspec::Span{11, 15});
+  CHECK(perfspec::render(e3, two, lines).starts_with("bench.toml:5:7: error:"));
+  CHECK(lines.line_of(0) == 4);
+  CHECK(lines.line_of(100) == 5);  // past the end: the last byte's line
 }
