@@ -11,10 +11,15 @@
 #include <charconv>
 #include <cstring>
 #include <map>
+#include <mutex>
+#include <set>
+#include <span>
 
 #include <fmt/format.h>
 
+#include "format_guard.hpp"
 #include "perfspec/spec.hpp"
+#include "spec/printable.hpp"
 
 namespace perfspec::record {
 
@@ -144,9 +149,22 @@ void register_printk(tep_handle* tep, std::string_view text) {
     unsigned long long a = 0;
     std::from_chars(addr.data(), addr.data() + addr.size(), a, 16);
     // the format follows ": ", one space skipped
-    tep_register_print_string(
-        tep, std::string(line.substr(colon + 2 <= line.size() ? colon + 2 : line.size())).c_str(), a);
+    std::string format(line.substr(colon + 2 <= line.size() ? colon + 2 : line.size()));
+    // libtraceevent 1.7.1 takes off a '"' at each end and a "\n" before the last, and reads before its
+    // copy of a format shorter than 3 bytes (after the first '"'): such a format ("\"\"", "\"a\"") is
+    // left out. Only bprint events print from these formats, and kernel ones are longer.
+    if (std::strlen(format.c_str() + (format.starts_with('"') ? 1 : 0)) < 3) continue;
+    tep_register_print_string(tep, format.c_str(), a);
   }
+}
+
+// "NAME: " of a format file's "name: NAME" line, or "".
+std::string event_name_of(std::string_view format) {
+  if (format.substr(0, 5) != "name:") return {};
+  std::string_view name = format.substr(5, format.find('\n') - 5);
+  while (!name.empty() && (name.front() == ' ' || name.front() == '\t')) name.remove_prefix(1);
+  if (name.empty()) return {};
+  return spec::printable(name.substr(0, 64)) + ": ";
 }
 
 std::string_view text_of(std::span<const std::byte> b) {
@@ -170,6 +188,44 @@ struct Tracepoints::Impl {
   ~Impl() { tep_free(tep); }
   Impl(const Impl&) = delete;
   Impl& operator=(const Impl&) = delete;
+
+  struct Format {
+    std::string_view system, text;
+  };
+  // One file, through the guard; the caller holds format_parse_mutex().
+  const Tracepoint& parse(const Format& file) {
+    std::string text = guard_format(file.text, file.system);
+    std::string sys(file.system);
+    tep_event* event = nullptr;
+    enum tep_errno err = tep_parse_format(tep, &event, text.data(), text.size(), sys.c_str());
+    // A print fmt libtraceevent cannot follow still leaves the event and its fields (printed as
+    // "[FAILED TO PARSE]", as perf prints it); without the event, the file was no format file.
+    if (!event) {
+      char buf[128] = {};
+      tep_strerror(tep, err, buf, sizeof buf);
+      throw Error(ErrorKind::bad_value,
+                  fmt::format("a {} format file libtraceevent cannot parse: {}", file.system, buf));
+    }
+    auto id = static_cast<std::uint64_t>(static_cast<std::uint32_t>(event->id));
+    return by_id.try_emplace(id, Tracepoint(event)).first->second;
+  }
+  // The files in order, each first in a child process (format_guard.hpp): the first that cannot be
+  // parsed, or that ends the child, throws Error, its index in `failed`. Returns the last one's
+  // tracepoint.
+  const Tracepoint& add_formats(std::span<const Format> files, std::size_t& failed) {
+    std::lock_guard lock(format_parse_mutex());
+    auto fault = parse_in_child(files.size(), [&](std::size_t i) { (void)parse(files[i]); });
+    const Tracepoint* last = nullptr;
+    for (failed = 0; failed < files.size(); ++failed) {
+      if (fault && fault->index == failed)
+        throw Error(ErrorKind::bad_value,
+                    fmt::format("a {} format file libtraceevent cannot parse: {}parsing it ended a child "
+                                "process that tried it first ({})",
+                                files[failed].system, event_name_of(files[failed].text), fault->how));
+      last = &parse(files[failed]);
+    }
+    return *last;
+  }
 };
 
 Tracepoints::Tracepoints() : impl_(std::make_unique<Impl>()) {}
@@ -178,19 +234,9 @@ Tracepoints& Tracepoints::operator=(Tracepoints&&) noexcept = default;
 Tracepoints::~Tracepoints() = default;
 
 const Tracepoint& Tracepoints::add_format(std::string_view system, std::string_view format) {
-  tep_event* event = nullptr;
-  std::string sys(system);
-  enum tep_errno err = tep_parse_format(impl_->tep, &event, format.data(), format.size(), sys.c_str());
-  // A print fmt libtraceevent cannot follow still leaves the event and its fields (printed as
-  // "[FAILED TO PARSE]", as perf prints it); without the event, the file was no format file.
-  if (!event) {
-    char buf[128] = {};
-    tep_strerror(impl_->tep, err, buf, sizeof buf);
-    throw Error(ErrorKind::bad_value,
-                fmt::format("a {} format file libtraceevent cannot parse: {}", system, buf));
-  }
-  auto id = static_cast<std::uint64_t>(static_cast<std::uint32_t>(event->id));
-  return impl_->by_id.try_emplace(id, Tracepoint(event)).first->second;
+  const Impl::Format file{system, format};
+  std::size_t failed = 0;
+  return impl_->add_formats({&file, 1}, failed);
 }
 
 Tracepoints Tracepoints::from_tracing_data(std::span<const std::byte> bytes, std::uint64_t offset) {
@@ -207,19 +253,24 @@ Tracepoints Tracepoints::from_tracing_data(std::span<const std::byte> bytes, std
   auto where = [&](std::span<const std::byte> part) {
     return offset + static_cast<std::uint64_t>(part.data() - bytes.data());
   };
+  std::vector<Impl::Format> formats;
+  std::vector<std::span<const std::byte>> parts;
   auto add = [&](std::string_view system, std::span<const std::byte> file) {
-    try {
-      t.add_format(system, text_of(file));
-    } catch (const DecodeError&) {
-      throw;
-    } catch (const Error& e) {
-      throw DecodeError(where(file),
-                        fmt::format("tracing data at offset {:#x}: {}", where(file), e.message()));
-    }
+    formats.push_back({system, text_of(file)});
+    parts.push_back(file);
   };
   for (auto file : files.ftrace_formats) add("ftrace", file);
   for (const auto& s : files.systems)
     for (auto file : s.formats) add(s.name, file);
+  std::size_t failed = 0;
+  try {
+    if (!formats.empty()) (void)t.impl_->add_formats(formats, failed);
+  } catch (const DecodeError&) {
+    throw;
+  } catch (const Error& e) {
+    throw DecodeError(where(parts[failed]),
+                      fmt::format("tracing data at offset {:#x}: {}", where(parts[failed]), e.message()));
+  }
   // kallsyms is skipped, as perf skips it (it resolves kernel addresses from its own symbols).
   register_printk(tep, text_of(files.printk_formats));
   register_comms(tep, text_of(files.saved_cmdlines));
@@ -227,9 +278,14 @@ Tracepoints Tracepoints::from_tracing_data(std::span<const std::byte> bytes, std
 }
 
 Tracepoints Tracepoints::from_tracefs(const spec::Machine& machine, const EventSet& set) {
-  Tracepoints t;
+  struct File {
+    std::string_view system, name;
+    std::string text;
+  };
+  std::vector<File> files;
+  std::set<std::string_view> seen;
   for (const auto& e : set.events) {
-    if (e.attr.type != 2 || e.tracepoint.empty() || t.find(e.attr)) continue;
+    if (e.attr.type != 2 || e.tracepoint.empty() || !seen.insert(e.tracepoint).second) continue;
     std::size_t colon = e.tracepoint.find(':');
     std::string_view sys = std::string_view(e.tracepoint).substr(0, colon);
     std::string_view name =
@@ -238,12 +294,17 @@ Tracepoints Tracepoints::from_tracefs(const spec::Machine& machine, const EventS
     if (!text)
       throw Error(ErrorKind::unknown_name, fmt::format("no format file for tracepoint '{}' in {}",
                                                        e.tracepoint, machine.tracefs_events()));
-    try {
-      t.add_format(sys, *text);
-    } catch (const Error& err) {
-      throw Error(err.kind(),
-                  fmt::format("{}/{}/{}/format: {}", machine.tracefs_events(), sys, name, err.message()));
-    }
+    files.push_back({sys, name, std::move(*text)});
+  }
+  Tracepoints t;
+  std::vector<Impl::Format> formats;
+  for (const auto& f : files) formats.push_back({f.system, f.text});
+  std::size_t failed = 0;
+  try {
+    if (!formats.empty()) (void)t.impl_->add_formats(formats, failed);
+  } catch (const Error& err) {
+    throw Error(err.kind(), fmt::format("{}/{}/{}/format: {}", machine.tracefs_events(), files[failed].system,
+                                        files[failed].name, err.message()));
   }
   return t;
 }

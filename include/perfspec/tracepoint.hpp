@@ -7,7 +7,10 @@
 // bytes after a TRACING_DATA record in pipe mode), or from the live tracefs for the events of an
 // event set. libtraceevent (Debian's libtraceevent-dev) parses them and prints the events' print
 // formats; perfspec reads the tracing data around them and the fields out of the payload itself, with
-// every length checked.
+// every length checked. libtraceevent's parser is not safe on every text (1.7.1 reads freed memory,
+// dereferences null pointers, divides by zero on some): the format files given to a Tracepoints are
+// parsed first in a child process made with fork(2), once per from_tracing_data, from_tracefs or
+// add_format, and a file that ends that child is refused with an Error saying how.
 #include <cstddef>
 #include <cstdint>
 #include <memory>
