@@ -311,6 +311,10 @@ void Printer::check_event(std::size_t i) {
                 fmt::format("Samples for '{}' event do not have {} attribute set. Cannot print '{}' field.",
                             file_.event_name(i), c.bit, field));
   }
+  // A tracepoint whose payload is printed: its format is read now, so that tracing data that cannot be
+  // read is an error before the first line rather than in the middle of one (in pipe mode, when it
+  // has come before the event).
+  if (a.type == 2 && (fields_of(a) & f_trace)) (void)tracepoint_of(a);
 }
 
 void Printer::count(const Record& r) {

@@ -920,6 +920,10 @@ check script-tracepoint-default 0 script_tracepoint_default.txt -- script --samp
 check script-switch-default 0 script_switch_default.txt -- script --samples -i "$pd/tracepoint_switch.data"
 check script-switch-trace-ip 0 script_switch_trace_ip.txt -- script --samples -i "$pd/tracepoint_switch.data" -F comm,pid,tid,time,period,event,trace,ip
 check script-switch-pipe 0 script_switch_pipe.txt -- script --samples -i "$pd/tracepoint_pipe.data"
+# a format file libtraceevent 1.7.1 (and perf 6.12's 1.8.4) dereferences a null field on: an error at
+# the tracing data's offset, exit status 3 (perf 6.12 ends in SIGSEGV); without the trace field, the
+# file is read as usual
+check script-tracepoint-bad-format 3 script_tracepoint_bad_format.txt -- script --samples -i "$pd/tracepoint_bad_format.data" -F comm,tid,event,trace
 # JSON: a tracepoint sample's payload as named fields (perfspec's own output, checked against the trace
 # text of script_switch_default.txt)
 out=$("$bin" script --format json -i "$pd/tracepoint_switch.data" | grep '"type":"SAMPLE"')
