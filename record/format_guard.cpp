@@ -62,8 +62,7 @@ std::vector<Token> tokens_of(std::string_view text, std::size_t at) {
       char last = c;
       bool open = true;
       for (++at; open; ++at) {
-        if (at >= text.size() || text[at] == '\0' || static_cast<unsigned char>(text[at]) >= 0x80)
-          return out;
+        if (at >= text.size() || text[at] == '\0' || static_cast<unsigned char>(text[at]) >= 0x80) return out;
         char ch = text[at];
         open = (ch != c && printable(ch)) || last == '\\' || ch == '\n';
         last = ch;
@@ -131,7 +130,8 @@ std::string guard_format(std::string_view format, std::string_view system) {
     return tep_find_any_field(event, std::string(name).c_str());
   };
   auto line_of = [&](std::size_t at) {
-    return 1 + static_cast<std::size_t>(std::count(format.begin(), format.begin() + static_cast<long>(at), '\n'));
+    return 1 +
+           static_cast<std::size_t>(std::count(format.begin(), format.begin() + static_cast<long>(at), '\n'));
   };
 
   std::vector<Token> toks = tokens_of(format, print_at);

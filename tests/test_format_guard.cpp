@@ -61,17 +61,18 @@ std::vector<std::byte> payload(std::uint64_t addr) {
 
 TEST_CASE("format guard: the sizeofs libtraceevent 1.7.1 frees twice become their sizes") {
   CHECK(print_fmt_of(guard(format_with(two_fields, "\"%d\", sizeof(int)"))) == "print fmt: \"%d\", 4\n");
-  CHECK(print_fmt_of(guard(format_with(two_fields, "\"%d %d\", sizeof( unsigned int ), sizeof(long long)"))) ==
-        "print fmt: \"%d %d\", 4, 8\n");
+  CHECK(
+      print_fmt_of(guard(format_with(two_fields, "\"%d %d\", sizeof( unsigned int ), sizeof(long long)"))) ==
+      "print fmt: \"%d %d\", 4, 8\n");
   CHECK(print_fmt_of(guard(format_with(two_fields, "\"%d\", sizeof(unsigned\n long long)"))) ==
         "print fmt: \"%d\", 8\n");
   CHECK(print_fmt_of(guard(format_with(two_fields, "\"%d\", REC->addr / sizeof(REC->addr)"))) ==
         "print fmt: \"%d\", REC->addr / 8\n");
   // What libtraceevent reads safely stays: the traced kernel's long, "unsigned" alone, an array field
   // (it refuses it), a type it does not know, a sizeof inside a string.
-  for (std::string_view safe : {"\"%d\", sizeof(long)", "\"%d\", sizeof(unsigned long)", "\"%d\", sizeof(unsigned)",
-                                "\"%d\", sizeof(REC->nents)", "\"%d\", sizeof(u64)", "\"sizeof(int)\"",
-                                "\"%d\", sizeof(REC->nothing)"}) {
+  for (std::string_view safe : {"\"%d\", sizeof(long)", "\"%d\", sizeof(unsigned long)",
+                                "\"%d\", sizeof(unsigned)", "\"%d\", sizeof(REC->nents)",
+                                "\"%d\", sizeof(u64)", "\"sizeof(int)\"", "\"%d\", sizeof(REC->nothing)"}) {
     std::string f = format_with(two_fields, safe);
     CHECK(guard(f) == f);
   }
@@ -86,28 +87,33 @@ TEST_CASE("format guard: the sizeofs libtraceevent 1.7.1 frees twice become thei
 
 TEST_CASE("format guard: a tracepoint whose print fmt has sizeof(REC->field) prints the field's size") {
   Tracepoints tps;
-  const Tracepoint& tp = tps.add_format("dma", format_with(two_fields, "\"addr=%llx words=%d\", REC->addr, "
-                                                                     "sizeof(REC->addr) / sizeof(int)"));
+  const Tracepoint& tp = tps.add_format("dma", format_with(two_fields,
+                                                           "\"addr=%llx words=%d\", REC->addr, "
+                                                           "sizeof(REC->addr) / sizeof(int)"));
   CHECK(tp.print(payload(0xabc)) == "addr=abc words=2");
 }
 
 TEST_CASE("format guard: REC-> of no field in __print_flags or __print_symbolic is refused, with the line") {
   std::string flags = format_with(two_fields, "\"%s\", __print_flags(REC->flags, \"|\", { 1, \"A\" })");
-  CHECK_THROWS_WITH_AS(guard(flags),
-                       "a dma format file libtraceevent cannot parse: line 12: the print fmt reads REC->flags in "
-                       "__print_flags, and the event has no field flags",
-                       Error);
+  CHECK_THROWS_WITH_AS(
+      guard(flags),
+      "a dma format file libtraceevent cannot parse: line 12: the print fmt reads REC->flags in "
+      "__print_flags, and the event has no field flags",
+      Error);
   Tracepoints tps;
-  CHECK_THROWS_WITH_AS((void)tps.add_format("dma", flags),
-                       "a dma format file libtraceevent cannot parse: line 12: the print fmt reads REC->flags in "
-                       "__print_flags, and the event has no field flags",
-                       Error);
+  CHECK_THROWS_WITH_AS(
+      (void)tps.add_format("dma", flags),
+      "a dma format file libtraceevent cannot parse: line 12: the print fmt reads REC->flags in "
+      "__print_flags, and the event has no field flags",
+      Error);
   // The flag stays set past an argument that is no field, to the next REC->.
-  CHECK_THROWS_WITH_AS(guard(format_with(two_fields, "\"%s %d\", __print_symbolic(1, { 1, \"A\" }),\n"
-                                                     " REC->gone")),
-                       "a dma format file libtraceevent cannot parse: line 13: the print fmt reads REC->gone in "
-                       "__print_symbolic, and the event has no field gone",
-                       Error);
+  CHECK_THROWS_WITH_AS(
+      guard(format_with(two_fields,
+                        "\"%s %d\", __print_symbolic(1, { 1, \"A\" }),\n"
+                        " REC->gone")),
+      "a dma format file libtraceevent cannot parse: line 13: the print fmt reads REC->gone in "
+      "__print_symbolic, and the event has no field gone",
+      Error);
   // Without either, a REC-> of no field is libtraceevent's to refuse, safely: perf prints such an event
   // as it can.
   std::string plain = format_with(two_fields, "\"%d\", REC->gone");
@@ -117,7 +123,8 @@ TEST_CASE("format guard: REC-> of no field in __print_flags or __print_symbolic 
   CHECK(guard(named) == named);
   Tracepoints other;
   CHECK(other.add_format("dma", named).name() == "guarded");
-  std::string flags_ok = format_with(two_fields, "\"%s\", __print_flags(REC->addr, \"|\", { 1, \"A\" }, { 2, \"B\" })");
+  std::string flags_ok =
+      format_with(two_fields, "\"%s\", __print_flags(REC->addr, \"|\", { 1, \"A\" }, { 2, \"B\" })");
   Tracepoints third;
   CHECK(third.add_format("dma", flags_ok).print(payload(3)) == "A|B");
 }
@@ -199,7 +206,8 @@ TEST_CASE("format guard: parse_in_child says which parse ended the child, and ho
   // What a parse throws is not a fault: the caller parses again and sees it.
   CHECK(!parse_in_child(2, [](std::size_t) { throw Error(ErrorKind::bad_value, "no"); }));
   auto slow = parse_in_child(
-      2, [](std::size_t i) {
+      2,
+      [](std::size_t i) {
         if (i == 1) ::pause();
       },
       200);
