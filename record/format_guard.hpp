@@ -24,8 +24,11 @@
 #include <functional>
 #include <mutex>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
+
+struct tep_event;
 
 namespace perfspec::record {
 
@@ -52,5 +55,15 @@ struct ChildFault {
 };
 std::optional<ChildFault> parse_in_child(std::size_t n, const std::function<void(std::size_t)>& parse,
                                          int timeout_ms = 10000);
+
+/// Why libtraceevent 1.7.1 must not print `event` on this payload (the record's raw bytes, its fields
+/// already checked against them), or nullopt. Its printing reads what the print fmt says with no
+/// bound: __print_hex, __print_hex_str and __print_array read as many bytes as their length argument
+/// gives, an index past 2 GiB passes its own check, a field argument that is neither a field nor a
+/// dynamic array is read as one, and '/' and '%' divide by what the payload holds. The print fmt's
+/// arguments are evaluated here as libtraceevent evaluates them (eval_num_arg, print_str_arg: the
+/// branch of a ?: the payload takes), and a read past the payload, a division by zero, or a length
+/// that cannot be known here (a symbol, a function, an address) is the answer.
+std::optional<std::string> print_fault(const tep_event* event, std::span<const std::byte> raw);
 
 }  // namespace perfspec::record

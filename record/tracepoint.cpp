@@ -357,6 +357,7 @@ std::string Tracepoint::print(std::span<const std::byte> raw, int cpu, std::uint
   }
   for (const tep_format_field* f = e->format.common_fields; f; f = f->next) place(e, f, raw, offset);
   for (const tep_format_field* f = e->format.fields; f; f = f->next) place(e, f, raw, offset);
+  if (auto fault = print_fault(e, raw)) bad_payload(offset, e, *fault);
   // An aligned copy with NULs after it: a string field without its terminator ends there.
   std::vector<std::uint64_t> copy(raw.size() / 8 + 2, 0);
   if (!raw.empty()) std::memcpy(copy.data(), raw.data(), raw.size());

@@ -215,3 +215,70 @@ TEST_CASE("format guard: parse_in_child says which parse ended the child, and ho
   CHECK(slow->index == 1);
   CHECK(slow->how == "a parse still running after 200 ms");
 }
+
+namespace {
+
+// The tracepoint of format_with(two_fields, print) printed on `raw`: its text, or the error.
+std::string printed(std::string_view print, const std::vector<std::byte>& raw) {
+  Tracepoints tps;
+  const Tracepoint& tp = tps.add_format("dma", format_with(two_fields, print));
+  try {
+    return tp.print(raw);
+  } catch (const DecodeError& e) {
+    return "error: " + e.message();
+  }
+}
+
+std::vector<std::byte> with_nents(std::uint64_t addr, std::uint32_t n0) {
+  auto raw = payload(addr);
+  std::memcpy(raw.data() + 16, &n0, 4);
+  return raw;
+}
+
+}  // namespace
+
+TEST_CASE("print guard: lengths libtraceevent reads without a bound are checked against the payload") {
+  CHECK(printed("\"%s\", __print_hex(REC->addr, 4)", payload(0x04030201)) == "01 02 03 04");
+  CHECK(printed("\"%s\", __print_hex(REC->addr, 1000)", payload(1)) ==
+        "error: dma:guarded payload: the print fmt's __print_hex reads [8, +1000), past the payload (32 "
+        "bytes)");
+  // Far enough past it to fault: libtraceevent would end the process.
+  CHECK(printed("\"%s\", __print_hex_str(REC->addr, 100000000)", payload(1)) ==
+        "error: dma:guarded payload: the print fmt's __print_hex reads [8, +100000000), past the payload (32 "
+        "bytes)");
+  // The length from the payload itself: addr bytes of addr.
+  CHECK(printed("\"%s\", __print_hex(REC->addr, REC->addr)", payload(8)) == "08 00 00 00 00 00 00 00");
+  CHECK(
+      printed("\"%s\", __print_hex(REC->addr, REC->addr)", payload(25)) ==
+      "error: dma:guarded payload: the print fmt's __print_hex reads [8, +25), past the payload (32 bytes)");
+  CHECK(printed("\"%s\", __print_array(REC->nents, 4, 4)", with_nents(0, 7)) == "7 0 0 0");
+  CHECK(printed("\"%s\", __print_array(REC->nents, 5, 4)", with_nents(0, 7)) ==
+        "error: dma:guarded payload: the print fmt's __print_array reads [16, +20), past the payload (32 "
+        "bytes)");
+  // A "field" that is an expression: libtraceevent reads it as a field's struct.
+  CHECK(printed("\"%s\", __print_hex(REC->addr + 1, 4)", payload(1)) ==
+        "error: dma:guarded payload: the print fmt's __print_hex reads an argument that is neither a field "
+        "nor a "
+        "dynamic array");
+  // A length that is a symbol libtraceevent looks up: not known here, so not printed.
+  CHECK(printed("\"%s\", __print_hex(REC->addr, HI_SOFTIRQ)", payload(1)) ==
+        "error: dma:guarded payload: the length of a __print_hex depends on what perfspec cannot evaluate (a "
+        "symbol, a function or an address)");
+}
+
+TEST_CASE("print guard: a division by zero in the payload's branch, and an index past 2 GiB") {
+  CHECK(printed("\"%d\", 100 / REC->addr", payload(5)) == "20");
+  CHECK(printed("\"%d\", 100 / REC->addr", payload(0)) ==
+        "error: dma:guarded payload: the print fmt divides by zero ('/' by a value of 0 in this payload)");
+  CHECK(printed("\"%d\", 100 % REC->addr", payload(0)) ==
+        "error: dma:guarded payload: the print fmt divides by zero ('%' by a value of 0 in this payload)");
+  // Only the branch the payload takes is evaluated, as libtraceevent does.
+  CHECK(printed("\"%d\", REC->addr ? 100 / REC->addr : 7", payload(0)) == "7");
+  CHECK(printed("\"%d\", REC->addr ? 100 / REC->addr : 7", payload(4)) == "25");
+  // libtraceevent checks an index, but as an int: from 2 GiB up it reads where the index says.
+  CHECK(printed("\"%d\", REC->nents[1]", with_nents(0, 7)) == "0");
+  CHECK(printed("\"%d\", REC->nents[100]", with_nents(0, 7)) == "0");
+  CHECK(printed("\"%d\", REC->nents[600000000]", with_nents(0, 7)) ==
+        "error: dma:guarded payload: the print fmt's index reads [2400000016, +4), past the payload (32 "
+        "bytes)");
+}
