@@ -407,6 +407,18 @@ void Printer::text_sample(const Record& r, const Sample& s, std::size_t attr_ind
     for (std::size_t i = 0; i < file_.events().size(); ++i)
       name_width_ = std::max<int>(name_width_, static_cast<int>(file_.event_name(i).size()));
   }
+  // The payload's text before any of the line: one that cannot be printed is an error naming the file
+  // and the record, with nothing of its line written.
+  std::string trace;
+  const Tracepoint* tp = (fields & f_trace) && s.has(sample_raw) ? tracepoint_of(attr) : nullptr;
+  if (tp) {
+    try {
+      trace = tp->print(s.raw, s.has(sample_cpu) ? static_cast<int>(s.cpu) : -1, r.offset);
+    } catch (const DecodeError& e) {
+      throw DecodeError(e.offset(),
+                        fmt::format("{}: the record at offset {:#x}: {}", o_.input, r.offset, e.message()));
+    }
+  }
   text_start(r, static_cast<std::int32_t>(s.tid), fields,
              (fields & f_ip) && (attr.sample_type & sample_callchain));
   Out o(out_);
@@ -418,9 +430,7 @@ void Printer::text_sample(const Record& r, const Sample& s, std::size_t attr_ind
     o.right_str(file_.event_name(attr_index), static_cast<std::size_t>(name_width_));
     o.put(": ");
   }
-  if ((fields & f_trace) && s.has(sample_raw))
-    if (const Tracepoint* tp = tracepoint_of(attr))
-      o.put(std::string_view(tp->print(s.raw, s.has(sample_cpu) ? static_cast<int>(s.cpu) : -1, r.offset)));
+  if (tp) o.put(std::string_view(trace));
   if ((fields & f_addr) && s.has(sample_addr)) o.hex16(s.addr);  // "{:>16x}"
   if ((fields & f_ip) && s.has(sample_ip)) {
     if (s.has(sample_callchain)) {

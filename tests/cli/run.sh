@@ -924,6 +924,9 @@ check script-switch-pipe 0 script_switch_pipe.txt -- script --samples -i "$pd/tr
 # the tracing data's offset, exit status 3 (perf 6.12 ends in SIGSEGV); without the trace field, the
 # file is read as usual
 check script-tracepoint-bad-format 3 script_tracepoint_bad_format.txt -- script --samples -i "$pd/tracepoint_bad_format.data" -F comm,tid,event,trace
+# a print fmt whose __print_hex reads 100000000 bytes of a 36-byte payload: an error naming the record,
+# with nothing of its line written (perf 6.12 ends in SIGSEGV)
+check script-tracepoint-hex-overrun 3 script_tracepoint_hex_overrun.txt -- script --samples -i "$pd/tracepoint_hex_overrun.data" -F comm,tid,event,trace
 # JSON: a tracepoint sample's payload as named fields (perfspec's own output, checked against the trace
 # text of script_switch_default.txt)
 out=$("$bin" script --format json -i "$pd/tracepoint_switch.data" | grep '"type":"SAMPLE"')
