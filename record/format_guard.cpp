@@ -549,10 +549,35 @@ class Evaluation {
   }
 };
 
+// Whether an argument has anything print_fault looks for: a read by a length or an index, a division,
+// the length of a dynamic array, a function. Most print fmts have none, and are printed unevaluated.
+bool may_fault(const tep_print_arg* a) {
+  if (!a) return false;
+  switch (a->type) {
+    case TEP_PRINT_HEX:
+    case TEP_PRINT_HEX_STR:
+    case TEP_PRINT_INT_ARRAY:
+    case TEP_PRINT_DYNAMIC_ARRAY_LEN:
+    case TEP_PRINT_FUNC: return true;
+    case TEP_PRINT_OP: {
+      std::string_view o = a->op.op ? a->op.op : "";
+      if (o == "[" || o == "/" || o == "%") return true;
+      return may_fault(a->op.left) || may_fault(a->op.right);
+    }
+    case TEP_PRINT_TYPE: return may_fault(a->typecast.item);
+    case TEP_PRINT_FLAGS: return may_fault(a->flags.field);
+    case TEP_PRINT_SYMBOL: return may_fault(a->symbol.field);
+    default: return false;
+  }
+}
+
 }  // namespace
 
 std::optional<std::string> print_fault(const tep_event* event, std::span<const std::byte> raw) {
   if (!event || (event->flags & TEP_EVENT_FL_FAILED)) return std::nullopt;  // printed as its fields
+  bool any = false;
+  for (const tep_print_arg* a = event->print_fmt.args; a && !any; a = a->next) any = may_fault(a);
+  if (!any) return std::nullopt;
   Evaluation eval(event, raw);
   for (const tep_print_arg* a = event->print_fmt.args; a && !eval.fault; a = a->next) {
     (void)eval.num(a);
