@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: MIT
 #pragma once
-// What a tracefs format file must look like before libtraceevent 1.7.1 (Debian 12's) may parse it.
+// What a tracefs format file must look like before libtraceevent 1.7.1 (Debian 12's) may parse it,
+// and what a payload must hold before it may print it (print_fault, below); the faults no rule here
+// foresees are caught by parsing in a child process first (parse_in_child, below).
 //
 // The format files of a perf.data file are the file's author's text, and libtraceevent 1.7.1 is not
 // safe on all of them:
