@@ -239,13 +239,14 @@ std::optional<ChildFault> parse_in_child(std::size_t n, const std::function<void
   }
   ::close(fds[1]);
   std::optional<std::size_t> begun;
-  bool returned = false, timed_out = false;
+  bool returned = false, timed_out = false, unwatched = false;
   for (;;) {
     pollfd p{fds[0], POLLIN, 0};
     int ready = ::poll(&p, 1, timeout_ms);
     if (ready < 0 && errno == EINTR) continue;
-    if (ready <= 0) {
+    if (ready <= 0) {  // too long, or this process cannot watch (then no file is to blame)
       timed_out = ready == 0;
+      unwatched = ready < 0;
       ::kill(pid, SIGKILL);
       break;
     }
@@ -264,7 +265,7 @@ std::optional<ChildFault> parse_in_child(std::size_t n, const std::function<void
   do {
     waited = ::waitpid(pid, &status, 0);
   } while (waited < 0 && errno == EINTR);
-  if ((returned && !timed_out) || !begun) return std::nullopt;
+  if ((returned && !timed_out) || !begun || unwatched) return std::nullopt;
   ChildFault fault{*begun, {}};
   if (timed_out) {
     fault.how = fmt::format("a parse still running after {} ms", timeout_ms);
@@ -300,8 +301,10 @@ std::uint64_t cast(std::uint64_t v, std::string_view type, bool pointer) {
 }
 
 // libtraceevent's evaluation of a print fmt's arguments on one payload, reading what it reads; the first
-// fault found is kept. A value this cannot know (a symbol libtraceevent looks up, a function's, an
-// address) is nullopt; it is a fault only where a length, an index or a divisor needs it.
+// fault found is kept. A value this cannot know (a symbol libtraceevent looks up, an address) is
+// nullopt; it is a fault only where a length, an index or a divisor needs it. No function is
+// registered with perfspec's tep_handles (no plugin is loaded), so no print fmt has a TEP_PRINT_FUNC:
+// libtraceevent refuses a call of one it does not know.
 class Evaluation {
  public:
   Evaluation(const tep_event* e, std::span<const std::byte> raw)
@@ -334,8 +337,7 @@ class Evaluation {
         dynamic(a->dynarray.field, nullptr, &len);
         return len;
       }
-      case TEP_PRINT_DYNAMIC_ARRAY:  // an address
-      case TEP_PRINT_FUNC: return std::nullopt;
+      case TEP_PRINT_DYNAMIC_ARRAY: return std::nullopt;  // an address
       default:  // NULL, flags, symbols, hex, arrays, strings, bitmasks: 0
         return 0;
     }
@@ -379,12 +381,6 @@ class Evaluation {
         if (!c || !*c) str(branches->op.right);
         break;
       }
-      case TEP_PRINT_FUNC:
-        for (const tep_print_arg* f = a->func.args; f; f = f->next) {
-          (void)num(f);
-          str(f);
-        }
-        break;
       default: break;
     }
   }
@@ -452,8 +448,7 @@ class Evaluation {
 
   void cannot_check(std::string_view what) {
     if (!fault)
-      fault = fmt::format("{} depends on what perfspec cannot evaluate (a symbol, a function or an address)",
-                          what);
+      fault = fmt::format("{} depends on what perfspec cannot evaluate (a symbol or an address)", what);
   }
 
   Value op(const tep_print_arg* a) {
@@ -550,15 +545,14 @@ class Evaluation {
 };
 
 // Whether an argument has anything print_fault looks for: a read by a length or an index, a division,
-// the length of a dynamic array, a function. Most print fmts have none, and are printed unevaluated.
+// the length of a dynamic array. Most print fmts have none, and are printed unevaluated.
 bool may_fault(const tep_print_arg* a) {
   if (!a) return false;
   switch (a->type) {
     case TEP_PRINT_HEX:
     case TEP_PRINT_HEX_STR:
     case TEP_PRINT_INT_ARRAY:
-    case TEP_PRINT_DYNAMIC_ARRAY_LEN:
-    case TEP_PRINT_FUNC: return true;
+    case TEP_PRINT_DYNAMIC_ARRAY_LEN: return true;
     case TEP_PRINT_OP: {
       std::string_view o = a->op.op ? a->op.op : "";
       if (o == "[" || o == "/" || o == "%") return true;

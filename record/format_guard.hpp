@@ -65,7 +65,7 @@ std::optional<ChildFault> parse_in_child(std::size_t n, const std::function<void
 /// dynamic array is read as one, and '/' and '%' divide by what the payload holds. The print fmt's
 /// arguments are evaluated here as libtraceevent evaluates them (eval_num_arg, print_str_arg: the
 /// branch of a ?: the payload takes), and a read past the payload, a division by zero, or a length
-/// that cannot be known here (a symbol, a function, an address) is the answer.
+/// that cannot be known here (a symbol, an address) is the answer.
 std::optional<std::string> print_fault(const tep_event* event, std::span<const std::byte> raw);
 
 }  // namespace perfspec::record
