@@ -1,7 +1,10 @@
 // SPDX-License-Identifier: MIT
 #include "tests/support.hpp"
 
+#include <fcntl.h>
+#include <gelf.h>
 #include <grp.h>
+#include <link.h>
 #include <linux/hw_breakpoint.h>
 #include <linux/perf_event.h>
 #include <sys/ioctl.h>
@@ -140,6 +143,41 @@ std::string in_child(const std::function<std::string()>& body) {
   if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
     return fmt::format("child exited with status {}", WEXITSTATUS(status));
   return report;
+}
+
+std::string function_symbol_at(std::uintptr_t address) {
+  // The main program's load bias: what its symbols' values are moved by (a PIE's base).
+  std::uintptr_t bias = 0;
+  ::dl_iterate_phdr(
+      [](dl_phdr_info* info, std::size_t, void* out) {
+        *static_cast<std::uintptr_t*>(out) = info->dlpi_addr;  // the first object is the program
+        return 1;
+      },
+      &bias);
+  ::elf_version(EV_CURRENT);
+  int fd = ::open("/proc/self/exe", O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return {};
+  std::string name;
+  if (Elf* elf = ::elf_begin(fd, ELF_C_READ, nullptr)) {
+    for (Elf_Scn* scn = nullptr; name.empty() && (scn = ::elf_nextscn(elf, scn));) {
+      GElf_Shdr sh;
+      if (!::gelf_getshdr(scn, &sh) || sh.sh_type != SHT_SYMTAB || sh.sh_entsize == 0) continue;
+      Elf_Data* data = ::elf_getdata(scn, nullptr);
+      for (std::size_t i = 0; data && i < sh.sh_size / sh.sh_entsize; ++i) {
+        GElf_Sym sym;
+        if (!::gelf_getsym(data, static_cast<int>(i), &sym) || GELF_ST_TYPE(sym.st_info) != STT_FUNC) continue;
+        std::uintptr_t start = bias + sym.st_value;
+        if (address >= start && address < start + sym.st_size) {
+          const char* s = ::elf_strptr(elf, sh.sh_link, sym.st_name);
+          name = s ? s : "";
+          break;
+        }
+      }
+    }
+    ::elf_end(elf);
+  }
+  ::close(fd);
+  return name;
 }
 
 bool become_nobody() {

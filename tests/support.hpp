@@ -85,6 +85,12 @@ long breakpoint_probe_count();
 
 std::string in_child(const std::function<std::string()>& body);
 
+/// The function symbol of this test program whose range [value, value + size) holds the run-time
+/// address `address`, read from the program's own ELF symbol table (/proc/self/exe, with libelf) and
+/// moved by its load bias: `_ZN...write_k_timesEi.constprop.0` for an ip in a clone the compiler made.
+/// Empty when no function symbol holds it.
+std::string function_symbol_at(std::uintptr_t address);
+
 /// Drops root for uid and gid 65534 (nobody) with no supplementary groups, for checks of what an
 /// unprivileged user meets (root reads anything). False when that fails or this is not root.
 bool become_nobody();
