@@ -165,7 +165,8 @@ std::string function_symbol_at(std::uintptr_t address) {
       Elf_Data* data = ::elf_getdata(scn, nullptr);
       for (std::size_t i = 0; data && i < sh.sh_size / sh.sh_entsize; ++i) {
         GElf_Sym sym;
-        if (!::gelf_getsym(data, static_cast<int>(i), &sym) || GELF_ST_TYPE(sym.st_info) != STT_FUNC) continue;
+        if (!::gelf_getsym(data, static_cast<int>(i), &sym) || GELF_ST_TYPE(sym.st_info) != STT_FUNC)
+          continue;
         std::uintptr_t start = bias + sym.st_value;
         if (address >= start && address < start + sym.st_size) {
           const char* s = ::elf_strptr(elf, sh.sh_link, sym.st_name);
