@@ -7,6 +7,7 @@
 #include <event-parse.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <bit>
 #include <charconv>
 #include <cstring>
@@ -307,6 +308,56 @@ Tracepoints Tracepoints::from_tracefs(const spec::Machine& machine, const EventS
                                         files[failed].name, err.message()));
   }
   return t;
+}
+
+std::vector<std::byte> tracing_data_of(const spec::Machine& machine, const EventSet& set) {
+  auto need = [&](std::string_view name) {
+    auto text = machine.tracefs_file(name);
+    if (!text)
+      throw Error(
+          ErrorKind::machine,
+          fmt::format("no {} file beside {}: perf's tracing data cannot be written without it", name,
+                      machine.tracefs_events().empty() ? "tracefs's events" : machine.tracefs_events()));
+    return std::move(*text);
+  };
+  std::string header_page = need("header_page"), header_event = need("header_event");
+  std::string printk = machine.tracefs_file("printk_formats").value_or("");
+  std::string cmdlines = machine.tracefs_file("saved_cmdlines").value_or("");
+  // The format files, read once each, grouped by system in the order the set first names them.
+  std::vector<std::pair<std::string, std::vector<std::string>>> systems;
+  std::set<std::string_view> seen;
+  for (const auto& e : set.events) {
+    if (e.attr.type != 2 || e.tracepoint.empty() || !seen.insert(e.tracepoint).second) continue;
+    std::size_t colon = e.tracepoint.find(':');
+    if (colon == std::string::npos) continue;
+    std::string sys = e.tracepoint.substr(0, colon), name = e.tracepoint.substr(colon + 1);
+    auto text = machine.tracepoint_format(sys, name);
+    if (!text)
+      throw Error(ErrorKind::unknown_name, fmt::format("no format file for tracepoint '{}' in {}",
+                                                       e.tracepoint, machine.tracefs_events()));
+    auto it = std::find_if(systems.begin(), systems.end(), [&](const auto& s) { return s.first == sys; });
+    if (it == systems.end()) it = systems.insert(systems.end(), {sys, {}});
+    it->second.push_back(std::move(*text));
+  }
+  auto bytes = [](const std::string& s) { return std::as_bytes(std::span(s.data(), s.size())); };
+  TracingFiles t;
+  t.version = "0.6";
+  t.big_endian = std::endian::native == std::endian::big;
+  t.long_size = static_cast<std::uint8_t>(sizeof(long));
+  t.page_size = static_cast<std::uint32_t>(::sysconf(_SC_PAGESIZE));
+  t.header_page = bytes(header_page);
+  t.header_event = bytes(header_event);
+  for (const auto& [sys, formats] : systems) {
+    std::vector<std::span<const std::byte>> files;
+    for (const auto& f : formats) files.push_back(bytes(f));
+    if (sys == "ftrace")
+      t.ftrace_formats = std::move(files);
+    else
+      t.systems.push_back({sys, std::move(files)});
+  }
+  t.printk_formats = bytes(printk);
+  t.saved_cmdlines = bytes(cmdlines);
+  return write_tracing_data(t);
 }
 
 const Tracepoint* Tracepoints::find(std::uint64_t id) const {

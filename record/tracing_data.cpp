@@ -10,6 +10,7 @@
 //
 // Numbers are in the byte order the endianness byte gives. Every length is checked against what is
 // left before anything is taken.
+#include <bit>
 #include <charconv>
 #include <cstring>
 
@@ -131,6 +132,68 @@ TracingFiles read_tracing_data(std::span<const std::byte> bytes, std::uint64_t o
     t.saved_cmdlines = r.take(r.u64("the size of saved_cmdlines"), "saved_cmdlines");
   t.size = r.position();
   return t;
+}
+
+namespace {
+
+class Writer {
+ public:
+  explicit Writer(bool big_endian) : big_(big_endian) {}
+  std::vector<std::byte> out;
+  void bytes(std::span<const std::byte> b) { out.insert(out.end(), b.begin(), b.end()); }
+  void text(std::string_view s) {  // with its NUL
+    bytes(std::as_bytes(std::span(s.data(), s.size())));
+    out.push_back(std::byte{0});
+  }
+  void number(std::uint64_t v, std::size_t size) {
+    for (std::size_t i = 0; i < size; ++i) {
+      std::size_t shift = 8 * (big_ ? size - 1 - i : i);
+      out.push_back(static_cast<std::byte>(v >> shift & 0xff));
+    }
+  }
+  void sized(std::span<const std::byte> b, std::size_t size_bytes) {
+    number(b.size(), size_bytes);
+    bytes(b);
+  }
+
+ private:
+  bool big_;
+};
+
+}  // namespace
+
+std::vector<std::byte> write_tracing_data(const TracingFiles& t) {
+  auto fits = [](std::span<const std::byte> b, std::string_view what) {
+    if (b.size() > 0xffffffffU)
+      throw Error(ErrorKind::usage,
+                  fmt::format("tracing data: {} of {} bytes does not fit its u32 size", what, b.size()));
+  };
+  fits(t.kallsyms, "kallsyms");
+  fits(t.printk_formats, "the printk formats");
+  if (t.version.find('\0') != std::string::npos || t.version.empty())
+    throw Error(ErrorKind::usage, "tracing data: a version is a string without NUL");
+  Writer w(t.big_endian);
+  w.bytes(std::as_bytes(std::span("\027\010\104tracing", 10)));
+  w.text(t.version);
+  w.out.push_back(std::byte{t.big_endian ? std::uint8_t{1} : std::uint8_t{0}});
+  w.out.push_back(std::byte{t.long_size});
+  w.number(t.page_size, 4);
+  w.text("header_page");
+  w.sized(t.header_page, 8);
+  w.text("header_event");
+  w.sized(t.header_event, 8);
+  w.number(t.ftrace_formats.size(), 4);
+  for (auto f : t.ftrace_formats) w.sized(f, 8);
+  w.number(t.systems.size(), 4);
+  for (const auto& s : t.systems) {
+    w.text(s.name);
+    w.number(s.formats.size(), 4);
+    for (auto f : s.formats) w.sized(f, 8);
+  }
+  w.sized(t.kallsyms, 4);
+  w.sized(t.printk_formats, 4);
+  if (has_saved_cmdlines(t.version)) w.sized(t.saved_cmdlines, 8);
+  return std::move(w.out);
 }
 
 }  // namespace perfspec::record

@@ -182,6 +182,22 @@ std::optional<std::string> Machine::tracepoint_format(std::string_view sys, std:
   return io::read_small_file(*I.tracefs_jail_, fmt::format("{}/{}/{}/format", I.tracefs_events(), sys, name));
 }
 
+std::optional<std::string> Machine::tracefs_file(std::string_view name) const {
+  const Impl& I = *impl_;
+  const std::string& events = I.tracefs_events();
+  if (events.empty()) return std::nullopt;
+  std::string path;
+  if (name == "header_page" || name == "header_event")
+    path = fmt::format("{}/{}", events, name);
+  else if (name == "printk_formats" || name == "saved_cmdlines")  // beside events/
+    path = fmt::format("{}/{}", events.substr(0, events.rfind('/')), name);
+  else
+    return std::nullopt;
+  // printk_formats lists every trace_printk format of the kernel and its modules: larger than a sysfs
+  // attribute, bounded all the same.
+  return io::read_small_file(*I.tracefs_jail_, path, std::size_t{16} << 20);
+}
+
 const std::string& Machine::tracefs_events() const { return impl_->tracefs_events(); }
 
 Machine::TracefsProblem Machine::tracefs_problem(std::string_view sys, std::string_view name) const {

@@ -99,8 +99,8 @@ int Jail::open(const std::string& path, int flags) const {
 
 namespace {
 
-// Reads an open file of at most max_file_size bytes, closing it.
-std::optional<std::string> read_all(int fd, const std::string& path) {
+// Reads an open file of at most `max` bytes, closing it.
+std::optional<std::string> read_all(int fd, const std::string& path, std::size_t max = max_file_size) {
   std::string out;
   char buf[4096];
   while (true) {
@@ -117,31 +117,34 @@ std::optional<std::string> read_all(int fd, const std::string& path) {
     }
     if (n == 0) break;
     out.append(buf, static_cast<std::size_t>(n));
-    if (out.size() > max_file_size) {
+    if (out.size() > max) {
       ::close(fd);
       throw Error(ErrorKind::machine,
-                  fmt::format("'{}' is larger than {} bytes; not a sysfs attribute", path, max_file_size));
+                  max == max_file_size
+                      ? fmt::format("'{}' is larger than {} bytes; not a sysfs attribute", path, max)
+                      : fmt::format("'{}' is larger than {} bytes", path, max));
     }
   }
   ::close(fd);
   return out;
 }
 
-std::optional<std::string> read_opened(int fd, const Jail* jail, const std::string& path) {
+std::optional<std::string> read_opened(int fd, const Jail* jail, const std::string& path,
+                                       std::size_t max = max_file_size) {
   if (fd < 0) {
     if (fd == -ENOENT || fd == -ENOTDIR) return std::nullopt;
     if (fd == -EXDEV && jail) outside(*jail, path);
     throw Error(kind_of_errno(-fd), fmt::format("cannot read '{}': {}", path, std::strerror(-fd)));
   }
-  return read_all(fd, path);
+  return read_all(fd, path, max);
 }
 
 }  // namespace
 
-std::optional<std::string> read_small_file(const Jail& jail, const std::string& path) {
+std::optional<std::string> read_small_file(const Jail& jail, const std::string& path, std::size_t max) {
   // O_NOFOLLOW is not used: sysfs PMU folders are themselves symlinks into /sys/devices. The Jail keeps
   // every symlink inside the tree; names from user text are also checked with safe_component().
-  return read_opened(jail.open(path, O_RDONLY | O_NONBLOCK), &jail, path);
+  return read_opened(jail.open(path, O_RDONLY | O_NONBLOCK), &jail, path, max);
 }
 
 namespace {

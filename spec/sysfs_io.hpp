@@ -51,8 +51,9 @@ class Jail {
 };
 
 /// Contents of a file, nullopt when it does not exist (or is a folder); throws perfspec::Error naming
-/// the file when it exists but cannot be read, is too large, or lies outside the root.
-std::optional<std::string> read_small_file(const Jail& jail, const std::string& path);
+/// the file when it exists but cannot be read, is larger than `max` bytes, or lies outside the root.
+std::optional<std::string> read_small_file(const Jail& jail, const std::string& path,
+                                           std::size_t max = max_file_size);
 /// Contents of a file that may be absent (an alias's `.scale`, a PMU's `caps/max_precise`): nullopt
 /// only when nothing has that name. A name that is there but is no file to read (a folder, a symlink
 /// to nothing) is an error naming it, never read as absent or empty.

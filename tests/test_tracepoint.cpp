@@ -496,3 +496,83 @@ TEST_CASE("the live tracefs: sched:sched_switch's format, as a Sampler of it nee
   CHECK(std::find(names.begin(), names.end(), "prev_comm") != names.end());
   CHECK(std::find(names.begin(), names.end(), "next_pid") != names.end());
 }
+
+TEST_CASE("write_tracing_data writes what read_tracing_data reads, byte for byte, in either byte order") {
+  for (bool big : {false, true}) {
+    for (std::string_view version : {"0.6", "0.5"}) {
+      auto bytes = tracing_data(big, version);
+      CHECK(write_tracing_data(read_tracing_data(bytes)) == bytes);
+    }
+  }
+  // perf 6.12's own tracing data (tests/fixtures/perf_data/tracepoint.data), written again the same
+  auto file = PerfData::open(test::fixture("perf_data/tracepoint.data"));
+  auto theirs = file.tracing_data();
+  REQUIRE(!theirs.empty());
+  auto ours = write_tracing_data(read_tracing_data(theirs));
+  CHECK(std::vector<std::byte>(theirs.begin(), theirs.end()) == ours);
+  TracingFiles bad = read_tracing_data(tracing_data());
+  bad.version = "";
+  CHECK_THROWS_WITH_AS((void)write_tracing_data(bad), "tracing data: a version is a string without NUL",
+                       Error);
+}
+
+TEST_CASE("tracing_data_of: the tracing data perf record writes, from a tracefs tree") {
+  test::TempTree tree;
+  tree.write("kernel/tracing/events/header_page", read_fixture("header_page"));
+  tree.write("kernel/tracing/events/header_event", read_fixture("header_event"));
+  tree.write("kernel/tracing/events/sched/sched_switch/id", "372\n");
+  tree.write("kernel/tracing/events/sched/sched_switch/format", read_fixture("sched_switch.format"));
+  tree.write("kernel/tracing/events/sched/sched_process_exec/id", "365\n");
+  tree.write("kernel/tracing/events/sched/sched_process_exec/format",
+             read_fixture("sched_process_exec.format"));
+  tree.write("kernel/tracing/events/raw_syscalls/sys_enter/id", "21\n");
+  tree.write("kernel/tracing/events/raw_syscalls/sys_enter/format", read_fixture("sys_enter.format"));
+  tree.write("kernel/tracing/printk_formats", "0xffffffff82a0c1e8 : \"rcu_preempt\"\n");
+  tree.write("kernel/tracing/saved_cmdlines", "1 systemd\n42 bash\n");
+  spec::Machine m(tree.root(), test::no_libpfm4());
+  // the set's tracepoints once each, grouped by system in the set's order; other events left out
+  auto set = resolve(
+      "sched:sched_switch,task-clock,raw_syscalls:sys_enter,sched:sched_process_exec,"
+      "sched:sched_switch:u",
+      m);
+  auto bytes = tracing_data_of(m, set);
+  TracingFiles t = read_tracing_data(bytes);
+  CHECK(t.version == "0.6");
+  CHECK(t.long_size == sizeof(long));
+  CHECK(t.page_size == static_cast<std::uint32_t>(::sysconf(_SC_PAGESIZE)));
+  auto text = [](std::span<const std::byte> b) {
+    return std::string(reinterpret_cast<const char*>(b.data()), b.size());
+  };
+  CHECK(text(t.header_page) == read_fixture("header_page"));
+  CHECK(text(t.header_event) == read_fixture("header_event"));
+  REQUIRE(t.systems.size() == 2);
+  CHECK(t.systems[0].name == "sched");
+  REQUIRE(t.systems[0].formats.size() == 2);
+  CHECK(text(t.systems[0].formats[0]) == read_fixture("sched_switch.format"));
+  CHECK(text(t.systems[0].formats[1]) == read_fixture("sched_process_exec.format"));
+  CHECK(t.systems[1].name == "raw_syscalls");
+  CHECK(t.kallsyms.empty());
+  CHECK(text(t.printk_formats) == "0xffffffff82a0c1e8 : \"rcu_preempt\"\n");
+  CHECK(text(t.saved_cmdlines) == "1 systemd\n42 bash\n");
+  // read back as perf script reads it: the payload prints
+  auto tps = Tracepoints::from_tracing_data(bytes);
+  REQUIRE(tps.find(switch_id));
+  CHECK(tps.find(switch_id)->print(switch_payload()).starts_with("prev_comm=bash prev_pid=42"));
+  // without header_page the tracing data cannot be made: the error says which file
+  tree.write("kernel/tracing/events/header_page", "");
+  std::filesystem::remove(tree.root() + "/kernel/tracing/events/header_page");
+  spec::Machine again(tree.root(), test::no_libpfm4());
+  CHECK_THROWS_WITH_AS((void)tracing_data_of(again, resolve("sched:sched_switch", again)),
+                       doctest::Contains("no header_page file beside"), Error);
+}
+
+TEST_CASE("tracing_data_of the live tracefs reads back as perf's (root)") {
+  if (::geteuid() != 0) return;
+  spec::Machine m("/sys", test::no_libpfm4());
+  REQUIRE(!m.tracefs_events().empty());
+  auto set = resolve("sched:sched_switch,sched:sched_process_exec", m);
+  auto tps = Tracepoints::from_tracing_data(tracing_data_of(m, set));
+  CHECK(tps.size() == 2);
+  REQUIRE(tps.find(set.events[0].attr));
+  CHECK(tps.find(set.events[0].attr)->full_name() == "sched:sched_switch");
+}

@@ -305,6 +305,13 @@ class Machine {
   ///
   /// Example: `machine.tracepoint_format("sched", "sched_switch")->starts_with("name: sched_switch")`.
   std::optional<std::string> tracepoint_format(std::string_view sys, std::string_view name) const;
+  /// The files of tracefs that perf's tracing data holds beside the events' format files (what its
+  /// reader needs to parse and print them): `header_page` and `header_event` (of `events/`),
+  /// `printk_formats` and `saved_cmdlines` (of the tracefs root); nullopt when absent, or for another
+  /// name. Throws perfspec::Error naming one that is there but cannot be read (or passes 16 MiB).
+  ///
+  /// Example: `machine.tracefs_file("header_page")->starts_with("\tfield: u64 timestamp;")`.
+  std::optional<std::string> tracefs_file(std::string_view name) const;
   /// `sys:name` pairs matching glob patterns, sorted.
   std::vector<std::pair<std::string, std::string>> tracepoints(std::string_view sys_glob,
                                                                std::string_view name_glob) const;

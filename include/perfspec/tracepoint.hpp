@@ -59,6 +59,24 @@ struct TracingFiles {
 /// Example: `auto files = record::read_tracing_data(file.tracing_data());`
 TracingFiles read_tracing_data(std::span<const std::byte> bytes, std::uint64_t offset = 0);
 
+/// The bytes of `files` as perf lays out tracing data (read_tracing_data reads them back), numbers in
+/// the byte order `files.big_endian` gives. `size` is not read. Throws Error (usage) for a version that
+/// is empty or holds a NUL, or kallsyms or printk formats of 4 GiB and more (their sizes are u32).
+///
+/// Example: `auto bytes = record::write_tracing_data(record::read_tracing_data(data));  // == data`
+std::vector<std::byte> write_tracing_data(const TracingFiles& files);
+
+/// perf's tracing data for the tracepoint events of `set` (ResolvedEvent::tracepoint), from the live
+/// tracefs of `machine`, as perf record writes it (version "0.6"): this host's byte order, long and
+/// page size; the header_page and header_event files; the format file of each tracepoint of the set
+/// (`ftrace:*` among the ftrace formats, the others by system, in the set's order); no kallsyms (as
+/// perf 6.12 writes none: readers resolve kernel addresses from their own symbols); the printk formats
+/// and saved_cmdlines, empty where tracefs has none. Throws Error naming a file that is missing
+/// (header_page, header_event, a format file) or cannot be read.
+///
+/// Example: `writer.set_tracing_data(record::tracing_data_of(machine, set));`
+std::vector<std::byte> tracing_data_of(const spec::Machine& machine, const EventSet& set);
+
 /// One field of a decoded payload. Integers are `std::int64_t` (signed types) or `std::uint64_t`
 /// (unsigned types and pointers); `char` arrays and `__data_loc char[]` are strings (up to their first
 /// NUL); other arrays are lists of integers.
