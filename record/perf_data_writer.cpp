@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
-// Writing perf.data in file mode: the layout perf record writes (perf.data-file-format.txt), which
-// perf report and perf script read.
+// Writing perf.data: the layouts perf record writes (perf.data-file-format.txt), which perf report and
+// perf script read. File mode: header, ids, attrs, data, then the feature sections, the header rewritten
+// at the end. Pipe mode (`perf record -o -`): a short header, then everything as records in one stream.
 #include <fcntl.h>
 #include <unistd.h>
 
@@ -37,6 +38,13 @@ void put_bytes(std::vector<std::byte>& b, const void* p, std::size_t n) {
   b.resize(at + n);
   if (n) std::memcpy(b.data() + at, p, n);
 }
+// struct perf_event_header
+void put_header(std::vector<std::byte>& b, Type type, std::size_t size) {
+  put32(b, static_cast<std::uint32_t>(type));
+  std::uint16_t misc = 0, sz = static_cast<std::uint16_t>(size);
+  put_bytes(b, &misc, 2);
+  put_bytes(b, &sz, 2);
+}
 // perf_header_string: u32 len, then the string with its NUL, padded to 64 bytes as perf writes it.
 void put_string(std::vector<std::byte>& b, std::string_view s) {
   std::uint32_t len = static_cast<std::uint32_t>((s.size() + 1 + 63) / 64 * 64);
@@ -52,14 +60,22 @@ void put_string(std::vector<std::byte>& b, std::string_view s) {
 struct PerfDataWriter::Impl {
   std::string path;
   int fd = -1;
+  bool pipe = false;
+  bool own_fd = true;
+  bool features_sent = false;  // pipe mode: the features and tracing data are in the stream
+  std::vector<std::byte> tracing;
   std::vector<FileEvent> events;
+  // The size of every attr in the file (the attrs section and HEADER_EVENT_DESC): the smallest
+  // PERF_ATTR_SIZE_VER* that holds each attr's non-zero fields. perf reads a shorter attr zero-filled, and
+  // perf 6.1 refuses any attr longer than its 128 bytes, as perf 6.12's own 136 are.
+  std::uint32_t attr_size = 64;
   std::uint64_t data_offset = 0, data_size = 0;
   std::vector<std::byte> buffer;
   std::map<unsigned, std::vector<std::byte>> features;
   bool finished = false;
 
   ~Impl() {
-    if (fd >= 0) ::close(fd);
+    if (fd >= 0 && own_fd) ::close(fd);
   }
   [[noreturn]] void fail(std::string_view what, int err) const {
     throw Error(ErrorKind::io, fmt::format("cannot {} '{}': {}", what, path, std::strerror(err)));
@@ -67,7 +83,9 @@ struct PerfDataWriter::Impl {
   void write_at(std::uint64_t offset, std::span<const std::byte> bytes) {
     std::size_t done = 0;
     while (done < bytes.size()) {
-      ssize_t n = ::pwrite(fd, bytes.data() + done, bytes.size() - done, static_cast<off_t>(offset + done));
+      ssize_t n =
+          pipe ? ::write(fd, bytes.data() + done, bytes.size() - done)
+               : ::pwrite(fd, bytes.data() + done, bytes.size() - done, static_cast<off_t>(offset + done));
       if (n < 0 && errno == EINTR) continue;
       if (n < 0) fail("write", errno);
       if (n == 0) fail("write", ENOSPC);
@@ -79,11 +97,81 @@ struct PerfDataWriter::Impl {
     write_at(data_offset + data_size - buffer.size(), buffer);
     buffer.clear();
   }
+  // Pipe mode: the features set so far as HEADER_FEATURE records (with HEADER_EVENT_DESC), then the
+  // tracing data as perf sends it: a TRACING_DATA record, the data, zeros to a multiple of 8. Before the
+  // first data record, as perf sends them; a feature set later follows in its own record where it is set.
+  void send_features() {
+    if (!pipe || features_sent) return;
+    features_sent = true;
+    features[static_cast<unsigned>(Feature::event_desc)] = event_desc();
+    for (const auto& [bit, bytes] : features) append_feature(bit, bytes);
+    // The events' names, as perf sends them in pipe mode (its readers name pipe events from these, not
+    // from HEADER_EVENT_DESC): an EVENT_UPDATE of type NAME for the event's first id.
+    for (const auto& e : events) {
+      if (e.ids.empty() || e.name.empty()) continue;
+      std::size_t size = 24 + (e.name.size() + 1 + 7) / 8 * 8;
+      if (size > 0xffff) continue;  // a name of 64 KiB: left to HEADER_EVENT_DESC
+      std::vector<std::byte> r;
+      put_header(r, Type::event_update, size);
+      put64(r, 2);  // PERF_EVENT_UPDATE__NAME
+      put64(r, e.ids.front());
+      put_bytes(r, e.name.data(), e.name.size());
+      r.resize(size);
+      append(r);
+    }
+    if (!tracing.empty()) {
+      std::uint64_t padded = (tracing.size() + 7) / 8 * 8;
+      std::vector<std::byte> r;
+      put_header(r, Type::header_tracing_data, 16);
+      put32(r, static_cast<std::uint32_t>(padded));
+      put32(r, 0);
+      r.insert(r.end(), tracing.begin(), tracing.end());
+      r.resize(16 + padded);
+      append(r);
+    }
+  }
+  void append_feature(unsigned bit, const std::vector<std::byte>& bytes) {
+    std::vector<std::byte> r;
+    std::size_t size = 16 + (bytes.size() + 7) / 8 * 8;
+    if (size > 0xffff)
+      throw Error(ErrorKind::usage,
+                  fmt::format("'{}': feature {} of {} bytes does not fit a record", path, bit, bytes.size()));
+    put_header(r, Type::header_feature, size);
+    put64(r, bit);
+    put_bytes(r, bytes.data(), bytes.size());
+    r.resize(size);
+    append(r);
+  }
+  // Into the data stream (buffered).
+  void append(std::span<const std::byte> records) {
+    if (buffer.size() + records.size() > buffer_size) flush();
+    if (records.size() >= buffer_size) {
+      data_size += records.size();
+      write_at(data_offset + data_size - records.size(), records);
+      return;
+    }
+    buffer.insert(buffer.end(), records.begin(), records.end());
+    data_size += records.size();
+  }
+  // HEADER_EVENT_DESC: u32 nr, u32 attr size, then per event its attr, u32 nr_ids, its name, its ids.
+  std::vector<std::byte> event_desc() const {
+    std::vector<std::byte> desc;
+    put32(desc, static_cast<std::uint32_t>(events.size()));
+    put32(desc, attr_size);
+    for (const auto& e : events) {
+      auto bytes = attr_to_bytes(e.attr, attr_size);
+      put_bytes(desc, bytes.data(), attr_size);
+      put32(desc, static_cast<std::uint32_t>(e.ids.size()));
+      put_string(desc, e.name);
+      for (auto id : e.ids) put64(desc, id);
+    }
+    return desc;
+  }
   std::vector<std::byte> header(std::uint64_t attrs_offset, std::uint64_t attrs_size) const {
     std::vector<std::byte> h;
     put64(h, magic2);
     put64(h, header_size);
-    put64(h, attr_size_ver8 + 16);  // an attr and its ids section
+    put64(h, attr_size + 16);  // an attr and its ids section
     put64(h, attrs_offset);
     put64(h, attrs_size);
     put64(h, data_offset);
@@ -124,10 +212,11 @@ PerfDataWriter PerfDataWriter::create(const std::string& path, std::vector<FileE
     for (auto id : e.ids) put64(ids, id);
   }
   std::uint64_t attrs_offset = at + ids.size();
+  for (const auto& e : m->events) m->attr_size = std::max(m->attr_size, attr_size_needed(e.attr));
   std::vector<std::byte> attrs;
   for (std::size_t i = 0; i < m->events.size(); ++i) {
-    auto bytes = attr_to_bytes(m->events[i].attr);
-    put_bytes(attrs, bytes.data(), bytes.size());
+    auto bytes = attr_to_bytes(m->events[i].attr, m->attr_size);
+    put_bytes(attrs, bytes.data(), m->attr_size);
     put64(attrs, ids_at[i]);
     put64(attrs, m->events[i].ids.size() * 8);
   }
@@ -141,18 +230,46 @@ PerfDataWriter PerfDataWriter::create(const std::string& path, std::vector<FileE
   return PerfDataWriter(std::move(m));
 }
 
+PerfDataWriter PerfDataWriter::create_pipe(int fd, std::vector<FileEvent> events, std::string name) {
+  auto m = std::make_unique<Impl>();
+  m->path = std::move(name);
+  m->events = std::move(events);
+  m->fd = fd;
+  m->pipe = true;
+  m->own_fd = false;
+  // perf's reader takes a HEADER_ATTR's attr as a whole struct perf_event_attr of its own size (136
+  // bytes in perf 6.12), whatever the record's attr says: a shorter attr would be read with the ids
+  // after it as its last fields. So every attr has 136 bytes here (perf 6.1 reads its 128 of them and
+  // finds the ids after the 136 the attr says, as perf 6.12 does).
+  m->attr_size = attr_size_ver8;
+  m->buffer.reserve(buffer_size);
+  std::vector<std::byte> head;
+  put64(head, magic2);
+  put64(head, 16);  // struct perf_pipe_file_header
+  m->write_at(0, head);
+  for (const auto& e : m->events) {
+    std::vector<std::byte> r;
+    std::size_t size = 8 + attr_size_ver8 + 8 * e.ids.size();
+    if (size > 0xffff)
+      throw Error(ErrorKind::usage, fmt::format("'{}': event '{}' has {} ids, more than an ATTR record holds",
+                                                m->path, e.name, e.ids.size()));
+    put_header(r, Type::header_attr, size);
+    auto bytes = attr_to_bytes(e.attr);
+    put_bytes(r, bytes.data(), bytes.size());
+    for (auto id : e.ids) put64(r, id);
+    m->append(r);
+  }
+  return PerfDataWriter(std::move(m));
+}
+
+bool PerfDataWriter::pipe() const { return impl_->pipe; }
+
 void PerfDataWriter::write(std::span<const std::byte> records) {
   Impl& m = *impl_;
   if (m.finished)
     throw Error(ErrorKind::usage, fmt::format("'{}' is finished: nothing more can be written", m.path));
-  if (m.buffer.size() + records.size() > buffer_size) m.flush();
-  if (records.size() >= buffer_size) {
-    m.data_size += records.size();
-    m.write_at(m.data_offset + m.data_size - records.size(), records);
-    return;
-  }
-  m.buffer.insert(m.buffer.end(), records.begin(), records.end());
-  m.data_size += records.size();
+  m.send_features();
+  m.append(records);
 }
 
 void PerfDataWriter::finish_round() {
@@ -162,60 +279,77 @@ void PerfDataWriter::finish_round() {
   std::memcpy(r.data(), &type, 4);
   std::memcpy(r.data() + 6, &size, 2);
   write(r);
+  // A pipe's reader reads as the recording goes (perf script -i -): each round reaches it at once.
+  if (impl_->pipe) impl_->flush();
 }
 
 std::uint64_t PerfDataWriter::data_size() const { return impl_->data_size; }
 
+void PerfDataWriter::set_feature(Feature feature, std::vector<std::byte> bytes) {
+  Impl& m = *impl_;
+  if (m.finished)
+    throw Error(ErrorKind::usage, fmt::format("'{}' is finished: nothing more can be written", m.path));
+  auto bit = static_cast<unsigned>(feature);
+  if (m.features_sent) m.append_feature(bit, bytes);
+  m.features[bit] = std::move(bytes);
+}
+
 void PerfDataWriter::set_string(Feature feature, std::string value) {
   std::vector<std::byte> b;
   put_string(b, value);
-  impl_->features[static_cast<unsigned>(feature)] = std::move(b);
+  set_feature(feature, std::move(b));
 }
 
 void PerfDataWriter::set_cmdline(std::vector<std::string> words) {
   std::vector<std::byte> b;
   put32(b, static_cast<std::uint32_t>(words.size()));
   for (const auto& w : words) put_string(b, w);
-  impl_->features[static_cast<unsigned>(Feature::cmdline)] = std::move(b);
+  set_feature(Feature::cmdline, std::move(b));
 }
 
 void PerfDataWriter::set_nr_cpus(std::uint32_t available, std::uint32_t online) {
   std::vector<std::byte> b;
   put32(b, available);
   put32(b, online);
-  impl_->features[static_cast<unsigned>(Feature::nrcpus)] = std::move(b);
+  set_feature(Feature::nrcpus, std::move(b));
 }
 
 void PerfDataWriter::set_total_mem(std::uint64_t kb) {
   std::vector<std::byte> b;
   put64(b, kb);
-  impl_->features[static_cast<unsigned>(Feature::total_mem)] = std::move(b);
+  set_feature(Feature::total_mem, std::move(b));
 }
 
 void PerfDataWriter::set_sample_time(std::uint64_t first, std::uint64_t last) {
   std::vector<std::byte> b;
   put64(b, first);
   put64(b, last);
-  impl_->features[static_cast<unsigned>(Feature::sample_time_range)] = std::move(b);
+  set_feature(Feature::sample_time_range, std::move(b));
+}
+
+void PerfDataWriter::set_tracing_data(std::vector<std::byte> bytes) {
+  Impl& m = *impl_;
+  if (m.finished || m.features_sent)
+    throw Error(ErrorKind::usage,
+                fmt::format("'{}': the tracing data must be given before the first record", m.path));
+  if (bytes.size() > 0xffffffffU - 7)
+    throw Error(ErrorKind::usage, fmt::format("'{}': tracing data of {} bytes", m.path, bytes.size()));
+  m.tracing = std::move(bytes);
+  if (!m.pipe) m.features[static_cast<unsigned>(Feature::tracing_data)] = m.tracing;
 }
 
 void PerfDataWriter::finish() {
   Impl& m = *impl_;
   if (m.finished) return;
+  if (m.pipe) {  // nothing to go back to: what is in the stream is the file
+    m.send_features();
+    m.finished = true;
+    m.flush();
+    return;
+  }
   m.finished = true;
   m.flush();
-  // HEADER_EVENT_DESC: u32 nr, u32 attr size, then per event its attr, u32 nr_ids, its name, its ids
-  std::vector<std::byte> desc;
-  put32(desc, static_cast<std::uint32_t>(m.events.size()));
-  put32(desc, attr_size_ver8);
-  for (const auto& e : m.events) {
-    auto bytes = attr_to_bytes(e.attr);
-    put_bytes(desc, bytes.data(), bytes.size());
-    put32(desc, static_cast<std::uint32_t>(e.ids.size()));
-    put_string(desc, e.name);
-    for (auto id : e.ids) put64(desc, id);
-  }
-  m.features[static_cast<unsigned>(Feature::event_desc)] = std::move(desc);
+  m.features[static_cast<unsigned>(Feature::event_desc)] = m.event_desc();
   // the feature index (one section per feature, in bit order) right after the data, then the features
   std::uint64_t index_at = m.data_offset + m.data_size;
   std::uint64_t at = index_at + 16 * m.features.size();
@@ -229,7 +363,7 @@ void PerfDataWriter::finish() {
   m.write_at(at, bodies);
   std::uint64_t attrs_offset = header_size;
   for (const auto& e : m.events) attrs_offset += e.ids.size() * 8;
-  m.write_at(0, m.header(attrs_offset, m.events.size() * (attr_size_ver8 + 16)));
+  m.write_at(0, m.header(attrs_offset, m.events.size() * (m.attr_size + 16)));
   if (::close(m.fd) != 0) {
     m.fd = -1;
     m.fail("write", errno);

@@ -207,10 +207,22 @@ template <typename T> T take(const std::array<std::byte, 136>& b, std::size_t at
 }
 }  // namespace
 
-std::array<std::byte, 136> attr_to_bytes(const Attr& a) {
+std::uint32_t attr_size_needed(const Attr& a) {
+  if (a.config3) return 136;                                              // PERF_ATTR_SIZE_VER8
+  if (a.sig_data) return 128;                                             // VER7
+  if (a.aux_sample_size) return 120;                                      // VER6
+  if (a.aux_watermark || a.sample_max_stack) return 112;                  // VER5
+  if (a.sample_regs_intr) return 104;                                     // VER4
+  if (a.sample_regs_user || a.sample_stack_user || a.clockid) return 96;  // VER3
+  if (a.branch_sample_type) return 80;                                    // VER2
+  if (a.config2) return 72;                                               // VER1
+  return 64;                                                              // VER0
+}
+
+std::array<std::byte, 136> attr_to_bytes(const Attr& a, std::uint32_t size) {
   std::array<std::byte, 136> b{};
   put<std::uint32_t>(b, 0, a.type);
-  put<std::uint32_t>(b, 4, attr_size_ver8);
+  put<std::uint32_t>(b, 4, size);
   put<std::uint64_t>(b, 8, a.config);
   put<std::uint64_t>(b, 16, a.sample_period);
   put<std::uint64_t>(b, 24, a.sample_type);

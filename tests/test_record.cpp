@@ -9,6 +9,7 @@
 #include <iterator>
 #include <string>
 
+#include <fcntl.h>
 #include <unistd.h>
 #include <zstd.h>
 #include <vector>
@@ -838,4 +839,136 @@ TEST_CASE("attr_name: the name perf gives an attr it has no name for") {
   CHECK(name(0, 0, [](Attr& a) { a.precise_ip = 2; }) == "cycles:pp");
   CHECK(name(1, 1, [](Attr& a) { a.exclude_guest = 0; }) == "task-clock:HG");
   CHECK(name(42, 0, none) == "unknown attr type: 42");
+}
+
+TEST_CASE("attr_size_needed: the smallest PERF_ATTR_SIZE_VER* that holds the attr's non-zero fields") {
+  Attr a;
+  a.type = 1;
+  a.config = 2;
+  a.sample_period = 1;
+  a.disabled = a.inherit = a.sample_id_all = 1;
+  a.config1 = 7;
+  CHECK(attr_size_needed(a) == 64);
+  Attr b = a;
+  b.config2 = 1;
+  CHECK(attr_size_needed(b) == 72);
+  b.branch_sample_type = 1;
+  CHECK(attr_size_needed(b) == 80);
+  for (auto [set, want] : std::initializer_list<std::pair<void (*)(Attr&), std::uint32_t>>{
+           {[](Attr& x) { x.sample_regs_user = 1; }, 96},
+           {[](Attr& x) { x.sample_stack_user = 8; }, 96},
+           {[](Attr& x) { x.clockid = 1; }, 96},
+           {[](Attr& x) { x.sample_regs_intr = 1; }, 104},
+           {[](Attr& x) { x.aux_watermark = 1; }, 112},
+           {[](Attr& x) { x.sample_max_stack = 1; }, 112},
+           {[](Attr& x) { x.aux_sample_size = 1; }, 120},
+           {[](Attr& x) { x.sig_data = 1; }, 128},
+           {[](Attr& x) { x.config3 = 1; }, 136}}) {
+    Attr c = a;
+    set(c);
+    CHECK(attr_size_needed(c) == want);
+    // the first `want` bytes hold it all: read back from them alone, it is the same attr
+    auto bytes = attr_to_bytes(c, want);
+    Attr back = attr_from_bytes(std::span(bytes).first(want));
+    CHECK(back.size == want);
+    back.size = 0;
+    CHECK(back == c);
+  }
+}
+
+TEST_CASE(
+    "perf.data: each attr has the smallest size that holds every attr of the file (perf 6.1 reads it)") {
+  auto header_attr_size = [](const std::string& path) {
+    std::ifstream in(path, std::ios::binary);
+    std::uint64_t h[3] = {};
+    in.read(reinterpret_cast<char*>(h), sizeof h);
+    return h[2];
+  };
+  auto own_size = [](const std::string& path) {  // the first attr's size field
+    std::ifstream in(path, std::ios::binary);
+    std::uint64_t attrs_at = 0;
+    in.seekg(24);
+    in.read(reinterpret_cast<char*>(&attrs_at), 8);
+    std::uint32_t size = 0;
+    in.seekg(static_cast<std::streamoff>(attrs_at + 4));
+    in.read(reinterpret_cast<char*>(&size), 4);
+    return size;
+  };
+  Attr a = attr_with(sample_identifier | sample_ip | sample_tid | sample_time);
+  a.type = 1;
+  a.sample_period = 1;
+  Attr regs = a;
+  regs.sample_type |= sample_regs_user;
+  regs.sample_regs_user = 0xff;
+  auto path = temp_path("attr-size");
+  for (auto [events, want] : std::initializer_list<std::pair<std::vector<FileEvent>, std::uint64_t>>{
+           {{{a, {1}, "a"}}, 64}, {{{a, {1}, "a"}, {regs, {2}, "regs"}}, 96}}) {
+    {
+      auto out = PerfDataWriter::create(path, events);
+      out.finish();
+    }
+    CHECK(header_attr_size(path) == want + 16);
+    CHECK(own_size(path) == want);
+    auto f = PerfData::open(path);
+    REQUIRE(f.events().size() == events.size());
+    for (std::size_t i = 0; i < events.size(); ++i) {
+      Attr got = f.events()[i].attr;
+      CHECK(got.size == want);
+      got.size = events[i].attr.size;
+      CHECK(got == events[i].attr);
+      CHECK(f.events()[i].name == events[i].name);  // HEADER_EVENT_DESC, with attrs of the same size
+    }
+  }
+  ::unlink(path.c_str());
+}
+
+TEST_CASE("perf.data: pipe mode (perf record -o -): attrs, features, names and tracing data as records") {
+  Attr a = attr_with(sample_ip | sample_tid | sample_time);
+  a.type = 1;
+  a.config = 2;
+  a.sample_period = 1;
+  auto path = temp_path("pipe");
+  int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
+  REQUIRE(fd >= 0);
+  std::vector<std::byte> tracing = {std::byte{1}, std::byte{2}, std::byte{3}};
+  {
+    auto out = PerfDataWriter::create_pipe(fd, {{a, {21, 22}, "page-faults"}}, "a pipe");
+    CHECK(out.pipe());
+    out.set_string(Feature::hostname, "host-2");
+    out.set_tracing_data(tracing);
+    out.write(comm_record(7, "worker", sample_id_size(a)));
+    out.write(kept_sample(a, 0x401000, 7, 0));
+    // after the first record: the tracing data is refused, a feature follows in the stream
+    CHECK_THROWS_WITH_AS(out.set_tracing_data(tracing),
+                         "'a pipe': the tracing data must be given before the first record", Error);
+    out.set_sample_time(5, 6);
+    out.finish();
+  }
+  CHECK(::fcntl(fd, F_GETFD) == 0);  // not closed: the caller's
+  ::close(fd);
+  auto f = PerfData::open(path);
+  CHECK(f.pipe());
+  Record r;
+  std::vector<std::string> kinds;
+  while (f.next(r)) {
+    std::string k(type_name(r.type));
+    if (auto* h = r.get<HeaderFeature>()) k += fmt::format(" {}", h->feature);
+    kinds.push_back(k);
+  }
+  // ATTR, the features in bit order (hostname 3, event_desc 12), the name, the tracing data, the data,
+  // then the feature set late
+  CHECK(kinds == std::vector<std::string>{"ATTR", "FEATURE 3", "FEATURE 12", "EVENT_UPDATE", "TRACING_DATA",
+                                          "COMM", "SAMPLE", "FEATURE 21"});
+  REQUIRE(f.events().size() == 1);
+  CHECK(f.events()[0].name == "page-faults");
+  CHECK(f.events()[0].ids == std::vector<std::uint64_t>{21, 22});
+  // the attr has 136 bytes in a pipe (perf's readers take a whole struct from the record)
+  CHECK(f.events()[0].attr.size == 136);
+  CHECK(f.events()[0].attr.config == 2);
+  CHECK(f.feature_string(Feature::hostname) == "host-2");
+  auto td = f.tracing_data();  // padded with zeros to a multiple of 8, as perf sends it
+  std::vector<std::byte> padded = tracing;
+  padded.resize(8);
+  CHECK(std::vector<std::byte>(td.begin(), td.end()) == padded);
+  ::unlink(path.c_str());
 }

@@ -91,10 +91,19 @@ void set_attr_flags_word(Attr& attr, std::uint64_t word);
 ///
 /// Example: `Attr a = attr_from_bytes(file.subspan(at, attr_size));`
 Attr attr_from_bytes(std::span<const std::byte> bytes);
-/// The kernel layout of `attr` (PERF_ATTR_SIZE_VER8, 136 bytes, `size` 136).
+/// The kernel layout of `attr` in 136 bytes (PERF_ATTR_SIZE_VER8), its `size` field `size`: 136 for
+/// perf_event_open, or a smaller PERF_ATTR_SIZE_VER* (attr_size_needed) whose first `size` bytes are
+/// what a file holds.
 ///
-/// Example: `auto bytes = attr_to_bytes(event.attr);  // as perf_event_open and perf.data take it`
-std::array<std::byte, 136> attr_to_bytes(const Attr& attr);
+/// Example: `auto bytes = attr_to_bytes(event.attr);  // as perf_event_open takes it`
+std::array<std::byte, 136> attr_to_bytes(const Attr& attr, std::uint32_t size = attr_size_ver8);
+
+/// The smallest PERF_ATTR_SIZE_VER* (64, 72, 80, 96, 104, 112, 120, 128, 136) whose bytes hold every
+/// non-zero field of `attr`: a reader zero-fills what a shorter attr leaves out, and one that knows an
+/// older layout (perf 6.1: 128 bytes) refuses an attr whose size is beyond it.
+///
+/// Example: `attr_size_needed(resolve("task-clock", m).events[0].attr) == 64`
+std::uint32_t attr_size_needed(const Attr& attr);
 
 /// All fields in kernel order.
 ///

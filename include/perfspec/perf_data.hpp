@@ -142,10 +142,17 @@ class PerfData {
   std::unique_ptr<Impl> impl_;
 };
 
-/// Writes a perf.data file in file mode, laid out as perf record lays it out: the header, the attrs
-/// with their ids, the data section (records as they came, header included), then the feature
-/// sections. `finish()` writes the features and the header's final sizes; a file never finished reads
-/// as having no data (a run that died), never as a wrong one.
+/// Writes a perf.data file laid out as perf record lays it out. File mode: the header, the attrs with
+/// their ids, the data section (records as they came, header included), then the feature sections;
+/// `finish()` writes the features and the header's final sizes, and a file never finished reads as
+/// having no data (a run that died), never as a wrong one. Each attr has the smallest size that holds
+/// the non-zero fields of every attr of the file (attr_size_needed), so that perf 6.1, which refuses an
+/// attr longer than its 128 bytes, reads what perfspec writes.
+///
+/// Pipe mode (create_pipe, `perf record -o -`): a 16-byte header, then one stream of records: an
+/// ATTR record per event (attrs of 136 bytes: see create_pipe), before the first data record the
+/// features set so far as FEATURE records and the tracing data after a TRACING_DATA record, then the
+/// data. A feature set after the first record follows where it is set.
 ///
 /// Example:
 /// ```
@@ -158,6 +165,14 @@ class PerfDataWriter {
  public:
   /// Create `path` (truncating what is there) and write the header and the attrs. Throws Error (io).
   static PerfDataWriter create(const std::string& path, std::vector<FileEvent> events);
+  /// Write pipe mode to `fd` (standard output, a pipe or a socket: it is written in order and never
+  /// seeked, nor closed). `name` names it in errors ("standard output"). Throws Error (io) when a
+  /// write fails (EPIPE when the reader is gone).
+  ///
+  /// Example: `auto out = record::PerfDataWriter::create_pipe(1, events, "standard output");`
+  static PerfDataWriter create_pipe(int fd, std::vector<FileEvent> events, std::string name);
+  /// Whether this writes pipe mode.
+  bool pipe() const;
   PerfDataWriter(PerfDataWriter&&) noexcept;
   PerfDataWriter& operator=(PerfDataWriter&&) noexcept;
   /// Finishes the file if finish() was not called (errors are then lost: call finish()).
@@ -165,7 +180,8 @@ class PerfDataWriter {
 
   /// Append records (each with its header) to the data section. Throws Error (io) when a write fails.
   void write(std::span<const std::byte> records);
-  /// A PERF_RECORD_FINISHED_ROUND: nothing before it is reordered after it by a reader.
+  /// A PERF_RECORD_FINISHED_ROUND: nothing before it is reordered after it by a reader. In pipe mode
+  /// everything written so far is then sent.
   void finish_round();
   /// The bytes of the data section so far.
   std::uint64_t data_size() const;
@@ -177,6 +193,11 @@ class PerfDataWriter {
   void set_total_mem(std::uint64_t kb);
   /// HEADER_SAMPLE_TIME: the first and last sample's time.
   void set_sample_time(std::uint64_t first, std::uint64_t last);
+  /// Any feature, as its section's bytes (perf_data_writer does not check them).
+  void set_feature(Feature feature, std::vector<std::byte> bytes);
+  /// HEADER_TRACING_DATA: perf's tracing data (record::tracing_data_of), which perf script needs to read
+  /// the payloads of tracepoint samples (without it perf refuses the file). Before the first record.
+  void set_tracing_data(std::vector<std::byte> bytes);
 
   /// Write the features (with HEADER_EVENT_DESC from the events) and the final header. Throws Error (io).
   void finish();
