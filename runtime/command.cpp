@@ -24,7 +24,7 @@ Target Target::command(const Command& command, bool inherit) {
   return t;
 }
 
-Command::Command(const std::vector<std::string>& argv) {
+Command::Command(const std::vector<std::string>& argv, int stdout_fd) {
   if (argv.empty()) throw Error(ErrorKind::usage, "no command to run");
   // Build everything the child needs before fork: after it, only async-signal-safe calls.
   std::vector<std::string> words = argv;
@@ -56,6 +56,11 @@ Command::Command(const std::vector<std::string>& argv) {
     if (n != 1) ::_exit(127);  // the parent gave up before starting us
     ::signal(SIGINT, SIG_DFL);
     ::signal(SIGTERM, SIG_DFL);
+    if (stdout_fd >= 0 && stdout_fd != 1 && ::dup2(stdout_fd, 1) < 0) {
+      int e = errno;
+      (void)!::write(err[1], &e, sizeof e);
+      ::_exit(126);
+    }
     ::execvp(args[0], args.data());
     int e = errno;
     (void)!::write(err[1], &e, sizeof e);

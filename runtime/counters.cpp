@@ -221,8 +221,9 @@ Counters Counters::open(const EventSet& set, const Target& target, const OpenOpt
   auto impl = std::make_unique<Impl>();
   impl->sys = &sys;
   bool on_exec = target.enable_on_exec;
-  impl->opened = open_set(set, target, options, sys,
-                          [on_exec](Attr& a, bool leader) { prepare_for_counting(a, leader, on_exec); });
+  impl->opened = open_set(set, target, options, sys, [on_exec](Attr& a, bool leader, std::size_t) {
+    prepare_for_counting(a, leader, on_exec);
+  });
   const auto& notes = impl->opened.notes;
   impl->open_notes = std::any_of(notes.begin(), notes.end(), [](const auto& n) { return n.has_value(); });
   impl->index_places();

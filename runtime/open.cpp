@@ -88,7 +88,7 @@ Failure Opener::explain(std::size_t event, int error, int cpu, const Attr& attr)
 int Opener::open_one(std::size_t i, int pid, int cpu, int group_fd, bool leader) {
   Attr a = out_.set.events[i].attr;
   a.size = attr_size_ver8;
-  prepare_(a, leader);
+  prepare_(a, leader, i);
   if (target_.inherit) a.inherit = 1;
   if (out_.user_only[i]) a.exclude_kernel = 1, a.exclude_hv = 1;
   unsigned long flags = PERF_FLAG_FD_CLOEXEC;

@@ -90,8 +90,9 @@ struct OpenedSet {
 };
 
 /// Readies an event's attr for perf_event_open: what the caller (counting, sampling) needs of it.
-/// `leader` is true for a group's first event (and an event opened alone).
-using PrepareAttr = std::function<void(Attr& attr, bool leader)>;
+/// `leader` is true for a group's first event (and an event opened alone); `event` is its index in the
+/// set.
+using PrepareAttr = std::function<void(Attr& attr, bool leader, std::size_t event)>;
 
 /// Opens every group of `set` for `target` on the CPUs each leader's PMU allows (ResolvedEvent
 /// placement), with perf's fallbacks (EACCES -> user-only, weak groups -> events alone). Events that

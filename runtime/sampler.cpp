@@ -129,9 +129,27 @@ void configure(EventSet& set, const Target& target, const SamplingOptions& o) {
     }
   }
   if (o.track && first) {
-    Attr& a = set.events[*first].attr;
+    Attr& a = set.events[o.track_at_open ? set.events.size() - 1 : *first].attr;
     a.mmap = a.mmap2 = a.comm = a.comm_exec = a.task = 1;
+    if (o.mmap_data) a.mmap_data = 1;
   }
+}
+
+// perf record's tracking event for -a: a software dummy of user space (it counts nothing and samples
+// nothing; it carries the side-band records), in a group of its own at the end of the set.
+void add_tracking_event(EventSet& set) {
+  ResolvedEvent e;
+  e.attr.type = 1;    // PERF_TYPE_SOFTWARE
+  e.attr.config = 9;  // PERF_COUNT_SW_DUMMY
+  e.attr.exclude_kernel = e.attr.exclude_hv = e.attr.exclude_guest = 1;
+  e.name = "dummy:u";
+  e.pmu = "software";
+  e.group = set.groups.size();
+  e.leader = set.events.size();
+  EventGroup g;
+  g.members.push_back(set.events.size());
+  set.events.push_back(std::move(e));
+  set.groups.push_back(std::move(g));
 }
 
 Failure mmap_failure(int error, int cpu, std::size_t pages, std::size_t page_size) {
@@ -342,13 +360,18 @@ Sampler Sampler::open(const EventSet& set, const Target& target, const SamplingO
   impl->pages = data_pages(options, impl->page_size);
   impl->overwrite = options.overwrite;
   EventSet sampled = set;
+  const bool immediate = options.track && options.track_at_open &&
+                         std::any_of(set.events.begin(), set.events.end(),
+                                     [](const ResolvedEvent& e) { return e.tool == ToolEvent::none; });
+  if (immediate) add_tracking_event(sampled);
   configure(sampled, target, options);
   OpenOptions oo;
   oo.fallback_to_user = options.fallback_to_user;
   const bool on_exec = target.enable_on_exec;
-  auto prepare = [on_exec](Attr& a, bool leader) {
-    a.disabled = leader ? 1 : 0;
-    a.enable_on_exec = leader && on_exec ? 1 : 0;
+  const std::size_t tracking = immediate ? sampled.events.size() - 1 : sampled.events.size();
+  auto prepare = [on_exec, tracking](Attr& a, bool leader, std::size_t event) {
+    a.disabled = leader && event != tracking ? 1 : 0;
+    a.enable_on_exec = leader && on_exec && event != tracking ? 1 : 0;
   };
   // An inherited task has buffers per CPU: the kernel maps none for an inherited per-task event.
   const bool per_cpu = target.inherit && target.kind != Target::Kind::cpus;

@@ -11,6 +11,7 @@
 #include <sched.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -1112,4 +1113,84 @@ TEST_CASE("real: an unprivileged user's buffer past the locked-memory limit is E
     return;
   }
   CHECK(out == "EPERM|0|raise /proc/sys/kernel/perf_event_mlock_kb");
+}
+
+namespace {
+// COMM records of `name` among the records collected.
+std::size_t comms_named(const Collected& c, std::string_view name) {
+  std::size_t n = 0;
+  for (const auto& r : c.others)
+    if (runtime::record_header(r).type == PERF_RECORD_COMM && r.size() >= 16 + name.size() + 1 &&
+        std::memcmp(r.data() + 16, name.data(), name.size()) == 0 && r[16 + name.size()] == std::byte{0})
+      ++n;
+  return n;
+}
+}  // namespace
+
+TEST_CASE("real: track_at_open: side-band records from a dummy:u of their own, before enable()") {
+  // A child renames itself between open() and enable() (as a process born while a recorder scans /proc):
+  // its COMM is recorded only when the tracking event is enabled as it opens, as perf record -a's is.
+  for (bool at_open : {true, false}) {
+    CAPTURE(at_open);
+    runtime::SamplingOptions o;
+    o.period = 1000000000;  // the sampled event is not what this is about
+    o.track_at_open = at_open;
+    auto s = runtime::Sampler::open(resolve("cpu-clock", live()), runtime::Target::system_wide(), o);
+    REQUIRE(s.opened(0));
+    const auto& events = s.events().events;
+    if (at_open) {
+      REQUIRE(events.size() == 2);
+      CHECK(events[1].name == "dummy:u");
+      const Attr& d = s.attrs()[1];
+      CHECK((d.type == 1 && d.config == 9));
+      CHECK(d.disabled == 0);  // on as it opens
+      CHECK((d.exclude_kernel == 1 && d.exclude_hv == 1));
+      CHECK((d.mmap == 1 && d.mmap2 == 1 && d.comm == 1 && d.comm_exec == 1 && d.task == 1));
+      CHECK(s.attrs()[0].comm == 0);  // the sampled event carries none
+      CHECK(s.attrs()[0].disabled == 1);
+      CHECK(s.ids()[1].size() == s.ids()[0].size());  // on every CPU, into the same buffers
+    } else {
+      REQUIRE(events.size() == 1);
+      CHECK(s.attrs()[0].comm == 1);
+    }
+    pid_t child = ::fork();
+    if (child == 0) {
+      ::prctl(PR_SET_NAME, "ps-born-early");
+      ::_exit(0);
+    }
+    int status = 0;
+    ::waitpid(child, &status, 0);
+    s.enable();
+    s.disable();
+    auto c = collect(s);
+    CHECK(comms_named(c, "ps-born-early") == (at_open ? 1U : 0U));
+  }
+}
+
+TEST_CASE("real: mmap_data adds the MMAP2 records of data mappings (perf record -d)") {
+  std::string path = "/proc/self/exe";
+  for (bool data : {true, false}) {
+    CAPTURE(data);
+    runtime::SamplingOptions o;
+    o.period = 1000000000;
+    o.mmap_data = data;
+    auto s = runtime::Sampler::open(resolve("task-clock", live()), runtime::Target::self_thread(), o);
+    REQUIRE(s.opened(0));
+    CHECK(s.attrs()[0].mmap_data == (data ? 1U : 0U));
+    int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    REQUIRE(fd >= 0);
+    s.enable();
+    void* p = ::mmap(nullptr, 4096, PROT_READ, MAP_PRIVATE, fd, 0);  // a data mapping: no PROT_EXEC
+    s.disable();
+    REQUIRE(p != MAP_FAILED);
+    ::munmap(p, 4096);
+    ::close(fd);
+    auto c = collect(s);
+    std::size_t data_maps = 0;
+    for (const auto& r : c.others) {
+      auto h = runtime::record_header(r);
+      if (h.type == PERF_RECORD_MMAP2 && (h.misc & PERF_RECORD_MISC_MMAP_DATA)) ++data_maps;
+    }
+    CHECK(data_maps == (data ? 1U : 0U));
+  }
 }

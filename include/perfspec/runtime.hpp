@@ -135,7 +135,10 @@ struct Target {
 /// ```
 class Command {
  public:
-  explicit Command(const std::vector<std::string>& argv);
+  /// `stdout_fd`: where the command's standard output goes (dup2'd onto its fd 1 before exec), -1 for
+  /// this process's own; `perfspec record -o -` sends it to standard error, as perf does, since its
+  /// own standard output carries the recording.
+  explicit Command(const std::vector<std::string>& argv, int stdout_fd = -1);
   ~Command();
   Command(const Command&) = delete;
   Command& operator=(const Command&) = delete;

@@ -237,6 +237,15 @@ struct SamplingOptions {
   /// Side-band records (mmap, mmap2, comm with comm_exec, task) from the first event, as perf record's
   /// tracking event.
   bool track = true;
+  /// With `track`: the side-band records come from a tracking event of their own instead, `dummy:u`
+  /// (PERF_COUNT_SW_DUMMY, as perf record adds for -a), enabled as it is opened rather than by enable().
+  /// A recorder that writes what already exists (processes, mappings) between open() and enable() then
+  /// misses nothing that changes meanwhile: a process born during the scan has its FORK and COMM. The
+  /// event is the last of events(), in a group of its own.
+  bool track_at_open = false;
+  /// With `track`: MMAP2 records of data mappings too (attr.mmap_data, perf record -d), not only of
+  /// executable ones.
+  bool mmap_data = false;
   /// On EACCES for an event that counts the kernel, retry it user-only (`:u`), as perf does.
   bool fallback_to_user = true;
 };
