@@ -34,6 +34,15 @@ void catch_stop_signals() {
   for (int sig : {SIGINT, SIGTERM, SIGHUP}) ::sigaction(sig, &sa, nullptr);
 }
 
+extern "C" void on_broken_pipe(int) {}
+
+void catch_broken_pipe() {
+  struct sigaction sa {};
+  sa.sa_handler = on_broken_pipe;
+  ::sigemptyset(&sa.sa_mask);
+  ::sigaction(SIGPIPE, &sa, nullptr);
+}
+
 // The numbered entries of a /proc folder: the processes of /proc, the threads of /proc/PID/task.
 std::vector<int> numbered_entries(const std::string& dir) {
   std::vector<int> out;

@@ -13,6 +13,10 @@ extern volatile sig_atomic_t signals_received;
 extern volatile sig_atomic_t last_signal;
 /// Count those signals instead of dying of them.
 void catch_stop_signals();
+/// SIGPIPE makes a write to a pipe whose reader left fail with EPIPE instead of ending perfspec, so that
+/// it can say so and end its command. A handler, not SIG_IGN: a command perfspec runs gets the default
+/// back at exec.
+void catch_broken_pipe();
 
 /// The numbered entries of a /proc folder: the processes of /proc, the threads of /proc/PID/task.
 std::vector<int> numbered_entries(const std::string& dir);

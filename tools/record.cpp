@@ -5,14 +5,17 @@
 // report shows.
 #include "tools/record.hpp"
 
+#include <poll.h>
 #include <sys/utsname.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
+#include <csignal>
 #include <cstdio>
 #include <fstream>
 #include <memory>
+#include <optional>
 
 #include <fmt/format.h>
 
@@ -22,6 +25,7 @@
 #include "perfspec/record.hpp"
 #include "perfspec/resolve.hpp"
 #include "perfspec/sampling.hpp"
+#include "perfspec/tracepoint.hpp"
 #include "runtime/cpulist.hpp"
 #include "tools/process.hpp"
 #include "tools/report.hpp"
@@ -41,6 +45,13 @@ std::string proc_value(const char* file, std::string_view key) {
     return v;
   }
   return {};
+}
+
+// Whether the pipe or socket `fd` writes into has no reader left (poll(2) says POLLERR or POLLHUP on
+// its write end), found without writing to it.
+bool reader_gone(int fd) {
+  ::pollfd p{fd, 0, 0};
+  return ::poll(&p, 1, 0) == 1 && (p.revents & (POLLERR | POLLHUP)) != 0;
 }
 
 // The header features perf record writes that say where the data was taken.
@@ -82,6 +93,9 @@ class Recorder {
   std::uint64_t samples_ = 0, first_time_ = ~std::uint64_t{0}, last_time_ = 0;
 
   runtime::Target target();
+  // Where the command's output goes: standard error when standard output carries the recording
+  // (-o -), as perf sends it.
+  int command_stdout() const { return o_.output == "-" ? STDERR_FILENO : -1; }
   runtime::SamplingOptions sampling() const;
   bool take(record::PerfDataWriter& out, runtime::Sampler& s, const record::Formats& formats);
 };
@@ -97,10 +111,10 @@ runtime::Target Recorder::target() {
   if (o_.all_cpus || !o_.cpus.empty()) {
     auto t =
         runtime::Target::system_wide(o_.cpus.empty() ? std::vector<int>{} : runtime::parse_cpu_list(o_.cpus));
-    if (!o_.command.empty()) child_ = std::make_unique<runtime::Command>(o_.command);
+    if (!o_.command.empty()) child_ = std::make_unique<runtime::Command>(o_.command, command_stdout());
     return t;
   }
-  child_ = std::make_unique<runtime::Command>(o_.command);
+  child_ = std::make_unique<runtime::Command>(o_.command, command_stdout());
   return runtime::Target::command(*child_, o_.inherit);
 }
 
@@ -113,6 +127,11 @@ runtime::SamplingOptions Recorder::sampling() const {
   if (!o_.period) s.sample_type |= record::sample_period;
   if (o_.callgraph) s.sample_type |= record::sample_callchain;
   if (o_.data_addr) s.sample_type |= record::sample_addr;
+  s.mmap_data = o_.data_addr;  // -d: data mappings too, as perf -d
+  // What exists is written between open and enable (-p, -a, -C): as perf does for -a, the side-band
+  // records come from a tracking event enabled as it opens, so that a process born during the scan of
+  // /proc is named all the same.
+  s.track_at_open = o_.pid || o_.all_cpus || !o_.cpus.empty();
   s.pages = o_.pages;
   return s;
 }
@@ -179,19 +198,36 @@ int Recorder::run() {
   }
   if (!any) return 3;
 
+  // The events as opened (with the tracking event of -a, -C and -p, last), and what the file needs to
+  // read their samples: the tracing data of the tracepoints among them.
   std::vector<record::FileEvent> events;
   record::Formats formats;
-  for (std::size_t i = 0; i < set.events.size(); ++i) {
+  EventSet recorded;
+  for (std::size_t i = 0; i < sampler.events().events.size(); ++i) {
     if (!sampler.opened(i)) continue;
     events.push_back({sampler.attrs()[i], sampler.ids()[i], sampler.events().events[i].name});
     formats.add(sampler.attrs()[i], sampler.ids()[i]);
+    recorded.events.push_back(sampler.events().events[i]);
   }
+  std::vector<std::byte> tracing;
+  if (std::any_of(events.begin(), events.end(), [](const auto& e) { return e.attr.type == 2; }))
+    tracing = record::tracing_data_of(machine_, recorded);
+  const bool to_pipe = o_.output == "-";
   // From here on a stop signal ends the recording with a whole file (before the file exists: tests
   // and scripts wait for it to appear before they signal).
   catch_stop_signals();
-  // perf keeps the file it would overwrite as FILE.old
-  if (::access(o_.output.c_str(), F_OK) == 0) ::rename(o_.output.c_str(), (o_.output + ".old").c_str());
-  auto out = record::PerfDataWriter::create(o_.output, events);
+  std::optional<record::PerfDataWriter> writer;
+  if (to_pipe) {
+    // perf's pipe mode on standard output; a reader that goes away ends the recording with EPIPE
+    catch_broken_pipe();
+    writer.emplace(record::PerfDataWriter::create_pipe(STDOUT_FILENO, events, "standard output"));
+  } else {
+    // perf keeps the file it would overwrite as FILE.old
+    if (::access(o_.output.c_str(), F_OK) == 0) ::rename(o_.output.c_str(), (o_.output + ".old").c_str());
+    writer.emplace(record::PerfDataWriter::create(o_.output, events));
+  }
+  auto& out = *writer;
+  if (!tracing.empty()) out.set_tracing_data(std::move(tracing));
   describe_host(out, machine_, o_.argv);
   // What existed before: the kernel's text, and the processes already running (-p, -a).
   const Attr& first = events.front().attr;
@@ -212,20 +248,29 @@ int Recorder::run() {
     }
   }
   int wakeups = 0;  // passes that found records, as perf counts its wake-ups
-  for (;;) {
-    auto p = sampler.poll(100);
-    if (p.state == runtime::Wakeup::failed)
-      throw Error(ErrorKind::io, fmt::format("poll: {}", std::strerror(p.error)));
-    if (take(out, sampler, formats)) ++wakeups;
-    if (p.state == runtime::Wakeup::target_gone) break;
-    if (child_ && child_->wait(0)) break;  // the command ended (system-wide: stop with it)
-    if (signals_received) {
-      if (child_ && !child_->exited()) child_->signal(last_signal);
-      if (!child_) break;
+  try {
+    for (;;) {
+      auto p = sampler.poll(100);
+      if (p.state == runtime::Wakeup::failed)
+        throw Error(ErrorKind::io, fmt::format("poll: {}", std::strerror(p.error)));
+      if (take(out, sampler, formats)) ++wakeups;
+      if (to_pipe && reader_gone(STDOUT_FILENO))
+        throw Error(ErrorKind::io, "cannot write 'standard output': the reader of the pipe is gone");
+      if (p.state == runtime::Wakeup::target_gone) break;
+      if (child_ && child_->wait(0)) break;  // the command ended (system-wide: stop with it)
+      if (signals_received) {
+        if (child_ && !child_->exited()) child_->signal(last_signal);
+        if (!child_) break;
+      }
     }
+    sampler.disable();
+    take(out, sampler, formats);
+  } catch (const Error&) {
+    // The file cannot be written (a full disk, a pipe whose reader left): the command is not left
+    // running unrecorded, as perf ends its workload.
+    if (child_ && !child_->exited()) child_->signal(SIGTERM);
+    throw;
   }
-  sampler.disable();
-  take(out, sampler, formats);
   if (first_time_ <= last_time_) out.set_sample_time(first_time_, last_time_);
   std::uint64_t bytes = out.data_size();
   out.finish();
@@ -234,8 +279,8 @@ int Recorder::run() {
   if (!o_.quiet) {
     std::fprintf(stderr, "[ perfspec record: Woken up %d times to write data ]\n", wakeups);
     std::fprintf(stderr, "[ perfspec record: Captured and wrote %.3f MB %s (%llu samples) ]\n",
-                 static_cast<double>(bytes) / (1024.0 * 1024.0), o_.output.c_str(),
-                 static_cast<unsigned long long>(samples_));
+                 static_cast<double>(bytes) / (1024.0 * 1024.0),
+                 to_pipe ? "standard output" : o_.output.c_str(), static_cast<unsigned long long>(samples_));
   }
   // What was not recorded is said, never hidden.
   if (losses.lost)

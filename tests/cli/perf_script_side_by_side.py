@@ -78,7 +78,7 @@ def check_record(perf, perfspec, root, inside, chroot_dir):
     run_in = ["chroot", root, chroot_dir + "/workload"]
 
     def record(name, args, workload):
-        path = os.path.join(inside, name + ".data")
+        path = os.path.join(inside, name + ".data")  # in perf 6.12's chroot: perf finds the binaries
         p = subprocess.run([perfspec, "record", "-q", "-o", path] + args + ["--"] + run_in + workload,
                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
         return p, path, chroot_dir + "/" + name + ".data"
@@ -149,31 +149,99 @@ def check_record(perf, perfspec, root, inside, chroot_dir):
     print(f"record fork: samples by pid {pids}")
     if p.returncode != 0 or len(pids) < 2 or max(pids.values()) < 100 or pout != sout:
         fail(f"fork: samples by pid {pids}; perf script agrees: {pout == sout}")
-    # 4. a breakpoint at period 1: one sample per write, each in the function that writes
+    # 4. tracepoints, system-wide, in file and in pipe mode: the file carries perf's tracing data, and perf
+    # 6.12's perf script prints what perfspec script prints, payloads included
+    tp_events = "sched:sched_switch,sched:sched_process_exec,sched:sched_process_exit"
+    host = os.path.join(inside, "tracepoints.data")
+    p = subprocess.run([perfspec, "record", "-q", "-o", host, "-a", "-e", tp_events, "--", "sh", "-c",
+                        "ls / >/dev/null; sleep 0.05"], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    pipe_host = os.path.join(inside, "tracepoints-pipe.data")
+    with open(pipe_host, "wb") as f:
+        pp = subprocess.run([perfspec, "record", "-q", "-o", "-", "-a", "-e", tp_events, "--", "sh", "-c",
+                             "ls / >/dev/null; sleep 0.05"], stdout=f, stderr=subprocess.PIPE)
+    checks += 1
+    if p.returncode != 0 or pp.returncode != 0:
+        fail(f"perfspec record of tracepoints failed: {p.stderr.decode(errors='replace')} "
+             f"{pp.stderr.decode(errors='replace')}")
+    else:
+        for name, path, pipe in (("tracepoints", host, False), ("tracepoints-pipe", pipe_host, True)):
+            for fields in TRACE_FIELDS + ["comm,pid,tid,time,event"]:
+                checks += 1
+                f = ["-F", fields] if fields else []
+                pcmd = [perf, "script"] + (["-i", "-"] if pipe else ["-i", chroot_dir + "/" + os.path.basename(path)])
+                pst, pout, perr = run(pcmd + f, path if pipe else None)
+                sst, sout, serr = run([perfspec, "script", "--samples", "-i", path] + f)
+                samples = pout.count(b"\n")
+                if pst != 0 or sst != 0 or pout != sout or samples < 3:
+                    fail(f"perfspec record {name} -F {fields}: perf script (status {pst}, {samples} lines) and "
+                         f"perfspec script (status {sst}) differ: {perr.decode(errors='replace')[:300]}")
+                    for i, line in enumerate(difflib.unified_diff(pout.decode(errors="replace").splitlines(),
+                                                                  sout.decode(errors="replace").splitlines(),
+                                                                  "perf", "perfspec", lineterm="", n=1)):
+                        if i > 20:
+                            break
+                        print("  " + line)
+            if b"filename=/usr/bin/" not in run([perf, "script", "-F", "trace"] + (
+                    ["-i", "-"] if pipe else ["-i", chroot_dir + "/" + os.path.basename(path)]),
+                    path if pipe else None)[1]:
+                checks += 1
+                fail(f"perf script of perfspec's {name}: no sched_process_exec payload naming the program")
+    print(f"record tracepoints: perf 6.12 prints perfspec's recordings (file and pipe) as perfspec does")
+
+    # 5. perf 6.1 (Debian 12's, /usr/bin/perf) reads every file perfspec wrote: attrs no longer than its
+    # 128 bytes (perf 6.12's own 136-byte attrs it refuses: "unsupported ABI")
+    old_perf = shutil.which("perf") or "/usr/bin/perf"
+    if not os.access(old_perf, os.X_OK):
+        fail(f"no perf 6.1 at {old_perf} (scripts/setup.sh installs linux-perf)")
+    else:
+        for data in ["spin.data", "touch.data", "fork.data", "tracepoints.data", "tracepoints-pipe.data"]:
+            checks += 1
+            path = os.path.join(inside, data)
+            pipe = "pipe" in data
+            st, out, err = run([old_perf, "script", "-F", "comm,tid,time,event"] + (["-i", "-"] if pipe else ["-i", path]),
+                               path if pipe else None)
+            ours = run([perfspec, "script", "--samples", "-i", path, "-F", "tid"])[1].count(b"\n")
+            theirs = out.count(b"\n")
+            if st != 0 or b"unsupported ABI" in err or theirs != ours:
+                fail(f"perf 6.1 script -i {data}: status {st}, {theirs} samples (perfspec: {ours}): "
+                     f"{err.decode(errors='replace')[:300]}")
+        print(f"record: perf 6.1 ({old_perf}) reads every file perfspec wrote")
+
+    # 6. a breakpoint at period 1: one sample per write, each in the function that writes
     nopie = os.path.join(inside, "workload-nopie")
     subprocess.run(["cc", "-O0", "-no-pie", "-fno-omit-frame-pointer", "-o", nopie, src], check=True)
-    syms = {l.split()[2]: int(l.split()[0], 16) for l in subprocess.run(["nm", nopie], stdout=subprocess.PIPE)
-            .stdout.decode().splitlines() if len(l.split()) == 3}
-    addr, fn = syms["watched"], syms["write_watched"]
+    # name -> (address, size), from the symbol table (nm -S)
+    syms = {}
+    for l in subprocess.run(["nm", "-S", nopie], stdout=subprocess.PIPE).stdout.decode().splitlines():
+        w = l.split()
+        if len(w) == 4:
+            syms[w[3]] = (int(w[0], 16), int(w[1], 16))
+    addr, (fn, fn_size) = syms["watched"][0], syms["write_watched"]
     k = 1000
-    probe = subprocess.run([perfspec, "stat", "-x,", "-e", f"mem:{addr:#x}:w", "--", nopie, "write", str(k)],
-                           stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-    counted = probe.stderr.decode().split(",")[0]
-    if counted != str(k):
-        print(f"SKIP record breakpoint: mem:{addr:#x}:w counts {counted!r} writes of {k} here (breakpoints open "
-              f"but do not fire on this machine; perf stat counts the same)")
-    else:
-        checks += 1
-        p = subprocess.run([perfspec, "record", "-q", "-e", f"mem:{addr:#x}:w", "-c", "1", "-o",
-                            os.path.join(inside, "bp.data"), "--", "chroot", root, chroot_dir + "/workload-nopie",
-                            "write", str(k)], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-        sst, sout, _ = run([perfspec, "script", "--format", "json", "-i", os.path.join(inside, "bp.data")])
-        import json
-        ips = [r["ip"] for r in map(json.loads, sout.decode().splitlines()[1:]) if r["type"] == "SAMPLE"]
-        inside_fn = [ip for ip in ips if fn <= ip < fn + 64]
-        print(f"record breakpoint: {len(ips)} samples for {k} writes, {len(inside_fn)} in write_watched")
-        if len(ips) != k or len(inside_fn) != k:
-            fail(f"breakpoint: {len(ips)} samples, {len(inside_fn)} in write_watched, for {k} writes")
+    # Whether this machine's breakpoints fire is asked of perf 6.12, not of perfspec (which is under test):
+    # :u, since the kernel's ELF loader also writes the variable's page (clearing .bss) after exec.
+    probe = run([perf, "stat", "-x,", "-e", f"mem:{addr:#x}:w:u", "--", chroot_dir + "/workload-nopie", "write", str(k)])
+    fires = probe[2].decode().split(",")[0] == str(k)
+    checks += 1
+    st = subprocess.run([perfspec, "stat", "-x,", "-e", f"mem:{addr:#x}:w:u", "--", nopie, "write", str(k)],
+                        stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    counted = st.stderr.decode().split(",")[0]
+    if counted != (str(k) if fires else "0"):
+        fail(f"perfspec stat -e mem:{addr:#x}:w:u counts {counted!r} of {k} writes; perf 6.12 says breakpoints "
+             f"{'fire' if fires else 'do not fire'} here ({probe[2].decode().strip()[:80]!r})")
+    checks += 1
+    p = subprocess.run([perfspec, "record", "-q", "-e", f"mem:{addr:#x}:w:u", "-c", "1", "-o",
+                        os.path.join(inside, "bp.data"), "--", "chroot", root, chroot_dir + "/workload-nopie",
+                        "write", str(k)], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    sst, sout, _ = run([perfspec, "script", "--format", "json", "-i", os.path.join(inside, "bp.data")])
+    ips = [r["ip"] for r in map(json.loads, sout.decode().splitlines()[1:]) if r["type"] == "SAMPLE"]
+    # each sample's ip in write_watched, as its symbol's range says (the ip after the writing instruction)
+    inside_fn = [ip for ip in ips if fn <= ip < fn + fn_size]
+    print(f"record breakpoint (breakpoints {'fire' if fires else 'do not fire'} here): {len(ips)} samples for "
+          f"{k} writes, {len(inside_fn)} in write_watched [{fn:#x}, +{fn_size:#x})")
+    want = k if fires else 0
+    if p.returncode != 0 or len(ips) != want or len(inside_fn) != want:
+        fail(f"breakpoint: {len(ips)} samples, {len(inside_fn)} in write_watched, for {k} writes (want {want})")
     return checks, failed
 SWITCH = re.compile(rb"^ *(\d+\.\d+): prev_comm=(.*) prev_pid=(-?\d+) prev_prio=(-?\d+) prev_state=\S+ ==> "
                     rb"next_comm=(.*) next_pid=(-?\d+) next_prio=(-?\d+)$")

@@ -1011,6 +1011,62 @@ expect record-a-read-back python3 -c 'import json,sys; j=json.loads(sys.argv[1])
 # every sample names a CPU of this machine, as perf script prints it ([000])
 cpus=$("$bin" script --samples -F cpu -i "$rec_dir/a.data" | sort -u | tr -d '[] ' | tr '\n' ' ')
 expect record-a-cpus python3 -c 'import sys, os; c = sys.argv[1].split(); sys.exit(not c or any(int(x) >= os.cpu_count() for x in c))' "$cpus"
+# -a: a tracking event (dummy:u) enabled before /proc is scanned, so that a process born during the scan
+# is named: every sample of a thread that has not exited names its command (perf prints `:TID` for one
+# it was never told of). Processes are born all through the recording.
+spawner() { local i=0; while [ $i -lt 3000 ]; do sh -c 'x=0; while [ $x -lt 50 ]; do x=$((x+1)); done'; i=$((i+1)); done; }
+spawner & spawn=$!
+"$bin" record -q -a -e cpu-clock -c 100000 -o "$rec_dir/a.data" -- sleep 0.5; status=$?
+kill "$spawn" 2>/dev/null; wait "$spawn" 2>/dev/null
+expect record-a-spawn-status [ "$status" = 0 ]
+expect record-a-tracking-event grep -qF '{"name":"dummy:u","type":1,"config":9,' <<<"$("$bin" script --format json -i "$rec_dir/a.data" | head -n 1)"
+unnamed=$("$bin" script -F comm,tid -i "$rec_dir/a.data" | python3 -c '
+import re, sys
+exited, bad, samples = set(), 0, 0
+for line in sys.stdin:
+    m = re.match(r" *(\S+) +(\d+) +(PERF_RECORD_EXIT)?", line)
+    if not m:
+        continue
+    comm, tid = m.group(1), int(m.group(2))
+    if m.group(3):
+        exited.add(tid)
+    elif "PERF_RECORD" not in line:
+        samples += 1
+        bad += comm == ":%d" % tid and tid not in exited
+print(bad, samples)')
+expect record-a-every-thread-named python3 -c 'import sys; bad, n = map(int, sys.argv[1].split()); sys.exit(not (bad == 0 and n > 100))' "$unnamed"
+# -d: the data address of each sample, and MMAP2 records of data mappings (perf -d sets mmap_data): the
+# loader maps libc's read-only segments without PROT_EXEC
+"$bin" record -q -d -e page-faults -c 1 -o "$rec_dir/d.data" -- ls / >/dev/null
+expect record-d-data-mmaps grep -qE 'PERF_RECORD_MMAP2 [0-9]+/[0-9]+: .* r--p /.*libc' <<<"$("$bin" script -F comm,tid -i "$rec_dir/d.data")"
+"$bin" record -q -e page-faults -c 1 -o "$rec_dir/nod.data" -- ls / >/dev/null
+expect record-no-d-no-data-mmaps [ "$("$bin" script -F comm,tid -i "$rec_dir/nod.data" | grep -cE 'PERF_RECORD_MMAP2 .* r--p ')" = 0 ]
+# a tracepoint: the file carries the tracing data (HEADER_TRACING_DATA), so the payloads print
+"$bin" record -q -a -e sched:sched_process_exec -o "$rec_dir/tp.data" -- sh -c 'ls / >/dev/null'
+expect record-tracepoint-payload grep -qE ' sched:sched_process_exec: filename=/usr/bin/ls pid=[0-9]+ old_pid=[0-9]+$' <<<"$("$bin" script -i "$rec_dir/tp.data")"
+# -o -: perf's pipe mode on standard output, no file named '-'; the command's output goes to stderr
+abs_bin=$(cd "$(dirname "$bin")" && pwd)/$(basename "$bin")
+(cd "$rec_dir" && "$abs_bin" record -q -e page-faults -c 1 -o - -- echo to-stderr >"$rec_dir/pipe.data" 2>"$rec_dir/pipe.err"); status=$?
+expect record-pipe-status [ "$status" = 0 ]
+expect record-pipe-no-dash-file [ ! -e "$rec_dir/-" ]
+expect record-pipe-command-output [ "$(cat "$rec_dir/pipe.err")" = "to-stderr" ]
+expect record-pipe-header [ "$(head -c 16 "$rec_dir/pipe.data" | od -An -tx1 | tr -d ' \n')" = "50455246494c45321000000000000000" ]
+out=$("$bin" script --samples -F comm,event -i - <"$rec_dir/pipe.data" | sort -u)
+expect record-pipe-read-back [ "$out" = "            echo page-faults: " ]
+out=$("$bin" record -q -e page-faults -c 1 -o - -- true | "$bin" script --summary --format json -i -)
+expect record-pipe-through-a-pipe python3 -c 'import json,sys; j=json.loads(sys.argv[1]); sys.exit(not (j["records"]["SAMPLE"] > 0 and j["records"]["ATTR"] == 1))' "$out"
+# output that cannot be written: an error, and the command never runs
+err=$("$bin" record -q -e task-clock -o - -- sleep 30 2>&1 >/dev/full); status=$?
+expect record-pipe-unwritable [ "$status" = 3 ]
+expect record-pipe-unwritable-text grep -qF "cannot write 'standard output': No space left on device" <<<"$err"
+# a reader that leaves while the command runs: the recording ends at once with an error, and the command
+# is ended (SIGTERM), not left running for its 300 s
+start=$(date +%s)
+"$bin" record -q -e task-clock -o - -- sleep 300 2>"$rec_dir/gone.err" | head -c 16 >/dev/null
+status=${PIPESTATUS[0]}
+expect record-pipe-reader-gone [ "$status" = 3 ] && expect record-pipe-reader-gone-soon [ $(( $(date +%s) - start )) -lt 60 ]
+expect record-pipe-reader-gone-text grep -qF "cannot write 'standard output'" "$rec_dir/gone.err"
+expect record-pipe-reader-gone-command [ -z "$(pgrep -x -f 'sleep 300')" ]
 rm -rf "$rec_dir"
 
 # ---- bash completion ----
