@@ -10,6 +10,7 @@
 #include <cstdio>
 #include <cstring>
 #include <map>
+#include <optional>
 #include <type_traits>
 #include <unordered_map>
 #include <variant>
@@ -203,36 +204,66 @@ unsigned parse_fields(const std::string& text) {
   return bits;
 }
 
-// The threads' names, as perf's machine keeps them: COMM names a thread, FORK gives the child its
-// parent's name, a thread never named shows as `:TID`.
+// The threads' names, as perf's machine keeps them (tools/perf/util/machine.c): a thread is made by the
+// first record that names its tid, with that record's pid; COMM names it; FORK makes the child anew
+// (forgetting a thread the tid had before: a pid reused) and gives it the parent's name only when the
+// parent was named (else it is `:CHILD`, never the parent's `:PARENT`), after forgetting a "parent"
+// whose pid is not the FORK's ppid; EXIT forgets the thread. A thread never named shows as `:TID`.
 class Threads {
  public:
-  Threads() { names_[0] = "swapper"; }
+  Threads() {
+    Thread& swapper = threads_[0];
+    swapper = {"swapper", 0, true};
+  }
   void apply(const Record& r) {
+    last_ = nullptr;
     if (auto* c = r.get<Comm>()) {
-      names_[static_cast<std::int32_t>(c->tid)] = std::string(c->comm);
-    } else if (auto* t = r.get<Task>(); t && r.kind() == Type::fork) {
-      auto child = static_cast<std::int32_t>(t->tid);
-      auto parent = names_.find(static_cast<std::int32_t>(t->ptid));
-      if (parent != names_.end()) names_[child] = parent->second;
+      Thread& t = findnew(static_cast<std::int32_t>(c->pid), static_cast<std::int32_t>(c->tid));
+      t.name = std::string(c->comm);
+      t.named = true;
+    } else if (auto* f = r.get<Task>(); f && r.kind() == Type::fork) {
+      auto ptid = static_cast<std::int32_t>(f->ptid), ppid = static_cast<std::int32_t>(f->ppid);
+      auto tid = static_cast<std::int32_t>(f->tid);
+      auto parent = threads_.find(ptid);
+      if (parent != threads_.end() && parent->second.pid != ppid && ptid != 0) {
+        threads_.erase(parent);  // not the parent: a thread of a pid since reused
+        parent = threads_.end();
+      }
+      std::optional<std::string> inherited;
+      if (parent != threads_.end() && parent->second.named) inherited = parent->second.name;
+      if (tid != 0) threads_.erase(tid);
+      Thread& child = findnew(static_cast<std::int32_t>(f->pid), tid);
+      if (inherited) child.name = std::move(*inherited), child.named = true;
     } else if (auto* x = r.get<Task>(); x && r.kind() == Type::exit && x->tid != 0) {
-      names_.erase(static_cast<std::int32_t>(x->tid));  // perf forgets a thread that exited
-      last_ = nullptr;
+      threads_.erase(static_cast<std::int32_t>(x->tid));  // perf forgets a thread that exited
     }
   }
-  std::string_view name(std::int32_t tid) {
+  std::string_view name(std::int32_t pid, std::int32_t tid) {
     // The last thread asked for, remembered: samples come in runs of one thread. Its node (and so the
-    // string) lives until an EXIT erases it, which forgets it here too.
+    // string) lives until apply() changes the threads, which forgets it here too.
     if (last_ && last_tid_ == tid) return *last_;
-    auto it = names_.find(tid);
-    if (it == names_.end()) it = names_.emplace(tid, fmt::format(":{}", tid)).first;
     last_tid_ = tid;
-    last_ = &it->second;
+    last_ = &findnew(pid, tid).name;
     return *last_;
   }
 
  private:
-  std::unordered_map<std::int32_t, std::string> names_;
+  struct Thread {
+    std::string name;
+    std::int32_t pid = -1;
+    bool named = false;
+  };
+  // perf's machine__findnew_thread: the thread of `tid`, made unnamed with `pid` when there is none; a
+  // known pid is kept.
+  Thread& findnew(std::int32_t pid, std::int32_t tid) {
+    auto [it, made] = threads_.try_emplace(tid);
+    if (made)
+      it->second = {fmt::format(":{}", tid), pid, false};
+    else if (it->second.pid == -1)
+      it->second.pid = pid;
+    return it->second;
+  }
+  std::unordered_map<std::int32_t, Thread> threads_;
   std::int32_t last_tid_ = 0;
   const std::string* last_ = nullptr;
 };
@@ -265,7 +296,8 @@ class Printer {
   void count(const Record& r);
   void text(const Record& r);
   void text_sample(const Record& r, const Sample& s, std::size_t attr, std::uint64_t period);
-  void text_start(const Record& r, std::int32_t thread_tid, unsigned fields, bool chain);
+  void text_start(const Record& r, std::int32_t thread_pid, std::int32_t thread_tid, unsigned fields,
+                  bool chain);
   void text_other(const Record& r);
   void json(const Record& r);
   void json_header();
@@ -329,13 +361,14 @@ void Printer::count(const Record& r) {
 
 // perf script's print_sample_start: comm, pid/tid, cpu, time.
 // `chain`: the line's event has callchains and ip is printed, so perf writes comm unpadded.
-void Printer::text_start(const Record& r, std::int32_t thread_tid, unsigned fields, bool chain) {
+void Printer::text_start(const Record& r, std::int32_t thread_pid, std::int32_t thread_tid, unsigned fields,
+                         bool chain) {
   const SampleId& id = r.sample_id;
   bool has_time = id.has(sample_time);
   std::uint32_t tid = id.tid, pid = id.pid;
   Out o(out_);
   if (fields & f_comm) {
-    auto comm = threads_.name(thread_tid);
+    auto comm = threads_.name(thread_pid, thread_tid);
     if (chain)
       o.put(comm);  // "{} "
     else
@@ -419,7 +452,7 @@ void Printer::text_sample(const Record& r, const Sample& s, std::size_t attr_ind
                         fmt::format("{}: the record at offset {:#x}: {}", o_.input, r.offset, e.message()));
     }
   }
-  text_start(r, static_cast<std::int32_t>(s.tid), fields,
+  text_start(r, static_cast<std::int32_t>(s.pid), static_cast<std::int32_t>(s.tid), fields,
              (fields & f_ip) && (attr.sample_type & sample_callchain));
   Out o(out_);
   if (fields & f_period) {  // "{:>10} "
@@ -463,11 +496,13 @@ void Printer::text_sample(const Record& r, const Sample& s, std::size_t attr_ind
 // Non-sample records as perf script prints them with --show-task-events, --show-mmap-events, ...
 void Printer::text_other(const Record& r) {
   std::int32_t thread = static_cast<std::int32_t>(r.sample_id.tid);
+  std::int32_t thread_pid = static_cast<std::int32_t>(r.sample_id.pid);
   Record shown = r;
   // Without sample_id_all the record itself says whose it is (perf does the same).
   bool has_id = r.sample_id.fields != 0;
   auto whose = [&](std::uint32_t pid, std::uint32_t tid) {
     thread = static_cast<std::int32_t>(tid);
+    thread_pid = static_cast<std::int32_t>(pid);
     if (!has_id) {
       shown.sample_id.pid = pid, shown.sample_id.tid = tid;
       shown.sample_id.fields |= sample_tid;
@@ -479,7 +514,8 @@ void Printer::text_other(const Record& r) {
   if (auto* t = r.get<Task>()) whose(t->pid, t->tid);
   const Attr* attr =
       file_.formats().size() == 0 ? nullptr : &file_.formats().attr(r.attr == Record::npos ? 0 : r.attr);
-  text_start(shown, thread, (attr ? fields_of(*attr) : fields_) & (f_comm | f_pid | f_tid | f_cpu | f_time),
+  text_start(shown, thread_pid, thread,
+             (attr ? fields_of(*attr) : fields_) & (f_comm | f_pid | f_tid | f_cpu | f_time),
              (fields_ & f_ip) && attr && (attr->sample_type & sample_callchain));
   auto name = type_name(r.type);
   auto it = std::back_inserter(out_);

@@ -356,6 +356,27 @@ def main():
                     elif pst != 0 and perr.decode().strip().splitlines()[0] not in serr.decode():
                         print(f"FAIL {label}: perfspec's message is not perf's: {serr.decode()!r} vs {perr.decode()!r}")
                         failed += 1
+        # crafted files (tests/cli/craft_perf_data.py): sequences of records no recording gives on demand
+        for records in ["threads.records"]:
+            crafted = os.path.join(inside, records + ".data")
+            with open(os.path.join(HERE, "..", "fixtures", "perf_data", records)) as script:
+                subprocess.run([sys.executable, os.path.join(HERE, "craft_perf_data.py"), crafted], stdin=script,
+                               check=True)
+            for fields in FIELDS:
+                compared += 1
+                pst, pout, perr = run([args.perf, "script", "--show-task-events", "-F", fields, "-i",
+                                       chroot_dir + "/" + os.path.basename(crafted)])
+                sst, sout, serr = run([perfspec, "script", "-F", fields, "-i", crafted])
+                refused_alike = pst != 0 and sst != 0 and perr.decode().strip().splitlines()[0] in serr.decode()
+                if (pst == 0) != (sst == 0) or pout != sout or (pst != 0 and not refused_alike):
+                    failed += 1
+                    print(f"FAIL crafted {records} -F {fields}: perf status {pst}, perfspec {sst}")
+                    for i, line in enumerate(difflib.unified_diff(pout.decode(errors="replace").splitlines(),
+                                                                  sout.decode(errors="replace").splitlines(),
+                                                                  "perf", "perfspec", lineterm="", n=1)):
+                        if i > 20:
+                            break
+                        print("  " + line)
         c, f = check_record(args.perf, perfspec, root, inside, chroot_dir)
         compared += c
         failed += f

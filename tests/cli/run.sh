@@ -935,6 +935,12 @@ expect script-json-tracepoint [ "$out" = "$(cat "$here/expected/script_json_trac
 out=$("$bin" script --samples -i - -F comm,pid,tid,time,period,event,ip <"$pd/pipe.data" 2>&1; echo '--- stderr')
 expect script-pipe [ "$out" = "$(cat "$here/expected/script_pipe.txt")" ]
 check script-summary 0 script_summary.txt -- script --summary -i "$pd/group_read.data"
+# threads named as perf names them: a child of a parent never named is `:CHILD`, a pid reused forgets
+# the name it had (perf 6.12's output on the same file)
+threads_pd=$(mktemp)
+python3 "$here/craft_perf_data.py" "$threads_pd" <"$pd/threads.records"
+check script-threads 0 script_threads.txt -- script -F comm,pid,tid,time -i "$threads_pd"
+rm -f "$threads_pd"
 check script-json-head 0 script_json_addr.txt -- script --format json -i "$pd/addr.data"
 # what the samples lack, perf's message; fields perfspec cannot print yet; files that are no perf.data
 check script-no-cpu 2 script_no_cpu.txt -- script -i "$pd/addr.data" -F comm,cpu
