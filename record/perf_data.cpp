@@ -3,6 +3,7 @@
 // sections after the data, and pipe mode, where the same facts arrive as records.
 #include "perfspec/perf_data.hpp"
 
+#include <dirent.h>
 #include <fcntl.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
@@ -12,6 +13,7 @@
 #include <array>
 #include <bit>
 #include <cerrno>
+#include <charconv>
 #include <cstring>
 #include <deque>
 #include <exception>
@@ -148,10 +150,27 @@ struct PerfData::Impl {
   std::size_t chunk_pos = 0;
   std::uint64_t next_base = 0;
 
+  // A folder of perf record --threads: the records of its data.N files after the header file's data
+  // section, each file's numbered from `base` (offsets past the end of the header file; decode_at finds
+  // them again), its errors named by the file and its own offsets.
+  struct Stream {
+    std::string name;  // "data.1"
+    std::uint64_t base = 0;
+    void* map = nullptr;
+    std::size_t map_size = 0;
+    std::span<const std::byte> bytes;
+  };
+  std::vector<Stream> streams;
+  std::size_t stream = 0;         // next() reads: 0 the header file's data section, i streams[i - 1]
+  std::uint64_t virtual_end = 0;  // past the header file and every stream: where chunks are numbered
+
   ~Impl() {
     if (map) ::munmap(map, map_size);
+    for (auto& s : streams)
+      if (s.map) ::munmap(s.map, s.map_size);
     if (zstd) ZSTD_freeDStream(zstd);
   }
+  void open_streams(const std::string& folder);
   void decompress(const Record& compressed);
   bool next_decompressed(Record& out);
 
@@ -256,17 +275,36 @@ void PerfData::Impl::parse_file_header() {
   }
   // features: one perf_file_section per set bit, in bit order, right after the data section
   std::uint64_t at = data_offset + data_size;
-  for (unsigned bit = 0; bit < feature_bits; ++bit) {
-    if (!(u64_at(bytes, 72 + 8 * (bit / 64)) >> (bit % 64) & 1)) continue;
-    auto s = section(bytes, at, 16, "feature index", 72);
-    features[bit] =
-        section(bytes, u64_at(s, 0), u64_at(s, 8),
-                feature_name(static_cast<Feature>(bit)).empty() ? std::string_view("feature")
-                                                                : feature_name(static_cast<Feature>(bit)),
-                at);
-    present[bit] = true;
-    at += 16;
+  // A data size of 0 is what perf record (and PerfDataWriter) leave in the header until the recording
+  // ends, when the features are written after the data: a file that says so, and has no features or
+  // more than them after the data offset, was never finished (perf killed, a full disk). Its records
+  // cannot be told from its features: refused, saying so.
+  auto unfinished = [&] {
+    bad(48,
+        "the header's data size is 0, as perf record leaves it until the recording ends: the recording was "
+        "not finished (was 'perf record' properly terminated?)");
+  };
+  std::uint64_t features_end = at;
+  bool any_feature = false;
+  try {
+    for (unsigned bit = 0; bit < feature_bits; ++bit) {
+      if (!(u64_at(bytes, 72 + 8 * (bit / 64)) >> (bit % 64) & 1)) continue;
+      auto s = section(bytes, at, 16, "feature index", 72);
+      features[bit] =
+          section(bytes, u64_at(s, 0), u64_at(s, 8),
+                  feature_name(static_cast<Feature>(bit)).empty() ? std::string_view("feature")
+                                                                  : feature_name(static_cast<Feature>(bit)),
+                  at);
+      present[bit] = true;
+      any_feature = true;
+      at += 16;
+      features_end = std::max({features_end, at, u64_at(s, 0) + u64_at(s, 8)});
+    }
+  } catch (const DecodeError&) {
+    if (data_size == 0) unfinished();
+    throw;
   }
+  if (data_size == 0 && (!any_feature || features_end != bytes.size())) unfinished();
   if (present[static_cast<unsigned>(Feature::tracing_data)])
     tracing = features[static_cast<unsigned>(Feature::tracing_data)];
   parse_event_desc();
@@ -373,45 +411,136 @@ PerfData PerfData::from_bytes(std::vector<std::byte> bytes) {
   return PerfData(std::move(impl));
 }
 
-PerfData PerfData::open(const std::string& path) {
-  auto impl = std::make_unique<Impl>();
-  int fd = path == "-" ? 0 : ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) throw Error(ErrorKind::io, fmt::format("cannot open '{}': {}", path, std::strerror(errno)));
+namespace {
+
+// The bytes of a file: mapped (a regular file), else read whole (a pipe, standard input). Closes `fd`
+// unless it is standard input.
+struct Loaded {
+  void* map = nullptr;
+  std::size_t map_size = 0;
+  std::vector<std::byte> owned;
+};
+Loaded load(int fd, const std::string& path) {
+  Loaded l;
   struct stat st {};
   bool regular = ::fstat(fd, &st) == 0 && S_ISREG(st.st_mode);
   if (regular && st.st_size > 0) {
-    impl->map_size = static_cast<std::size_t>(st.st_size);
+    l.map_size = static_cast<std::size_t>(st.st_size);
     // MAP_POPULATE: the pages are mapped in one call, not by a page fault every few pages as a reader
     // walks them (on a 250 MB file: `perfspec script` system time about 0.14 -> 0.10 s).
-    void* p = ::mmap(nullptr, impl->map_size, PROT_READ, MAP_PRIVATE | MAP_POPULATE, fd, 0);
+    void* p = ::mmap(nullptr, l.map_size, PROT_READ, MAP_PRIVATE | MAP_POPULATE, fd, 0);
     int err = errno;
     if (fd != 0) ::close(fd);
     if (p == MAP_FAILED)
       throw Error(ErrorKind::io, fmt::format("cannot map '{}': {}", path, std::strerror(err)));
-    impl->map = p;
-    impl->bytes = {static_cast<const std::byte*>(p), impl->map_size};
-  } else {  // a pipe, or something that cannot be mapped: read it all
-    std::byte buf[1 << 16];
-    for (;;) {
-      ssize_t n = ::read(fd, buf, sizeof buf);
-      if (n < 0 && errno == EINTR) continue;
-      if (n < 0) {
-        int err = errno;
-        if (fd != 0) ::close(fd);
-        throw Error(ErrorKind::io, fmt::format("cannot read '{}': {}", path, std::strerror(err)));
-      }
-      if (n == 0) break;
-      impl->owned.insert(impl->owned.end(), buf, buf + n);
-    }
-    if (fd != 0) ::close(fd);
-    impl->bytes = impl->owned;
+    l.map = p;
+    return l;
   }
-  impl->name = path == "-" ? "stdin" : path;
+  std::byte buf[1 << 16];
+  for (;;) {
+    ssize_t n = ::read(fd, buf, sizeof buf);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) {
+      int err = errno;
+      if (fd != 0) ::close(fd);
+      throw Error(ErrorKind::io, fmt::format("cannot read '{}': {}", path, std::strerror(err)));
+    }
+    if (n == 0) break;
+    l.owned.insert(l.owned.end(), buf, buf + n);
+  }
+  if (fd != 0) ::close(fd);
+  return l;
+}
+
+// The data.N files of a folder, in the order of N (then by name).
+std::vector<std::string> data_files(const std::string& folder) {
+  std::vector<std::pair<std::uint64_t, std::string>> found;
+  if (DIR* d = ::opendir(folder.c_str())) {
+    while (dirent* e = ::readdir(d)) {
+      std::string_view n = e->d_name;
+      if (!n.starts_with("data.")) continue;
+      std::uint64_t number = ~std::uint64_t{0};
+      auto rest = n.substr(5);
+      auto [p, ec] = std::from_chars(rest.data(), rest.data() + rest.size(), number);
+      if (ec != std::errc{} || p != rest.data() + rest.size()) number = ~std::uint64_t{0};
+      found.emplace_back(number, std::string(n));
+    }
+    ::closedir(d);
+  }
+  std::sort(found.begin(), found.end());
+  std::vector<std::string> out;
+  for (auto& f : found) out.push_back(std::move(f.second));
+  return out;
+}
+
+}  // namespace
+
+void PerfData::Impl::open_streams(const std::string& folder) {
+  virtual_end = bytes.size();
+  for (const auto& file : data_files(folder)) {
+    std::string path = folder + "/" + file;
+    int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0) throw Error(ErrorKind::io, fmt::format("cannot open '{}': {}", path, std::strerror(errno)));
+    Loaded l = load(fd, path);
+    if (!l.owned.empty())  // not a regular file: perf writes none such
+      throw Error(ErrorKind::io, fmt::format("'{}' is not a regular file", path));
+    Stream s;
+    s.name = file;
+    s.base = virtual_end;
+    s.map = l.map;
+    s.map_size = l.map_size;
+    s.bytes = {static_cast<const std::byte*>(l.map), l.map_size};
+    virtual_end += l.map_size;
+    streams.push_back(std::move(s));
+  }
+}
+
+PerfData PerfData::open(const std::string& path) {
+  auto impl = std::make_unique<Impl>();
+  // A folder: perf record --threads, its header in `data`, its records in data.N beside it.
+  struct stat st {};
+  const bool folder = path != "-" && ::stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
+  const std::string header = folder ? path + "/data" : path;
+  int fd = path == "-" ? 0 : ::open(header.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) {
+    int err = errno;
+    if (folder && err == ENOENT)
+      throw Error(ErrorKind::io, fmt::format("'{}' is a folder with no 'data' file: not a perf.data folder "
+                                             "(perf record --threads writes its header there)",
+                                             path));
+    throw Error(ErrorKind::io, fmt::format("cannot open '{}': {}", header, std::strerror(err)));
+  }
+  Loaded l = load(fd, header);
+  impl->map = l.map;
+  impl->map_size = l.map_size;
+  impl->owned = std::move(l.owned);
+  impl->bytes = impl->map
+                    ? std::span<const std::byte>(static_cast<const std::byte*>(impl->map), impl->map_size)
+                    : std::span<const std::byte>(impl->owned);
+  impl->name = path == "-" ? "stdin" : header;
   try {
     impl->parse();
+    constexpr auto dir = static_cast<unsigned>(Feature::dir_format);
+    if (!impl->pipe && impl->present[dir] != folder) {
+      if (folder)
+        bad(72, "no HEADER_DIR_FORMAT: not the header of a perf.data folder (perf record --threads)");
+      auto slash = path.rfind('/');
+      bad(72, fmt::format("the header of a perf.data folder written by perf record --threads "
+                          "(HEADER_DIR_FORMAT): its records are in the data.N files beside it; read the "
+                          "folder '{}'",
+                          slash == std::string::npos ? std::string(".") : path.substr(0, slash)));
+    }
+    if (folder) {
+      auto version = impl->features[dir];
+      std::uint64_t where = static_cast<std::uint64_t>(version.data() - impl->bytes.data());
+      if (version.size() < 8) bad(where, "dir_format: too short for its version");
+      if (u64_at(version, 0) != 1)  // PERF_DIR_VERSION
+        bad(where, fmt::format("dir_format: version {}, perf's is 1", u64_at(version, 0)));
+    }
   } catch (const DecodeError& e) {
     rethrow_in(impl->name, e);
   }
+  if (folder) impl->open_streams(path);
   return PerfData(std::move(impl));
 }
 
@@ -431,10 +560,40 @@ bool PerfData::next(Record& out) {
   try {
     for (;;) {
       if (m.in_chunk && m.next_decompressed(out)) return true;
+      if (m.stream > 0) {  // a data.N file of a folder
+        const Impl::Stream& s = m.streams[m.stream - 1];
+        std::uint64_t at = m.pos - s.base;
+        if (at >= s.bytes.size()) {
+          if (m.stream == m.streams.size()) return false;
+          m.pos = m.streams[m.stream++].base;
+          continue;
+        }
+        auto rest = s.bytes.subspan(static_cast<std::size_t>(at));
+        try {
+          if (rest.size() < 8)
+            bad(at,
+                fmt::format("the data ends {} bytes into a record header at offset {:#x}", rest.size(), at));
+          m.formats.decode(rest, at, out);
+        } catch (const DecodeError& e) {
+          throw DecodeError(m.pos, fmt::format("{}: {}", s.name, e.message()));
+        }
+        out.offset = m.pos;
+        m.pos += out.size;
+        if (out.kind() == Type::compressed) {
+          m.decompress(out);
+          continue;
+        }
+        return true;
+      }
       std::uint64_t end = m.data_offset + m.data_size;
       if (m.pos >= end) {
         if (!m.chunks.empty() && m.chunks.back().bytes.size() > m.chunk_pos && !m.in_chunk)
           bad(m.chunks.back().from, "the compressed data ends inside a record");
+        if (!m.streams.empty()) {
+          m.stream = 1;
+          m.pos = m.streams[0].base;
+          continue;
+        }
         return false;
       }
       auto rest = m.bytes.subspan(static_cast<std::size_t>(m.pos), static_cast<std::size_t>(end - m.pos));
@@ -507,7 +666,7 @@ void PerfData::Impl::decompress(const Record& compressed) {
       bad(compressed.offset,
           fmt::format("COMPRESSED record at offset {:#x}: zstd makes no progress", compressed.offset));
   }
-  if (next_base == 0) next_base = bytes.size();
+  if (next_base == 0) next_base = std::max<std::uint64_t>(virtual_end, bytes.size());
   c.base = next_base;
   next_base += c.bytes.size();
   chunks.push_back(std::move(c));
@@ -540,6 +699,7 @@ bool PerfData::Impl::next_decompressed(Record& out) {
 void PerfData::rewind() {
   Impl& m = *impl_;
   m.pos = m.data_offset;
+  m.stream = 0;
   m.chunks.clear();
   m.in_chunk = false;
   m.chunk_pos = 0;
@@ -551,6 +711,17 @@ void PerfData::decode_at(std::uint64_t offset, Record& out) const {
   const Impl& m = *impl_;
   std::uint64_t end = m.data_offset + m.data_size;
   try {
+    for (const auto& s : m.streams) {  // a record of a folder's data.N
+      if (offset < s.base || offset - s.base >= s.bytes.size()) continue;
+      std::uint64_t at = offset - s.base;
+      try {
+        m.formats.decode(s.bytes.subspan(static_cast<std::size_t>(at)), at, out);
+      } catch (const DecodeError& e) {
+        throw DecodeError(offset, fmt::format("{}: {}", s.name, e.message()));
+      }
+      out.offset = offset;
+      return;
+    }
     if (offset >= m.bytes.size() && !m.chunks.empty()) {  // a record of a decompressed chunk
       auto it = std::upper_bound(m.chunks.begin(), m.chunks.end(), offset,
                                  [](std::uint64_t o, const Impl::Chunk& c) { return o < c.base; });

@@ -10,6 +10,7 @@
 #include <string>
 
 #include <fcntl.h>
+#include <sys/wait.h>
 #include <unistd.h>
 #include <zstd.h>
 #include <vector>
@@ -970,5 +971,34 @@ TEST_CASE("perf.data: pipe mode (perf record -o -): attrs, features, names and t
   std::vector<std::byte> padded = tracing;
   padded.resize(8);
   CHECK(std::vector<std::byte>(td.begin(), td.end()) == padded);
+  ::unlink(path.c_str());
+}
+
+TEST_CASE("perf.data: a recording whose writer died is refused as unfinished, never read as empty") {
+  Attr a = attr_with(sample_ip | sample_tid | sample_time);
+  auto path = temp_path("died");
+  for (bool wrote_records : {false, true}) {
+    CAPTURE(wrote_records);
+    pid_t child = ::fork();
+    if (child == 0) {  // writes, then dies before finish()
+      auto out = PerfDataWriter::create(path, {{a, {1}, "x"}});
+      if (wrote_records)
+        for (int i = 0; i < 40000; ++i) out.write(kept_sample(a, 0x10, 1, 0));  // past the 1 MiB buffer
+      ::_exit(0);
+    }
+    int status = 0;
+    ::waitpid(child, &status, 0);
+    REQUIRE(WIFEXITED(status));
+    CHECK_THROWS_WITH_AS((void)PerfData::open(path),
+                         doctest::Contains("the header's data size is 0, as perf record leaves it until the "
+                                           "recording ends: the recording was not finished"),
+                         DecodeError);
+  }
+  // finished with no record at all: data size 0 is then the truth, and the file reads (empty)
+  { PerfDataWriter::create(path, {{a, {1}, "x"}}).finish(); }
+  auto f = PerfData::open(path);
+  Record r;
+  CHECK(!f.next(r));
+  CHECK(f.events().at(0).name == "x");
   ::unlink(path.c_str());
 }

@@ -85,8 +85,11 @@ struct FileEvent {
 /// ```
 class PerfData {
  public:
-  /// Map `path` (`-` reads standard input, a pipe-mode stream). Throws Error (io) when it cannot be
-  /// read, DecodeError when its header does not follow the format.
+  /// Map `path` (`-` reads standard input, a pipe-mode stream). A folder is read as perf record
+  /// --threads writes one: the header in `data`, the records of the data.N files after its own (the
+  /// `data` file alone is refused: its records are elsewhere). Throws Error (io) when it cannot be
+  /// read, DecodeError when its header does not follow the format or says the recording was never
+  /// finished (a data size of 0 with records after it).
   static PerfData open(const std::string& path);
   /// The same over bytes already in memory (a test, a fuzzer, a network stream).
   static PerfData from_bytes(std::vector<std::byte> bytes);
@@ -144,10 +147,10 @@ class PerfData {
 
 /// Writes a perf.data file laid out as perf record lays it out. File mode: the header, the attrs with
 /// their ids, the data section (records as they came, header included), then the feature sections;
-/// `finish()` writes the features and the header's final sizes, and a file never finished reads as
-/// having no data (a run that died), never as a wrong one. Each attr has the smallest size that holds
-/// the non-zero fields of every attr of the file (attr_size_needed), so that perf 6.1, which refuses an
-/// attr longer than its 128 bytes, reads what perfspec writes.
+/// `finish()` writes the features and the header's final sizes; a file never finished says so when
+/// read (its data size is 0: "the recording was not finished"), never reads as a wrong one. Each attr has the
+/// smallest size that holds the non-zero fields of every attr of the file (attr_size_needed), so that
+/// perf 6.1, which refuses an attr longer than its 128 bytes, reads what perfspec writes.
 ///
 /// Pipe mode (create_pipe, `perf record -o -`): a 16-byte header, then one stream of records: an
 /// ATTR record per event (attrs of 136 bytes: see create_pipe), before the first data record the

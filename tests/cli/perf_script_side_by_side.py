@@ -46,6 +46,8 @@ RECORDINGS = [
     ("sched-switch", ["-a", "-e", "sched:sched_switch"], ["sleep", "0.05"]),
     ("tracepoints-pipe", ["-a", "-e", "sched:sched_switch,sched:sched_process_exec", "-o", "-"],
      ["sh", "-c", "ls / >/dev/null; sleep 0.02"]),
+    # a folder: the header in data, the records in data.N (one writer thread per CPU)
+    ("threads", ["--threads", "-e", "task-clock,page-faults", "-c", "100000"], ["ls", "-R", "/usr/share/perl5"]),
 ]
 FIELDS = ["comm,tid,time,event,ip", "comm,pid,tid,time,period,event", "comm,tid,cpu,time,event",
           "comm,pid,tid,cpu,time,period,event,addr,ip", "tid,time"]
@@ -299,7 +301,11 @@ def main():
                 status, out, err = run([args.perf, "record", "-q", "-o", chroot_dir + "/" + name + ".data"] + rec +
                                        ["--"] + workload)
                 if status == 0:
-                    shutil.copy(os.path.join(inside, name + ".data"), host)
+                    recorded = os.path.join(inside, name + ".data")
+                    if os.path.isdir(recorded):
+                        shutil.copytree(recorded, host)
+                    else:
+                        shutil.copy(recorded, host)
             if status != 0:
                 print(f"FAIL {name}: perf record failed ({status}): {err.decode(errors='replace')[-300:]}")
                 failed += 1

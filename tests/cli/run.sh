@@ -946,6 +946,14 @@ check script-json-head 0 script_json_addr.txt -- script --format json -i "$pd/ad
 check script-no-cpu 2 script_no_cpu.txt -- script -i "$pd/addr.data" -F comm,cpu
 check script-unknown-field 2 script_unknown_field.txt -- script -i "$pd/addr.data" -F comm,colour
 check script-sym-later 2 script_sym_later.txt -- script -i "$pd/addr.data" -F ip,sym
+# a folder of perf record --threads: its header, then the records of its data.N files (perf 6.12's
+# output); the header file alone is refused (its records are elsewhere), as is a file whose recording
+# was killed (data size 0 in its header)
+check script-threads-dir 0 script_threads_dir.txt -- script --samples -i "$pd/threads_dir.data" -F comm,pid,tid,time,period,event
+check script-threads-dir-all 0 script_threads_dir_all.txt -- script -i "$pd/threads_dir.data" -F comm,tid,time,event
+check script-threads-dir-header 3 script_threads_dir_header.txt -- script -i "$pd/threads_dir.data/data"
+check script-not-a-perf-folder 3 script_not_a_perf_folder.txt -- script -i "$pd"
+check script-killed 3 script_killed.txt -- script -i "$pd/killed.data"
 check script-missing-file 3 script_missing_file.txt -- script -i "$pd/nosuch.data"
 check script-not-perf-data 3 script_not_perf_data.txt -- script -i "$pd/make.sh"
 tmp_pd=$(mktemp)
