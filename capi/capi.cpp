@@ -4,6 +4,7 @@
 
 #include <cerrno>
 #include <cmath>
+#include <cstddef>
 #include <cstdlib>
 #include <cstring>
 #include <memory>
@@ -343,15 +344,35 @@ uint64_t perfspec_record_callchain(const perfspec_record* r, size_t i) {
 
 int perfspec_sampler_open(const perfspec_event_set* set, int pid, uint64_t period, uint64_t frequency,
                           uint64_t sample_type, perfspec_sampler** out) {
-  if (!set || !out || pid < -1)
-    return fail(PERFSPEC_E_INVALID, "perfspec_sampler_open: a NULL argument or a pid below -1");
+  perfspec_sampling o{};
+  o.size = sizeof o;
+  o.pid = pid, o.period = period, o.frequency = frequency, o.sample_type = sample_type;
+  return perfspec_sampler_open_with(set, &o, out);
+}
+
+int perfspec_sampler_open_with(const perfspec_event_set* set, const perfspec_sampling* options,
+                               perfspec_sampler** out) {
+  if (!set || !out || !options)
+    return fail(PERFSPEC_E_INVALID, "perfspec_sampler_open_with: a NULL argument");
   *out = nullptr;
+  if (options->size < offsetof(perfspec_sampling, pages) + sizeof options->pages)
+    return fail(PERFSPEC_E_INVALID,
+                "perfspec_sampler_open_with: options of size " + std::to_string(options->size) +
+                    ", at least " +
+                    std::to_string(offsetof(perfspec_sampling, pages) + sizeof options->pages) +
+                    " expected (set size to sizeof(perfspec_sampling))");
+  const int pid = options->pid;
+  if (pid < -1) return fail(PERFSPEC_E_INVALID, "perfspec_sampler_open: a pid below -1");
+  if (options->pages & (options->pages - 1))
+    return fail(PERFSPEC_E_INVALID, "perfspec_sampler_open_with: pages " + std::to_string(options->pages) +
+                                        " is not a power of two");
   return guarded([&] {
     namespace rt = perfspec::runtime;
     rt::SamplingOptions o;
-    o.period = period;
-    o.frequency = period ? 0 : (frequency ? frequency : 4000);
-    if (sample_type) o.sample_type = sample_type;
+    o.period = options->period;
+    o.frequency = options->period ? 0 : (options->frequency ? options->frequency : 4000);
+    if (options->sample_type) o.sample_type = options->sample_type;
+    o.pages = options->pages;
     auto target = pid == 0  ? rt::Target::self_thread()
                   : pid > 0 ? rt::Target::process(pid)
                             : rt::Target::system_wide();
@@ -430,6 +451,15 @@ int perfspec_sampler_losses(const perfspec_sampler* s, uint64_t* lost, uint64_t*
   if (lost) *lost = l.lost;
   if (lost_samples) *lost_samples = l.lost_samples;
   if (throttles) *throttles = l.throttles;
+  return 0;
+}
+
+int perfspec_sampler_dropped(const perfspec_sampler* s, uint64_t* dropped, int* counted, int* maybe) {
+  if (!s) return fail(PERFSPEC_E_INVALID, "perfspec_sampler_dropped: NULL");
+  auto l = s->sampler.losses();
+  if (dropped) *dropped = l.dropped;
+  if (counted) *counted = l.dropped_counted ? 1 : 0;
+  if (maybe) *maybe = l.dropped > 0 || l.full_reads > 0 ? 1 : 0;
   return 0;
 }
 

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
 #include "runtime/open.hpp"
+#include "spec/abi.hpp"
 
 #include <sys/mman.h>
 #include <unistd.h>
@@ -94,6 +95,13 @@ int Opener::open_one(std::size_t i, int pid, int cpu, int group_fd, bool leader)
   unsigned long flags = PERF_FLAG_FD_CLOEXEC;
   if (int cgroup = cgroup_of(i); cgroup >= 0) pid = cgroup, flags |= PERF_FLAG_PID_CGROUP;
   int fd = sys_.perf_event_open(a, pid, cpu, group_fd, flags);
+  // PERF_FORMAT_LOST (Linux 6.0), which sampling asks for to count what full buffers dropped: a kernel
+  // before it refuses the attr (EINVAL). The event is opened without it, on every CPU and thread.
+  if (fd == -EINVAL && (a.read_format & spec::format_lost)) {
+    a.read_format &= ~std::uint64_t{spec::format_lost};
+    out_.set.events[i].attr.read_format &= ~std::uint64_t{spec::format_lost};
+    fd = sys_.perf_event_open(a, pid, cpu, group_fd, flags);
+  }
   if (fd >= 0) keep_attr(i, a, true);
   if (fd == -EACCES && options_.fallback_to_user && !a.exclude_kernel) {
     a.exclude_kernel = 1;

@@ -86,6 +86,9 @@ std::size_t RingBuffer::begin() {
       skip_to_head(Problem::overrun);
       return 0;
     }
+    // The room left only shrinks between reads: with room for any record now (one is at most 64 KiB,
+    // its size being a u16), none was dropped since the last read; with less, some may have been.
+    if (data_size_ - waiting < std::min<std::uint64_t>(data_size_, 1U << 16)) ++stats_.full_reads;
     return static_cast<std::size_t>(waiting);
   }
   // Overwrite: data_head counts down; the records written since the last read lie from data_head up

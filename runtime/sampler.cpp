@@ -18,6 +18,7 @@
 #include "perfspec/error.hpp"
 #include "perfspec/sampling.hpp"
 #include "runtime/open.hpp"
+#include "runtime/read_format.hpp"
 #include "spec/abi.hpp"
 
 namespace perfspec::runtime {
@@ -95,6 +96,9 @@ void configure(EventSet& set, const Target& target, const SamplingOptions& o) {
         a.sample_period = o.period ? o.period : o.frequency;
       }
       a.sample_type |= o.sample_type;
+      // Each event counts the records it could not write into a full buffer (Linux 6.0): losses()
+      // reads them, whatever the caller's read pattern (a kernel that refuses it: see open_one).
+      a.read_format |= spec::format_lost;
       if (shared) {
         a.sample_type |= record::sample_identifier;
         a.read_format |= PERF_FORMAT_ID;
@@ -484,13 +488,44 @@ bool Sampler::opened(std::size_t event) const {
 }
 
 Losses Sampler::losses() const {
-  Losses l = impl_->kernel;
-  for (const auto& b : impl_->buffers) {
+  const Impl& I = *impl_;
+  Losses l = I.kernel;
+  for (const auto& b : I.buffers) {
     const RingStats& s = b.ring.stats();
     l.overruns += s.overruns;
     l.bad_records += s.bad_records;
     l.skipped_bytes += s.skipped_bytes;
     l.overwritten += s.overwritten;
+    l.full_reads += s.full_reads;
+  }
+  // The events' own counts of what they could not write: one read per fd, its own value taken (with
+  // PERF_FORMAT_GROUP a read gives the whole group: the value whose id is the fd's).
+  std::vector<std::uint64_t> words;
+  for (const auto& inst : I.opened.instances) {
+    for (std::size_t k = 0; k < inst.fds.size(); ++k) {
+      const Attr& a = I.opened.attrs[inst.events[k]];
+      if (!(a.read_format & spec::format_lost)) {
+        l.dropped_counted = false;
+        continue;
+      }
+      const bool group = a.read_format & spec::format_group;
+      words.assign(ReadFormatView::words_for(a.read_format, group ? inst.fds.size() : 1), 0);
+      long n = retry_eintr([&] { return I.sys->read(inst.fds[k].get(), words.data(), words.size() * 8); });
+      if (n <= 0) {
+        l.dropped_counted = false;
+        continue;
+      }
+      ReadFormatView v(a.read_format, words.data(), static_cast<std::size_t>(n) / 8);
+      if (!group) {
+        if (v.size() == 1) l.dropped += v.lost(0);
+        continue;
+      }
+      const std::uint64_t own = k < inst.ids.size() ? inst.ids[k] : 0;
+      bool found = false;
+      for (std::size_t j = 0; j < v.size(); ++j)
+        if (v.id(j) == own && own != 0) l.dropped += v.lost(j), found = true;
+      if (!found) l.dropped_counted = false;
+    }
   }
   return l;
 }

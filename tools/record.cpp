@@ -283,12 +283,19 @@ int Recorder::run() {
                  to_pipe ? "standard output" : o_.output.c_str(), static_cast<unsigned long long>(samples_));
   }
   // What was not recorded is said, never hidden.
-  if (losses.lost)
+  // The events' own count of what full buffers dropped is exact; LOST records say it only in part (the
+  // kernel writes one when it can write again).
+  if (std::uint64_t dropped = std::max(losses.dropped, losses.lost))
     std::fprintf(
         stderr,
-        "perfspec record: the kernel lost %llu records in %llu LOST records (buffers full: -m for more "
-        "pages, or a lower -F)\n",
-        static_cast<unsigned long long>(losses.lost), static_cast<unsigned long long>(losses.lost_records));
+        "perfspec record: the kernel dropped %llu records into full buffers (-m for more pages, or a "
+        "lower -F)\n",
+        static_cast<unsigned long long>(dropped));
+  else if (!losses.dropped_counted && losses.full_reads)
+    std::fprintf(stderr,
+                 "perfspec record: buffers were found nearly full %llu times: records may have been dropped "
+                 "(this kernel does not count them; -m for more pages, or a lower -F)\n",
+                 static_cast<unsigned long long>(losses.full_reads));
   if (losses.lost_samples)
     std::fprintf(stderr, "perfspec record: the PMU lost %llu samples (LOST_SAMPLES)\n",
                  static_cast<unsigned long long>(losses.lost_samples));

@@ -183,6 +183,24 @@ uint64_t perfspec_record_callchain(const perfspec_record* record, size_t i);
  * are left out (PERFSPEC_E_SYSTEM when none could be, with the reason in perfspec_last_error()). */
 int perfspec_sampler_open(const perfspec_event_set* set, int pid, uint64_t period, uint64_t frequency,
                           uint64_t sample_type, perfspec_sampler** out);
+/* The same with every option, the size of the ring buffers among them. Zero the struct, set `size`
+ * to sizeof(perfspec_sampling) (later versions add fields after these), then what you need:
+ *
+ *   perfspec_sampling o = {sizeof o};
+ *   o.frequency = 1000;
+ *   o.pages = 1024;  // 4 MiB per buffer: room for a burst read only at the end
+ *   perfspec_sampler_open_with(set, &o, &s);
+ */
+typedef struct perfspec_sampling {
+  size_t size;          /* sizeof(perfspec_sampling) */
+  int pid;              /* 0 this thread, > 0 that process and its children, -1 every process */
+  uint64_t period;      /* as perfspec_sampler_open */
+  uint64_t frequency;   /* as perfspec_sampler_open (0 and 0: 4000 Hz) */
+  uint64_t sample_type; /* as perfspec_sampler_open (0: IP|TID|TIME|PERIOD) */
+  size_t pages;         /* data pages of each ring buffer, a power of two; 0: 512 KiB worth, as perf */
+} perfspec_sampling;
+int perfspec_sampler_open_with(const perfspec_event_set* set, const perfspec_sampling* options,
+                               perfspec_sampler** out);
 void perfspec_sampler_free(perfspec_sampler* sampler);
 int perfspec_sampler_enable(perfspec_sampler* sampler);
 int perfspec_sampler_disable(perfspec_sampler* sampler);
@@ -195,6 +213,13 @@ int perfspec_sampler_next(perfspec_sampler* sampler, perfspec_record* out);
  * times sampling was throttled; any pointer may be NULL. */
 int perfspec_sampler_losses(const perfspec_sampler* sampler, uint64_t* lost, uint64_t* lost_samples,
                             uint64_t* throttles);
+/* Records the kernel could not write because a buffer was full, counted by the events themselves:
+ * exact however the sampler is read (reading only after perfspec_sampler_disable keeps at most one
+ * buffer's worth, and this says how many more there were; the LOST records of
+ * perfspec_sampler_losses come only when the buffer is read while the events run). *counted is 1 when
+ * every event counts them (Linux 6.0 and later), 0 when one cannot: then *maybe is 1 when a buffer was
+ * found with too little room for a record, so that some may have been dropped. Any pointer may be NULL. */
+int perfspec_sampler_dropped(const perfspec_sampler* sampler, uint64_t* dropped, int* counted, int* maybe);
 
 /* Open a perf.data file (perf's or perfspec's; "-" reads a pipe-mode stream on stdin). */
 int perfspec_perf_data_open(const char* path, perfspec_perf_data** out);

@@ -50,6 +50,10 @@ struct RingStats {
   std::uint64_t skipped_bytes = 0;  ///< bytes passed over because of an overrun or a bad record
   std::uint64_t overwritten = 0;    ///< overwrite: reads that found more written since the last read than
                                     ///< the buffer holds (the oldest records were overwritten)
+  /// Forward: reads that found less room left than the largest record (64 KiB, or the whole data
+  /// area when smaller): the kernel may have dropped records since the previous read. Not proof of a
+  /// loss (the exact count is Losses::dropped); proof of none when 0.
+  std::uint64_t full_reads = 0;
 };
 
 /// A reader of one perf ring buffer: the metadata page (struct perf_event_mmap_page) then a data area of
@@ -275,6 +279,16 @@ struct PollResult {
 /// Example: `if (sampler.losses().lost) std::printf("%llu records lost\n", (unsigned long
 /// long)sampler.losses().lost);`
 struct Losses {
+  /// Records the kernel could not write because a buffer was full, counted by the events themselves
+  /// (their PERF_FORMAT_LOST values, read from their fds): exact whatever the read pattern. The LOST
+  /// records below say the same, but the kernel writes one only when a reader has freed room and the
+  /// event writes again: a caller that enables, works, disables and only then reads sees no LOST record
+  /// for what the full buffer dropped, and this count all the same.
+  std::uint64_t dropped = 0;
+  /// Whether `dropped` counts every event: false when one could not count (a kernel before Linux 6.0
+  /// refuses PERF_FORMAT_LOST): then a non-zero `full_reads` says records may have been dropped.
+  bool dropped_counted = true;
+  std::uint64_t full_reads = 0;     ///< readers: RingStats::full_reads, summed
   std::uint64_t lost_records = 0;   ///< PERF_RECORD_LOST records
   std::uint64_t lost = 0;           ///< records they say the kernel dropped (a full buffer)
   std::uint64_t lost_samples = 0;   ///< PERF_RECORD_LOST_SAMPLES: samples the PMU dropped
@@ -299,11 +313,19 @@ struct BufferPlace {
 /// or per thread, every other event of that CPU or thread sent into it (PERF_EVENT_IOC_SET_OUTPUT).
 /// Events start disabled: enable() (Target::command: at exec).
 ///
+/// A buffer holds what it holds: records the kernel cannot write into a full one are dropped, and
+/// losses().dropped counts them, whenever the caller reads. Nothing is dropped when the buffers are read
+/// while the events run (poll(), then read(), until the work is done: `perfspec record`'s loop), or when
+/// one buffer holds all of it (SamplingOptions::pages). Enabling, working, disabling and reading once,
+/// as below, keeps at most one buffer's worth: check losses().
+///
 /// Example:
 /// ```
 /// auto sampler = runtime::Sampler::open(resolve("task-clock", machine), runtime::Target::self_thread());
 /// sampler.enable(); work(); sampler.disable();
 /// sampler.read([&](std::span<const std::byte> r) { if (runtime::record_header(r).type == 9) ++samples; });
+/// if (auto l = sampler.losses(); l.dropped) std::printf("%llu samples dropped\n", (unsigned long
+/// long)l.dropped);
 /// ```
 class Sampler {
  public:
@@ -379,9 +401,10 @@ class Sampler {
   const std::vector<std::optional<Failure>>& failures() const;
   /// Per event: whether it is open somewhere with a buffer.
   bool opened(std::size_t event) const;
-  /// What was not recorded, so far.
+  /// What was not recorded, so far: the readers' counts, the kernel's LOST records read so far, and the
+  /// events' own counts of dropped records (read from their fds: call it after disable() for the total).
   ///
-  /// Example: `auto l = s.losses(); if (l.lost + l.lost_samples + l.overruns) warn();`
+  /// Example: `auto l = s.losses(); if (l.dropped + l.lost_samples + l.overruns) warn();`
   Losses losses() const;
   /// How many file descriptors are open.
   ///

@@ -301,6 +301,63 @@ static void sampling(const perfspec_machine* live) {
   perfspec_event_set_free(set);
 }
 
+/* The buffer's size from C, and what a full one dropped: 4096 page faults at period 1 into one data page
+ * (a few dozen samples), read only after disabling: every fault is a sample read back or counted in
+ * perfspec_sampler_dropped. Then 2048 pages hold them all: nothing dropped. */
+static void sampling_dropped(const perfspec_machine* live) {
+  perfspec_event_set* set = NULL;
+  CHECK(perfspec_resolve(live, "page-faults:u", &set) == 0);
+  for (int round = 0; round < 2; ++round) {
+    perfspec_sampling o;
+    memset(&o, 0, sizeof o);
+    o.size = sizeof o;
+    o.period = 1;
+    o.sample_type = 1 | 2 | 4 | 8; /* IP|TID|TIME|ADDR */
+    o.pages = round == 0 ? 1 : 2048;
+    perfspec_sampler* s = NULL;
+    CHECK(perfspec_sampler_open_with(set, &o, &s) == 0);
+    if (!s) {
+      fprintf(stderr, "sampling_dropped: %s\n", perfspec_last_error());
+      break;
+    }
+    enum { pages = 4096 };
+    char* p = mmap(NULL, pages * 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    madvise(p, pages * 4096, MADV_NOHUGEPAGE);
+    CHECK(perfspec_sampler_enable(s) == 0);
+    for (int i = 0; i < pages; ++i) ((volatile char*)p)[i * 4096] = 1;
+    CHECK(perfspec_sampler_disable(s) == 0);
+    perfspec_record r;
+    uint64_t on_pages = 0;
+    while (perfspec_sampler_next(s, &r) == 1)
+      if (r.type == 9 && r.addr >= (uint64_t)(uintptr_t)p && r.addr < (uint64_t)(uintptr_t)p + pages * 4096)
+        ++on_pages;
+    uint64_t dropped = 7;
+    int counted = -1, maybe = -1;
+    CHECK(perfspec_sampler_dropped(s, &dropped, &counted, &maybe) == 0);
+    CHECK(counted == 1);
+    if (round == 0) {
+      CHECK(dropped > 0 && maybe == 1);
+      CHECK(on_pages + dropped >= pages);
+    } else {
+      CHECK(dropped == 0 && maybe == 0);
+      CHECK(on_pages == pages);
+    }
+    munmap(p, pages * 4096);
+    perfspec_sampler_free(s);
+  }
+  perfspec_sampling bad;
+  memset(&bad, 0, sizeof bad);
+  bad.size = sizeof bad;
+  bad.pages = 3;
+  perfspec_sampler* s = NULL;
+  CHECK(perfspec_sampler_open_with(set, &bad, &s) == PERFSPEC_E_INVALID && s == NULL);
+  CHECK(strcmp(perfspec_last_error(), "perfspec_sampler_open_with: pages 3 is not a power of two") == 0);
+  bad.pages = 0;
+  bad.size = 8;
+  CHECK(perfspec_sampler_open_with(set, &bad, &s) == PERFSPEC_E_INVALID);
+  perfspec_event_set_free(set);
+}
+
 /* A perf.data file perf 6.12 wrote: 55 page-fault samples with data addresses. */
 static void perf_data(const char* fixture) {
   char path[4096];
@@ -396,6 +453,7 @@ int main(int argc, char** argv) {
   metric_errors(m);
   table_metrics(fixture, argc > 2 ? argv[2] : "../shared/pmu-events/x86");
   sampling(live);
+  sampling_dropped(live);
   perf_data(fixture);
   perfspec_machine_free(live);
   perfspec_machine_free(m);
