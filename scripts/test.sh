@@ -79,6 +79,11 @@ EOF
   [ -f "$prefix/etc/perfspec/exporter.toml" ] || { echo "install: no etc/perfspec/exporter.toml" >&2; return 1; }
   [ -f "$prefix/lib/systemd/system/perfspec-exporter.service" ] ||
     { echo "install: no lib/systemd/system/perfspec-exporter.service" >&2; return 1; }
+  # the unit names this install's perfspec and configuration, not the configure-time prefix's
+  grep -qxF "ExecStart=$prefix/bin/perfspec exporter --config $prefix/etc/perfspec/exporter.toml" \
+      "$prefix/lib/systemd/system/perfspec-exporter.service" ||
+    { echo "install: the unit does not name $prefix/bin/perfspec:" >&2;
+      grep ExecStart "$prefix/lib/systemd/system/perfspec-exporter.service" >&2; return 1; }
   "$prefix/bin/perfspec" exporter --check --config "$prefix/etc/perfspec/exporter.toml" >/dev/null ||
     { echo "install: the example exporter configuration does not pass --check" >&2; return 1; }
   grep -q '^set(perfspec_LICENSE "MIT")' "$lib/cmake/perfspec/perfspecConfig.cmake" ||

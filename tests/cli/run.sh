@@ -1095,6 +1095,15 @@ expect record-pipe-reader-gone-text grep -qF "cannot write 'standard output'" "$
 expect record-pipe-reader-gone-command [ -z "$(pgrep -x -f 'sleep 300')" ]
 rm -rf "$rec_dir"
 
+# ---- the documentation says what the program does ----
+# the exporter's HTTP threads: docs/exporter.md gives the default --help gives
+threads=$("$bin" exporter --help | sed -nE 's/.*--threads INT:INT in \[1 - 64\]=([0-9]+).*/\1/p')
+expect exporter-doc-threads grep -qF "the exporter's HTTP threads ($threads;" "$here/../../docs/exporter.md"
+# ---- the man page: troff lays it out without a warning at any common width ----
+for width in 60 80 100 120; do
+  expect "man-page-width-$width" [ -z "$(groff -man -Tutf8 -ww -rLL=${width}n -z "$here/../../docs/perfspec.1" 2>&1)" ]
+done
+
 # ---- bash completion ----
 complete_words() {  # complete_words CWORD WORD...
   PATH=$(dirname "$bin"):$PATH bash -c 'source "$1"; shift; COMP_CWORD=$1; shift; COMP_WORDS=("$@"); _perfspec; echo "${COMPREPLY[*]}"' \

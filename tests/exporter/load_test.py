@@ -11,7 +11,7 @@
 3. garbage clients while 4 threads scrape (random bytes; a request line left unfinished; 10 silent
    connections; a 100 KB header; GET /nosuch; POST /metrics): the exporter stays up and answers every
    normal scrape within 3 s (the worst latency is printed). Each connection holds one of the
-   exporter's HTTP threads (16) until it sends a request or 2 s pass: with more silent connections
+   exporter's HTTP threads (8) until it sends a request or 2 s pass: with more silent connections
    than that, scrapes wait (--silent 100 shows how long).
 4. SIGHUP while 10 threads scrape: 20 reloads alternating the config and the config plus one set; every
    scrape succeeds, reloads_total{result="success"} grows by 20, the unchanged sets' counters never go
