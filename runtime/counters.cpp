@@ -276,6 +276,10 @@ void Counters::read_places(std::vector<PlaceCounts>& out) {
 }
 
 const EventSet& Counters::events() const { return impl_->opened.set; }
+const std::vector<std::optional<Failure>>& Counters::failures() const { return impl_->opened.failures; }
+bool Counters::opened(std::size_t event) const {
+  return event < impl_->opened.opened.size() && impl_->opened.opened[event];
+}
 
 std::size_t Counters::open_fds() const {
   std::size_t n = 0;

@@ -117,6 +117,10 @@ std::string errno_hint(int code, const OpenContext& c) {
         return "x86 debug registers watch writes (w), reads and writes (rw) or execution (x) of 1, 2, 4 or 8 "
                "bytes: a read-only (r) breakpoint or another length is refused";
 #endif
+      // The kernel's tracepoint PMU refuses an id it does not have with EINVAL (perf_trace_init).
+      if (c.type == type_tracepoint)
+        return "the kernel has no tracepoint with this id (the module that defines it was unloaded, or the "
+               "id is from another kernel's tracefs)";
       if (c.precise_ip) return "try fewer 'p' modifiers; otherwise a term value is out of range for this PMU";
       return "a term value is out of range or sets reserved bits for this PMU, or a flag is not supported; "
              "check "

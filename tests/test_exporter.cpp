@@ -484,3 +484,81 @@ TEST_CASE("a configuration that cannot be read: its errno, as an I/O error") {
         "/nonexistent/exp.toml: error: cannot read the configuration: No such file or directory\n");
   CHECK(error_of("/") == "/: error: cannot read the configuration: Is a directory\n");
 }
+
+namespace {
+// Runs `body` in a child whose standard error goes to a file; returns what body returned, then a line
+// "--- stderr", then what it wrote there.
+std::string with_stderr(const std::function<std::string()>& body) {
+  return test::in_child([&] {
+    std::string path = fmt::format("/tmp/perfspec-test-stderr-{}", ::getpid());
+    std::FILE* f = std::freopen(path.c_str(), "w", stderr);
+    if (!f) return std::string("cannot redirect stderr");
+    std::string out = body();
+    std::fflush(stderr);
+    std::ifstream in(path);
+    std::string err((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    ::unlink(path.c_str());
+    return out + "--- stderr\n" + err;
+  });
+}
+// The failed_info series and target_up of one set, as text.
+std::string failures_of(const std::vector<prometheus::MetricFamily>& fs) {
+  std::string out;
+  if (const auto* f = find(fs, "perfspec_event_failed_info"))
+    for (const auto& m : f->metric)
+      out += fmt::format("failed {} {}: {}\n", label(m, "event"), label(m, "errno"), label(m, "reason"));
+  if (const auto* up = find(fs, "perfspec_target_up"))
+    for (const auto& m : up->metric) out += fmt::format("up {} {}\n", m.gauge.value, label(m, "reason"));
+  return out;
+}
+}  // namespace
+
+TEST_CASE("a set none of whose events opens: not up, each errno and reason in its series and in the log") {
+  // A tracepoint whose id no kernel has: EINVAL on every machine (perf_trace_init finds no such id).
+  test::TempTree tree;
+  tree.write("kernel/tracing/events/fake/gone/id", "999999\n");
+  tree.write("kernel/tracing/events/sched/sched_switch/id", "999998\n");
+  spec::Machine machine(tree.root(), test::no_libpfm4());
+  auto text = "[[set]]\nname = \"gone\"\nevents = [\"fake:gone\", \"sched:sched_switch\"]\ncpus = \"0\"\n";
+  std::string got = with_stderr([&] {
+    auto state = State::prepare(parse_config(text, "exp.toml"), machine);
+    state->open(nullptr);
+    return failures_of(state->collect());
+  });
+  const std::string hint =
+      "the kernel has no tracepoint with this id (the module that defines it was unloaded, or the id is from "
+      "another kernel's tracefs)";
+  CHECK(got ==
+        fmt::format("failed fake:gone EINVAL: {0}\n"
+                    "failed sched:sched_switch EINVAL: {0}\n"
+                    "up 0 no event of the set could be opened: fake:gone: EINVAL: {0}\n"
+                    "--- stderr\n"
+                    "perfspec exporter: set 'gone': 'fake:gone' cannot be counted: EINVAL: {0}\n"
+                    "perfspec exporter: set 'gone': 'sched:sched_switch' cannot be counted: EINVAL: {0}\n",
+                    hint));
+}
+
+TEST_CASE("the exporter as an unprivileged user: a system-wide set says EACCES and why, as stat does") {
+  spec::Machine machine("/sys", test::no_libpfm4());
+  auto paranoid = runtime::system_calls().perf_event_paranoid();
+  REQUIRE(paranoid);
+  std::string got = with_stderr([&] {
+    if (!test::become_nobody()) return std::string("not root\n");
+    auto state = State::prepare(
+        parse_config("[[set]]\nname = \"sys\"\nevents = [\"context-switches\"]\n", "e.toml"), machine);
+    state->open(nullptr);
+    return failures_of(state->collect());
+  });
+  if (*paranoid <= 0) {  // anyone may count every CPU here
+    CHECK(got == "up 1 (none)\n--- stderr\n");
+    return;
+  }
+  auto first = got.substr(0, got.find('\n'));
+  CHECK(first.starts_with("failed context-switches EACCES: "));
+  CHECK(first.find("perf_event_paranoid") != std::string::npos);  // why, for this machine
+  CHECK(got.find("\nup 0 no event of the set could be opened: context-switches: EACCES: ") !=
+        std::string::npos);
+  CHECK(
+      got.find("--- stderr\nperfspec exporter: set 'sys': 'context-switches' cannot be counted: EACCES: ") !=
+      std::string::npos);
+}

@@ -167,7 +167,8 @@ struct SetState {
   ino_t cgroup_inode = 0;
   int pid = -1;
   bool up = false;
-  std::string down;  // why not up
+  bool nothing_opened = false;  // open for its target, but none of its events opened (then not up)
+  std::string down;             // why not up
   Clock::time_point opened{};
 
   // The metric window: the sums at its start, and the values computed over the last one.
@@ -177,6 +178,10 @@ struct SetState {
   bool computed = false;
 
   std::vector<std::vector<runtime::PlaceCounts>> places;  // per Counters: its last read
+  // Per event, found at open: why it could not be opened (the first Counters' reason), and whether it
+  // opened anywhere.
+  std::vector<std::optional<runtime::Failure>> failures;
+  std::vector<char> opened_anywhere;
   std::uint64_t read_errors = 0;
 
   // What decides the counters this set opens (its target and every event's attr and group): equal
@@ -306,11 +311,51 @@ std::unique_ptr<State> State::prepare(Config config, const spec::Machine& machin
 
 namespace {
 
+// What perfspec stat says of an event that could not be opened: the reason for this machine (the
+// errno's hint), else the errno's meaning, and the detail.
+std::string failure_reason(const runtime::Failure& f) {
+  std::string reason = f.hint.empty() ? f.meaning : f.hint;
+  if (!f.detail.empty()) reason += " (" + f.detail + ")";
+  return reason;
+}
+
+// After an open: each event's failure and whether it opened anywhere; each event that cannot be
+// counted said once in the log (the series say it on every scrape); a set none of whose events opened
+// is not up, with the first reason.
+void note_failures(SetState& s) {
+  const std::size_t n = s.set.events.size();
+  s.failures.assign(n, std::nullopt);
+  s.opened_anywhere.assign(n, 0);
+  bool any = false;
+  std::string first;
+  for (std::size_t e = 0; e < n; ++e) {
+    if (s.set.events[e].tool != ToolEvent::none) continue;  // not opened: counted by the exporter
+    for (const auto& c : s.counters) {
+      if (c.opened(e)) s.opened_anywhere[e] = 1;
+      if (!s.failures[e] && c.failures()[e]) s.failures[e] = c.failures()[e];
+    }
+    any = any || s.opened_anywhere[e];
+    if (!s.failures[e]) continue;
+    const auto& f = *s.failures[e];
+    std::string why = fmt::format("{}: {}", f.name, failure_reason(f));
+    if (first.empty()) first = fmt::format("{}: {}", spec::printable(s.set.events[e].name), why);
+    std::fprintf(stderr, "perfspec exporter: set '%s': '%s' cannot be counted%s: %s\n",
+                 spec::printable(s.config.name).c_str(), spec::printable(s.set.events[e].name).c_str(),
+                 s.opened_anywhere[e] ? " on some CPUs" : "", spec::printable(why).c_str());
+  }
+  if (!any && !first.empty()) {
+    s.up = false;
+    s.nothing_opened = true;
+    s.down = "no event of the set could be opened: " + first;
+  }
+}
+
 // Open `s` for its target now (again, when its process or cgroup came back).
 void open_set(SetState& s) {
   s.counters.clear();
   s.counter_cpu.clear();
   s.up = false;
+  s.nothing_opened = false;
   s.down.clear();
   s.base.clear();
   s.values.clear();
@@ -364,6 +409,7 @@ void open_set(SetState& s) {
     for (auto& c : s.counters) c.enable();
     s.places.resize(s.counters.size());
     s.up = true;
+    note_failures(s);
   } catch (const Error& e) {
     s.counters.clear();
     s.counter_cpu.clear();
@@ -388,19 +434,23 @@ void check_target(SetState& s) {
       return;
     }
     case SetConfig::Target::pid:
-      if (s.up && process_state(s.pid) != Process::running) {
-        s.up = false;
+      if ((s.up || s.nothing_opened) && process_state(s.pid) != Process::running) {
+        s.up = s.nothing_opened = false;
         s.down = fmt::format("process {} has exited", s.pid);
       }
       return;
-    case SetConfig::Target::command:
-      if (s.up && process_state(s.pid) == Process::running && comm_of(s.pid) == s.config.command.text) return;
-      if (s.up) {
-        s.up = false;
+    case SetConfig::Target::command: {
+      // open for its process (counting, or with nothing that could be opened: not opened again each scrape)
+      const bool open_here = s.up || s.nothing_opened;
+      if (open_here && process_state(s.pid) == Process::running && comm_of(s.pid) == s.config.command.text)
+        return;
+      if (open_here) {
+        s.up = s.nothing_opened = false;
         s.down = fmt::format("process {} ({}) has exited", s.pid, s.config.command.text);
       }
       if (find_command(s.config.command.text) >= 0) open_set(s);
       return;
+    }
   }
 }
 
@@ -607,11 +657,11 @@ std::vector<prometheus::MetricFamily> State::collect(CpuReaders* readers) {
       if (!here_anywhere[e] || (failure[e] && failure[e]->state == runtime::Count::State::not_supported)) {
         Labels l = set_labels;
         l.insert(l.end(), ev_labels.begin(), ev_labels.end());
-        const runtime::Failure* f = failure[e] ? &*failure[e]->failure : nullptr;
+        const runtime::Failure* f = failure[e] && failure[e]->failure        ? &*failure[e]->failure
+                                    : e < s.failures.size() && s.failures[e] ? &*s.failures[e]
+                                                                             : nullptr;
         l.push_back({"errno", f ? spec::errno_name(f->error) : std::string()});
-        std::string reason = f ? f->meaning : "not opened on any CPU";
-        if (f && !f->detail.empty()) reason += " (" + f->detail + ")";
-        l.push_back({"reason", reason});
+        l.push_back({"reason", f ? failure_reason(*f) : "not opened on any CPU"});
         add(failed, std::move(l), 1);
         if (!here_anywhere[e]) continue;
       }

@@ -300,6 +300,13 @@ class Counters {
   void read_places(std::vector<PlaceCounts>& out);
   /// The event set, with names updated by fallbacks (`cycles` -> `cycles:u`).
   const EventSet& events() const;
+  /// Per event: why it could not be opened (everywhere, or on some CPUs), nullopt when it opened
+  /// everywhere it was asked to; known from open(), before any read.
+  ///
+  /// Example: `if (auto& f = c.failures()[e]) log(f->name + ": " + f->hint);`
+  const std::vector<std::optional<Failure>>& failures() const;
+  /// Per event: whether it was opened anywhere.
+  bool opened(std::size_t event) const;
   /// How many file descriptors are open.
   std::size_t open_fds() const;
 
