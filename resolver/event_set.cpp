@@ -24,8 +24,10 @@ void EventSet::append(EventSet&& other) {
     for (auto& m : g.members) m += base;
     groups.push_back(std::move(g));
   }
+  regrouped = regrouped || other.regrouped;
   other.events.clear();
   other.groups.clear();
+  other.regrouped = false;
 }
 
 }  // namespace perfspec

@@ -17,45 +17,47 @@ bool has_letter(const ast::Modifiers& m, char c) {
   return std::find(m.letters.begin(), m.letters.end(), c) != m.letters.end();
 }
 
-// Software-context events (software, tracepoint, breakpoint) may join a group on any PMU.
-bool any_pmu_can_host(const ResolvedEvent& e) {
-  return e.attr.type == spec::type_software || e.attr.type == spec::type_tracepoint ||
-         e.attr.type == spec::type_breakpoint;
-}
-
-// The kernel schedules a group on one PMU. A written group whose events landed on several PMUs (a
-// hybrid machine's `{cycles,instructions}`, or a wildcard over uncore PMUs) is split into one group
-// per PMU in order of first appearance, as perf does; software-context events stay with the first
-// group. Reorders events[first, first + slot.size()) (and `from` with them) so that each group's
-// events are together, keeping their order within it; `slot` gets each event's group. Returns the
-// number of groups.
-std::size_t order_by_pmu(Events& events, std::size_t first, std::vector<const ast::Event*>& from,
+// A written group split as perf 6.12 splits it (parse_events__sort_events_and_fix_groups): events in
+// order of the PMU they group under (group_pmu_names, by name as strcmp orders them), within one PMU
+// topdown's slots first then its metric events (arch_evlist__cmp), events with the `R` modifier last,
+// else as written; each run of one PMU is a group, its first event the leader. Reorders
+// events[first, first + slot.size()) (and `from` with them); `slot` gets each event's group. Returns
+// the number of groups.
+std::size_t order_by_pmu(const Machine& machine, Events& events, std::size_t first,
+                         std::vector<const ast::Event*>& from, const ast::Modifiers& group_modifiers,
                          std::vector<std::size_t>& slot) {
   const std::size_t produced = slot.size();
-  std::vector<const std::string*> order;
-  for (std::size_t i = 0; i < produced; ++i) {
-    const ResolvedEvent& e = events[first + i];
-    if (any_pmu_can_host(e)) continue;
-    auto it = std::find_if(order.begin(), order.end(), [&](const std::string* p) { return *p == e.pmu; });
-    slot[i] = static_cast<std::size_t>(it - order.begin());
-    if (it == order.end()) order.push_back(&e.pmu);
-  }
-  if (std::is_sorted(slot.begin(), slot.end())) return std::max<std::size_t>(order.size(), 1);
+  std::vector<const ResolvedEvent*> evs(produced);
+  for (std::size_t i = 0; i < produced; ++i) evs[i] = &events[first + i];
+  std::vector<std::string_view> pmu = group_pmu_names(machine, evs);
+  std::vector<int> rank(produced);
+  const bool group_R = has_letter(group_modifiers, 'R');
+  for (std::size_t i = 0; i < produced; ++i)
+    rank[i] = topdown_rank(machine, *evs[i]) * 2 + (group_R || has_letter(from[i]->modifiers, 'R') ? 1 : 0);
   std::vector<std::size_t> perm(produced);
   for (std::size_t i = 0; i < produced; ++i) perm[i] = i;
-  std::stable_sort(perm.begin(), perm.end(), [&](std::size_t a, std::size_t b) { return slot[a] < slot[b]; });
-  std::vector<ResolvedEvent> moved;
-  std::vector<const ast::Event*> origin;
-  std::vector<std::size_t> slots_sorted;
-  for (std::size_t i : perm) {
-    moved.push_back(std::move(events[first + i]));
-    origin.push_back(from[i]);
-    slots_sorted.push_back(slot[i]);
+  std::stable_sort(perm.begin(), perm.end(), [&](std::size_t a, std::size_t b) {
+    if (pmu[a] != pmu[b]) return pmu[a] < pmu[b];
+    return rank[a] < rank[b];
+  });
+  std::size_t groups = 0;
+  for (std::size_t k = 0; k < produced; ++k) {
+    if (k > 0 && pmu[perm[k]] != pmu[perm[k - 1]]) ++groups;
+    slot[k] = groups;
   }
-  for (std::size_t i = 0; i < produced; ++i) events[first + i] = std::move(moved[i]);
-  from = std::move(origin);
-  slot = std::move(slots_sorted);
-  return std::max<std::size_t>(order.size(), 1);
+  if (!std::is_sorted(perm.begin(), perm.end())) {
+    // std::string_views into the events: copied before the events move
+    std::vector<ResolvedEvent> moved;
+    std::vector<const ast::Event*> origin;
+    moved.reserve(produced);
+    for (std::size_t i : perm) {
+      moved.push_back(std::move(events[first + i]));
+      origin.push_back(from[i]);
+    }
+    for (std::size_t i = 0; i < produced; ++i) events[first + i] = std::move(moved[i]);
+    from = std::move(origin);
+  }
+  return groups + 1;
 }
 
 }  // namespace
@@ -69,6 +71,54 @@ int topdown_rank(const Machine& machine, const ResolvedEvent& event) {
   const Pmu* pmu = machine.pmu(event.pmu);
   if (!pmu || !pmu->is_core() || event.attr.type != pmu->type() || !pmu->alias("slots")) return 2;
   return slots ? 0 : 1;
+}
+
+bool aux_tracer(std::string_view pmu) {
+  // perf marks these PMUs auxtrace (tools/perf/arch/*/util/pmu.c, auxtrace.c)
+  return pmu == "intel_pt" || pmu == "intel_bts" || pmu == "cs_etm" || pmu.starts_with("arm_spe") ||
+         pmu.starts_with("hisi_ptt");
+}
+
+bool software_context(const Machine& machine, const ResolvedEvent& e) {
+  if (e.tool != ToolEvent::none) return true;  // perf 6.12 opens tool events as software ones
+  const Pmu* pmu = machine.pmu(e.pmu);
+  if (!pmu)  // a legacy hardware or cache event without a core PMU, or a fixture without the folder
+    return e.attr.type == spec::type_software || e.attr.type == spec::type_tracepoint ||
+           e.attr.type == spec::type_breakpoint;
+  if (pmu->is_core() || pmu->is_uncore() || aux_tracer(pmu->name())) return false;
+  switch (pmu->type()) {
+    case spec::type_software:
+    case spec::type_tracepoint:
+    case spec::type_breakpoint: return true;
+    case spec::type_hardware:
+    case spec::type_hw_cache:
+    case spec::type_raw: return false;
+    default: return pmu->name() == "kprobe" || pmu->name() == "msr" || pmu->name() == "uprobe";
+  }
+}
+
+std::vector<std::string_view> group_pmu_names(const Machine& machine,
+                                              const std::vector<const ResolvedEvent*>& events) {
+  std::vector<std::string_view> out;
+  out.reserve(events.size());
+  if (events.empty()) return out;
+  const ResolvedEvent& leader = *events.front();
+  const bool leader_software = software_context(machine, leader);
+  const bool aux_leader = aux_tracer(leader.pmu);
+  // The group's PMU for its software events: the leader's, else its first member of another context.
+  std::optional<std::string_view> host;
+  if (!leader_software)
+    host = leader.pmu;
+  else if (events.size() > 1)
+    for (std::size_t i = 1; i < events.size() && !host; ++i)
+      if (!software_context(machine, *events[i])) host = events[i]->pmu;
+  // perf 6.12 names a tool event's PMU "software" (it opens them as software events)
+  auto own = [](const ResolvedEvent& e) -> std::string_view {
+    return e.tool != ToolEvent::none ? std::string_view("software") : std::string_view(e.pmu);
+  };
+  for (const ResolvedEvent* e : events)
+    out.push_back((aux_leader || software_context(machine, *e)) && host ? *host : own(*e));
+  return out;
 }
 
 void Resolver::add_lone(const ast::Item& item, Events& events, GroupSlots& groups) {
@@ -102,7 +152,9 @@ void Resolver::add_braced(const ast::Item& item, Events& events, GroupSlots& gro
   }
   const std::size_t produced = events.size() - first;
   std::vector<std::size_t> slot(produced, 0);
-  const std::size_t slots = order_by_pmu(events, first, from, slot);
+  std::vector<const ast::Event*> written = from;
+  const std::size_t slots = order_by_pmu(machine_, events, first, from, item.modifiers, slot);
+  if (slots > 1 || from != written) regrouped_ = true;
   const bool group_P = has_letter(item.modifiers, 'P');
   for (std::size_t s = 0, i = 0; s < slots; ++s) {
     std::size_t group_index = groups.size();
@@ -113,30 +165,6 @@ void Resolver::add_braced(const ast::Item& item, Events& events, GroupSlots& gro
     std::size_t leader = first + i;
     std::size_t size = 0;
     while (i + size < produced && slot[i + size] == s) ++size;
-    // Topdown events: slots first, then the metric events, as the kernel accepts them.
-    // (Checked without allocating first: almost no group holds one.)
-    bool topdown = false;
-    for (std::size_t k = 0; k < size && !topdown; ++k)
-      topdown = topdown_rank(machine_, events[first + i + k]) < 2;
-    std::vector<int> rank;
-    if (topdown)
-      for (std::size_t k = 0; k < size; ++k) rank.push_back(topdown_rank(machine_, events[first + i + k]));
-    if (topdown && !std::is_sorted(rank.begin(), rank.end())) {
-      std::vector<std::size_t> perm(size);
-      for (std::size_t k = 0; k < size; ++k) perm[k] = k;
-      std::stable_sort(perm.begin(), perm.end(),
-                       [&](std::size_t a, std::size_t b) { return rank[a] < rank[b]; });
-      std::vector<ResolvedEvent> moved;
-      std::vector<const ast::Event*> origin;
-      for (std::size_t k : perm) {
-        moved.push_back(std::move(events[first + i + k]));
-        origin.push_back(from[i + k]);
-      }
-      for (std::size_t k = 0; k < size; ++k) {
-        events[first + i + k] = std::move(moved[k]);
-        from[i + k] = origin[k];
-      }
-    }
     g.members.reserve(size);
     for (std::size_t k = 0; k < size; ++k, ++i) {
       std::size_t index = first + i;
@@ -154,6 +182,7 @@ void Resolver::add_braced(const ast::Item& item, Events& events, GroupSlots& gro
 void Resolver::run(EventSet& set) {
   Events events(set.events);
   GroupSlots groups(set.groups);
+  regrouped_ = pmu_wildcard_ = false;
   std::size_t written = 0;
   for (const auto& item : list_.items) written += item.events.size();
   events.reserve(written);
@@ -166,6 +195,7 @@ void Resolver::run(EventSet& set) {
   }
   events.finish();
   groups.finish();
+  set.regrouped = regrouped_ && !pmu_wildcard_;
 }
 
 }  // namespace perfspec::resolver

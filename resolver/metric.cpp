@@ -583,15 +583,18 @@ bool schedulable(const std::vector<std::vector<unsigned>>& allowed, unsigned cou
 // The sizes of the groups `evs` (one PMU's, in order) are cut into so that each fits the PMU's counters
 // as its tables describe them: one group when they fit or nothing is known, else consecutive groups
 // filled in order (an event that fits nowhere alone is a group of one).
-std::vector<std::size_t> counter_fit(const spec::Machine& machine,
+std::vector<std::size_t> counter_fit(const spec::Machine& machine, std::string_view pmu,
                                      const std::vector<const ResolvedEvent*>& evs) {
   if (evs.size() < 2) return {evs.size()};
-  const spec::Machine::PmuCounters* pc = machine.pmu_counters(evs.front()->pmu);
+  const spec::Machine::PmuCounters* pc = machine.pmu_counters(pmu);
   if (!pc || pc->fixed + pc->generic == 0) return {evs.size()};
   std::vector<std::size_t> sizes;
   std::vector<std::vector<unsigned>> current;
   for (const ResolvedEvent* ev : evs) {
-    current.push_back(counters_for(machine, *pc, *ev));
+    // a software-context member (msr's TSC) takes none of the PMU's counters
+    current.push_back(ev->pmu == pmu && !resolver::software_context(machine, *ev)
+                          ? counters_for(machine, *pc, *ev)
+                          : std::vector<unsigned>{});
     if (current.size() > 1 && !schedulable(current, pc->fixed + pc->generic)) {
       auto last = std::move(current.back());
       current.pop_back();
@@ -820,14 +823,26 @@ Plan plan(std::string_view request, const spec::Machine& machine, const Options&
     ResolvedMetric& m = out.metrics[which];
     const std::vector<std::string>& ids = ids_of[which];
     const bool alone = alone_of[which];
-    // The events of each identifier, by PMU, in the order the metric names them.
+    // The events of each identifier, by the PMU each groups under, in the order the metric names them:
+    // perf writes them as one group `{...}:W` (tool events outside it) and splits it as it splits any
+    // written group (resolver::group_pmu_names), so that the software-context ones (msr's TSC, ...) stay
+    // with the events they are measured against.
+    std::vector<const ResolvedEvent*> in_group;
+    for (const auto& id : ids) {
+      const EventSet& set = r.events_of(id);
+      for (const auto& ev : set.events)
+        if (!other_core_pmu(machine, m.definition.pmu, ev.pmu) && ev.tool == ToolEvent::none)
+          in_group.push_back(&ev);
+    }
+    const std::vector<std::string_view> group_pmu_of = resolver::group_pmu_names(machine, in_group);
+    std::size_t next_in_group = 0;
     std::vector<std::pair<std::string, std::vector<std::pair<std::string, std::size_t>>>> by_pmu;
     for (const auto& id : ids) {
       const EventSet& set = r.events_of(id);
       for (std::size_t k = 0; k < set.events.size(); ++k) {
         const auto& ev = set.events[k];
         if (other_core_pmu(machine, m.definition.pmu, ev.pmu)) continue;
-        std::string key = ev.tool != ToolEvent::none ? "tool" : ev.pmu;
+        std::string key = ev.tool != ToolEvent::none ? "tool" : std::string(group_pmu_of[next_in_group++]);
         // Not grouped, each event is alone; but topdown events stay a group with their slots leader,
         // the only way the kernel counts them (perf regroups them so too).
         if (alone && key != "tool" && resolver::topdown_rank(machine, ev) < 2)
@@ -866,13 +881,14 @@ Plan plan(std::string_view request, const spec::Machine& machine, const Options&
         // As many groups as the PMU's counters need (one, unless the tables say it has too few).
         std::vector<const ResolvedEvent*> evs;
         for (const auto& [id, k] : members) evs.push_back(&r.events_of(id).events[k]);
-        std::vector<std::size_t> sizes = counter_fit(machine, evs);
+        const std::string_view group_pmu = std::string_view(key).substr(0, key.find('#'));
+        std::vector<std::size_t> sizes = counter_fit(machine, group_pmu, evs);
         if (sizes.size() > 1)
-          m.folded.push_back(fmt::format(
-              "{} events on {} in {} groups: the PMU has {} generic and {} fixed "
-              "counters (counter.json)",
-              members.size(), evs.front()->pmu, sizes.size(), machine.pmu_counters(evs.front()->pmu)->generic,
-              machine.pmu_counters(evs.front()->pmu)->fixed));
+          m.folded.push_back(
+              fmt::format("{} events on {} in {} groups: the PMU has {} generic and {} fixed "
+                          "counters (counter.json)",
+                          members.size(), group_pmu, sizes.size(), machine.pmu_counters(group_pmu)->generic,
+                          machine.pmu_counters(group_pmu)->fixed));
         std::size_t next = 0;
         for (std::size_t size : sizes) {
           EventGroup g;

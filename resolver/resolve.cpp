@@ -342,6 +342,7 @@ void Resolver::resolve_pmu_form(const ast::Event& ev, Events& out) {
   std::sort(matches.begin(), matches.end(), natural_less);
   // A wildcard adds the event on every matching PMU that accepts the terms; it is an error only when
   // none does (as perf does for uncore PMUs that differ in their aliases).
+  pmu_wildcard_ = true;
   std::size_t first = out.size();
   std::optional<Error> first_error;
   for (const auto& n : matches) {

@@ -37,6 +37,23 @@ using GroupSlots = spec::Refill<EventGroup>;
 // groups so (arch_evlist__cmp).
 int topdown_rank(const Machine& machine, const ResolvedEvent& event);
 
+// perf 6.12's perf_pmu__is_software (tools/perf/util/pmu.c): an event of the software context, which the
+// kernel lets join a group of any PMU: software (tool events too), tracepoint and breakpoint events, and
+// the kprobe, msr and uprobe PMUs (the kernel's msr PMU runs in the software context). A core or uncore
+// PMU (one with `cpus` or `cpumask`) or an AUX tracer (intel_pt, cs_etm, arm_spe, ...) never is.
+bool software_context(const Machine& machine, const ResolvedEvent& event);
+// An AUX tracer's PMU (intel_pt, intel_bts, cs_etm, arm_spe_N, hisi_ptt_N): a group it leads takes events
+// of other PMUs (perf's evsel__is_aux_event).
+bool aux_tracer(std::string_view pmu);
+
+// perf 6.12's evsel__compute_group_pmu_name, for the events of one written group (`{...}`, leader first
+// as written): the PMU each groups under. An event takes its own PMU's name; a software-context event
+// (and every event of a group an AUX tracer leads) takes its leader's, or when the leader is of the
+// software context too, the first non-software member's (in written order); in a group of software
+// events alone each keeps its own. Events of one written group with the same name share a group.
+std::vector<std::string_view> group_pmu_names(const Machine& machine,
+                                              const std::vector<const ResolvedEvent*>& events);
+
 // What a caller already knows of the event a bare name (`MEM_LOAD_RETIRED.L1_MISS`) names on a PMU.
 struct KnownName {
   const ast::Term* term = nullptr;        // the name as a term, ahead of the event's own terms
@@ -65,6 +82,10 @@ class Resolver {
  private:
   const ast::EventList& list_;
   const Machine& machine_;
+  // perf's "events were regrouped to match PMUs": a written group split or reordered; not said when a
+  // PMU name matched several PMUs (perf's wild_card_pmus).
+  bool regrouped_ = false;
+  bool pmu_wildcard_ = false;
 
   std::string text(Span s) const { return list_.text.substr(s.begin, s.end - s.begin); }
   // Each appends what the event resolves to onto `out`, and nothing when it throws.

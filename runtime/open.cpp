@@ -254,6 +254,123 @@ std::vector<int> cpus_for(const ResolvedEvent& leader, const Target& target, con
   return out;
 }
 
+std::vector<int> event_cpus(const ResolvedEvent& e, const Target& target, const std::vector<int>& online) {
+  // The PMU's own CPUs (perf's own_cpus): an uncore cpumask, a hybrid core PMU's cpus, duration_time's 0.
+  std::vector<int> own;
+  bool requires_cpu = false, core_cpus = false;
+  if (e.tool == ToolEvent::duration_time) {
+    own = {0};
+  } else if (!e.placement.cpumask.empty()) {
+    own = parse_cpu_list(e.placement.cpumask);
+    requires_cpu = true;
+  } else if (!e.placement.cpus.empty()) {
+    own = parse_cpu_list(e.placement.cpus);
+    core_cpus = true;
+  }
+  // What the user asked for: a task (any CPU), every online CPU (-a), or CPUs (-C).
+  const bool has_user = target.kind == Target::Kind::cpus && !target.cpus.empty();
+  std::vector<int> user = target.kind != Target::Kind::cpus ? std::vector<int>{-1}
+                          : has_user                        ? target.cpus
+                                                            : online;
+  std::sort(user.begin(), user.end());
+  user.erase(std::unique(user.begin(), user.end()), user.end());
+  if (has_user && core_cpus) {
+    std::erase_if(user, [&](int c) { return !contains(own, c); });
+    return user;
+  }
+  if (own.empty() || has_user || (!requires_cpu && user == std::vector<int>{-1})) return user;
+  return own;
+}
+
+namespace {
+// A CPU map as perf's cpu_map__snprint writes it: ranges "0-7,9", -1 alone for any CPU.
+std::string cpu_map_text(const std::vector<int>& cpus) {
+  std::string out;
+  for (std::size_t i = 0; i < cpus.size();) {
+    std::size_t j = i;
+    while (j + 1 < cpus.size() && cpus[j + 1] == cpus[j] + 1 && cpus[i] >= 0) ++j;
+    out += fmt::format("{}{}", out.empty() ? "" : ",", cpus[i]);
+    if (j > i) out += fmt::format("-{}", cpus[j]);
+    i = j + 1;
+  }
+  return out;
+}
+}  // namespace
+
+std::vector<Ungrouped> ungroup_by_cpus(EventSet& set, const Target& target, Syscalls& sys) {
+  std::vector<Ungrouped> changed;
+  const std::vector<int> online =
+      target.kind == Target::Kind::cpus && target.cpus.empty() ? sys.online_cpus() : std::vector<int>{};
+  auto desc = [&](const EventGroup& g) {
+    std::string d = fmt::format("{} {{ ", g.name.empty() ? "anon group" : g.name);
+    for (std::size_t k = 0; k < g.members.size(); ++k)
+      d += fmt::format("{}{}", k ? ", " : "", set.events[g.members[k]].name);
+    return d + " }";
+  };
+  bool any = false;
+  std::vector<std::vector<int>> cpus(set.events.size());
+  for (std::size_t i = 0; i < set.events.size(); ++i) cpus[i] = event_cpus(set.events[i], target, online);
+  std::vector<std::size_t> alone;  // members taken out
+  for (const auto& g : set.groups) {
+    if (g.members.size() < 2) continue;
+    const std::size_t leader = g.members.front();
+    bool warned = false;
+    for (std::size_t k = 1; k < g.members.size(); ++k) {
+      const std::size_t m = g.members[k];
+      if (cpus[m] == cpus[leader]) continue;
+      changed.push_back({warned ? std::string() : desc(g), set.events[leader].name,
+                         cpu_map_text(cpus[leader]), set.events[m].name, cpu_map_text(cpus[m])});
+      warned = any = true;
+      // (perf keeps a topdown event with its slots leader; both are of one core PMU, whose CPUs they
+      // share, so that never applies here.)
+      alone.push_back(m);
+    }
+  }
+  if (!any) return changed;
+  // The groups again, in the order of their first events: each member taken out a group of its own
+  // where it stands.
+  std::vector<char> out(set.events.size(), 0);
+  for (std::size_t m : alone) out[m] = 1;
+  std::vector<EventGroup> groups;
+  std::vector<std::size_t> new_group(set.groups.size(), 0);
+  std::vector<std::pair<std::size_t, std::size_t>> order;  // (first event, group or ~0 for an event)
+  for (std::size_t g = 0; g < set.groups.size(); ++g) order.emplace_back(set.groups[g].members.front(), g);
+  for (std::size_t m : alone) order.emplace_back(m, ~std::size_t{0});
+  std::sort(order.begin(), order.end());
+  for (const auto& [first, g] : order) {
+    EventGroup ng;
+    if (g == ~std::size_t{0}) {
+      ng.members = {first};
+      ng.name = set.groups[set.events[first].group].name;
+    } else {
+      ng = set.groups[g];
+      std::erase_if(ng.members, [&](std::size_t m) { return out[m] != 0; });
+    }
+    for (std::size_t m : ng.members) {
+      set.events[m].group = groups.size();
+      set.events[m].leader = ng.members.front();
+    }
+    if (ng.members.size() < 2) ng.weak = false;
+    groups.push_back(std::move(ng));
+  }
+  set.groups = std::move(groups);
+  return changed;
+}
+
+std::string ungroup_warning(const std::vector<Ungrouped>& taken, bool verbose) {
+  std::string out;
+  for (const auto& u : taken) {
+    if (!u.group.empty())
+      out += fmt::format(
+          "WARNING: grouped events cpus do not match.\nEvents with CPUs not matching the leader will be "
+          "removed from the group.\n  {}\n",
+          u.group);
+    if (verbose)
+      out += fmt::format("     {}: {}\n     {}: {}\n", u.leader, u.leader_cpus, u.member, u.member_cpus);
+  }
+  return out;
+}
+
 OpenedSet open_set(const EventSet& set, const Target& target, const OpenOptions& options, Syscalls& sys,
                    const PrepareAttr& prepare, bool task_per_cpu) {
   if (target.kind == Target::Kind::process && target.pid <= 0)

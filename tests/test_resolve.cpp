@@ -687,3 +687,158 @@ TEST_CASE("perf's tool events: duration_time, user_time, system_time resolve to 
   CHECK(counts[0].failure->name == "tool event");
 }
 }  // namespace perfspec
+
+namespace {
+// The groups of a set in order, as perf 6.12's stat -vv shows them by their group_fd: a group of several
+// in braces, an event alone by its name.
+std::string groups_of(const perfspec::EventSet& set) {
+  std::string out;
+  for (const auto& g : set.groups) {
+    if (!out.empty()) out += ' ';
+    if (g.members.size() > 1) out += '{';
+    for (std::size_t k = 0; k < g.members.size(); ++k) out += (k ? "," : "") + set.events[g.members[k]].name;
+    if (g.members.size() > 1) out += '}';
+  }
+  return out;
+}
+// A kernel of `n` online CPUs, for the CPUs an event counts on system-wide.
+struct OnlineCpus final : perfspec::runtime::Syscalls {
+  int n;
+  explicit OnlineCpus(int count) : n(count) {}
+  int perf_event_open(const perfspec::Attr&, int, int, int, unsigned long) override { return -ENOSYS; }
+  long read(int, void*, std::size_t) override { return -ENOSYS; }
+  int ioctl(int, unsigned long, unsigned long) override { return -ENOSYS; }
+  int close(int) override { return 0; }
+  void* mmap(int, std::size_t, int) override { return nullptr; }
+  int munmap(void*, std::size_t) override { return 0; }
+  std::vector<int> online_cpus() override {
+    std::vector<int> v(static_cast<std::size_t>(n));
+    for (int i = 0; i < n; ++i) v[static_cast<std::size_t>(i)] = i;
+    return v;
+  }
+};
+// Resolved, then the CPU check of perf stat for a task (""), -a ("-a") or -C LIST ("-C 0"): the groups,
+// then " | " and perf's warning's group descriptions.
+std::string stat_groups(std::string_view text, const Machine& m, std::string_view target, int cpus = 56) {
+  auto set = perfspec::resolve(text, m);
+  namespace rt = perfspec::runtime;
+  rt::Target t = target.empty()   ? rt::Target::self_thread()
+                 : target == "-a" ? rt::Target::system_wide()
+                                  : rt::Target::system_wide(perfspec::spec::parse_cpu_list(target.substr(3)));
+  OnlineCpus sys(cpus);
+  auto warned = rt::ungroup_by_cpus(set, t, sys);
+  std::string out = groups_of(set);
+  for (const auto& w : warned)
+    if (!w.group.empty()) out += " | " + w.group;
+  return out;
+}
+}  // namespace
+
+TEST_CASE("groups as perf 6.12 splits them: which PMUs share a group (perf_pmu__is_software)") {
+  // Each expectation is perf 6.12's own (stat -vv's group_fd, on these fixtures).
+  // msr runs in the kernel's software context: it joins a group of any PMU, leading or not.
+  CHECK(groups_of(perfspec::resolve("{cycles,msr/tsc/,cpu/event=0xc0/}", skx())) ==
+        "{cycles,msr/tsc/,cpu/event=0xc0/}");
+  CHECK(groups_of(perfspec::resolve("{msr/tsc/,cycles,instructions}", skx())) ==
+        "{msr/tsc/,cycles,instructions}");
+  CHECK(groups_of(perfspec::resolve("{task-clock,msr/tsc/,cycles}", skx())) ==
+        "{task-clock,msr/tsc/,cycles}");
+  CHECK(
+      groups_of(perfspec::resolve("{cycles,task-clock,sched:sched_switch,msr/tsc/,mem:0x1000:rw}", skx())) ==
+      "{cycles,task-clock,sched:sched_switch,msr/tsc/,mem:0x1000:rw}");
+  CHECK(groups_of(perfspec::resolve("{sched:sched_switch,cycles,instructions}", skx())) ==
+        "{sched:sched_switch,cycles,instructions}");
+  CHECK(groups_of(perfspec::resolve("{mem:0x1000:rw,cycles,instructions}", skx())) ==
+        "{mem:0x1000:rw,cycles,instructions}");
+  // software events with no other PMU keep their own PMUs' names: split by them, in their order
+  CHECK(groups_of(perfspec::resolve("{task-clock,page-faults,msr/tsc/,sched:sched_switch}", skx())) ==
+        "msr/tsc/ {task-clock,page-faults} sched:sched_switch");
+  CHECK(groups_of(perfspec::resolve("{sched:sched_switch,task-clock,page-faults}", skx())) ==
+        "{task-clock,page-faults} sched:sched_switch");
+  CHECK(groups_of(perfspec::resolve("{mem:0x1000:rw,task-clock}", skx())) == "mem:0x1000:rw task-clock");
+  CHECK(groups_of(perfspec::resolve("{sched:sched_switch,msr/tsc/}", skx())) ==
+        "msr/tsc/ sched:sched_switch");
+  // a software leader: its group's PMU is its first member of another
+  CHECK(groups_of(perfspec::resolve("{msr/tsc/,uncore_imc_0/clockticks/}", skx())) ==
+        "{msr/tsc/,uncore_imc_0/clockticks/}");
+  CHECK(groups_of(perfspec::resolve("{task-clock,uncore_imc_0/clockticks/,cycles}", skx())) ==
+        "cycles {task-clock,uncore_imc_0/clockticks/}");
+  CHECK(groups_of(perfspec::resolve("{cycles,uncore_imc_0/clockticks/,instructions}", skx())) ==
+        "{cycles,instructions} uncore_imc_0/clockticks/");
+  CHECK(groups_of(perfspec::resolve("{cycles,task-clock,uncore_imc_0/clockticks/,msr/tsc/}", skx())) ==
+        "{cycles,task-clock,msr/tsc/} uncore_imc_0/clockticks/");
+  // PMUs of their own in name order; an AUX tracer's group takes every PMU
+  CHECK(groups_of(perfspec::resolve("{uncore_imc_0/clockticks/,uncore_cha_0/event=0/}", skx())) ==
+        "uncore_cha_0/event=0/ uncore_imc_0/clockticks/");
+  CHECK(groups_of(perfspec::resolve("{intel_pt//,cycles}", skx())) == "{intel_pt//,cycles}");
+  CHECK(groups_of(perfspec::resolve("{kprobe/config=0/,cycles}", skx())) == "{kprobe/config=0/,cycles}");
+  // hybrid: each core PMU its own group, cpu_atom first
+  CHECK(groups_of(perfspec::resolve("{cpu_core/cycles/,cpu_atom/cycles/}", adl())) ==
+        "cpu_atom/cycles/ cpu_core/cycles/");
+  CHECK(groups_of(perfspec::resolve("{task-clock,cpu_core/cycles/,cpu_atom/cycles/}", adl())) ==
+        "cpu_atom/cycles/ {task-clock,cpu_core/cycles/}");
+  // perf warns "events were regrouped to match PMUs" when a group was split or reordered, not when a PMU
+  // name matched several PMUs
+  CHECK(perfspec::resolve("{task-clock,page-faults,msr/tsc/}", skx()).regrouped);
+  CHECK(!perfspec::resolve("{cycles,msr/tsc/,instructions}", skx()).regrouped);
+  CHECK(!perfspec::resolve("{uncore_imc/clockticks/,task-clock}", skx()).regrouped);
+  CHECK(perfspec::resolve("{task-clock,clockticks}", skx()).regrouped);  // an alias on several PMUs
+}
+
+TEST_CASE("perf stat's CPU check: a member counting on other CPUs than its leader counts alone") {
+  // perf 6.12 stat on the same fixtures: per thread, -a, -C 0
+  CHECK(stat_groups("{task-clock,uncore_imc_0/clockticks/}", skx(), "") ==
+        "task-clock uncore_imc_0/clockticks/ | anon group { task-clock, uncore_imc_0/clockticks/ }");
+  CHECK(stat_groups("{task-clock,uncore_imc_0/clockticks/}", skx(), "-a") ==
+        "task-clock uncore_imc_0/clockticks/ | anon group { task-clock, uncore_imc_0/clockticks/ }");
+  CHECK(stat_groups("{task-clock,uncore_imc_0/clockticks/}", skx(), "-C 0") ==
+        "{task-clock,uncore_imc_0/clockticks/}");
+  CHECK(stat_groups("{uncore_imc_0/clockticks/,task-clock}", skx(), "") ==
+        "uncore_imc_0/clockticks/ task-clock | anon group { uncore_imc_0/clockticks/, task-clock }");
+  CHECK(stat_groups("{msr/tsc/,uncore_imc_0/clockticks/}", skx(), "-C 0") ==
+        "{msr/tsc/,uncore_imc_0/clockticks/}");
+  CHECK(stat_groups("{msr/tsc/,uncore_imc_0/clockticks/}", skx(), "-a") ==
+        "msr/tsc/ uncore_imc_0/clockticks/ | anon group { msr/tsc/, uncore_imc_0/clockticks/ }");
+  CHECK(stat_groups("{task-clock,power/energy-pkg/}", skx(), "-a") ==
+        "task-clock power/energy-pkg/ | anon group { task-clock, power/energy-pkg/ }");
+  // the member leaves where it stands; the others stay a group (a named one keeps its name)
+  CHECK(stat_groups("mygrp{task-clock,uncore_imc_0/clockticks/,page-faults}", skx(), "") ==
+        "{task-clock,page-faults} uncore_imc_0/clockticks/ | mygrp { task-clock, uncore_imc_0/clockticks/, "
+        "page-faults }");
+  CHECK(stat_groups("{task-clock,uncore_imc_0/clockticks/,cycles}", skx(), "") ==
+        "cycles task-clock uncore_imc_0/clockticks/ | anon group { task-clock, uncore_imc_0/clockticks/ }");
+  CHECK(stat_groups("{task-clock,uncore_imc_0/clockticks/,cycles}", skx(), "-C 0") ==
+        "cycles {task-clock,uncore_imc_0/clockticks/}");
+  // an alias of every uncore_cha and uncore_imc PMU: the first PMU's event is in the software
+  // leader's group, which the CPU check splits
+  CHECK(stat_groups("{task-clock,clockticks}", skx(), "") ==
+        "task-clock clockticks clockticks clockticks clockticks clockticks clockticks clockticks clockticks "
+        "clockticks clockticks | anon group { task-clock, clockticks }");
+  // duration_time counts on CPU 0 system-wide, on any CPU for a task
+  CHECK(stat_groups("{cycles,duration_time}", skx(), "") == "{cycles,duration_time}");
+  CHECK(stat_groups("{cycles,duration_time}", skx(), "-a") ==
+        "cycles duration_time | anon group { cycles, duration_time }");
+  // a hybrid core PMU counts on its own CPUs system-wide: a software event beside it does not
+  CHECK(stat_groups("{task-clock,cpu_core/cycles/}", adl(), "", 16) == "{task-clock,cpu_core/cycles/}");
+  CHECK(stat_groups("{task-clock,cpu_core/cycles/}", adl(), "-a", 16) ==
+        "task-clock cpu_core/cycles/ | anon group { task-clock, cpu_core/cycles/ }");
+  CHECK(stat_groups("{task-clock,cpu_core/cycles/}", adl(), "-C 0", 16) == "{task-clock,cpu_core/cycles/}");
+  CHECK(stat_groups("{cpu_core/cycles/,msr/tsc/}", adl(), "-a", 16) ==
+        "cpu_core/cycles/ msr/tsc/ | anon group { cpu_core/cycles/, msr/tsc/ }");
+  // nothing to change: nothing said
+  CHECK(stat_groups("{cycles,instructions,task-clock}", skx(), "-a") == "{cycles,instructions,task-clock}");
+  // perf's words, and with -v each member's CPUs and its leader's (as perf's cpu_map__snprint writes them)
+  auto set = perfspec::resolve("{task-clock,clockticks,page-faults}", skx());
+  OnlineCpus sys(56);
+  auto taken = perfspec::runtime::ungroup_by_cpus(set, perfspec::runtime::Target::system_wide(), sys);
+  CHECK(
+      perfspec::runtime::ungroup_warning(taken) ==
+      "WARNING: grouped events cpus do not match.\nEvents with CPUs not matching the leader will be removed "
+      "from the group.\n  anon group { task-clock, clockticks, page-faults }\n");
+  CHECK(
+      perfspec::runtime::ungroup_warning(taken, true) ==
+      "WARNING: grouped events cpus do not match.\nEvents with CPUs not matching the leader will be removed "
+      "from the group.\n  anon group { task-clock, clockticks, page-faults }\n"
+      "     task-clock: 0-55\n     clockticks: 0,28\n");
+  CHECK(groups_of(set).starts_with("{task-clock,page-faults} clockticks clockticks"));
+}

@@ -393,6 +393,14 @@ void open_set(SetState& s) {
       break;
     }
   }
+  // Members that would count on other CPUs than their leader count alone, as perf stat has them.
+  for (const auto& u : runtime::ungroup_by_cpus(s.set, target))
+    std::fprintf(
+        stderr,
+        "perfspec exporter: set '%s': grouped events cpus do not match: '%s' (CPUs %s) counts alone, "
+        "not in the group of '%s' (CPUs %s)\n",
+        spec::printable(s.config.name).c_str(), spec::printable(u.member).c_str(), u.member_cpus.c_str(),
+        spec::printable(u.leader).c_str(), u.leader_cpus.c_str());
   try {
     if (target.kind == runtime::Target::Kind::cpus) {
       const std::vector<int> cpus = target.cpus.empty() ? runtime::system_calls().online_cpus() : target.cpus;

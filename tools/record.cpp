@@ -172,7 +172,9 @@ int Recorder::run() {
   if (default_event) lists.push_back("cycles");
   for (const auto& text : lists) {
     try {
-      set.append(resolve(text, machine_));
+      EventSet one = resolve(text, machine_);
+      if (one.regrouped) std::fputs("WARNING: events were regrouped to match PMUs\n", stderr);
+      set.append(std::move(one));
     } catch (const Error& e) {  // drawn under the -e it is in, as stat draws it
       return report_error(e, text, ErrorFormat::text);
     }

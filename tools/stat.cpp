@@ -326,7 +326,10 @@ class StatSession {
     EventSet once;
     for (const auto& text : lists) {
       try {
-        once.append(resolve(text, machine_));
+        EventSet one = resolve(text, machine_);
+        // perf's words when a written group was split or reordered by PMU (its parse_events)
+        if (one.regrouped) std::fputs("WARNING: events were regrouped to match PMUs\n", stderr);
+        once.append(std::move(one));
       } catch (const Error& e) {
         return report_error(e, text, error_format(o_.format));
       }
@@ -690,6 +693,13 @@ class StatSession {
   // One run: open, count until done, read. nullopt: stop with status_ (nothing counted).
   std::optional<StatReport> run_once() {
     runtime::Target target = make_target();
+    // A group whose members count on other CPUs than its leader: each such member alone, said as perf
+    // stat says it (once, before the first run).
+    if (!groups_checked_) {
+      groups_checked_ = true;
+      std::fputs(runtime::ungroup_warning(runtime::ungroup_by_cpus(set_, target), o_.verbose > 0).c_str(),
+                 stderr);
+    }
     // -vv: the attrs about to be opened, as perf stat -vv shows them.
     if (o_.verbose >= 2 && !o_.null_run) std::fputs(to_text(set_).c_str(), stderr);
     if (!o_.null_run) counters_.emplace(runtime::Counters::open(set_, target, runtime::OpenOptions{}));
@@ -846,6 +856,7 @@ class StatSession {
   int intervals_printed_ = 0;
   bool interval_count_reached_ = false;
   bool enabled_ = false, stop_ = false, csv_header_done_ = false;
+  bool groups_checked_ = false;  // ungroup_by_cpus done
   int status_ = 0;
 };
 

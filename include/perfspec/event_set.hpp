@@ -94,6 +94,10 @@ struct EventGroup {
 struct EventSet {
   std::vector<ResolvedEvent> events;
   std::vector<EventGroup> groups;
+  /// A written group was split by PMU or reordered, as perf 6.12 regroups it; `perf stat` and `perf
+  /// record` then warn "WARNING: events were regrouped to match PMUs" (not when a PMU name matched
+  /// several PMUs, as `uncore_imc/...` does: the split is expected there).
+  bool regrouped = false;
   /// Move `other`'s events and groups after these, renumbering its leaders, groups and members: the
   /// set of several event lists (`-e A -e B`) as one.
   ///

@@ -259,6 +259,36 @@ struct PlaceCounts {
 /// Example: `scale_count(1000, 100, 50) == 2000.0` (the event ran half of the time).
 double scale_count(std::uint64_t raw, std::uint64_t enabled, std::uint64_t running);
 
+/// The CPUs an event of `set` counts on for `target`, as perf 6.12 decides them
+/// (__perf_evlist__propagate_maps): -1 alone for a task (an uncore PMU's cpumask still), every online
+/// CPU system-wide, but an uncore PMU's cpumask and a hybrid core PMU's `cpus`, and `duration_time` CPU
+/// 0; with CPUs asked for, those (a hybrid core PMU's limited to its own).
+///
+/// Example: `event_cpus(set.events[0], Target::system_wide(), {0, 1}) == std::vector<int>{0, 1}`
+std::vector<int> event_cpus(const ResolvedEvent& event, const Target& target, const std::vector<int>& online);
+
+/// A member taken out of its group by ungroup_by_cpus, and why.
+struct Ungrouped {
+  /// perf's description of the group as it was ("anon group { task-clock, uncore_imc_0/clockticks/ }",
+  /// a named group's name for "anon group"); set on the first member taken out of each group only.
+  std::string group;
+  std::string leader, leader_cpus;  ///< the leader's name and CPUs, as perf prints a CPU map ("0-55", "-1")
+  std::string member, member_cpus;
+};
+
+/// A group whose members would count on other CPUs than its leader cannot be scheduled by the kernel (a
+/// software leader with an uncore member: the uncore PMU counts on its cpumask's CPU alone). As perf
+/// stat 6.12 does (evlist__check_cpu_maps), each such member is taken out of its group, where it stands,
+/// to count alone. Returns the members taken out, in order.
+///
+/// Example: `std::fputs(ungroup_warning(ungroup_by_cpus(set, target)).c_str(), stderr);`
+std::vector<Ungrouped> ungroup_by_cpus(EventSet& set, const Target& target, Syscalls& sys = system_calls());
+
+/// The warning perf stat prints for them: for each group, "WARNING: grouped events cpus do not match.",
+/// the line that says what is done, and the group; with `verbose` each member's CPUs and its leader's
+/// too. Each line ends in a newline; empty when none was taken out.
+std::string ungroup_warning(const std::vector<Ungrouped>& taken, bool verbose = false);
+
 /// An open event set. Owns every file descriptor; nothing leaks on any path, exceptions included.
 ///
 /// Example: `counters.enable(); work(); counters.disable(); auto counts = counters.read(); counters.reset();`
