@@ -1,7 +1,5 @@
 // SPDX-License-Identifier: MIT
 #include <algorithm>
-#include <charconv>
-#include <sstream>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -314,49 +312,6 @@ std::string to_string(const ResolvedEvent& event, const spec::Machine& machine) 
   return decode(event.attr, machine).event;
 }
 
-std::vector<Attr> parse_perf_attr_text(std::string_view text) {
-  std::vector<Attr> out;
-  std::istringstream in{std::string(text)};
-  std::string line;
-  Attr* cur = nullptr;
-  while (std::getline(in, line)) {
-    if (line.starts_with("perf_event_attr:")) {
-      out.emplace_back();
-      cur = &out.back();
-      continue;
-    }
-    if (!cur) continue;
-    if (line.starts_with("---") || line.starts_with("sys_perf_event_open")) {
-      cur = nullptr;
-      continue;
-    }
-    // "  { bp_addr, config1 }             0x1000" / "  exclude_kernel                   1"
-    std::string_view l = line;
-    while (!l.empty() && l.front() == ' ') l.remove_prefix(1);
-    auto gap = l.find("  ");
-    if (gap == std::string_view::npos) continue;
-    std::string_view key = l.substr(0, gap), value = l.substr(gap);
-    while (!value.empty() && value.front() == ' ') value.remove_prefix(1);
-    while (!value.empty() && (value.back() == ' ' || value.back() == '\r')) value.remove_suffix(1);
-    if (key.starts_with("{") &&
-        key.ends_with("}")) {  // a union: "{ bp_addr, config1 }" -> config1 (the last name)
-      key = key.substr(1, key.size() - 2);
-      if (auto comma = key.rfind(','); comma != std::string_view::npos) key = key.substr(comma + 1);
-      while (!key.empty() && key.front() == ' ') key.remove_prefix(1);
-      while (!key.empty() && key.back() == ' ') key.remove_suffix(1);
-    }
-    const AttrField* f = find_attr_field(key);
-    if (!f) continue;
-    std::uint64_t v = 0;
-    bool hex = value.starts_with("0x");
-    auto digits = hex ? value.substr(2) : value;
-    auto [p, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), v, hex ? 16 : 10);
-    if (ec != std::errc{} || p != digits.data() + digits.size()) continue;  // flag names (IP|TID) are skipped
-    f->set(*cur, v);
-  }
-  return out;
-}
-
 namespace {
 
 // The byte at which JSON text first nests deeper than `max`, or npos. A scan of brackets outside
@@ -433,7 +388,9 @@ std::vector<Attr> parse_attr_json(std::string_view text) {
 
 }  // namespace
 
-std::vector<Attr> parse_attr_input(std::string_view text) {
+namespace {
+
+std::vector<Attr> attr_input(std::string_view text, const spec::Machine* machine) {
   if (text.size() > attr_input_max_bytes)
     throw Error(ErrorKind::bad_value,
                 fmt::format("stdin: more than {} MiB of input", attr_input_max_bytes >> 20));
@@ -442,11 +399,19 @@ std::vector<Attr> parse_attr_input(std::string_view text) {
     throw Error(ErrorKind::usage,
                 "no input: give attr fields as options, or JSON or perf stat -vv text on stdin");
   if (text[first] == '{' || text[first] == '[') return parse_attr_json(text);
-  auto out = parse_perf_attr_text(text);
+  auto out = machine ? parse_perf_attr_text(text, *machine) : parse_perf_attr_text(text);
   if (out.empty())
     throw Error(ErrorKind::bad_value,
                 "stdin: no 'perf_event_attr:' block found (perf stat -vv output expected)");
   return out;
+}
+
+}  // namespace
+
+std::vector<Attr> parse_attr_input(std::string_view text) { return attr_input(text, nullptr); }
+
+std::vector<Attr> parse_attr_input(std::string_view text, const spec::Machine& machine) {
+  return attr_input(text, &machine);
 }
 
 }  // namespace perfspec
