@@ -1,5 +1,7 @@
 // SPDX-License-Identifier: MIT
 #include <algorithm>
+#include <optional>
+#include <vector>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -337,18 +339,46 @@ std::size_t too_deep_at(std::string_view text, int max) {
   return std::string_view::npos;
 }
 
+// Every field under its name and its union aliases (resolve's JSON has both: `config1` and `bp_addr`).
+// A value that does not fit its field (`"exclude_user": 2`, a negative config), or names of one field
+// that disagree, are errors: cutting them down would decode another attr than the one given.
 Attr attr_from_json(const nlohmann::json& attr, std::size_t index) {
   if (!attr.is_object())
     throw Error(ErrorKind::bad_value, fmt::format("stdin: event {} has no 'attr' object", index));
   Attr a;
   for (const auto& f : attr_fields()) {
-    auto it = attr.find(std::string(f.name));
-    if (it == attr.end()) continue;
-    if (!it->is_number_integer())
-      throw Error(ErrorKind::bad_value,
-                  fmt::format("stdin: event {}: attr field '{}' is not an integer", index, f.name));
-    f.set(a, it->is_number_unsigned() ? it->get<std::uint64_t>()
-                                      : static_cast<std::uint64_t>(it->get<std::int64_t>()));
+    std::optional<std::uint64_t> value;
+    std::string_view first;
+    std::vector<std::string_view> names{f.name};
+    names.insert(names.end(), f.aliases.begin(), f.aliases.end());
+    for (std::string_view name : names) {
+      auto it = attr.find(std::string(name));
+      if (it == attr.end()) continue;
+      if (!it->is_number_integer())
+        throw Error(ErrorKind::bad_value,
+                    fmt::format("stdin: event {}: attr field '{}' is not an integer", index, name));
+      std::uint64_t v = 0;
+      bool fits = true;
+      if (it->is_number_unsigned()) {
+        v = it->get<std::uint64_t>();
+        fits = f.bits >= 64 || (f.is_signed ? v < std::uint64_t{1} << (f.bits - 1) : (v >> f.bits) == 0);
+      } else {
+        const auto n = it->get<std::int64_t>();
+        v = static_cast<std::uint64_t>(n);
+        fits = f.is_signed && n >= -(std::int64_t{1} << (f.bits - 1));
+      }
+      if (!fits)
+        throw Error(ErrorKind::bad_value,
+                    fmt::format("stdin: event {}: attr field '{}' is {}, which does not fit a {}{}-bit field",
+                                index, name, it->dump(), f.is_signed ? "signed " : "", f.bits));
+      if (value && *value != v)
+        throw Error(ErrorKind::bad_value,
+                    fmt::format("stdin: event {}: '{}' and '{}' are one attr field, given different values",
+                                index, first, name));
+      value = v;
+      if (first.empty()) first = name;
+    }
+    if (value) f.set(a, *value);
   }
   return a;
 }

@@ -411,3 +411,32 @@ TEST_CASE("what the reader cannot read is an error at its line and column, never
   REQUIRE(ok.size() == 1);
   CHECK(std::tie(ok[0].type, ok[0].config) == std::make_tuple(1U, std::uint64_t{2}));
 }
+
+TEST_CASE(
+    "decode's JSON input: a value that does not fit its field, or a field's names that disagree, are "
+    "errors") {
+  const auto error_of = test::attr_input_error;
+  CHECK(error_of(R"([{"type":1,"config":2,"exclude_user":2}])") ==
+        "stdin: event 0: attr field 'exclude_user' is 2, which does not fit a 1-bit field");
+  CHECK(error_of(R"([{"type":-1}])") ==
+        "stdin: event 0: attr field 'type' is -1, which does not fit a 32-bit field");
+  CHECK(error_of(R"([{"type":4294967296}])") ==
+        "stdin: event 0: attr field 'type' is 4294967296, which does not fit a 32-bit field");
+  CHECK(error_of(R"([{"clockid":2147483648}])") ==
+        "stdin: event 0: attr field 'clockid' is 2147483648, which does not fit a signed 32-bit field");
+  CHECK(error_of(R"([{"type":5,"config1":4096,"bp_addr":8192}])") ==
+        "stdin: event 0: 'config1' and 'bp_addr' are one attr field, given different values");
+  // an alias alone is read (it was left out before), a negative clockid is a clockid
+  auto attrs = parse_attr_input(R"([{"type":5,"bp_addr":4096,"bp_len":8,"bp_type":2,"clockid":-1}])");
+  REQUIRE(attrs.size() == 1);
+  CHECK(std::tie(attrs[0].config1, attrs[0].config2, attrs[0].clockid) ==
+        std::make_tuple(std::uint64_t{4096}, std::uint64_t{8}, -1));
+  // resolve's own document, every field under every name, reads back exactly
+  spec::Machine skx(test::fixture("intel_skx"), test::no_libpfm4());
+  EventSet set = resolve("mem:0x1000/8:w,mem-loads:upp", skx);
+  set.events[0].attr.clockid = -1;
+  auto back = parse_attr_input(to_json(set));
+  REQUIRE(back.size() == 2);
+  CHECK(back[0] == set.events[0].attr);
+  CHECK(back[1] == set.events[1].attr);
+}
