@@ -92,6 +92,12 @@ bool plain_name(std::string_view s) {
   return true;
 }
 
+// At most 100 bytes of the input in a message (perf's longest annotation, a hw cache triple, is 93):
+// a line can be megabytes long.
+std::string cut(std::string_view s) {
+  return s.size() <= 100 ? std::string(s) : std::string(s.substr(0, 100)) + "...";
+}
+
 // An annotation, where it stands and what the block says next to it.
 struct Note {
   std::string_view text;  // between the parentheses
@@ -188,7 +194,7 @@ void Reader::field(std::string_view l, std::size_t line) {
       if (u.text == label) name = u.field;
     if (name.empty())
       fail(ErrorKind::syntax, line, key_at + 1,
-           fmt::format("'{}' is not one of the union labels perf prints ({}, {}, {}, {})", label,
+           fmt::format("'{}' is not one of the union labels perf prints ({}, {}, {}, {})", cut(label),
                        union_labels[0].text, union_labels[1].text, union_labels[2].text,
                        union_labels[3].text));
   } else {
@@ -205,7 +211,7 @@ void Reader::field(std::string_view l, std::size_t line) {
     fail(ErrorKind::unknown_name, line, key_at + 1,
          fmt::format("'{}' is not a perf_event_attr field perfspec knows (perf 6.1 and 6.12 print none other "
                      "than perfspec's; a newer perf's field cannot be left out silently)",
-                     label));
+                     cut(label)));
   const auto index = static_cast<std::size_t>(f - attr_fields().data());
   if (seen_on_[index])
     fail(ErrorKind::syntax, line, key_at + 1,
@@ -236,16 +242,16 @@ void Reader::field(std::string_view l, std::size_t line) {
     const bool annotated = f->name == "type" || f->name == "config";
     if (gap == 0 || !annotated || rest[gap] != '(')
       fail(ErrorKind::syntax, line, at,
-           fmt::format("unexpected '{}' after the value of '{}'", rest.substr(gap), label),
+           fmt::format("unexpected '{}' after the value of '{}'", cut(rest.substr(gap)), label),
            annotated ? "perf 6.12 annotates a value as 'NUMBER (NAME)'" : "");
     std::string_view note = rest.substr(gap + 1);
     if (note.empty() || note.back() != ')')
       fail(ErrorKind::syntax, line, at,
-           fmt::format("the annotation '{}' of '{}' has no closing ')'", rest.substr(gap), label));
+           fmt::format("the annotation '{}' of '{}' has no closing ')'", cut(rest.substr(gap)), label));
     note.remove_suffix(1);
     if (note.empty() || is_space(note.front()) || is_space(note.back()))
       fail(ErrorKind::syntax, line, at,
-           fmt::format("'{}' is not an annotation perf prints", rest.substr(gap)));
+           fmt::format("'{}' is not an annotation perf prints", cut(rest.substr(gap))));
     (f->name == "type" ? type_note_ : config_note_) = Note{note, line, at};
   }
   f->set(a, v);
@@ -269,24 +275,25 @@ std::uint64_t Reader::number(std::string_view v, const AttrField& f, std::string
   if (end == at || token != end)
     fail(ErrorKind::syntax, line, column,
          fmt::format("'{}' is not a number (the value of '{}': decimal, or hex with 0x{})",
-                     v.substr(0, token), label, f.is_signed ? ", or negative" : ""));
+                     cut(v.substr(0, token)), label, f.is_signed ? ", or negative" : ""));
   std::uint64_t n = 0;
   auto [p, ec] = std::from_chars(v.data() + at, v.data() + end, n, base);
   if (ec != std::errc{} || p != v.data() + end)
     fail(ErrorKind::bad_value, line, column,
-         fmt::format("'{}' does not fit in 64 bits (the value of '{}')", v.substr(0, end), label));
+         fmt::format("'{}' does not fit in 64 bits (the value of '{}')", cut(v.substr(0, end)), label));
   used = end;
   if (f.is_signed) {  // clockid: a __s32 perf prints with %PRId64
     const std::uint64_t limit =
         negative ? std::uint64_t{1} << (f.bits - 1) : (std::uint64_t{1} << f.bits) - 1;
     if (n > limit || (!negative && base == 10 && n >= std::uint64_t{1} << (f.bits - 1)))
       fail(ErrorKind::bad_value, line, column,
-           fmt::format("'{}' does not fit '{}' (a signed {}-bit field)", v.substr(0, end), label, f.bits));
+           fmt::format("'{}' does not fit '{}' (a signed {}-bit field)", cut(v.substr(0, end)), label,
+                       f.bits));
     return negative ? static_cast<std::uint64_t>(-static_cast<std::int64_t>(n)) : n;
   }
   if (f.bits < 64 && (n >> f.bits) != 0)
     fail(ErrorKind::bad_value, line, column,
-         fmt::format("{} does not fit '{}' (a {}-bit field)", v.substr(0, end), label, f.bits));
+         fmt::format("{} does not fit '{}' (a {}-bit field)", cut(v.substr(0, end)), label, f.bits));
   return n;
 }
 
@@ -299,7 +306,7 @@ std::uint64_t Reader::bits(std::string_view v, const AttrField& f, std::string_v
     std::uint64_t n = number(v, f, label, line, column, used);
     if (used != v.size())
       fail(ErrorKind::syntax, line, column + used,
-           fmt::format("unexpected '{}' after the value of '{}'", v.substr(used), label));
+           fmt::format("unexpected '{}' after the value of '{}'", cut(v.substr(used)), label));
     return n;
   }
   const auto names = attr_bit_names(f.name);
@@ -312,17 +319,21 @@ std::uint64_t Reader::bits(std::string_view v, const AttrField& f, std::string_v
     if (part.starts_with("0x")) {
       std::size_t used = 0;
       bit = number(part, f, label, line, column + at, used);
+      if (used != part.size())
+        fail(ErrorKind::syntax, line, column + at + used,
+             fmt::format("unexpected '{}' in the value of '{}'", cut(part.substr(used)), label));
     } else {
       auto it = std::find(names.begin(), names.end(), part);
       if (it == names.end())
         fail(ErrorKind::syntax, line, column + at,
-             part.empty() ? fmt::format("an empty name in '{}' ('{}')", v, label)
-                          : fmt::format("'{}' is not a bit of '{}' (its bits: {})", part, label,
+             part.empty() ? fmt::format("an empty name in '{}' ('{}')", cut(v), label)
+                          : fmt::format("'{}' is not a bit of '{}' (its bits: {})", cut(part), label,
                                         fmt::join(names, ", ")));
       bit = std::uint64_t{1} << (it - names.begin());
     }
     if (word & bit)
-      fail(ErrorKind::syntax, line, column + at, fmt::format("'{}' is named twice in '{}'", part, label));
+      fail(ErrorKind::syntax, line, column + at,
+           fmt::format("'{}' is named twice in '{}'", cut(part), label));
     word |= bit;
     if (bar == std::string_view::npos) break;
     at = bar + 1;
@@ -340,21 +351,22 @@ void Reader::check_type(const Note& n, std::uint32_t type) const {
   std::optional<std::uint64_t> want;
   if (n.text.starts_with("PERF_TYPE_")) {
     want = lookup(type_names, n.text);
-    if (!want) fail(ErrorKind::syntax, n.line, n.column, fmt::format("'{}' is not a perf_type_id", n.text));
+    if (!want)
+      fail(ErrorKind::syntax, n.line, n.column, fmt::format("'{}' is not a perf_type_id", cut(n.text)));
   } else if (!plain_name(n.text)) {
-    fail(ErrorKind::syntax, n.line, n.column, fmt::format("'{}' is not a PMU name", n.text));
+    fail(ErrorKind::syntax, n.line, n.column, fmt::format("'{}' is not a PMU name", cut(n.text)));
   } else {
     want = lookup(fixed_pmus, n.text);
   }
   if (want && *want != type)
     fail(ErrorKind::bad_value, n.line, n.column,
-         fmt::format("type {} does not match its annotation '{}' (type {})", type, n.text, *want), help);
+         fmt::format("type {} does not match its annotation '{}' (type {})", type, cut(n.text), *want), help);
   if (want) return;
   // No PMU has type 0 or 3, and those of types 1, 2 and 5 have the names above: only another type
   // (PERF_TYPE_RAW's 4 or a dynamic one) can be annotated with another PMU's name.
   if (type <= spec::type_breakpoint && type != spec::type_raw)
     fail(ErrorKind::bad_value, n.line, n.column,
-         fmt::format("type {} is not a PMU '{}' can have: perf annotates it '{}'", type, n.text,
+         fmt::format("type {} is not a PMU '{}' can have: perf annotates it '{}'", type, cut(n.text),
                      type_names[type].name),
          help);
   if (!machine_) return;
@@ -363,11 +375,12 @@ void Reader::check_type(const Note& n, std::uint32_t type) const {
   if (by_type && by_type->name() != n.text)
     fail(ErrorKind::bad_value, n.line, n.column,
          fmt::format("type {} is pmu '{}' on this machine, but the text names '{}'", type, by_type->name(),
-                     n.text),
+                     cut(n.text)),
          help);
   if (!by_type && by_name)
     fail(ErrorKind::bad_value, n.line, n.column,
-         fmt::format("pmu '{}' has type {} on this machine, not {}", n.text, by_name->type(), type), help);
+         fmt::format("pmu '{}' has type {} on this machine, not {}", cut(n.text), by_name->type(), type),
+         help);
 }
 
 // `config X (NAME)`: perf names the config by the first alias of the type's PMU that encodes to it,
@@ -378,7 +391,8 @@ void Reader::check_config(const Note& n, std::uint32_t type, std::uint64_t confi
       "is decoded with --sysfs naming that machine's sysfs (or a 'perfspec snapshot' of it)";
   auto mismatch = [&](std::string_view what) {
     fail(ErrorKind::bad_value, n.line, n.column,
-         fmt::format("config {:#x} does not match its annotation '{}' ({})", config, n.text, what), help);
+         fmt::format("config {:#x} does not match its annotation '{}' ({})", config, cut(n.text), what),
+         help);
   };
   const bool enum_like = n.text.starts_with("PERF_");
   if (n.text.find(" | ") != std::string_view::npos) {  // "RESULT | OP | CACHE"
@@ -395,10 +409,11 @@ void Reader::check_config(const Note& n, std::uint32_t type, std::uint64_t confi
     auto cache = lookup(cache_names, part[2]);
     if (!result || !op || !cache || part.size() != 3)
       fail(ErrorKind::syntax, n.line, n.column,
-           fmt::format("'{}' is not a hardware cache event as perf names it (RESULT | OP | CACHE)", n.text));
+           fmt::format("'{}' is not a hardware cache event as perf names it (RESULT | OP | CACHE)",
+                       cut(n.text)));
     if (type != spec::type_hw_cache)
       fail(ErrorKind::bad_value, n.line, n.column,
-           fmt::format("the annotation '{}' names a hardware cache event, but type is {}, not 3", n.text,
+           fmt::format("the annotation '{}' names a hardware cache event, but type is {}, not 3", cut(n.text),
                        type),
            help);
     // perf names the low three bytes; the extended type above them (a hybrid machine's PMU) is not named
@@ -411,40 +426,41 @@ void Reader::check_config(const Note& n, std::uint32_t type, std::uint64_t confi
     auto want = hw ? lookup(hw_names, n.text) : lookup(sw_names, n.text);
     if (!want)
       fail(ErrorKind::syntax, n.line, n.column,
-           fmt::format("'{}' is not a {} perf names", n.text, hw ? "perf_hw_id" : "perf_sw_ids"));
+           fmt::format("'{}' is not a {} perf names", cut(n.text), hw ? "perf_hw_id" : "perf_sw_ids"));
     const std::uint32_t want_type = hw ? spec::type_hardware : spec::type_software;
     if (type != want_type)
       fail(ErrorKind::bad_value, n.line, n.column,
-           fmt::format("the annotation '{}' names a {} event, but type is {}, not {}", n.text,
+           fmt::format("the annotation '{}' names a {} event, but type is {}, not {}", cut(n.text),
                        hw ? "hardware" : "software", type, want_type),
            help);
     if (config != *want) mismatch(fmt::format("{:#x}", *want));
     return;
   }
   if (enum_like)
-    fail(ErrorKind::syntax, n.line, n.column, fmt::format("'{}' is not a name perf gives a config", n.text));
+    fail(ErrorKind::syntax, n.line, n.column,
+         fmt::format("'{}' is not a name perf gives a config", cut(n.text)));
   if (!plain_name(n.text))
-    fail(ErrorKind::syntax, n.line, n.column, fmt::format("'{}' is not an event name", n.text));
+    fail(ErrorKind::syntax, n.line, n.column, fmt::format("'{}' is not an event name", cut(n.text)));
   // No PMU has type 0, 1, 3 or 5 events of its own (the software and breakpoint PMUs have no events/
   // folder): perf names their configs by the enums or not at all.
   if (type == spec::type_hardware || type == spec::type_software || type == spec::type_hw_cache ||
       type == spec::type_breakpoint)
     fail(ErrorKind::bad_value, n.line, n.column,
          fmt::format("perf names no config of type {} '{}': the annotation does not go with the type", type,
-                     n.text),
+                     cut(n.text)),
          help);
   if (type == spec::type_tracepoint) {
     std::size_t colon = n.text.find(':');
     if (colon == std::string_view::npos || colon == 0 || colon + 1 == n.text.size() ||
         n.text.find(':', colon + 1) != std::string_view::npos)
       fail(ErrorKind::syntax, n.line, n.column,
-           fmt::format("'{}' is not a tracepoint name (perf prints SYSTEM:EVENT)", n.text));
+           fmt::format("'{}' is not a tracepoint name (perf prints SYSTEM:EVENT)", cut(n.text)));
     if (!machine_) return;
     auto id = machine_->tracepoint_id(n.text.substr(0, colon), n.text.substr(colon + 1));
     if (id && *id != config)
       fail(ErrorKind::bad_value, n.line, n.column,
            fmt::format("config {:#x} is not tracepoint '{}', whose id is {:#x} on this machine", config,
-                       n.text, *id),
+                       cut(n.text), *id),
            help);
     return;
   }
@@ -453,14 +469,14 @@ void Reader::check_config(const Note& n, std::uint32_t type, std::uint64_t confi
   if (!pmu) return;
   std::optional<std::uint64_t> encoded;
   try {  // a name this machine does not have (no event table loaded, say) cannot be checked
-    auto set = resolve(fmt::format("{}/{}/", pmu->name(), n.text), *machine_);
+    auto set = resolve(fmt::format("{}/{}/", pmu->name(), cut(n.text)), *machine_);
     if (set.events.size() == 1) encoded = set.events[0].attr.config;
   } catch (const Error&) {
   }
   if (encoded && *encoded != config)
     fail(ErrorKind::bad_value, n.line, n.column,
          fmt::format("config {:#x} is not '{}', which is config {:#x} on pmu '{}' of this machine", config,
-                     n.text, *encoded, pmu->name()),
+                     cut(n.text), *encoded, pmu->name()),
          help);
 }
 

@@ -440,3 +440,13 @@ TEST_CASE(
   CHECK(back[0] == set.events[0].attr);
   CHECK(back[1] == set.events[1].attr);
 }
+
+TEST_CASE("the reader's messages quote at most 100 bytes of a line") {
+  const std::string huge(1 << 20, 'x');
+  const std::string msg = test::attr_input_error("perf_event_attr:\n  type  1\n  config  " + huge + "\n");
+  CHECK(msg == "stdin:3:11: '" + std::string(100, 'x') +
+                   "...' is not a number (the value of 'config': decimal, or "
+                   "hex with 0x)");
+  CHECK(test::attr_input_error("perf_event_attr:\n  type  1\n  sample_type  IP|0x100 |TID\n") ==
+        "stdin:3:24: unexpected ' ' in the value of 'sample_type'");
+}
