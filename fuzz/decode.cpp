@@ -3,7 +3,8 @@
 //
 // Input: byte 0 picks the tree (as the events target); byte 1 picks the form of the rest:
 //   even: what `perfspec decode` reads on stdin (resolve's JSON or `perf stat -vv` text), parsed with
-//         parse_attr_input, each attr decoded (at most 8);
+//         parse_attr_input against the tree (perf 6.12's annotations checked against it), each attr
+//         decoded (at most 8);
 //   odd:  binary: a type selector byte (below 0xe0: one of the tree's PMU types or a generic type; else
 //         the next 4 bytes), then config, config1, config2, config3 (8 bytes each, little-endian), then
 //         one byte each for exclude_user, exclude_kernel, exclude_hv, exclude_idle, exclude_host,
@@ -113,7 +114,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     std::string_view text(reinterpret_cast<const char*>(data) + 2, size - 2);
     std::vector<perfspec::Attr> attrs;
     try {
-      attrs = perfspec::parse_attr_input(text);
+      attrs = perfspec::parse_attr_input(text, *t.machine);
     } catch (const perfspec::Error& e) {
       (void)e.message();
       return 0;

@@ -122,16 +122,48 @@ def tables(events_dir):
     return n + 2
 
 
+def perf_vv_seeds(out):
+    """perf's own -vv text (tests/fixtures/perf_vv: perf 6.12's annotated forms, perf 6.1's plain ones), for
+    the intel_skx tree (byte 0 = 0) the skx_* and perf61_* captures were made over; the vm_* ones were made
+    on another machine, whose annotations the tree contradicts. The attr blocks alone (from
+    `perf_event_attr:` to perf's rule after them), as many whole blocks as fit fuzz/run.sh's 4 kB."""
+    folder = os.path.join(ROOT, "tests", "fixtures", "perf_vv")
+    n = 0
+    for name in sorted(os.listdir(folder)):
+        if not name.endswith(".txt"):
+            continue
+        blocks, block = [], None
+        for line in open(os.path.join(folder, name), "rb").read().splitlines(keepends=True):
+            if line.rstrip() == b"perf_event_attr:":
+                block = line
+            elif block is not None:
+                block += line
+                if line.startswith(b"---"):
+                    blocks.append(block)
+                    block = None
+        seed = b""
+        for b in blocks:
+            if seed and len(seed) + len(b) > 4096 - 2:
+                put(out, bytes([0, 0]) + seed)
+                n += 1
+                seed = b""
+            seed += b
+        if seed:
+            put(out, bytes([0, 0]) + seed)
+            n += 1
+    return n
+
+
 def decode(perfspec):
     """perf stat -vv style text, resolve's JSON and binary attrs, from resolving every 4th golden string with
-    the CLI, plus JSON nested past decode's depth bound."""
+    the CLI, plus JSON nested past decode's depth bound, plus perf's own -vv text (perf_vv_seeds)."""
     import struct
     import subprocess
     out = os.path.join(HERE, "corpus", "decode")
     reset(out)
+    n = perf_vv_seeds(out)
     if not (perfspec and os.access(perfspec, os.X_OK)):
-        return 0
-    n = 0
+        return n
     for k, name in enumerate(sorted(os.listdir(os.path.join(HERE, "corpus", "events")))):
         if k % 4:
             continue

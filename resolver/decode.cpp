@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 #include <algorithm>
-#include <charconv>
-#include <sstream>
+#include <optional>
+#include <vector>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -314,49 +314,6 @@ std::string to_string(const ResolvedEvent& event, const spec::Machine& machine) 
   return decode(event.attr, machine).event;
 }
 
-std::vector<Attr> parse_perf_attr_text(std::string_view text) {
-  std::vector<Attr> out;
-  std::istringstream in{std::string(text)};
-  std::string line;
-  Attr* cur = nullptr;
-  while (std::getline(in, line)) {
-    if (line.starts_with("perf_event_attr:")) {
-      out.emplace_back();
-      cur = &out.back();
-      continue;
-    }
-    if (!cur) continue;
-    if (line.starts_with("---") || line.starts_with("sys_perf_event_open")) {
-      cur = nullptr;
-      continue;
-    }
-    // "  { bp_addr, config1 }             0x1000" / "  exclude_kernel                   1"
-    std::string_view l = line;
-    while (!l.empty() && l.front() == ' ') l.remove_prefix(1);
-    auto gap = l.find("  ");
-    if (gap == std::string_view::npos) continue;
-    std::string_view key = l.substr(0, gap), value = l.substr(gap);
-    while (!value.empty() && value.front() == ' ') value.remove_prefix(1);
-    while (!value.empty() && (value.back() == ' ' || value.back() == '\r')) value.remove_suffix(1);
-    if (key.starts_with("{") &&
-        key.ends_with("}")) {  // a union: "{ bp_addr, config1 }" -> config1 (the last name)
-      key = key.substr(1, key.size() - 2);
-      if (auto comma = key.rfind(','); comma != std::string_view::npos) key = key.substr(comma + 1);
-      while (!key.empty() && key.front() == ' ') key.remove_prefix(1);
-      while (!key.empty() && key.back() == ' ') key.remove_suffix(1);
-    }
-    const AttrField* f = find_attr_field(key);
-    if (!f) continue;
-    std::uint64_t v = 0;
-    bool hex = value.starts_with("0x");
-    auto digits = hex ? value.substr(2) : value;
-    auto [p, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), v, hex ? 16 : 10);
-    if (ec != std::errc{} || p != digits.data() + digits.size()) continue;  // flag names (IP|TID) are skipped
-    f->set(*cur, v);
-  }
-  return out;
-}
-
 namespace {
 
 // The byte at which JSON text first nests deeper than `max`, or npos. A scan of brackets outside
@@ -382,18 +339,46 @@ std::size_t too_deep_at(std::string_view text, int max) {
   return std::string_view::npos;
 }
 
+// Every field under its name and its union aliases (resolve's JSON has both: `config1` and `bp_addr`).
+// A value that does not fit its field (`"exclude_user": 2`, a negative config), or names of one field
+// that disagree, are errors: cutting them down would decode another attr than the one given.
 Attr attr_from_json(const nlohmann::json& attr, std::size_t index) {
   if (!attr.is_object())
     throw Error(ErrorKind::bad_value, fmt::format("stdin: event {} has no 'attr' object", index));
   Attr a;
   for (const auto& f : attr_fields()) {
-    auto it = attr.find(std::string(f.name));
-    if (it == attr.end()) continue;
-    if (!it->is_number_integer())
-      throw Error(ErrorKind::bad_value,
-                  fmt::format("stdin: event {}: attr field '{}' is not an integer", index, f.name));
-    f.set(a, it->is_number_unsigned() ? it->get<std::uint64_t>()
-                                      : static_cast<std::uint64_t>(it->get<std::int64_t>()));
+    std::optional<std::uint64_t> value;
+    std::string_view first;
+    std::vector<std::string_view> names{f.name};
+    names.insert(names.end(), f.aliases.begin(), f.aliases.end());
+    for (std::string_view name : names) {
+      auto it = attr.find(std::string(name));
+      if (it == attr.end()) continue;
+      if (!it->is_number_integer())
+        throw Error(ErrorKind::bad_value,
+                    fmt::format("stdin: event {}: attr field '{}' is not an integer", index, name));
+      std::uint64_t v = 0;
+      bool fits = true;
+      if (it->is_number_unsigned()) {
+        v = it->get<std::uint64_t>();
+        fits = f.bits >= 64 || (f.is_signed ? v < std::uint64_t{1} << (f.bits - 1) : (v >> f.bits) == 0);
+      } else {
+        const auto n = it->get<std::int64_t>();
+        v = static_cast<std::uint64_t>(n);
+        fits = f.is_signed && n >= -(std::int64_t{1} << (f.bits - 1));
+      }
+      if (!fits)
+        throw Error(ErrorKind::bad_value,
+                    fmt::format("stdin: event {}: attr field '{}' is {}, which does not fit a {}{}-bit field",
+                                index, name, it->dump(), f.is_signed ? "signed " : "", f.bits));
+      if (value && *value != v)
+        throw Error(ErrorKind::bad_value,
+                    fmt::format("stdin: event {}: '{}' and '{}' are one attr field, given different values",
+                                index, first, name));
+      value = v;
+      if (first.empty()) first = name;
+    }
+    if (value) f.set(a, *value);
   }
   return a;
 }
@@ -433,7 +418,9 @@ std::vector<Attr> parse_attr_json(std::string_view text) {
 
 }  // namespace
 
-std::vector<Attr> parse_attr_input(std::string_view text) {
+namespace {
+
+std::vector<Attr> attr_input(std::string_view text, const spec::Machine* machine) {
   if (text.size() > attr_input_max_bytes)
     throw Error(ErrorKind::bad_value,
                 fmt::format("stdin: more than {} MiB of input", attr_input_max_bytes >> 20));
@@ -442,11 +429,19 @@ std::vector<Attr> parse_attr_input(std::string_view text) {
     throw Error(ErrorKind::usage,
                 "no input: give attr fields as options, or JSON or perf stat -vv text on stdin");
   if (text[first] == '{' || text[first] == '[') return parse_attr_json(text);
-  auto out = parse_perf_attr_text(text);
+  auto out = machine ? parse_perf_attr_text(text, *machine) : parse_perf_attr_text(text);
   if (out.empty())
     throw Error(ErrorKind::bad_value,
                 "stdin: no 'perf_event_attr:' block found (perf stat -vv output expected)");
   return out;
+}
+
+}  // namespace
+
+std::vector<Attr> parse_attr_input(std::string_view text) { return attr_input(text, nullptr); }
+
+std::vector<Attr> parse_attr_input(std::string_view text, const spec::Machine& machine) {
+  return attr_input(text, &machine);
 }
 
 }  // namespace perfspec

@@ -112,42 +112,52 @@ const AttrField* find_attr_field(std::string_view name) {
   return nullptr;
 }
 
+namespace {
+// perf_event.h: enum perf_event_sample_format, perf_event_read_format and perf_branch_sample_type.
+constexpr std::string_view sample_bits[] = {"IP",
+                                            "TID",
+                                            "TIME",
+                                            "ADDR",
+                                            "READ",
+                                            "CALLCHAIN",
+                                            "ID",
+                                            "CPU",
+                                            "PERIOD",
+                                            "STREAM_ID",
+                                            "RAW",
+                                            "BRANCH_STACK",
+                                            "REGS_USER",
+                                            "STACK_USER",
+                                            "WEIGHT",
+                                            "DATA_SRC",
+                                            "IDENTIFIER",
+                                            "TRANSACTION",
+                                            "REGS_INTR",
+                                            "PHYS_ADDR",
+                                            "AUX",
+                                            "CGROUP",
+                                            "DATA_PAGE_SIZE",
+                                            "CODE_PAGE_SIZE",
+                                            "WEIGHT_STRUCT"};
+constexpr std::string_view read_bits[] = {"TOTAL_TIME_ENABLED", "TOTAL_TIME_RUNNING", "ID", "GROUP", "LOST"};
+constexpr std::string_view branch_bits[] = {"USER",       "KERNEL",     "HV",       "ANY",       "ANY_CALL",
+                                            "ANY_RETURN", "IND_CALL",   "ABORT_TX", "IN_TX",     "NO_TX",
+                                            "COND",       "CALL_STACK", "IND_JUMP", "CALL",      "NO_FLAGS",
+                                            "NO_CYCLES",  "TYPE_SAVE",  "HW_INDEX", "PRIV_SAVE", "COUNTERS"};
+}  // namespace
+
+std::span<const std::string_view> attr_bit_names(std::string_view field) {
+  if (field == "sample_type") return sample_bits;
+  if (field == "read_format") return read_bits;
+  if (field == "branch_sample_type") return branch_bits;
+  return {};
+}
+
 std::string flag_names(std::string_view field, std::uint64_t value) {
-  // perf_event.h: enum perf_event_sample_format and enum perf_event_read_format.
-  static constexpr std::string_view sample_bits[] = {"IP",
-                                                     "TID",
-                                                     "TIME",
-                                                     "ADDR",
-                                                     "READ",
-                                                     "CALLCHAIN",
-                                                     "ID",
-                                                     "CPU",
-                                                     "PERIOD",
-                                                     "STREAM_ID",
-                                                     "RAW",
-                                                     "BRANCH_STACK",
-                                                     "REGS_USER",
-                                                     "STACK_USER",
-                                                     "WEIGHT",
-                                                     "DATA_SRC",
-                                                     "IDENTIFIER",
-                                                     "TRANSACTION",
-                                                     "REGS_INTR",
-                                                     "PHYS_ADDR",
-                                                     "AUX",
-                                                     "CGROUP",
-                                                     "DATA_PAGE_SIZE",
-                                                     "CODE_PAGE_SIZE",
-                                                     "WEIGHT_STRUCT"};
-  static constexpr std::string_view read_bits[] = {"TOTAL_TIME_ENABLED", "TOTAL_TIME_RUNNING", "ID", "GROUP",
-                                                   "LOST"};
+  // branch_sample_type is left as a number, as it always was here
   std::span<const std::string_view> names;
-  if (field == "sample_type")
-    names = sample_bits;
-  else if (field == "read_format")
-    names = read_bits;
-  else
-    return {};
+  if (field == "sample_type" || field == "read_format") names = attr_bit_names(field);
+  if (names.empty()) return {};
   std::string out;
   std::uint64_t unnamed = 0;
   for (unsigned bit = 0; bit < 64; ++bit) {

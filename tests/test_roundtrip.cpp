@@ -408,11 +408,14 @@ TEST_CASE("perf stat -vv text parses into attrs") {
   CHECK(attrs[0].bp_type == 2);
   CHECK(attrs[0].config1 == 0x1000);
   CHECK(attrs[0].config2 == 4);
-  CHECK(attrs[0].sample_type == 0);  // names, not numbers: left alone
-  // Malformed union keys (a fuzzer's find) are skipped, not a crash.
-  auto odd = parse_perf_attr_text("perf_event_attr:\n  { x  5\n  {}  7\n  { , config1 }  0x9\n");
-  REQUIRE(odd.size() == 1);
-  CHECK(odd[0].config1 == 9);
+  CHECK(attrs[0].sample_type == sample_identifier);  // perf prints bit names: read as bits
+  CHECK(attrs[0].read_format == 3);
+  // Malformed union keys (a fuzzer's find) are an error at their line, not a crash, nor skipped.
+  CHECK(test::attr_input_error("perf_event_attr:\n  {}  7\n") ==
+        "stdin:2:3: '{}' is not one of the union labels perf prints ({ sample_period, sample_freq }, { "
+        "wakeup_events, wakeup_watermark }, { bp_addr, config1 }, { bp_len, config2 })");
+  CHECK(test::attr_input_error("perf_event_attr:\n  { , config1 }  0x9\n")
+            .starts_with("stdin:2:3: '{ , config1 }' is not one of the union labels perf prints"));
 }
 
 TEST_CASE("decode's standard input: JSON or perf stat -vv text, bounded in size and depth") {

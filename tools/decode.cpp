@@ -45,7 +45,7 @@ int run_decode(const DecodeOptions& o) {
   spec::Machine machine(o.sysfs, o.machine);
   std::vector<Attr> attrs;
   if (o.fields.empty()) {
-    attrs = parse_attr_input(read_bounded(stdin));
+    attrs = parse_attr_input(read_bounded(stdin), machine);
   } else {
     Attr a;
     for (const auto& [name, value] : o.fields) {

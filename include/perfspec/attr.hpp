@@ -123,4 +123,11 @@ const AttrField* find_attr_field(std::string_view name);
 /// Example: `flag_names("read_format", 0xf) == "TOTAL_TIME_ENABLED|TOTAL_TIME_RUNNING|ID|GROUP"`.
 std::string flag_names(std::string_view field, std::uint64_t value);
 
+/// The names of the bits of a bit-set field, indexed by bit, as perf prints them: `sample_type`
+/// (PERF_SAMPLE_*), `read_format` (PERF_FORMAT_*) and `branch_sample_type` (PERF_SAMPLE_BRANCH_*,
+/// through COUNTERS); empty for any other field.
+///
+/// Example: `attr_bit_names("read_format")[2] == "ID"`.
+std::span<const std::string_view> attr_bit_names(std::string_view field);
+
 }  // namespace perfspec

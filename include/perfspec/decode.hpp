@@ -33,10 +33,26 @@ Decoded decode(const Attr& attr, const spec::Machine& machine);
 /// Example: `to_string(resolve("cpu/event=0xcd,umask=1,ldlat=3/", m).events[0], m) == "mem-loads"`.
 std::string to_string(const ResolvedEvent& event, const spec::Machine& machine);
 
-/// Parse `perf stat -vv` text (`perf_event_attr:` blocks of `field  value` lines) into attrs.
+/// Parse `perf stat -vv` text: the `perf_event_attr:` blocks of `field  value` lines that perf prints
+/// (each block ends at its `----` rule; everything outside the blocks is skipped). It reads perf 6.1's
+/// plain numbers, perf 6.12's annotated forms (`type 1 (software)`, `config 0x2
+/// (PERF_COUNT_SW_PAGE_FAULTS)`, `config 0x10000 (PERF_COUNT_HW_CACHE_RESULT_MISS | ...)`,
+/// `config 0x1cd (mem-loads)`, `config 0x174 (sched:sched_switch)`), the bit names of `sample_type`,
+/// `read_format` and `branch_sample_type` (`IP|TID`), the union labels (`{ bp_addr, config1 }`) and
+/// what `perfspec resolve --format text` prints. An annotation is checked against its number where
+/// its meaning is the same on every machine (the PERF_* enums, the software, tracepoint and breakpoint
+/// PMUs). Anything else in a block (a field perfspec does not know, a malformed or out-of-range
+/// number, a name that is not a bit, trailing text, a field given twice) throws Error with
+/// `stdin:LINE:COLUMN:` in its message; nothing is left at 0 for want of reading it.
 ///
 /// Example: `for (auto& a : parse_perf_attr_text(perf_output)) std::puts(decode(a, machine).event.c_str());`
 std::vector<Attr> parse_perf_attr_text(std::string_view text);
+/// The same, also checking the annotations whose meaning depends on the machine against `machine`: a
+/// PMU's name for its type (`type 10 (msr)`), an alias or table event's name for its config
+/// (`config 0x1cd (mem-loads)`), a tracepoint's name for its id. A name the machine lacks cannot be
+/// checked and is let be; a name it has with another number is an error (the text was made on another
+/// machine, or edited).
+std::vector<Attr> parse_perf_attr_text(std::string_view text, const spec::Machine& machine);
 
 /// The most bytes `parse_attr_input` takes (64 MiB: about 40,000 events of `resolve --format json`).
 inline constexpr std::size_t attr_input_max_bytes = std::size_t{64} << 20;
@@ -48,5 +64,8 @@ inline constexpr int attr_input_max_depth = 16;
 /// `attr_input_max_bytes` or JSON nested deeper than `attr_input_max_depth` is refused before it is
 /// parsed further, so hostile input costs bounded time and memory. Throws Error naming the byte.
 std::vector<Attr> parse_attr_input(std::string_view text);
+/// The same, with perf text's machine-dependent annotations checked against `machine` (see
+/// parse_perf_attr_text). `perfspec decode` reads its input so, against the machine it decodes for.
+std::vector<Attr> parse_attr_input(std::string_view text, const spec::Machine& machine);
 
 }  // namespace perfspec
