@@ -415,7 +415,12 @@ struct ScriptCommand {
                     "output format: text (as perf script) or json (one line per record)")
         ->check(CLI::IsMember({"text", "json"}))
         ->capture_default_str();
-    app->add_option("-F,--fields", so.fields, "text: comm,pid,tid,cpu,time,period,event,trace,addr,ip");
+    app->add_option(
+           "-F,--fields", so.fields,
+           "text, as perf script -F (repeatable): [TYPE:][+-]FIELD,... (TYPE: hw, sw, trace, raw, "
+           "break, synth); fields: comm,tid,pid,time,cpu,misc,event,trace,ip,addr,period,iregs,uregs,"
+           "data_src,weight,ins_lat,retire_lat,phys_addr,data_page_size,code_page_size,cgroup")
+        ->type_name("FIELDS");
     app->add_flag("--samples", so.samples_only, "text: samples only, as perf script prints by default");
     app->add_flag("--summary", so.summary, "count the records by type, and report what was lost");
     app->add_flag("--ns", so.ns, "times in nanoseconds");
@@ -484,6 +489,19 @@ std::vector<std::string> cli_words(int argc, char** argv, std::initializer_list<
     args.insert(args.end(), options.begin(), options.end());
   }
   return args;
+}
+
+// perf script reads the word after -F as its value whatever it looks like (`-F -ip` removes ip from
+// the defaults); CLI11 would take `-ip` for options: the two words become one `--fields=VALUE`.
+void glue_script_fields(std::vector<std::string>& words) {
+  if (words.empty() || words.front() != "script") return;
+  for (std::size_t i = 1; i + 1 < words.size(); ++i) {
+    if (words[i] == "--") break;
+    if (words[i] == "-F" || words[i] == "--fields") {
+      words[i] = "--fields=" + words[i + 1];
+      words.erase(words.begin() + static_cast<std::ptrdiff_t>(i) + 1);
+    }
+  }
 }
 
 struct RecordCommand {
@@ -582,6 +600,7 @@ int main(int argc, char** argv) {
   exporter.add(app, machine);
   std::vector<std::string> words = cli_words(
       argc, argv, {{"stat", stat.app, &stat.st.command}, {"record", record.app, &record.ro.command}});
+  glue_script_fields(words);
   // Errors are JSON under `--format json`, CLI11's too: they come before the option is parsed, so
   // the words say which; once parsed, the subcommand's own --format does.
   tools::ErrorFormat errors = tools::error_format_of(words);

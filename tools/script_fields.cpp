@@ -75,7 +75,8 @@ std::string_view why_not(std::uint64_t field) {
     return "perfspec does not resolve symbols";
   if (field & (out_brstack | out_brstackinsn | out_brstackinsnlen | out_brstackdisasm | out_brcntr))
     return "perfspec does not print branch stacks";
-  if (field & (out_insn | out_insnlen | out_disasm)) return "perfspec does not read the binaries' instructions";
+  if (field & (out_insn | out_insnlen | out_disasm))
+    return "perfspec does not read the binaries' instructions";
   if (field & (out_synth | out_ipc)) return "perfspec does not decode AUX-area traces";
   if (field & out_bpf_output) return "perfspec does not print BPF output";
   if (field & out_metric) return "perfspec script does not compute metrics";
@@ -228,7 +229,8 @@ void FieldSpec::parse(std::string_view arg, const std::function<void(std::string
       }
     } else {
       TypeFields& t = types_[type];
-      if (t.invalid_fields & f) refuse(fmt::format("'{}' not valid for {} events.", n->name, event_type_name(type)));
+      if (t.invalid_fields & f)
+        refuse(fmt::format("'{}' not valid for {} events.", n->name, event_type_name(type)));
       // named for one type, a field is not "set by the user" in perf's sense (user_set_fields): one
       // the samples lack is left out, not an error
       if (change == remove) {
@@ -246,7 +248,8 @@ void FieldSpec::parse(std::string_view arg, const std::function<void(std::string
 
 void FieldSpec::refuse_unprintable() const {
   auto refuse_field = [](std::string_view name, std::string_view why) {
-    refuse(fmt::format("-F {}: not supported yet ({})", name, why), fmt::format("fields: {}", printable_list));
+    refuse(fmt::format("-F {}: not supported yet ({})", name, why),
+           fmt::format("fields: {}", printable_list));
   };
   if (flags_asked_) refuse_field("flags", "perfspec does not decode AUX-area traces");
   for (const Name& n : names)
@@ -276,7 +279,8 @@ struct DataSrc {
 };
 
 // The names of the set bits of `mask`, bit i named names[i], joined by " or ".
-template <std::size_t N> void join_bits(std::string& out, unsigned mask, const std::string_view (&bit_names)[N]) {
+template <std::size_t N>
+void join_bits(std::string& out, unsigned mask, const std::string_view (&bit_names)[N]) {
   for (std::size_t i = 0; mask && i < N; ++i, mask >>= 1) {
     if (!(mask & 1)) continue;
     if (!out.empty()) out += " or ";
@@ -295,17 +299,29 @@ std::string op_text(const DataSrc& d) {
 }
 
 std::string lvl_text(const DataSrc& d) {
-  static constexpr std::string_view lvl_names[] = {
-      "N/A", "HIT", "MISS", "L1", "LFB/MAB", "L2", "L3", "Local RAM", "Remote RAM (1 hop)", "Remote RAM (2 hops)",
-      "Remote Cache (1 hop)", "Remote Cache (2 hops)", "I/O", "Uncached"};
+  static constexpr std::string_view lvl_names[] = {"N/A",
+                                                   "HIT",
+                                                   "MISS",
+                                                   "L1",
+                                                   "LFB/MAB",
+                                                   "L2",
+                                                   "L3",
+                                                   "Local RAM",
+                                                   "Remote RAM (1 hop)",
+                                                   "Remote RAM (2 hops)",
+                                                   "Remote Cache (1 hop)",
+                                                   "Remote Cache (2 hops)",
+                                                   "I/O",
+                                                   "Uncached"};
   // PERF_MEM_LVLNUM_*: 7 has no name; 15 is N/A, read as no level number at all
   static constexpr std::string_view lvlnum_names[16] = {
-      {},    "L1", "L2", "L3", "L4", "L2 MHB", "Memory-side Cache", {}, "Uncached", "CXL", "I/O", "Any cache",
-      "LFB/MAB", "RAM", "PMEM", "N/A"};
+      {},    "L1",        "L2",      "L3",  "L4",   "L2 MHB", "Memory-side Cache", {}, "Uncached", "CXL",
+      "I/O", "Any cache", "LFB/MAB", "RAM", "PMEM", "N/A"};
   // perf's table of hops has 5 names (0..4); the field has 3 bits, and perf 6.12 reads past the table for
   // 5..7, where its build finds null pointers, which glibc's printf writes "(null)"
   static constexpr std::string_view hops_names[8] = {
-      "N/A", "core, same node", "node, same socket", "socket, same board", "board", "(null)", "(null)", "(null)"};
+      "N/A",    "core, same node", "node, same socket", "socket, same board", "board", "(null)",
+      "(null)", "(null)"};
   std::string_view hit_miss = (d.lvl() & 2) ? "hit" : (d.lvl() & 4) ? "miss" : "";
   unsigned num = d.lvl_num();
   if (num && num != 15) {
@@ -392,42 +408,52 @@ namespace {
 // The names perf 6.12's __perf_reg_name_<arch> gives each register number of the arch's
 // <asm/perf_regs.h>, as perf built for x86 has them (csky's without __CSKYABIV2__); empty: none (perf's
 // NULL).
-constexpr std::string_view regs_x86[] = {"AX",    "BX",    "CX",    "DX",    "SI",    "DI",    "BP",    "SP",    "IP",    "FLAGS", "CS",
-      "SS",    "DS",    "ES",    "FS",    "GS",    "R8",    "R9",    "R10",   "R11",   "R12",   "R13",
-      "R14",   "R15",   {},      {},      {},      {},      {},      {},      {},      {},      "XMM0",
-      "XMM0",  "XMM1",  "XMM1",  "XMM2",  "XMM2",  "XMM3",  "XMM3",  "XMM4",  "XMM4",  "XMM5",  "XMM5",
-      "XMM6",  "XMM6",  "XMM7",  "XMM7",  "XMM8",  "XMM8",  "XMM9",  "XMM9",  "XMM10", "XMM10", "XMM11",
-      "XMM11", "XMM12", "XMM12", "XMM13", "XMM13", "XMM14", "XMM14", "XMM15", "XMM15"};
-constexpr std::string_view regs_arm64[] = {"x0",  "x1",  "x2",  "x3",  "x4",  "x5",  "x6",  "x7",  "x8",  "x9",  "x10", "x11",
-               "x12", "x13", "x14", "x15", "x16", "x17", "x18", "x19", "x20", "x21", "x22", "x23",
-               "x24", "x25", "x26", "x27", "x28", "x29", "lr",  "sp",  "pc",  {},    {},    {},
-               {},    {},    {},    {},    {},    {},    {},    {},    {},    {},    "vg"};
-constexpr std::string_view regs_arm[] = {"r0", "r1", "r2", "r3", "r4", "r5", "r6", "r7", "r8", "r9", "r10", "fp", "ip", "sp", "lr", "pc"};
-constexpr std::string_view regs_csky[] = {{},     "lr",    "pc",    {},      "sp",    {},      "a0",    "a1",    "a2",    "a3",
-              "regs0", "regs1", "regs2", "regs3", "regs4", "regs5", "regs6", "regs7", "regs8", "regs9"};
-constexpr std::string_view regs_loongarch[] = {"PC",   "%r1",  "%r2",  "%r3",  "%r4",  "%r5",  "%r6",  "%r7",  "%r8",  "%r9",  "%r10",
-                   "%r11", "%r12", "%r13", "%r14", "%r15", "%r16", "%r17", "%r18", "%r19", "%r20", "%r21",
-                   "%r22", "%r23", "%r24", "%r25", "%r26", "%r27", "%r28", "%r29", "%r30", "%r31"};
-constexpr std::string_view regs_mips[] = {"PC",  "$1",  "$2",  "$3",  "$4",  "$5",  "$6",  "$7",  "$8",  "$9",  "$10",
-              "$11", "$12", "$13", "$14", "$15", "$16", "$17", "$18", "$19", "$20", "$21",
-              "$22", "$23", "$24", "$25", {},    {},    "$28", "$29", "$30", "$31"};
-constexpr std::string_view regs_powerpc[] = {"r0",    "r1",    "r2",    "r3",    "r4",    "r5",    "r6",      "r7",    "r8",    "r9",
-                 "r10",   "r11",   "r12",   "r13",   "r14",   "r15",   "r16",     "r17",   "r18",   "r19",
-                 "r20",   "r21",   "r22",   "r23",   "r24",   "r25",   "r26",     "r27",   "r28",   "r29",
-                 "r30",   "r31",   "nip",   "msr",   "orig_r3", "ctr", "link",    "xer",   "ccr",   "softe",
-                 "trap",  "dar",   "dsisr", "sier",  "mmcra", "mmcr0", "mmcr1",   "mmcr2", "mmcr3", "sier2",
-                 "sier3", "pmc1",  "pmc2",  "pmc3",  "pmc4",  "pmc5",  "pmc6",    "sdar",  "siar"};
+constexpr std::string_view regs_x86[] = {
+    "AX",    "BX",    "CX",    "DX",    "SI",    "DI",    "BP",    "SP",    "IP",    "FLAGS", "CS",
+    "SS",    "DS",    "ES",    "FS",    "GS",    "R8",    "R9",    "R10",   "R11",   "R12",   "R13",
+    "R14",   "R15",   {},      {},      {},      {},      {},      {},      {},      {},      "XMM0",
+    "XMM0",  "XMM1",  "XMM1",  "XMM2",  "XMM2",  "XMM3",  "XMM3",  "XMM4",  "XMM4",  "XMM5",  "XMM5",
+    "XMM6",  "XMM6",  "XMM7",  "XMM7",  "XMM8",  "XMM8",  "XMM9",  "XMM9",  "XMM10", "XMM10", "XMM11",
+    "XMM11", "XMM12", "XMM12", "XMM13", "XMM13", "XMM14", "XMM14", "XMM15", "XMM15"};
+constexpr std::string_view regs_arm64[] = {
+    "x0",  "x1",  "x2",  "x3",  "x4",  "x5",  "x6",  "x7",  "x8",  "x9",  "x10", "x11",
+    "x12", "x13", "x14", "x15", "x16", "x17", "x18", "x19", "x20", "x21", "x22", "x23",
+    "x24", "x25", "x26", "x27", "x28", "x29", "lr",  "sp",  "pc",  {},    {},    {},
+    {},    {},    {},    {},    {},    {},    {},    {},    {},    {},    "vg"};
+constexpr std::string_view regs_arm[] = {"r0", "r1", "r2",  "r3", "r4", "r5", "r6", "r7",
+                                         "r8", "r9", "r10", "fp", "ip", "sp", "lr", "pc"};
+constexpr std::string_view regs_csky[] = {{},      "lr",    "pc",    {},      "sp",    {},      "a0",
+                                          "a1",    "a2",    "a3",    "regs0", "regs1", "regs2", "regs3",
+                                          "regs4", "regs5", "regs6", "regs7", "regs8", "regs9"};
+constexpr std::string_view regs_loongarch[] = {
+    "PC",   "%r1",  "%r2",  "%r3",  "%r4",  "%r5",  "%r6",  "%r7",  "%r8",  "%r9",  "%r10",
+    "%r11", "%r12", "%r13", "%r14", "%r15", "%r16", "%r17", "%r18", "%r19", "%r20", "%r21",
+    "%r22", "%r23", "%r24", "%r25", "%r26", "%r27", "%r28", "%r29", "%r30", "%r31"};
+constexpr std::string_view regs_mips[] = {"PC",  "$1",  "$2",  "$3",  "$4",  "$5",  "$6",  "$7",
+                                          "$8",  "$9",  "$10", "$11", "$12", "$13", "$14", "$15",
+                                          "$16", "$17", "$18", "$19", "$20", "$21", "$22", "$23",
+                                          "$24", "$25", {},    {},    "$28", "$29", "$30", "$31"};
+constexpr std::string_view regs_powerpc[] = {
+    "r0",    "r1",    "r2",    "r3",    "r4",   "r5",   "r6",    "r7",   "r8",    "r9",    "r10",     "r11",
+    "r12",   "r13",   "r14",   "r15",   "r16",  "r17",  "r18",   "r19",  "r20",   "r21",   "r22",     "r23",
+    "r24",   "r25",   "r26",   "r27",   "r28",  "r29",  "r30",   "r31",  "nip",   "msr",   "orig_r3", "ctr",
+    "link",  "xer",   "ccr",   "softe", "trap", "dar",  "dsisr", "sier", "mmcra", "mmcr0", "mmcr1",   "mmcr2",
+    "mmcr3", "sier2", "sier3", "pmc1",  "pmc2", "pmc3", "pmc4",  "pmc5", "pmc6",  "sdar",  "siar"};
 constexpr std::string_view regs_riscv[] = {"pc", "ra", "sp", "gp", "tp",  "t0",  "t1", "t2", "s0", "s1", "a0",
-               "a1", "a2", "a3", "a4", "a5",  "a6",  "a7", "s2", "s3", "s4", "s5",
-               "s6", "s7", "s8", "s9", "s10", "s11", "t3", "t4", "t5", "t6"};
-constexpr std::string_view regs_s390[] = {"R0",  "R1",  "R2",   "R3",   "R4",   "R5",   "R6",   "R7",   "R8",   "R9",   "R10", "R11",
-              "R12", "R13", "R14",  "R15",  "FP0",  "FP1",  "FP2",  "FP3",  "FP4",  "FP5",  "FP6", "FP7",
-              "FP8", "FP9", "FP10", "FP11", "FP12", "FP13", "FP14", "FP15", "MASK", "PC"};
+                                           "a1", "a2", "a3", "a4", "a5",  "a6",  "a7", "s2", "s3", "s4", "s5",
+                                           "s6", "s7", "s8", "s9", "s10", "s11", "t3", "t4", "t5", "t6"};
+constexpr std::string_view regs_s390[] = {
+    "R0",  "R1",  "R2",   "R3",   "R4",   "R5",   "R6",   "R7",   "R8",   "R9",  "R10", "R11",
+    "R12", "R13", "R14",  "R15",  "FP0",  "FP1",  "FP2",  "FP3",  "FP4",  "FP5", "FP6", "FP7",
+    "FP8", "FP9", "FP10", "FP11", "FP12", "FP13", "FP14", "FP15", "MASK", "PC"};
 struct ArchRegs {
   std::string_view arch;
   std::span<const std::string_view> names;  // by register number
 };
-constexpr ArchRegs arch_regs[] = {{"x86", regs_x86}, {"arm64", regs_arm64}, {"arm", regs_arm}, {"csky", regs_csky}, {"loongarch", regs_loongarch}, {"mips", regs_mips}, {"powerpc", regs_powerpc}, {"riscv", regs_riscv}, {"s390", regs_s390}};
+constexpr ArchRegs arch_regs[] = {
+    {"x86", regs_x86},         {"arm64", regs_arm64},         {"arm", regs_arm},
+    {"csky", regs_csky},       {"loongarch", regs_loongarch}, {"mips", regs_mips},
+    {"powerpc", regs_powerpc}, {"riscv", regs_riscv},         {"s390", regs_s390}};
 }  // namespace
 
 std::string_view register_name(std::string_view arch, unsigned id) {

@@ -36,11 +36,10 @@ inline constexpr std::uint64_t out_comm = 1ULL << 0, out_tid = 1ULL << 1, out_pi
 /// The fields perfspec script prints. The others need symbols, the binaries' code, branch stacks, an
 /// AUX-area trace decoder, guest machines or clock data, which perfspec does not have yet; asking for
 /// one of them is an error (removing one from the defaults is not).
-inline constexpr std::uint64_t printable = out_comm | out_tid | out_pid | out_time | out_cpu | out_event |
-                                           out_trace | out_ip | out_addr | out_period | out_iregs |
-                                           out_uregs | out_data_src | out_weight | out_phys_addr |
-                                           out_misc | out_data_page_size | out_code_page_size |
-                                           out_ins_lat | out_retire_lat | out_cgroup;
+inline constexpr std::uint64_t printable =
+    out_comm | out_tid | out_pid | out_time | out_cpu | out_event | out_trace | out_ip | out_addr |
+    out_period | out_iregs | out_uregs | out_data_src | out_weight | out_phys_addr | out_misc |
+    out_data_page_size | out_code_page_size | out_ins_lat | out_retire_lat | out_cgroup;
 
 /// perf's field name of one field (output_field2str): empty for a mask of none or several.
 std::string_view field_name(std::uint64_t field);
@@ -60,7 +59,7 @@ struct TypeFields {
   bool wildcard_set = false;  ///< ... with a field to print, or for every type
   std::uint64_t fields = 0;   ///< what is printed
   std::uint64_t invalid_fields = 0;
-  std::uint64_t user_set_fields = 0;    ///< named by a -F for every type: missing from the samples is an error
+  std::uint64_t user_set_fields = 0;  ///< named by a -F for every type: missing from the samples is an error
   std::uint64_t user_unset_fields = 0;  ///< removed by a -F for every type (-field)
 };
 
@@ -90,7 +89,7 @@ class FieldSpec {
 /// perf_script__meminfo_scnprintf(data_src) with perf's "%16lx %s" before it, cut at 99 characters as
 /// perf's buffer of 100 cuts it (perf then pads it to the longest so far).
 ///
-/// Example: `data_src_text(0x29080021) == "        29080021 |OP N/A|LVL N/A|SNP N/A|TLB N/A|LCK N/A|BLK  N/A"`
+/// Example: `data_src_text(0x29080021) == "        29080021 |OP N/A|LVL N/A|SNP N/A|TLB N/A|LCK N/A|BLK N/A"`
 std::string data_src_text(std::uint64_t data_src);
 
 /// perf's arch of a file (perf_env__arch): HEADER_ARCH, or this machine's uname, normalised
