@@ -492,16 +492,31 @@ std::vector<std::string> cli_words(int argc, char** argv, std::initializer_list<
 }
 
 // perf script reads the word after -F as its value whatever it looks like (`-F -ip` removes ip from
-// the defaults); CLI11 would take `-ip` for options: the two words become one `--fields=VALUE`.
-void glue_script_fields(std::vector<std::string>& words) {
-  if (words.empty() || words.front() != "script") return;
-  for (std::size_t i = 1; i + 1 < words.size(); ++i) {
-    if (words[i] == "--") break;
-    if (words[i] == "-F" || words[i] == "--fields") {
-      words[i] = "--fields=" + words[i + 1];
-      words.erase(words.begin() + static_cast<std::ptrdiff_t>(i) + 1);
+// the defaults, `-F ''` is a list of nothing, which perf refuses with its own words): the -F options of
+// `script` are taken out of the words here, in order, since CLI11 would read `-ip` as options and
+// refuse an empty value. A last -F without a value is left for CLI11 to refuse.
+std::vector<std::string> take_script_fields(std::vector<std::string>& words) {
+  std::vector<std::string> fields;
+  if (words.empty() || words.front() != "script") return fields;
+  for (std::size_t i = 1; i < words.size();) {
+    const std::string& w = words[i];
+    if (w == "--") break;
+    std::size_t taken = 1;
+    if ((w == "-F" || w == "--fields") && i + 1 < words.size()) {
+      fields.push_back(words[i + 1]);
+      taken = 2;
+    } else if (w.starts_with("--fields=")) {
+      fields.push_back(w.substr(9));
+    } else if (w.starts_with("-F") && w.size() > 2) {
+      fields.push_back(w.substr(2));
+    } else {
+      ++i;
+      continue;
     }
+    auto at = words.begin() + static_cast<std::ptrdiff_t>(i);
+    words.erase(at, at + static_cast<std::ptrdiff_t>(taken));
   }
+  return fields;
 }
 
 struct RecordCommand {
@@ -600,7 +615,7 @@ int main(int argc, char** argv) {
   exporter.add(app, machine);
   std::vector<std::string> words = cli_words(
       argc, argv, {{"stat", stat.app, &stat.st.command}, {"record", record.app, &record.ro.command}});
-  glue_script_fields(words);
+  std::vector<std::string> script_fields = take_script_fields(words);
   // Errors are JSON under `--format json`, CLI11's too: they come before the option is parsed, so
   // the words say which; once parsed, the subcommand's own --format does.
   tools::ErrorFormat errors = tools::error_format_of(words);
@@ -643,7 +658,10 @@ int main(int argc, char** argv) {
     if (*list.app) return list.run(machine);
     if (*snapshot.app) return snapshot.run(machine);
     if (*stat.app) return stat.run(machine);
-    if (*script.app) return script.run();
+    if (*script.app) {
+      script.so.fields = std::move(script_fields);
+      return script.run();
+    }
     if (*record.app) return record.run(machine, argc, argv);
     if (*exporter.app) return exporter.run(machine);
   } catch (const perfspec::Error& e) {

@@ -386,9 +386,9 @@ void Printer::check_output() {
       }
     const TypeFields& t = out_fields_[j];
     if (!first && t.user_set && !t.wildcard_set && j != synth)
-      throw Error(
-          ErrorKind::usage,
-          fmt::format("{} events do not exist. Remove corresponding -F option to proceed.", type_name(j)));
+      throw Error(ErrorKind::usage,
+                  fmt::format("{} events do not exist. Remove corresponding -F option to proceed.",
+                              event_type_name(j)));
     if (first && t.fields) check_attr(first->attr, first->name);
   }
   if (!file_.pipe())
