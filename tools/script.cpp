@@ -563,7 +563,7 @@ void Printer::text_sample(const Record& r, const Sample& s, std::size_t attr_ind
   const Attr& attr = file_.formats().attr(attr_index);
   std::uint64_t fields = fields_of(attr);
   if (!fields) return;
-  if (name_width_ < 0) {
+  if (name_width_ < 0 && (fields & out_event)) {  // when an event name is first printed
     name_width_ = 0;
     for (std::size_t i = 0; i < file_.events().size(); ++i)
       name_width_ = std::max<int>(name_width_, static_cast<int>(file_.event_name(i).size()));
