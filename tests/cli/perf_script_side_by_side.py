@@ -59,6 +59,8 @@ RECORDINGS = [
              "--all-cgroups"], ["ls", "/"]),
     ("mixed", ["-e", "page-faults/period=20/,sched:sched_process_exec,sched:sched_process_exit"],
      ["sh", "-c", "ls / >/dev/null"]),
+    # pipe mode with callchains: each ATTR adds ip and sym to its type's fields (perf's process_attr)
+    ("pipe-callchain", ["-e", "task-clock,page-faults", "-c", "100000", "-g", "-o", "-"], ["ls", "-R", "/usr/share/perl5"]),
 ]
 # A list of several strings is that many -F options. perf's stderr is compared too (but for what its
 # loading of kernel symbols says): its warnings of fields a type cannot have, of -F given again.
@@ -73,9 +75,13 @@ FIELDS = ["comm,tid,time,event,ip", "comm,pid,tid,time,period,event", "comm,tid,
 TRACE_FIELDS = ["comm,tid,cpu,time,event,trace", "trace", "comm,pid,tid,time,period,event,trace,ip", None,
                 "+period,-cpu", ["sw:comm,tid,period,event", "trace:comm,event,trace"], ["trace:", "sw:tid,event"],
                 ["comm,event", "trace:tid,trace"]]
-# Lists of the recordings with registers or memory data, or software events beside tracepoints (whose
-# defaults, and lists that add to them, would print symbols, which perfspec does not resolve yet)
+# Lists of the recordings with registers or memory data, of software events beside tracepoints (whose
+# defaults, and lists that add to them, would print symbols, which perfspec does not resolve yet), of
+# a pipe with callchains
 EXTRA_FIELDS = {
+    # sym, which perf adds to the lists of a pipe with callchains, removed: the rest of what it adds
+    "pipe-callchain": [["comm,tid", "-sym"], ["comm,tid,time,event", "-sym"], ["sw:tid,period", "-sym"],
+                       ["comm,tid", "-ip"], ["comm,tid,ip", "-sym", "sw:comm,event,ip"]],
     "mixed": ["comm,tid,time,event,trace", ["sw:comm,tid,period,event", "trace:comm,event,trace"],
               ["trace:", "sw:tid,event"], ["comm,event", "trace:tid,trace"], ["comm,tid", "trace:+trace,-tid"]],
     "regs": ["comm,pid,tid,time,event,ip,iregs,uregs", "tid,iregs", "comm,uregs,period", "sw:tid,uregs,iregs"],
@@ -367,7 +373,8 @@ def main():
                     failed += 1
             events = rec[rec.index("-e") + 1].split(",")
             tracepoints_only = all(e.startswith("sched:") for e in events)
-            for fields in FIELDS + (TRACE_FIELDS if tracepoints_only else []) + EXTRA_FIELDS.get(name, []):
+            common = [] if name == "pipe-callchain" else FIELDS  # theirs would print symbols
+            for fields in common + (TRACE_FIELDS if tracepoints_only else []) + EXTRA_FIELDS.get(name, []):
                 for every in (False, True):
                     if pipe:
                         pcmd, pin = [args.perf, "script", "-i", "-"], host

@@ -995,6 +995,9 @@ check script-fields-no-cgroup 2 script_fields_no_cgroup.txt -- script -i "$pd/ad
 check script-fields-no-weight 2 script_fields_no_weight.txt -- script -i "$pd/regs.data" -F comm,weight
 # a type named for itself whose samples lack the field: left out (only a field for every type is refused)
 check script-fields-typed-missing 0 script_fields_typed_missing.txt -- script --samples -i "$pd/addr.data" -F sw:comm,tid,cpu,uregs
+# pipe mode: each ATTR adds ip and sym to its type's fields while events have callchains (here without
+# sym, which a -F for every type removed)
+check script-fields-pipe-ip 0 script_fields_pipe_ip.txt -- script --samples -i "$pd/callchain_pipe.data" -F comm,tid -F -sym
 # pipe mode: at the start there are no events yet, so a type named without fields has none
 out=$("$bin" script -i - -F sw: <"$pd/pipe.data" 2>&1); status=$?
 expect script-fields-pipe-no-sw [ "$status" = 2 -a "$out" = "perfspec: error: software events do not exist. Remove corresponding -F option to proceed." ]
