@@ -42,7 +42,8 @@ _perfspec() {
   case $prev in
     --sysfs|--events-dir|-o|--output) COMPREPLY=($(compgen -d -- "$cur")); return ;;
     -i|--input|--config) COMPREPLY=($(compgen -f -- "$cur")); return ;;
-    -F|--fields) COMPREPLY=($(compgen -W "comm pid tid cpu time period event addr ip" -- "${cur##*,}")); return ;;
+    -F|--fields)  # script -F (perf's fields perfspec prints; a list may start with hw: sw: trace: raw: break: synth:)
+      COMPREPLY=($(compgen -W "comm tid pid time cpu misc event trace ip addr period iregs uregs data_src weight ins_lat retire_lat phys_addr data_page_size code_page_size cgroup" -- "${cur##*,}")); return ;;
     --format) COMPREPLY=($(compgen -W "text json csv" -- "$cur")); return ;;
     --source) COMPREPLY=($(compgen -W "builtin sysfs json tracepoint" -- "$cur")); return ;;
     -x|--field-separator) return ;;

@@ -108,16 +108,25 @@ void script(const std::uint8_t* data, std::size_t size) {
   fuzz::write_file(path, std::string_view(reinterpret_cast<const char*>(data), size));
   perfspec::tools::ScriptOptions o;
   o.input = path;
-  switch (data[size - 1] % 5) {
+  switch (data[size - 1] % 6) {
     case 0:
-      o.fields = "comm,tid,time,event,ip";
+      o.fields = {"comm,tid,time,event,ip"};
       o.samples_only = true;
       break;
     case 1: break;
     case 2:
-      o.fields = "comm,pid,tid,cpu,time,period,event,addr,ip";
+      o.fields = {"comm,pid,tid,cpu,time,period,event,addr,ip"};
       o.ns = true;
       break;
+    case 4: {
+      // every field perfspec prints, by type: what a type's first event lacks is left out, not refused
+      const std::string all =
+          "comm,tid,pid,time,cpu,misc,event,addr,data_src,weight,ins_lat,retire_lat,cgroup,ip,iregs,uregs,"
+          "phys_addr,data_page_size,code_page_size";
+      o.fields = {"hw:" + all, "sw:" + all, "trace:" + all + ",trace", "raw:" + all, "break:" + all};
+      o.samples_only = true;
+      break;
+    }
     case 3: o.format = "json"; break;
     default: o.summary = true; break;
   }

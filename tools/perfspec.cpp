@@ -415,7 +415,12 @@ struct ScriptCommand {
                     "output format: text (as perf script) or json (one line per record)")
         ->check(CLI::IsMember({"text", "json"}))
         ->capture_default_str();
-    app->add_option("-F,--fields", so.fields, "text: comm,pid,tid,cpu,time,period,event,trace,addr,ip");
+    app->add_option(
+           "-F,--fields", so.fields,
+           "text, as perf script -F (repeatable): [TYPE:][+-]FIELD,... (TYPE: hw, sw, trace, raw, "
+           "break, synth); fields: comm,tid,pid,time,cpu,misc,event,trace,ip,addr,period,iregs,uregs,"
+           "data_src,weight,ins_lat,retire_lat,phys_addr,data_page_size,code_page_size,cgroup")
+        ->type_name("FIELDS");
     app->add_flag("--samples", so.samples_only, "text: samples only, as perf script prints by default");
     app->add_flag("--summary", so.summary, "count the records by type, and report what was lost");
     app->add_flag("--ns", so.ns, "times in nanoseconds");
@@ -484,6 +489,34 @@ std::vector<std::string> cli_words(int argc, char** argv, std::initializer_list<
     args.insert(args.end(), options.begin(), options.end());
   }
   return args;
+}
+
+// perf script reads the word after -F as its value whatever it looks like (`-F -ip` removes ip from
+// the defaults, `-F ''` is a list of nothing, which perf refuses with its own words): the -F options of
+// `script` are taken out of the words here, in order, since CLI11 would read `-ip` as options and
+// refuse an empty value. A last -F without a value is left for CLI11 to refuse.
+std::vector<std::string> take_script_fields(std::vector<std::string>& words) {
+  std::vector<std::string> fields;
+  if (words.empty() || words.front() != "script") return fields;
+  for (std::size_t i = 1; i < words.size();) {
+    const std::string& w = words[i];
+    if (w == "--") break;
+    std::size_t taken = 1;
+    if ((w == "-F" || w == "--fields") && i + 1 < words.size()) {
+      fields.push_back(words[i + 1]);
+      taken = 2;
+    } else if (w.starts_with("--fields=")) {
+      fields.push_back(w.substr(9));
+    } else if (w.starts_with("-F") && w.size() > 2) {
+      fields.push_back(w.substr(2));
+    } else {
+      ++i;
+      continue;
+    }
+    auto at = words.begin() + static_cast<std::ptrdiff_t>(i);
+    words.erase(at, at + static_cast<std::ptrdiff_t>(taken));
+  }
+  return fields;
 }
 
 struct RecordCommand {
@@ -582,6 +615,7 @@ int main(int argc, char** argv) {
   exporter.add(app, machine);
   std::vector<std::string> words = cli_words(
       argc, argv, {{"stat", stat.app, &stat.st.command}, {"record", record.app, &record.ro.command}});
+  std::vector<std::string> script_fields = take_script_fields(words);
   // Errors are JSON under `--format json`, CLI11's too: they come before the option is parsed, so
   // the words say which; once parsed, the subcommand's own --format does.
   tools::ErrorFormat errors = tools::error_format_of(words);
@@ -624,7 +658,10 @@ int main(int argc, char** argv) {
     if (*list.app) return list.run(machine);
     if (*snapshot.app) return snapshot.run(machine);
     if (*stat.app) return stat.run(machine);
-    if (*script.app) return script.run();
+    if (*script.app) {
+      script.so.fields = std::move(script_fields);
+      return script.run();
+    }
     if (*record.app) return record.run(machine, argc, argv);
     if (*exporter.app) return exporter.run(machine);
   } catch (const perfspec::Error& e) {

@@ -15,6 +15,8 @@
 #include <unordered_map>
 #include <variant>
 
+#include <sys/utsname.h>
+
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 #include <nlohmann/json.hpp>
@@ -22,6 +24,7 @@
 #include "perfspec/error.hpp"
 #include "perfspec/perf_data.hpp"
 #include "perfspec/tracepoint.hpp"
+#include "tools/script_fields.hpp"
 
 namespace perfspec::tools {
 // C's %#lx, as perf prints addresses: 0 is written "0", not "0x0".
@@ -135,73 +138,33 @@ class Out {
   }
 };
 
-// -F fields, as perf names them.
-enum Field : unsigned {
-  f_comm = 1U << 0,
-  f_pid = 1U << 1,
-  f_tid = 1U << 2,
-  f_cpu = 1U << 3,
-  f_time = 1U << 4,
-  f_period = 1U << 5,
-  f_event = 1U << 6,
-  f_addr = 1U << 7,
-  f_ip = 1U << 8,
-  f_trace = 1U << 9,  // a tracepoint's payload as its print fmt prints it
-};
-// What perf script prints when -F is not given: for tracepoint events, and for the others.
-constexpr unsigned tracepoint_defaults = f_comm | f_tid | f_cpu | f_time | f_event | f_trace;
-constexpr unsigned other_defaults = f_comm | f_tid | f_cpu | f_time | f_period | f_event | f_ip;
+using namespace script_fields;
 
-struct FieldName {
-  std::string_view name;
-  unsigned bit;
-  std::uint64_t needs;  // the sample_type bit a sample must have
+// How perf reads the weight of a sample (arch_perf_parse_sample_weight), which depends on the machine
+// perf runs on, not on the file's: on x86 and powerpc PERF_SAMPLE_WEIGHT_STRUCT is split into the
+// weight (its low 32 bits), ins_lat (the next 16) and, on x86, retire_lat (the top 16); elsewhere the
+// weight is the whole value and the other two are 0. perfspec does as perf built for its own machine.
+struct Weights {
+  std::uint64_t weight = 0;
+  std::uint16_t ins_lat = 0, retire_lat = 0;
 };
-constexpr FieldName field_names[] = {
-    {"comm", f_comm, 0},        {"pid", f_pid, sample_tid},    {"tid", f_tid, sample_tid},
-    {"cpu", f_cpu, sample_cpu}, {"time", f_time, sample_time}, {"period", f_period, 0},
-    {"event", f_event, 0},      {"addr", f_addr, sample_addr}, {"ip", f_ip, sample_ip},
-    {"trace", f_trace, 0},
-};
-// The order perf checks the samples carry what the fields need, and the name it gives the bit.
-struct Check {
-  unsigned fields;
-  std::uint64_t needs;
-  std::string_view bit;
-  std::string_view field;
-};
-constexpr Check checks[] = {{f_ip, sample_ip, "IP", "ip"},
-                            {f_addr, sample_addr, "ADDR", "addr"},
-                            {f_pid | f_tid, sample_tid, "TID", "tid"},
-                            {f_time, sample_time, "TIME", "time"},
-                            {f_cpu, sample_cpu, "CPU", "cpu"}};
-// perf's fields perfspec does not print yet: symbols need the binaries' symbol tables.
-constexpr std::string_view later_fields[] = {"sym",   "symoff", "dso",      "srcline",   "brstack", "iregs",
-                                             "uregs", "weight", "data_src", "phys_addr", "insn",    "ipc"};
-
-unsigned parse_fields(const std::string& text) {
-  unsigned bits = 0;
-  std::size_t at = 0;
-  while (at <= text.size()) {
-    std::size_t comma = text.find(',', at);
-    std::string_view name =
-        std::string_view(text).substr(at, comma == std::string::npos ? std::string::npos : comma - at);
-    const FieldName* f = nullptr;
-    for (const auto& n : field_names)
-      if (n.name == name) f = &n;
-    if (!f) {
-      bool later =
-          std::find(std::begin(later_fields), std::end(later_fields), name) != std::end(later_fields);
-      throw Error(ErrorKind::usage,
-                  later ? fmt::format("-F {}: not supported yet (perfspec does not resolve symbols)", name)
-                        : fmt::format("-F: unknown field '{}'", name),
-                  "fields: comm, pid, tid, cpu, time, period, event, trace, addr, ip");
-    }
-    bits |= f->bit;
-    if (comma == std::string::npos) break;
-    at = comma + 1;
+Weights weights_of(const Sample& s) {
+  Weights w;
+  if (!s.has(sample_weight) && !s.has(sample_weight_struct)) return w;
+#if defined(__x86_64__) || defined(__i386__) || defined(__powerpc__) || defined(__powerpc64__)
+  if (s.has(sample_weight)) {
+    w.weight = s.weight.full;
+  } else {
+    w.weight = s.weight.var1_dw();
+    w.ins_lat = s.weight.var2_w();
+#if defined(__x86_64__) || defined(__i386__)
+    w.retire_lat = s.weight.var3_w();
+#endif
   }
-  return bits;
+#else
+  w.weight = s.weight.full;
+#endif
+  return w;
 }
 
 // The threads' names, as perf's machine keeps them (tools/perf/util/machine.c): a thread is made by the
@@ -270,7 +233,8 @@ class Threads {
 
 class Printer {
  public:
-  Printer(PerfData& file, const ScriptOptions& o) : file_(file), o_(o) {}
+  Printer(PerfData& file, const ScriptOptions& o, const FieldSpec& fields)
+      : file_(file), o_(o), out_fields_(fields) {}
 
   int run();
 
@@ -279,12 +243,24 @@ class Printer {
   const ScriptOptions& o_;
   fmt::memory_buffer out_;
   Threads threads_;
-  unsigned fields_ = 0;
-  bool user_fields_ = false;
-  int name_width_ = -1;  // perf's: the longest event name when the first sample is printed
+  // What each output type prints: the -F options, then what perf's checks at the start of the session
+  // (and, in pipe mode, at each ATTR) leave out or add.
+  FieldSpec out_fields_;
+  bool use_callchain_ = true;        // perf's symbol_conf.use_callchain
+  int name_width_ = -1;              // perf's: the longest event name when the first sample is printed
+  std::size_t data_src_width_ = 0;   // perf's: the longest data_src text so far, the width of the next
+  std::optional<std::string> arch_;  // perf_env__arch, when first needed
+  std::unordered_map<std::uint64_t, std::string> cgroups_;  // CGROUP records so far: id -> path
   std::map<std::string, std::uint64_t> counts_;
   std::unordered_map<std::uint64_t, std::uint64_t> last_read_;  // PERF_SAMPLE_READ: value by id
   std::uint64_t lost_ = 0, lost_samples_ = 0, throttled_ = 0, unthrottled_ = 0, unknown_id_ = 0;
+
+  // perf's values of a record's sample fields at the start of a line: what its sample says, else
+  // perf's defaults (-1; but a record without sample_id_all is at CPU 0 and its FORK/EXIT time)
+  struct Start {
+    std::int32_t pid = -1, tid = -1, cpu = -1;
+    std::uint64_t time = ~std::uint64_t{0};
+  };
 
   void flush() {
     std::fwrite(out_.data(), 1, out_.size(), stdout);
@@ -296,28 +272,24 @@ class Printer {
   void count(const Record& r);
   void text(const Record& r);
   void text_sample(const Record& r, const Sample& s, std::size_t attr, std::uint64_t period);
-  void text_start(const Record& r, std::int32_t thread_pid, std::int32_t thread_tid, unsigned fields,
-                  bool chain);
+  void text_start(const Record& r, const Start& v, std::int32_t thread_pid, std::int32_t thread_tid,
+                  std::uint64_t fields, bool chain);
+  void text_regs(const Registers& regs, std::uint64_t mask);
   void text_other(const Record& r);
   void json(const Record& r);
   void json_header();
   void json_sample(const Record& r, const Sample& s, const Attr& attr);
   void print_summary();
-  void check_fields();
-  void check_event(std::size_t i);
-  unsigned fields_of(const Attr& attr) const;
+  void check_output();
+  void check_attr(const Attr& a, std::string_view name);
+  void check_stype(const Attr& a, std::string_view name, std::uint64_t sample_bits, std::string_view bit_name,
+                   std::uint64_t field, bool allow_user_set);
+  void pipe_attr(std::size_t i);
+  void read_tracepoint_format(std::size_t i);
+  std::uint64_t fields_of(const Attr& attr) const { return out_fields_[output_type(attr.type)].fields; }
+  const std::string& arch();
   const Tracepoint* tracepoint_of(const Attr& attr) const;
 };
-
-// The fields printed for an event: -F's, else perf's defaults for its type less what its samples do
-// not carry.
-unsigned Printer::fields_of(const Attr& attr) const {
-  if (user_fields_) return fields_;
-  unsigned fields = attr.type == 2 ? tracepoint_defaults : other_defaults;
-  for (const auto& f : field_names)
-    if (f.needs && !(attr.sample_type & f.needs)) fields &= ~f.bit;
-  return fields;
-}
 
 // The format of a tracepoint event in the file's tracing data (nullptr: none, and perf prints no trace).
 const Tracepoint* Printer::tracepoint_of(const Attr& attr) const {
@@ -326,27 +298,139 @@ const Tracepoint* Printer::tracepoint_of(const Attr& attr) const {
   return tps ? tps->find(attr) : nullptr;
 }
 
-void Printer::check_fields() {
-  fields_ = o_.fields.empty() ? other_defaults : parse_fields(o_.fields);
-  user_fields_ = !o_.fields.empty();
-  for (std::size_t i = 0; i < file_.events().size(); ++i) check_event(i);
+const std::string& Printer::arch() {
+  if (!arch_) {
+    std::optional<std::string> a = file_.feature_string(Feature::arch);
+    if (!a) {
+      utsname u{};
+      a = uname(&u) == 0 ? u.machine : "";
+    }
+    arch_ = normalize_arch(*a);
+  }
+  return *arch_;
 }
 
-// The fields asked for must be in event i's samples (perf refuses to print them otherwise).
-void Printer::check_event(std::size_t i) {
-  const Attr& a = file_.events()[i].attr;
-  for (const auto& c : checks) {
-    // a default field the samples lack is left out, as perf does
-    if (!user_fields_ || !(fields_ & c.fields) || (a.sample_type & c.needs)) continue;
-    std::string_view field = (c.fields & f_pid) && (fields_ & f_pid) && !(fields_ & f_tid) ? "pid" : c.field;
+bool is_dummy(const Attr& a) { return a.type == 1 && a.config == 9; }  // PERF_COUNT_SW_DUMMY
+
+// perf's evsel__do_check_stype: a field printed for the type of `a` whose sample_type bits its samples
+// lack. Named in a -F for every type, it is an error (unless allow_user_set: an AUX-area trace may
+// make such samples); otherwise the type stops printing it.
+void Printer::check_stype(const Attr& a, std::string_view name, std::uint64_t sample_bits,
+                          std::string_view bit_name, std::uint64_t field, bool allow_user_set) {
+  if (a.sample_type & sample_bits) return;
+  TypeFields& t = out_fields_[output_type(a.type)];
+  if (t.user_set_fields & field) {
+    if (allow_user_set) return;
+    // perf names the field by output_field2str, which finds no name for pid|tid: ''
     throw Error(ErrorKind::usage,
                 fmt::format("Samples for '{}' event do not have {} attribute set. Cannot print '{}' field.",
-                            file_.event_name(i), c.bit, field));
+                            name, bit_name, field_name(field)),
+                field == out_cgroup ? "run 'perf record --all-cgroups ...'" : "");
   }
-  // A tracepoint whose payload is printed: its format is read now, so that tracing data that cannot be
-  // read is an error before the first line rather than in the middle of one (in pipe mode, when it
-  // has come before the event).
-  if (a.type == 2 && (fields_of(a) & f_trace)) (void)tracepoint_of(a);
+  t.fields &= ~field;
+}
+
+// perf's evsel__check_attr, in its order: the fields of the event's type must be in its samples.
+// (perf's checks of srcline, srccode, branch stack and tod fields are not here: perfspec refuses
+// those fields when -F is read, and no type prints them by default.)
+void Printer::check_attr(const Attr& a, std::string_view name) {
+  if (is_dummy(a) || file_.has_feature(Feature::stat)) return;
+  bool allow_user_set = file_.has_feature(Feature::auxtrace);
+  auto printed = [&](std::uint64_t field) { return (fields_of(a) & field) != 0; };
+  auto usage = [](std::string message) { throw Error(ErrorKind::usage, std::move(message)); };
+  // (perf's check that a printed trace has tracepoints to come from always passes: only the
+  // tracepoint type may print one)
+  if (printed(out_ip)) check_stype(a, name, sample_ip, "IP", out_ip, false);
+  if (printed(out_addr)) check_stype(a, name, sample_addr, "ADDR", out_addr, allow_user_set);
+  if (printed(out_data_src)) check_stype(a, name, sample_data_src, "DATA_SRC", out_data_src, allow_user_set);
+  if (printed(out_weight))
+    check_stype(a, name, sample_weight | sample_weight_struct, "WEIGHT", out_weight, allow_user_set);
+  if (printed(out_sym) && !(a.sample_type & (sample_ip | sample_addr)))
+    usage(
+        "Display of symbols requested but neither sample IP nor sample address\navailable. Hence, no "
+        "addresses to convert to symbols.");
+  if (printed(out_symoff) && !printed(out_sym))
+    usage("Display of offsets requested but symbol is notselected.");
+  if (printed(out_dso) && !(a.sample_type & (sample_ip | sample_addr)))
+    usage("Display of DSO requested but no address to convert.");
+  if (printed(out_pid | out_tid)) check_stype(a, name, sample_tid, "TID", out_tid | out_pid, false);
+  if (printed(out_time)) check_stype(a, name, sample_time, "TIME", out_time, false);
+  if (printed(out_cpu)) check_stype(a, name, sample_cpu, "CPU", out_cpu, allow_user_set);
+  if (printed(out_iregs)) check_stype(a, name, sample_regs_intr, "IREGS", out_iregs, allow_user_set);
+  if (printed(out_uregs)) check_stype(a, name, sample_regs_user, "UREGS", out_uregs, false);
+  if (printed(out_phys_addr))
+    check_stype(a, name, sample_phys_addr, "PHYS_ADDR", out_phys_addr, allow_user_set);
+  if (printed(out_data_page_size))
+    check_stype(a, name, sample_data_page_size, "DATA_PAGE_SIZE", out_data_page_size, false);
+  if (printed(out_code_page_size))
+    check_stype(a, name, sample_code_page_size, "CODE_PAGE_SIZE", out_code_page_size, false);
+  if (printed(out_ins_lat)) check_stype(a, name, sample_weight_struct, "WEIGHT_STRUCT", out_ins_lat, false);
+  if (printed(out_cgroup)) check_stype(a, name, sample_cgroup, "CGROUP", out_cgroup, false);
+  if (printed(out_retire_lat))
+    check_stype(a, name, sample_weight_struct, "WEIGHT_STRUCT", out_retire_lat, false);
+}
+
+// perf's perf_session__check_output_opt, at the start of the session. Each output type is checked
+// against its first event (not a dummy one): what that one's samples lack, the type no longer prints
+// (or it is an error, check_stype). A type named in a -F without a field (`sw:`) must have events.
+// Tracepoints print their callchains by default when some have one. In pipe mode there are no events
+// yet: pipe_attr() does the rest as their ATTRs come.
+void Printer::check_output() {
+  const auto& events = file_.events();
+  for (int j = 0; j < n_types; ++j) {
+    const FileEvent* first = nullptr;
+    for (const FileEvent& e : events)
+      if (!is_dummy(e.attr) && output_type(e.attr.type) == j) {
+        first = &e;
+        break;
+      }
+    const TypeFields& t = out_fields_[j];
+    if (!first && t.user_set && !t.wildcard_set && j != synth)
+      throw Error(ErrorKind::usage,
+                  fmt::format("{} events do not exist. Remove corresponding -F option to proceed.",
+                              event_type_name(j)));
+    if (first && t.fields) check_attr(first->attr, first->name);
+  }
+  if (!file_.pipe())
+    use_callchain_ = std::any_of(events.begin(), events.end(),
+                                 [](const FileEvent& e) { return e.attr.sample_type & sample_callchain; });
+  if (use_callchain_ && !out_fields_[tracepoint].user_set)
+    for (const FileEvent& e : events)
+      if (e.attr.type == 2 && (e.attr.sample_type & sample_callchain)) {
+        out_fields_[tracepoint].fields |= out_ip | out_sym | out_symoff | out_dso;
+        break;
+      }
+  for (std::size_t i = 0; i < events.size(); ++i) read_tracepoint_format(i);
+}
+
+// perf script's process_attr, for each ATTR of a pipe: the first event of each of perf's own types
+// (a PMU's are left alone) is checked as check_output() checks a file's; and while some event of the
+// stream so far has callchains (or a user stack with its registers), its type prints ip and sym
+// unless a -F for every type removed them.
+void Printer::pipe_attr(std::size_t i) {
+  const auto& events = file_.events();
+  const Attr& a = events[i].attr;
+  read_tracepoint_format(i);
+  if (a.type >= 6 && a.type != 0x80000000U) return;  // PERF_TYPE_MAX, PERF_TYPE_SYNTH
+  for (std::size_t k = 0; k < i; ++k)
+    if (events[k].attr.type == a.type) return;
+  if (a.sample_type) check_attr(a, events[i].name);
+  std::uint64_t combined = 0;
+  for (std::size_t k = 0; k <= i; ++k) combined |= events[k].attr.sample_type;
+  if ((combined & (sample_callchain | sample_branch_stack)) ||
+      ((combined & sample_regs_user) && (combined & sample_stack_user))) {
+    TypeFields& t = out_fields_[output_type(a.type)];
+    if (!(t.user_unset_fields & out_ip)) t.fields |= out_ip;
+    if (!(t.user_unset_fields & out_sym)) t.fields |= out_sym;
+  }
+}
+
+// A tracepoint whose payload is printed: its format is read now, so that tracing data that cannot be
+// read is an error before the first line rather than in the middle of one (in pipe mode, when it has
+// come before the event).
+void Printer::read_tracepoint_format(std::size_t i) {
+  const Attr& a = file_.events()[i].attr;
+  if (a.type == 2 && (fields_of(a) & out_trace)) (void)tracepoint_of(a);
 }
 
 void Printer::count(const Record& r) {
@@ -359,15 +443,12 @@ void Printer::count(const Record& r) {
   if (r.type < user_type_start && r.attr == Record::npos) ++unknown_id_;
 }
 
-// perf script's print_sample_start: comm, pid/tid, cpu, time.
+// perf script's perf_sample__fprintf_start: comm, pid/tid, cpu, misc, time.
 // `chain`: the line's event has callchains and ip is printed, so perf writes comm unpadded.
-void Printer::text_start(const Record& r, std::int32_t thread_pid, std::int32_t thread_tid, unsigned fields,
-                         bool chain) {
-  const SampleId& id = r.sample_id;
-  bool has_time = id.has(sample_time);
-  std::uint32_t tid = id.tid, pid = id.pid;
+void Printer::text_start(const Record& r, const Start& v, std::int32_t thread_pid, std::int32_t thread_tid,
+                         std::uint64_t fields, bool chain) {
   Out o(out_);
-  if (fields & f_comm) {
+  if (fields & out_comm) {
     auto comm = threads_.name(thread_pid, thread_tid);
     if (chain)
       o.put(comm);  // "{} "
@@ -375,28 +456,58 @@ void Printer::text_start(const Record& r, std::int32_t thread_pid, std::int32_t 
       o.right_str(comm, 16);  // "{:>16} "
     o.put(' ');
   }
-  if ((fields & f_pid) && (fields & f_tid)) {  // "{:>7}/{:<7} "
-    o.right(static_cast<std::int32_t>(pid), 7);
+  if ((fields & out_pid) && (fields & out_tid)) {  // "{:>7}/{:<7} "
+    o.right(v.pid, 7);
     o.put('/');
-    o.left(static_cast<std::int32_t>(tid), 7);
+    o.left(v.tid, 7);
     o.put(' ');
-  } else if (fields & (f_pid | f_tid)) {  // "{:>7} "
-    o.right(static_cast<std::int32_t>((fields & f_pid) ? pid : tid), 7);
+  } else if (fields & (out_pid | out_tid)) {  // "{:>7} "
+    o.right((fields & out_pid) ? v.pid : v.tid, 7);
     o.put(' ');
   }
-  if ((fields & f_cpu) && id.has(sample_cpu)) {  // "[{:03}] "
+  if (fields & out_cpu) {  // "[{:03}] " (C's %03d: -1 is "-01")
     o.put('[');
-    o.right(id.cpu, 3, '0');
+    if (v.cpu < 0) o.put('-');
+    o.right(v.cpu < 0 ? -static_cast<std::int64_t>(v.cpu) : v.cpu, v.cpu < 0 ? 2 : 3, '0');
     o.put("] ");
   }
-  if (fields & f_time) {  // "{:>5}.{:09}: " (--ns) or "{:>5}.{:06}: "
-    std::uint64_t t = has_time ? id.time : 0;
-    o.right(t / 1000000000, 5);
+  if (fields & out_misc) {
+    // The letters of the cpumode bits each set in misc (so the hypervisor's 3 is "KUH"), and of the
+    // record's flag, then spaces to six columns.
+    auto has = [&](std::uint16_t m) { return (r.misc & m) == m; };
+    std::size_t start = o.size();
+    if (has(misc_kernel)) o.put('K');
+    if (has(misc_user)) o.put('U');
+    if (has(misc_hypervisor)) o.put('H');
+    if (has(misc_guest_kernel)) o.put('G');
+    if (has(misc_guest_user)) o.put('g');
+    switch (r.kind()) {
+      case Type::mmap:
+      case Type::mmap2:
+        if (has(misc_mmap_data)) o.put('M');
+        break;
+      case Type::comm:
+        if (has(misc_comm_exec)) o.put('E');
+        break;
+      case Type::switch_:
+      case Type::switch_cpu_wide:
+        if (has(misc_switch_out)) {
+          o.put('S');
+          if (r.misc & misc_switch_out_preempt) o.put('p');
+        }
+        break;
+      default: break;
+    }
+    std::size_t letters = o.size() - start;  // "%*s" of " " in 6 - letters columns: at least one space
+    o.put(std::string_view("      ").substr(0, letters < 5 ? 6 - letters : 1));
+  }
+  if (fields & out_time) {  // "{:>5}.{:09}: " (--ns) or "{:>5}.{:06}: "
+    o.right(v.time / 1000000000, 5);
     o.put('.');
     if (o_.ns)
-      o.right(t % 1000000000, 9, '0');
+      o.right(v.time % 1000000000, 9, '0');
     else
-      o.right(t % 1000000000 / 1000, 6, '0');
+      o.right(v.time % 1000000000 / 1000, 6, '0');
     o.put(": ");
   }
 }
@@ -425,6 +536,8 @@ void Printer::text(const Record& r) {
     }
     return;
   }
+  // perf names the cgroup of a sample by the first CGROUP record of its id (cgroup__findnew)
+  if (auto* g = r.get<Cgroup>()) cgroups_.try_emplace(g->id, g->path);
   // perf names the thread of a COMM or FORK after applying it, of an EXIT before forgetting it
   bool exit = r.kind() == Type::exit;
   if (!exit) threads_.apply(r);
@@ -432,10 +545,25 @@ void Printer::text(const Record& r) {
   if (exit) threads_.apply(r);
 }
 
+// perf_sample__fprintf_regs: " ABI:N " then "NAME:0xVALUE " for each register of the attr's mask
+// ("%5s:0x%lx "), nothing when the sample has none (ABI 0: a kernel thread's user registers).
+void Printer::text_regs(const Registers& regs, std::uint64_t mask) {
+  if (!regs.abi || regs.values.empty()) return;
+  auto it = std::back_inserter(out_);
+  fmt::format_to(it, " ABI:{} ", regs.abi);
+  std::size_t i = 0;
+  for (unsigned reg = 0; reg < 64 && i < regs.values.size(); ++reg)
+    if (mask & (1ULL << reg))
+      fmt::format_to(it, "{:>5}:0x{:x} ", register_name(arch(), reg), regs.values[i++]);
+}
+
+// perf script's process_event: the fields of the event's type, in perf's order; nothing at all for a
+// type that prints no field.
 void Printer::text_sample(const Record& r, const Sample& s, std::size_t attr_index, std::uint64_t period) {
   const Attr& attr = file_.formats().attr(attr_index);
-  unsigned fields = fields_of(attr);
-  if (name_width_ < 0) {
+  std::uint64_t fields = fields_of(attr);
+  if (!fields) return;
+  if (name_width_ < 0 && (fields & out_event)) {  // when an event name is first printed
     name_width_ = 0;
     for (std::size_t i = 0; i < file_.events().size(); ++i)
       name_width_ = std::max<int>(name_width_, static_cast<int>(file_.event_name(i).size()));
@@ -443,7 +571,7 @@ void Printer::text_sample(const Record& r, const Sample& s, std::size_t attr_ind
   // The payload's text before any of the line: one that cannot be printed is an error naming the file
   // and the record, with nothing of its line written.
   std::string trace;
-  const Tracepoint* tp = (fields & f_trace) && s.has(sample_raw) ? tracepoint_of(attr) : nullptr;
+  const Tracepoint* tp = (fields & out_trace) && s.has(sample_raw) ? tracepoint_of(attr) : nullptr;
   if (tp) {
     try {
       trace = tp->print(s.raw, s.has(sample_cpu) ? static_cast<int>(s.cpu) : -1, r.offset);
@@ -452,21 +580,44 @@ void Printer::text_sample(const Record& r, const Sample& s, std::size_t attr_ind
                         fmt::format("{}: the record at offset {:#x}: {}", o_.input, r.offset, e.message()));
     }
   }
-  text_start(r, static_cast<std::int32_t>(s.pid), static_cast<std::int32_t>(s.tid), fields,
-             (fields & f_ip) && (attr.sample_type & sample_callchain));
-  Out o(out_);
-  if (fields & f_period) {  // "{:>10} "
-    o.right(period, 10);
-    o.put(' ');
+  Start v;  // what the event's sample_type lacks is perf's default (another event of the type may have it)
+  if (s.has(sample_tid)) v.pid = static_cast<std::int32_t>(s.pid), v.tid = static_cast<std::int32_t>(s.tid);
+  if (s.has(sample_cpu)) v.cpu = static_cast<std::int32_t>(s.cpu);
+  if (s.has(sample_time)) v.time = s.time;
+  text_start(r, v, v.pid, v.tid, fields, (fields & out_ip) && (attr.sample_type & sample_callchain));
+  {
+    Out o(out_);
+    if (fields & out_period) {  // "{:>10} "
+      o.right(period, 10);
+      o.put(' ');
+    }
+    if (fields & out_event) {  // "{:>{}}: " (name_width_)
+      o.right_str(file_.event_name(attr_index), static_cast<std::size_t>(name_width_));
+      o.put(": ");
+    }
+    if (tp) o.put(std::string_view(trace));
+    if (fields & out_addr) o.hex16(s.has(sample_addr) ? s.addr : 0);  // "{:>16x}"
   }
-  if (fields & f_event) {  // "{:>{}}: " (name_width_)
-    o.right_str(file_.event_name(attr_index), static_cast<std::size_t>(name_width_));
-    o.put(": ");
+  auto it = std::back_inserter(out_);
+  if (fields & out_data_src) {
+    // "%-*s", padded to the longest data_src text printed so far (perf's static maxlen); a sample
+    // without one has perf's PERF_MEM_DATA_SRC_NONE
+    std::string text = data_src_text(s.has(sample_data_src) ? s.data_src : 0x1e05080021);
+    data_src_width_ = std::max(data_src_width_, text.size());
+    fmt::format_to(it, "{:<{}}", text, data_src_width_);
   }
-  if (tp) o.put(std::string_view(trace));
-  if ((fields & f_addr) && s.has(sample_addr)) o.hex16(s.addr);  // "{:>16x}"
-  if ((fields & f_ip) && s.has(sample_ip)) {
-    if (s.has(sample_callchain)) {
+  Weights w = weights_of(s);
+  if (fields & out_weight) fmt::format_to(it, "{:>16}", w.weight);
+  if (fields & out_ins_lat) fmt::format_to(it, "{:>16}", w.ins_lat);
+  if (fields & out_retire_lat) fmt::format_to(it, "{:>16}", w.retire_lat);
+  if (fields & out_cgroup) {
+    auto g = s.has(sample_cgroup) ? cgroups_.find(s.cgroup) : cgroups_.end();
+    fmt::format_to(it, " {}",
+                   g == cgroups_.end() ? std::string_view("unknown") : std::string_view(g->second));
+  }
+  if (fields & out_ip) {
+    Out o(out_);
+    if (s.has(sample_callchain) && use_callchain_) {
       o.put('\n');
       // perf's reading of a callchain: PERF_CONTEXT_* markers are not frames, a marker it does not
       // know means the chain is corrupt and none of it is shown, and at most 127 frames are
@@ -487,36 +638,55 @@ void Printer::text_sample(const Record& r, const Sample& s, std::size_t attr_ind
       }
     } else {  // " {:>16x}"
       o.put(' ');
-      o.hex16(s.ip);
+      o.hex16(s.has(sample_ip) ? s.ip : 0);
     }
   }
-  o.put('\n');
+  if ((fields & out_iregs) && s.has(sample_regs_intr)) text_regs(s.regs_intr, attr.sample_regs_intr);
+  if ((fields & out_uregs) && s.has(sample_regs_user)) text_regs(s.regs_user, attr.sample_regs_user);
+  if (fields & out_phys_addr) fmt::format_to(it, "{:>16x}", s.has(sample_phys_addr) ? s.phys_addr : 0);
+  if (fields & out_data_page_size)
+    fmt::format_to(it, " {}", page_size_name(s.has(sample_data_page_size) ? s.data_page_size : 0));
+  if (fields & out_code_page_size)
+    fmt::format_to(it, " {}", page_size_name(s.has(sample_code_page_size) ? s.code_page_size : 0));
+  out_.push_back('\n');
 }
 
 // Non-sample records as perf script prints them with --show-task-events, --show-mmap-events, ...
 void Printer::text_other(const Record& r) {
   std::int32_t thread = static_cast<std::int32_t>(r.sample_id.tid);
   std::int32_t thread_pid = static_cast<std::int32_t>(r.sample_id.pid);
-  Record shown = r;
-  // Without sample_id_all the record itself says whose it is (perf does the same).
-  bool has_id = r.sample_id.fields != 0;
+  const Attr* attr =
+      file_.formats().size() == 0 ? nullptr : &file_.formats().attr(r.attr == Record::npos ? 0 : r.attr);
+  Start v;
+  const SampleId& id = r.sample_id;
+  if (id.has(sample_tid))
+    v.pid = static_cast<std::int32_t>(id.pid), v.tid = static_cast<std::int32_t>(id.tid);
+  if (id.has(sample_cpu)) v.cpu = static_cast<std::int32_t>(id.cpu);
+  if (id.has(sample_time)) v.time = id.time;
+  // Without sample_id_all the record itself says whose it is, at CPU 0, at the time of a FORK or EXIT
+  // and else 0 (perf's print_event_with_time).
+  bool has_id = attr && attr->sample_id_all;
+  if (!has_id) {
+    v.cpu = 0;
+    v.time = 0;
+  }
   auto whose = [&](std::uint32_t pid, std::uint32_t tid) {
     thread = static_cast<std::int32_t>(tid);
     thread_pid = static_cast<std::int32_t>(pid);
-    if (!has_id) {
-      shown.sample_id.pid = pid, shown.sample_id.tid = tid;
-      shown.sample_id.fields |= sample_tid;
-    }
+    if (!has_id) v.pid = thread_pid, v.tid = thread;
   };
   if (auto* m = r.get<Mmap>()) whose(m->pid, m->tid);
   if (auto* m = r.get<Mmap2>()) whose(m->pid, m->tid);
   if (auto* c = r.get<Comm>()) whose(c->pid, c->tid);
-  if (auto* t = r.get<Task>()) whose(t->pid, t->tid);
-  const Attr* attr =
-      file_.formats().size() == 0 ? nullptr : &file_.formats().attr(r.attr == Record::npos ? 0 : r.attr);
-  text_start(shown, thread_pid, thread,
-             (attr ? fields_of(*attr) : fields_) & (f_comm | f_pid | f_tid | f_cpu | f_time),
-             (fields_ & f_ip) && attr && (attr->sample_type & sample_callchain));
+  if (auto* t = r.get<Task>()) {
+    whose(t->pid, t->tid);
+    if (!has_id) v.time = t->time;
+  }
+  // perf prints no start for a record of no event
+  std::uint64_t fields = attr ? fields_of(*attr) : 0;
+  text_start(r, v, thread_pid, thread,
+             fields & (out_comm | out_pid | out_tid | out_cpu | out_misc | out_time),
+             (fields & out_ip) && attr && (attr->sample_type & sample_callchain));
   auto name = type_name(r.type);
   auto it = std::back_inserter(out_);
   if (name.empty())
@@ -843,7 +1013,7 @@ void Printer::print_summary() {
 }
 
 int Printer::run() {
-  check_fields();
+  check_output();
   Record r;
   // What was read before a record that does not follow the format is printed, then the error.
   auto finish_then_throw = [&](auto&& print_partial) {
@@ -876,7 +1046,7 @@ int Printer::run() {
       while (file_.next(r)) {
         // In pipe mode next() has just added the ATTR's event; in a file an ATTR record in the data
         // section adds none (the header's attrs are the file's), and there may be no event at all.
-        if (r.kind() == Type::header_attr && file_.pipe()) check_event(file_.events().size() - 1);
+        if (r.kind() == Type::header_attr && file_.pipe()) pipe_attr(file_.events().size() - 1);
         if (o_.format == "json")
           json(r);
         else
@@ -955,7 +1125,7 @@ int Printer::run() {
   };
   try {
     while (file_.next(r)) {
-      if (r.kind() == Type::header_attr && pipe) check_event(file_.events().size() - 1);
+      if (r.kind() == Type::header_attr && pipe) pipe_attr(file_.events().size() - 1);
       if (r.type >= user_type_start) continue;
       if (keep_all) {
         order.push_back({r.sample_id.has(sample_time) ? r.sample_id.time : 0, pipe ? kept.size() : r.offset});
@@ -986,8 +1156,17 @@ int Printer::run() {
 }  // namespace
 
 int run_script(const ScriptOptions& options) {
+  // The -F options are read first, in order, as perf reads them with its other options (its warnings
+  // come before anything of the file); they are text's, but a list that is wrong is wrong in JSON too.
+  FieldSpec fields;
+  for (const std::string& f : options.fields)
+    fields.parse(f, [&](std::string_view warning) {
+      if (options.format == "text")
+        std::fprintf(stderr, "%.*s\n", static_cast<int>(warning.size()), warning.data());
+    });
+  fields.refuse_unprintable();
   auto file = PerfData::open(options.input);
-  Printer p(file, options);
+  Printer p(file, options, fields);
   return p.run();
 }
 

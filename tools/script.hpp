@@ -2,13 +2,14 @@
 #pragma once
 // `perfspec script`: the records of a perf.data file, as perf script prints them or as JSON lines.
 #include <string>
+#include <vector>
 
 namespace perfspec::tools {
 
 struct ScriptOptions {
   std::string input = "perf.data";  ///< `-` reads a pipe-mode stream on stdin
   std::string format = "text";      ///< text | json
-  std::string fields;               ///< -F: comm,pid,tid,cpu,time,period,event,trace,addr,ip (text)
+  std::vector<std::string> fields;  ///< -F lists, in order, as perf script reads them (text)
   bool samples_only = false;        ///< text: samples only, as perf script prints by default
   bool summary = false;             ///< counts by record type, and what was lost
   bool ns = false;                  ///< times in nanoseconds

@@ -6,8 +6,11 @@ files perfspec record writes, read by perf 6.12's perf script and perf report.
 Each case records a workload with `perf record` (perf-current, in its chroot), then prints the file with
 `perf script -F FIELDS` and with `perfspec script -F FIELDS` and compares the two outputs byte for byte:
 samples only (perf's default) and every record (perf's --show-*-events flags against perfspec's
-default). Then perfspec record samples tests/workload/workload.c (run inside perf 6.12's chroot, so
-that perf finds its binaries): perf script prints the same records as perfspec script, perf report
+default); and their stderr (perf's warnings about the lists), but for what perf says of kernel
+symbols. The field lists include lists by event type, +field/-field and -F given again, registers
+(a recording with user and interrupt registers) and memory data. Then perfspec record samples
+tests/workload/workload.c (run inside perf 6.12's chroot, so that perf finds its binaries): perf
+script prints the same records as perfspec script, perf report
 reads the file without a word on stderr, the callchains start in the workload's own functions, and
 page faults land exactly on the pages the workload touched. For recordings of sched:sched_switch,
 the "fields" of perfspec's JSON samples must also be what perf's trace text says (prev_comm,
@@ -48,12 +51,55 @@ RECORDINGS = [
      ["sh", "-c", "ls / >/dev/null; sleep 0.02"]),
     # a folder: the header in data, the records in data.N (one writer thread per CPU)
     ("threads", ["--threads", "-e", "task-clock,page-faults", "-c", "100000"], ["ls", "-R", "/usr/share/perl5"]),
+    # user and interrupt registers; memory data (software events have the kernel's N/A), page sizes,
+    # cgroups; a software event beside tracepoints, for field lists by type
+    ("regs", ["-e", "task-clock", "-c", "200000", "--user-regs=ax,bx,cx,dx,si,di,bp,sp,ip,flags,r8,r15", "-I"],
+     ["ls", "-R", "/usr/share/perl5"]),
+    ("mem", ["-e", "page-faults", "-c", "5", "-d", "-W", "--phys-data", "--data-page-size", "--code-page-size",
+             "--all-cgroups"], ["ls", "/"]),
+    ("mixed", ["-e", "page-faults/period=20/,sched:sched_process_exec,sched:sched_process_exit"],
+     ["sh", "-c", "ls / >/dev/null"]),
+    # pipe mode with callchains: each ATTR adds ip and sym to its type's fields (perf's process_attr)
+    ("pipe-callchain", ["-e", "task-clock,page-faults", "-c", "100000", "-g", "-o", "-"], ["ls", "-R", "/usr/share/perl5"]),
 ]
+# A list of several strings is that many -F options. perf's stderr is compared too (but for what its
+# loading of kernel symbols says): its warnings of fields a type cannot have, of -F given again.
 FIELDS = ["comm,tid,time,event,ip", "comm,pid,tid,time,period,event", "comm,tid,cpu,time,event",
-          "comm,pid,tid,cpu,time,period,event,addr,ip", "tid,time"]
+          "comm,pid,tid,cpu,time,period,event,addr,ip", "tid,time",
+          # a field no type but tracepoints has (nothing for the others); a default removed; misc on every
+          # record; a list again, for every type and for software events
+          "trace", "-ip", "comm,tid,misc,time,event", ["comm,time,event", "tid,period,event"],
+          ["comm,tid,time,event,ip", "sw:comm,tid,event"]]
 # The recordings of tracepoints also print their payloads (the trace field), and perf's default fields
-# (None: no -F), which for tracepoint events include the trace.
-TRACE_FIELDS = ["comm,tid,cpu,time,event,trace", "trace", "comm,pid,tid,time,period,event,trace,ip", None]
+# (None: no -F), which for tracepoint events include the trace; and lists by type.
+TRACE_FIELDS = ["comm,tid,cpu,time,event,trace", "trace", "comm,pid,tid,time,period,event,trace,ip", None,
+                "+period,-cpu", ["sw:comm,tid,period,event", "trace:comm,event,trace"], ["trace:", "sw:tid,event"],
+                ["comm,event", "trace:tid,trace"]]
+# Lists of the recordings with registers or memory data, of software events beside tracepoints (whose
+# defaults, and lists that add to them, would print symbols, which perfspec does not resolve yet), of
+# a pipe with callchains
+EXTRA_FIELDS = {
+    # sym, which perf adds to the lists of a pipe with callchains, removed: the rest of what it adds
+    "pipe-callchain": [["comm,tid", "-sym"], ["comm,tid,time,event", "-sym"], ["sw:tid,period", "-sym"],
+                       ["comm,tid", "-ip"], ["comm,tid,ip", "-sym", "sw:comm,event,ip"]],
+    "mixed": ["comm,tid,time,event,trace", ["sw:comm,tid,period,event", "trace:comm,event,trace"],
+              ["trace:", "sw:tid,event"], ["comm,event", "trace:tid,trace"], ["comm,tid", "trace:+trace,-tid"]],
+    "regs": ["comm,pid,tid,time,event,ip,iregs,uregs", "tid,iregs", "comm,uregs,period", "sw:tid,uregs,iregs"],
+    "mem": ["comm,tid,time,misc,event,addr,data_src,weight,ins_lat,retire_lat,phys_addr,data_page_size,"
+            "code_page_size,cgroup", "tid,data_src,weight", "sw:comm,cgroup,data_page_size,iregs"],
+}
+
+
+def fields_args(fields):
+    """-F options: none (perf's defaults), one, or one per string of a list."""
+    if fields is None:
+        return []
+    return [a for f in ([fields] if isinstance(fields, str) else fields) for a in ("-F", f)]
+
+
+def perf_stderr(err):
+    """perf script's stderr but for what its loading of kernel symbols says (perfspec resolves none)."""
+    return b"".join(l for l in err.splitlines(keepends=True) if not l.startswith(b"No kallsyms or vmlinux"))
 
 
 def run(cmd, stdin=None):
@@ -167,9 +213,9 @@ def check_record(perf, perfspec, root, inside, chroot_dir):
              f"{pp.stderr.decode(errors='replace')}")
     else:
         for name, path, pipe in (("tracepoints", host, False), ("tracepoints-pipe", pipe_host, True)):
-            for fields in TRACE_FIELDS + ["comm,pid,tid,time,event"]:
+            for fields in [f for f in TRACE_FIELDS if not isinstance(f, list)] + ["comm,pid,tid,time,event"]:
                 checks += 1
-                f = ["-F", fields] if fields else []
+                f = fields_args(fields)
                 pcmd = [perf, "script"] + (["-i", "-"] if pipe else ["-i", chroot_dir + "/" + os.path.basename(path)])
                 pst, pout, perr = run(pcmd + f, path if pipe else None)
                 sst, sout, serr = run([perfspec, "script", "--samples", "-i", path] + f)
@@ -325,13 +371,16 @@ def main():
                     print(f"FAIL {name}: JSON fields of sched_switch differ from perf's trace text "
                           f"({len(theirs or [])} samples from perf): {str(ours)[:300]}")
                     failed += 1
-            for fields in FIELDS + (TRACE_FIELDS if "sched:" in " ".join(rec) else []):
+            events = rec[rec.index("-e") + 1].split(",")
+            tracepoints_only = all(e.startswith("sched:") for e in events)
+            common = [] if name == "pipe-callchain" else FIELDS  # theirs would print symbols
+            for fields in common + (TRACE_FIELDS if tracepoints_only else []) + EXTRA_FIELDS.get(name, []):
                 for every in (False, True):
                     if pipe:
                         pcmd, pin = [args.perf, "script", "-i", "-"], host
                     else:
                         pcmd, pin = [args.perf, "script", "-i", chroot_dir + "/" + name + ".data"], None
-                    f = ["-F", fields] if fields else []
+                    f = fields_args(fields)
                     pcmd += (SHOW if every else []) + f
                     scmd = [perfspec, "script", "-i", host] + f + ([] if every else ["--samples"])
                     pst, pout, perr = run(pcmd, pin)
@@ -343,7 +392,7 @@ def main():
                                         if b": PERF_RECORD_THROTTLE " not in line and
                                         b": PERF_RECORD_UNTHROTTLE " not in line)
                     compared += 1
-                    label = f"{name} -F {fields or '(default)'}{' (every record)' if every else ''}"
+                    label = f"{name} {' '.join(f) or '(default)'}{' (every record)' if every else ''}"
                     if (pst == 0) != (sst == 0):
                         # perf refuses a field the samples lack with a message perfspec repeats
                         print(f"FAIL {label}: perf status {pst}, perfspec {sst}\n  perf: {perr.decode(errors='replace')[:300]}"
@@ -362,6 +411,10 @@ def main():
                     elif pst != 0 and perr.decode().strip().splitlines()[0] not in serr.decode():
                         print(f"FAIL {label}: perfspec's message is not perf's: {serr.decode()!r} vs {perr.decode()!r}")
                         failed += 1
+                    elif pst == 0 and perf_stderr(perr) != serr:
+                        print(f"FAIL {label}: stderr differs:\n  perf: {perf_stderr(perr).decode(errors='replace')!r}"
+                              f"\n  perfspec: {serr.decode(errors='replace')!r}")
+                        failed += 1
         # crafted files (tests/cli/craft_perf_data.py): sequences of records no recording gives on demand
         for records in ["threads.records"]:
             crafted = os.path.join(inside, records + ".data")
@@ -370,9 +423,9 @@ def main():
                                check=True)
             for fields in FIELDS:
                 compared += 1
-                pst, pout, perr = run([args.perf, "script", "--show-task-events", "-F", fields, "-i",
-                                       chroot_dir + "/" + os.path.basename(crafted)])
-                sst, sout, serr = run([perfspec, "script", "-F", fields, "-i", crafted])
+                pst, pout, perr = run([args.perf, "script", "--show-task-events"] + fields_args(fields) +
+                                      ["-i", chroot_dir + "/" + os.path.basename(crafted)])
+                sst, sout, serr = run([perfspec, "script"] + fields_args(fields) + ["-i", crafted])
                 refused_alike = pst != 0 and sst != 0 and perr.decode().strip().splitlines()[0] in serr.decode()
                 if (pst == 0) != (sst == 0) or pout != sout or (pst != 0 and not refused_alike):
                     failed += 1

@@ -975,6 +975,61 @@ check script-json-head 0 script_json_addr.txt -- script --format json -i "$pd/ad
 check script-no-cpu 2 script_no_cpu.txt -- script -i "$pd/addr.data" -F comm,cpu
 check script-unknown-field 2 script_unknown_field.txt -- script -i "$pd/addr.data" -F comm,colour
 check script-sym-later 2 script_sym_later.txt -- script -i "$pd/addr.data" -F ip,sym
+# ---- script -F as perf 6.12 reads it (make.sh's last part: perf's output and stderr on the same files) ----
+# registers, memory data, misc (on every record too)
+check script-regs 0 script_regs.txt -- script --samples -i "$pd/regs.data" -F comm,pid,tid,time,event,ip,iregs,uregs
+check script-mem 0 script_mem.txt -- script --samples -i "$pd/mem.data" \
+  -F comm,tid,time,misc,event,addr,data_src,weight,ins_lat,retire_lat,phys_addr,data_page_size,code_page_size,cgroup
+check script-mem-all 0 script_mem_all.txt -- script -i "$pd/mem.data" -F comm,tid,misc,time,event
+# the lists: trace for every type (nothing for a software event, a warning for each type), -field and
+# +field from the defaults, type:fields, a type that prints nothing, -F given again
+check script-fields-trace-sw 0 script_fields_trace_sw.txt -- script --samples -i "$pd/addr.data" -F trace
+check script-fields-minus-ip 0 script_fields_minus_ip.txt -- script --samples -i "$pd/addr.data" -F -ip
+check script-fields-plus 0 script_fields_plus.txt -- script --samples -i "$pd/tracepoint.data" -F +period,-cpu
+check script-fields-typed 0 script_fields_typed.txt -- script --samples -i "$pd/mixed.data" \
+  -F sw:comm,tid,period,event -F trace:comm,event,trace
+check script-fields-type-none 0 script_fields_type_none.txt -- script --samples -i "$pd/mixed.data" \
+  -F sw:comm,tid,time,event,addr -F trace:
+check script-fields-override 0 script_fields_override.txt -- script --samples -i "$pd/mixed.data" \
+  -F comm,tid,event -F sw:comm,event,ip -F trace:tid,trace
+check script-fields-override-all 0 script_fields_override_all.txt -- script --samples -i "$pd/mixed.data" \
+  -F comm,event -F tid,time,event,trace -F +period,-time
+# crafted files (craft_perf_data.py): memory data of a PMU, events of one type with other sample types,
+# the registers of every arch perf names
+crafted=$(mktemp)
+python3 "$here/craft_perf_data.py" "$crafted" <"$pd/data_src.records"
+check script-data-src 0 script_data_src.txt -- script --samples -i "$crafted" \
+  -F comm,tid,time,misc,event,addr,data_src,weight,ins_lat,retire_lat,phys_addr,data_page_size,code_page_size,cgroup
+python3 "$here/craft_perf_data.py" "$crafted" <"$pd/fields.records"
+check script-fields-types 0 script_fields_types.txt -- script --samples -i "$crafted" -F comm,cpu,misc,time,event,ip,period
+check script-fields-types-ns 0 script_fields_types_ns.txt -- script --samples -i "$crafted" --ns \
+  -F cpu,time,event,ip -F sw:comm,tid,time
+# a field for every type that the first event of a type lacks: perf's message (pid|tid has no name in it)
+check script-fields-no-tid 2 script_fields_no_tid.txt -- script -i "$crafted" -F comm,tid
+out=$(for arch in x86_64 i686 aarch64 armv7l csky loongarch64 mips64 ppc64le riscv64 s390x sparc64; do
+  { echo "arch $arch"; cat "$pd/regs_arch.records"; } | python3 "$here/craft_perf_data.py" "$crafted"
+  echo "# $arch"
+  "$bin" script --samples -i "$crafted" -F tid,iregs,uregs 2>&1
+done)
+expect script-regs-arches [ "$out" = "$(cat "$here/expected/script_regs_arches.txt")" ]
+rm -f "$crafted"
+# perf's refusals, with its words
+check script-fields-mix 2 script_fields_mix.txt -- script -i "$pd/addr.data" -F comm,+addr
+check script-fields-bad-type 2 script_fields_bad_type.txt -- script -i "$pd/addr.data" -F foo:comm
+check script-fields-none 2 script_fields_none.txt -- script -i "$pd/addr.data" -F ''
+check script-fields-sw-trace 2 script_fields_sw_trace.txt -- script -i "$pd/addr.data" -F sw:trace
+check script-fields-no-hw 2 script_fields_no_hw.txt -- script -i "$pd/addr.data" -F comm -F hw:
+check script-fields-no-uregs 2 script_fields_no_uregs.txt -- script -i "$pd/addr.data" -F comm,uregs
+check script-fields-no-cgroup 2 script_fields_no_cgroup.txt -- script -i "$pd/addr.data" -F comm,cgroup
+check script-fields-no-weight 2 script_fields_no_weight.txt -- script -i "$pd/regs.data" -F comm,weight
+# a type named for itself whose samples lack the field: left out (only a field for every type is refused)
+check script-fields-typed-missing 0 script_fields_typed_missing.txt -- script --samples -i "$pd/addr.data" -F sw:comm,tid,cpu,uregs
+# pipe mode: each ATTR adds ip and sym to its type's fields while events have callchains (here without
+# sym, which a -F for every type removed)
+check script-fields-pipe-ip 0 script_fields_pipe_ip.txt -- script --samples -i "$pd/callchain_pipe.data" -F comm,tid -F -sym
+# pipe mode: at the start there are no events yet, so a type named without fields has none
+out=$("$bin" script -i - -F sw: <"$pd/pipe.data" 2>&1); status=$?
+expect script-fields-pipe-no-sw [ "$status" = 2 -a "$out" = "perfspec: error: software events do not exist. Remove corresponding -F option to proceed." ]
 # a folder of perf record --threads: its header, then the records of its data.N files (perf 6.12's
 # output); the header file alone is refused (its records are elsewhere), as is a file whose recording
 # was killed (data size 0 in its header)
