@@ -388,9 +388,10 @@ def main():
                     if every:
                         # perf script has no way to show THROTTLE/UNTHROTTLE records; perfspec shows
                         # them (docs/perf-compatibility.md): they are left out of the comparison
+                        # (with or without the time before them: -F lists without it print no colon)
                         sout = b"".join(line for line in sout.splitlines(keepends=True)
-                                        if b": PERF_RECORD_THROTTLE " not in line and
-                                        b": PERF_RECORD_UNTHROTTLE " not in line)
+                                        if b"PERF_RECORD_THROTTLE " not in line and
+                                        b"PERF_RECORD_UNTHROTTLE " not in line)
                     compared += 1
                     label = f"{name} {' '.join(f) or '(default)'}{' (every record)' if every else ''}"
                     if (pst == 0) != (sst == 0):
