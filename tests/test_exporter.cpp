@@ -250,7 +250,7 @@ TEST_CASE("series of a process's page faults: the exact count, the labels, failu
   };
   // Until the workload is asleep again in read(2): what it does on the way is in the count before.
   auto asleep = [&] {
-    for (int i = 0; i < 1000; ++i) {
+    for (int i = 0; i < 30000; ++i) {  // 30 s at most; then the counts below say what was missed
       std::ifstream stat(fmt::format("/proc/{}/stat", child));
       std::string all((std::istreambuf_iterator<char>(stat)), std::istreambuf_iterator<char>());
       auto paren = all.rfind(')');
@@ -460,12 +460,15 @@ TEST_CASE("a command target: found by name, reported when it exits, found again 
   state->open(nullptr);
   CHECK(up_of(*state) == std::pair{0.0, "no process named '" + comm + "'"});
   pid_t first = start();
-  for (int i = 0; i < 200 && tools::comm_of(first) != comm; ++i) ::usleep(5000);  // exec'd
+  // until it has exec'd (a loaded machine may take long: 30 s, then the test says so)
+  for (int i = 0; i < 6000 && tools::comm_of(first) != comm; ++i) ::usleep(5000);
+  REQUIRE(tools::comm_of(first) == comm);
   CHECK(up_of(*state).first == 1);
   stop(first);
   CHECK(up_of(*state) == std::pair{0.0, fmt::format("process {} ({}) has exited", first, comm)});
   pid_t second = start();
-  for (int i = 0; i < 200 && tools::comm_of(second) != comm; ++i) ::usleep(5000);
+  for (int i = 0; i < 6000 && tools::comm_of(second) != comm; ++i) ::usleep(5000);
+  REQUIRE(tools::comm_of(second) == comm);
   CHECK(up_of(*state).first == 1);
   stop(second);
 }

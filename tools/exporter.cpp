@@ -932,7 +932,10 @@ std::vector<prometheus::MetricFamily> Exporter::Collect() const {
           "Why the last load of the configuration failed (the running one stays in place)", 1,
           {{"file", path_}, {"error", error}});
   std::lock_guard cache(cache_mutex_);
-  last_ = out;
+  if (scrapes > last_scrape_) {  // the counters only grow: a stale answer is never older than one given
+    last_ = out;
+    last_scrape_ = scrapes;
+  }
   return out;
 }
 

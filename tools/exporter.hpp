@@ -175,6 +175,8 @@ class Exporter : public prometheus::Collectable {
   std::unique_ptr<State> state_;
   mutable std::mutex cache_mutex_;                      ///< guards last_
   mutable std::vector<prometheus::MetricFamily> last_;  ///< the last fresh scrape's series
+  mutable std::uint64_t last_scrape_ = 0;               ///< its number (scrapes_ when it read): a slower
+                                                        ///< scrape that read earlier never replaces it
   mutable std::uint64_t scrapes_ = 0;                   ///< under mutex_
   mutable std::atomic<std::uint64_t> busy_{0};
   std::uint64_t reload_ok_ = 0, reload_failed_ = 0;

@@ -132,7 +132,7 @@ def check_record(perf, perfspec, root, inside, chroot_dir):
         return p, path, chroot_dir + "/" + name + ".data"
 
     # 1. callchains: the workload's own functions first; perf reads what perfspec wrote
-    p, host, inner = record("spin", ["-e", "task-clock", "-F", "1000", "-g"], ["spin", "300"])
+    p, host, inner = record("spin", ["-e", "task-clock", "-F", "1000", "-g"], ["burn", "300"])  # 300 ms of CPU, however long
     checks += 1
     if p.returncode != 0:
         fail(f"perfspec record spin failed: {p.stderr.decode(errors='replace')}")

@@ -10,15 +10,16 @@
    between two scrapes of one thread.
 3. garbage clients while 4 threads scrape (random bytes; a request line left unfinished; 10 silent
    connections; a 100 KB header; GET /nosuch; POST /metrics): the exporter stays up and answers every
-   normal scrape within 3 s (the worst latency is printed). Each connection holds one of the
-   exporter's HTTP threads (8) until it sends a request or 2 s pass: with more silent connections
-   than that, scrapes wait (--silent 100 shows how long).
+   normal scrape within the bound its design gives: each connection holds one of the exporter's HTTP
+   threads (8) until it sends a request or 2 s pass, so a scrape waits at most 2 s per round of threads
+   the held connections fill, plus read_timeout (0.5 s) for the counters, plus its own read, which
+   phase 2 measured: twice the worst of those is allowed (--silent 100 shows how long scrapes wait).
 4. SIGHUP while 10 threads scrape: 20 reloads alternating the config and the config plus one set; every
    scrape succeeds, reloads_total{result="success"} grows by 20, the unchanged sets' counters never go
    back. Then a bad config (an unknown event) keeps the old series, with last_reload_success 0 and
    config_error_info; fixing the file makes the next reload succeed.
 5. fds: /proc/PID/fd and perfspec_exporter_open_fds grow by at most 2 over the whole test.
-6. SIGTERM: exit status 0 within 5 s, no core file, no "terminate called"/"Sanitizer" in stderr.
+6. SIGTERM: exit status 0 (within 60 s: a hang detector), no core file, no "terminate called"/"Sanitizer" in stderr.
 
 Usage: tests/exporter/load_test.py [--perfspec PATH] [--quick] [--silent N] [--latency-bound S]. Exits 0
 when everything holds, 77 when it cannot count system-wide (not root), else 1 with a message and the
@@ -27,12 +28,17 @@ exporter's stderr; never runs longer than 120 s.
 import argparse, http.client, json, math, os, random, re, signal, socket, subprocess, sys, tempfile
 import threading, time
 
+# 77 tells ctest the test was skipped (what it needs is not here); where CI has installed everything
+# (PERFSPEC_REQUIRE_ALL=1, .ci/run), a skip is a failure.
+SKIPPED = 1 if os.environ.get("PERFSPEC_REQUIRE_ALL") == "1" else 77
+
 LABEL = r'[a-zA-Z_][a-zA-Z0-9_]*="(?:[^"\\]|\\.)*"'
 SAMPLE = re.compile(rf"^([a-zA-Z_:][a-zA-Z0-9_:]*)(\{{(?:{LABEL},?)*\}})? (\S+)( -?\d+)?$")
 VALUE = re.compile(r"[-+]?(\d+\.?\d*([eE][-+]?\d+)?|\.\d+|Inf|NaN|Nan)")  # prometheus-cpp writes Nan
 SOFTWARE = ["task-clock", "cpu-clock", "page-faults", "context-switches", "cpu-migrations", "minor-faults",
             "major-faults", "alignment-faults", "emulation-faults", "cycles"]
-CAP = 120.0  # seconds for the whole test
+CAP = 300.0  # seconds for the whole test: a hang detector, far above what a loaded machine takes
+THREADS = 8  # the exporter's HTTP threads by default (perfspec exporter --help)
 LATE = 10.0  # seconds a normal scrape may take under attack before it counts as failed
 
 
@@ -179,14 +185,15 @@ def main():
     ap.add_argument("--perfspec", default="build/perfspec")
     ap.add_argument("--quick", action="store_true", help="fewer threads, scrapes and reloads")
     ap.add_argument("--silent", type=int, default=10, metavar="N", help="silent connections (10)")
-    ap.add_argument("--latency-bound", type=float, default=3.0, metavar="S",
-                    help="seconds a normal scrape may take under attack (3; more under a sanitizer)")
+    ap.add_argument("--latency-bound", type=float, default=None, metavar="S",
+                    help="seconds a normal scrape may take under attack (default: from the design and phase 2's "
+                         "worst scrape, see above)")
     a = ap.parse_args()
     if os.geteuid() != 0:
         paranoid = open("/proc/sys/kernel/perf_event_paranoid").read().strip()
         if int(paranoid) > -1:
             print(f"SKIP: counting every CPU's tracepoints needs root or perf_event_paranoid -1 (it is {paranoid})")
-            return 77
+            return SKIPPED
     perfspec = os.path.abspath(a.perfspec)  # it runs in the temporary directory
     check(os.access(perfspec, os.X_OK), f"{a.perfspec} is not an executable (give --perfspec PATH)")
     threads_n, scrapes_n, reloads_n, attack_s = (10, 3, 6, 3.0) if a.quick else (50, 10, 20, 6.0)
@@ -217,10 +224,10 @@ def main():
     stderr_text = lambda: "".join(err_lines)  # noqa: E731
     count = lambda text: sum(text in line for line in err_lines)  # noqa: E731
     def hup(what, give_up=lambda: False):
-        """SIGHUP, then wait (10 s at most) for one more stderr line saying `what`."""
+        """SIGHUP, then wait (60 s at most: a hang detector) for one more stderr line saying `what`."""
         done = count(what)
         proc.send_signal(signal.SIGHUP)
-        deadline = time.monotonic() + 10
+        deadline = time.monotonic() + 60
         while count(what) == done and time.monotonic() < deadline and not give_up():
             time.sleep(0.02)
         return count(what) > done
@@ -249,11 +256,12 @@ def main():
         want = stable(ref)
 
         # 2. Concurrent scrapes.
-        stale = []
+        stale, took = [], []
         def scraper(i):
             prev = None
             for n in range(scrapes_n):
-                cur, _ = scrape(port, openmetrics=i % 2 == 1)  # half as Prometheus asks
+                cur, seconds = scrape(port, openmetrics=i % 2 == 1)  # half as Prometheus asks
+                took.append(seconds)
                 stale.extend(["stale"] if "perfspec_exporter_stale" in cur else [])
                 got = stable(cur)
                 check(got == want, f"thread {i} scrape {n}: series differ: missing "
@@ -282,8 +290,13 @@ def main():
         join(*scrapers, "scrapes under attack")
         check(proc.poll() is None, f"the exporter exited under attack (status {proc.returncode})")
         worst = max(latencies, default=float("inf"))
-        check(worst < a.latency_bound and not late, f"normal scrapes under attack ({a.silent} silent connections): worst "
-                                        f"{worst:.2f} s, {len(late)} of {len(latencies)} failed: {late[:1]}")
+        # the held connections (silent ones and the unfinished request) in rounds of THREADS, 2 s each;
+        # read_timeout 0.5 s for the counters; twice phase 2's worst scrape for the scrape's own work
+        bound = a.latency_bound if a.latency_bound is not None else \
+            2.0 * math.ceil((a.silent + 1) / THREADS) + 0.5 + 2 * max(took, default=0.0)
+        check(worst < bound and not late,
+              f"normal scrapes under attack ({a.silent} silent connections): worst {worst:.2f} s (at most "
+              f"{bound:.2f} s), {len(late)} of {len(latencies)} failed: {late[:1]}")
         check(replies.get("GET /nosuch", "").startswith("HTTP/1.1 404"), f"GET /nosuch: {replies}")
 
         # 4. SIGHUP while 10 threads scrape: the unchanged sets keep counting.
@@ -340,9 +353,9 @@ def main():
         t0 = time.monotonic()
         proc.send_signal(signal.SIGTERM)
         try:
-            status = proc.wait(5)
+            status = proc.wait(60)  # a hang detector: closing ~40 tracepoints waits on RCU, longer when loaded
         except subprocess.TimeoutExpired:
-            raise Failure("no exit within 5 s of SIGTERM")
+            raise Failure("no exit within 60 s of SIGTERM")
         exit_s = time.monotonic() - t0
         time.sleep(0.1)  # the stderr reader's last lines
         check(status == 0, f"exit status {status} after SIGTERM")

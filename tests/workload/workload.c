@@ -3,8 +3,10 @@
 // number of page faults at known addresses, a child process.
 //
 //   workload spin MS      burn the CPU in spin_outer -> spin_middle -> spin_inner for MS milliseconds
+//   workload burn MS      the same until this process has had MS milliseconds of CPU time (however long
+//                         that takes on a loaded machine)
 //   workload touch N      map N fresh pages, print "region START END" on stderr, write one byte to each
-//   workload fork MS      a child spins MS milliseconds, the parent waits for it
+//   workload fork MS      a child burns MS milliseconds of its own CPU time, the parent waits for it
 //   workload write K      write the variable `watched` K times, in write_watched (built -no-pie, its
 //                         address is known before it runs: a breakpoint's target)
 //   workload loop N       a fixed amount of work: N calls of spin_inner (for overhead measurements);
@@ -25,11 +27,12 @@
 #include <time.h>
 #include <unistd.h>
 
-static double now_ms(void) {
+static double clock_ms(clockid_t clock) {
   struct timespec t;
-  clock_gettime(CLOCK_MONOTONIC, &t);
+  clock_gettime(clock, &t);
   return t.tv_sec * 1e3 + t.tv_nsec / 1e6;
 }
+static double now_ms(void) { return clock_ms(CLOCK_MONOTONIC); }
 
 volatile uint64_t sink;
 volatile long watched;
@@ -46,9 +49,10 @@ __attribute__((noinline)) void spin_inner(void) {
   for (int i = 0; i < 100000; ++i) sink += (uint64_t)i * 2654435761u;
 }
 __attribute__((noinline)) void spin_middle(void) { spin_inner(); }
-__attribute__((noinline)) void spin_outer(double ms) {
-  double end = now_ms() + ms;
-  while (now_ms() < end) spin_middle();
+// Until `clock` (the wall clock, or this process's CPU time) has gone MS milliseconds on.
+__attribute__((noinline)) void spin_outer(double ms, clockid_t clock) {
+  double end = clock_ms(clock) + ms;
+  while (clock_ms(clock) < end) spin_middle();
 }
 
 // One line of stdin, read with read(2) into a buffer already touched: stdio's first read would fault
@@ -96,12 +100,14 @@ static int waiting(const char* mode, long n) {
 int main(int argc, char** argv) {
   if (argc == 4 && strcmp(argv[1], "--wait") == 0) return waiting(argv[2], strtol(argv[3], NULL, 10));
   if (argc != 3) {
-    fprintf(stderr, "usage: workload spin|touch|fork N\n");
+    fprintf(stderr, "usage: workload spin|burn|touch|fork|write|loop N\n");
     return 2;
   }
   long n = strtol(argv[2], NULL, 10);
   if (strcmp(argv[1], "spin") == 0) {
-    spin_outer((double)n);
+    spin_outer((double)n, CLOCK_MONOTONIC);
+  } else if (strcmp(argv[1], "burn") == 0) {
+    spin_outer((double)n - clock_ms(CLOCK_PROCESS_CPUTIME_ID), CLOCK_PROCESS_CPUTIME_ID);
   } else if (strcmp(argv[1], "touch") == 0) {
     long page = sysconf(_SC_PAGESIZE);
     char* p = mmap(NULL, (size_t)(n * page), PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
@@ -119,7 +125,7 @@ int main(int argc, char** argv) {
   } else if (strcmp(argv[1], "fork") == 0) {
     pid_t c = fork();
     if (c == 0) {
-      spin_outer((double)n);
+      spin_outer((double)n, CLOCK_PROCESS_CPUTIME_ID);  // MS of its own CPU time
       _exit(0);
     }
     int status;
