@@ -179,6 +179,79 @@ void Resolver::add_braced(const ast::Item& item, Events& events, GroupSlots& gro
   }
 }
 
+void Resolver::group_lone_topdown(EventSet& set) {
+  // perf 6.12 (parse_events__sort_events_and_fix_groups with arch_evsel__must_be_in_group): the kernel
+  // reads topdown metric events only in a group led by slots, so events of that kind written alone are
+  // moved to where the first of them stands and grouped there, per PMU: slots first, then the metric
+  // events, each as written.
+  const std::size_t n = set.events.size();
+  std::vector<char> forced(n, 0);
+  std::size_t count = 0;
+  for (std::size_t i = 0; i < n; ++i) {
+    const ResolvedEvent& e = set.events[i];
+    if (set.groups[e.group].members.size() == 1 && topdown_rank(machine_, e) < 2) forced[i] = 1, ++count;
+  }
+  if (count < 2) return;
+  std::vector<std::size_t> lone;  // the forced events, as perf sorts them
+  for (std::size_t i = 0; i < n; ++i)
+    if (forced[i]) lone.push_back(i);
+  const std::size_t first = lone.front();
+  std::stable_sort(lone.begin(), lone.end(), [&](std::size_t a, std::size_t b) {
+    const ResolvedEvent &x = set.events[a], &y = set.events[b];
+    if (x.pmu != y.pmu) return x.pmu < y.pmu;
+    int rx = topdown_rank(machine_, x) * 2 + x.retire_latency,
+        ry = topdown_rank(machine_, y) * 2 + y.retire_latency;
+    return rx < ry;
+  });
+  std::vector<std::size_t> order;  // new position -> old index
+  order.reserve(n);
+  for (std::size_t i = 0; i < n; ++i) {
+    if (i == first) order.insert(order.end(), lone.begin(), lone.end());
+    if (!forced[i]) order.push_back(i);
+  }
+  std::vector<std::size_t> now(n);  // old index -> new position
+  for (std::size_t k = 0; k < n; ++k) now[order[k]] = k;
+  std::vector<ResolvedEvent> events;
+  events.reserve(n);
+  for (std::size_t k : order) events.push_back(std::move(set.events[k]));
+  // The groups again in the order of their first events; the forced ones a group per PMU.
+  std::vector<std::size_t> old_group(n);
+  for (std::size_t k = 0; k < n; ++k) old_group[k] = events[k].group;
+  std::vector<EventGroup> groups;
+  for (std::size_t k = 0; k < n; ++k) {
+    ResolvedEvent& e = events[k];
+    const std::size_t old = order[k];
+    if (forced[old]) {
+      if (k > 0 && forced[order[k - 1]] && events[k - 1].pmu == e.pmu) {
+        EventGroup& g = groups.back();
+        g.members.push_back(k);
+        g.braces = true;
+        e.group = groups.size() - 1;
+        e.leader = g.members.front();
+        continue;
+      }
+      EventGroup g = set.groups[old_group[k]];
+      g.members = {k};
+      e.group = groups.size();
+      e.leader = k;
+      groups.push_back(std::move(g));
+      continue;
+    }
+    const EventGroup& was = set.groups[old_group[k]];
+    if (now[was.members.front()] != k) continue;  // a member: its group was made with its leader
+    EventGroup g = was;
+    for (auto& m : g.members) m = now[m];
+    for (std::size_t m : g.members) {
+      events[m].group = groups.size();
+      events[m].leader = g.members.front();
+    }
+    groups.push_back(std::move(g));
+  }
+  set.events = std::move(events);
+  set.groups = std::move(groups);
+  regrouped_ = true;
+}
+
 void Resolver::run(EventSet& set) {
   Events events(set.events);
   GroupSlots groups(set.groups);
@@ -195,6 +268,7 @@ void Resolver::run(EventSet& set) {
   }
   events.finish();
   groups.finish();
+  group_lone_topdown(set);
   set.regrouped = regrouped_ && !pmu_wildcard_;
 }
 

@@ -132,6 +132,8 @@ class Resolver {
   // An item of the list into groups (groups.cpp): a lone event's results each a group of one; a
   // written group's split by PMU.
   void add_lone(const ast::Item& item, Events& events, GroupSlots& groups);
+  // Topdown events written alone, gathered into a group as perf 6.12 does (after every item).
+  void group_lone_topdown(EventSet& set);
   void add_braced(const ast::Item& item, Events& events, GroupSlots& groups);
 };
 

@@ -842,3 +842,24 @@ TEST_CASE("perf stat's CPU check: a member counting on other CPUs than its leade
       "     task-clock: 0-55\n     clockticks: 0,28\n");
   CHECK(groups_of(set).starts_with("{task-clock,page-faults} clockticks clockticks"));
 }
+
+TEST_CASE("topdown events written alone are gathered into one group led by slots, as perf 6.12 does") {
+  static Machine spr(test::fixture("intel_spr"), test::no_libpfm4());
+  auto set = perfspec::resolve("cpu/topdown-retiring/,cpu/slots/", spr);
+  CHECK(groups_of(set) == "{cpu/slots/,cpu/topdown-retiring/}");
+  CHECK(set.regrouped);
+  CHECK(set.events[1].leader == 0);
+  // where the first of them stood, the others as written; a braced group keeps its own
+  set = perfspec::resolve(
+      "cycles,cpu/topdown-retiring/,{instructions,cycles},cpu/slots/,cpu/topdown-bad-spec/", spr);
+  CHECK(groups_of(set) ==
+        "cycles {cpu/slots/,cpu/topdown-retiring/,cpu/topdown-bad-spec/} {instructions,cycles}");
+  for (std::size_t g = 0; g < set.groups.size(); ++g)
+    for (std::size_t m : set.groups[g].members) {
+      CHECK(set.events[m].group == g);
+      CHECK(set.events[m].leader == set.groups[g].members.front());
+    }
+  // one alone is left alone
+  CHECK(groups_of(perfspec::resolve("cpu/topdown-retiring/,cycles", spr)) == "cpu/topdown-retiring/ cycles");
+  CHECK(!perfspec::resolve("cpu/topdown-retiring/,cycles", spr).regrouped);
+}
