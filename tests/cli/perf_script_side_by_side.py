@@ -108,6 +108,16 @@ def run(cmd, stdin=None):
     return p.returncode, p.stdout, p.stderr
 
 
+def show_diff(theirs, ours, lines=20):
+    """The first lines of a unified diff of perf's output against perfspec's, indented."""
+    for i, line in enumerate(difflib.unified_diff(theirs.decode(errors="replace").splitlines(),
+                                                  ours.decode(errors="replace").splitlines(), "perf", "perfspec",
+                                                  lineterm="", n=1)):
+        if i > lines:
+            break
+        print("  " + line)
+
+
 def check_record(perf, perfspec, root, inside, chroot_dir):
     """perfspec record -> perf script / perf report. Returns (checks, failures)."""
     checks = failed = 0
@@ -223,12 +233,7 @@ def check_record(perf, perfspec, root, inside, chroot_dir):
                 if pst != 0 or sst != 0 or pout != sout or samples < 3:
                     fail(f"perfspec record {name} -F {fields}: perf script (status {pst}, {samples} lines) and "
                          f"perfspec script (status {sst}) differ: {perr.decode(errors='replace')[:300]}")
-                    for i, line in enumerate(difflib.unified_diff(pout.decode(errors="replace").splitlines(),
-                                                                  sout.decode(errors="replace").splitlines(),
-                                                                  "perf", "perfspec", lineterm="", n=1)):
-                        if i > 20:
-                            break
-                        print("  " + line)
+                    show_diff(pout, sout)
             if b"filename=/usr/bin/" not in run([perf, "script", "-F", "trace"] + (
                     ["-i", "-"] if pipe else ["-i", chroot_dir + "/" + os.path.basename(path)]),
                     path if pipe else None)[1]:
@@ -400,14 +405,8 @@ def main():
                               f"\n  perfspec: {serr.decode(errors='replace')[:300]}")
                         failed += 1
                     elif pout != sout:
-                        diff = difflib.unified_diff(pout.decode(errors="replace").splitlines(),
-                                                    sout.decode(errors="replace").splitlines(), "perf", "perfspec",
-                                                    lineterm="", n=1)
                         print(f"FAIL {label}:")
-                        for i, line in enumerate(diff):
-                            if i > 30:
-                                break
-                            print("  " + line)
+                        show_diff(pout, sout, 30)
                         failed += 1
                     elif pst != 0 and perr.decode().strip().splitlines()[0] not in serr.decode():
                         print(f"FAIL {label}: perfspec's message is not perf's: {serr.decode()!r} vs {perr.decode()!r}")
@@ -431,12 +430,7 @@ def main():
                 if (pst == 0) != (sst == 0) or pout != sout or (pst != 0 and not refused_alike):
                     failed += 1
                     print(f"FAIL crafted {records} -F {fields}: perf status {pst}, perfspec {sst}")
-                    for i, line in enumerate(difflib.unified_diff(pout.decode(errors="replace").splitlines(),
-                                                                  sout.decode(errors="replace").splitlines(),
-                                                                  "perf", "perfspec", lineterm="", n=1)):
-                        if i > 20:
-                            break
-                        print("  " + line)
+                    show_diff(pout, sout)
         c, f = check_record(args.perf, perfspec, root, inside, chroot_dir)
         compared += c
         failed += f
