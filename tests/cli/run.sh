@@ -91,6 +91,33 @@ wait_for_exec() {  # wait_for_exec PID COMMAND-NAME: at most 20 s
   for i in $(seq 200); do pgrep -P "$1" -x "$2" >/dev/null && return 0; sleep 0.1; done
   echo "no child '$2' of $1 after 20 s" >&2; return 1
 }
+# wait_for_lines FILE N: until FILE has N lines or more, at most 30 s.
+wait_for_lines() {
+  local i
+  for i in $(seq 300); do [ "$(wc -l <"$1" 2>/dev/null || echo 0)" -ge "$2" ] && return 0; sleep 0.1; done
+  echo "$1: fewer than $2 lines after 30 s" >&2; return 1
+}
+# A sleep(1) started in the background is another program until it has exec'd (its comm is the
+# shell's), and it runs until it is in its nanosleep; from then on it never runs again until it is
+# signalled or its time is up. asleep PID: so it is now (comm sleep, state S, and the kernel's wait
+# channel a nanosleep where it names one); wait_asleep PID: until it is, at most 30 s.
+asleep() {
+  [ "$(cat "/proc/$1/comm" 2>/dev/null)" = sleep ] || return 1
+  local stat wchan
+  stat=$(cat "/proc/$1/stat" 2>/dev/null) || return 1
+  stat=${stat##*) }
+  [ "${stat%% *}" = S ] || return 1
+  wchan=$(cat "/proc/$1/wchan" 2>/dev/null)
+  case $wchan in *nanosleep* | '' | 0) return 0 ;; *) return 1 ;; esac
+}
+wait_asleep() {
+  local i
+  for i in $(seq 300); do asleep "$1" && return 0; sleep 0.1; done
+  echo "process $1 not asleep in sleep(1) after 30 s" >&2; return 1
+}
+# The CLOCK_MONOTONIC time, in seconds (perfspec's clock for elapsed times and intervals). Read before
+# and after a run, it gives a time that every time the run prints fits in, loaded or not.
+mono() { python3 -c 'import time; print("%.9f" % time.monotonic())'; }
 # With no command (-a), stop signals are sent until perfspec has gone: each one after the first
 # only repeats "stop".
 interrupt_until_gone() {  # interrupt_until_gone PID: at most 20 s
@@ -122,47 +149,60 @@ err=$("$bin" stat -e task-clock 2>&1); status=$?
 expect stat-nothing-to-count [ "$status" = 2 ]
 expect stat-nothing-to-count-msg grep -qF "perfspec: error: nothing to count: give a command, -p PID, -t TID, -a or -C CPUS" <<<"$err"
 # A zombie (exited, never reaped) has nothing to count: an error at once, not a wait for its reaping.
-err=$(timeout 10 python3 -c '
-import os, subprocess, sys, time
+err=$(timeout 60 python3 -c '
+import os, subprocess, sys
 pid = os.fork()
 if pid == 0:
     os._exit(0)
-time.sleep(0.2)
+# until the child has exited, without reaping it: from here on it is a zombie
+os.waitid(os.P_PID, pid, os.WEXITED | os.WNOWAIT)
 r = subprocess.run([sys.argv[1], "stat", "-e", "task-clock", "-p", str(pid)], capture_output=True, text=True)
 print(r.returncode, r.stderr.replace(str(pid), "PID"), end="")
 ' "$bin")
 expect stat-zombie [ "$err" = "2 perfspec: error: process PID has exited (a zombie its parent has not reaped): nothing to count" ]
 # -p where no event can be opened (no cpu PMU here): the reasons, and a failure at once.
 if [ ! -e /sys/bus/event_source/devices/cpu ]; then
-  sleep 30 & sleeper=$!
-  err=$(timeout 10 "$bin" stat -e cycles -p $sleeper 2>&1); status=$?
+  sleep 600 & sleeper=$!
+  err=$(timeout 60 "$bin" stat -e cycles -p $sleeper 2>&1); status=$?
   kill $sleeper; wait $sleeper 2>/dev/null
   expect stat-nothing-opened-status [ "$status" = 1 ]
   expect stat-nothing-opened-reason grep -qE "^ +ENOENT: this machine has no 'cpu' PMU" <<<"$err"
   expect stat-nothing-opened-msg grep -qxF "perfspec stat: no event could be opened for process id '$sleeper': nothing to count" <<<"$err"
 fi
 # Signals: the first is passed on as itself; a second one kills the command and prints the counts.
-signal_run() {  # signal_run COMMAND SIGNAL...: perfspec stat's exit status, stderr in $tmp_err
+# signal_run COMMAND SIGNAL...: perfspec stat's exit status, stderr in $tmp_err. COMMAND writes a line
+# to $mark once its traps are set (perfspec catches signals before it starts the command), and one
+# for each signal its own trap takes; each signal after the first is sent once the one before it has
+# reached the command, that is once perfspec has passed it on.
+signal_run() {
+  : >"$mark"
   "$bin" stat -e task-clock -- sh -c "$1" 2>"$tmp_err" & local p=$!
   shift
-  ( sleep 30; kill -KILL $p 2>/dev/null ) & local watchdog=$!
-  wait_for_exec $p sleep
-  sleep 0.2  # the command's own traps are set before it execs sleep
-  for sig in "$@"; do kill -s "$sig" $p; sleep 0.3; done
+  # a watchdog, whose sleep ends with it (left behind, it would hold the test's output open)
+  ( sleep 60 & s=$!; trap 'kill $s; exit' TERM; wait $s; kill -KILL $p ) >/dev/null 2>&1 & local watchdog=$!
+  local sent=0 sig
+  for sig in "$@"; do
+    wait_for_lines "$mark" $((sent + 1)) || break
+    kill -s "$sig" $p; sent=$((sent + 1))
+  done
   wait $p; local status=$?
   kill $watchdog 2>/dev/null; wait $watchdog 2>/dev/null
   return $status
 }
-tmp_err=$(mktemp)
-signal_run 'trap "" INT TERM; exec sleep 30' TERM TERM; status=$?
+tmp_err=$(mktemp) mark=$(mktemp)
+# The command outlives the first SIGTERM (its trap notes it, on the next turn of its loop); the second
+# makes perfspec kill it.
+signal_run "trap '' INT; trap 'echo TERM >>$mark' TERM; echo ready >>$mark; while :; do sleep 0.1; done" TERM TERM
+status=$?
 expect stat-sigterm-twice-status [ "$status" = 137 ]
+expect stat-sigterm-twice-passed-on [ "$(cat "$mark")" = $'ready\nTERM' ]
 expect stat-sigterm-twice-counts grep -qE '^ +[0-9.]+ msec task-clock ' "$tmp_err"
-signal_run 'trap "" INT; exec sleep 30' TERM; status=$?
+signal_run "trap '' INT; echo ready >>$mark; exec sleep 30" TERM; status=$?
 expect stat-sigterm-passed-on [ "$status" = 143 ]
 expect stat-sigterm-counts grep -qE '^ +[0-9.]+ msec task-clock ' "$tmp_err"
-signal_run 'exec sleep 30' INT; status=$?
+signal_run "echo ready >>$mark; exec sleep 30" INT; status=$?
 expect stat-sigint-passed-on [ "$status" = 130 ]
-rm -f "$tmp_err"
+rm -f "$tmp_err" "$mark"
 json=$("$bin" stat --format json -e task-clock,page-faults,cycles -- true 2>&1)
 expect stat-json python3 -c '
 import json, sys
@@ -199,7 +239,7 @@ expect stat-sigint-counts grep -qE "msec +cpu-clock" "$tmp"
 # Ctrl-C sent to perfspec alone while it counts a command: passed on to the command, whose counts so
 # far are printed; the exit status is the command's (128+SIGINT), and no child is left behind.
 "$bin" stat -e task-clock -o "$tmp" -- sleep 7.31 & p=$!
-wait_for_exec $p sleep; sleep 0.1; kill -INT $p; wait $p; status=$?
+wait_for_exec $p sleep; kill -INT $p; wait $p; status=$?
 expect stat-sigint-command-status [ "$status" = 130 ]
 expect stat-sigint-command-counts grep -qE "msec +task-clock" "$tmp"
 expect stat-sigint-command-header grep -qF " Performance counter stats for 'sleep 7.31':" "$tmp"
