@@ -259,9 +259,18 @@ expect stat-sigint-command-status [ "$status" = 130 ]
 expect stat-sigint-command-counts grep -qE "msec +task-clock" "$tmp"
 expect stat-sigint-command-header grep -qF " Performance counter stats for 'sleep 7.31':" "$tmp"
 expect stat-sigint-command-reaped [ -z "$(pgrep -f 'sleep 7.31')" ]
-# Long enough for perfspec to start and attach under a loaded sanitizer build (0.4 s was not).
-sleep 3 & sp=$!
-out=$("$bin" stat -p $sp -e task-clock,context-switches 2>&1); status=$?
+# -p: counting until the process ends. It is ended once perfspec counts: --control's ping is answered
+# from the counting loop, after the events are enabled. Ended, it runs to its exit, so its counts are
+# counted (not <not counted>) however late that is.
+sleep 600 & sp=$!
+ctl=$(mktemp -u); ack=$(mktemp -u); mkfifo "$ctl" "$ack"
+exec 4<>"$ctl" 5<>"$ack"
+"$bin" stat -p $sp --control "fifo:$ctl,$ack" -e task-clock,context-switches >"$tmp" 2>&1 & p=$!
+echo ping >&4; reply=; read -r -t 60 reply <&5
+kill $sp; wait $sp 2>/dev/null
+wait $p; status=$?; out=$(cat "$tmp")
+exec 4>&- 5>&-; rm -f "$ctl" "$ack"
+expect stat-pid-ack [ "$reply" = ack ]
 expect stat-pid-status [ "$status" = 0 ]
 expect stat-pid-header grep -qF " Performance counter stats for process id '$sp':" <<<"$out"
 expect stat-pid-switches grep -qE "^ +[0-9]+      context-switches " <<<"$out"
@@ -681,9 +690,11 @@ expect stat-no-aggr [ "$(grep -oE '^CPU[01] +[0-9.]+ +(msec )?[a-z-]+ \[software
 err=$("$bin" stat --per-socket -e task-clock true 2>&1); status=$?
 expect stat-per-socket-needs-cpus [ "$status" = 2 ]
 expect stat-per-socket-needs-cpus-text grep -qF -- "--per-socket groups counts by CPU: it needs -a or -C" <<<"$err"
-sleep 3 & sleeper=$!
-out=$(timeout 5 "$bin" stat --per-thread -p "$sleeper" -I 100 --interval-count 1 -e task-clock 2>&1)
-expect stat-per-thread grep -qE "^ +[0-9.]+ +sleep-$sleeper +" <<<"$out"
+# --per-thread -p: each thread named by its comm (sleep's once it has exec'd; asleep, it did not run).
+sleep 600 & sleeper=$!
+wait_asleep $sleeper
+out=$(timeout 60 "$bin" stat --per-thread -p "$sleeper" -I 100 --interval-count 1 -e task-clock 2>&1)
+expect stat-per-thread grep -qxE " +[0-9]+\.[0-9]{9} +sleep-$sleeper +<not counted> msec task-clock +" <<<"$out"
 kill "$sleeper" 2>/dev/null; wait "$sleeper" 2>/dev/null
 # --per-thread -a: every thread of the system, only those that counted something (as perf); the
 # command's own thread is among them, named by its comm. A busy loop of 0.2 s cannot count 0 ms.
@@ -699,8 +710,9 @@ expect stat-per-thread-target [ "$status:$err" = "2:perfspec: error: --per-threa
 # -t: threads by id, named by their comm with --per-thread, and counting ends when they are gone. A
 # thread's CPU times cannot be read after it has exited: user_time then says so instead of 0.
 # (No timing is assumed: a sanitizer build on a loaded machine may take a second to start.)
-sleep 60 & waiter=$!
-out=$(timeout 30 "$bin" stat -t "$waiter" --per-thread -x, -I 100 --interval-count 1 -e task-clock,cs 2>&1); status=$?
+sleep 600 & waiter=$!
+wait_asleep $waiter
+out=$(timeout 60 "$bin" stat -t "$waiter" --per-thread -x, -I 100 --interval-count 1 -e task-clock,cs 2>&1); status=$?
 expect stat-tid-status [ "$status" = 0 ]
 expect stat-tid-per-thread [ "$(cut -d, -f2,5 <<<"$out" | tr '\n' '|')" = "sleep-$waiter,task-clock|sleep-$waiter,cs|" ]
 kill "$waiter" 2>/dev/null; wait "$waiter" 2>/dev/null
