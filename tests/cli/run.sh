@@ -742,10 +742,16 @@ expect stat-tid-bad [ "$status:$err" = "2:perfspec: error: -t 12x: '12x' is not 
 err=$("$bin" stat -t 1 -a -e cs 2>&1); status=$?
 expect stat-tid-and-all [ "$status:$err" = "2:perfspec: error: -t cannot be combined with -p, -a or -C" ]
 # perf's tool events: wall time and the command's CPU time, in ns, filled in by stat.
-out=$("$bin" stat -e duration_time,user_time,system_time,task-clock -- sleep 0.1 2>&1); status=$?
+# duration_time runs from before the command starts to after it has ended: at least its 0.1 s of sleep,
+# at most the time measured around perfspec.
+t0=$(mono); out=$("$bin" stat -e duration_time,user_time,system_time,task-clock -- sleep 0.1 2>&1); status=$?; t1=$(mono)
 expect stat-tool-events-status [ "$status" = 0 ]
 ns=$(grep -oE '^ +[0-9]+ ns   duration_time ' <<<"$out" | grep -oE '[0-9]+' | head -1)
-expect stat-duration-time python3 -c 'import sys; assert 0.1e9 <= int(sys.argv[1]) < 2e9, sys.argv[1]' "${ns:-0}"
+expect stat-duration-time python3 -c '
+import sys
+ns, t0, t1 = int(sys.argv[1]), float(sys.argv[2]), float(sys.argv[3])
+assert 0.1e9 <= ns <= (t1 - t0) * 1e9, sys.argv[1:]
+' "${ns:-0}" "$t0" "$t1"
 expect stat-user-time grep -qE '^ +[0-9]+ ns   user_time ' <<<"$out"
 expect stat-system-time grep -qE '^ +[0-9]+ ns   system_time ' <<<"$out"
 out=$("$bin" stat -a -A -e duration_time,task-clock -- sleep 0.05 2>&1)
@@ -759,29 +765,56 @@ expect stat-repeat-noise grep -qE '^ +[0-9.]+ msec task-clock +# +[0-9.]+ CPUs u
 expect stat-repeat-elapsed grep -qE '^ +[0-9.]+ \+- [0-9.]+ seconds time elapsed  \( \+- +[0-9]+\.[0-9]{2}% \)$' <<<"$out"
 err=$("$bin" stat -r 0 true 2>&1); status=$?
 expect stat-repeat-zero [ "$status" = 2 ]
-# --interval-count: exactly N intervals, and the command is stopped.
-lines=$(timeout 10 "$bin" stat -I 100 --interval-count 2 -e task-clock -- sh -c 'while :; do :; done' 2>&1 | grep -cE '^ +[0-9]+\.[0-9]{9} +[0-9.]+ msec task-clock ')
-expect stat-interval-count [ "$lines" = 2 ]
+# --interval-count: exactly N intervals, and the command is stopped (SIGTERM, whose status perfspec
+# returns as the command's): it would otherwise sleep ten minutes. Whether the command ran in an
+# interval (its count, or <not counted>) is the machine's business.
+out=$(timeout 60 "$bin" stat -I 100 --interval-count 2 -e task-clock -- sleep 600 2>&1); status=$?
+expect stat-interval-count [ "$(grep -cE '^ +[0-9]+\.[0-9]{9} +([0-9.]+|<not counted>) msec task-clock ' <<<"$out")" = 2 ]
+expect stat-interval-count-stopped [ "$status" = 143 ]
 out=$("$bin" stat -I 100 -e task-clock -- sleep 0.15 2>&1)
 expect stat-interval-header grep -qxF "#           time             counts unit events" <<<"$out"
-# The header comes again after 26 intervals, as perf 6.12's print_header repeats it (lines 1 and 28).
-out=$("$bin" stat -I 10 -e task-clock -- sleep 0.6 2>&1)
-expect stat-interval-header-again [ "$(grep -n '^#' <<<"$out" | cut -d: -f1 | head -2 | tr '\n' ' ')" = "1 28 " ]
-# --null: the time only.
-out=$("$bin" stat --null -- sleep 0.05 2>&1)
+# The header comes again after 26 intervals, as perf 6.12's print_header repeats it: 27 intervals are
+# the header, 26 lines, the header, a line.
+out=$(timeout 60 "$bin" stat -I 10 --interval-count 27 -e task-clock -- sleep 30 2>&1)
+expect stat-interval-header-again [ "$(grep -n '^#' <<<"$out" | cut -d: -f1 | tr '\n' ' ')" = "1 28 " ]
+expect stat-interval-header-again-lines [ "$(wc -l <<<"$out")" = 29 ]
+# --null: the time only, which runs from before the command starts to after it has ended.
+t0=$(mono); out=$("$bin" stat --null -- sleep 0.05 2>&1); t1=$(mono)
 expect stat-null [ "$(grep -c . <<<"$out")" = 4 ]
-expect stat-null-elapsed grep -qE '^ +0\.[0-9]{9} seconds time elapsed$' <<<"$out"
-# -D: counting starts late, and perf's two messages say so.
-err=$("$bin" stat -D 100 -e task-clock -- sleep 0.2 2>&1)
-expect stat-delay grep -qzE 'Events disabled.Events enabled' <<<"$err"
-# -D -1 with --control: enabled on command, acknowledged.
+secs=$(sed -nE 's/^ +([0-9]+\.[0-9]{9}) seconds time elapsed$/\1/p' <<<"$out")
+expect stat-null-elapsed python3 -c '
+import sys
+s, t0, t1 = float(sys.argv[1]), float(sys.argv[2]), float(sys.argv[3])
+assert 0.05 <= s <= t1 - t0, sys.argv[1:]
+' "${secs:-0}" "$t0" "$t1"
+# -D: counting starts late, and perf's two messages say so. The command lives until perfspec has
+# enabled the events (its second message is out), and ends by the SIGINT perfspec passes on to it:
+# woken, it runs to its exit, so its clock is counted.
+# delay_run ARGS...: perfspec stat ARGS -e task-clock -- sleep 600 in the background, stderr in $tmp,
+# its pid in $p; delay_end: SIGINT once 'Events enabled' is out, then its exit status in $status.
+delay_run() {
+  "$bin" stat "$@" -e task-clock -- sleep 600 2>"$tmp" & p=$!
+}
+delay_end() {
+  local i
+  for i in $(seq 300); do grep -qx 'Events enabled' "$tmp" && break; sleep 0.1; done
+  kill -INT $p; wait $p; status=$?
+}
+tmp=$(mktemp)
+delay_run -D 100; delay_end
+expect stat-delay [ "$status:$(head -n 2 "$tmp" | tr '\n' ' ')" = "130:Events disabled Events enabled " ]
+expect stat-delay-counted grep -qE '^ +[0-9.]+ msec task-clock ' "$tmp"
+# -D -1 with --control: enabled on command, acknowledged once enabled.
 ctl=$(mktemp -u); ack=$(mktemp -u); mkfifo "$ctl" "$ack"
-( exec 3<>"$ack"; sleep 0.2; echo enable >"$ctl"; read -r -t 5 reply <&3; echo "$reply" >"$ctl.reply" ) &
-err=$("$bin" stat -D -1 --control "fifo:$ctl,$ack" -e task-clock -- sleep 1 2>&1); wait
-expect stat-control-enable grep -qzE 'Events disabled.Events enabled' <<<"$err"
-expect stat-control-ack [ "$(cat "$ctl.reply" 2>/dev/null)" = ack ]
-expect stat-control-counted grep -qE '^ +[0-9.]+ msec task-clock' <<<"$err"
-rm -f "$ctl" "$ack" "$ctl.reply"
+exec 4<>"$ctl" 5<>"$ack"
+delay_run -D -1 --control "fifo:$ctl,$ack"
+echo enable >&4; reply=; read -r -t 60 reply <&5
+delay_end
+exec 4>&- 5>&-
+expect stat-control-ack [ "$reply" = ack ]
+expect stat-control-enable [ "$status:$(head -n 2 "$tmp" | tr '\n' ' ')" = "130:Events disabled Events enabled " ]
+expect stat-control-counted grep -qE '^ +[0-9.]+ msec task-clock ' "$tmp"
+rm -f "$ctl" "$ack" "$tmp"
 err=$("$bin" stat -D -1 -e task-clock true 2>&1); status=$?
 expect stat-delay-needs-control [ "$status" = 2 ]
 # -C with a CPU this machine does not have.
@@ -841,13 +874,14 @@ msec = float(re.search(r"^ +([\d.]+) msec task-clock ", text, re.M).group(1))
 shown = float(re.search(r"^ {49} # +([\d.]+) faults_per_msec +$", text, re.M).group(1))
 assert abs(shown - faults / msec) <= 0.01 * shown + 0.01, (shown, faults, msec)
 ' "$out"
-# Tool events reach metrics in seconds, as perf gives them (duration_time / 1e9 in its tables).
-out=$("$bin" stat -M 'secs = duration_time' -- sleep 0.2 2>&1)
+# Tool events reach metrics in seconds, as perf gives them (duration_time / 1e9 in its tables): at
+# least the command's 0.2 s of sleep, at most the time measured around perfspec (2 decimals shown).
+t0=$(mono); out=$("$bin" stat -M 'secs = duration_time' -- sleep 0.2 2>&1); t1=$(mono)
 expect metric-tool-seconds python3 -c '
 import re, sys
 v = float(re.search(r"# +([\d.]+) secs", sys.argv[1]).group(1))
-assert 0.19 <= v < 1.5, v
-' "$out"
+assert 0.2 <= v <= float(sys.argv[3]) - float(sys.argv[2]) + 0.005, (v, sys.argv[2:])
+' "$out" "$t0" "$t1"
 out=$("$bin" stat --format json -M 'twice = page\-faults * 2' true 2>&1)
 expect metric-json python3 -c '
 import json, sys
@@ -855,17 +889,21 @@ d = json.loads(sys.argv[1].splitlines()[0])
 c = d["counts"][0]
 assert c["event"] == "page-faults" and c["metrics"] == [{"name": "twice", "over_threshold": False, "unit": "", "value": 2 * c["raw"]}], c
 ' "$out"
-# Interval mode: each interval's metric is computed from that interval's counts, not the totals.
-out=$("$bin" stat -I 100 -x, -M 'twice = page\-faults * 2' -- sh -c 'for i in 1 2 3; do ls / >/dev/null; sleep 0.1; done' 2>&1)
+# Interval mode: each interval's metric is computed from that interval's counts, not the totals. The
+# command waits until an interval with page faults has been printed, then faults again (ls) and ends:
+# so two intervals have page faults, whatever the machine's load, and a metric of the totals would
+# show in the later one more than twice its count. (Its children count with it: perf's inherit.)
+tmp=$(mktemp)
+timeout 60 "$bin" stat -I 100 -x, -o "$tmp" -M 'twice = page\-faults * 2' -- \
+  sh -c 'until grep -qE "^[0-9.]+,[1-9][0-9]*,,page-faults," "$1"; do sleep 0.01; done; ls / >/dev/null' sh "$tmp"
 expect metric-interval python3 -c '
 import sys
-rows = [l.split(",") for l in sys.argv[1].splitlines() if ",page-faults," in l]
-assert len(rows) >= 3, rows
-for r in rows:
-    if r[1].isdigit() and r[-1] == "twice":
-        assert float(r[-2]) == 2 * int(r[1]), r
-assert sum(1 for r in rows if r[-1] == "twice") >= 1, rows
-' "$out"
+rows = [l.split(",") for l in open(sys.argv[1]).read().splitlines() if ",page-faults," in l]
+for r in rows:  # a figure where page-faults was counted, twice its count; none where it was not
+    assert (r[-1] == "twice" and float(r[-2]) == 2 * int(r[1])) if r[1].isdigit() else r[-1] != "twice", r
+assert sum(1 for r in rows if r[1].isdigit() and int(r[1]) > 0) >= 2, rows
+' "$tmp"
+rm -f "$tmp"
 # Not counted: no figure (never one made up from a failed event).
 out=$("$bin" stat -M 'ipc = instructions / cycles' true 2>&1)
 expect metric-not-counted [ "$(grep -c 'ipc' <<<"$out")" = 0 ]
@@ -931,12 +969,12 @@ expect metric-only-default [ "$(head -n 1 <<<"$out")" = "GHz,insn per cycle,bran
 out=$("$bin" stat -I 100 --metric-only -M "$one" -- sleep 0.25 2>&1)
 expect metric-only-interval-header [ "$(head -n 1 <<<"$out")" = "#           time                    x " ]
 expect metric-only-interval-lines [ "$(grep -cE '^ +[0-9]+\.[0-9]{9}                 1\.00 $' <<<"$out")" = "$(($(wc -l <<<"$out") - 1))" ]
-out=$("$bin" stat -I 100 -x, --metric-only -M "$one" -- sleep 0.25 2>&1)
+out=$(timeout 60 "$bin" stat -I 100 --interval-count 2 -x, --metric-only -M "$one" -- sleep 30 2>&1)
 expect metric-only-interval-csv python3 -c '
 import re, sys
 lines = sys.argv[1].splitlines()
 assert lines[0] == "time,x,", lines
-assert len(lines) >= 3 and all(re.fullmatch(r"\d+\.\d{9},1\.00,", l) for l in lines[1:]), lines
+assert len(lines) == 3 and all(re.fullmatch(r"\d+\.\d{9},1\.00,", l) for l in lines[1:]), lines
 ' "$out"
 out=$("$bin" stat -I 100 -j --metric-only -M "$one" -- sleep 0.15 2>&1)
 expect metric-only-interval-json python3 -c '
