@@ -576,11 +576,12 @@ expect hostile-list-v [ "$(cat "$hostile.err")" = "perfspec list: skipped '$host
 perfspec list: skipped '$hostile/bus/event_source/devices/cpu/events/dangling' is a symlink to nothing ('missing')" ]
 rm -rf "$hostile" "$hostile.err"
 
-# ---- decode from standard input: bounded size and depth ----
-err=$(head -c 10000000 /dev/zero | tr '\0' '[' | timeout 10 "$bin" decode 2>&1); status=$?
+# ---- decode from standard input: bounded size and depth (the timeouts guard against a hang: they are
+# no bound on the time it takes, which a loaded machine makes what it will) ----
+err=$(head -c 10000000 /dev/zero | tr '\0' '[' | timeout 120 "$bin" decode 2>&1); status=$?
 expect decode-deep-status [ "$status" = 1 ]
 expect decode-deep-msg [ "$err" = "perfspec: error: stdin: JSON nested deeper than 16 levels at byte 17" ]
-err=$(head -c 67108865 /dev/zero | tr '\0' ' ' | timeout 20 "$bin" decode 2>&1); status=$?
+err=$(head -c 67108865 /dev/zero | tr '\0' ' ' | timeout 120 "$bin" decode 2>&1); status=$?
 expect decode-too-big-status [ "$status" = 1 ]
 expect decode-too-big-msg [ "$err" = "perfspec: error: stdin: more than 64 MiB of input" ]
 out=$("$bin" resolve --sysfs "$fixtures/intel_skx" --format json '{mem-loads:u,page-faults}' |
@@ -1217,10 +1218,15 @@ sh -c 'while :; do :; done' &
 busy=$!
 "$bin" record -q -e task-clock -F 1000 -p "$busy" -o "$rec_dir/p.data" &
 rec=$!
-# it catches signals before it makes the file: signal once the file is there (a sanitizer build on a
-# loaded machine takes seconds to start), after 0.5 s more of sampling
-for i in $(seq 200); do [ -s "$rec_dir/p.data" ] && break; sleep 0.1; done
-sleep 0.5
+# It catches signals before it makes the file, and enables its events before it waits in poll(2) for
+# their records: once it waits there (its wait channel says so), every millisecond the busy loop runs
+# is a sample (-F 1000 of task-clock: a period of 1 ms of its run time, kept across its time slices).
+# SIGINT once the loop has run 30 ms more (3 clock ticks of its utime + stime), however loaded the
+# machine (a sanitizer build on a loaded machine takes seconds to start).
+cpu_ticks() { local s; s=$(cat "/proc/$1/stat") && s=${s##*) } && set -- $s && echo $((${12} + ${13})); }
+for i in $(seq 300); do [ -s "$rec_dir/p.data" ] && grep -q poll "/proc/$rec/wchan" 2>/dev/null && break; sleep 0.1; done
+ticks=$(cpu_ticks "$busy")
+for i in $(seq 300); do [ "$(cpu_ticks "$busy")" -ge $((ticks + 3)) ] && break; sleep 0.1; done
 kill -INT "$rec"; wait "$rec"; status=$?
 kill "$busy"; wait "$busy" 2>/dev/null
 expect record-p-status [ "$status" = 0 ]
