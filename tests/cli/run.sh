@@ -252,13 +252,14 @@ sleep 0.3; interrupt_until_gone $p; wait $p; status=$?
 expect stat-sigint-status [ "$status" = 0 ]
 expect stat-sigint-counts grep -qE "msec +cpu-clock" "$tmp"
 # Ctrl-C sent to perfspec alone while it counts a command: passed on to the command, whose counts so
-# far are printed; the exit status is the command's (128+SIGINT), and no child is left behind.
-"$bin" stat -e task-clock -o "$tmp" -- sleep 7.31 & p=$!
+# far are printed; the exit status is the command's (128+SIGINT), and no child is left behind. (A
+# duration of this run's own, $$: another run of these tests may be sleeping beside it.)
+"$bin" stat -e task-clock -o "$tmp" -- sleep "60.$$" & p=$!
 wait_for_exec $p sleep; kill -INT $p; wait $p; status=$?
 expect stat-sigint-command-status [ "$status" = 130 ]
 expect stat-sigint-command-counts grep -qE "msec +task-clock" "$tmp"
-expect stat-sigint-command-header grep -qF " Performance counter stats for 'sleep 7.31':" "$tmp"
-expect stat-sigint-command-reaped [ -z "$(pgrep -f 'sleep 7.31')" ]
+expect stat-sigint-command-header grep -qF " Performance counter stats for 'sleep 60.$$':" "$tmp"
+expect stat-sigint-command-reaped [ -z "$(pgrep -x -f "sleep 60.$$")" ]
 # -p: counting until the process ends. It is ended once perfspec counts: --control's ping is answered
 # from the counting loop, after the events are enabled. Ended, it runs to its exit, so its counts are
 # counted (not <not counted>) however late that is.
@@ -849,15 +850,17 @@ if grep -qF '<not supported>' <<<"$out"; then
 fi
 # -G: counted only in a cgroup (cgroup v2 here; needs root to make one).
 cg_root=$(awk '$3 == "cgroup2" {print $2; exit}' /proc/mounts)
-if [ -n "$cg_root" ] && [ -w "$cg_root" ] && mkdir -p "$cg_root/perfspec-test" 2>/dev/null; then
-  out=$("$bin" stat -a -G perfspec-test -e task-clock,cs -- sh -c "echo \$\$ > $cg_root/perfspec-test/cgroup.procs; i=0; while [ \$i -lt 20000 ]; do i=\$((i+1)); done" 2>&1); status=$?
+# (A cgroup of this run's own: another run of these tests may make and remove its own beside it.)
+cg=perfspec-test-$$
+if [ -n "$cg_root" ] && [ -w "$cg_root" ] && mkdir -p "$cg_root/$cg" 2>/dev/null; then
+  out=$("$bin" stat -a -G $cg -e task-clock,cs -- sh -c "echo \$\$ > $cg_root/$cg/cgroup.procs; i=0; while [ \$i -lt 20000 ]; do i=\$((i+1)); done" 2>&1); status=$?
   expect stat-cgroup-status [ "$status" = 0 ]
-  expect stat-cgroup-column grep -qE '^ +[0-9.]+ msec task-clock +perfspec-test +#' <<<"$out"
+  expect stat-cgroup-column grep -qE "^ +[0-9.]+ msec task-clock +$cg +#" <<<"$out"
   ms=$(grep -oE '^ +[0-9.]+ msec task-clock' <<<"$out" | grep -oE '[0-9.]+' | head -1)
   expect stat-cgroup-counted python3 -c 'import sys; assert 1 < float(sys.argv[1]) < 2000, sys.argv[1]' "$ms"
-  out=$("$bin" stat -a --for-each-cgroup perfspec-test,/ -x, -e task-clock -- sleep 0.05 2>&1)
-  expect stat-for-each-cgroup [ "$(cut -d, -f3,4 <<<"$out" | tr '\n' '|')" = "task-clock,perfspec-test|task-clock,/|" ]
-  rmdir "$cg_root/perfspec-test" 2>/dev/null
+  out=$("$bin" stat -a --for-each-cgroup $cg,/ -x, -e task-clock -- sleep 0.05 2>&1)
+  expect stat-for-each-cgroup [ "$(cut -d, -f3,4 <<<"$out" | tr '\n' '|')" = "task-clock,$cg|task-clock,/|" ]
+  rmdir "$cg_root/$cg" 2>/dev/null
   err=$("$bin" stat -a -G nosuch-perfspec -e task-clock -- true 2>&1); status=$?
   expect stat-cgroup-missing [ "$status" = 2 ]
 fi
@@ -1304,11 +1307,11 @@ expect record-pipe-unwritable-text grep -qF "cannot write 'standard output': No 
 # a reader that leaves while the command runs: the recording ends at once with an error, and the command
 # is ended (SIGTERM), not left running for its 300 s
 start=$(date +%s)
-"$bin" record -q -e task-clock -o - -- sleep 300 2>"$rec_dir/gone.err" | head -c 16 >/dev/null
+"$bin" record -q -e task-clock -o - -- sleep "300.$$" 2>"$rec_dir/gone.err" | head -c 16 >/dev/null
 status=${PIPESTATUS[0]}
 expect record-pipe-reader-gone [ "$status" = 3 ] && expect record-pipe-reader-gone-soon [ $(( $(date +%s) - start )) -lt 60 ]
 expect record-pipe-reader-gone-text grep -qF "cannot write 'standard output'" "$rec_dir/gone.err"
-expect record-pipe-reader-gone-command [ -z "$(pgrep -x -f 'sleep 300')" ]
+expect record-pipe-reader-gone-command [ -z "$(pgrep -x -f "sleep 300.$$")" ]
 rm -rf "$rec_dir"
 
 # ---- the documentation says what the program does ----
