@@ -18,7 +18,7 @@ and the process that -p and -t count sleeps all through (its lines are <not coun
 Exit status 0 when every case agrees, 1 otherwise, 77 when perf 6.12 cannot run here (not root, or
 the chroot cannot be made).
 """
-import argparse, os, re, subprocess, sys, time
+import argparse, os, re, select, signal, subprocess, sys, time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 SHARED = os.path.normpath(os.path.join(HERE, "..", "..", "..", "shared"))
@@ -26,10 +26,13 @@ SHARED = os.path.normpath(os.path.join(HERE, "..", "..", "..", "shared"))
 NUM = re.compile(r"^[+-]?[0-9][0-9.,]*%?$")
 
 # A case's third field: CPU_CLOCK where task-clock is counted on CPUs around `sleep S` (checked by
-# cpu_clock_problems), else nothing beyond the layout.
+# cpu_clock_problems); STOP_WHEN_ENABLED where the tool counts until SIGINT, sent once it has said
+# 'Events enabled' (-D: a command could end before the delay does, when the tool is slow to start);
+# else nothing beyond the layout.
 CPU_CLOCK = "cpu-clock"
+STOP_WHEN_ENABLED = "Events enabled"
 
-# name, stat arguments, CPU_CLOCK or None
+# name, stat arguments, CPU_CLOCK, STOP_WHEN_ENABLED or None
 CASES = [
     ("default-events", ["-e", "task-clock,context-switches,cpu-migrations,page-faults,cycles,instructions,branches,branch-misses", "true"], None),
     ("command", ["-e", "task-clock,page-faults", "--", "sleep", "0.1"], None),
@@ -54,7 +57,7 @@ CASES = [
     ("null", ["--null", "--", "sleep", "0.1"], None),
     ("all-user", ["--all-user", "-e", "task-clock,cs", "true"], None),
     ("breakpoint", ["-e", "mem:0x1000:rw,task-clock", "true"], None),
-    ("delay", ["-D", "50", "-e", "task-clock", "--", "sleep", "0.2"], None),
+    ("delay", ["-D", "50", "-a", "-e", "task-clock"], STOP_WHEN_ENABLED),
     ("interval-count", ["-I", "100", "--interval-count", "2", "-a", "-e", "cs"], None),
     # --metric-only over software events: perf shows no figure of theirs in a column (not CPUs
     # utilized, not the rates), so what is compared is where the headers and lines stand.
@@ -92,8 +95,9 @@ def fields_equal(a, b, sep):
             return False
         if list(ja) != list(jb):
             return False
+        # a rate's unit steps with its magnitude (K/sec from 1000 a second), which is the run's
         return all(isinstance(ja[k], (int, float)) or NUM.match(str(ja[k])) and NUM.match(str(jb[k]))
-                   or ja[k] == jb[k] for k in ja)
+                   or RATE.match(str(ja[k])) and RATE.match(str(jb[k])) or ja[k] == jb[k] for k in ja)
     fa, fb = a.split(sep), b.split(sep)
     return len(fa) == len(fb) and all(x == y or (NUM.match(x) and NUM.match(y)) or (RATE.match(x) and RATE.match(y))
                                       for x, y in zip(fa, fb))
@@ -115,11 +119,24 @@ def tokens(line):
     return out
 
 
-def run(cmd):
-    """Exit status, stderr and stdout, and the CLOCK_MONOTONIC seconds around the run."""
+def run(cmd, stop_after=None):
+    """Exit status, stderr and stdout, and the CLOCK_MONOTONIC seconds around the run. With
+    `stop_after`, SIGINT once that line is on stderr (at most 60 s)."""
     start = time.monotonic()
-    p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, timeout=120)
-    return p.returncode, p.stderr + p.stdout, time.monotonic() - start
+    if stop_after is None:
+        p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, timeout=120)
+        return p.returncode, p.stderr + p.stdout, time.monotonic() - start
+    p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    head = ""
+    while stop_after not in head.splitlines() and time.monotonic() - start < 60:
+        if select.select([p.stderr], [], [], 1)[0]:
+            line = p.stderr.readline()
+            if not line:
+                break
+            head += line
+    p.send_signal(signal.SIGINT)
+    out, err = p.communicate(timeout=120)
+    return p.returncode, head + err + out, time.monotonic() - start
 
 
 def lines_of(text, perfspec):
@@ -286,8 +303,9 @@ def compare_all(args, placeholders, have_cgroup2):
             continue
         argv = [placeholders.get(a, a) for a in argv]
         sep = argv[argv.index("-x") + 1] if "-x" in argv else None
-        _, perf_text, perf_wall = run([args.perf, "stat"] + argv)
-        _, ours_text, ours_wall = run([args.perfspec, "stat"] + argv)
+        stop = STOP_WHEN_ENABLED if clock == STOP_WHEN_ENABLED else None
+        _, perf_text, perf_wall = run([args.perf, "stat"] + argv, stop)
+        _, ours_text, ours_wall = run([args.perfspec, "stat"] + argv, stop)
         perf_lines, ours = lines_of(perf_text, False), lines_of(ours_text, True)
         problems = compare(name, perf_lines, ours, sep)
         if clock == CPU_CLOCK:
