@@ -229,10 +229,10 @@ assert rows[1][4] == "msec" and rows[1][10] == "counted" and rows[1][13] == "CPU
 t0=$(mono); out=$(timeout 60 "$bin" stat -I 100 --interval-count 3 -e task-clock -- sleep 30 2>&1); t1=$(mono)
 expect stat-interval python3 -c '
 import re, sys
-ends = [float(m.group(1)) for m in re.finditer(r"^ +([0-9]+\.[0-9]{9}) +(?:[0-9.]+|<not counted>) msec task-clock ", sys.argv[1], re.M)]
-assert len(ends) == 3 and len(sys.argv[1].splitlines()) == 4, sys.argv[1]
-assert all(t >= 0.1 * k for k, t in enumerate(ends, 1)) and ends == sorted(set(ends)), ends
-assert ends[-1] <= float(sys.argv[3]) - float(sys.argv[2]), (ends, sys.argv[2:])
+ns = [int(m.group(1) + m.group(2)) for m in re.finditer(r"^ +([0-9]+)\.([0-9]{9}) +(?:[0-9.]+|<not counted>) msec task-clock ", sys.argv[1], re.M)]
+assert len(ns) == 3 and len(sys.argv[1].splitlines()) == 4, sys.argv[1]
+assert all(t >= k * 100000000 for k, t in enumerate(ns, 1)) and ns == sorted(set(ns)), ns
+assert ns[-1] <= (float(sys.argv[3]) - float(sys.argv[2])) * 1e9, (ns, sys.argv[2:])
 ' "$out" "$t0" "$t1"
 # A run shorter than the interval still prints its one, partial, interval, as perf does: an interval of
 # an hour (the longest -I takes), whose line ends when the command did.
