@@ -747,7 +747,9 @@ class StatSession {
   void count_until_done() {
     const int step = o_.interval_ms ? static_cast<int>(o_.interval_ms) : 100;
     const int tick = control_.active() || o_.delay_ms > 0 ? std::min(step, 10) : step;
-    int signals_seen = signals_received;
+    // The signals this run has dealt with. run() stops after a run that got one, so each one counted
+    // now came in this run, some perhaps while the command was being started: those are passed on too.
+    int signals_seen = 0;
     auto next_interval = start_ + std::chrono::milliseconds(step);
     const auto enable_at = start_ + std::chrono::milliseconds(std::max(0, o_.delay_ms));
     for (;;) {
@@ -764,11 +766,12 @@ class StatSession {
       if (!o_.interval_ms) wait_ms = tick;
       if (child_) {
         if (child_->wait(wait_ms)) break;
-        if (signals_received != signals_seen) {
+        if (const int received = signals_received; received != signals_seen) {
           // The first signal is the command's to act on: it gets the same one (SIGTERM stays SIGTERM).
-          // A second one means stop now: the command is killed, and the counts so far are printed.
-          bool again = signals_seen > 0;
-          signals_seen = signals_received;
+          // A second one means stop now: the command is killed, and the counts so far are printed. The
+          // second may have come before this loop saw the first (both handlers ran while it waited).
+          const bool again = signals_seen > 0 || received - signals_seen >= 2;
+          signals_seen = received;
           if (again) {
             child_->signal(SIGKILL);
             child_->wait();
