@@ -67,6 +67,13 @@ class Out {
     std::memcpy(p_, s.data(), s.size());
     p_ += s.size();
   }
+  // What fmt formats, for the fields written seldom: through the buffer itself, then on from there.
+  template <typename... A> void format(fmt::format_string<A...> f, A&&... args) {
+    b_.resize(size());
+    fmt::format_to(std::back_inserter(b_), f, std::forward<A>(args)...);
+    p_ = b_.data() + b_.size();
+    end_ = b_.data() + b_.capacity();
+  }
   // "{:>W}" of a string: fmt pads by display width, which is the byte count for ASCII; other strings go
   // through fmt.
   void right_str(std::string_view s, std::size_t width) {
@@ -274,7 +281,7 @@ class Printer {
   void text_sample(const Record& r, const Sample& s, std::size_t attr, std::uint64_t period);
   void text_start(const Record& r, const Start& v, std::int32_t thread_pid, std::int32_t thread_tid,
                   std::uint64_t fields, bool chain);
-  void text_regs(const Registers& regs, std::uint64_t mask);
+  void text_regs(Out& o, const Registers& regs, std::uint64_t mask);
   void text_other(const Record& r);
   void json(const Record& r);
   void json_header();
@@ -547,14 +554,12 @@ void Printer::text(const Record& r) {
 
 // perf_sample__fprintf_regs: " ABI:N " then "NAME:0xVALUE " for each register of the attr's mask
 // ("%5s:0x%lx "), nothing when the sample has none (ABI 0: a kernel thread's user registers).
-void Printer::text_regs(const Registers& regs, std::uint64_t mask) {
+void Printer::text_regs(Out& o, const Registers& regs, std::uint64_t mask) {
   if (!regs.abi || regs.values.empty()) return;
-  auto it = std::back_inserter(out_);
-  fmt::format_to(it, " ABI:{} ", regs.abi);
+  o.format(" ABI:{} ", regs.abi);
   std::size_t i = 0;
   for (unsigned reg = 0; reg < 64 && i < regs.values.size(); ++reg)
-    if (mask & (1ULL << reg))
-      fmt::format_to(it, "{:>5}:0x{:x} ", register_name(arch(), reg), regs.values[i++]);
+    if (mask & (1ULL << reg)) o.format("{:>5}:0x{:x} ", register_name(arch(), reg), regs.values[i++]);
 }
 
 // perf script's process_event: the fields of the event's type, in perf's order; nothing at all for a
@@ -585,38 +590,37 @@ void Printer::text_sample(const Record& r, const Sample& s, std::size_t attr_ind
   if (s.has(sample_cpu)) v.cpu = static_cast<std::int32_t>(s.cpu);
   if (s.has(sample_time)) v.time = s.time;
   text_start(r, v, v.pid, v.tid, fields, (fields & out_ip) && (attr.sample_type & sample_callchain));
-  {
-    Out o(out_);
-    if (fields & out_period) {  // "{:>10} "
-      o.right(period, 10);
-      o.put(' ');
-    }
-    if (fields & out_event) {  // "{:>{}}: " (name_width_)
-      o.right_str(file_.event_name(attr_index), static_cast<std::size_t>(name_width_));
-      o.put(": ");
-    }
-    if (tp) o.put(std::string_view(trace));
-    if (fields & out_addr) o.hex16(s.has(sample_addr) ? s.addr : 0);  // "{:>16x}"
+  // One writer for the line (it is the hot path of a large file): the common fields straight into the
+  // buffer, fmt only for the fields written seldom.
+  Out o(out_);
+  if (fields & out_period) {  // "{:>10} "
+    o.right(period, 10);
+    o.put(' ');
   }
-  auto it = std::back_inserter(out_);
+  if (fields & out_event) {  // "{:>{}}: " (name_width_)
+    o.right_str(file_.event_name(attr_index), static_cast<std::size_t>(name_width_));
+    o.put(": ");
+  }
+  if (tp) o.put(std::string_view(trace));
+  if (fields & out_addr) o.hex16(s.has(sample_addr) ? s.addr : 0);  // "{:>16x}"
   if (fields & out_data_src) {
     // "%-*s", padded to the longest data_src text printed so far (perf's static maxlen); a sample
     // without one has perf's PERF_MEM_DATA_SRC_NONE
     std::string text = data_src_text(s.has(sample_data_src) ? s.data_src : 0x1e05080021);
     data_src_width_ = std::max(data_src_width_, text.size());
-    fmt::format_to(it, "{:<{}}", text, data_src_width_);
+    o.format("{:<{}}", text, data_src_width_);
   }
-  Weights w = weights_of(s);
-  if (fields & out_weight) fmt::format_to(it, "{:>16}", w.weight);
-  if (fields & out_ins_lat) fmt::format_to(it, "{:>16}", w.ins_lat);
-  if (fields & out_retire_lat) fmt::format_to(it, "{:>16}", w.retire_lat);
+  if (fields & (out_weight | out_ins_lat | out_retire_lat)) {
+    Weights w = weights_of(s);
+    if (fields & out_weight) o.format("{:>16}", w.weight);
+    if (fields & out_ins_lat) o.format("{:>16}", w.ins_lat);
+    if (fields & out_retire_lat) o.format("{:>16}", w.retire_lat);
+  }
   if (fields & out_cgroup) {
     auto g = s.has(sample_cgroup) ? cgroups_.find(s.cgroup) : cgroups_.end();
-    fmt::format_to(it, " {}",
-                   g == cgroups_.end() ? std::string_view("unknown") : std::string_view(g->second));
+    o.format(" {}", g == cgroups_.end() ? std::string_view("unknown") : std::string_view(g->second));
   }
   if (fields & out_ip) {
-    Out o(out_);
     if (s.has(sample_callchain) && use_callchain_) {
       o.put('\n');
       // perf's reading of a callchain: PERF_CONTEXT_* markers are not frames, a marker it does not
@@ -641,14 +645,20 @@ void Printer::text_sample(const Record& r, const Sample& s, std::size_t attr_ind
       o.hex16(s.has(sample_ip) ? s.ip : 0);
     }
   }
-  if ((fields & out_iregs) && s.has(sample_regs_intr)) text_regs(s.regs_intr, attr.sample_regs_intr);
-  if ((fields & out_uregs) && s.has(sample_regs_user)) text_regs(s.regs_user, attr.sample_regs_user);
-  if (fields & out_phys_addr) fmt::format_to(it, "{:>16x}", s.has(sample_phys_addr) ? s.phys_addr : 0);
+  constexpr std::uint64_t seldom =
+      out_iregs | out_uregs | out_phys_addr | out_data_page_size | out_code_page_size;
+  if (!(fields & seldom)) {
+    o.put('\n');
+    return;
+  }
+  if ((fields & out_iregs) && s.has(sample_regs_intr)) text_regs(o, s.regs_intr, attr.sample_regs_intr);
+  if ((fields & out_uregs) && s.has(sample_regs_user)) text_regs(o, s.regs_user, attr.sample_regs_user);
+  if (fields & out_phys_addr) o.format("{:>16x}", s.has(sample_phys_addr) ? s.phys_addr : 0);
   if (fields & out_data_page_size)
-    fmt::format_to(it, " {}", page_size_name(s.has(sample_data_page_size) ? s.data_page_size : 0));
+    o.format(" {}", page_size_name(s.has(sample_data_page_size) ? s.data_page_size : 0));
   if (fields & out_code_page_size)
-    fmt::format_to(it, " {}", page_size_name(s.has(sample_code_page_size) ? s.code_page_size : 0));
-  out_.push_back('\n');
+    o.format(" {}", page_size_name(s.has(sample_code_page_size) ? s.code_page_size : 0));
+  o.put('\n');
 }
 
 // Non-sample records as perf script prints them with --show-task-events, --show-mmap-events, ...
