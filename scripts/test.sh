@@ -21,7 +21,7 @@ run() {
   rm -f /tmp/perfspec-builddir.$$
   echo "== $kind tests"
   ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
-  LSAN_OPTIONS=suppressions=$PWD/tests/lsan.supp:print_suppressions=0 TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 \
+  LSAN_OPTIONS=suppressions=$PWD/tests/lsan.supp:print_suppressions=0 TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1:suppressions=$PWD/tests/tsan.supp \
     ctest --test-dir "$dir" --output-on-failure -j"$(nproc)" ${only:+-R "$only"} ${skip:+-LE "$skip"}
 }
 # The examples, built as a separate project against the installed package (CMake config + headers).
