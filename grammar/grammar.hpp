@@ -158,7 +158,9 @@ struct event : sor<breakpoint, numeric, raw, pfm_event, pmu_event, tracepoint, n
 // Groups and lists.
 struct begin_item : success {};
 struct nested_group : success {};
-struct group_member : sor<seq<at<one<'{'>>, raise<nested_group>>, event> {};
+// pegtl::raise qualified: through the using-directive, <signal.h>'s ::raise(int) is found too when a
+// translation unit has it before this header (the arm64 build's test_grammar.cpp did).
+struct group_member : sor<seq<at<one<'{'>>, tao::pegtl::raise<nested_group>>, event> {};
 struct group_name : name {};
 struct close_brace : one<'}'> {};
 struct open_brace : one<'{'> {};

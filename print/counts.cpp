@@ -27,6 +27,23 @@ bool is_software_clock(const Attr& a) {
 
 }  // namespace
 
+std::string describe(runtime::Note::Obstacle o) {
+  using O = runtime::Note::Obstacle;
+  switch (o) {
+    case O::none: return "nothing prevents it";
+    case O::perf_user_access_off:
+      return "user-space counter access is off (/proc/sys/kernel/perf_user_access is 0; 1 turns it on)";
+    case O::rdpmc_off: return "rdpmc is off (/sys/bus/event_source/devices/cpu/rdpmc is 0)";
+    case O::not_granted:
+      return "the kernel did not grant it (cap_user_rdpmc is 0: not a hardware counter, or on arm64 an "
+             "event opened without config1 bit 1, the 'rdpmc' term)";
+    case O::not_on_counter:
+      return "it was on no hardware counter when read (index 0: disabled, or multiplexed out)";
+    case O::architecture: return "perfspec reads counters in user space on x86-64 and arm64 only";
+  }
+  return fmt::format("obstacle {}", static_cast<int>(o));
+}
+
 std::string describe(const runtime::Note& n) {
   using Kind = runtime::Note::Kind;
   // " on CPU 3" for a per-CPU counter; nothing for a task's (cpu -1: it counts wherever the task runs).
@@ -43,6 +60,10 @@ std::string describe(const runtime::Note& n) {
     case Kind::reset_failed: return fmt::format("reset failed{}: {}", on_cpu, spec::errno_name(n.error));
     case Kind::read_failed: return fmt::format("read failed{}: {}", on_cpu, spec::errno_name(n.error));
     case Kind::short_read: return fmt::format("short read{}: {} of {} bytes", on_cpu, n.bytes, n.wanted);
+    case Kind::user_read_fallback: return "read with read(2), not in user space: " + describe(n.obstacle);
+    case Kind::group_never_ran:
+      return "its group never ran: enabled but never on the PMU (a group needing more counters than are free "
+             "cannot be scheduled: split it)";
   }
   return fmt::format("note of kind {}", static_cast<int>(n.kind));
 }

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <iterator>
+#include <optional>
 #include <utility>
 
 #include "perfspec/runtime.hpp"
@@ -62,6 +63,7 @@ struct Counters::Impl {
   std::vector<Count>* out = nullptr;
   bool noted_ready = false;  // `noted` is cleared on the first fault: a read without faults does not touch it
   bool open_notes = false;   // some event has a note from opening (a fallback)
+  std::optional<char> access_off;  // user_access_off(), read at the first user-read fallback
 
   void begin_read(std::vector<Count>& counts) {
     out = &counts;
@@ -84,9 +86,9 @@ struct Counters::Impl {
 
   // Runtime faults are noted once per kind and event, for the first CPU that had one: on a large
   // machine the same fault on every CPU would otherwise repeat the note hundreds of times.
-  void note(std::size_t e, Note::Kind kind, int error, int cpu, std::size_t bytes = 0,
-            std::size_t wanted = 0) {
-    static_assert(static_cast<int>(Note::Kind::short_read) < 8, "one bit of `noted` per kind");
+  void note(std::size_t e, Note::Kind kind, int error, int cpu, std::size_t bytes = 0, std::size_t wanted = 0,
+            Note::Obstacle obstacle = Note::Obstacle::none) {
+    static_assert(static_cast<int>(Note::Kind::user_read_fallback) < 8, "one bit of `noted` per kind");
     if (!noted_ready) noted.assign(out->size(), 0), noted_ready = true;
     const auto bit = static_cast<std::uint8_t>(1u << static_cast<unsigned>(kind));
     if (noted[e] & bit) return;
@@ -97,6 +99,7 @@ struct Counters::Impl {
     n.cpu = cpu;
     n.bytes = bytes;
     n.wanted = wanted;
+    n.obstacle = obstacle;
   }
 
   void note_ioctl_faults(const Instance& inst) {
@@ -105,13 +108,21 @@ struct Counters::Impl {
         for (std::size_t e : inst.events) note(e, group_ioctl_notes[op], err, inst.cpu);
   }
 
-  // Self-monitoring: every counter of the group through its user page (rdpmc), when all allow it.
+  // Self-monitoring: every counter of the group through its user page (rdpmc), when all allow it;
+  // otherwise every event of the group notes why not, and read(2) reads it.
   bool read_user_pages(const Instance& inst) {
     if (inst.pages.empty() || inst.pages.size() != inst.fds.size()) return false;
     fast.clear();
-    for (const auto& m : inst.pages)
-      if (auto r = read_mapped_page(m.get())) fast.push_back(*r);
-    if (fast.size() != inst.fds.size()) return false;
+    for (const auto& m : inst.pages) {
+      auto r = read_mapped_page(m.get());
+      if (!r) {
+        if (!access_off) access_off = sys->user_access_off() ? 1 : 0;
+        const Note::Obstacle why = user_read_obstacle(m.get(), *access_off);
+        for (std::size_t e : inst.events) note(e, Note::Kind::user_read_fallback, 0, inst.cpu, 0, 0, why);
+        return false;
+      }
+      fast.push_back(*r);
+    }
     for (std::size_t k = 0; k < fast.size(); ++k) {
       Count& c = (*out)[inst.events[k]];
       c.raw += fast[k].value;
@@ -182,8 +193,12 @@ struct Counters::Impl {
         c.failure.reset();
       if (!opened.opened[e])
         c.state = Count::State::not_supported;
-      else if (c.state != Count::State::counted || c.time_running == 0)
+      else if (c.state != Count::State::counted || c.time_running == 0) {
         c.state = Count::State::not_counted;
+        const auto& event = opened.set.events[e];
+        if (c.time_enabled > 0 && c.time_running == 0 && opened.set.groups[event.group].members.size() > 1)
+          c.notes.push_back({.kind = Note::Kind::group_never_ran});
+      }
     }
     out = nullptr;
   }

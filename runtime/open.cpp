@@ -49,6 +49,7 @@ class Opener {
     if (opened) out_.attr_opened[i] = 1;
   }
   int open_one(std::size_t i, int pid, int cpu, int group_fd, bool leader);
+  bool opens_alone(std::size_t i, int pid, int cpu);
   void open_alone(std::size_t i, int pid, int cpu);
   void open_members(const EventGroup& g, Instance& inst, int pid, int cpu,
                     const std::vector<std::optional<Failure>>& earlier);
@@ -129,6 +130,18 @@ int Opener::open_one(std::size_t i, int pid, int cpu, int group_fd, bool leader)
   return fd;
 }
 
+// Whether event `i`, refused as a group member, opens outside the group (the probe is closed at once).
+bool Opener::opens_alone(std::size_t i, int pid, int cpu) {
+  Attr a = out_.attrs[i];
+  prepare_(a, true, i);
+  unsigned long flags = PERF_FLAG_FD_CLOEXEC;
+  if (int cgroup = cgroup_of(i); cgroup >= 0) pid = cgroup, flags |= PERF_FLAG_PID_CGROUP;
+  int fd = sys_.perf_event_open(a, pid, cpu, -1, flags);
+  if (fd < 0) return false;
+  sys_.close(fd);
+  return true;
+}
+
 void Opener::open_alone(std::size_t i, int pid, int cpu) {
   Instance inst;
   inst.cpu = cpu;
@@ -190,6 +203,20 @@ void Opener::open_members(const EventGroup& g, Instance& inst, int pid, int cpu,
       inst.fds.emplace_back(sys_, mfd);
       inst.events.push_back(m);
       continue;
+    }
+    // EINVAL for a member the PMU accepts alone: the group does not fit its counters (the driver
+    // validates a group as a whole when each member joins). Said instead of EINVAL's usual hint.
+    if (!g.weak && mfd == -EINVAL && out_.failures[m] && out_.failures[m]->error == EINVAL &&
+        out_.failures[m]->detail.empty() && opens_alone(m, pid, cpu)) {
+      Failure& f = *out_.failures[m];
+      f.detail = fmt::format(
+          "the group does not fit the PMU's counters: its first {} events were accepted "
+          "together, this one was not",
+          inst.fds.size());
+      f.hint = fmt::format(
+          "the group does not fit the PMU's counters (its first {} events did); this event "
+          "opens alone: split the group, or count it outside",
+          inst.fds.size());
     }
     if (!g.weak) continue;  // the failure is recorded; the rest of the group still counts
     // A weak group that cannot be opened whole is counted as separate events (perf's :W).

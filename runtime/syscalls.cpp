@@ -9,6 +9,8 @@
 #include <cerrno>
 #include <cstddef>
 #include <cstring>
+#include <fstream>
+#include <string>
 
 #include "perfspec/errno_facts.hpp"
 #include "perfspec/runtime.hpp"
@@ -68,6 +70,17 @@ class RealSyscalls final : public Syscalls {
 std::optional<int> Syscalls::perf_event_paranoid() { return spec::read_paranoid(); }
 
 bool Syscalls::privileged() { return ::geteuid() == 0; }
+
+bool Syscalls::user_access_off() {
+#if defined(__aarch64__)
+  const char* path = "/proc/sys/kernel/perf_user_access";
+#else
+  const char* path = "/sys/bus/event_source/devices/cpu/rdpmc";
+#endif
+  std::ifstream in(path);
+  std::string value;
+  return in >> value && value == "0";
+}
 
 std::optional<long> Syscalls::fd_limit() {
   rlimit rl{};

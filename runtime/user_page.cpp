@@ -86,4 +86,22 @@ std::optional<UserRead> read_mapped_page(const void* mapped) {
   return read_user_page(load, read_pmc, read_cycles);
 }
 
+Note::Obstacle user_read_obstacle(const void* mapped, bool access_off) {
+  if (!supported) return Note::Obstacle::architecture;
+  if (!mapped) return Note::Obstacle::not_granted;
+  const volatile auto* pg = static_cast<const volatile perf_event_mmap_page*>(mapped);
+  const bool granted = (pg->capabilities >> 2) & 1;
+  const bool on_counter = pg->index != 0;
+  if (granted && on_counter) return Note::Obstacle::none;
+  // The switch off explains either: x86 clears cap_user_rdpmc, arm64 keeps it and gives index 0.
+  if (access_off) {
+#if defined(__aarch64__)
+    return Note::Obstacle::perf_user_access_off;
+#else
+    return Note::Obstacle::rdpmc_off;
+#endif
+  }
+  return granted ? Note::Obstacle::not_on_counter : Note::Obstacle::not_granted;
+}
+
 }  // namespace perfspec::runtime

@@ -54,7 +54,8 @@ struct FakeSyscalls final : runtime::Syscalls {
   std::map<std::uint64_t, int> fail;       // attr.config -> errno for every open
   std::map<std::uint64_t, int> fail_once;  // attr.config -> errno for the first open only
   std::function<int(const Attr&)> decide;  // overrides when set
-  std::map<int, int> fail_pid;             // pid -> errno for every open on it
+  std::function<int(const Attr&, int group_fd)> decide_in_group;
+  std::map<int, int> fail_pid;  // pid -> errno for every open on it
   std::set<int> open;
   std::vector<Attr> opened_attrs;
   std::vector<std::pair<int, int>> pid_cpu;
@@ -88,6 +89,9 @@ struct FakeSyscalls final : runtime::Syscalls {
     if (auto it = fail_pid.find(pid); it != fail_pid.end()) return -it->second;
     if (decide) {
       if (int e = decide(a)) return -e;
+    }
+    if (decide_in_group) {
+      if (int e = decide_in_group(a, group_fd)) return -e;
     }
     if (auto it = fail_once.find(a.config); it != fail_once.end()) {
       int e = it->second;
@@ -154,10 +158,14 @@ struct FakeSyscalls final : runtime::Syscalls {
   std::vector<std::vector<char>> pages;  // what mmap hands out (zeroed: index 0, no cap_user_rdpmc)
   std::set<void*> mapped;
   bool mmap_fails = false;
+  bool access_off = false;              // user_access_off()
+  std::uint64_t page_capabilities = 0;  // written into every page mmap hands out
+  bool user_access_off() override { return access_off; }
   void* mmap(int fd, std::size_t length, int) override {
     REQUIRE(open.count(fd) == 1);
     if (mmap_fails) return nullptr;
     pages.emplace_back(length, 0);
+    reinterpret_cast<perf_event_mmap_page*>(pages.back().data())->capabilities = page_capabilities;
     mapped.insert(pages.back().data());
     return pages.back().data();
   }
@@ -386,6 +394,62 @@ TEST_CASE("a weak group that cannot be opened whole counts its members alone") {
   weak.event = "cpu/event=0xc0/";
   CHECK(counts[0].notes == std::vector<Note>{weak});
   CHECK(counts[1].notes == std::vector<Note>{weak});
+}
+
+TEST_CASE("a member refused (EINVAL) in a group it does not fit, but accepted alone, is explained so") {
+  // A PMU with 2 counters, as a driver validates a group: the third member of a group is refused.
+  FakeSyscalls sys;
+  sys.decide_in_group = [&sys](const Attr&, int group_fd) {
+    return group_fd >= 0 && sys.members[group_fd].size() >= 1 ? EINVAL : 0;
+  };
+  auto set = resolve("{cpu/event=0x3c/,cpu/event=0xc0/,cpu/event=0x2e/}", skx());
+  auto counters = runtime::Counters::open(set, runtime::Target::self_thread(), fixture_options(), sys);
+  const auto& f = counters.failures();
+  CHECK_FALSE(f[0].has_value());
+  CHECK_FALSE(f[1].has_value());
+  REQUIRE(f[2].has_value());
+  CHECK(f[2]->error == EINVAL);
+  CHECK(
+      f[2]->hint ==
+      "the group does not fit the PMU's counters (its first 2 events did); this event opens alone: split the "
+      "group, or count it outside");
+  CHECK(f[2]->detail ==
+        "the group does not fit the PMU's counters: its first 2 events were accepted together, this one was "
+        "not");
+  CHECK(counters.open_fds() == 2);  // the probe was closed
+  sys.values = {{0x3c, 1}, {0xc0, 2}};
+  auto counts = counters.read();
+  CHECK(counts[0].state == Count::State::counted);
+  CHECK(counts[2].state == Count::State::not_supported);
+
+  // Refused alone too: EINVAL's own hint stays (the encoding is the suspect, not the group).
+  FakeSyscalls never;
+  never.decide_in_group = [](const Attr& a, int) { return a.config == 0x2e ? EINVAL : 0; };
+  auto refused = runtime::Counters::open(set, runtime::Target::self_thread(), fixture_options(), never);
+  REQUIRE(refused.failures()[2].has_value());
+  CHECK(refused.failures()[2]->detail.empty());
+  CHECK(refused.failures()[2]->hint.find("group") == std::string::npos);
+}
+
+TEST_CASE(
+    "a group enabled but never on the PMU is not counted, and says why; a lone event is only not counted") {
+  FakeSyscalls sys;
+  sys.running = 0;  // enabled 1000 ns, on the PMU none of them
+  auto set = resolve("{cpu/event=0x3c/,cpu/event=0xc0/},cpu/event=0x2e/", skx());
+  auto counters = runtime::Counters::open(set, runtime::Target::self_thread(), fixture_options(), sys);
+  auto counts = counters.read();
+  Note never = note(Note::Kind::group_never_ran, 0);
+  CHECK(counts[0].state == Count::State::not_counted);
+  CHECK(counts[0].notes == std::vector<Note>{never});
+  CHECK(counts[1].notes == std::vector<Note>{never});
+  CHECK(describe(counts[1].notes) ==
+        "its group never ran: enabled but never on the PMU (a group needing more counters than are free "
+        "cannot be "
+        "scheduled: split it)");
+  CHECK(counts[2].state == Count::State::not_counted);
+  CHECK(counts[2].notes.empty());
+  // Read again: said once.
+  CHECK(counters.read()[0].notes == std::vector<Note>{never});
 }
 
 TEST_CASE("EACCES for kernel counting falls back to user-only, and says so") {
@@ -690,7 +754,17 @@ TEST_CASE("fault matrix: an open failing at any point with any errno drops no ev
             --cpus_counted[e];
             detail[e] = std::move(why);
           };
-          if (!g.weak || leader) fails(f, "");  // a weak group's members then count alone
+          // A member refused with EINVAL but accepted alone (the probe after the fault) is said not to
+          // fit the group; a weak group's members then count alone.
+          const auto at =
+              static_cast<std::size_t>(std::find(g.members.begin(), g.members.end(), f) - g.members.begin());
+          if (!g.weak && !leader && err == EINVAL)
+            fails(f,
+                  fmt::format("the group does not fit the PMU's counters: its first {} events were accepted "
+                              "together, this one was not",
+                              at));
+          else if (!g.weak || leader)
+            fails(f, "");
           if (!g.weak && leader)
             for (std::size_t m : g.members)
               if (m != f)
@@ -905,8 +979,53 @@ TEST_CASE("user-page reads: a page that does not allow rdpmc falls back to read(
     CHECK(counts[0].raw == 5);
     CHECK(counts[1].raw == 6);
     CHECK(counts[2].raw == 7);
+    // Zeroed pages: no cap_user_rdpmc, and the machine's switch is on: the kernel did not grant it.
+    Note fallback = note(Note::Kind::user_read_fallback, 0);
+    fallback.obstacle = Note::Obstacle::not_granted;
+    for (const auto& c : counts) CHECK(c.notes == std::vector<Note>{fallback});
+    CHECK(describe(counts[1].notes) ==
+          "read with read(2), not in user space: the kernel did not grant it (cap_user_rdpmc is 0: not a "
+          "hardware counter, or on arm64 an event opened without config1 bit 1, the 'rdpmc' term)");
+    // Read again: noted again, once.
+    CHECK(counters.read()[2].notes == std::vector<Note>{fallback});
   }
   CHECK(sys.mapped.empty());
+  {
+    // The switch off: that is the reason given (arm64's perf_user_access, x86's rdpmc file).
+    FakeSyscalls off;
+    off.pages.reserve(8);
+    off.access_off = true;
+    auto counters = runtime::Counters::open(set, runtime::Target::self_thread(), o, off);
+    auto counts = counters.read();
+    REQUIRE(counts[0].notes.size() == 1);
+#if defined(__aarch64__)
+    CHECK(counts[0].notes[0].obstacle == Note::Obstacle::perf_user_access_off);
+    CHECK(describe(counts[0].notes) ==
+          "read with read(2), not in user space: user-space counter access is off "
+          "(/proc/sys/kernel/perf_user_access is 0; 1 turns it on)");
+#elif defined(__x86_64__)
+    CHECK(counts[0].notes[0].obstacle == Note::Obstacle::rdpmc_off);
+    CHECK(
+        describe(counts[0].notes) ==
+        "read with read(2), not in user space: rdpmc is off (/sys/bus/event_source/devices/cpu/rdpmc is 0)");
+#else
+    CHECK(counts[0].notes[0].obstacle == Note::Obstacle::architecture);
+#endif
+  }
+#if defined(__aarch64__) || defined(__x86_64__)
+  {
+    // Granted (cap_user_rdpmc, bit 2) but on no counter (index 0): multiplexed out.
+    FakeSyscalls granted;
+    granted.pages.reserve(8);
+    granted.page_capabilities = 1u << 2;
+    auto counters = runtime::Counters::open(set, runtime::Target::self_thread(), o, granted);
+    granted.values = {{0x3c, 5}, {0xc0, 6}, {1, 7}};
+    auto counts = counters.read();
+    CHECK(counts[0].raw == 5);
+    REQUIRE(counts[0].notes.size() == 1);
+    CHECK(counts[0].notes[0].obstacle == Note::Obstacle::not_on_counter);
+  }
+#endif
   CHECK(sys.open.empty());
   FakeSyscalls failing;
   failing.mmap_fails = true;

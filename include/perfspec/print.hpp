@@ -77,6 +77,11 @@ DisplayValue display_value(const ResolvedEvent& event, const runtime::Count& cou
 /// Example: a note of kind `read_failed` with error EBADF and cpu 1 is `read failed on CPU 1: EBADF`;
 /// one of kind `user_only` is `counted user space only (':u'): kernel counting was refused with EACCES`.
 std::string describe(const runtime::Note& note);
+/// Why a counter was not read in user space, in words (a user_read_fallback note's reason).
+///
+/// Example: Obstacle::perf_user_access_off is `user-space counter access is off
+/// (/proc/sys/kernel/perf_user_access is 0; 1 turns it on)`.
+std::string describe(runtime::Note::Obstacle obstacle);
 /// All of a count's notes, in order, joined by "; " (empty when there are none): `stat_text`'s
 /// `note:` line and `stat_json`'s "note".
 std::string describe(const std::vector<runtime::Note>& notes);

@@ -51,6 +51,10 @@ class Syscalls {
   virtual std::optional<int> perf_event_paranoid();
   /// Whether this process may do what perf_event_paranoid keeps from others (effective uid 0).
   virtual bool privileged();
+  /// Whether the machine's switch for reading counters in user space is off: on arm64
+  /// /proc/sys/kernel/perf_user_access is 0, on x86 /sys/bus/event_source/devices/cpu/rdpmc is 0
+  /// (false when there is no such file). Asked only to explain a user_read_fallback note.
+  virtual bool user_access_off();
   /// The soft RLIMIT_NOFILE; nullopt when unknown.
   virtual std::optional<long> fd_limit();
   virtual std::size_t page_size();
@@ -210,13 +214,36 @@ struct Note {
     /// Reading: read(2) of the group returned `bytes` of the `wanted`: the values it left out are
     /// not counted on `cpu`.
     short_read,
+    /// Reading: OpenOptions::user_page was asked, but the counter's page did not allow a read in
+    /// user space (`obstacle` says why), so the group was read with read(2). Same values.
+    user_read_fallback,
+    /// Reading: the event's group was enabled but never on the PMU (time_running 0): a group that
+    /// needs more counters than the PMU has free is never scheduled. A driver that checks groups
+    /// only when they are enabled at open (arm64's, for one) accepts such a group disabled.
+    group_never_ran,
+  };
+  /// Why a counter could not be read in user space (user_read_fallback).
+  enum class Obstacle : std::uint8_t {
+    none,
+    /// arm64: /proc/sys/kernel/perf_user_access is 0.
+    perf_user_access_off,
+    /// x86: /sys/bus/event_source/devices/cpu/rdpmc is 0.
+    rdpmc_off,
+    /// The kernel did not grant it (cap_user_rdpmc 0): software events never have it; on arm64 a
+    /// hardware event asks with config1 bit 1 (the PMU's `rdpmc` term).
+    not_granted,
+    /// The counter was on no hardware counter at the read (index 0): disabled, or multiplexed out.
+    not_on_counter,
+    /// perfspec reads counters in user space on x86-64 and arm64 only.
+    architecture,
   };
   Kind kind = Kind::user_only;
-  int error = 0;           ///< errno, when the note is about one
-  int cpu = -1;            ///< the CPU of the counter it is about (-1: a task's, on any CPU)
-  std::size_t bytes = 0;   ///< short_read
-  std::size_t wanted = 0;  ///< short_read
-  std::string event{};     ///< weak_group_alone: the name of the member that failed
+  int error = 0;                       ///< errno, when the note is about one
+  int cpu = -1;                        ///< the CPU of the counter it is about (-1: a task's, on any CPU)
+  std::size_t bytes = 0;               ///< short_read
+  std::size_t wanted = 0;              ///< short_read
+  std::string event{};                 ///< weak_group_alone: the name of the member that failed
+  Obstacle obstacle = Obstacle::none;  ///< user_read_fallback
   friend bool operator==(const Note&, const Note&) = default;
 };
 
