@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
-# Configure and build one configuration: scripts/build.sh [release|debug|sanitize|tsan] [TARGET...]
-# (default release, every target).
+# Configure and build one configuration: scripts/build.sh [release|debug|sanitize|tsan|arm64] [TARGET...]
+# (default release, every target). arm64 is a cross build (cmake/aarch64-linux-gnu.cmake; its packages:
+# scripts/setup-arm64.sh).
 # The sanitizer builds leave out the installed event tables (PERFSPEC_EVENT_TABLES=OFF): their tests do
 # not use them, and taking them out of the kernel tarball costs each build folder about 10 s.
 set -euo pipefail
@@ -12,7 +13,8 @@ case "$kind" in
   debug)    dir=build-debug;    flags=(-DCMAKE_BUILD_TYPE=Debug) ;;
   sanitize) dir=build-sanitize; flags=(-DCMAKE_BUILD_TYPE=Debug -DPERFSPEC_SANITIZE=ON -DPERFSPEC_EVENT_TABLES=OFF) ;;
   tsan)     dir=build-tsan;     flags=(-DCMAKE_BUILD_TYPE=RelWithDebInfo -DPERFSPEC_TSAN=ON -DPERFSPEC_EVENT_TABLES=OFF) ;;
-  *) echo "usage: scripts/build.sh [release|debug|sanitize|tsan]" >&2; exit 2 ;;
+  arm64)    dir=build-arm64;    flags=(-DCMAKE_BUILD_TYPE=Release -DCMAKE_TOOLCHAIN_FILE=$PWD/cmake/aarch64-linux-gnu.cmake) ;;
+  *) echo "usage: scripts/build.sh [release|debug|sanitize|tsan|arm64]" >&2; exit 2 ;;
 esac
 cmake -S . -B "$dir" "${flags[@]}" -DPERFSPEC_WERROR=ON >/dev/null
 shift || true

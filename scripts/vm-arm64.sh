@@ -1,0 +1,235 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# An emulated arm64 machine with a real PMU driver (QEMU's Arm PMUv3 under TCG) and perfspec inside.
+#
+#   scripts/vm-arm64.sh [OPTIONS] -- COMMAND ARGS...   run COMMAND in the guest as root, with perfspec on
+#                                                      PATH; its output is printed, its status returned
+#   scripts/vm-arm64.sh [OPTIONS] --tests              the arm64 test suite in the guest (tests/arm64)
+#
+# Options: --cpu MODEL (neoverse-n1), --smp N (2), --mem MB (1024), --icount SHIFT (QEMU's -icount:
+# the virtual clock advances 2^SHIFT ns an instruction, and the PMU counts instructions),
+# --timeout SECONDS (900), --no-build (use build-arm64 as it is), --perf (Debian's arm64 perf 6.1 in
+# the guest too, as /usr/bin/perf: a reference on the same PMU), --with-source (the source tree's
+# tests/, ../shared/pmu-events and build-arm64/tests at their own paths: what the unit suite reads).
+#
+# On first use it installs its packages (scripts/setup-arm64.sh) and fetches Debian's arm64 cloud
+# kernel and busybox with apt into a cache outside the repository (PERFSPEC_VM_CACHE, default
+# ~/.cache/perfspec/vm-arm64). The guest has no network and no disk: the arm64 build (installed as
+# /usr), its libraries, the tests and the command are in its initramfs. Standard output and standard
+# error come back on two virtio serial ports, the exit status on a third; the kernel's console goes to
+# a log, printed when the guest fails to report a status. Statuses of its own: 124 on the timeout,
+# 125 when the guest reported nothing, 2 on bad usage.
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+cpu=neoverse-n1 smp=2 mem=1024 icount="" timeout=900 build=1 perf=0 with_source=0 mode=""
+usage() { awk 'NR > 2 && /^#/ { sub(/^# ?/, ""); print; next } NR > 2 { exit }' "$0" >&2; exit 2; }
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --cpu) cpu=${2:?--cpu needs a model}; shift 2 ;;
+    --smp) smp=${2:?--smp needs a number}; shift 2 ;;
+    --mem) mem=${2:?--mem needs megabytes}; shift 2 ;;
+    --icount) icount=${2:?--icount needs a shift}; shift 2 ;;
+    --timeout) timeout=${2:?--timeout needs seconds}; shift 2 ;;
+    --no-build) build=0; shift ;;
+    --perf) perf=1; shift ;;
+    --with-source) with_source=1; shift ;;
+    --tests) mode=tests; shift ;;
+    --) shift; mode=${mode:-command}; break ;;
+    -h|--help) usage ;;
+    *) echo "vm-arm64: unknown option '$1'" >&2; usage ;;
+  esac
+done
+case "$mode" in
+  command) [ $# -gt 0 ] || { echo "vm-arm64: no command after --" >&2; usage; } ;;
+  tests)
+    # Two machines: QEMU's default (the cycle counter follows the host's clock, no inst_retired) and
+    # -icount shift=0 on one CPU (deterministic: a cycle is an instruction, inst_retired exists).
+    [ $build = 1 ] && flock /tmp/perfspec-build.lock "$root/scripts/build.sh" arm64 >/dev/null
+    status=0
+    echo "== arm64 tests: $cpu, $smp CPUs" >&2
+    inner=(--no-build --cpu "$cpu" --mem "$mem" --timeout "$timeout")
+    [ $perf = 1 ] && inner+=(--perf)
+    "$0" "${inner[@]}" --smp "$smp" -- sh /opt/perfspec-tests/run.sh || status=1
+    echo "== arm64 tests: $cpu, 1 CPU, -icount shift=0" >&2
+    "$0" "${inner[@]}" --smp 1 --icount 0 -- sh /opt/perfspec-tests/run.sh || status=1
+    exit $status
+    ;;
+  *) usage ;;
+esac
+for v in "$smp" "$mem" "$timeout" ${icount:+"$icount"}; do
+  [[ "$v" =~ ^[0-9]+$ ]] || { echo "vm-arm64: '$v' is not a number" >&2; exit 2; }
+done
+
+"$root/scripts/setup-arm64.sh"
+
+# Debian's arm64 cloud kernel (virtio and the PMU driver built in or as modules) and a static busybox.
+cache=${PERFSPEC_VM_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/perfspec/vm-arm64}
+fetch() {
+  local dl=$cache/download
+  rm -rf "$dl" "$cache/x"
+  mkdir -p "$dl"
+  echo "vm-arm64: fetching Debian's arm64 kernel and busybox into $cache" >&2
+  (cd "$dl" && apt-get -q -o APT::Sandbox::User=root download linux-image-cloud-arm64:arm64 busybox-static:arm64 >/dev/null)
+  # The metapackage names the versioned image it depends on.
+  local image
+  image=$(dpkg-deb -f "$dl"/linux-image-cloud-arm64_*.deb Depends | grep -o 'linux-image-[^ ,]*-cloud-arm64' | head -n 1)
+  (cd "$dl" && apt-get -q -o APT::Sandbox::User=root download "$image:arm64" >/dev/null)
+  dpkg-deb -x "$dl/${image}"_*.deb "$cache/x"
+  dpkg-deb -x "$dl"/busybox-static_*.deb "$cache/x"
+  echo "$image $(dpkg-deb -f "$dl/${image}"_*.deb Version)" >"$cache/kernel-version"
+  rm -rf "$dl"
+}
+[ -s "$cache/kernel-version" ] && [ -x "$cache/x/bin/busybox" ] || fetch
+kernel=$(ls "$cache"/x/boot/vmlinuz-* | head -n 1)
+# Debian's arm64 perf and the libraries it loads, unpacked (never installed: the host has its own).
+fetch_perf() {
+  local dl=$cache/perf-download
+  rm -rf "$dl" "$cache/perf"
+  mkdir -p "$dl"
+  echo "vm-arm64: fetching Debian's arm64 perf and its libraries into $cache/perf" >&2
+  local libs
+  libs=$(apt-cache depends --recurse --no-recommends --no-suggests --no-conflicts --no-breaks --no-replaces \
+           --no-enhances linux-perf:arm64 | sed -n 's/^\(lib[^ ]*:arm64\)$/\1/p' | sort -u)
+  (cd "$dl" && apt-get -q -o APT::Sandbox::User=root download linux-perf:arm64 $libs >/dev/null)
+  for deb in "$dl"/*.deb; do dpkg-deb -x "$deb" "$cache/perf"; done
+  dpkg-deb -f "$dl"/linux-perf_*.deb Version >"$cache/perf/version"
+  rm -rf "$dl"
+}
+if [ $perf = 1 ] && [ ! -s "$cache/perf/version" ]; then fetch_perf; fi
+modules=$(ls -d "$cache"/x/lib/modules/* | head -n 1)/kernel/drivers
+
+# The arm64 build: the CLI, the library, the event tables, the arm64 tests.
+bdir=$root/build-arm64
+if [ $build = 1 ]; then
+  flock /tmp/perfspec-build.lock "$root/scripts/build.sh" arm64 >/dev/null
+fi
+[ -x "$bdir/perfspec" ] || { echo "vm-arm64: no arm64 build in $bdir (run scripts/build.sh arm64)" >&2; exit 2; }
+
+# The guest's file system, laid out as installed, with every shared library its programs need.
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+stage=$work/root
+mkdir -p "$stage"/{bin,dev,proc,sys,tmp,root,lib/modules,lib/aarch64-linux-gnu,opt/perfspec-tests,job}
+DESTDIR=$stage cmake --install "$bdir" --prefix /usr >/dev/null
+cp "$cache/x/bin/busybox" "$stage/bin/"
+for m in virtio/virtio_ring virtio/virtio virtio/virtio_mmio char/virtio_console; do
+  cp "$modules/$m.ko" "$stage/lib/modules/"
+done
+cp "$root"/tests/arm64/*.sh "$stage/opt/perfspec-tests/"
+for t in perfspec_arm64_tests perfspec_arm64_spin; do
+  if [ -x "$bdir/tests/$t" ]; then cp "$bdir/tests/$t" "$stage/opt/perfspec-tests/"; fi
+done
+if [ $with_source = 1 ]; then
+  mkdir -p "$stage$root" "$stage$bdir"
+  cp -a "$root/tests" "$stage$root/"
+  if [ -d "$root/../shared/pmu-events" ]; then
+    shared=$(cd "$root/../shared" && pwd)
+    mkdir -p "$stage$shared"
+    cp -a "$shared/pmu-events" "$stage$shared/"
+  fi
+  mkdir -p "$stage$bdir/tests"
+  find "$bdir/tests" -maxdepth 1 -type f -executable -exec cp {} "$stage$bdir/tests/" \;
+fi
+libdirs=("$stage/usr/lib" /lib/aarch64-linux-gnu /usr/lib/aarch64-linux-gnu)
+if [ $perf = 1 ]; then
+  cp "$cache/perf/usr/bin/perf" "$stage/usr/bin/perf"
+  libdirs+=("$cache/perf/lib/aarch64-linux-gnu" "$cache/perf/usr/lib/aarch64-linux-gnu")
+fi
+needed() { aarch64-linux-gnu-readelf -d "$1" 2>/dev/null | sed -n 's/.*(NEEDED).*\[\(.*\)\]/\1/p'; }
+declare -A have=()
+queue=()
+while IFS= read -r f; do
+  [ "$(head -c 4 "$f" | od -An -c | tr -d ' ')" = '177ELF' ] && queue+=("$f")
+done < <(find "$stage/usr/bin" "$stage/opt" -type f; find "$stage/usr/lib" -maxdepth 1 -type f -name '*.so*'
+          [ $with_source = 0 ] || find "$stage$bdir/tests" -type f)
+queue+=(/lib/aarch64-linux-gnu/libpfm.so.4)  # opened with dlopen by the libpfm4 provider
+while [ ${#queue[@]} -gt 0 ]; do
+  f=${queue[0]}
+  queue=("${queue[@]:1}")
+  if [[ "$f" != "$stage"/* ]]; then
+    base=${f##*/}
+    [ -n "${have[$base]:-}" ] && continue
+    have[$base]=1
+    cp -L "$f" "$stage/lib/aarch64-linux-gnu/$base"
+  fi
+  for lib in $(needed "$f"); do
+    [ -n "${have[$lib]:-}" ] && continue
+    [ -e "$stage/usr/lib/$lib" ] && continue
+    found=""
+    for d in "${libdirs[@]}"; do
+      [ -e "$d/$lib" ] && { found=$d/$lib; break; }
+    done
+    [ -n "$found" ] || { echo "vm-arm64: $f needs $lib, found in none of ${libdirs[*]}" >&2; exit 2; }
+    [[ "$found" == "$stage"/* ]] || queue+=("$found")
+  done
+done
+cp -L /lib/ld-linux-aarch64.so.1 "$stage/lib/"
+
+cat >"$stage/init" <<'EOF'
+#!/bin/busybox sh
+# The guest's first and only process tree: mount, find the ports, run /job/cmd, report, power off.
+/bin/busybox --install -s /bin
+export PATH=/usr/bin:/bin HOME=/root TMPDIR=/tmp
+mount -t proc proc /proc
+mount -t sysfs sysfs /sys
+mount -t devtmpfs dev /dev
+mount -t tmpfs tmp /tmp
+mount -t tracefs tracefs /sys/kernel/tracing 2>/dev/null
+mount -t debugfs debugfs /sys/kernel/debug 2>/dev/null
+mount -t cgroup2 cgroup2 /sys/fs/cgroup 2>/dev/null
+echo 1 >/proc/sys/kernel/printk
+for m in virtio_ring virtio virtio_mmio virtio_console; do insmod /lib/modules/$m.ko; done
+i=0
+while [ "$(cat /sys/class/virtio-ports/*/name 2>/dev/null | wc -l)" -lt 3 ] && [ $i -lt 1000 ]; do
+  usleep 10000
+  i=$((i + 1))
+done
+for p in /sys/class/virtio-ports/*; do ln -s "/dev/${p##*/}" "/dev/port-$(cat "$p/name")"; done
+cd /root
+sh /job/cmd </dev/null >/dev/port-stdout 2>/dev/port-stderr
+echo $? >/dev/port-status
+sync
+poweroff -f
+EOF
+chmod +x "$stage/init"
+# The command, each argument single-quoted for the guest's shell.
+{
+  printf 'exec'
+  for a in "$@"; do printf " '%s'" "${a//\'/\'\\\'\'}"; done
+  printf '\n'
+} >"$stage/job/cmd"
+(cd "$stage" && find . | cpio -o -H newc --quiet) >"$work/initrd"
+
+out=$work/stdout err=$work/stderr status=$work/status console=$work/console
+: >"$out"
+: >"$err"
+args=(-M virt -cpu "$cpu" -smp "$smp" -m "$mem" -display none -no-reboot -net none
+      -kernel "$kernel" -initrd "$work/initrd" -append "console=ttyAMA0 quiet panic=-1"
+      -serial "file:$console" -device virtio-serial-device
+      -chardev "file,id=out,path=$out" -device virtserialport,chardev=out,name=stdout
+      -chardev "file,id=err,path=$err" -device virtserialport,chardev=err,name=stderr
+      -chardev "file,id=st,path=$status" -device virtserialport,chardev=st,name=status)
+[ -n "$icount" ] && args+=(-icount "shift=$icount")
+timeout "$timeout" qemu-system-aarch64 "${args[@]}" &
+qpid=$!
+tail -c +1 -f --pid=$qpid "$out" &
+tpid1=$!
+tail -c +1 -f --pid=$qpid "$err" >&2 &
+tpid2=$!
+set +e
+wait $qpid
+qrc=$?
+wait $tpid1 $tpid2
+set -e
+if [ $qrc = 124 ]; then
+  echo "vm-arm64: the guest did not finish in ${timeout} s; its console said:" >&2
+  tail -n 30 "$console" >&2
+  exit 124
+fi
+rc=$(tr -dc 0-9 <"$status" 2>/dev/null || true)
+if [ -z "$rc" ]; then
+  echo "vm-arm64: the guest reported no exit status (qemu exited with $qrc); its console said:" >&2
+  tail -n 30 "$console" >&2
+  exit 125
+fi
+exit "$rc"
