@@ -4,7 +4,9 @@
 #   scripts/test.sh             release build: unit, golden, CLI and perf-agreement tests
 #   scripts/test.sh --sanitize  the same under AddressSanitizer + UndefinedBehaviorSanitizer (Debug)
 #   scripts/test.sh --tsan      the concurrency tests and the exporter under load, under ThreadSanitizer
-#   scripts/test.sh --all       all three
+#   scripts/test.sh --arm64     the arm64 cross build, its suites in an emulated arm64 machine with a
+#                               real PMU driver (scripts/vm-arm64.sh --tests)
+#   scripts/test.sh --all       all four
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup.sh
@@ -158,10 +160,22 @@ EOF
   fi
 }
 
+# arm64: the cross build, then its suites in QEMU's emulated arm64 machine, on Linux's armv8_pmuv3
+# driver (scripts/vm-arm64.sh --tests). Only what the guest runs is built.
+arm64() {
+  echo "== arm64 build"
+  scripts/setup-arm64.sh
+  scripts/build.sh arm64 perfspec_cli perfspec_event_tables perfspec_tests perfspec_c_test perfspec_arm64_tests \
+    perfspec_arm64_spin perfspec_workload | tail -n 1
+  echo "== arm64 tests"
+  scripts/vm-arm64.sh --no-build --tests
+}
+
 case "${1:-}" in
   "") run release; examples ;;
+  --arm64) arm64 ;;
   --sanitize) run sanitize ;;
   --tsan) run tsan 'unit\.concurrency|exporter_load' 'perfspec_tests perfspec_cli' ;;
-  --all) run release; examples; run sanitize; run tsan 'unit\.concurrency|exporter_load' 'perfspec_tests perfspec_cli' ;;
-  *) echo "usage: scripts/test.sh [--sanitize|--tsan|--all]" >&2; exit 2 ;;
+  --all) run release; examples; run sanitize; run tsan 'unit\.concurrency|exporter_load' 'perfspec_tests perfspec_cli'; arm64 ;;
+  *) echo "usage: scripts/test.sh [--sanitize|--tsan|--arm64|--all]" >&2; exit 2 ;;
 esac

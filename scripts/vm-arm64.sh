@@ -4,7 +4,9 @@
 #
 #   scripts/vm-arm64.sh [OPTIONS] -- COMMAND ARGS...   run COMMAND in the guest as root, with perfspec on
 #                                                      PATH; its output is printed, its status returned
-#   scripts/vm-arm64.sh [OPTIONS] --tests              the arm64 test suite in the guest (tests/arm64)
+#   scripts/vm-arm64.sh [OPTIONS] --tests              the arm64 suites in the guest: tests/arm64 on
+#                                                      QEMU's default machine and under -icount, then
+#                                                      the unit suite
 #
 # Options: --cpu MODEL (neoverse-n1), --smp N (2), --mem MB (1024), --icount SHIFT (QEMU's -icount:
 # the virtual clock advances 2^SHIFT ns an instruction, and the PMU counts instructions),
@@ -52,6 +54,9 @@ case "$mode" in
     "$0" "${inner[@]}" --smp "$smp" -- sh /opt/perfspec-tests/run.sh || status=1
     echo "== arm64 tests: $cpu, 1 CPU, -icount shift=0" >&2
     "$0" "${inner[@]}" --smp 1 --icount 0 -- sh /opt/perfspec-tests/run.sh || status=1
+    echo "== arm64 tests: the unit suite in the guest, $smp CPUs" >&2
+    "$0" "${inner[@]}" --smp "$smp" --with-source --mem 2048 -- sh /opt/perfspec-tests/unit.sh "$root/build-arm64" "$root" ||
+      status=1
     exit $status
     ;;
   *) usage ;;

@@ -105,7 +105,13 @@ std::string errno_hint(int code, const OpenContext& c) {
                          c.pmu);
     case ENOSPC:
       if (c.type == type_breakpoint)
+#if defined(__aarch64__)
+        return "the CPU has no free breakpoint or watchpoint register (arm64 has 2 to 16 of each: the kernel "
+               "log's "
+               "'hw-breakpoint: found' line says how many): use fewer breakpoint events at once";
+#else
         return "the CPU has no free debug register (x86 has 4): use fewer breakpoint events at once";
+#endif
       return "the PMU has no free counter for this event: use fewer events in a group";
     case EOPNOTSUPP:
       if (c.precise_ip)

@@ -49,6 +49,16 @@ inline perfspec::runtime::Count counted(std::uint64_t raw, std::uint64_t enabled
   return c;
 }
 
+/// The ENOSPC hint for breakpoints on this architecture (spec/errno_facts.cpp).
+#if defined(__aarch64__)
+inline constexpr const char* no_debug_register_hint =
+    "the CPU has no free breakpoint or watchpoint register (arm64 has 2 to 16 of each: the kernel log's "
+    "'hw-breakpoint: found' line says how many): use fewer breakpoint events at once";
+#else
+inline constexpr const char* no_debug_register_hint =
+    "the CPU has no free debug register (x86 has 4): use fewer breakpoint events at once";
+#endif
+
 /// A note as the runtime writes it.
 inline perfspec::runtime::Note note(perfspec::runtime::Note::Kind kind, int error, int cpu = -1) {
   return {.kind = kind, .error = error, .cpu = cpu};

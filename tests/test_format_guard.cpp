@@ -175,10 +175,15 @@ TEST_CASE("format guard: a file whose parse faults is tried in a child first, an
     CHECK(m.starts_with(prefix));
     CHECK(ended_as(m, "SIGSEGV"));
   }
-  // A constant division by zero.
+  // A constant division by zero: SIGFPE on x86. arm64's sdiv gives 0 instead of trapping, so there
+  // the parse ends normally and the file is taken.
   std::string m = add_error(format_with(two_fields, "\"%d\", 1 / 0"));
+#if defined(__aarch64__)
+  CHECK(m == "no error");
+#else
   CHECK(m.starts_with(prefix));
   CHECK(ended_as(m, "SIGFPE"));
+#endif
   // A field that ends at "[" (a null token), in the guard's own parse of the fields.
   std::string cut = format_with(two_fields, "\"x\"");
   cut.insert(cut.find("\tfield:u64"), "\tfield:char a[\x01\n");
