@@ -21,6 +21,7 @@
 #include <benchmark/benchmark.h>
 
 #include "perfspec/perfspec.hpp"
+#include "perfspec/print.hpp"
 #include "perfspec/runtime.hpp"
 #include "runtime/user_page.hpp"
 
@@ -110,6 +111,30 @@ void BM_Read_Counters_group8_userpage(benchmark::State& state) {
   for (auto _ : state) benchmark::DoNotOptimize(c->read());
 }
 BENCHMARK(BM_Read_Counters_group8_userpage);
+
+// ---- a hardware counter: user page against read(2) --------------------------------------------
+// Where the PMU lets user space read its counters: arm64 with /proc/sys/kernel/perf_user_access at 1
+// and the event's `rdpmc` term (scripts/vm-arm64.sh's guest), x86 with a core PMU. Skipped, with the
+// reason, where the read falls back to read(2) or the event cannot be counted.
+#if defined(__aarch64__)
+constexpr const char* hw_event = "armv8_pmuv3/cpu_cycles,rdpmc=1/u";
+#else
+constexpr const char* hw_event = "cycles:u";
+#endif
+
+void BM_Read_Counters_hw(benchmark::State& state) {
+  const bool user_page = state.range(0) != 0;
+  auto c = open_counted(state, hw_event, user_page);
+  if (!c) return;
+  if (user_page) {
+    auto first = c->read();
+    if (!first[0].notes.empty())
+      return state.SkipWithError((std::string(hw_event) + ": " + perfspec::describe(first[0].notes)).c_str());
+  }
+  for (auto _ : state) benchmark::DoNotOptimize(c->read());
+  state.SetLabel(std::string(hw_event) + (user_page ? ", user page" : ", read(2)"));
+}
+BENCHMARK(BM_Read_Counters_hw)->Arg(0)->Arg(1);
 
 // ---- bare system calls: the floor -------------------------------------------------------------
 

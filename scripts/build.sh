@@ -13,7 +13,8 @@ case "$kind" in
   debug)    dir=build-debug;    flags=(-DCMAKE_BUILD_TYPE=Debug) ;;
   sanitize) dir=build-sanitize; flags=(-DCMAKE_BUILD_TYPE=Debug -DPERFSPEC_SANITIZE=ON -DPERFSPEC_EVENT_TABLES=OFF) ;;
   tsan)     dir=build-tsan;     flags=(-DCMAKE_BUILD_TYPE=RelWithDebInfo -DPERFSPEC_TSAN=ON -DPERFSPEC_EVENT_TABLES=OFF) ;;
-  arm64)    dir=build-arm64;    flags=(-DCMAKE_BUILD_TYPE=Release -DCMAKE_TOOLCHAIN_FILE=$PWD/cmake/aarch64-linux-gnu.cmake) ;;
+  arm64)    dir=build-arm64;    flags=(-DCMAKE_BUILD_TYPE=Release -DCMAKE_TOOLCHAIN_FILE=$PWD/cmake/aarch64-linux-gnu.cmake
+                                   -DPERFSPEC_BENCHMARKS=ON) ;;
   *) echo "usage: scripts/build.sh [release|debug|sanitize|tsan|arm64]" >&2; exit 2 ;;
 esac
 cmake -S . -B "$dir" "${flags[@]}" -DPERFSPEC_WERROR=ON >/dev/null

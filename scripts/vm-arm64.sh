@@ -12,7 +12,8 @@
 # the virtual clock advances 2^SHIFT ns an instruction, and the PMU counts instructions),
 # --timeout SECONDS (900), --no-build (use build-arm64 as it is), --perf (Debian's arm64 perf 6.1 in
 # the guest too, as /usr/bin/perf: a reference on the same PMU), --with-source (the source tree's
-# tests/, ../shared/pmu-events and build-arm64/tests at their own paths: what the unit suite reads).
+# tests/, ../shared/pmu-events, build-arm64/tests and build-arm64/bench at their own paths: what the
+# unit suite reads, and the benchmarks).
 #
 # On first use it installs its packages (scripts/setup-arm64.sh) and fetches Debian's arm64 cloud
 # kernel and busybox with apt into a cache outside the repository (PERFSPEC_VM_CACHE, default
@@ -49,8 +50,8 @@ case "$mode" in
     [ $build = 1 ] && flock /tmp/perfspec-build.lock "$root/scripts/build.sh" arm64 >/dev/null
     status=0
     echo "== arm64 tests: $cpu, $smp CPUs" >&2
-    inner=(--no-build --cpu "$cpu" --mem "$mem" --timeout "$timeout")
-    [ $perf = 1 ] && inner+=(--perf)
+    # With Debian's arm64 perf as the reference (tests/arm64/run.sh compares attrs and counts).
+    inner=(--no-build --cpu "$cpu" --mem "$mem" --timeout "$timeout" --perf)
     "$0" "${inner[@]}" --smp "$smp" -- sh /opt/perfspec-tests/run.sh || status=1
     echo "== arm64 tests: $cpu, 1 CPU, -icount shift=0" >&2
     "$0" "${inner[@]}" --smp 1 --icount 0 -- sh /opt/perfspec-tests/run.sh || status=1
@@ -132,8 +133,10 @@ if [ $with_source = 1 ]; then
     mkdir -p "$stage$shared"
     cp -a "$shared/pmu-events" "$stage$shared/"
   fi
-  mkdir -p "$stage$bdir/tests"
-  find "$bdir/tests" -maxdepth 1 -type f -executable -exec cp {} "$stage$bdir/tests/" \;
+  for d in tests bench; do
+    mkdir -p "$stage$bdir/$d"
+    [ ! -d "$bdir/$d" ] || find "$bdir/$d" -maxdepth 1 -type f -executable -exec cp {} "$stage$bdir/$d/" \;
+  done
 fi
 libdirs=("$stage/usr/lib" /lib/aarch64-linux-gnu /usr/lib/aarch64-linux-gnu)
 if [ $perf = 1 ]; then
@@ -146,7 +149,7 @@ queue=()
 while IFS= read -r f; do
   [ "$(head -c 4 "$f" | od -An -c | tr -d ' ')" = '177ELF' ] && queue+=("$f")
 done < <(find "$stage/usr/bin" "$stage/opt" -type f; find "$stage/usr/lib" -maxdepth 1 -type f -name '*.so*'
-          [ $with_source = 0 ] || find "$stage$bdir/tests" -type f)
+          [ $with_source = 0 ] || find "$stage$bdir/tests" "$stage$bdir/bench" -type f)
 queue+=(/lib/aarch64-linux-gnu/libpfm.so.4)  # opened with dlopen by the libpfm4 provider
 while [ ${#queue[@]} -gt 0 ]; do
   f=${queue[0]}
