@@ -77,6 +77,7 @@ Failure Opener::explain(std::size_t event, int error, int cpu, const Attr& attr)
   c.paranoid = paranoid_;
   c.privileged = privileged_;
   c.fd_limit = fd_limit_;
+  c.stack_user = (attr.sample_type & spec::sample_stack_user) != 0;
   Failure f;
   f.error = error;
   f.name = spec::errno_name(error);

@@ -147,7 +147,12 @@ std::string errno_hint(int code, const OpenContext& c) {
       return "the kernel is older than the attr layout perfspec used and a newer field is set (e.g. config3)";
     case EOVERFLOW: return "lower max-stack, or raise /proc/sys/kernel/perf_event_max_stack";
     case EBADF: return "the group leader failed or was closed; open the group again";
-    case ENOSYS: return "drop call-graph=dwarf (user stack sampling) on this machine";
+    case ENOSYS:
+      // The kernel's only ENOSYS is user stack sampling on an architecture without it; without that,
+      // the system call itself is missing.
+      if (c.stack_user) return "drop call-graph=dwarf (user stack sampling) on this machine";
+      return "perf_event_open(2) itself is not there: a kernel without CONFIG_PERF_EVENTS, a seccomp filter "
+             "(some containers), or an emulator that does not pass it on (qemu-user)";
     case EFAULT: return "an internal error in perfspec: please report it";
     case EINTR: return "do not mix perf and ftrace on the same uprobe";
     default: return "not a documented perf_event_open(2) error";

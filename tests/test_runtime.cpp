@@ -316,6 +316,13 @@ TEST_CASE("hints say what to do for the common cases") {
   CHECK(spec::errno_hint(ENOENT, c).starts_with("this machine has no 'cpu' PMU"));
   c.type = 5;
   CHECK(spec::errno_hint(ENOSPC, c) == test::no_debug_register_hint);
+  // ENOSYS: the kernel's own only for user stack sampling; otherwise the system call is missing.
+  CHECK(spec::errno_hint(ENOSYS, c) ==
+        "perf_event_open(2) itself is not there: a kernel without CONFIG_PERF_EVENTS, a seccomp filter (some "
+        "containers), or an emulator that does not pass it on (qemu-user)");
+  c.stack_user = true;
+  CHECK(spec::errno_hint(ENOSYS, c) == "drop call-graph=dwarf (user stack sampling) on this machine");
+  c.stack_user = false;
   c.type = 0;
   c.precise_ip = 2;
   CHECK(spec::errno_hint(EOPNOTSUPP, c).starts_with("drop the precision modifiers"));

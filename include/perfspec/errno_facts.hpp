@@ -37,6 +37,7 @@ struct OpenContext {
   std::optional<int> paranoid;   ///< /proc/sys/kernel/perf_event_paranoid
   bool privileged = false;       ///< euid 0 or CAP_PERFMON
   std::optional<long> fd_limit;  ///< RLIMIT_NOFILE soft limit
+  bool stack_user = false;       ///< sample_type has PERF_SAMPLE_STACK_USER (call-graph=dwarf)
 };
 
 /// A concrete, actionable hint for `code` in `context` (never empty).
