@@ -195,8 +195,12 @@ struct Counters::Impl {
         c.state = Count::State::not_supported;
       else if (c.state != Count::State::counted || c.time_running == 0) {
         c.state = Count::State::not_counted;
+        // A group that never ran (a weak group's members, when they fell back to counting alone, are
+        // no group).
         const auto& event = opened.set.events[e];
-        if (c.time_enabled > 0 && c.time_running == 0 && opened.set.groups[event.group].members.size() > 1)
+        const bool alone = opened.notes[e] && opened.notes[e]->kind == Note::Kind::weak_group_alone;
+        if (c.time_enabled > 0 && c.time_running == 0 && !alone &&
+            opened.set.groups[event.group].members.size() > 1)
           c.notes.push_back({.kind = Note::Kind::group_never_ran});
       }
     }

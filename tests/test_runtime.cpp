@@ -456,6 +456,18 @@ TEST_CASE(
   CHECK(counts[2].notes.empty());
   // Read again: said once.
   CHECK(counters.read()[0].notes == std::vector<Note>{never});
+
+  // A weak group that fell back to counting its events alone is no group: only not counted.
+  FakeSyscalls weak;
+  weak.running = 0;
+  weak.fail_once[0xc0] = EINVAL;
+  auto alone = runtime::Counters::open(resolve("{cpu/event=0x3c/,cpu/event=0xc0/}:W", skx()),
+                                       runtime::Target::self_thread(), fixture_options(), weak);
+  for (const auto& c : alone.read()) {
+    CHECK(c.state == Count::State::not_counted);
+    REQUIRE(c.notes.size() == 1);
+    CHECK(c.notes[0].kind == Note::Kind::weak_group_alone);
+  }
 }
 
 TEST_CASE("EACCES for kernel counting falls back to user-only, and says so") {
