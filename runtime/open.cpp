@@ -210,14 +210,10 @@ void Opener::open_members(const EventGroup& g, Instance& inst, int pid, int cpu,
     if (!g.weak && mfd == -EINVAL && out_.failures[m] && out_.failures[m]->error == EINVAL &&
         out_.failures[m]->detail.empty() && opens_alone(m, pid, cpu)) {
       Failure& f = *out_.failures[m];
-      f.detail = fmt::format(
-          "the group does not fit the PMU's counters: its first {} events were accepted "
-          "together, this one was not",
-          inst.fds.size());
-      f.hint = fmt::format(
-          "the group does not fit the PMU's counters (its first {} events did); this event "
-          "opens alone: split the group, or count it outside",
-          inst.fds.size());
+      f.detail = fmt::format("its first {} events were accepted together, this one was not", inst.fds.size());
+      f.hint =
+          "the group does not fit the PMU's counters; this event opens alone: split the group, or count it "
+          "outside";
     }
     if (!g.weak) continue;  // the failure is recorded; the rest of the group still counts
     // A weak group that cannot be opened whole is counted as separate events (perf's :W).

@@ -211,10 +211,10 @@ TEST_CASE("groups: 7 fit the 7 counters; an 8th cannot, and says so; 12 alone mu
   for (std::size_t e = 0; e < 7; ++e) CHECK_FALSE(f[e].has_value());
   REQUIRE(f[7].has_value());
   CHECK(f[7]->error == EINVAL);
-  CHECK(
-      f[7]->hint ==
-      "the group does not fit the PMU's counters (its first 7 events did); this event opens alone: split the "
-      "group, or count it outside");
+  CHECK(f[7]->hint ==
+        "the group does not fit the PMU's counters; this event opens alone: split the group, or count it "
+        "outside");
+  CHECK(f[7]->detail == "its first 7 events were accepted together, this one was not");
   spin_command.start();
   spin_command.wait();
   auto c8 = for_command.read();
