@@ -787,7 +787,13 @@ double most_clock_samples(double cpu, double stolen, long switched, double p) {
 // across a switch, so a run loses at most the one expiration delivered late past its end; cpu-clock's
 // timer runs on the CPU's wall clock, so a run of length L holds at least L / p - 1 of its expirations,
 // and may lose one more delivered late: two a run.
+// That holds only where the hypervisor accounts the time it takes from the CPUs (steal in /proc/stat):
+// where it does not (QEMU's TCG guest, for one), a CPU taken away still advances the machine's clocks,
+// so a task's CPU time includes time in which its timer could not fire (the expirations missed then
+// collapse into one), and the fewest is 1. Steal is taken as accounted when some was, since boot.
 double least_clock_samples(double cpu, double stolen, long switched, double p, int lost_per_run) {
+  static const bool steal_accounted = stolen_seconds() > 0;
+  if (!steal_accounted) return 1;
   const double runs = static_cast<double>(switched) + 1;
   return std::max(0.0, (cpu - clock_tick() - stolen) / p - lost_per_run * runs);
 }
