@@ -8,6 +8,9 @@ set(CMAKE_SYSTEM_NAME Linux)
 set(CMAKE_SYSTEM_PROCESSOR aarch64)
 set(CMAKE_C_COMPILER aarch64-linux-gnu-gcc)
 set(CMAKE_CXX_COMPILER aarch64-linux-gnu-g++)
+# GCC's note that std::pair<double, double> is passed as GCC 10.1 changed it: it matters only beside
+# objects built by an older GCC, which a build with one compiler has none of.
+set(CMAKE_CXX_FLAGS_INIT "-Wno-psabi")
 # find_package and find_library look in <prefix>/lib/aarch64-linux-gnu, never in the amd64 folders.
 set(CMAKE_LIBRARY_ARCHITECTURE aarch64-linux-gnu)
 set(CMAKE_FIND_ROOT_PATH_MODE_PROGRAM NEVER)
