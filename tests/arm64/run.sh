@@ -80,7 +80,22 @@ if [ $machine = icount ]; then
   check "metric: ipc of a loop is 1.00 under -icount ($ipc)" sh -c "[ '$ipc' = 1.00 ] || [ '$ipc' = 1.0 ] || [ '$ipc' = 1 ]"
 fi
 
-# 5. Debian's arm64 perf 6.1 as a reference on the same PMU (scripts/vm-arm64.sh --perf): the same
+# 5. libpfm4's own arm64 model (arm_n1, what it detects on a Neoverse N1): its names resolve onto the
+# kernel's PMU and count what the sysfs spelling counts.
+r=$(perfspec resolve 'arm_n1::CPU_CYCLES:u' 2>&1)
+seen=$r
+check "libpfm4: arm_n1::CPU_CYCLES:u is armv8_pmuv3's event 0x11, user only" sh -c '
+  printf "%s\n" "$1" | grep -qE "^  type +$2\$" && printf "%s\n" "$1" | grep -qE "^  config +0x11\$" &&
+  printf "%s\n" "$1" | grep -qE "^  exclude_kernel +1\$"' _ "$r" "$(cat /sys/bus/event_source/devices/armv8_pmuv3/type)"
+p=$(perfspec stat -x, -e '{arm_n1::CPU_CYCLES:u,cpu_cycles:u}' -- "$spin" 1000000 2>&1)
+seen=$p
+x=$(value_of arm_n1::CPU_CYCLES:u "$p")
+y=$(value_of cpu_cycles:u "$p")
+check "libpfm4: arm_n1::CPU_CYCLES:u counts" is_count "$x"
+# In one group they count the same window of one clock: equal under -icount.
+[ $machine = icount ] && check "libpfm4: arm_n1::CPU_CYCLES:u equals cpu_cycles:u in a group ($x, $y)" [ "$x" = "$y" ]
+
+# 6. Debian's arm64 perf 6.1 as a reference on the same PMU (scripts/vm-arm64.sh --perf): the same
 # strings give the same attrs, and the same user-space counts of the same program.
 if command -v perf >/dev/null; then
   # The attr fields of `stat -vv` that say what is counted, not how stat reads it. exclude_guest is
