@@ -8,7 +8,6 @@
 #include <cerrno>
 #include <chrono>
 #include <cstring>
-#include <fstream>
 #include <string>
 #include <utility>
 
@@ -20,6 +19,7 @@
 #include "runtime/open.hpp"
 #include "runtime/read_format.hpp"
 #include "spec/abi.hpp"
+#include "spec/sysfs_io.hpp"
 
 namespace perfspec::runtime {
 
@@ -47,13 +47,6 @@ namespace {
 
 constexpr std::uint64_t sample_read_format =
     PERF_FORMAT_TOTAL_TIME_ENABLED | PERF_FORMAT_TOTAL_TIME_RUNNING | PERF_FORMAT_ID;
-
-std::optional<long> read_proc_number(const char* path) {
-  std::ifstream in(path);
-  long v = 0;
-  if (in >> v) return v;
-  return std::nullopt;
-}
 
 // The data pages of one buffer: the caller's, else 512 KiB worth (perf's default, from the default
 // perf_event_mlock_kb of 516: 512 KiB plus the metadata page), a power of two.
@@ -169,7 +162,7 @@ Failure mmap_failure(int error, int cpu, std::size_t pages, std::size_t page_siz
       f.meaning =
           "the buffer would pass the memory a user may lock for perf buffers (perf_event_mlock_kb per CPU, "
           "then RLIMIT_MEMLOCK) and the process lacks CAP_IPC_LOCK";
-      auto limit = read_proc_number("/proc/sys/kernel/perf_event_mlock_kb");
+      auto limit = spec::io::read_proc_number("/proc/sys/kernel/perf_event_mlock_kb");
       f.hint = fmt::format(
           "raise /proc/sys/kernel/perf_event_mlock_kb{} or use fewer pages per buffer "
           "(SamplingOptions::pages, now {})",
@@ -336,7 +329,7 @@ struct Sampler::Impl {
             "PERF_SAMPLE_TID); on an older kernel sample without inherit (Target::inherit = false) or "
             "without ':S'";
       } else if (a.freq) {
-        auto max = read_proc_number("/proc/sys/kernel/perf_event_max_sample_rate");
+        auto max = spec::io::read_proc_number("/proc/sys/kernel/perf_event_max_sample_rate");
         if (max && a.sample_period > static_cast<std::uint64_t>(*max)) {
           f->detail = fmt::format("a frequency of {} Hz", a.sample_period);
           f->hint = fmt::format(

@@ -9,13 +9,12 @@
 #include <cerrno>
 #include <cstddef>
 #include <cstring>
-#include <fstream>
-#include <string>
 
 #include "perfspec/errno_facts.hpp"
 #include "perfspec/runtime.hpp"
 #include "runtime/cpulist.hpp"
 #include "runtime/kernel_attr.hpp"
+#include "spec/sysfs_io.hpp"
 
 namespace perfspec::runtime {
 
@@ -77,9 +76,7 @@ bool Syscalls::user_access_off() {
 #else
   const char* path = "/sys/bus/event_source/devices/cpu/rdpmc";
 #endif
-  std::ifstream in(path);
-  std::string value;
-  return in >> value && value == "0";
+  return spec::io::read_proc_number(path) == 0;
 }
 
 std::optional<long> Syscalls::fd_limit() {

@@ -2,12 +2,12 @@
 #include <cerrno>
 #include <charconv>
 #include <cstring>
-#include <fstream>
 
 #include <fmt/format.h>
 
 #include "perfspec/errno_facts.hpp"
 #include "spec/builtin.hpp"
+#include "spec/sysfs_io.hpp"
 
 namespace perfspec::spec {
 namespace {
@@ -106,9 +106,8 @@ std::string errno_hint(int code, const OpenContext& c) {
     case ENOSPC:
       if (c.type == type_breakpoint)
 #if defined(__aarch64__)
-        return "the CPU has no free breakpoint or watchpoint register (arm64 has 2 to 16 of each: the kernel "
-               "log's "
-               "'hw-breakpoint: found' line says how many): use fewer breakpoint events at once";
+        return "the CPU has no free breakpoint or watchpoint register (arm64 has 2 to 16 of each: the "
+               "kernel log's 'hw-breakpoint: found' line says how many): use fewer breakpoint events at once";
 #else
         return "the CPU has no free debug register (x86 has 4): use fewer breakpoint events at once";
 #endif
@@ -160,10 +159,9 @@ std::string errno_hint(int code, const OpenContext& c) {
 }
 
 std::optional<int> read_paranoid(const std::string& path) {
-  std::ifstream in(path);
-  int v = 0;
-  if (!(in >> v)) return std::nullopt;
-  return v;
+  auto v = io::read_proc_number(path);
+  if (!v) return std::nullopt;
+  return static_cast<int>(*v);
 }
 
 }  // namespace perfspec::spec

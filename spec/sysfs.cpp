@@ -14,6 +14,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <fstream>
 
 #include <fmt/format.h>
 
@@ -194,6 +195,13 @@ std::optional<std::string> read_optional_file(const Jail& jail, const std::strin
 std::optional<std::string> read_small_file(const std::string& path) {
   int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
   return read_opened(fd < 0 ? -errno : fd, nullptr, path);
+}
+
+std::optional<long> read_proc_number(const std::string& path) {
+  std::ifstream in(path);
+  long v = 0;
+  if (in >> v) return v;
+  return std::nullopt;
 }
 
 std::string_view trim(std::string_view s) {

@@ -60,6 +60,9 @@ std::optional<std::string> read_small_file(const Jail& jail, const std::string& 
 std::optional<std::string> read_optional_file(const Jail& jail, const std::string& path);
 /// The same for a file outside any tree (the event tables' mapfile, which the user names).
 std::optional<std::string> read_small_file(const std::string& path);
+/// The number a kernel knob in /proc or /sys holds (perf_event_paranoid, perf_event_mlock_kb,
+/// perf_user_access, the cpu PMU's rdpmc), nullopt when it is absent, unreadable or no number.
+std::optional<long> read_proc_number(const std::string& path);
 std::string_view trim(std::string_view s);
 /// Entries of a folder, sorted; empty when it does not exist. `strict`: one that exists but cannot be
 /// listed (EACCES) is an error naming it; otherwise it lists as empty. Outside the root is always an error.
