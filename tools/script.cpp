@@ -77,13 +77,7 @@ class Out {
   // "{:>W}" of a string: fmt pads by display width, which is the byte count for ASCII; other strings go
   // through fmt.
   void right_str(std::string_view s, std::size_t width) {
-    if (!ascii(s)) {
-      b_.resize(size());
-      fmt::format_to(std::back_inserter(b_), "{:>{}}", s, width);
-      p_ = b_.data() + b_.size();
-      end_ = b_.data() + b_.capacity();
-      return;
-    }
+    if (!ascii(s)) return format("{:>{}}", s, width);
     if (s.size() < width) fill(' ', width - s.size());
     put(s);
   }
