@@ -446,9 +446,8 @@ TEST_CASE(
   CHECK(counts[0].notes == std::vector<Note>{never});
   CHECK(counts[1].notes == std::vector<Note>{never});
   CHECK(describe(counts[1].notes) ==
-        "its group never ran: enabled but never on the PMU (a group needing more counters than are free "
-        "cannot be "
-        "scheduled: split it)");
+        "its group never ran: enabled but never on the PMU (a group needing more counters than are "
+        "free cannot be scheduled: split it)");
   CHECK(counts[2].state == Count::State::not_counted);
   CHECK(counts[2].notes.empty());
   // Read again: said once.
@@ -1278,25 +1277,22 @@ TEST_CASE("real: a hardware event counts on a core PMU; without one it is ENOENT
   for (const auto& name : live().pmu_names())
     if (const auto* p = live().pmu(name); p && p->is_core()) core = true;
   std::size_t before = fd_baseline();
-  if (core) {
-    auto set = resolve("cycles,task-clock", live());
-    auto counters = runtime::Counters::open(set, runtime::Target::self_thread());
+  {
+    auto counters =
+        runtime::Counters::open(resolve("cycles,task-clock", live()), runtime::Target::self_thread());
     counters.enable();
     touch_fresh_pages(4);
     counters.disable();
     auto counts = counters.read();
-    CHECK(counts[0].state == Count::State::counted);
-    CHECK(counts[0].raw > 0);
     CHECK(counts[1].state == Count::State::counted);
-  } else {
-    auto set = resolve("cycles,task-clock", live());
-    auto counters = runtime::Counters::open(set, runtime::Target::self_thread());
-    counters.enable();
-    auto counts = counters.read();
-    CHECK(counts[0].state == Count::State::not_supported);
-    CHECK(counts[0].failure->name == "ENOENT");
-    CHECK(counts[0].failure->hint.starts_with("this machine has no 'cpu' PMU"));
-    CHECK(counts[1].state == Count::State::counted);
+    if (core) {
+      CHECK(counts[0].state == Count::State::counted);
+      CHECK(counts[0].raw > 0);
+    } else {
+      CHECK(counts[0].state == Count::State::not_supported);
+      CHECK(counts[0].failure->name == "ENOENT");
+      CHECK(counts[0].failure->hint.starts_with("this machine has no 'cpu' PMU"));
+    }
   }
   CHECK(open_fd_count() == before);
 }
@@ -1320,11 +1316,9 @@ TEST_CASE(
   auto counters = runtime::Counters::open(set, runtime::Target::self_thread());
   REQUIRE_FALSE(counters.failures()[0].has_value());
   counters.enable();
-  long sum = 0;
-  for (int i = 0; i < 40; ++i) sum += watched;
+  for (int i = 0; i < 40; ++i) (void)watched;  // a volatile load each time
   counters.disable();
   auto counts = counters.read();
-  CHECK(sum == 40 * watched);
   CHECK(counts[0].state == Count::State::counted);
   if (breakpoints_fire()) CHECK(counts[0].raw == 40);
 #endif

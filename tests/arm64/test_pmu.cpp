@@ -11,7 +11,6 @@
 // kernel reports (states, times, encodings), not about how many.
 #include <doctest/doctest.h>
 
-#include <fcntl.h>
 #include <linux/perf_event.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
@@ -92,6 +91,31 @@ std::string show(const Count& c) {
                      c.time_running, static_cast<int>(c.state),
                      c.failure ? ", " + c.failure->name + ": " + c.failure->hint : "");
 }
+
+// cpu_cycles:u with `config1` (long, rdpmc), opened on this thread with the raw system call and its
+// first page mapped; unmapped and closed on leaving, a failed REQUIRE included.
+struct RawCycles {
+  int fd = -1;
+  void* page = MAP_FAILED;
+  const std::size_t length = static_cast<std::size_t>(::sysconf(_SC_PAGESIZE));
+  explicit RawCycles(std::uint64_t config1) {
+    perf_event_attr attr{};
+    attr.size = sizeof attr;
+    attr.type = static_cast<std::uint32_t>(std::stoul(read_line(pmu_dir + "/type")));
+    attr.config = 0x11;
+    attr.config1 = config1;
+    attr.exclude_kernel = 1;
+    attr.read_format = PERF_FORMAT_TOTAL_TIME_ENABLED | PERF_FORMAT_TOTAL_TIME_RUNNING;
+    fd = static_cast<int>(::syscall(SYS_perf_event_open, &attr, 0, -1, -1, 0));
+    if (fd >= 0) page = ::mmap(nullptr, length, PROT_READ, MAP_SHARED, fd, 0);
+  }
+  ~RawCycles() {
+    if (page != MAP_FAILED) ::munmap(page, length);
+    if (fd >= 0) ::close(fd);
+  }
+  RawCycles(const RawCycles&) = delete;
+  RawCycles& operator=(const RawCycles&) = delete;
+};
 
 // The user-space instructions of spin(n) and of what surrounds it between enable and disable (the
 // call, the ioctl wrapper's return and the next call into it): at most this many more than 2n.
@@ -290,56 +314,29 @@ TEST_CASE("user-space reads: the seqlock protocol agrees with read(2), on a 64-b
     }
   }
 
-  // One counter read both ways, user page between two read(2)s (and the reverse): the three values
-  // are in order, and the user-space read adds only the instructions between them.
-  for (unsigned config1 : {3u, 2u}) {
-    perf_event_attr attr{};
-    attr.size = sizeof attr;
-    attr.type = static_cast<std::uint32_t>(std::stoul(read_line(pmu_dir + "/type")));
-    attr.config = 0x11;
-    attr.config1 = config1;
-    attr.exclude_kernel = 1;
-    attr.read_format = PERF_FORMAT_TOTAL_TIME_ENABLED | PERF_FORMAT_TOTAL_TIME_RUNNING;
-    int fd = static_cast<int>(::syscall(SYS_perf_event_open, &attr, 0, -1, -1, 0));
-    REQUIRE(fd >= 0);
-    const auto length = static_cast<std::size_t>(::sysconf(_SC_PAGESIZE));
-    void* p = ::mmap(nullptr, length, PROT_READ, MAP_SHARED, fd, 0);
-    REQUIRE(p != MAP_FAILED);
-    spin(100'000);
-    std::uint64_t v1[3]{}, v3[3]{};
-    REQUIRE(::read(fd, v1, sizeof v1) == sizeof v1);
-    auto v2 = runtime::read_mapped_page(p);
-    REQUIRE(::read(fd, v3, sizeof v3) == sizeof v3);
-    REQUIRE(v2.has_value());
-    INFO("config1 " << config1 << ": read(2) " << v1[0] << ", user page " << v2->value << ", read(2) "
-                    << v3[0]);
-    CHECK(v1[0] <= v2->value);
-    CHECK(v2->value <= v3[0]);
-    if (icount()) CHECK(v3[0] - v1[0] <= call_overhead);
-    ::munmap(p, length);
-    ::close(fd);
-  }
-
-  // The page as the seed describes it: cap_user_rdpmc, index 32 (the cycle counter) and 64 bits for
-  // long=1; a 32-bit counter says pmc_width 32.
+  // One counter opened with the raw system call, its page as the seed describes it (cap_user_rdpmc,
+  // index 32 (the cycle counter) and 64 bits for long=1, pmc_width 32 without), then read both ways:
+  // the user-page read lies between two read(2)s, and under -icount adds only the instructions
+  // between them.
   for (const auto& [config1, width] : {std::pair{3u, 64u}, std::pair{2u, 32u}}) {
-    perf_event_attr attr{};
-    attr.size = sizeof attr;
-    attr.type = static_cast<std::uint32_t>(std::stoul(read_line(pmu_dir + "/type")));
-    attr.config = 0x11;
-    attr.config1 = config1;
-    attr.exclude_kernel = 1;
-    int fd = static_cast<int>(::syscall(SYS_perf_event_open, &attr, 0, -1, -1, 0));
-    REQUIRE(fd >= 0);
-    void* p =
-        ::mmap(nullptr, static_cast<std::size_t>(::sysconf(_SC_PAGESIZE)), PROT_READ, MAP_SHARED, fd, 0);
-    REQUIRE(p != MAP_FAILED);
-    const auto* pg = static_cast<const perf_event_mmap_page*>(p);
+    INFO("config1 " << config1);
+    RawCycles counter(config1);
+    REQUIRE(counter.fd >= 0);
+    REQUIRE(counter.page != MAP_FAILED);
+    const auto* pg = static_cast<const perf_event_mmap_page*>(counter.page);
     CHECK(pg->cap_user_rdpmc == 1);
     CHECK(pg->pmc_width == width);
     if (width == 64) CHECK(pg->index == 32);
-    ::munmap(p, static_cast<std::size_t>(::sysconf(_SC_PAGESIZE)));
-    ::close(fd);
+    spin(100'000);
+    std::uint64_t v1[3]{}, v3[3]{};
+    REQUIRE(::read(counter.fd, v1, sizeof v1) == sizeof v1);
+    auto v2 = runtime::read_mapped_page(counter.page);
+    REQUIRE(::read(counter.fd, v3, sizeof v3) == sizeof v3);
+    REQUIRE(v2.has_value());
+    INFO("read(2) " << v1[0] << ", user page " << v2->value << ", read(2) " << v3[0]);
+    CHECK(v1[0] <= v2->value);
+    CHECK(v2->value <= v3[0]);
+    if (icount()) CHECK(v3[0] - v1[0] <= call_overhead);
   }
 
   // The switch off: the same reads fall back to read(2), and say why.
