@@ -681,7 +681,7 @@ class PerfPrinter {
 
 std::string stat_text(const EventSet& set, const StatReport& report, const StatRun& run) {
   std::string out = PerfPrinter(set, report, run, Layout::std, " ").print();
-  if (!run.interval_end) out += stat_problems(set, report);
+  if (!run.interval_end) out += stat_problems(set, report, run.cgroups);
   return out;
 }
 
@@ -833,7 +833,8 @@ std::string stat_json(const EventSet& set, const std::vector<Count>& counts, con
   return stat_json(set, global_report(counts), run);
 }
 
-std::string stat_problems(const EventSet& set, const StatReport& report) {
+std::string stat_problems(const EventSet& set, const StatReport& report,
+                          const std::vector<std::string>& cgroups) {
   // One paragraph per distinct reason, naming every event it stopped: perf repeats nothing either.
   struct Reason {
     std::string text;
@@ -855,6 +856,11 @@ std::string stat_problems(const EventSet& set, const StatReport& report) {
         std::string text = fmt::format("{}: {}", c.failure->name, spec::printable(c.failure->hint));
         if (!c.failure->detail.empty()) text += fmt::format(" ({})", spec::printable(c.failure->detail));
         add(std::move(text), name);
+      } else if (c.state == Count::State::not_counted && e < cgroups.size() && !cgroups[e].empty()) {
+        add(fmt::format("no task of cgroup '{}' ran while it was enabled (time_running is 0): an event of a "
+                        "cgroup counts only while the cgroup's tasks run",
+                        spec::printable(cgroups[e])),
+            name);
       } else if (c.state == Count::State::not_counted) {
         add("never scheduled on a counter (time_running is 0): the event was enabled but did not run", name);
       }

@@ -41,7 +41,8 @@ class Opener {
   bool privileged_ = false;
   std::optional<long> fd_limit_;
 
-  Failure explain(std::size_t event, int error, int cpu, const Attr& attr) const;
+  Failure explain(std::size_t event, int error, int cpu, const Attr& attr, bool cgroup_refused = false) const;
+  bool opens_outside_cgroup(Attr a, int cpu);
   // The attr an open of event `i` used: kept when it opened, or when it never has.
   void keep_attr(std::size_t i, const Attr& a, bool opened) {
     if (!opened && out_.attr_opened[i]) return;
@@ -63,7 +64,7 @@ class Opener {
   }
 };
 
-Failure Opener::explain(std::size_t event, int error, int cpu, const Attr& attr) const {
+Failure Opener::explain(std::size_t event, int error, int cpu, const Attr& attr, bool cgroup_refused) const {
   const ResolvedEvent& e = out_.set.events[event];
   spec::OpenContext c;
   c.type = attr.type;
@@ -78,6 +79,7 @@ Failure Opener::explain(std::size_t event, int error, int cpu, const Attr& attr)
   c.privileged = privileged_;
   c.fd_limit = fd_limit_;
   c.stack_user = (attr.sample_type & spec::sample_stack_user) != 0;
+  c.cgroup_refused = cgroup_refused;
   Failure f;
   f.error = error;
   f.name = spec::errno_name(error);
@@ -126,9 +128,22 @@ int Opener::open_one(std::size_t i, int pid, int cpu, int group_fd, bool leader)
   }
   // The first failure is kept, unless it was a thread gone (ESRCH) and this one says more.
   if (fd < 0) keep_attr(i, a, false);
-  if (fd < 0 && (!out_.failures[i] || (out_.failures[i]->error == ESRCH && fd != -ESRCH)))
-    out_.failures[i] = explain(i, -fd, cpu, a);
+  if (fd < 0 && (!out_.failures[i] || (out_.failures[i]->error == ESRCH && fd != -ESRCH))) {
+    // ENOENT is also the kernel's answer for a cgroup without perf_event state: a probe outside the
+    // cgroup (closed at once) tells it from a PMU that lacks the event.
+    bool cgroup_refused = fd == -ENOENT && cgroup_of(i) >= 0 && opens_outside_cgroup(a, cpu);
+    out_.failures[i] = explain(i, -fd, cpu, a, cgroup_refused);
+  }
   return fd;
+}
+
+bool Opener::opens_outside_cgroup(Attr a, int cpu) {
+  if (cpu < 0) return false;
+  a.disabled = 1;
+  int fd = sys_.perf_event_open(a, -1, cpu, -1, PERF_FLAG_FD_CLOEXEC);
+  if (fd < 0) return false;
+  sys_.close(fd);
+  return true;
 }
 
 // Whether event `i`, refused as a group member, opens outside the group (the probe is closed at once).

@@ -93,6 +93,12 @@ std::string errno_hint(int code, const OpenContext& c) {
       return h + "; run with CAP_PERFMON, or lower perf_event_paranoid";
     }
     case ENOENT:
+      // The kernel looks the cgroup's perf_event state up after the PMU accepted the event.
+      if (c.cgroup_refused)
+        return "the cgroup has no perf_event state in the kernel (the event opens outside it): it is being "
+               "removed, or it was made before any controller was enabled in the cgroup2 root's "
+               "cgroup.subtree_control, as systemd does at boot (on a system without it: 'echo +pids >' that "
+               "file)";
       if (is_cpu_event(c.type) && !c.pmu_in_sysfs)
         return fmt::format(
             "this machine has no '{}' PMU (a virtual machine without a virtual PMU?): hardware "

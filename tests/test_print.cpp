@@ -60,6 +60,25 @@ TEST_CASE("stat text: values, units, alias scale, multiplexing, failures and not
         "    note: counted user space only (':u'): kernel counting was refused with EACCES\n\n");
 }
 
+TEST_CASE("stat: an event of a cgroup not counted says its cgroup's tasks did not run") {
+  auto set = resolve("task-clock,cs,page-faults", skx());
+  Count idle;
+  idle.state = Count::State::not_counted;
+  std::vector<Count> counts = {idle, idle, idle};
+  // cs counts everywhere (no cgroup): its own reason; the others share one paragraph per cgroup.
+  CHECK(
+      stat_problems(set, global_report(counts), {"web", "", "web"}) ==
+      "task-clock, page-faults:\n"
+      "    no task of cgroup 'web' ran while it was enabled (time_running is 0): an event of a cgroup counts "
+      "only while the cgroup's tasks run\n"
+      "cs:\n"
+      "    never scheduled on a counter (time_running is 0): the event was enabled but did not run\n\n");
+  StatRun run;
+  run.target = "'system wide'";
+  run.cgroups = {"web", "", "web"};
+  CHECK(stat_text(set, counts, run).find("cgroup 'web' ran") != std::string::npos);
+}
+
 TEST_CASE("stat csv and json") {
   auto set = resolve("cpu/event=0x3c,name='a,b'/,cycles", skx());
   std::vector<Count> counts = {counted(42, 200, 100)};

@@ -596,6 +596,45 @@ TEST_CASE("cgroups: each event counts in its own cgroup (PERF_FLAG_PID_CGROUP, t
                        "a cgroup is counted on CPUs: give the target CPUs (system-wide)", Error);
 }
 
+TEST_CASE("cgroups: ENOENT for a cgroup without perf_event state is told from a PMU without the event") {
+  // The kernel answers ENOENT when the cgroup has no perf_event state (css_tryget_online_from_dir):
+  // the event opens outside the cgroup, so the cgroup is the reason.
+  FakeSyscalls sys;
+  sys.fail_pid = {{7, ENOENT}};
+  auto set = resolve("task-clock,cpu/event=0x3c/", skx());
+  auto target = runtime::Target::system_wide({0, 1});
+  target.cgroups = {7, -1};
+  auto counters = runtime::Counters::open(set, target, fixture_options(), sys);
+  const auto& f = counters.failures();
+  REQUIRE(f[0].has_value());
+  CHECK(f[0]->name == "ENOENT");
+  CHECK(f[0]->hint ==
+        "the cgroup has no perf_event state in the kernel (the event opens outside it): it is being removed, "
+        "or "
+        "it was made before any controller was enabled in the cgroup2 root's cgroup.subtree_control, as "
+        "systemd does at boot (on a system without it: 'echo +pids >' that file)");
+  CHECK_FALSE(f[1].has_value());
+  // One probe (outside the cgroup, on the first CPU, disabled), closed at once; the second CPU's
+  // refusal is not probed again. Event by event, CPU by CPU: task-clock in the cgroup on CPU 0, the
+  // probe, task-clock in the cgroup on CPU 1, then cycles on both.
+  const unsigned long cg = PERF_FLAG_FD_CLOEXEC | PERF_FLAG_PID_CGROUP, plain = PERF_FLAG_FD_CLOEXEC;
+  CHECK(sys.call_flags == std::vector<unsigned long>{cg, plain, cg, plain, plain});
+  CHECK(sys.call_cpu == std::vector<int>{0, 0, 1, 0, 1});
+  CHECK(sys.call_config == std::vector<std::uint64_t>{1, 1, 1, 0x3c, 0x3c});
+  REQUIRE(sys.opened_attrs.size() == 3);
+  CHECK(sys.opened_attrs[0].disabled == 1);
+  CHECK(counters.open_fds() == 2);
+
+  // Refused outside the cgroup too: the PMU lacks the event, and ENOENT's own hint stays.
+  FakeSyscalls none;
+  none.fail = {{0x3c, ENOENT}};
+  target = runtime::Target::system_wide({0});
+  target.cgroups = {7, 7};
+  auto refused = runtime::Counters::open(set, target, fixture_options(), none);
+  REQUIRE(refused.failures()[1].has_value());
+  CHECK(refused.failures()[1]->hint.find("cgroup") == std::string::npos);
+}
+
 TEST_CASE("system-wide: one open per CPU, uncore only on its cpumask, all summed") {
   FakeSyscalls sys;
   auto set = resolve("cpu/event=0x3c/,uncore_imc_0/clockticks/", skx());

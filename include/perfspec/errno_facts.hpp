@@ -38,6 +38,8 @@ struct OpenContext {
   bool privileged = false;       ///< euid 0 or CAP_PERFMON
   std::optional<long> fd_limit;  ///< RLIMIT_NOFILE soft limit
   bool stack_user = false;       ///< sample_type has PERF_SAMPLE_STACK_USER (call-graph=dwarf)
+  /// Counted in a cgroup (`-G`), refused there, and the same event opens outside it: the cgroup is why.
+  bool cgroup_refused = false;
 };
 
 /// A concrete, actionable hint for `code` in `context` (never empty).

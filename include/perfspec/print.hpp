@@ -103,7 +103,10 @@ std::string stat_text(const EventSet& set, const StatReport& report, const StatR
 std::string stat_text(const EventSet& set, const std::vector<runtime::Count>& counts, const StatRun& run);
 /// Why events were not counted, and the notes on counts: one paragraph per distinct reason, naming
 /// every event it concerns (not one hint per event): `cycles, instructions:\n    ENOENT: ...`.
-std::string stat_problems(const EventSet& set, const StatReport& report);
+/// `cgroups`, per event, the cgroup it counts in (StatRun::cgroups): an event of a cgroup runs only
+/// while the cgroup's tasks do, which its not counted says.
+std::string stat_problems(const EventSet& set, const StatReport& report,
+                          const std::vector<std::string>& cgroups = {});
 /// perfspec's CSV, schema `perfspec-stat-csv/1` (docs/output-formats.md): a header line, then one line
 /// per event and aggregate: time,aggregate,members,value,unit,event,time_enabled,time_running,
 /// running_percent,noise_percent,state,errno,metric_value,metric_unit (RFC 4180 quoting).

@@ -133,5 +133,28 @@ $b"
   fi
 fi
 
+# 7. A cgroup on a machine without systemd (this guest): until a controller is enabled in the cgroup2
+# root's cgroup.subtree_control, the kernel gives new cgroups no perf_event state and refuses their
+# events with ENOENT, which perfspec tells from a PMU without the event. Enabled as systemd does it,
+# the cgroup's tasks are counted, and only they.
+cg=/sys/fs/cgroup
+if [ -z "$(cat $cg/cgroup.subtree_control 2>/dev/null)" ] && mkdir $cg/perfspec-t; then
+  out=$(perfspec stat -a -G perfspec-t -e cycles -- sleep 0.1 2>&1)
+  seen=$out
+  check "-G before subtree_control: ENOENT, explained by the cgroup" sh -c '
+    printf "%s\n" "$1" | grep -qE "^ +<not supported> +cycles +perfspec-t" &&
+    printf "%s\n" "$1" | grep -qF "ENOENT: the cgroup has no perf_event state in the kernel (the event opens outside it)"' _ "$out"
+  echo +pids >$cg/cgroup.subtree_control
+  out=$(perfspec stat -a -G perfspec-t -x, -e cycles:u -- sh -c "echo \$\$ >$cg/perfspec-t/cgroup.procs; exec $spin $n" 2>&1)
+  seen=$out
+  c=$(printf '%s\n' "$out" | awk -F, '$3 == "cycles:u" && $4 == "perfspec-t" { print $1 }')
+  check "-G after subtree_control: the cgroup's cycles:u counted ($c)" is_count "$c"
+  # Only the cgroup's tasks: the loop's 2n instructions (each a cycle under -icount), and not the
+  # other CPU's nor perfspec's own.
+  [ $machine = icount ] && is_count "$c" &&
+    check "-G: cycles:u in the cgroup is spin's 2n plus its start ($c)" sh -c "[ $c -ge $((2 * n)) ] && [ $c -le $((2 * n + 1000000)) ]"
+  rmdir $cg/perfspec-t 2>/dev/null
+fi
+
 echo "== arm64 suite: $passed passed, $failed failed"
 [ $failed = 0 ]
