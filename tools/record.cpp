@@ -27,6 +27,7 @@
 #include "perfspec/sampling.hpp"
 #include "perfspec/tracepoint.hpp"
 #include "runtime/cpulist.hpp"
+#include "spec/sysfs_io.hpp"
 #include "tools/process.hpp"
 #include "tools/report.hpp"
 
@@ -301,10 +302,18 @@ int Recorder::run() {
   if (losses.lost_samples)
     std::fprintf(stderr, "perfspec record: the PMU lost %llu samples (LOST_SAMPLES)\n",
                  static_cast<unsigned long long>(losses.lost_samples));
-  if (losses.throttles)
+  if (losses.throttles) {
+    // While throttled an event takes no samples (until the next tick): they are neither in the file
+    // nor counted as dropped. The limit is the kernel's, which lowers it itself when its sampling
+    // interrupts take too long.
+    auto rate = spec::io::read_proc_number("/proc/sys/kernel/perf_event_max_sample_rate");
     std::fprintf(stderr,
-                 "perfspec record: sampling was throttled %llu times (too many interrupts: a lower -F)\n",
-                 static_cast<unsigned long long>(losses.throttles));
+                 "perfspec record: sampling was throttled %llu times: more samples a second than the kernel "
+                 "allows%s; samples were not taken while throttled (%s)\n",
+                 static_cast<unsigned long long>(losses.throttles),
+                 rate ? fmt::format(" (kernel.perf_event_max_sample_rate = {})", *rate).c_str() : "",
+                 o_.period ? "a larger -c" : "a lower -F");
+  }
   if (losses.overruns || losses.bad_records)
     std::fprintf(stderr, "perfspec record: %llu overruns and %llu unreadable records skipped %llu bytes\n",
                  static_cast<unsigned long long>(losses.overruns),
