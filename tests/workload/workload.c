@@ -41,6 +41,10 @@ __attribute__((noinline)) void write_watched(long k) {
   for (long i = 0; i < k; ++i) watched = i;
 }
 
+// One fault per page touched, whatever /sys/kernel/mm/transparent_hugepage/enabled says: with
+// "always" (Debian's arm64 cloud kernel) a 2 MB-aligned region faults once per huge page.
+static void no_huge_pages(void* p, size_t length) { (void)madvise(p, length, MADV_NOHUGEPAGE); }
+
 __attribute__((noinline)) void touch_pages(char* p, long n, long page) {
   for (long i = 0; i < n; ++i) p[i * page] = 1;
 }
@@ -75,6 +79,7 @@ static int waiting(const char* mode, long n) {
   if (strcmp(mode, "touch") == 0) {
     p = mmap(NULL, (size_t)((n + 1) * page), PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     if (p == MAP_FAILED) return 1;
+    no_huge_pages(p, (size_t)((n + 1) * page));
     touch_pages(p + n * page, 1, page);  // the code and the stack, once
   } else if (strcmp(mode, "write") == 0) {
     write_watched(1);
@@ -112,6 +117,7 @@ int main(int argc, char** argv) {
     long page = sysconf(_SC_PAGESIZE);
     char* p = mmap(NULL, (size_t)(n * page), PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     if (p == MAP_FAILED) return 1;
+    no_huge_pages(p, (size_t)(n * page));
     fprintf(stderr, "region %p %p\n", (void*)p, (void*)(p + n * page));
     touch_pages(p, n, page);
   } else if (strcmp(argv[1], "write") == 0) {
