@@ -165,8 +165,8 @@ EOF
 arm64() {
   echo "== arm64 build"
   scripts/setup-arm64.sh
-  scripts/build.sh arm64 perfspec_cli perfspec_event_tables perfspec_tests perfspec_c_test perfspec_arm64_tests \
-    perfspec_arm64_spin perfspec_workload | tail -n 1
+  scripts/build.sh arm64 perfspec_cli perfspec_event_tables perfspec_tests perfspec_pfm_tests perfspec_c_test \
+    perfspec_arm64_tests perfspec_arm64_spin perfspec_workload | tail -n 1
   echo "== arm64 tests"
   scripts/vm-arm64.sh --no-build --tests
 }

@@ -3,13 +3,15 @@
 # The unit suite built for arm64, inside scripts/vm-arm64.sh's guest (started with --with-source, so
 # that the source tree's fixtures and ../shared/pmu-events are at their own paths):
 #   sh unit.sh BUILD_DIR SOURCE_DIR
-# perfspec_tests whole and the C API test. Not here: the libpfm4 tests, which force libpfm4's x86
-# models (skx, zen3), and libpfm4 has only the tables of the architecture it was built for.
+# perfspec_tests whole, the libpfm4 tests of arm64's model (libpfm4 has the models of the architecture
+# it was built for: Neoverse N1 here, Skylake-X and Zen 3 on x86) and the C API test.
 build=${1:?build folder}
 src=${2:?source folder}
 status=0
 echo "== arm64 unit suite: perfspec_tests"
 "$build/tests/perfspec_tests" --no-colors=true || status=1
+echo "== arm64 unit suite: libpfm4 forced to Neoverse N1"
+LIBPFM_FORCE_PMU=arm_n1 "$build/tests/perfspec_pfm_tests" --no-colors=true --source-file='*test_libpfm4_n1.cpp' || status=1
 echo "== arm64 unit suite: the C API"
 out=$("$build/tests/perfspec_c_test" "$src/tests/fixtures/intel_skx" "$src/../shared/pmu-events/x86" 2>&1) || status=1
 printf '%s\n' "$out" | tail -n 3
