@@ -6,14 +6,15 @@
 #                                                      PATH; its output is printed, its status returned
 #   scripts/vm-arm64.sh [OPTIONS] --tests              the arm64 suites in the guest: tests/arm64 on
 #                                                      QEMU's default machine and under -icount, then
-#                                                      the unit suite
+#                                                      the unit suite and the CLI suite
 #
 # Options: --cpu MODEL (neoverse-n1), --smp N (2), --mem MB (1024), --icount SHIFT (QEMU's -icount:
 # the virtual clock advances 2^SHIFT ns an instruction, and the PMU counts instructions),
 # --timeout SECONDS (900), --no-build (use build-arm64 as it is), --perf (Debian's arm64 perf 6.1 in
 # the guest too, as /usr/bin/perf: a reference on the same PMU), --with-source (the source tree's
-# tests/, ../shared/pmu-events, build-arm64/tests and build-arm64/bench at their own paths: what the
-# unit suite reads, and the benchmarks).
+# tests/, docs/ and completions/, ../shared/pmu-events, build-arm64/tests and build-arm64/bench at
+# their own paths: what the suites read, and the benchmarks), --userland (Debian's arm64 bash, dash,
+# coreutils, python3, util-linux and the rest of what tests/cli/run.sh runs, over busybox's applets).
 #
 # On first use it installs its packages (scripts/setup-arm64.sh) and fetches Debian's arm64 cloud
 # kernel and busybox with apt into a cache outside the repository (PERFSPEC_VM_CACHE, default
@@ -24,7 +25,7 @@
 # 125 when the guest reported nothing, 2 on bad usage.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
-cpu=neoverse-n1 smp=2 mem=1024 icount="" timeout=900 build=1 perf=0 with_source=0 mode=""
+cpu=neoverse-n1 smp=2 mem=1024 icount="" timeout=900 build=1 perf=0 with_source=0 userland=0 mode=""
 usage() { awk 'NR > 2 && /^#/ { sub(/^# ?/, ""); print; next } NR > 2 { exit }' "$0" >&2; exit 2; }
 while [ $# -gt 0 ]; do
   case "$1" in
@@ -36,6 +37,7 @@ while [ $# -gt 0 ]; do
     --no-build) build=0; shift ;;
     --perf) perf=1; shift ;;
     --with-source) with_source=1; shift ;;
+    --userland) userland=1; shift ;;
     --tests) mode=tests; shift ;;
     --) shift; mode=${mode:-command}; break ;;
     -h|--help) usage ;;
@@ -58,6 +60,9 @@ case "$mode" in
     echo "== arm64 tests: the unit suite in the guest, $smp CPUs" >&2
     "$0" "${inner[@]}" --smp "$smp" --with-source --mem 2048 -- sh /opt/perfspec-tests/unit.sh "$root/build-arm64" "$root" ||
       status=1
+    echo "== arm64 tests: the CLI suite in the guest, $smp CPUs" >&2
+    "$0" "${inner[@]}" --smp "$smp" --with-source --userland --mem 2048 -- \
+      bash /opt/perfspec-tests/cli.sh "$root/build-arm64" "$root" || status=1
     exit $status
     ;;
   *) usage ;;
@@ -102,6 +107,27 @@ fetch_perf() {
   rm -rf "$dl"
 }
 if [ $perf = 1 ] && [ ! -s "$cache/perf/version" ]; then fetch_perf; fi
+# What the CLI suite runs beside perfspec, from Debian's arm64 packages (unpacked, as perf is), with
+# the libraries they load. The list is the suite's: a change of it is a change of this line.
+userland_pkgs=(bash dash coreutils diffutils findutils grep sed mawk procps util-linux groff-base python3-minimal python3.11-minimal
+               libpython3.11-minimal libpython3.11-stdlib)
+fetch_userland() {
+  local dl=$cache/userland-download
+  rm -rf "$dl" "$cache/userland"
+  mkdir -p "$dl"
+  echo "vm-arm64: fetching Debian's arm64 ${userland_pkgs[*]} into $cache/userland" >&2
+  local pkgs=("${userland_pkgs[@]/%/:arm64}") libs
+  libs=$(apt-cache depends --recurse --no-recommends --no-suggests --no-conflicts --no-breaks --no-replaces \
+           --no-enhances "${pkgs[@]}" | sed -n 's/^\(lib[^ ]*:arm64\)$/\1/p' | sort -u)
+  (cd "$dl" && apt-get -q -o APT::Sandbox::User=root download "${pkgs[@]}" $libs >/dev/null)
+  for deb in "$dl"/*.deb; do dpkg-deb -x "$deb" "$cache/userland"; done
+  rm -rf "$cache/userland/usr/share/"{doc,man,info,locale,lintian,bash-completion}
+  echo "${userland_pkgs[*]}" >"$cache/userland/packages"
+  rm -rf "$dl"
+}
+if [ $userland = 1 ] && [ "$(cat "$cache/userland/packages" 2>/dev/null)" != "${userland_pkgs[*]}" ]; then
+  fetch_userland
+fi
 modules=$(ls -d "$cache"/x/lib/modules/* | head -n 1)/kernel/drivers
 
 # The arm64 build: the CLI, the library, the event tables, the arm64 tests.
@@ -111,13 +137,24 @@ if [ $build = 1 ]; then
 fi
 [ -x "$bdir/perfspec" ] || { echo "vm-arm64: no arm64 build in $bdir (run scripts/build.sh arm64)" >&2; exit 2; }
 
-# The guest's file system, laid out as installed, with every shared library its programs need.
+# The guest's file system, laid out as Debian installs it (/bin, /sbin and /lib in /usr), with every
+# shared library its programs need.
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 stage=$work/root
-mkdir -p "$stage"/{bin,dev,proc,sys,tmp,root,lib/modules,lib/aarch64-linux-gnu,opt/perfspec-tests,job}
+mkdir -p "$stage"/{usr/bin,usr/sbin,usr/lib/modules,usr/lib/aarch64-linux-gnu,dev,proc,sys,tmp,root,opt/perfspec-tests,job}
+for d in bin sbin lib; do ln -s "usr/$d" "$stage/$d"; done
 DESTDIR=$stage cmake --install "$bdir" --prefix /usr >/dev/null
 cp "$cache/x/bin/busybox" "$stage/bin/"
+# Debian's programs and python's library, where the init's `busybox --install` leaves them (it never
+# replaces a file); the libraries they load come with perfspec's below.
+if [ $userland = 1 ]; then
+  for d in bin sbin usr/bin usr/sbin usr/lib/python3.11 usr/share etc; do
+    mkdir -p "$stage/$d"
+    cp -a "$cache/userland/$d/." "$stage/$d/"
+  done
+  ln -s mawk "$stage/usr/bin/awk"  # Debian's awk alternative, which unpacking does not make
+fi
 for m in virtio/virtio_ring virtio/virtio virtio/virtio_mmio char/virtio_console; do
   cp "$modules/$m.ko" "$stage/lib/modules/"
 done
@@ -127,7 +164,7 @@ for t in perfspec_arm64_tests perfspec_arm64_spin; do
 done
 if [ $with_source = 1 ]; then
   mkdir -p "$stage$root" "$stage$bdir"
-  cp -a "$root/tests" "$stage$root/"
+  cp -a "$root/tests" "$root/docs" "$root/completions" "$stage$root/"
   if [ -d "$root/../shared/pmu-events" ]; then
     shared=$(cd "$root/../shared" && pwd)
     mkdir -p "$stage$shared"
@@ -143,12 +180,14 @@ if [ $perf = 1 ]; then
   cp "$cache/perf/usr/bin/perf" "$stage/usr/bin/perf"
   libdirs+=("$cache/perf/lib/aarch64-linux-gnu" "$cache/perf/usr/lib/aarch64-linux-gnu")
 fi
+[ $userland = 0 ] || libdirs+=("$cache/userland/lib/aarch64-linux-gnu" "$cache/userland/usr/lib/aarch64-linux-gnu")
 needed() { aarch64-linux-gnu-readelf -d "$1" 2>/dev/null | sed -n 's/.*(NEEDED).*\[\(.*\)\]/\1/p'; }
 declare -A have=()
 queue=()
 while IFS= read -r f; do
   [ "$(head -c 4 "$f" | od -An -c | tr -d ' ')" = '177ELF' ] && queue+=("$f")
 done < <(find "$stage/usr/bin" "$stage/opt" -type f; find "$stage/usr/lib" -maxdepth 1 -type f -name '*.so*'
+          [ $userland = 0 ] || find "$stage/usr/sbin" "$stage/usr/lib/python3.11/lib-dynload" -type f
           [ $with_source = 0 ] || find "$stage$bdir/tests" "$stage$bdir/bench" -type f)
 queue+=(/lib/aarch64-linux-gnu/libpfm.so.4)  # opened with dlopen by the libpfm4 provider
 while [ ${#queue[@]} -gt 0 ]; do
@@ -181,6 +220,8 @@ export PATH=/usr/bin:/bin HOME=/root TMPDIR=/tmp
 mount -t proc proc /proc
 mount -t sysfs sysfs /sys
 mount -t devtmpfs dev /dev
+ln -s /proc/self/fd /dev/fd
+for n in 0:stdin 1:stdout 2:stderr; do ln -s "/proc/self/fd/${n%%:*}" "/dev/${n#*:}"; done
 mount -t tmpfs tmp /tmp
 mount -t tracefs tracefs /sys/kernel/tracing 2>/dev/null
 mount -t debugfs debugfs /sys/kernel/debug 2>/dev/null
