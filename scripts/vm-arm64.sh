@@ -10,8 +10,9 @@
 #
 # Options: --cpu MODEL (neoverse-n1), --smp N (2), --mem MB (1024), --icount SHIFT (QEMU's -icount:
 # the virtual clock advances 2^SHIFT ns an instruction, and the PMU counts instructions),
-# --timeout SECONDS (900), --no-build (use build-arm64 as it is), --perf (Debian's arm64 perf 6.1 in
-# the guest too, as /usr/bin/perf: a reference on the same PMU), --with-source (the source tree's
+# --timeout SECONDS (900), --no-build (use build-arm64 as it is), --perf (Debian's arm64 perf in the
+# guest too, a reference on the same PMU: bookworm's 6.1 as /usr/bin/perf, trixie's 6.12 as
+# /usr/bin/perf-6.12), --with-source (the source tree's
 # tests/, docs/ and completions/, ../shared/pmu-events, build-arm64/tests and build-arm64/bench at
 # their own paths: what the suites read, and the benchmarks), --userland (Debian's arm64 bash, dash,
 # coreutils, python3, util-linux and the rest of what tests/cli/run.sh runs, over busybox's applets).
@@ -107,6 +108,30 @@ fetch_perf() {
   rm -rf "$dl"
 }
 if [ $perf = 1 ] && [ ! -s "$cache/perf/version" ]; then fetch_perf; fi
+# perf 6.12, the project's reference: Debian trixie's arm64 linux-perf and the libraries it loads,
+# downloaded with apt over a source list and state of its own (the host's apt is not touched) and
+# unpacked. Trixie's C library is newer than the guest's, so it runs with its own loader and libraries
+# from /opt/perf-6.12, as /usr/bin/perf-6.12.
+fetch_perf_current() {
+  local apt=$cache/apt-trixie dl=$cache/perf-6.12-download
+  rm -rf "$apt" "$dl" "$cache/perf-6.12"
+  mkdir -p "$apt/lists/partial" "$apt/cache/archives/partial" "$dl"
+  echo "vm-arm64: fetching Debian trixie's arm64 perf 6.12 and its libraries into $cache/perf-6.12" >&2
+  echo "deb [arch=arm64 signed-by=/usr/share/keyrings/debian-archive-keyring.gpg] http://deb.debian.org/debian trixie main" \
+    >"$apt/sources.list"
+  local o=(-o "Dir::Etc::SourceList=$apt/sources.list" -o Dir::Etc::SourceParts=/dev/null
+           -o "Dir::State::Lists=$apt/lists" -o Dir::State::Status=/dev/null -o "Dir::Cache=$apt/cache"
+           -o APT::Architecture=arm64 -o APT::Architectures::=arm64 -o APT::Sandbox::User=root)
+  apt-get "${o[@]}" -q update >/dev/null
+  local libs
+  libs=$(apt-cache "${o[@]}" depends --recurse --no-recommends --no-suggests --no-conflicts --no-breaks \
+           --no-replaces --no-enhances linux-perf | sed -n 's/^\(lib[^ ]*\|zlib1g\)$/\1/p' | sort -u)
+  (cd "$dl" && apt-get "${o[@]}" -q download linux-perf $libs >/dev/null)
+  for deb in "$dl"/*.deb; do dpkg-deb -x "$deb" "$cache/perf-6.12"; done
+  dpkg-deb -f "$dl"/linux-perf_*.deb Version >"$cache/perf-6.12/version"
+  rm -rf "$dl" "$apt"
+}
+if [ $perf = 1 ] && [ ! -s "$cache/perf-6.12/version" ]; then fetch_perf_current; fi
 # What the CLI suite runs beside perfspec, from Debian's arm64 packages (unpacked, as perf is), with
 # the libraries they load. The list is the suite's: a change of it is a change of this line.
 userland_pkgs=(bash dash coreutils diffutils findutils grep sed mawk procps util-linux groff-base python3-minimal python3.11-minimal
@@ -211,6 +236,29 @@ while [ ${#queue[@]} -gt 0 ]; do
   done
 done
 cp -L /lib/ld-linux-aarch64.so.1 "$stage/lib/"
+# perf 6.12 with trixie's own loader and libraries, apart from the guest's.
+if [ $perf = 1 ]; then
+  p612=$cache/perf-6.12 o612=$stage/opt/perf-6.12
+  mkdir -p "$o612/lib"
+  cp "$p612/usr/bin/perf" "$o612/perf"
+  cp -L "$p612/usr/lib/ld-linux-aarch64.so.1" "$o612/lib/"
+  queue=("$o612/perf")
+  declare -A have612=()
+  while [ ${#queue[@]} -gt 0 ]; do
+    f=${queue[0]}
+    queue=("${queue[@]:1}")
+    for lib in $(needed "$f"); do
+      [ -n "${have612[$lib]:-}" ] && continue
+      have612[$lib]=1
+      [ -e "$p612/usr/lib/aarch64-linux-gnu/$lib" ] || { echo "vm-arm64: perf 6.12 needs $lib, not in $p612" >&2; exit 2; }
+      cp -L "$p612/usr/lib/aarch64-linux-gnu/$lib" "$o612/lib/$lib"
+      queue+=("$o612/lib/$lib")
+    done
+  done
+  printf '#!/bin/sh\nexec /opt/perf-6.12/lib/ld-linux-aarch64.so.1 --library-path /opt/perf-6.12/lib /opt/perf-6.12/perf "$@"\n' \
+    >"$stage/usr/bin/perf-6.12"
+  chmod +x "$stage/usr/bin/perf-6.12"
+fi
 
 cat >"$stage/init" <<'EOF'
 #!/bin/busybox sh
