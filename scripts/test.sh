@@ -169,6 +169,18 @@ arm64() {
     perfspec_arm64_tests perfspec_arm64_spin perfspec_workload | tail -n 1
   echo "== arm64 tests"
   scripts/vm-arm64.sh --no-build --tests
+  # What needs no PMU runs under qemu-user too: the arm64 binary against perf 6.12's recorded answers.
+  echo "== arm64: agreement with perf 6.12, under qemu-user"
+  local wrap
+  wrap=$(mktemp -d)
+  printf '#!/bin/sh\nexec qemu-aarch64-static -L / %s "$@"\n' "$PWD/build-arm64/perfspec" >"$wrap/perfspec"
+  chmod +x "$wrap/perfspec"
+  local status=0
+  PERFSPEC_EVENTS_DIR= python3 tests/perf_agreement/agree.py --perfspec "$wrap/perfspec" --no-perf \
+    --cache tests/perf_agreement/perf_oracle.json >"$wrap/log" 2>&1 || status=$?
+  if [ $status = 0 ]; then grep -E '^agreement: ' "$wrap/log"; else tail -n 40 "$wrap/log"; fi
+  rm -rf "$wrap"
+  return "$status"
 }
 
 case "${1:-}" in

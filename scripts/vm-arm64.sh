@@ -53,11 +53,11 @@ case "$mode" in
     [ $build = 1 ] && flock /tmp/perfspec-build.lock "$root/scripts/build.sh" arm64 >/dev/null
     status=0
     echo "== arm64 tests: $cpu, $smp CPUs" >&2
-    # With Debian's arm64 perf as the reference (tests/arm64/run.sh compares attrs and counts).
-    inner=(--no-build --cpu "$cpu" --mem "$mem" --timeout "$timeout" --perf)
-    "$0" "${inner[@]}" --smp "$smp" -- sh /opt/perfspec-tests/run.sh || status=1
+    # With Debian's arm64 perf 6.1 and 6.12 as references (tests/arm64/run.sh compares attrs and counts).
+    inner=(--no-build --cpu "$cpu" --mem "$mem" --timeout "$timeout")
+    "$0" "${inner[@]}" --perf --smp "$smp" -- sh /opt/perfspec-tests/run.sh || status=1
     echo "== arm64 tests: $cpu, 1 CPU, -icount shift=0" >&2
-    "$0" "${inner[@]}" --smp 1 --icount 0 -- sh /opt/perfspec-tests/run.sh || status=1
+    "$0" "${inner[@]}" --perf --smp 1 --icount 0 -- sh /opt/perfspec-tests/run.sh || status=1
     echo "== arm64 tests: the unit suite in the guest, $smp CPUs" >&2
     "$0" "${inner[@]}" --smp "$smp" --with-source --mem 2048 -- sh /opt/perfspec-tests/unit.sh "$root/build-arm64" "$root" ||
       status=1
