@@ -73,20 +73,76 @@ TEST_CASE("Neoverse N1 libpfm4 names agree with perf's neoverse-n1 table for the
   spec::Machine tables(test::fixture("arm_n1"), o);
   // Every name of the table that the fixture's sysfs does not list (those would resolve through
   // sysfs, not libpfm4) and libpfm4 knows: perf's are the architecture's, in lower case.
-  const char* const names[] = {
-      "ASE_SPEC", "BR_IMMED_SPEC", "BR_INDIRECT_SPEC", "BR_RETURN_SPEC", "BUS_ACCESS_RD", "BUS_ACCESS_WR",
-      "CRYPTO_SPEC", "DMB_SPEC", "DP_SPEC", "DSB_SPEC", "EXC_DABORT", "EXC_FIQ", "EXC_HVC", "EXC_IRQ",
-      "EXC_PABORT", "EXC_SMC", "EXC_SVC", "EXC_TRAP_DABORT", "EXC_TRAP_FIQ", "EXC_TRAP_IRQ",
-      "EXC_TRAP_OTHER", "EXC_TRAP_PABORT", "EXC_UNDEF", "ISB_SPEC", "L1D_CACHE_INVAL", "L1D_CACHE_RD",
-      "L1D_CACHE_REFILL_INNER", "L1D_CACHE_REFILL_OUTER", "L1D_CACHE_REFILL_RD", "L1D_CACHE_REFILL_WR",
-      "L1D_CACHE_WB_CLEAN", "L1D_CACHE_WB_VICTIM", "L1D_CACHE_WR", "L1D_TLB_RD", "L1D_TLB_REFILL_RD",
-      "L1D_TLB_REFILL_WR", "L1D_TLB_WR", "L2D_CACHE_INVAL", "L2D_CACHE_RD", "L2D_CACHE_REFILL_RD",
-      "L2D_CACHE_REFILL_WR", "L2D_CACHE_WB_CLEAN", "L2D_CACHE_WB_VICTIM", "L2D_CACHE_WR", "L2D_TLB_RD",
-      "L2D_TLB_REFILL_RD", "L2D_TLB_REFILL_WR", "L2D_TLB_WR", "L3D_CACHE", "L3D_CACHE_ALLOCATE",
-      "L3D_CACHE_REFILL", "LDREX_SPEC", "LD_SPEC", "MEM_ACCESS_RD", "MEM_ACCESS_WR", "PC_WRITE_SPEC",
-      "RC_LD_SPEC", "RC_ST_SPEC", "SAMPLE_COLLISION", "SAMPLE_FEED", "SAMPLE_FILTRATE", "SAMPLE_POP",
-      "STREX_FAIL_SPEC", "STREX_PASS_SPEC", "STREX_SPEC", "ST_SPEC", "UNALIGNED_LDST_SPEC",
-      "UNALIGNED_LD_SPEC", "UNALIGNED_ST_SPEC", "VFP_SPEC"};
+  const char* const names[] = {"ASE_SPEC",
+                               "BR_IMMED_SPEC",
+                               "BR_INDIRECT_SPEC",
+                               "BR_RETURN_SPEC",
+                               "BUS_ACCESS_RD",
+                               "BUS_ACCESS_WR",
+                               "CRYPTO_SPEC",
+                               "DMB_SPEC",
+                               "DP_SPEC",
+                               "DSB_SPEC",
+                               "EXC_DABORT",
+                               "EXC_FIQ",
+                               "EXC_HVC",
+                               "EXC_IRQ",
+                               "EXC_PABORT",
+                               "EXC_SMC",
+                               "EXC_SVC",
+                               "EXC_TRAP_DABORT",
+                               "EXC_TRAP_FIQ",
+                               "EXC_TRAP_IRQ",
+                               "EXC_TRAP_OTHER",
+                               "EXC_TRAP_PABORT",
+                               "EXC_UNDEF",
+                               "ISB_SPEC",
+                               "L1D_CACHE_INVAL",
+                               "L1D_CACHE_RD",
+                               "L1D_CACHE_REFILL_INNER",
+                               "L1D_CACHE_REFILL_OUTER",
+                               "L1D_CACHE_REFILL_RD",
+                               "L1D_CACHE_REFILL_WR",
+                               "L1D_CACHE_WB_CLEAN",
+                               "L1D_CACHE_WB_VICTIM",
+                               "L1D_CACHE_WR",
+                               "L1D_TLB_RD",
+                               "L1D_TLB_REFILL_RD",
+                               "L1D_TLB_REFILL_WR",
+                               "L1D_TLB_WR",
+                               "L2D_CACHE_INVAL",
+                               "L2D_CACHE_RD",
+                               "L2D_CACHE_REFILL_RD",
+                               "L2D_CACHE_REFILL_WR",
+                               "L2D_CACHE_WB_CLEAN",
+                               "L2D_CACHE_WB_VICTIM",
+                               "L2D_CACHE_WR",
+                               "L2D_TLB_RD",
+                               "L2D_TLB_REFILL_RD",
+                               "L2D_TLB_REFILL_WR",
+                               "L2D_TLB_WR",
+                               "L3D_CACHE",
+                               "L3D_CACHE_ALLOCATE",
+                               "L3D_CACHE_REFILL",
+                               "LDREX_SPEC",
+                               "LD_SPEC",
+                               "MEM_ACCESS_RD",
+                               "MEM_ACCESS_WR",
+                               "PC_WRITE_SPEC",
+                               "RC_LD_SPEC",
+                               "RC_ST_SPEC",
+                               "SAMPLE_COLLISION",
+                               "SAMPLE_FEED",
+                               "SAMPLE_FILTRATE",
+                               "SAMPLE_POP",
+                               "STREX_FAIL_SPEC",
+                               "STREX_PASS_SPEC",
+                               "STREX_SPEC",
+                               "ST_SPEC",
+                               "UNALIGNED_LDST_SPEC",
+                               "UNALIGNED_LD_SPEC",
+                               "UNALIGNED_ST_SPEC",
+                               "VFP_SPEC"};
   for (std::string name : names) {
     CAPTURE(name);
     std::string lower = name;
@@ -95,8 +151,8 @@ TEST_CASE("Neoverse N1 libpfm4 names agree with perf's neoverse-n1 table for the
   }
   // The one name of the table libpfm4's arm_n1 model does not have.
   CHECK(one("l3d_cache_rd", tables) == "type=10 config=0xa0");
-  CHECK(test::error_of("arm_n1::L3D_CACHE_RD", n1()).find("help: libpfm4 does not know it for model 'arm_n1'") !=
-        std::string::npos);
+  CHECK(test::error_of("arm_n1::L3D_CACHE_RD", n1())
+            .find("help: libpfm4 does not know it for model 'arm_n1'") != std::string::npos);
 }
 
 TEST_CASE("Neoverse N1: what libpfm4 does not know, and a model prefix that is not the forced one") {
@@ -107,5 +163,6 @@ TEST_CASE("Neoverse N1: what libpfm4 does not know, and a model prefix that is n
   CHECK(test::error_of("n1::BUS_ACCESS_RD", n1()) ==
         "event syntax error: 'n1::BUS_ACCESS_RD'\n"
         "                     \\___ unknown event 'n1::BUS_ACCESS_RD'\n"
-        "help: perfspec takes libpfm4's core events of model 'arm_n1' (LIBPFM_FORCE_PMU), and 'n1' is not it\n");
+        "help: perfspec takes libpfm4's core events of model 'arm_n1' (LIBPFM_FORCE_PMU), and 'n1' is not "
+        "it\n");
 }
