@@ -160,5 +160,20 @@ if [ -z "$(cat $cg/cgroup.subtree_control 2>/dev/null)" ] && mkdir $cg/perfspec-
   rmdir $cg/perfspec-t 2>/dev/null
 fi
 
+# 8. stat's default events (no -e) on this PMU, each counted or <not supported> as it belongs: the
+# generic events the PMU lacks (instructions, branches, branch-misses on QEMU's default machine;
+# branches and branch-misses under -icount) are not supported, the rest counted. As perf 6.12 chooses
+# and prints them, where it is in the guest.
+shape() { awk -F, 'NF >= 3 { print ($1 ~ /^[0-9.]+$/ ? "N" : $1) "," $3 }'; }
+b=$(perfspec stat -x, -- /bin/busybox true 2>&1 | shape | tr '\n' ' ')
+seen=$b
+if [ $machine = default ]; then inst="<not supported>"; else inst=N; fi
+check "stat's default events, counted or not supported" [ "$b" = "N,task-clock N,context-switches N,cpu-migrations N,page-faults N,cycles $inst,instructions <not supported>,branches <not supported>,branch-misses " ]
+if command -v perf-6.12 >/dev/null; then
+  a=$(perf-6.12 stat -x, -- /bin/busybox true 2>&1 | shape | tr '\n' ' ')
+  seen="perf 6.12: $a"
+  check "stat's default events, as perf 6.12's" [ "$a" = "$b" ]
+fi
+
 echo "== arm64 suite: $passed passed, $failed failed"
 [ $failed = 0 ]
