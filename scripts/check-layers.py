@@ -1,0 +1,107 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
+"""The house's layering, checked on every #include: each folder may include the project's own
+headers only from the layers below it, and some libraries belong to one layer only. Prints each
+include that crosses a layer the wrong way as FILE:LINE: what, why; exits 1 when there is one.
+
+    scripts/check-layers.py [ROOT]
+
+The rules are the table below; docs/architecture.md says what each layer owns and may see. A
+change of the house is a change of this table, made on purpose.
+"""
+import re
+import sys
+from pathlib import Path
+
+# Layer: the project folders whose headers it may include ("perfspec" is the public API,
+# include/perfspec/). Folders not listed are not layers (tests, bench, fuzz, examples: below).
+MAY_INCLUDE = {
+    "include/perfspec": {"perfspec"},
+    "spec": {"perfspec", "spec"},
+    "grammar": {"perfspec", "spec", "grammar"},
+    "resolver": {"perfspec", "spec", "grammar", "resolver"},
+    "runtime": {"perfspec", "spec", "runtime"},
+    "record": {"perfspec", "spec", "record"},
+    "print": {"perfspec", "spec", "print"},
+    "capi": {"perfspec"},
+    "tools": {"perfspec", "spec", "grammar", "resolver", "runtime", "record", "print", "tools"},
+    # Programs written against the installed library: its public headers only.
+    "examples": {"perfspec"},
+}
+
+# Libraries that belong to one place: a header of theirs anywhere else is a layer crossed.
+OWNED = [
+    (re.compile(r"^CLI/"), {"tools"}, "CLI11 is the command line's (tools/)"),
+    (re.compile(r"^tao/pegtl"), {"grammar"}, "PEGTL is the grammars' (grammar/)"),
+    (re.compile(r"^toml\+\+/"), {"tools"}, "toml++ reads the exporter's configuration (tools/)"),
+    (re.compile(r"^prometheus/"), {"tools"}, "prometheus-cpp serves the exporter (tools/)"),
+    (re.compile(r"^perfmon/"), {"spec"}, "libpfm4 is a named-event source (spec/)"),
+    (re.compile(r"^zstd\.h$"), {"record"}, "zstd compresses perf.data records (record/)"),
+    (re.compile(r"^(traceevent/|event-parse\.h$)"), {"record"}, "libtraceevent decodes tracepoint payloads (record/)"),
+]
+
+# The resolver turns text and a machine into attrs: it reads no files and writes none.
+NO_IO = {
+    "resolver": re.compile(r"^(fstream|filesystem|cstdio|stdio\.h|iostream|fcntl\.h|unistd\.h|sys/.*)$"),
+}
+
+INCLUDE = re.compile(r'^\s*#\s*include\s*([<"])([^>"]+)[>"]')
+SOURCES = {".cpp", ".hpp", ".h", ".c"}
+
+
+def layer_of(rel: Path):
+    parts = rel.parts
+    if len(parts) >= 2 and parts[0] == "include" and parts[1] == "perfspec":
+        return "include/perfspec"
+    return parts[0] if parts and parts[0] in MAY_INCLUDE else None
+
+
+def check(root: Path):
+    problems = []
+    for path in sorted(root.rglob("*")):
+        if path.suffix not in SOURCES or not path.is_file():
+            continue
+        rel = path.relative_to(root)
+        if rel.parts[0].startswith("build") or rel.parts[0].startswith("."):
+            continue
+        layer = layer_of(rel)
+        if layer is None:
+            continue
+        for number, line in enumerate(path.read_text(errors="replace").splitlines(), 1):
+            m = INCLUDE.match(line)
+            if not m:
+                continue
+            header = m.group(2)
+            top = header.split("/", 1)[0] if "/" in header else None
+            where = f"{rel}:{number}"
+            if top in {"perfspec", "spec", "grammar", "resolver", "runtime", "record", "print", "capi", "tools"}:
+                if top not in MAY_INCLUDE[layer]:
+                    problems.append(f"{where}: includes {header}: {layer}/ may include only "
+                                    f"{', '.join(sorted(MAY_INCLUDE[layer]))}")
+                continue
+            for pattern, owners, why in OWNED:
+                if pattern.match(header) and layer not in owners:
+                    problems.append(f"{where}: includes <{header}>: {why}")
+            no_io = NO_IO.get(layer)
+            if no_io and no_io.match(header):
+                problems.append(f"{where}: includes <{header}>: {layer}/ does no I/O")
+    return problems
+
+
+def main():
+    root = Path(sys.argv[1] if len(sys.argv) > 1 else Path(__file__).resolve().parent.parent)
+    if not (root / "include" / "perfspec").is_dir():
+        print(f"check-layers: {root} is not a perfspec source tree (no include/perfspec)", file=sys.stderr)
+        return 2
+    problems = check(root)
+    for p in problems:
+        print(p)
+    if problems:
+        print(f"check-layers: {len(problems)} include(s) cross a layer the wrong way", file=sys.stderr)
+        return 1
+    print("check-layers: every include stays within its layer's rules")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
