@@ -308,9 +308,9 @@ int Recorder::run() {
     // interrupts take too long.
     auto rate = spec::io::read_proc_number("/proc/sys/kernel/perf_event_max_sample_rate");
     std::fprintf(stderr,
-                 "perfspec record: sampling was throttled %llu times: more samples a second than the kernel "
+                 "perfspec record: sampling was throttled %s: more samples a second than the kernel "
                  "allows%s; samples were not taken while throttled (%s)\n",
-                 static_cast<unsigned long long>(losses.throttles),
+                 losses.throttles == 1 ? "once" : fmt::format("{} times", losses.throttles).c_str(),
                  rate ? fmt::format(" (kernel.perf_event_max_sample_rate = {})", *rate).c_str() : "",
                  o_.period ? "a larger -c" : "a lower -F");
   }
