@@ -193,5 +193,4 @@ std::string stat_problems(const EventSet& set, const StatReport& report,
   return out;
 }
 
-
 }  // namespace perfspec
