@@ -306,13 +306,16 @@ int Recorder::run() {
     // While throttled an event takes no samples (until the next tick): they are neither in the file
     // nor counted as dropped. The limit is the kernel's, which lowers it itself when its sampling
     // interrupts take too long.
-    auto rate = spec::io::read_proc_number("/proc/sys/kernel/perf_event_max_sample_rate");
-    std::fprintf(stderr,
-                 "perfspec record: sampling was throttled %s: more samples a second than the kernel "
-                 "allows%s; samples were not taken while throttled (%s)\n",
-                 losses.throttles == 1 ? "once" : fmt::format("{} times", losses.throttles).c_str(),
-                 rate ? fmt::format(" (kernel.perf_event_max_sample_rate = {})", *rate).c_str() : "",
-                 o_.period ? "a larger -c" : "a lower -F");
+    std::string times = losses.throttles == 1 ? "once" : fmt::format("{} times", losses.throttles);
+    std::string limit;
+    if (auto rate = spec::io::read_proc_number("/proc/sys/kernel/perf_event_max_sample_rate"))
+      limit = fmt::format(" (kernel.perf_event_max_sample_rate = {})", *rate);
+    std::fputs(
+        fmt::format("perfspec record: sampling was throttled {}: more samples a second than the kernel "
+                    "allows{}; samples were not taken while throttled ({})\n",
+                    times, limit, o_.period ? "a larger -c" : "a lower -F")
+            .c_str(),
+        stderr);
   }
   if (losses.overruns || losses.bad_records)
     std::fprintf(stderr, "perfspec record: %llu overruns and %llu unreadable records skipped %llu bytes\n",
