@@ -93,65 +93,56 @@ fetch() {
 }
 [ -s "$cache/kernel-version" ] && [ -x "$cache/x/bin/busybox" ] || fetch
 kernel=$(ls "$cache"/x/boot/vmlinuz-* | head -n 1)
-# Debian's arm64 perf and the libraries it loads, unpacked (never installed: the host has its own).
-fetch_perf() {
-  local dl=$cache/perf-download
-  rm -rf "$dl" "$cache/perf"
+# unpack DEST [APT-OPTION...] -- PACKAGE...: the packages and the libraries of their dependency
+# closure (its lib* and zlib1g packages), downloaded with apt and unpacked into DEST, never installed
+# (the host has its own); DEST/version is the first package's version. Without options: the host's
+# apt, whose arm64 architecture scripts/setup-arm64.sh added (name the packages :arm64).
+unpack() {
+  local dest=$1 o=() libs
+  shift
+  while [ "$1" != -- ]; do o+=("$1"); shift; done
+  shift
+  local dl=$dest.download
+  rm -rf "$dl" "$dest"
   mkdir -p "$dl"
-  echo "vm-arm64: fetching Debian's arm64 perf and its libraries into $cache/perf" >&2
-  local libs
-  libs=$(apt-cache depends --recurse --no-recommends --no-suggests --no-conflicts --no-breaks --no-replaces \
-           --no-enhances linux-perf:arm64 | sed -n 's/^\(lib[^ ]*:arm64\)$/\1/p' | sort -u)
-  (cd "$dl" && apt-get -q -o APT::Sandbox::User=root download linux-perf:arm64 $libs >/dev/null)
-  for deb in "$dl"/*.deb; do dpkg-deb -x "$deb" "$cache/perf"; done
-  dpkg-deb -f "$dl"/linux-perf_*.deb Version >"$cache/perf/version"
+  libs=$(apt-cache "${o[@]}" depends --recurse --no-recommends --no-suggests --no-conflicts --no-breaks \
+           --no-replaces --no-enhances "$@" | sed -n 's/^\(\(lib[^ ]*\|zlib1g\)\(:arm64\)\{0,1\}\)$/\1/p' | sort -u)
+  (cd "$dl" && apt-get "${o[@]}" -q -o APT::Sandbox::User=root download "$@" $libs >/dev/null)
+  for deb in "$dl"/*.deb; do dpkg-deb -x "$deb" "$dest"; done
+  dpkg-deb -f "$dl/${1%:*}"_*.deb Version >"$dest/version"
   rm -rf "$dl"
 }
-if [ $perf = 1 ] && [ ! -s "$cache/perf/version" ]; then fetch_perf; fi
-# perf 6.12, the project's reference: Debian trixie's arm64 linux-perf and the libraries it loads,
-# downloaded with apt over a source list and state of its own (the host's apt is not touched) and
-# unpacked. Trixie's C library is newer than the guest's, so it runs with its own loader and libraries
-# from /opt/perf-6.12, as /usr/bin/perf-6.12.
-fetch_perf_current() {
-  local apt=$cache/apt-trixie dl=$cache/perf-6.12-download
-  rm -rf "$apt" "$dl" "$cache/perf-6.12"
-  mkdir -p "$apt/lists/partial" "$apt/cache/archives/partial" "$dl"
+# Debian's arm64 perf 6.1 (bookworm's, as the host's apt has it).
+if [ $perf = 1 ] && [ ! -s "$cache/perf/version" ]; then
+  echo "vm-arm64: fetching Debian's arm64 perf and its libraries into $cache/perf" >&2
+  unpack "$cache/perf" -- linux-perf:arm64
+fi
+# perf 6.12, the project's reference: Debian trixie's arm64 linux-perf, through apt with a source list
+# and state of its own (the host's apt is not touched). Trixie's C library is newer than the guest's,
+# so it runs with its own loader and libraries from /opt/perf-6.12, as /usr/bin/perf-6.12.
+if [ $perf = 1 ] && [ ! -s "$cache/perf-6.12/version" ]; then
   echo "vm-arm64: fetching Debian trixie's arm64 perf 6.12 and its libraries into $cache/perf-6.12" >&2
+  apt=$cache/apt-trixie
+  rm -rf "$apt"
+  mkdir -p "$apt/lists/partial" "$apt/cache/archives/partial"
   echo "deb [arch=arm64 signed-by=/usr/share/keyrings/debian-archive-keyring.gpg] http://deb.debian.org/debian trixie main" \
     >"$apt/sources.list"
-  local o=(-o "Dir::Etc::SourceList=$apt/sources.list" -o Dir::Etc::SourceParts=/dev/null
-           -o "Dir::State::Lists=$apt/lists" -o Dir::State::Status=/dev/null -o "Dir::Cache=$apt/cache"
-           -o APT::Architecture=arm64 -o APT::Architectures::=arm64 -o APT::Sandbox::User=root)
-  apt-get "${o[@]}" -q update >/dev/null
-  local libs
-  libs=$(apt-cache "${o[@]}" depends --recurse --no-recommends --no-suggests --no-conflicts --no-breaks \
-           --no-replaces --no-enhances linux-perf | sed -n 's/^\(lib[^ ]*\|zlib1g\)$/\1/p' | sort -u)
-  (cd "$dl" && apt-get "${o[@]}" -q download linux-perf $libs >/dev/null)
-  for deb in "$dl"/*.deb; do dpkg-deb -x "$deb" "$cache/perf-6.12"; done
-  dpkg-deb -f "$dl"/linux-perf_*.deb Version >"$cache/perf-6.12/version"
-  rm -rf "$dl" "$apt"
-}
-if [ $perf = 1 ] && [ ! -s "$cache/perf-6.12/version" ]; then fetch_perf_current; fi
-# What the CLI suite runs beside perfspec, from Debian's arm64 packages (unpacked, as perf is), with
-# the libraries they load. The list is the suite's: a change of it is a change of this line.
-userland_pkgs=(bash dash coreutils diffutils findutils grep sed mawk procps util-linux groff-base python3-minimal python3.11-minimal
-               libpython3.11-minimal libpython3.11-stdlib)
-fetch_userland() {
-  local dl=$cache/userland-download
-  rm -rf "$dl" "$cache/userland"
-  mkdir -p "$dl"
+  trixie=(-o "Dir::Etc::SourceList=$apt/sources.list" -o Dir::Etc::SourceParts=/dev/null
+          -o "Dir::State::Lists=$apt/lists" -o Dir::State::Status=/dev/null -o "Dir::Cache=$apt/cache"
+          -o APT::Architecture=arm64 -o APT::Architectures::=arm64 -o APT::Sandbox::User=root)
+  apt-get "${trixie[@]}" -q update >/dev/null
+  unpack "$cache/perf-6.12" "${trixie[@]}" -- linux-perf
+  rm -rf "$apt"
+fi
+# What the CLI suite runs beside perfspec, from Debian's arm64 packages. The list is the suite's: a
+# change of it is a change of this line.
+userland_pkgs=(bash dash coreutils diffutils findutils grep sed mawk procps util-linux groff-base python3-minimal
+               python3.11-minimal libpython3.11-minimal libpython3.11-stdlib)
+if [ $userland = 1 ] && [ "$(cat "$cache/userland/packages" 2>/dev/null)" != "${userland_pkgs[*]}" ]; then
   echo "vm-arm64: fetching Debian's arm64 ${userland_pkgs[*]} into $cache/userland" >&2
-  local pkgs=("${userland_pkgs[@]/%/:arm64}") libs
-  libs=$(apt-cache depends --recurse --no-recommends --no-suggests --no-conflicts --no-breaks --no-replaces \
-           --no-enhances "${pkgs[@]}" | sed -n 's/^\(lib[^ ]*:arm64\)$/\1/p' | sort -u)
-  (cd "$dl" && apt-get -q -o APT::Sandbox::User=root download "${pkgs[@]}" $libs >/dev/null)
-  for deb in "$dl"/*.deb; do dpkg-deb -x "$deb" "$cache/userland"; done
+  unpack "$cache/userland" -- "${userland_pkgs[@]/%/:arm64}"
   rm -rf "$cache/userland/usr/share/"{doc,man,info,locale,lintian,bash-completion}
   echo "${userland_pkgs[*]}" >"$cache/userland/packages"
-  rm -rf "$dl"
-}
-if [ $userland = 1 ] && [ "$(cat "$cache/userland/packages" 2>/dev/null)" != "${userland_pkgs[*]}" ]; then
-  fetch_userland
 fi
 modules=$(ls -d "$cache"/x/lib/modules/* | head -n 1)/kernel/drivers
 
@@ -200,61 +191,55 @@ if [ $with_source = 1 ]; then
     [ ! -d "$bdir/$d" ] || find "$bdir/$d" -maxdepth 1 -type f -executable -exec cp {} "$stage$bdir/$d/" \;
   done
 fi
-libdirs=("$stage/usr/lib" /lib/aarch64-linux-gnu /usr/lib/aarch64-linux-gnu)
+needed() { aarch64-linux-gnu-readelf -d "$1" 2>/dev/null | sed -n 's/.*(NEEDED).*\[\(.*\)\]/\1/p'; }
+# stage_libs DEST LIBDIR... -- FILE...: every shared library the ELF files FILE need, and those need,
+# from the first LIBDIR that has it, copied into DEST once; one already in the guest stays where it is.
+stage_libs() {
+  local dest=$1 dirs=() queue=() f lib d found
+  shift
+  while [ "$1" != -- ]; do dirs+=("$1"); shift; done
+  shift
+  queue=("$@")
+  local -A have=()
+  while [ ${#queue[@]} -gt 0 ]; do
+    f=${queue[0]}
+    queue=("${queue[@]:1}")
+    for lib in $(needed "$f"); do
+      [ -n "${have[$lib]:-}" ] && continue
+      have[$lib]=1
+      found=""
+      for d in "${dirs[@]}"; do
+        [ -e "$d/$lib" ] && { found=$d/$lib; break; }
+      done
+      [ -n "$found" ] || { echo "vm-arm64: $f needs $lib, found in none of ${dirs[*]}" >&2; exit 2; }
+      [[ "$found" == "$stage"/* ]] && continue
+      cp -L "$found" "$dest/$lib"
+      queue+=("$dest/$lib")
+    done
+  done
+}
+libdirs=("$stage/usr/lib" "$stage/usr/lib/aarch64-linux-gnu" /lib/aarch64-linux-gnu /usr/lib/aarch64-linux-gnu)
 if [ $perf = 1 ]; then
   cp "$cache/perf/usr/bin/perf" "$stage/usr/bin/perf"
   libdirs+=("$cache/perf/lib/aarch64-linux-gnu" "$cache/perf/usr/lib/aarch64-linux-gnu")
 fi
 [ $userland = 0 ] || libdirs+=("$cache/userland/lib/aarch64-linux-gnu" "$cache/userland/usr/lib/aarch64-linux-gnu")
-needed() { aarch64-linux-gnu-readelf -d "$1" 2>/dev/null | sed -n 's/.*(NEEDED).*\[\(.*\)\]/\1/p'; }
-declare -A have=()
-queue=()
+# libpfm4 is opened with dlopen by its provider: no program names it.
+cp -L /lib/aarch64-linux-gnu/libpfm.so.4 "$stage/usr/lib/aarch64-linux-gnu/"
+elves=()
 while IFS= read -r f; do
-  [ "$(head -c 4 "$f" | od -An -c | tr -d ' ')" = '177ELF' ] && queue+=("$f")
-done < <(find "$stage/usr/bin" "$stage/opt" -type f; find "$stage/usr/lib" -maxdepth 1 -type f -name '*.so*'
+  [ "$(head -c 4 "$f" | od -An -c | tr -d ' ')" = '177ELF' ] && elves+=("$f")
+done < <(find "$stage/usr/bin" "$stage/opt" -type f; find "$stage/usr/lib" -maxdepth 2 -type f -name '*.so*'
           [ $userland = 0 ] || find "$stage/usr/sbin" "$stage/usr/lib/python3.11/lib-dynload" -type f
           [ $with_source = 0 ] || find "$stage$bdir/tests" "$stage$bdir/bench" -type f)
-queue+=(/lib/aarch64-linux-gnu/libpfm.so.4)  # opened with dlopen by the libpfm4 provider
-while [ ${#queue[@]} -gt 0 ]; do
-  f=${queue[0]}
-  queue=("${queue[@]:1}")
-  if [[ "$f" != "$stage"/* ]]; then
-    base=${f##*/}
-    [ -n "${have[$base]:-}" ] && continue
-    have[$base]=1
-    cp -L "$f" "$stage/lib/aarch64-linux-gnu/$base"
-  fi
-  for lib in $(needed "$f"); do
-    [ -n "${have[$lib]:-}" ] && continue
-    [ -e "$stage/usr/lib/$lib" ] && continue
-    found=""
-    for d in "${libdirs[@]}"; do
-      [ -e "$d/$lib" ] && { found=$d/$lib; break; }
-    done
-    [ -n "$found" ] || { echo "vm-arm64: $f needs $lib, found in none of ${libdirs[*]}" >&2; exit 2; }
-    [[ "$found" == "$stage"/* ]] || queue+=("$found")
-  done
-done
+stage_libs "$stage/usr/lib/aarch64-linux-gnu" "${libdirs[@]}" -- "${elves[@]}"
 cp -L /lib/ld-linux-aarch64.so.1 "$stage/lib/"
 # perf 6.12 with trixie's own loader and libraries, apart from the guest's.
 if [ $perf = 1 ]; then
-  p612=$cache/perf-6.12 o612=$stage/opt/perf-6.12
-  mkdir -p "$o612/lib"
-  cp "$p612/usr/bin/perf" "$o612/perf"
-  cp -L "$p612/usr/lib/ld-linux-aarch64.so.1" "$o612/lib/"
-  queue=("$o612/perf")
-  declare -A have612=()
-  while [ ${#queue[@]} -gt 0 ]; do
-    f=${queue[0]}
-    queue=("${queue[@]:1}")
-    for lib in $(needed "$f"); do
-      [ -n "${have612[$lib]:-}" ] && continue
-      have612[$lib]=1
-      [ -e "$p612/usr/lib/aarch64-linux-gnu/$lib" ] || { echo "vm-arm64: perf 6.12 needs $lib, not in $p612" >&2; exit 2; }
-      cp -L "$p612/usr/lib/aarch64-linux-gnu/$lib" "$o612/lib/$lib"
-      queue+=("$o612/lib/$lib")
-    done
-  done
+  mkdir -p "$stage/opt/perf-6.12/lib"
+  cp "$cache/perf-6.12/usr/bin/perf" "$stage/opt/perf-6.12/perf"
+  cp -L "$cache/perf-6.12/usr/lib/ld-linux-aarch64.so.1" "$stage/opt/perf-6.12/lib/"
+  stage_libs "$stage/opt/perf-6.12/lib" "$cache/perf-6.12/usr/lib/aarch64-linux-gnu" -- "$stage/opt/perf-6.12/perf"
   printf '#!/bin/sh\nexec /opt/perf-6.12/lib/ld-linux-aarch64.so.1 --library-path /opt/perf-6.12/lib /opt/perf-6.12/perf "$@"\n' \
     >"$stage/usr/bin/perf-6.12"
   chmod +x "$stage/usr/bin/perf-6.12"
