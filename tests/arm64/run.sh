@@ -158,6 +158,8 @@ if [ -z "$(cat $cg/cgroup.subtree_control 2>/dev/null)" ] && mkdir $cg/perfspec-
   [ $machine = icount ] && is_count "$c" &&
     check "-G: cycles:u in the cgroup is spin's 2n plus its start ($c)" sh -c "[ $c -ge $((2 * n)) ] && [ $c -le $((2 * n + 1000000)) ]"
   rmdir $cg/perfspec-t 2>/dev/null
+else
+  echo "skipped: -G before and after subtree_control (a controller is already enabled, or no cgroup2 here)"
 fi
 
 # 8. stat's default events (no -e) on this PMU, each counted or <not supported> as it belongs: the
