@@ -8,9 +8,10 @@
 //   2. In file mode, decode_at on each offset next() returned must give the same record again (the
 //      formats do not change once the header is read), and on offsets in between must either decode or
 //      throw DecodeError.
-//   3. The script printer (tools/script.cpp, as `perfspec script` runs it) over the same bytes written
-//      to a scratch file, in the mode the input's last byte picks (text in time order, text with every
-//      record, JSON lines, --summary), its output sent to /dev/null. PERFSPEC_FUZZ_SCRIPT=0 leaves it out.
+//   3. The script printer (perfspec::ScriptPrinter, as `perfspec script` runs it) over the same bytes
+//      written to a scratch file and opened as a file, in the mode the input's last byte picks (text in
+//      time order, text with every record, JSON lines, --summary), its output dropped.
+//      PERFSPEC_FUZZ_SCRIPT=0 leaves it out.
 // Any exception but perfspec::Error (a DecodeError for the decoding itself) is a failure.
 #include <unistd.h>
 
@@ -26,7 +27,7 @@
 
 #include "fuzz/common.hpp"
 #include "perfspec/perf_data.hpp"
-#include "tools/script.hpp"
+#include "perfspec/script.hpp"
 
 namespace {
 
@@ -106,8 +107,8 @@ void features(const PerfData& file) {
 void script(const std::uint8_t* data, std::size_t size) {
   static const std::string path = fuzz::scratch() + "/in.data";
   fuzz::write_file(path, std::string_view(reinterpret_cast<const char*>(data), size));
-  perfspec::tools::ScriptOptions o;
-  o.input = path;
+  perfspec::ScriptOptions o;
+  o.name = path;
   switch (data[size - 1] % 6) {
     case 0:
       o.fields = {"comm,tid,time,event,ip"};
@@ -127,24 +128,19 @@ void script(const std::uint8_t* data, std::size_t size) {
       o.samples_only = true;
       break;
     }
-    case 3: o.format = "json"; break;
+    case 3: o.format = perfspec::ScriptOptions::Format::json; break;
     default: o.summary = true; break;
   }
   try {
-    perfspec::tools::run_script(o);
+    perfspec::ScriptPrinter printer(std::move(o));
+    auto file = PerfData::open(path);
+    printer.print(file, [](std::string_view text) { sink = sink + text.size(); });
   } catch (const perfspec::Error& e) {
     (void)e.message();
   }
-  std::fflush(stdout);
 }
 
 }  // namespace
-
-extern "C" int LLVMFuzzerInitialize(int*, char***) {
-  // The script printer writes to stdout: nowhere, so that a fuzzing run's output is libFuzzer's alone.
-  if (!std::freopen("/dev/null", "w", stdout)) fail("cannot send stdout to /dev/null", 0);
-  return 0;
-}
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   std::vector<std::byte> bytes(size);

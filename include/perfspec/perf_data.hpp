@@ -5,6 +5,7 @@
 // pipe mode (`perf record -o -`), whoever wrote them.
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <span>
@@ -144,6 +145,30 @@ class PerfData {
   explicit PerfData(std::unique_ptr<Impl> impl);
   std::unique_ptr<Impl> impl_;
 };
+
+/// How for_each_in_time_order() delivered the records.
+enum class Order {
+  time,  ///< sorted by time (stable: records of one time in file order)
+  file,  ///< in file order: some attr's records carry no time (no PERF_SAMPLE_TIME or no sample_id_all)
+};
+
+/// Every record of the kernel's (type < user_type_start) in `file`, in time order as perf's session
+/// delivers them to perf script and perf report, or in file order when some attr's records carry no
+/// time. perf's own records (attrs, rounds, features) are not visited, but in pipe mode `on_attr` is
+/// called with the index of each event as its ATTR record is read (before the records it describes
+/// are visited: in pipe mode they are all read first). In file mode the records are decoded twice
+/// (only those out of order are remembered between the passes); a pipe's, and a compressed file's,
+/// are kept from the one pass. A record that does not follow the format ends the walk: the records
+/// read before it are visited first (in order), then its DecodeError is thrown; an exception from
+/// `visit` ends it at once.
+///
+/// Example:
+/// ```
+/// auto file = record::PerfData::open("perf.data");
+/// record::for_each_in_time_order(file, [&](const record::Record& r) { ... });
+/// ```
+Order for_each_in_time_order(PerfData& file, const std::function<void(const Record&)>& visit,
+                             const std::function<void(std::size_t)>& on_attr = {});
 
 /// Writes a perf.data file laid out as perf record lays it out. File mode: the header, the attrs with
 /// their ids, the data section (records as they came, header included), then the feature sections;

@@ -16,5 +16,6 @@
 #include "perfspec/resolve.hpp"
 #include "perfspec/runtime.hpp"
 #include "perfspec/sampling.hpp"
+#include "perfspec/script.hpp"
 #include "perfspec/spec.hpp"
 #include "perfspec/tables.hpp"

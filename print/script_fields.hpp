@@ -10,7 +10,7 @@
 #include <string>
 #include <string_view>
 
-namespace perfspec::tools::script_fields {
+namespace perfspec::script_fields {
 
 // perf's enum perf_output_field: one bit per field. The values are perf's (their order is the order of
 // its help text, not the order the fields are printed in).
@@ -103,4 +103,4 @@ std::string_view register_name(std::string_view arch, unsigned id);
 /// get_page_size_name(): "4K", "2M", "1024B", "N/A" for 0.
 std::string page_size_name(std::uint64_t size);
 
-}  // namespace perfspec::tools::script_fields
+}  // namespace perfspec::script_fields

@@ -2,7 +2,7 @@
 // perf script's -F: its table of fields by event type and the rules of parse_output_fields
 // (tools/perf/builtin-script.c of Linux 6.12), and the texts perf gives data_src, registers and page
 // sizes (util/mem-events.c, util/perf-regs-arch/, util/units.c).
-#include "tools/script_fields.hpp"
+#include "print/script_fields.hpp"
 
 #include <algorithm>
 #include <span>
@@ -11,7 +11,7 @@
 
 #include "perfspec/error.hpp"
 
-namespace perfspec::tools::script_fields {
+namespace perfspec::script_fields {
 namespace {
 
 struct Name {
@@ -477,4 +477,4 @@ std::string page_size_name(std::uint64_t size) {
   return fmt::format("{}{}", size, units[i]);
 }
 
-}  // namespace perfspec::tools::script_fields
+}  // namespace perfspec::script_fields

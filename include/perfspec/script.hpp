@@ -1,0 +1,69 @@
+// SPDX-License-Identifier: MIT
+#pragma once
+// The records of a perf.data file printed as `perf script` prints them (perf 6.12's text layout,
+// with its -F field lists), or as JSON lines with every decoded field: the printer behind `perfspec
+// script`, for a program that prints records of its own files.
+#include <cstdio>
+#include <functional>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "perfspec/perf_data.hpp"
+
+namespace perfspec {
+
+/// The `"schema"` of --format json's first line, and of its --summary (docs/output-formats.md).
+inline constexpr std::string_view script_schema = "perfspec-script/1";
+inline constexpr std::string_view script_summary_schema = "perfspec-script-summary/1";
+
+// Every member has an initializer, so that `ScriptOptions{.fields = ...}` names only what it sets.
+struct ScriptOptions {
+  enum class Format {
+    text,  ///< perf script's layout, records in time order as perf sorts them
+    json,  ///< a line of the file's events, then one JSON object per record, in file order
+  };
+  Format format = Format::text;
+  /// -F lists, in order, as perf script reads them: `[TYPE:][+-]FIELD,...` (text; a list perf refuses
+  /// is refused for JSON too).
+  std::vector<std::string> fields{};
+  bool samples_only = false;       ///< text: samples only, as perf script prints by default
+  bool summary = false;            ///< instead of the records: their counts by type, and what was lost
+  bool ns = false;                 ///< text: times in nanoseconds
+  std::string name = "perf.data";  ///< the file, as errors name it
+};
+
+/// Prints the records of perf.data files.
+///
+/// Example:
+/// ```
+/// perfspec::ScriptPrinter printer({.fields = {"comm,tid,time,event,ip"}});
+/// auto file = perfspec::record::PerfData::open("perf.data");
+/// printer.print(file, stdout);
+/// ```
+class ScriptPrinter {
+ public:
+  /// Reads the -F lists as perf reads them: `warn` gets each of perf's warnings (text only, without
+  /// a newline). Throws Error (usage) with perf's message for a list perf refuses, and for a field
+  /// perfspec cannot print yet (symbols, branch stacks, ...).
+  explicit ScriptPrinter(ScriptOptions options, const std::function<void(std::string_view)>& warn = {});
+  ScriptPrinter(ScriptPrinter&&) noexcept;
+  ScriptPrinter& operator=(ScriptPrinter&&) noexcept;
+  ~ScriptPrinter();
+
+  /// Prints every record of `file`, handing the text to `write` in pieces (of about 64 KiB). Throws
+  /// Error (usage) as perf does when a field asked for is missing from an event's samples, before
+  /// anything is written; DecodeError for a record that does not follow the format, after writing
+  /// what came before it.
+  void print(record::PerfData& file, const std::function<void(std::string_view)>& write) const;
+  /// The same, written to `out` with fwrite. Throws Error (io) when a write fails.
+  void print(record::PerfData& file, std::FILE* out) const;
+
+ private:
+  struct Fields;
+  ScriptOptions options_;
+  std::unique_ptr<Fields> fields_;
+};
+
+}  // namespace perfspec

@@ -1,0 +1,59 @@
+// SPDX-License-Identifier: MIT
+#pragma once
+// What perf script's session decides before and while it prints (builtin-script.c's output[] and
+// its checks): which fields each output type prints for this file, whether callchains are shown, the
+// tracepoints' formats. Each layout prints from it.
+#include <cstddef>
+#include <cstdint>
+#include <string_view>
+
+#include "perfspec/perf_data.hpp"
+#include "perfspec/script.hpp"
+#include "perfspec/tracepoint.hpp"
+#include "print/script_fields.hpp"
+#include "print/script_out.hpp"
+
+namespace perfspec::script {
+
+class Session {
+ public:
+  Session(record::PerfData& file, const ScriptOptions& options, script_fields::FieldSpec fields)
+      : file_(file), options_(options), fields_(std::move(fields)) {}
+
+  record::PerfData& file() { return file_; }
+  const ScriptOptions& options() const { return options_; }
+  /// perf's perf_session__check_output_opt, at the start of the session: throws Error (usage) with
+  /// perf's message for a field asked for that an event's samples lack.
+  void check_output();
+  /// perf script's process_attr, for each ATTR of a pipe (`index` of the event it added).
+  void pipe_attr(std::size_t index);
+  /// What the output type of `attr` prints (script_fields' out_* bits).
+  std::uint64_t fields_of(const Attr& attr) const {
+    return fields_[script_fields::output_type(attr.type)].fields;
+  }
+  /// perf's symbol_conf.use_callchain: callchains are printed.
+  bool use_callchain() const { return use_callchain_; }
+  /// The format of a tracepoint event in the file's tracing data (nullptr: none, and perf prints no
+  /// trace).
+  const record::Tracepoint* tracepoint_of(const Attr& attr) const;
+
+ private:
+  record::PerfData& file_;
+  const ScriptOptions& options_;
+  // What each output type prints: the -F options, then what perf's checks at the start of the session
+  // (and, in pipe mode, at each ATTR) leave out or add.
+  script_fields::FieldSpec fields_;
+  bool use_callchain_ = true;
+
+  void check_attr(const Attr& a, std::string_view name);
+  void check_stype(const Attr& a, std::string_view name, std::uint64_t sample_bits, std::string_view bit_name,
+                   std::uint64_t field, bool allow_user_set);
+  void read_tracepoint_format(std::size_t i);
+};
+
+/// `perfspec script`'s layouts, each over a session whose check_output() has passed.
+void print_text(Session& session, Buffer& out);
+void print_json(Session& session, Buffer& out);
+void print_summary(Session& session, Buffer& out);
+
+}  // namespace perfspec::script

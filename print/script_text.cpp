@@ -1,0 +1,432 @@
+// SPDX-License-Identifier: MIT
+// perf script's text layout (builtin-script.c of Linux 6.12) for the fields it shares with perf:
+// comm, pid, tid, cpu, misc, time, period, event, trace, addr, data_src, weights, cgroup, ip and the
+// callchain, registers, physical address and page sizes; the other records as perf script prints them
+// with --show-task-events, --show-mmap-events, ...; in time order as perf sorts them.
+#include <algorithm>
+#include <optional>
+#include <string>
+#include <unordered_map>
+
+#include <sys/utsname.h>
+
+#include <fmt/format.h>
+
+#include "perfspec/error.hpp"
+#include "print/script_session.hpp"
+#include "print/script_threads.hpp"
+
+namespace perfspec::script {
+namespace {
+
+using namespace perfspec::record;
+using namespace perfspec::script_fields;
+
+// How perf reads the weight of a sample (arch_perf_parse_sample_weight), which depends on the machine
+// perf runs on, not on the file's: on x86 and powerpc PERF_SAMPLE_WEIGHT_STRUCT is split into the
+// weight (its low 32 bits), ins_lat (the next 16) and, on x86, retire_lat (the top 16); elsewhere the
+// weight is the whole value and the other two are 0. perfspec does as perf built for its own machine.
+struct Weights {
+  std::uint64_t weight = 0;
+  std::uint16_t ins_lat = 0, retire_lat = 0;
+};
+Weights weights_of(const Sample& s) {
+  Weights w;
+  if (!s.has(sample_weight) && !s.has(sample_weight_struct)) return w;
+#if defined(__x86_64__) || defined(__i386__) || defined(__powerpc__) || defined(__powerpc64__)
+  if (s.has(sample_weight)) {
+    w.weight = s.weight.full;
+  } else {
+    w.weight = s.weight.var1_dw();
+    w.ins_lat = s.weight.var2_w();
+#if defined(__x86_64__) || defined(__i386__)
+    w.retire_lat = s.weight.var3_w();
+#endif
+  }
+#else
+  w.weight = s.weight.full;
+#endif
+  return w;
+}
+
+class TextPrinter {
+ public:
+  TextPrinter(Session& session, Buffer& out)
+      : s_(session), file_(session.file()), b_(out), out_(out.text()) {}
+
+  void run();
+
+ private:
+  Session& s_;
+  PerfData& file_;
+  Buffer& b_;
+  fmt::memory_buffer& out_;
+  Threads threads_;
+  int name_width_ = -1;              // perf's: the longest event name when the first sample is printed
+  std::size_t data_src_width_ = 0;   // perf's: the longest data_src text so far, the width of the next
+  std::optional<std::string> arch_;  // perf_env__arch, when first needed
+  std::unordered_map<std::uint64_t, std::string> cgroups_;      // CGROUP records so far: id -> path
+  std::unordered_map<std::uint64_t, std::uint64_t> last_read_;  // PERF_SAMPLE_READ: value by id
+
+  // perf's values of a record's sample fields at the start of a line: what its sample says, else
+  // perf's defaults (-1; but a record without sample_id_all is at CPU 0 and its FORK/EXIT time)
+  struct Start {
+    std::int32_t pid = -1, tid = -1, cpu = -1;
+    std::uint64_t time = ~std::uint64_t{0};
+  };
+
+  void text(const Record& r);
+  void text_read(const Record& r, const Sample& s);
+  void text_sample(const Record& r, const Sample& s, std::size_t attr, std::uint64_t period);
+  void text_start(const Record& r, const Start& v, std::int32_t thread_pid, std::int32_t thread_tid,
+                  std::uint64_t fields, bool chain);
+  void text_callchain(Out& o, const Sample& s);
+  void text_seldom(Out& o, const Sample& s, const Attr& attr, std::uint64_t fields);
+  void text_regs(Out& o, const Registers& regs, std::uint64_t mask);
+  void text_other(const Record& r);
+  void text_other_body(const Record& r);
+  std::uint64_t fields_of(const Attr& attr) const { return s_.fields_of(attr); }
+  const std::string& arch();
+};
+
+void TextPrinter::run() {
+  for_each_in_time_order(
+      file_,
+      [&](const Record& r) {
+        text(r);
+        b_.maybe_flush();
+      },
+      [&](std::size_t i) { s_.pipe_attr(i); });
+}
+
+const std::string& TextPrinter::arch() {
+  if (!arch_) {
+    std::optional<std::string> a = file_.feature_string(Feature::arch);
+    if (!a) {
+      utsname u{};
+      a = uname(&u) == 0 ? u.machine : "";
+    }
+    arch_ = normalize_arch(*a);
+  }
+  return *arch_;
+}
+
+// perf script's perf_sample__fprintf_start: comm, pid/tid, cpu, misc, time.
+// `chain`: the line's event has callchains and ip is printed, so perf writes comm unpadded.
+void TextPrinter::text_start(const Record& r, const Start& v, std::int32_t thread_pid,
+                             std::int32_t thread_tid, std::uint64_t fields, bool chain) {
+  Out o(out_);
+  if (fields & out_comm) {
+    auto comm = threads_.name(thread_pid, thread_tid);
+    if (chain)
+      o.put(comm);  // "{} "
+    else
+      o.right_str(comm, 16);  // "{:>16} "
+    o.put(' ');
+  }
+  if ((fields & out_pid) && (fields & out_tid)) {  // "{:>7}/{:<7} "
+    o.right(v.pid, 7);
+    o.put('/');
+    o.left(v.tid, 7);
+    o.put(' ');
+  } else if (fields & (out_pid | out_tid)) {  // "{:>7} "
+    o.right((fields & out_pid) ? v.pid : v.tid, 7);
+    o.put(' ');
+  }
+  if (fields & out_cpu) {  // "[{:03}] " (C's %03d: -1 is "-01")
+    o.put('[');
+    if (v.cpu < 0) o.put('-');
+    o.right(v.cpu < 0 ? -static_cast<std::int64_t>(v.cpu) : v.cpu, v.cpu < 0 ? 2 : 3, '0');
+    o.put("] ");
+  }
+  if (fields & out_misc) {
+    // The letters of the cpumode bits each set in misc (so the hypervisor's 3 is "KUH"), and of the
+    // record's flag, then spaces to six columns.
+    auto has = [&](std::uint16_t m) { return (r.misc & m) == m; };
+    std::size_t start = o.size();
+    if (has(misc_kernel)) o.put('K');
+    if (has(misc_user)) o.put('U');
+    if (has(misc_hypervisor)) o.put('H');
+    if (has(misc_guest_kernel)) o.put('G');
+    if (has(misc_guest_user)) o.put('g');
+    switch (r.kind()) {
+      case Type::mmap:
+      case Type::mmap2:
+        if (has(misc_mmap_data)) o.put('M');
+        break;
+      case Type::comm:
+        if (has(misc_comm_exec)) o.put('E');
+        break;
+      case Type::switch_:
+      case Type::switch_cpu_wide:
+        if (has(misc_switch_out)) {
+          o.put('S');
+          if (r.misc & misc_switch_out_preempt) o.put('p');
+        }
+        break;
+      default: break;
+    }
+    std::size_t letters = o.size() - start;  // "%*s" of " " in 6 - letters columns: at least one space
+    o.put(std::string_view("      ").substr(0, letters < 5 ? 6 - letters : 1));
+  }
+  if (fields & out_time) {  // "{:>5}.{:09}: " (--ns) or "{:>5}.{:06}: "
+    o.right(v.time / 1000000000, 5);
+    o.put('.');
+    if (s_.options().ns)
+      o.right(v.time % 1000000000, 9, '0');
+    else
+      o.right(v.time % 1000000000 / 1000, 6, '0');
+    o.put(": ");
+  }
+}
+
+void TextPrinter::text(const Record& r) {
+  if (const auto* s = r.get<Sample>()) {
+    if (s->has(sample_read))
+      text_read(r, *s);
+    else
+      text_sample(r, *s, r.attr,
+                  s->has(sample_period) ? s->period : file_.formats().attr(r.attr).sample_period);
+    return;
+  }
+  // perf names the cgroup of a sample by the first CGROUP record of its id (cgroup__findnew)
+  if (auto* g = r.get<Cgroup>()) cgroups_.try_emplace(g->id, g->path);
+  // perf names the thread of a COMM or FORK after applying it, of an EXIT before forgetting it
+  bool exit = r.kind() == Type::exit;
+  if (!exit) threads_.apply(r);
+  if (!s_.options().samples_only && r.type < user_type_start) text_other(r);
+  if (exit) threads_.apply(r);
+}
+
+// PERF_SAMPLE_READ: one sample per value read, of the event the value's id names, with the count since
+// that id's last sample as its period; a zero period is no sample (as perf delivers them). A value
+// whose id no attr has is not printed (--summary counts it).
+void TextPrinter::text_read(const Record& r, const Sample& s) {
+  for (std::size_t i = 0; i < s.read.size(); ++i) {
+    ReadValue v = s.read[i];
+    std::size_t attr = (s.read.format & 4) ? file_.formats().attr_of_id(v.id) : r.attr;
+    if (attr == Record::npos) continue;
+    std::uint64_t& last = last_read_[(s.read.format & 4) ? v.id : ~std::uint64_t{0}];
+    std::uint64_t period = v.value - last;
+    last = v.value;
+    if (period) text_sample(r, s, attr, period);
+  }
+}
+
+// perf_sample__fprintf_regs: " ABI:N " then "NAME:0xVALUE " for each register of the attr's mask
+// ("%5s:0x%lx "), nothing when the sample has none (ABI 0: a kernel thread's user registers).
+void TextPrinter::text_regs(Out& o, const Registers& regs, std::uint64_t mask) {
+  if (!regs.abi || regs.values.empty()) return;
+  o.format(" ABI:{} ", regs.abi);
+  std::size_t i = 0;
+  for (unsigned reg = 0; reg < 64 && i < regs.values.size(); ++reg)
+    if (mask & (1ULL << reg)) o.format("{:>5}:0x{:x} ", register_name(arch(), reg), regs.values[i++]);
+}
+
+// perf script's process_event: the fields of the event's type, in perf's order; nothing at all for a
+// type that prints no field.
+void TextPrinter::text_sample(const Record& r, const Sample& s, std::size_t attr_index,
+                              std::uint64_t period) {
+  const Attr& attr = file_.formats().attr(attr_index);
+  std::uint64_t fields = fields_of(attr);
+  if (!fields) return;
+  if (name_width_ < 0 && (fields & out_event)) {  // when an event name is first printed
+    name_width_ = 0;
+    for (std::size_t i = 0; i < file_.events().size(); ++i)
+      name_width_ = std::max<int>(name_width_, static_cast<int>(file_.event_name(i).size()));
+  }
+  // The payload's text before any of the line: one that cannot be printed is an error naming the file
+  // and the record, with nothing of its line written.
+  std::string trace;
+  const Tracepoint* tp = (fields & out_trace) && s.has(sample_raw) ? s_.tracepoint_of(attr) : nullptr;
+  if (tp) {
+    try {
+      trace = tp->print(s.raw, s.has(sample_cpu) ? static_cast<int>(s.cpu) : -1, r.offset);
+    } catch (const DecodeError& e) {
+      throw DecodeError(e.offset(), fmt::format("{}: the record at offset {:#x}: {}", s_.options().name,
+                                                r.offset, e.message()));
+    }
+  }
+  Start v;  // what the event's sample_type lacks is perf's default (another event of the type may have it)
+  if (s.has(sample_tid)) v.pid = static_cast<std::int32_t>(s.pid), v.tid = static_cast<std::int32_t>(s.tid);
+  if (s.has(sample_cpu)) v.cpu = static_cast<std::int32_t>(s.cpu);
+  if (s.has(sample_time)) v.time = s.time;
+  text_start(r, v, v.pid, v.tid, fields, (fields & out_ip) && (attr.sample_type & sample_callchain));
+  // One writer for the line (it is the hot path of a large file): the common fields straight into the
+  // buffer, fmt only for the fields written seldom.
+  Out o(out_);
+  if (fields & out_period) {  // "{:>10} "
+    o.right(period, 10);
+    o.put(' ');
+  }
+  if (fields & out_event) {  // "{:>{}}: " (name_width_)
+    o.right_str(file_.event_name(attr_index), static_cast<std::size_t>(name_width_));
+    o.put(": ");
+  }
+  if (tp) o.put(std::string_view(trace));
+  if (fields & out_addr) o.hex16(s.has(sample_addr) ? s.addr : 0);  // "{:>16x}"
+  if (fields & out_data_src) {
+    // "%-*s", padded to the longest data_src text printed so far (perf's static maxlen); a sample
+    // without one has perf's PERF_MEM_DATA_SRC_NONE
+    std::string text = data_src_text(s.has(sample_data_src) ? s.data_src : 0x1e05080021);
+    data_src_width_ = std::max(data_src_width_, text.size());
+    o.format("{:<{}}", text, data_src_width_);
+  }
+  if (fields & (out_weight | out_ins_lat | out_retire_lat)) {
+    Weights w = weights_of(s);
+    if (fields & out_weight) o.format("{:>16}", w.weight);
+    if (fields & out_ins_lat) o.format("{:>16}", w.ins_lat);
+    if (fields & out_retire_lat) o.format("{:>16}", w.retire_lat);
+  }
+  if (fields & out_cgroup) {
+    auto g = s.has(sample_cgroup) ? cgroups_.find(s.cgroup) : cgroups_.end();
+    o.format(" {}", g == cgroups_.end() ? std::string_view("unknown") : std::string_view(g->second));
+  }
+  if (fields & out_ip) {
+    if (s.has(sample_callchain) && s_.use_callchain()) {
+      text_callchain(o, s);
+    } else {  // " {:>16x}"
+      o.put(' ');
+      o.hex16(s.has(sample_ip) ? s.ip : 0);
+    }
+  }
+  constexpr std::uint64_t seldom =
+      out_iregs | out_uregs | out_phys_addr | out_data_page_size | out_code_page_size;
+  if (fields & seldom) text_seldom(o, s, attr, fields);
+  o.put('\n');
+}
+
+// perf's reading of a callchain: PERF_CONTEXT_* markers are not frames, a marker it does not know means
+// the chain is corrupt and none of it is shown, and at most 127 frames are (PERF_MAX_STACK_DEPTH, perf
+// script's --max-stack)
+void TextPrinter::text_callchain(Out& o, const Sample& s) {
+  o.put('\n');
+  std::size_t start = o.size(), frames = 0;
+  for (std::uint64_t ip : s.callchain) {
+    if (ip >= context_max) {
+      if (ip == context_hv || ip == context_kernel || ip == context_user || ip == context_guest_kernel ||
+          ip == context_guest_user)
+        continue;
+      o.cut(start);
+      break;
+    }
+    if (++frames > 127) break;
+    o.put('\t');  // "\t{:>16x}\n"
+    o.hex16(ip);
+    o.put('\n');
+  }
+}
+
+// The fields after ip, seldom asked for: through fmt.
+void TextPrinter::text_seldom(Out& o, const Sample& s, const Attr& attr, std::uint64_t fields) {
+  if ((fields & out_iregs) && s.has(sample_regs_intr)) text_regs(o, s.regs_intr, attr.sample_regs_intr);
+  if ((fields & out_uregs) && s.has(sample_regs_user)) text_regs(o, s.regs_user, attr.sample_regs_user);
+  if (fields & out_phys_addr) o.format("{:>16x}", s.has(sample_phys_addr) ? s.phys_addr : 0);
+  if (fields & out_data_page_size)
+    o.format(" {}", page_size_name(s.has(sample_data_page_size) ? s.data_page_size : 0));
+  if (fields & out_code_page_size)
+    o.format(" {}", page_size_name(s.has(sample_code_page_size) ? s.code_page_size : 0));
+}
+
+// Non-sample records as perf script prints them with --show-task-events, --show-mmap-events, ...
+void TextPrinter::text_other(const Record& r) {
+  std::int32_t thread = static_cast<std::int32_t>(r.sample_id.tid);
+  std::int32_t thread_pid = static_cast<std::int32_t>(r.sample_id.pid);
+  const Attr* attr =
+      file_.formats().size() == 0 ? nullptr : &file_.formats().attr(r.attr == Record::npos ? 0 : r.attr);
+  Start v;
+  const SampleId& id = r.sample_id;
+  if (id.has(sample_tid))
+    v.pid = static_cast<std::int32_t>(id.pid), v.tid = static_cast<std::int32_t>(id.tid);
+  if (id.has(sample_cpu)) v.cpu = static_cast<std::int32_t>(id.cpu);
+  if (id.has(sample_time)) v.time = id.time;
+  // Without sample_id_all the record itself says whose it is, at CPU 0, at the time of a FORK or EXIT
+  // and else 0 (perf's print_event_with_time).
+  bool has_id = attr && attr->sample_id_all;
+  if (!has_id) {
+    v.cpu = 0;
+    v.time = 0;
+  }
+  auto whose = [&](std::uint32_t pid, std::uint32_t tid) {
+    thread = static_cast<std::int32_t>(tid);
+    thread_pid = static_cast<std::int32_t>(pid);
+    if (!has_id) v.pid = thread_pid, v.tid = thread;
+  };
+  if (auto* m = r.get<Mmap>()) whose(m->pid, m->tid);
+  if (auto* m = r.get<Mmap2>()) whose(m->pid, m->tid);
+  if (auto* c = r.get<Comm>()) whose(c->pid, c->tid);
+  if (auto* t = r.get<Task>()) {
+    whose(t->pid, t->tid);
+    if (!has_id) v.time = t->time;
+  }
+  // perf prints no start for a record of no event
+  std::uint64_t fields = attr ? fields_of(*attr) : 0;
+  text_start(r, v, thread_pid, thread,
+             fields & (out_comm | out_pid | out_tid | out_cpu | out_misc | out_time),
+             (fields & out_ip) && attr && (attr->sample_type & sample_callchain));
+  text_other_body(r);
+}
+
+// The record's type and what it says, as perf's perf_event__fprintf does.
+void TextPrinter::text_other_body(const Record& r) {
+  auto name = type_name(r.type);
+  auto it = std::back_inserter(out_);
+  if (name.empty())
+    fmt::format_to(it, "PERF_RECORD type {}", r.type);
+  else
+    fmt::format_to(it, "PERF_RECORD_{}", name);
+  if (auto* m = r.get<Mmap>()) {
+    fmt::format_to(it, " {}/{}: [{}({}) @ {}]: {} {}\n", static_cast<std::int32_t>(m->pid),
+                   static_cast<std::int32_t>(m->tid), CHex{m->addr}, CHex{m->len}, CHex{m->pgoff},
+                   (r.misc & misc_mmap_data) ? 'r' : 'x', m->filename);
+  } else if (auto* m2 = r.get<Mmap2>()) {
+    fmt::format_to(it, " {}/{}: [{}({}) @ {} ", static_cast<std::int32_t>(m2->pid),
+                   static_cast<std::int32_t>(m2->tid), CHex{m2->addr}, CHex{m2->len}, CHex{m2->pgoff});
+    if (r.misc & misc_mmap_build_id) {
+      out_.push_back('<');
+      for (std::byte b : m2->build_id) fmt::format_to(it, "{:02x}", std::to_integer<unsigned>(b));
+      out_.push_back('>');
+    } else {
+      fmt::format_to(it, "{:02x}:{:02x} {} {}", m2->maj, m2->min, m2->ino, m2->ino_generation);
+    }
+    fmt::format_to(it, "]: {}{}{}{} {}\n", (m2->prot & 1) ? 'r' : '-', (m2->prot & 2) ? 'w' : '-',
+                   (m2->prot & 4) ? 'x' : '-', (m2->flags & 1) ? 's' : 'p', m2->filename);
+  } else if (auto* c = r.get<Comm>()) {
+    fmt::format_to(it, "{}: {}:{}/{}\n", c->exec ? " exec" : "", c->comm, static_cast<std::int32_t>(c->pid),
+                   static_cast<std::int32_t>(c->tid));
+  } else if (auto* t = r.get<Task>()) {
+    fmt::format_to(it, "({}:{}):({}:{})\n", static_cast<std::int32_t>(t->pid),
+                   static_cast<std::int32_t>(t->tid), static_cast<std::int32_t>(t->ppid),
+                   static_cast<std::int32_t>(t->ptid));
+  } else if (auto* l = r.get<Lost>()) {
+    fmt::format_to(it, " lost {}\n", l->lost);
+  } else if (auto* ls = r.get<LostSamples>()) {
+    fmt::format_to(it, " lost {}\n", ls->lost);
+  } else if (auto* th = r.get<Throttle>()) {
+    fmt::format_to(it, " {} id {} stream_id {}\n", th->time, th->id, th->stream_id);
+  } else if (auto* sw = r.get<Switch>()) {
+    fmt::format_to(it, " {}{}", sw->out ? "OUT" : "IN ", sw->preempt ? " preempt" : "        ");
+    if (r.kind() == Type::switch_cpu_wide)
+      fmt::format_to(it, "  {} pid/tid: {:>5}/{:<5}", sw->out ? "next" : "prev",
+                     static_cast<std::int32_t>(sw->next_prev_pid),
+                     static_cast<std::int32_t>(sw->next_prev_tid));
+    out_.push_back('\n');
+  } else if (auto* k = r.get<Ksymbol>()) {
+    fmt::format_to(it, " addr {:x} len {} type {} flags {:#x} name {}\n", k->addr, k->len, k->ksym_type,
+                   k->flags, k->name);
+  } else if (auto* g = r.get<Cgroup>()) {
+    fmt::format_to(it, " cgroup: {} {}\n", g->id, g->path);
+  } else if (auto* a = r.get<Aux>()) {
+    fmt::format_to(it, " offset: {:#x} size: {:#x} flags: {:#x}\n", a->aux_offset, a->aux_size, a->flags);
+  } else if (auto* b = r.get<BpfEvent>()) {
+    fmt::format_to(it, " type {}, flags {}, id {}\n", b->type, b->flags, b->id);
+  } else {
+    out_.push_back('\n');
+  }
+}
+
+}  // namespace
+
+void print_text(Session& session, Buffer& out) { TextPrinter(session, out).run(); }
+
+}  // namespace perfspec::script

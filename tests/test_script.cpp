@@ -1,0 +1,331 @@
+// SPDX-License-Identifier: MIT
+// The library's script printer (perfspec/script.hpp) and the time-ordered walk of a perf.data file
+// (record::for_each_in_time_order), without the CLI: over files perf 6.12 wrote, against what perf
+// 6.12's own `perf script` printed for them (tests/cli/expected, made by
+// tests/fixtures/perf_data/make.sh).
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <iterator>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "perfspec/perfspec.hpp"
+#include "tests/support.hpp"
+
+using namespace perfspec;
+using namespace perfspec::record;
+
+namespace {
+
+std::string slurp(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  REQUIRE(in);
+  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
+// perf script's standard output in an expected file of the CLI tests: what comes before `--- stderr`.
+std::string perf_printed(const std::string& expected) {
+  std::string text = slurp(test::source_dir() + "/tests/cli/expected/" + expected);
+  auto end = text.find("--- stderr\n");
+  REQUIRE(end != std::string::npos);
+  return text.substr(0, end);
+}
+
+std::string perf_data(const std::string& name) { return test::fixture("perf_data/" + name); }
+
+PerfData from_bytes(const std::string& path) {
+  std::string text = slurp(path);
+  std::vector<std::byte> bytes(text.size());
+  std::transform(text.begin(), text.end(), bytes.begin(), [](char c) { return static_cast<std::byte>(c); });
+  return PerfData::from_bytes(std::move(bytes));
+}
+
+struct Printed {
+  std::string text;
+  std::size_t pieces = 0;
+};
+
+Printed print(const ScriptPrinter& printer, PerfData& file) {
+  Printed p;
+  printer.print(file, [&](std::string_view piece) {
+    CHECK(!piece.empty());
+    p.text += piece;
+    ++p.pieces;
+  });
+  return p;
+}
+
+}  // namespace
+
+TEST_CASE("script: the text layout prints what perf 6.12's perf script printed, file and pipe") {
+  SUBCASE("a file with callchains, in time order") {
+    ScriptPrinter printer({.fields = {"comm,tid,time,event,ip"}, .samples_only = true});
+    auto file = PerfData::open(perf_data("callchain.data"));
+    CHECK(print(printer, file).text == perf_printed("script_callchain.txt"));
+  }
+  SUBCASE("a pipe-mode stream, from bytes in memory") {
+    ScriptPrinter printer({.fields = {"comm,pid,tid,time,period,event,ip"}, .samples_only = true});
+    auto file = from_bytes(perf_data("pipe.data"));
+    REQUIRE(file.pipe());
+    CHECK(print(printer, file).text == perf_printed("script_pipe.txt"));
+  }
+  SUBCASE("every record, by the default fields of a tracepoint with its payload") {
+    ScriptPrinter printer({.samples_only = true});
+    auto file = PerfData::open(perf_data("tracepoint_switch.data"));
+    CHECK(print(printer, file).text == perf_printed("script_switch_default.txt"));
+  }
+  SUBCASE("one printer prints several files, each from perf's defaults and its own checks") {
+    ScriptPrinter printer({.fields = {"comm,pid,tid,time,period,event,addr,ip"}, .samples_only = true});
+    auto addr = PerfData::open(perf_data("addr.data"));
+    CHECK(print(printer, addr).text == perf_printed("script_addr.txt"));
+    auto again = PerfData::open(perf_data("addr.data"));
+    CHECK(print(printer, again).text == perf_printed("script_addr.txt"));
+  }
+}
+
+TEST_CASE("script: -F lists are read when the printer is made, with perf's warnings and errors") {
+  std::vector<std::string> warnings;
+  auto warn = [&](std::string_view w) { warnings.emplace_back(w); };
+  ScriptPrinter printer({.fields = {"trace"}, .samples_only = true}, warn);
+  CHECK(warnings == std::vector<std::string>{
+                        "'trace' not valid for hardware events. Ignoring.",
+                        "'trace' not valid for software events. Ignoring.",
+                        "'trace' not valid for hardware-cache events. Ignoring.",
+                        "'trace' not valid for unknown events. Ignoring.",
+                        "'trace' not valid for unknown events. Ignoring.",
+                        "'trace' not valid for unknown events. Ignoring.",
+                        "'trace' not valid for unknown events. Ignoring.",
+                    });
+  auto file = PerfData::open(perf_data("addr.data"));
+  CHECK(print(printer, file).text == perf_printed("script_fields_trace_sw.txt"));
+
+  // JSON reads the lists too (a wrong one is wrong there as well), but says nothing of text's fields
+  warnings.clear();
+  ScriptPrinter json({.format = ScriptOptions::Format::json, .fields = {"trace"}}, warn);
+  CHECK(warnings.empty());
+
+  try {
+    ScriptPrinter refused({.fields = {"comm,colour"}});
+    FAIL("a field perf does not know was taken");
+  } catch (const Error& e) {
+    CHECK(e.kind() == ErrorKind::usage);
+    CHECK(e.message() == "Invalid field requested.");
+  }
+  // what the samples lack: an error before anything is written
+  ScriptPrinter no_cpu({.fields = {"comm,cpu"}});
+  auto addr = PerfData::open(perf_data("addr.data"));
+  std::string written;
+  try {
+    no_cpu.print(addr, [&](std::string_view piece) { written += piece; });
+    FAIL("a field the samples lack was printed");
+  } catch (const Error& e) {
+    CHECK(e.kind() == ErrorKind::usage);
+    CHECK(e.message() ==
+          "Samples for 'page-faults' event do not have CPU attribute set. Cannot print 'cpu' field.");
+  }
+  CHECK(written.empty());
+}
+
+TEST_CASE("script: a payload that cannot be printed is an error naming the file, its line unwritten") {
+  // the record's error names the file as the options name it
+  ScriptPrinter printer({.fields = {"comm,tid,event,trace"}, .samples_only = true, .name = "the-file"});
+  auto file = PerfData::open(perf_data("tracepoint_hex_overrun.data"));
+  std::string written;
+  try {
+    printer.print(file, [&](std::string_view piece) { written += piece; });
+    FAIL("an unprintable payload was printed");
+  } catch (const DecodeError& e) {
+    CHECK(
+        e.message().starts_with("the-file: the record at offset 0xd210: sched:sched_process_exec payload: "));
+  }
+  CHECK(written == perf_printed("script_tracepoint_hex_overrun.txt"));  // nothing: its first sample
+}
+
+TEST_CASE("script: a record that does not follow the format ends the printing, after what came before") {
+  std::string bytes = slurp(perf_data("callchain.data"));
+  // the 20th record's size made 4, less than its own header
+  std::uint64_t bad = 0;
+  {
+    auto file = PerfData::open(perf_data("callchain.data"));
+    Record r;
+    for (int i = 0; i < 20; ++i) REQUIRE(file.next(r));
+    bad = r.offset;
+  }
+  std::string broken = bytes;
+  broken[bad + 6] = 4;
+  broken[bad + 7] = 0;
+  auto as_file = [](const std::string& text) {
+    std::vector<std::byte> b(text.size());
+    std::memcpy(b.data(), text.data(), text.size());
+    return PerfData::from_bytes(std::move(b));
+  };
+  ScriptPrinter json({.format = ScriptOptions::Format::json});
+  auto intact = as_file(bytes);
+  std::string all = print(json, intact).text;
+  // the lines of the records before the broken one, the events' line first
+  std::string before;
+  for (std::size_t at = 0; at < all.size();) {
+    std::size_t end = all.find('\n', at) + 1;
+    std::string line = all.substr(at, end - at);
+    if (line.starts_with("{\"offset\":") && std::stoull(line.substr(10)) >= bad) break;
+    before += line;
+    at = end;
+  }
+  REQUIRE(before.size() < all.size());
+  auto file = as_file(broken);
+  std::string written;
+  try {
+    json.print(file, [&](std::string_view piece) { written += piece; });
+    FAIL("a broken record was printed");
+  } catch (const DecodeError& e) {
+    CHECK(e.offset() == bad);
+  }
+  CHECK(written == before);
+}
+
+TEST_CASE("script: --summary and JSON") {
+  ScriptPrinter summary({.summary = true});
+  auto file = PerfData::open(perf_data("group_read.data"));
+  CHECK(print(summary, file).text == perf_printed("script_summary.txt"));
+
+  ScriptPrinter json({.format = ScriptOptions::Format::json});
+  auto addr = PerfData::open(perf_data("addr.data"));
+  std::string text = print(json, addr).text;
+  CHECK(text.starts_with(R"({"schema":"perfspec-script/1","pipe":false,"events":[{"name":"page-faults")"));
+  // a line per record after the first, each a JSON object with its offset
+  std::size_t lines = static_cast<std::size_t>(std::count(text.begin(), text.end(), '\n'));
+  std::size_t records = 0;
+  Record r;
+  auto again = PerfData::open(perf_data("addr.data"));
+  while (again.next(r)) ++records;
+  CHECK(lines == records + 1);
+}
+
+TEST_CASE("time order: every record of the kernel once, sorted by time, stable") {
+  for (std::string name : {"callchain.data", "tracepoint.data", "tracepoint_switch.data", "mixed.data",
+                           "threads_dir.data", "pipe.data", "callchain_pipe.data", "tracepoint_pipe.data"}) {
+    CAPTURE(name);
+    bool pipe = name.find("pipe") != std::string::npos;
+    auto file = pipe ? from_bytes(perf_data(name)) : PerfData::open(perf_data(name));
+    // file order first: (time, offset) of each record of the kernel's, and the events' ATTRs in a pipe
+    std::vector<std::pair<std::uint64_t, std::uint64_t>> in_file;
+    Record r;
+    std::size_t attrs = 0;
+    while (file.next(r)) {
+      if (r.kind() == Type::header_attr) ++attrs;
+      if (r.type < user_type_start) in_file.emplace_back(r.sample_id.time, r.offset);
+    }
+    // a fresh file: in a pipe, events() holds every event once its ATTRs have been read
+    auto walked = pipe ? from_bytes(perf_data(name)) : PerfData::open(perf_data(name));
+    std::vector<std::pair<std::uint64_t, std::uint64_t>> visited;
+    std::vector<std::size_t> on_attr;
+    Order order = for_each_in_time_order(
+        walked, [&](const Record& rec) { visited.emplace_back(rec.sample_id.time, rec.offset); },
+        [&](std::size_t index) { on_attr.push_back(index); });
+    CHECK(order == Order::time);
+    // the stable sort by time is the sort by (time, offset)
+    auto sorted = in_file;
+    std::sort(sorted.begin(), sorted.end());
+    CHECK(visited == sorted);
+    if (pipe) {
+      CHECK(on_attr.size() == attrs);
+      for (std::size_t i = 0; i < on_attr.size(); ++i) CHECK(on_attr[i] == i);
+    } else {
+      CHECK(on_attr.empty());
+    }
+  }
+}
+
+namespace {
+
+// A file of page-faults samples written here: with PERF_SAMPLE_TIME (and sample_id_all) or without,
+// each sample's ip and (when timed) time as given.
+std::string write_samples(const test::TempTree& dir, bool timed,
+                          const std::vector<std::pair<std::uint64_t, std::uint64_t>>& ip_time) {
+  std::string path = dir.root() + (timed ? "/timed.data" : "/untimed.data");
+  Attr attr{};
+  attr.type = 1;
+  attr.config = 2;  // page-faults
+  attr.sample_period = 1;
+  attr.sample_type = sample_ip | sample_tid | (timed ? sample_time : 0);
+  attr.sample_id_all = timed;
+  auto out = PerfDataWriter::create(path, {{attr, {7}, "page-faults"}});
+  for (auto [ip, time] : ip_time) {
+    std::vector<std::byte> rec(timed ? 32 : 24);
+    std::uint32_t type = 9, pid = 42;  // PERF_RECORD_SAMPLE
+    std::uint16_t misc = 2, size = static_cast<std::uint16_t>(rec.size());
+    std::memcpy(rec.data(), &type, 4);
+    std::memcpy(rec.data() + 4, &misc, 2);
+    std::memcpy(rec.data() + 6, &size, 2);
+    std::memcpy(rec.data() + 8, &ip, 8);
+    std::memcpy(rec.data() + 16, &pid, 4);
+    std::memcpy(rec.data() + 20, &pid, 4);
+    if (timed) std::memcpy(rec.data() + 24, &time, 8);
+    out.write(rec);
+  }
+  out.finish();
+  return path;
+}
+
+}  // namespace
+
+TEST_CASE("time order: late records go before the first later one, records of one time in file order") {
+  test::TempTree dir;
+  auto file =
+      PerfData::open(write_samples(dir, true, {{1, 30}, {2, 10}, {3, 40}, {4, 10}, {5, 30}, {6, 50}}));
+  std::vector<std::uint64_t> ips;
+  Order order = for_each_in_time_order(file, [&](const Record& r) { ips.push_back(r.get<Sample>()->ip); });
+  CHECK(order == Order::time);
+  CHECK(ips == std::vector<std::uint64_t>{2, 4, 1, 5, 3, 6});
+}
+
+TEST_CASE("time order: records without time are visited in file order") {
+  // perf records time by default: a file whose one event has no PERF_SAMPLE_TIME
+  test::TempTree dir;
+  auto file = PerfData::open(write_samples(dir, false, {{0x3000, 0}, {0x1000, 0}, {0x2000, 0}}));
+  std::vector<std::uint64_t> ips;
+  Order order = for_each_in_time_order(file, [&](const Record& r) { ips.push_back(r.get<Sample>()->ip); });
+  CHECK(order == Order::file);
+  CHECK(ips == std::vector<std::uint64_t>{0x3000, 0x1000, 0x2000});
+}
+
+TEST_CASE("script: a large output is handed over in pieces, and a failed write is an error") {
+  // 4000 samples: a line each, handed over once past 64 KiB, at the end of a line
+  test::TempTree dir;
+  std::vector<std::pair<std::uint64_t, std::uint64_t>> samples;
+  for (std::uint64_t i = 0; i < 4000; ++i) samples.emplace_back(0x1000 + i, 1000000 + i);
+  const std::string path = write_samples(dir, true, samples);
+  ScriptPrinter printer({.fields = {"comm,tid,time,event,ip"}});
+  auto file = PerfData::open(path);
+  std::vector<std::string> pieces;
+  printer.print(file, [&](std::string_view piece) { pieces.emplace_back(piece); });
+  REQUIRE(pieces.size() >= 2);
+  std::string all;
+  for (std::size_t i = 0; i < pieces.size(); ++i) {
+    CAPTURE(i);
+    if (i + 1 < pieces.size()) CHECK(pieces[i].size() > (1u << 16));
+    CHECK(pieces[i].back() == '\n');
+    all += pieces[i];
+  }
+  CHECK(std::count(all.begin(), all.end(), '\n') == 4000);
+  CHECK(all.substr(0, all.find('\n') + 1) ==
+        "             :42      42     0.001000: page-faults:              1000\n");
+
+  std::FILE* full = std::fopen("/dev/full", "w");
+  REQUIRE(full);
+  std::setvbuf(full, nullptr, _IONBF, 0);
+  auto again = PerfData::open(path);
+  try {
+    printer.print(again, full);
+    FAIL("writing to /dev/full succeeded");
+  } catch (const Error& e) {
+    CHECK(e.kind() == ErrorKind::io);
+    CHECK(e.message() == "cannot write the records: No space left on device");
+  }
+  std::fclose(full);
+}
