@@ -1,8 +1,11 @@
 // SPDX-License-Identifier: MIT
 // The exporter's configuration (every error at its file position, with the caret) and its series from
 // real counters.
+#include <arpa/inet.h>
+#include <netinet/in.h>
 #include <signal.h>
 #include <sys/mman.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -12,14 +15,13 @@
 #include <iterator>
 #include <set>
 
+#include "exporter/exporter.hpp"
 #include "perfspec/perfspec.hpp"
+#include "runtime/process.hpp"
 #include "tests/support.hpp"
-#include "tools/exporter.hpp"
-#include "tools/exporter_config.hpp"
-#include "tools/process.hpp"
 
 using namespace perfspec;
-using namespace perfspec::tools::exporter;
+using namespace perfspec::exporter;
 
 namespace {
 
@@ -461,14 +463,14 @@ TEST_CASE("a command target: found by name, reported when it exits, found again 
   CHECK(up_of(*state) == std::pair{0.0, "no process named '" + comm + "'"});
   pid_t first = start();
   // until it has exec'd (a loaded machine may take long: 30 s, then the test says so)
-  for (int i = 0; i < 6000 && tools::comm_of(first) != comm; ++i) ::usleep(5000);
-  REQUIRE(tools::comm_of(first) == comm);
+  for (int i = 0; i < 6000 && runtime::comm_of(first) != comm; ++i) ::usleep(5000);
+  REQUIRE(runtime::comm_of(first) == comm);
   CHECK(up_of(*state).first == 1);
   stop(first);
   CHECK(up_of(*state) == std::pair{0.0, fmt::format("process {} ({}) has exited", first, comm)});
   pid_t second = start();
-  for (int i = 0; i < 6000 && tools::comm_of(second) != comm; ++i) ::usleep(5000);
-  REQUIRE(tools::comm_of(second) == comm);
+  for (int i = 0; i < 6000 && runtime::comm_of(second) != comm; ++i) ::usleep(5000);
+  REQUIRE(runtime::comm_of(second) == comm);
   CHECK(up_of(*state).first == 1);
   stop(second);
 }
@@ -564,4 +566,84 @@ TEST_CASE("the exporter as an unprivileged user: a system-wide set says EACCES a
   CHECK(
       got.find("--- stderr\nperfspec exporter: set 'sys': 'context-switches' cannot be counted: EACCES: ") !=
       std::string::npos);
+}
+
+namespace {
+
+// One HTTP/1.1 GET of `path` on 127.0.0.1:`port` with an Accept header: the whole answer (status
+// line, headers, body), read until the server closes.
+std::string http_get(int port, std::string_view path, std::string_view accept) {
+  int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  REQUIRE(fd >= 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_port = htons(static_cast<std::uint16_t>(port));
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  REQUIRE(::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0);
+  std::string request = fmt::format(
+      "GET {} HTTP/1.1\r\nHost: 127.0.0.1\r\nAccept: {}\r\nConnection: close\r\n\r\n", path, accept);
+  REQUIRE(::write(fd, request.data(), request.size()) == static_cast<ssize_t>(request.size()));
+  std::string answer;
+  char buf[4096];
+  for (ssize_t n; (n = ::read(fd, buf, sizeof buf)) > 0;) answer.append(buf, static_cast<std::size_t>(n));
+  ::close(fd);
+  return answer;
+}
+
+}  // namespace
+
+TEST_CASE("the exporter layer without the command: an Exporter served by a Server, in both formats") {
+  test::TempTree dir;
+  dir.write("exp.toml",
+            fmt::format("[[set]]\nname = \"self\"\npid = {}\nevents = [\"page-faults\"]\n", ::getpid()));
+  spec::Machine machine("/sys", test::no_libpfm4());
+  std::vector<std::string> log;
+  auto engine = std::make_shared<Exporter>(machine, dir.root() + "/exp.toml",
+                                           [&](std::string_view message) { log.emplace_back(message); });
+  CHECK(engine->reload().empty());
+  CHECK(engine->summary() == "1 sets, 1 events, 0 metrics");
+  Server server(engine, "127.0.0.1:0", 2);
+  REQUIRE(server.port() > 0);
+  // one Server a process: the second is refused, and the first still serves
+  try {
+    Server second(engine, "127.0.0.1:0", 1);
+    FAIL("a second Server was made");
+  } catch (const Error& e) {
+    CHECK(e.kind() == ErrorKind::usage);
+    CHECK(e.message() == "another exporter::Server is serving in this process");
+  }
+  const std::string series = "perfspec_event_total{set=\"self\",pid=\"" + std::to_string(::getpid()) +
+                             "\",event=\"page-faults\",pmu=\"software\"} ";
+  std::string text = http_get(server.port(), "/metrics", "text/plain;version=0.0.4");
+  CHECK(text.starts_with("HTTP/1.1 200 OK\r\n"));
+  CHECK(text.find("Content-Type: text/plain; charset=utf-8\r\n") != std::string::npos);
+  CHECK(text.find("\n" + series) != std::string::npos);
+  CHECK(text.find("# EOF") == std::string::npos);
+  std::string open_metrics =
+      http_get(server.port(), "/metrics", "application/openmetrics-text;version=1.0.0");
+  CHECK(open_metrics.starts_with("HTTP/1.1 200 OK\r\n"));
+  CHECK(open_metrics.find("Content-Type: application/openmetrics-text; version=1.0.0; charset=utf-8\r\n") !=
+        std::string::npos);
+  CHECK(open_metrics.find("\n" + series) != std::string::npos);
+  CHECK(open_metrics.ends_with("# EOF\n"));
+  CHECK(log.empty());  // page-faults of this process opens everywhere
+}
+
+TEST_CASE("the exporter layer says what it could not open to its log, not to standard error") {
+  test::TempTree tree;
+  tree.write("kernel/tracing/events/fake/gone/id", "999999\n");
+  spec::Machine machine(tree.root(), test::no_libpfm4());
+  // (with_stderr runs its body in a child: the log comes back in its text)
+  std::string got = with_stderr([&] {
+    std::string log;
+    auto state = State::prepare(
+        parse_config("[[set]]\nname = \"gone\"\nevents = [\"fake:gone\"]\ncpus = \"0\"\n", "exp.toml"),
+        machine, [&](std::string_view message) { log += fmt::format("log: {}\n", message); });
+    state->open(nullptr);
+    (void)state->collect();
+    return log;
+  });
+  CHECK(got.starts_with("log: set 'gone': 'fake:gone' cannot be counted: EINVAL: "));
+  CHECK(got.ends_with("\n--- stderr\n"));  // nothing on standard error
+  CHECK(std::count(got.begin(), got.end(), '\n') == 2);
 }

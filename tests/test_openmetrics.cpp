@@ -6,11 +6,11 @@
 #include <sstream>
 #include <string>
 
+#include "print/openmetrics.hpp"
 #include "tests/exporter/openmetrics_examples.hpp"
-#include "tools/openmetrics.hpp"
 
-using perfspec::tools::OpenMetricsSerializer;
-using perfspec::tools::wants_openmetrics;
+using perfspec::OpenMetricsSerializer;
+using perfspec::wants_openmetrics;
 
 namespace {
 std::string openmetrics(std::string_view example) {
@@ -134,8 +134,7 @@ TEST_CASE("openmetrics: negative timestamps, to the smallest") {
 }
 
 TEST_CASE("openmetrics: the content type") {
-  CHECK(perfspec::tools::openmetrics_content_type ==
-        "application/openmetrics-text; version=1.0.0; charset=utf-8");
+  CHECK(perfspec::openmetrics_content_type == "application/openmetrics-text; version=1.0.0; charset=utf-8");
 }
 
 TEST_CASE("wants_openmetrics: what scrapers send") {

@@ -27,11 +27,18 @@
 #include "perfspec/sampling.hpp"
 #include "perfspec/tracepoint.hpp"
 #include "runtime/cpulist.hpp"
+#include "runtime/process.hpp"
 #include "spec/sysfs_io.hpp"
-#include "tools/process.hpp"
 #include "tools/report.hpp"
+#include "tools/signals.hpp"
 
 namespace perfspec::tools {
+
+using runtime::numbered_entries;
+using runtime::Process;
+using runtime::process_state;
+using runtime::threads_of;
+
 namespace {
 
 std::string proc_value(const char* file, std::string_view key) {

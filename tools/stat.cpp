@@ -26,12 +26,22 @@
 #include "perfspec/perfspec.hpp"
 #include "perfspec/runtime.hpp"
 #include "runtime/cpulist.hpp"
+#include "runtime/process.hpp"
 #include "spec/printable.hpp"
 #include "tools/exit_status.hpp"
-#include "tools/process.hpp"
 #include "tools/report.hpp"
+#include "tools/signals.hpp"
 
 namespace perfspec::tools {
+
+using runtime::alive;
+using runtime::all_threads;
+using runtime::cgroup_root;
+using runtime::comm_of;
+using runtime::Process;
+using runtime::process_state;
+using runtime::threads_of;
+
 namespace {
 
 std::string shell_words(const std::vector<std::string>& argv) {

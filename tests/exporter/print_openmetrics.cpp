@@ -7,8 +7,8 @@
 #include <iostream>
 #include <string_view>
 
+#include "print/openmetrics.hpp"
 #include "tests/exporter/openmetrics_examples.hpp"
-#include "tools/openmetrics.hpp"
 
 int main(int argc, char** argv) {
   std::string_view arg = argc == 2 ? argv[1] : "";
@@ -18,7 +18,7 @@ int main(int argc, char** argv) {
   }
   for (const auto& e : perfspec::test::openmetrics_examples()) {
     if (e.name == arg) {
-      perfspec::tools::OpenMetricsSerializer().Serialize(std::cout, e.families);
+      perfspec::OpenMetricsSerializer().Serialize(std::cout, e.families);
       return 0;
     }
   }

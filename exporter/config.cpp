@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-#include "tools/exporter_config.hpp"
+#include "exporter/config.hpp"
 
 #include <fcntl.h>
 #include <unistd.h>
@@ -16,7 +16,7 @@
 
 #include "spec/printable.hpp"
 
-namespace perfspec::tools::exporter {
+namespace perfspec::exporter {
 
 std::string_view grouping_name(Grouping g) {
   switch (g) {
@@ -500,4 +500,4 @@ Config load_config(const std::string& path) {
   return parse_config(text, path);
 }
 
-}  // namespace perfspec::tools::exporter
+}  // namespace perfspec::exporter

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-#include "tools/process.hpp"
+#include "runtime/process.hpp"
 
 #include <dirent.h>
 #include <signal.h>
@@ -14,34 +14,7 @@
 
 #include <fmt/format.h>
 
-namespace perfspec::tools {
-
-// SIGINT, SIGTERM and SIGHUP to perfspec: how many came, and the last one.
-volatile sig_atomic_t signals_received = 0;
-volatile sig_atomic_t last_signal = 0;
-namespace {
-extern "C" void on_signal(int sig) {
-  last_signal = sig;
-  signals_received = signals_received + 1;
-}
-
-}  // namespace
-
-void catch_stop_signals() {
-  struct sigaction sa {};
-  sa.sa_handler = on_signal;
-  ::sigemptyset(&sa.sa_mask);
-  for (int sig : {SIGINT, SIGTERM, SIGHUP}) ::sigaction(sig, &sa, nullptr);
-}
-
-extern "C" void on_broken_pipe(int) {}
-
-void catch_broken_pipe() {
-  struct sigaction sa {};
-  sa.sa_handler = on_broken_pipe;
-  ::sigemptyset(&sa.sa_mask);
-  ::sigaction(SIGPIPE, &sa, nullptr);
-}
+namespace perfspec::runtime {
 
 // The numbered entries of a /proc folder: the processes of /proc, the threads of /proc/PID/task.
 std::vector<int> numbered_entries(const std::string& dir) {
@@ -109,4 +82,4 @@ std::string cgroup_root() {
   return v1.empty() ? v2 : v1;
 }
 
-}  // namespace perfspec::tools
+}  // namespace perfspec::runtime

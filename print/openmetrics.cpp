@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-#include "tools/openmetrics.hpp"
+#include "print/openmetrics.hpp"
 
 #include <algorithm>
 #include <charconv>
@@ -12,7 +12,7 @@
 
 #include <fmt/format.h>
 
-namespace perfspec::tools {
+namespace perfspec {
 
 namespace {
 
@@ -427,4 +427,4 @@ bool wants_openmetrics(std::string_view accept_header) {
   return openmetrics_weight.q > 0 && openmetrics_weight.q > text_weight.q;
 }
 
-}  // namespace perfspec::tools
+}  // namespace perfspec

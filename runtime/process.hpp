@@ -1,22 +1,12 @@
 // SPDX-License-Identifier: MIT
 #pragma once
-// Processes and signals, as the commands that run or watch a workload (stat, record) see them.
-#include <csignal>
+// Processes and threads as /proc shows them, and where cgroups are mounted: what counting a process,
+// its threads or a cgroup needs to find (stat, record, the exporter).
 #include <optional>
 #include <string>
 #include <vector>
 
-namespace perfspec::tools {
-
-/// SIGINT, SIGTERM and SIGHUP to perfspec: how many came, and the last one (catch_stop_signals).
-extern volatile sig_atomic_t signals_received;
-extern volatile sig_atomic_t last_signal;
-/// Count those signals instead of dying of them.
-void catch_stop_signals();
-/// SIGPIPE makes a write to a pipe whose reader left fail with EPIPE instead of ending perfspec, so that
-/// it can say so and end its command. A handler, not SIG_IGN: a command perfspec runs gets the default
-/// back at exec.
-void catch_broken_pipe();
+namespace perfspec::runtime {
 
 /// The numbered entries of a /proc folder: the processes of /proc, the threads of /proc/PID/task.
 std::vector<int> numbered_entries(const std::string& dir);
@@ -36,4 +26,4 @@ std::optional<std::string> comm_of(int tid);
 /// from /proc/mounts (as perf finds it); empty when neither is mounted.
 std::string cgroup_root();
 
-}  // namespace perfspec::tools
+}  // namespace perfspec::runtime

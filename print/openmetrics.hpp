@@ -9,7 +9,7 @@
 #include <prometheus/metric_family.h>
 #include <prometheus/serializer.h>
 
-namespace perfspec::tools {
+namespace perfspec {
 
 /// The Content-Type of what OpenMetricsSerializer writes.
 constexpr std::string_view openmetrics_content_type =
@@ -65,4 +65,4 @@ class OpenMetricsSerializer : public prometheus::Serializer {
 /// wants_openmetrics("*/*") and wants_openmetrics("") are false.
 bool wants_openmetrics(std::string_view accept_header);
 
-}  // namespace perfspec::tools
+}  // namespace perfspec

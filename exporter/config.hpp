@@ -32,7 +32,7 @@
 #include "perfspec/error.hpp"
 #include "perfspec/metric.hpp"
 
-namespace perfspec::tools::exporter {
+namespace perfspec::exporter {
 
 /// A string value of the file and where each of its bytes is written there (escapes and all).
 struct Located {
@@ -102,4 +102,4 @@ Config load_config(const std::string& path);
 ConfigError error_at(const Config& config, const Origin& origin, std::uint32_t offset, ErrorKind kind,
                      std::string_view message, std::string_view help = {});
 
-}  // namespace perfspec::tools::exporter
+}  // namespace perfspec::exporter

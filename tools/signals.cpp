@@ -1,0 +1,37 @@
+// SPDX-License-Identifier: MIT
+#include "tools/signals.hpp"
+
+#include <signal.h>
+
+#include <initializer_list>
+
+namespace perfspec::tools {
+
+// SIGINT, SIGTERM and SIGHUP to perfspec: how many came, and the last one.
+volatile sig_atomic_t signals_received = 0;
+volatile sig_atomic_t last_signal = 0;
+namespace {
+extern "C" void on_signal(int sig) {
+  last_signal = sig;
+  signals_received = signals_received + 1;
+}
+
+}  // namespace
+
+void catch_stop_signals() {
+  struct sigaction sa {};
+  sa.sa_handler = on_signal;
+  ::sigemptyset(&sa.sa_mask);
+  for (int sig : {SIGINT, SIGTERM, SIGHUP}) ::sigaction(sig, &sa, nullptr);
+}
+
+extern "C" void on_broken_pipe(int) {}
+
+void catch_broken_pipe() {
+  struct sigaction sa {};
+  sa.sa_handler = on_broken_pipe;
+  ::sigemptyset(&sa.sa_mask);
+  ::sigaction(SIGPIPE, &sa, nullptr);
+}
+
+}  // namespace perfspec::tools
