@@ -1,0 +1,313 @@
+// SPDX-License-Identifier: MIT
+// Folding a metric's expression against the machine: literals become the machine's facts, the
+// metrics it names are inlined once each, constants are folded so that only the branch an `if` takes
+// opens events, and what remains are the identifiers of events.
+#include <algorithm>
+#include <cctype>
+#include <cmath>
+#include <functional>
+#include <iterator>
+#include <optional>
+#include <set>
+
+#include <fmt/format.h>
+
+#include "perfspec/metric.hpp"
+#include "perfspec/resolve.hpp"
+#include "perfspec/tables.hpp"
+#include "resolver/metric_detail.hpp"
+#include "resolver/resolver.hpp"
+#include "spec/ascii.hpp"
+#include "spec/sysfs_io.hpp"
+
+namespace perfspec::metric::detail {
+
+using spec::ascii_iequal;
+using spec::io::trim;
+
+bool is_tool_name(std::string_view name) {
+  return name == "duration_time" || name == "user_time" || name == "system_time";
+}
+
+Expr number(double v, Span span) {
+  Expr e;
+  e.kind = Expr::Kind::number;
+  e.number = v;
+  e.span = span;
+  return e;
+}
+
+// Where a table metric's expression is written (its file's line and column), for errors.
+Origin located(const Definition& def) {
+  if (def.origin.file.empty() || def.origin.line) return def.origin;
+  return spec::table_metric_origin(def.origin.file, def.name, def.expr).value_or(def.origin);
+}
+
+ResolvedMetric Resolver::resolve(const Definition& def) {
+  ResolvedMetric m;
+  m.definition = def;
+  m.scale = parse_scale_unit(def.scale_unit);
+  folded_ = &m.folded;
+  Frame top{&def, nullptr};
+  m.expr = parsed(def);
+  fold(m.expr, top);
+  if (options_.thresholds && !def.threshold.empty()) {
+    // A threshold that cannot be resolved (it names an event this machine lacks) only loses the mark.
+    try {
+      // Its own frame, so that the metric it names (itself, usually) is a reference, not a cycle.
+      Definition t = def;
+      t.name = def.name + " (threshold)";
+      t.expr = def.threshold;
+      Expr e = parsed(t);
+      Frame frame{&t, nullptr};
+      fold(e, frame);
+      m.threshold = std::move(e);
+    } catch (const Error& e) {
+      m.folded.push_back(fmt::format("threshold not used: {}", e.message()));
+    }
+  }
+  // The metrics referred to, transitively, with what folding them found.
+  // Each with the PMU of the metric it is written in, which picks the metric a name refers to.
+  std::vector<std::pair<const Expr*, const std::string*>> todo{{&m.expr, &def.pmu}};
+  if (m.threshold) todo.emplace_back(&*m.threshold, &def.pmu);
+  while (!todo.empty()) {
+    auto [e, pmu] = todo.back();
+    todo.pop_back();
+    if (e->kind == Expr::Kind::ref && !m.refs.contains(e->name)) {
+      const Definition* other = metric_named(e->name, *pmu);
+      const Folded& f = refs_.at(other);
+      m.refs.emplace(e->name, f.expr);
+      m.uses.push_back(e->name);
+      for (const auto& n : f.notes)
+        if (std::find(m.folded.begin(), m.folded.end(), n) == m.folded.end()) m.folded.push_back(n);
+      todo.emplace_back(&m.refs.at(e->name), &other->pmu);
+      continue;
+    }
+    for (const auto& a : e->args) todo.emplace_back(&a, pmu);
+  }
+  std::sort(m.uses.begin(), m.uses.end());
+  return m;
+}
+
+const EventSet& Resolver::events_of(const std::string& id) {
+  auto it = events_.find(id);
+  if (it == events_.end()) it = events_.emplace(id, perfspec::resolve(id, machine_)).first;
+  return it->second;
+}
+
+void Resolver::fail(const Error& e, const Frame& at) const {
+  throw MetricError(e, at.def->name, at.def->expr, located(*at.def));
+}
+
+Expr Resolver::parsed(const Definition& def) const {
+  try {
+    return parse(def.expr);
+  } catch (const Error& e) {
+    throw MetricError(e, def.name, def.expr, located(def));
+  }
+}
+
+const Definition* Resolver::metric_named(std::string_view name, std::string_view pmu) const {
+  const Definition* any = nullptr;
+  for (const auto& d : defs_)
+    if (ascii_iequal(d.name, name)) {
+      if (d.pmu == pmu) return &d;
+      if (!any) any = &d;
+    }
+  return any;
+}
+
+std::string Resolver::identifier(const Expr& e) const {
+  std::string out;
+  for (char c : e.name) {
+    if (c == '?')
+      out += std::to_string(options_.parameter);
+    else
+      out += c;
+  }
+  return out;
+}
+
+void Resolver::note(std::string text) {
+  if (std::find(folded_->begin(), folded_->end(), text) == folded_->end())
+    folded_->push_back(std::move(text));
+}
+
+void Resolver::fold(Expr& e, const Frame& at) {
+  using K = Expr::Kind;
+  switch (e.kind) {
+    case K::number:
+    case K::nan:
+    case K::ref: return;
+    case K::literal: {
+      double v = 0;
+      try {
+        v = machine_.metric_literal(e.name, options_.target);
+      } catch (const Error& err) {
+        fail(Error(err.kind(), err.message(), e.span, err.help()), at);
+      }
+      note(fmt::format("#{} = {}", e.name, v));
+      e = number(v, e.span);
+      return;
+    }
+    case K::id: return fold_id(e, at);
+    case K::negate:
+      fold(e.args[0], at);
+      if (e.args[0].kind == K::number) e = number(-e.args[0].number, e.span);
+      return;
+    case K::binary:
+      fold(e.args[0], at);
+      fold(e.args[1], at);
+      if (e.args[0].kind == K::number && e.args[1].kind == K::number)
+        e = number(apply(e.op, e.args[0].number, e.args[1].number), e.span);
+      return;
+    case K::select: {
+      fold(e.args[1], at);
+      if (e.args[1].kind == K::number) {
+        // A known condition: only the branch taken is resolved (its events alone are opened).
+        Expr taken = std::move(e.args[e.args[1].number != 0 ? 0 : 2]);
+        fold(taken, at);
+        e = std::move(taken);
+        return;
+      }
+      fold(e.args[0], at);
+      fold(e.args[2], at);
+      if (e.args[0].kind == K::number && e.args[2].kind == K::number && e.args[0].number == e.args[2].number)
+        e = number(e.args[0].number, e.span);
+      return;
+    }
+    case K::call: return fold_call(e, at);
+  }
+}
+
+void Resolver::fold_call(Expr& e, const Frame& at) {
+  using F = Expr::Fn;
+  switch (e.fn) {
+    case F::d_ratio:
+      fold(e.args[1], at);
+      if (e.args[1].kind == Expr::Kind::number && e.args[1].number == 0) {
+        e = number(0, e.span);  // perf: a ratio over a constant 0 is 0, and needs no event
+        return;
+      }
+      [[fallthrough]];
+    case F::min:
+    case F::max:
+      fold(e.args[0], at);
+      fold(e.args[1], at);
+      if (e.args[0].kind == Expr::Kind::number && e.args[1].kind == Expr::Kind::number)
+        e = number(call(e.fn, e.args[0].number, e.args[1].number), e.span);
+      return;
+    case F::has_event: {
+      std::string id = identifier(e.args[0]);
+      bool has = true;
+      try {
+        has = !events_of(id).events.empty();
+      } catch (const Error&) {
+        has = false;
+      }
+      note(fmt::format("has_event({}) = {}", id, has ? 1 : 0));
+      e = number(has ? 1 : 0, e.span);
+      return;
+    }
+    case F::source_count: {
+      std::string id = identifier(e.args[0]);
+      std::size_t n = 0;
+      try {
+        n = events_of(id).events.size();
+      } catch (const Error& err) {
+        fail(Error(err.kind(), err.message(), e.args[0].span, err.help()), at);
+      }
+      note(fmt::format("source_count({}) = {}", id, n));
+      e = number(static_cast<double>(n), e.span);
+      return;
+    }
+    case F::strcmp_cpuid_str: {
+      const std::string& want = e.args[0].name;
+      const std::string& cpuid = machine_.cpuid();
+      bool arm = spec::table_arch(machine_.tables_folder(), cpuid) == spec::TableArch::arm64;
+      bool match =
+          !cpuid.empty() && (arm ? spec::midr_matches(want, cpuid) : spec::cpuid_matches(want, cpuid));
+      note(fmt::format("strcmp_cpuid_str({}) = {}", want, match ? 1 : 0));
+      e = number(match ? 1 : 0, e.span);
+      return;
+    }
+  }
+}
+
+void Resolver::fold_id(Expr& e, const Frame& at) {
+  std::string id = identifier(e);
+  // Another metric's name refers to that metric (perf looks for metrics first), inlined.
+  if (const Definition* other = metric_named(id, at.def->pmu); other && !is_tool_name(id)) {
+    std::string chain = other->name;
+    for (const Frame* f = &at; f; f = f->outer) {
+      chain = f->def->name + " -> " + chain;
+      if (ascii_iequal(f->def->name, other->name))
+        fail(Error(ErrorKind::bad_value, fmt::format("metric '{}' refers to itself: {}", other->name, chain),
+                   e.span),
+             at);
+    }
+    if (!refs_.contains(other)) {
+      // Folded on its own: its notes are its own, and any metric that uses it gets them.
+      Folded f;
+      std::vector<std::string>* outer = folded_;
+      folded_ = &f.notes;
+      f.expr = parsed(*other);
+      Frame frame{other, &at};
+      try {
+        fold(f.expr, frame);
+      } catch (...) {
+        folded_ = outer;
+        throw;
+      }
+      folded_ = outer;
+      refs_.emplace(other, std::move(f));
+    }
+    Expr ref;
+    ref.kind = Expr::Kind::ref;
+    ref.name = other->name;
+    ref.text = e.text;
+    ref.span = e.span;
+    e = std::move(ref);
+    return;
+  }
+  try {
+    const EventSet& set = events_of(id);
+    if (set.events.empty())
+      throw Error(ErrorKind::unknown_name, fmt::format("'{}' names no event of this machine", id));
+  } catch (const Error& err) {
+    std::string message = err.message();
+    // The event string's own error, when it does not say which identifier it is about.
+    if (message.find("'" + id + "'") == std::string::npos)
+      message = fmt::format("{} (in event '{}')", message, id);
+    std::string help = err.help();
+    // `page-faults` in a metric is `page` minus `faults`: perf's metrics escape the dash.
+    std::string_view text = at.def->expr;
+    if (e.span.end < text.size() && text[e.span.end] == '-') {
+      std::size_t end = e.span.end + 1;
+      while (end < text.size() && (std::isalnum(static_cast<unsigned char>(text[end])) || text[end] == '_' ||
+                                   text[end] == '.' || text[end] == '-'))
+        ++end;
+      std::string whole(text.substr(e.span.begin, end - e.span.begin));
+      std::string escaped;
+      for (char c : whole) escaped += c == '-' ? std::string("\\-") : std::string(1, c);
+      help = fmt::format("in a metric '-' subtracts; an event named '{}' is written '{}'", whole, escaped);
+    }
+    fail(Error(err.kind(), message, e.span, help), at);
+  }
+  e.name = id;  // the `?` replaced: the key of the plan's inputs
+}
+
+void identifiers(const Expr& e, const std::map<std::string, Expr, std::less<>>& refs,
+                 std::vector<std::string>& out) {
+  if (e.kind == Expr::Kind::id) {
+    if (std::find(out.begin(), out.end(), e.name) == out.end()) out.push_back(e.name);
+    return;
+  }
+  if (e.kind == Expr::Kind::ref) {
+    if (auto it = refs.find(e.name); it != refs.end()) identifiers(it->second, refs, out);
+    return;
+  }
+  for (const auto& a : e.args) identifiers(a, refs, out);
+}
+
+}  // namespace perfspec::metric::detail
