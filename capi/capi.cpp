@@ -492,3 +492,49 @@ size_t perfspec_perf_data_events(const perfspec_perf_data* f) { return f ? f->fi
 const char* perfspec_perf_data_event_name(const perfspec_perf_data* f, size_t i) {
   return f && i < f->file.events().size() ? f->file.event_name(i).c_str() : nullptr;
 }
+
+int perfspec_record_command(const perfspec_machine* machine, const perfspec_event_set* set,
+                            char* const argv[], const char* path, uint64_t period, uint64_t frequency,
+                            int* exit_status, uint64_t* samples) {
+  if (!machine || !set || !argv || !argv[0] || !path)
+    return fail(PERFSPEC_E_INVALID, "perfspec_record_command: a NULL argument, or an empty command");
+  namespace rt = perfspec::runtime;
+  std::vector<std::string> command;
+  for (char* const* a = argv; *a; ++a) command.emplace_back(*a);
+  std::string none;  // why no event can sample
+  int code = guarded([&] {
+    rt::SamplingOptions o;
+    o.period = period;
+    o.frequency = period ? 0 : (frequency ? frequency : 4000);
+    o.sample_type = perfspec::sample_ip | perfspec::sample_tid | perfspec::sample_time;
+    if (!period) o.sample_type |= perfspec::sample_period;
+    rt::Command cmd(command);
+    auto rec = rt::Recording::open(*machine->machine, set->set, rt::Target::command(cmd, true),
+                                   {.sampling = o, .cmdline = command});
+    if (!rec.sampling()) {
+      none = "no event could be opened for sampling";
+      for (std::size_t i = 0; i < rec.failures().size(); ++i)
+        if (const auto& f = rec.failures()[i]) {
+          none += ": " + rec.events().events[i].name + ": " + f->name + " (" + f->meaning + ")" +
+                  (f->hint.empty() ? "" : "; " + f->hint);
+          break;
+        }
+      return;
+    }
+    auto out = perfspec::record::PerfDataWriter::create(path, rec.file_events());
+    rec.begin(out);
+    if (int err = cmd.start()) {
+      out.finish();
+      throw perfspec::Error(perfspec::ErrorKind::io,
+                            "cannot run '" + command[0] + "': " + std::strerror(err));
+    }
+    while (rec.drain(100) != rt::Wakeup::target_gone && !cmd.wait(0)) {
+    }
+    auto summary = rec.finish();
+    cmd.wait();
+    if (exit_status) *exit_status = cmd.exit_status();
+    if (samples) *samples = summary.samples;
+  });
+  if (code == PERFSPEC_OK && !none.empty()) return fail(PERFSPEC_E_SYSTEM, none);
+  return code;
+}

@@ -230,6 +230,23 @@ int perfspec_perf_data_next(perfspec_perf_data* file, perfspec_record* out);
 size_t perfspec_perf_data_events(const perfspec_perf_data* file);
 const char* perfspec_perf_data_event_name(const perfspec_perf_data* file, size_t i);
 
+/* Record a command into the perf.data file `path`, as `perfspec record -e ... -c/-F ... -o path --
+ * argv...` does: the events of `set` (resolved on `machine`) sampled every `period` events, else
+ * `frequency` times a second (0 and 0: 4000 Hz), samples with IP|TID|TIME (and PERIOD with a
+ * frequency), the records perf writes beside them. `argv` is the command and its arguments, NULL
+ * terminated (argv[0] looked up in PATH). Blocks until the command exits. `*exit_status` (may be NULL)
+ * is its exit status (128+N when killed by signal N), `*samples` (may be NULL) the samples written.
+ * PERFSPEC_E_SYSTEM when no event can sample, PERFSPEC_E_IO when the file cannot be written or the
+ * command cannot be run, each with the reason in perfspec_last_error().
+ *
+ *   char* argv[] = {"make", "-j8", NULL};
+ *   int status;
+ *   perfspec_record_command(machine, set, argv, "perf.data", 0, 999, &status, NULL);
+ */
+int perfspec_record_command(const perfspec_machine* machine, const perfspec_event_set* set,
+                            char* const argv[], const char* path, uint64_t period, uint64_t frequency,
+                            int* exit_status, uint64_t* samples);
+
 #ifdef __cplusplus
 }
 #endif

@@ -13,6 +13,7 @@
 #include "perfspec/perf_data.hpp"
 #include "perfspec/print.hpp"
 #include "perfspec/record.hpp"
+#include "perfspec/recording.hpp"
 #include "perfspec/resolve.hpp"
 #include "perfspec/runtime.hpp"
 #include "perfspec/sampling.hpp"

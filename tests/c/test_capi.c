@@ -386,6 +386,43 @@ static void perf_data(const char* fixture) {
   CHECK(strstr(perfspec_last_error(), "not a perf.data file (no PERFILE2 magic)") != NULL);
 }
 
+/* A command recorded into a perf.data file, read back through the C API. */
+static void record_command(const perfspec_machine* live) {
+  perfspec_event_set* set = NULL;
+  CHECK(perfspec_resolve(live, "page-faults:u", &set) == 0);
+  char path[] = "/tmp/perfspec-capi-XXXXXX";
+  int fd = mkstemp(path);
+  CHECK(fd >= 0);
+  close(fd);
+  char* argv[] = {"sh", "-c", "exit 3", NULL};
+  int status = -1;
+  uint64_t samples = 0;
+  CHECK(perfspec_record_command(live, set, argv, path, 1, 0, &status, &samples) == PERFSPEC_OK);
+  CHECK(status == 3);
+  CHECK(samples > 0); /* a shell's own page faults, each a sample */
+  perfspec_perf_data* f = NULL;
+  CHECK(perfspec_perf_data_open(path, &f) == 0);
+  CHECK(perfspec_perf_data_events(f) == 1 &&
+        strcmp(perfspec_perf_data_event_name(f, 0), "page-faults:u") == 0);
+  perfspec_record r;
+  uint64_t read = 0;
+  int more;
+  while ((more = perfspec_perf_data_next(f, &r)) == 1)
+    if (r.type == 9) ++read;
+  CHECK(more == 0);
+  CHECK(read == samples);
+  perfspec_perf_data_free(f);
+
+  char* missing[] = {"/nonexistent/perfspec-command", NULL};
+  CHECK(perfspec_record_command(live, set, missing, path, 1, 0, &status, NULL) == PERFSPEC_E_IO);
+  CHECK(strcmp(perfspec_last_error(),
+               "cannot run '/nonexistent/perfspec-command': No such file or directory") == 0);
+  char* none[] = {NULL};
+  CHECK(perfspec_record_command(live, set, none, path, 1, 0, NULL, NULL) == PERFSPEC_E_INVALID);
+  unlink(path);
+  perfspec_event_set_free(set);
+}
+
 int main(int argc, char** argv) {
   const char* fixture = argc > 1 ? argv[1] : "tests/fixtures/intel_skx";
   perfspec_machine* m = perfspec_machine_new(fixture, NULL, NULL);
@@ -455,6 +492,7 @@ int main(int argc, char** argv) {
   sampling(live);
   sampling_dropped(live);
   perf_data(fixture);
+  record_command(live);
   perfspec_machine_free(live);
   perfspec_machine_free(m);
 

@@ -1,0 +1,181 @@
+// SPDX-License-Identifier: MIT
+// A recording session (perfspec/recording.hpp): a Sampler's records written into a perf.data file as
+// they come, with what perf record writes beside them.
+#include "perfspec/recording.hpp"
+
+#include <sys/utsname.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+
+#include <fmt/format.h>
+
+#include "perfspec/error.hpp"
+#include "perfspec/record.hpp"
+#include "perfspec/tracepoint.hpp"
+#include "runtime/process.hpp"
+
+namespace perfspec::runtime {
+namespace {
+
+// The value of `key` in a /proc file of `key: value` lines (cpuinfo, meminfo), empty when absent.
+std::string proc_value(const char* file, std::string_view key) {
+  std::ifstream f(file);
+  std::string line;
+  while (std::getline(f, line)) {
+    if (line.compare(0, key.size(), key) != 0) continue;
+    auto colon = line.find(':');
+    if (colon == std::string::npos) continue;
+    auto v = line.substr(colon + 1);
+    v.erase(0, v.find_first_not_of(" \t"));
+    return v;
+  }
+  return {};
+}
+
+// The header features perf record writes that say where the data was taken.
+void describe_host(record::PerfDataWriter& out, const spec::Machine& machine,
+                   const std::vector<std::string>& cmdline) {
+  struct utsname u {};
+  if (::uname(&u) == 0) {
+    out.set_string(record::Feature::hostname, u.nodename);
+    out.set_string(record::Feature::osrelease, u.release);
+    out.set_string(record::Feature::arch, u.machine);
+  }
+  out.set_string(record::Feature::version, "0.1.0 (perfspec)");
+  long conf = ::sysconf(_SC_NPROCESSORS_CONF), online = ::sysconf(_SC_NPROCESSORS_ONLN);
+  if (conf > 0 && online > 0)
+    out.set_nr_cpus(static_cast<std::uint32_t>(conf), static_cast<std::uint32_t>(online));
+  if (auto model = proc_value("/proc/cpuinfo", "model name"); !model.empty())
+    out.set_string(record::Feature::cpudesc, model);
+  // perf's header writes an x86 cpuid as VENDOR,FAMILY,MODEL,STEPPING
+  std::string cpuid = machine.cpuid();
+  if (cpuid.rfind("GenuineIntel", 0) == 0 || cpuid.rfind("AuthenticAMD", 0) == 0 ||
+      cpuid.rfind("HygonGenuine", 0) == 0)
+    std::replace(cpuid.begin(), cpuid.end(), '-', ',');
+  if (!cpuid.empty()) out.set_string(record::Feature::cpuid, cpuid);
+  if (auto mem = proc_value("/proc/meminfo", "MemTotal"); !mem.empty())
+    out.set_total_mem(std::strtoull(mem.c_str(), nullptr, 10));
+  out.set_cmdline(cmdline);
+}
+
+// A target that exists before the recording: its processes are synthesized, and the side-band comes
+// from a tracking event enabled as it opens.
+bool exists_before(const Target& t) {
+  return t.kind == Target::Kind::cpus || (t.kind == Target::Kind::process && !t.enable_on_exec);
+}
+
+}  // namespace
+
+struct Recording::Impl {
+  Impl(const spec::Machine& m, const Target& t, RecordingOptions o, Sampler s)
+      : machine(m), target(t), options(std::move(o)), sampler(std::move(s)) {}
+  const spec::Machine& machine;
+  Target target;
+  RecordingOptions options;
+  Sampler sampler;
+  std::vector<record::FileEvent> file_events;
+  record::Formats formats;
+  EventSet recorded;  // the events that opened
+  record::PerfDataWriter* out = nullptr;
+  RecordingSummary summary;
+  std::uint64_t first_time = ~std::uint64_t{0}, last_time = 0;
+
+  // Everything the buffers hold now, into the file; a FINISHED_ROUND after a pass that wrote. True
+  // when it wrote.
+  bool take() {
+    record::Record r;
+    std::size_t n = sampler.read([&](std::span<const std::byte> bytes) {
+      out->write(bytes);
+      if (record_header(bytes).type != static_cast<std::uint32_t>(record::Type::sample)) return;
+      ++summary.samples;
+      try {
+        formats.decode(bytes, 0, r);
+        if (r.sample_id.has(record::sample_time)) {
+          first_time = std::min(first_time, r.sample_id.time);
+          last_time = std::max(last_time, r.sample_id.time);
+        }
+      } catch (const record::DecodeError&) {  // written as it came; the time range leaves it out
+      }
+    });
+    if (n) out->finish_round();
+    return n != 0;
+  }
+};
+
+Recording::Recording(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+Recording::Recording(Recording&&) noexcept = default;
+Recording& Recording::operator=(Recording&&) noexcept = default;
+Recording::~Recording() = default;
+
+Recording Recording::open(const spec::Machine& machine, const EventSet& set, const Target& target,
+                          const RecordingOptions& options) {
+  RecordingOptions o = options;
+  if (exists_before(target)) o.sampling.track_at_open = true;
+  auto sampler = Sampler::open(set, target, o.sampling);
+  auto impl = std::make_unique<Impl>(machine, target, std::move(o), std::move(sampler));
+  // The events as opened (with the tracking event of a process or every CPU, last), and what reading
+  // their samples needs.
+  const Sampler& s = impl->sampler;
+  for (std::size_t i = 0; i < s.events().events.size(); ++i) {
+    if (!s.opened(i)) continue;
+    impl->file_events.push_back({s.attrs()[i], s.ids()[i], s.events().events[i].name});
+    impl->formats.add(s.attrs()[i], s.ids()[i]);
+    impl->recorded.events.push_back(s.events().events[i]);
+  }
+  return Recording(std::move(impl));
+}
+
+const EventSet& Recording::events() const { return impl_->sampler.events(); }
+const std::vector<std::optional<Failure>>& Recording::failures() const { return impl_->sampler.failures(); }
+bool Recording::opened(std::size_t index) const { return impl_->sampler.opened(index); }
+bool Recording::sampling() const { return !impl_->file_events.empty(); }
+const std::vector<record::FileEvent>& Recording::file_events() const { return impl_->file_events; }
+
+void Recording::begin(record::PerfDataWriter& out) {
+  Impl& r = *impl_;
+  if (!sampling()) throw Error(ErrorKind::usage, "no event of the recording samples: nothing to record");
+  r.out = &out;
+  if (std::any_of(r.file_events.begin(), r.file_events.end(), [](const auto& e) { return e.attr.type == 2; }))
+    out.set_tracing_data(record::tracing_data_of(r.machine, r.recorded));
+  describe_host(out, r.machine, r.options.cmdline);
+  // What existed before: the kernel's text, and the processes already running.
+  const Attr& first = r.file_events.front().attr;
+  std::vector<std::byte> synthesized;
+  synthesize_kernel(first, synthesized);
+  if (r.target.kind == Target::Kind::process && !r.target.enable_on_exec)
+    synthesize_process(r.target.pid, first, synthesized);
+  if (r.target.kind == Target::Kind::cpus)
+    for (int pid : numbered_entries("/proc")) synthesize_process(pid, first, synthesized);
+  out.write(synthesized);
+  out.finish_round();
+  if (!r.target.enable_on_exec) r.sampler.enable();
+}
+
+Wakeup Recording::drain(int timeout_ms) {
+  Impl& r = *impl_;
+  if (!r.out) throw Error(ErrorKind::usage, "Recording::drain before begin()");
+  auto p = r.sampler.poll(timeout_ms);
+  if (p.state == Wakeup::failed) throw Error(ErrorKind::io, fmt::format("poll: {}", std::strerror(p.error)));
+  if (r.take()) ++r.summary.wakeups;
+  return p.state;
+}
+
+RecordingSummary Recording::finish() {
+  Impl& r = *impl_;
+  if (!r.out) throw Error(ErrorKind::usage, "Recording::finish before begin()");
+  r.sampler.disable();
+  r.take();
+  if (r.first_time <= r.last_time) r.out->set_sample_time(r.first_time, r.last_time);
+  r.summary.bytes = r.out->data_size();
+  r.out->finish();
+  r.out = nullptr;
+  r.summary.losses = r.sampler.losses();
+  return r.summary;
+}
+
+}  // namespace perfspec::runtime

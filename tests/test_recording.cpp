@@ -1,0 +1,118 @@
+// SPDX-License-Identifier: MIT
+// The recording session (perfspec/recording.hpp) without the CLI: a command recorded into a perf.data
+// file, read back; exact sample counts from a workload whose page faults are known.
+#include <doctest/doctest.h>
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <fstream>
+#include <iterator>
+#include <string>
+#include <vector>
+
+#include "perfspec/perfspec.hpp"
+#include "perfspec/recording.hpp"
+#include "tests/support.hpp"
+
+using namespace perfspec;
+
+namespace {
+
+// What a command writes on standard error while `body` runs (it inherits this process's).
+template <typename Body> std::string stderr_of(const test::TempTree& dir, Body&& body) {
+  const std::string path = dir.root() + "/stderr";
+  int file = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+  REQUIRE(file >= 0);
+  std::fflush(stderr);
+  int saved = ::dup(2);
+  ::dup2(file, 2);
+  ::close(file);
+  body();
+  std::fflush(stderr);
+  ::dup2(saved, 2);
+  ::close(saved);
+  std::ifstream in(path);
+  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
+}  // namespace
+
+TEST_CASE("a recording of a command: every page fault a sample, the file perf record writes") {
+  spec::Machine machine("/sys", test::no_libpfm4());
+  test::TempTree dir;
+  const std::string path = dir.root() + "/perf.data";
+  const int pages = 300;
+  runtime::RecordingSummary summary;
+  std::string err = stderr_of(dir, [&] {
+    runtime::Command cmd({PERFSPEC_WORKLOAD, "touch", std::to_string(pages)});
+    runtime::SamplingOptions sampling;
+    sampling.period = 1;
+    sampling.sample_type = record::sample_ip | record::sample_tid | record::sample_time | record::sample_addr;
+    auto rec = runtime::Recording::open(machine, resolve("page-faults:u", machine),
+                                        runtime::Target::command(cmd, true),
+                                        {.sampling = sampling, .cmdline = {"test", "record"}});
+    REQUIRE(rec.sampling());
+    REQUIRE(rec.file_events().size() == 1);
+    auto out = record::PerfDataWriter::create(path, rec.file_events());
+    rec.begin(out);
+    REQUIRE(cmd.start() == 0);
+    while (rec.drain(100) != runtime::Wakeup::target_gone) {
+    }
+    summary = rec.finish();
+    cmd.wait();
+    CHECK(cmd.exit_status() == 0);
+  });
+  // "region START END": the pages the workload wrote one byte to, each a fault
+  unsigned long long start = 0, end = 0;
+  REQUIRE(std::sscanf(err.c_str(), "region %llx %llx", &start, &end) == 2);
+  REQUIRE(end - start ==
+          static_cast<unsigned long long>(pages) * static_cast<unsigned long long>(::getpagesize()));
+
+  auto file = record::PerfData::open(path);
+  REQUIRE(file.events().size() == 1);
+  CHECK(file.events()[0].name == "page-faults:u");
+  CHECK(file.cmdline() == std::vector<std::string>{"test", "record"});
+  CHECK(file.feature_string(record::Feature::hostname).has_value());
+  CHECK(file.has_feature(record::Feature::sample_time_range));
+  record::Record r;
+  std::uint64_t samples = 0, in_region = 0, comms = 0, rounds = 0;
+  while (file.next(r)) {
+    if (auto* s = r.get<record::Sample>()) {
+      ++samples;
+      if (s->addr >= start && s->addr < end) ++in_region;
+    }
+    if (auto* c = r.get<record::Comm>(); c && c->exec && c->comm == "perfspec_worklo") ++comms;
+    if (r.kind() == record::Type::finished_round) ++rounds;
+  }
+  CHECK(in_region == static_cast<std::uint64_t>(pages));
+  CHECK(samples == summary.samples);
+  CHECK(samples >= in_region);
+  CHECK(comms == 1);   // named at its exec (its file name, cut to 15 bytes), where its counting began
+  CHECK(rounds >= 2);  // after what was synthesized, and after each pass that wrote
+  CHECK(summary.losses.dropped == 0);
+  CHECK(summary.bytes == file.data_size());
+}
+
+TEST_CASE("a recording whose events cannot sample has nothing to begin") {
+  // a tracepoint id no kernel has: EINVAL everywhere
+  test::TempTree tree;
+  tree.write("kernel/tracing/events/fake/gone/id", "999999\n");
+  spec::Machine fake(tree.root(), test::no_libpfm4());
+  auto rec = runtime::Recording::open(fake, resolve("fake:gone", fake), runtime::Target::self_thread());
+  CHECK_FALSE(rec.sampling());
+  CHECK_FALSE(rec.opened(0));
+  REQUIRE(rec.failures()[0]);
+  CHECK(rec.failures()[0]->name == "EINVAL");
+  CHECK(rec.file_events().empty());
+  test::TempTree dir;
+  auto out = record::PerfDataWriter::create(dir.root() + "/perf.data", {});
+  try {
+    rec.begin(out);
+    FAIL("a recording of nothing began");
+  } catch (const Error& e) {
+    CHECK(e.kind() == ErrorKind::usage);
+    CHECK(e.message() == "no event of the recording samples: nothing to record");
+  }
+}
