@@ -2,6 +2,7 @@
 // Grouping counts as perf stat does (per CPU, core, die, socket, node, thread) and averaging runs.
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <map>
 #include <tuple>
 
@@ -216,6 +217,52 @@ StatReport average(const std::vector<StatReport>& runs) {
     }
   }
   return out;
+}
+
+StatReport interval_delta(const StatReport& now, const StatReport& before) {
+  StatReport out = now;
+  for (std::size_t u = 0; u < out.units.size() && u < before.units.size(); ++u)
+    for (std::size_t e = 0; e < out.units[u].cells.size() && e < before.units[u].cells.size(); ++e) {
+      auto& c = out.units[u].cells[e].count;
+      const auto& b = before.units[u].cells[e].count;
+      c.raw -= std::min(c.raw, b.raw);
+      c.time_enabled -= std::min(c.time_enabled, b.time_enabled);
+      c.time_running -= std::min(c.time_running, b.time_running);
+      if (c.state == runtime::Count::State::counted && c.time_running == 0)
+        c.state = runtime::Count::State::not_counted;
+    }
+  return out;
+}
+
+void attach_metrics(StatReport& r, const std::vector<StatPlan>& plans) {
+  for (auto& u : r.units)
+    for (auto& c : u.cells) c.metrics.clear();
+  for (const auto& [plan, offset] : plans)
+    for (auto& u : r.units) {
+      std::vector<double> values;
+      std::vector<std::string> why;
+      for (std::size_t i = 0; i < plan.events.events.size(); ++i) {
+        const StatCell& cell = u.cells[offset + i];
+        const runtime::Count& c = cell.count;
+        const bool ok = cell.here && c.state == runtime::Count::State::counted;
+        values.push_back(ok ? c.scaled() : std::numeric_limits<double>::quiet_NaN());
+        why.push_back(ok || !c.failure ? "" : c.failure->name + ": " + c.failure->hint);
+      }
+      auto results = metric::evaluate(plan, values, why);
+      for (std::size_t k = 0; k < plan.metrics.size(); ++k) {
+        const auto& m = plan.metrics[k];
+        // One without a value (NaN) stays, for --metric-only's column: never a figure from what was
+        // not counted, but its place.
+        std::size_t first = plan.events.events.size();
+        for (const auto& [id, events] : m.inputs)
+          for (std::size_t i : events) first = std::min(first, i);
+        if (first == plan.events.events.size()) first = 0;
+        if (offset + first >= u.cells.size()) continue;
+        u.cells[offset + first].metrics.push_back(
+            StatMetric{m.definition.name, m.scale.unit, results[k].value,
+                       results[k].over_threshold.value_or(false), results[k].over_threshold.has_value()});
+      }
+    }
 }
 
 }  // namespace perfspec

@@ -3,6 +3,7 @@
 
 #include <dirent.h>
 #include <signal.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
@@ -80,6 +81,56 @@ std::string cgroup_root() {
   }
   std::fclose(f);
   return v1.empty() ? v2 : v1;
+}
+
+namespace {
+
+// utime and stime (fields 14, 15) of a /proc stat file, in clock ticks; with `children`, plus cutime
+// and cstime (16, 17): the children waited for. nullopt when it cannot be read.
+std::optional<std::pair<unsigned long long, unsigned long long>> task_ticks(const std::string& path,
+                                                                            bool children) {
+  std::FILE* f = std::fopen(path.c_str(), "r");
+  if (!f) return std::nullopt;
+  char buf[1024] = {};
+  const bool read = std::fread(buf, 1, sizeof buf - 1, f) > 0;
+  std::fclose(f);
+  // "pid (comm) state ...": the fields after the last ')' (comm may hold parentheses).
+  const char* close = read ? std::strrchr(buf, ')') : nullptr;
+  unsigned long long user = 0, sys = 0, cuser = 0, csys = 0;
+  if (!close || std::sscanf(close + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu %llu %llu",
+                            &user, &sys, &cuser, &csys) != 4)
+    return std::nullopt;
+  return children ? std::pair{user + cuser, sys + csys} : std::pair{user, sys};
+}
+
+CpuTimes from_ticks(unsigned long long user, unsigned long long system) {
+  const double tick_ns = 1e9 / static_cast<double>(::sysconf(_SC_CLK_TCK));
+  return {static_cast<std::uint64_t>(static_cast<double>(user) * tick_ns),
+          static_cast<std::uint64_t>(static_cast<double>(system) * tick_ns)};
+}
+
+}  // namespace
+
+std::optional<CpuTimes> thread_cpu_times(int tid) {
+  auto ticks = task_ticks(fmt::format("/proc/{0}/task/{0}/stat", tid), false);
+  if (!ticks) return std::nullopt;
+  return from_ticks(ticks->first, ticks->second);
+}
+
+std::optional<CpuTimes> process_cpu_times(int pid) {
+  auto ticks = task_ticks(fmt::format("/proc/{}/stat", pid), true);
+  if (!ticks) return std::nullopt;
+  return from_ticks(ticks->first, ticks->second);
+}
+
+std::optional<CpuTimes> system_cpu_times() {
+  std::FILE* f = std::fopen("/proc/stat", "r");
+  if (!f) return std::nullopt;
+  unsigned long long user = 0, nice = 0, sys = 0;
+  const bool read = std::fscanf(f, "cpu %llu %llu %llu", &user, &nice, &sys) == 3;
+  std::fclose(f);
+  if (!read) return std::nullopt;
+  return from_ticks(user + nice, sys);
 }
 
 }  // namespace perfspec::runtime

@@ -2,6 +2,7 @@
 #pragma once
 // Processes and threads as /proc shows them, and where cgroups are mounted: what counting a process,
 // its threads or a cgroup needs to find (stat, record, the exporter).
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <vector>
@@ -21,6 +22,17 @@ inline bool alive(int pid) { return process_state(pid) == Process::running; }
 
 /// A thread's name now (/proc/TID/comm, without its newline); nullopt once it is gone.
 std::optional<std::string> comm_of(int tid);
+
+/// User and system CPU time, in nanoseconds (of clock ticks: _SC_CLK_TCK).
+struct CpuTimes {
+  std::uint64_t user_ns = 0, system_ns = 0;
+};
+/// A thread's own (/proc/TID/task/TID/stat: utime, stime); nullopt once it is gone.
+std::optional<CpuTimes> thread_cpu_times(int tid);
+/// A process's with the children it has waited for (/proc/PID/stat: utime + cutime, stime + cstime).
+std::optional<CpuTimes> process_cpu_times(int pid);
+/// Every CPU's since boot (/proc/stat's cpu line: user + nice, system).
+std::optional<CpuTimes> system_cpu_times();
 
 /// Where cgroups are: a cgroup v1 hierarchy with the perf_event controller, else the cgroup2 mount,
 /// from /proc/mounts (as perf finds it); empty when neither is mounted.

@@ -5,9 +5,13 @@
 
 #include <cerrno>
 #include <cmath>
+#include <ctime>
+
+#include <unistd.h>
 
 #include "perfspec/perfspec.hpp"
 #include "perfspec/stat.hpp"
+#include "runtime/process.hpp"
 #include "tests/support.hpp"
 
 using namespace perfspec;
@@ -254,4 +258,76 @@ TEST_CASE("--metric-only per aggregate: a line each, its label first, perf 6.12'
   CHECK(stat_perf_json(set, with_metric(Aggregation::socket), run) ==
         "{\"interval\" : 1.000000000, \"socket\" : \"S0\", \"aggregate-number\" : 1, \"m\" : \"1.50\"}\n"
         "{\"interval\" : 1.000000000, \"socket\" : \"S1\", \"aggregate-number\" : 1, \"m\" : \"2.50\"}\n");
+}
+
+TEST_CASE("interval_delta: each cell's counts since the last read, not counted when it did not run") {
+  StatReport before = global_report({test::counted(100, 1000, 1000), test::counted(7, 1000, 500)});
+  StatReport now = global_report({test::counted(350, 3000, 3000), test::counted(7, 2000, 500)});
+  StatReport d = interval_delta(now, before);
+  REQUIRE(d.units.size() == 1);
+  const auto& a = d.units[0].cells[0].count;
+  CHECK(a.raw == 250);
+  CHECK(a.time_enabled == 2000);
+  CHECK(a.time_running == 2000);
+  CHECK(a.state == runtime::Count::State::counted);
+  const auto& b = d.units[0].cells[1].count;  // enabled, never on a counter in between
+  CHECK(b.raw == 0);
+  CHECK(b.time_enabled == 1000);
+  CHECK(b.time_running == 0);
+  CHECK(b.state == runtime::Count::State::not_counted);
+}
+
+TEST_CASE("attach_metrics: a metric from its events' scaled counts, on its first event's cell") {
+  spec::Machine machine(test::fixture("intel_skx"), test::no_libpfm4());
+  metric::Plan plan = metric::plan("ipc = instructions / cycles", machine);
+  REQUIRE(plan.events.events.size() == 2);
+  // a counted event before the metric's: its events from offset 1
+  std::vector<runtime::Count> counts{test::counted(5)};
+  for (const auto& e : plan.events.events)
+    counts.push_back(e.name == "instructions" ? test::counted(3000, 100, 50) : test::counted(1000, 100, 50));
+  StatReport report = global_report(counts);
+  attach_metrics(report, {{plan, 1}});
+  const auto& cells = report.units[0].cells;
+  CHECK(cells[0].metrics.empty());
+  const std::size_t first = 1;  // the cell of the metric's first event: offset + 0
+  REQUIRE(cells[first].metrics.size() == 1);
+  CHECK(cells[first].metrics[0].name == "ipc");
+  CHECK(cells[first].metrics[0].value == doctest::Approx(3.0));  // 6000 / 2000 scaled, the same ratio
+  // an input not counted: no value, and the metric keeps its place
+  report.units[0].cells[2].count.state = runtime::Count::State::not_counted;
+  attach_metrics(report, {{plan, 1}});
+  REQUIRE(cells[first].metrics.size() == 1);
+  CHECK(std::isnan(cells[first].metrics[0].value));
+}
+
+TEST_CASE("CPU times from /proc: a thread's, a process's, every CPU's, as the kernel accounts them") {
+  // The kernel gives utime + stime from the task's exact runtime, in clock ticks: after 200 ms of this
+  // thread's CPU time, its figure has grown by 200 ms less at most two ticks each way.
+  auto cpu_ns = [] {
+    timespec t{};
+    ::clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+    return static_cast<std::uint64_t>(t.tv_sec) * 1000000000u + static_cast<std::uint64_t>(t.tv_nsec);
+  };
+  const int tid = static_cast<int>(::gettid());
+  auto before = runtime::thread_cpu_times(tid);
+  auto process_before = runtime::process_cpu_times(::getpid());
+  REQUIRE(before);
+  REQUIRE(process_before);
+  volatile std::uint64_t sink = 0;
+  for (std::uint64_t start = cpu_ns(); cpu_ns() - start < 200000000u;) sink = sink + 1;
+  auto after = runtime::thread_cpu_times(tid);
+  auto process_after = runtime::process_cpu_times(::getpid());
+  REQUIRE(after);
+  REQUIRE(process_after);
+  const double tick_ns = 1e9 / static_cast<double>(::sysconf(_SC_CLK_TCK));
+  const auto grown = [](const runtime::CpuTimes& a, const runtime::CpuTimes& b) {
+    return static_cast<double>((b.user_ns + b.system_ns) - (a.user_ns + a.system_ns));
+  };
+  CHECK(grown(*before, *after) >= 200e6 - 2 * tick_ns);
+  CHECK(grown(*process_before, *process_after) >= 200e6 - 2 * tick_ns);
+  auto system = runtime::system_cpu_times();
+  REQUIRE(system);
+  CHECK(system->user_ns + system->system_ns >= after->user_ns + after->system_ns);
+  CHECK_FALSE(runtime::thread_cpu_times(-5));
+  CHECK_FALSE(runtime::process_cpu_times(-5));
 }

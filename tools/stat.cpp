@@ -53,22 +53,6 @@ std::string shell_words(const std::vector<std::string>& argv) {
   return out;
 }
 
-// The counts of an interval: `now` less `before`, cell by cell (same units, same events).
-StatReport delta(const StatReport& now, const StatReport& before) {
-  StatReport out = now;
-  for (std::size_t u = 0; u < out.units.size() && u < before.units.size(); ++u)
-    for (std::size_t e = 0; e < out.units[u].cells.size() && e < before.units[u].cells.size(); ++e) {
-      auto& c = out.units[u].cells[e].count;
-      const auto& b = before.units[u].cells[e].count;
-      c.raw -= std::min(c.raw, b.raw);
-      c.time_enabled -= std::min(c.time_enabled, b.time_enabled);
-      c.time_running -= std::min(c.time_running, b.time_running);
-      if (c.state == runtime::Count::State::counted && c.time_running == 0)
-        c.state = runtime::Count::State::not_counted;
-    }
-  return out;
-}
-
 // An open cgroup directory (the fd perf_event_open takes with PERF_FLAG_PID_CGROUP).
 struct CgroupFd {
   int fd = -1;
@@ -498,7 +482,7 @@ class StatSession {
   void emit(const StatReport& counted, const StatRun& r) {
     // -M: the metrics of what is shown (an interval's counts, the mean of runs), not of the totals.
     StatReport report = counted;
-    if (!plans_.empty()) attach_metrics(report);
+    if (!plans_.empty()) attach_metrics(report, plans_);
     const auto& events = counters_ ? counters_->events() : set_;
     StatRun shown = r;
     shown.metric_only = o_.metric_only;
@@ -535,87 +519,25 @@ class StatSession {
     return r;
   }
 
-  // -M: each metric computed in each aggregate from its events' counts there (tool events as perf
-  // gives them to metrics), shown beside its first event when it computed.
-  void attach_metrics(StatReport& r) const {
-    for (auto& u : r.units)
-      for (auto& c : u.cells) c.metrics.clear();
-    for (const auto& [plan, offset] : plans_)
-      for (auto& u : r.units) {
-        std::vector<double> values;
-        std::vector<std::string> why;
-        for (std::size_t i = 0; i < plan.events.events.size(); ++i) {
-          const StatCell& cell = u.cells[offset + i];
-          const runtime::Count& c = cell.count;
-          const bool ok = cell.here && c.state == runtime::Count::State::counted;
-          values.push_back(ok ? c.scaled() : std::numeric_limits<double>::quiet_NaN());
-          why.push_back(ok || !c.failure ? "" : c.failure->name + ": " + c.failure->hint);
-        }
-        auto results = metric::evaluate(plan, values, why);
-        for (std::size_t k = 0; k < plan.metrics.size(); ++k) {
-          const auto& m = plan.metrics[k];
-          // One without a value (NaN) stays, for --metric-only's column: never a figure from what was
-          // not counted, but its place.
-          std::size_t first = plan.events.events.size();
-          for (const auto& [id, events] : m.inputs)
-            for (std::size_t i : events) first = std::min(first, i);
-          if (first == plan.events.events.size()) first = 0;
-          if (offset + first >= u.cells.size()) continue;
-          u.cells[offset + first].metrics.push_back(
-              StatMetric{m.definition.name, m.scale.unit, results[k].value,
-                         results[k].over_threshold.value_or(false), results[k].over_threshold.has_value()});
-        }
-      }
-  }
-
   // User and system CPU time so far, ns, of what is counted: the threads of -t, the process (and its
-  // waited-for children) from /proc/PID/stat, or every CPU from /proc/stat. nullopt when what is
-  // counted has exited (its times can no longer be read).
+  // waited-for children), or every CPU. nullopt when what is counted has exited (its times can no
+  // longer be read).
   std::optional<std::pair<std::uint64_t, std::uint64_t>> cpu_times() const {
-    const double tick_ns = 1e9 / static_cast<double>(::sysconf(_SC_CLK_TCK));
-    auto ns = [&](unsigned long long ticks) {
-      return static_cast<std::uint64_t>(static_cast<double>(ticks) * tick_ns);
-    };
+    std::optional<runtime::CpuTimes> t;
     if (!tids_.empty()) {  // -t: each thread's own times
-      std::pair<std::uint64_t, std::uint64_t> sum{};
+      t = runtime::CpuTimes{};
       for (int tid : tids_) {
-        auto ticks = task_ticks(fmt::format("/proc/{0}/task/{0}/stat", tid), false);
-        if (!ticks) return std::nullopt;
-        sum.first += ns(ticks->first), sum.second += ns(ticks->second);
+        auto one = runtime::thread_cpu_times(tid);
+        if (!one) return std::nullopt;
+        t->user_ns += one->user_ns, t->system_ns += one->system_ns;
       }
-      return sum;
+    } else if (int pid = o_.pid ? *o_.pid : child_ && !system_wide() ? child_->pid() : 0) {
+      t = runtime::process_cpu_times(pid);
+    } else {
+      t = runtime::system_cpu_times();
     }
-    int pid = o_.pid ? *o_.pid : child_ && !system_wide() ? child_->pid() : 0;
-    if (pid) {
-      auto ticks = task_ticks(fmt::format("/proc/{}/stat", pid), true);
-      if (!ticks) return std::nullopt;
-      return std::pair{ns(ticks->first), ns(ticks->second)};
-    }
-    std::FILE* f = std::fopen("/proc/stat", "r");
-    if (!f) return std::nullopt;
-    unsigned long long user = 0, nice = 0, sys = 0;
-    const bool read = std::fscanf(f, "cpu %llu %llu %llu", &user, &nice, &sys) == 3;
-    std::fclose(f);
-    if (!read) return std::nullopt;
-    return std::pair{ns(user + nice), ns(sys)};
-  }
-
-  // utime and stime (fields 14, 15) of a /proc stat file, in clock ticks; with `children`, plus
-  // cutime and cstime (16, 17): the children waited for. nullopt when it cannot be read.
-  static std::optional<std::pair<unsigned long long, unsigned long long>> task_ticks(const std::string& path,
-                                                                                     bool children) {
-    std::FILE* f = std::fopen(path.c_str(), "r");
-    if (!f) return std::nullopt;
-    char buf[1024] = {};
-    const bool read = std::fread(buf, 1, sizeof buf - 1, f) > 0;
-    std::fclose(f);
-    // "pid (comm) state ...": the fields after the last ')' (comm may hold parentheses).
-    const char* close = read ? std::strrchr(buf, ')') : nullptr;
-    unsigned long long user = 0, sys = 0, cuser = 0, csys = 0;
-    if (!close || std::sscanf(close + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu %llu %llu",
-                              &user, &sys, &cuser, &csys) != 4)
-      return std::nullopt;
-    return children ? std::pair{user + cuser, sys + csys} : std::pair{user, sys};
+    if (!t) return std::nullopt;
+    return std::pair{t->user_ns, t->system_ns};
   }
 
   // perf's tool events: duration_time is the wall time since counting started, user_time and
@@ -668,7 +590,7 @@ class StatSession {
     r.elapsed_seconds = *r.interval_end;
     // perf's print_header counts 0..25 before it prints the header again: every 26 intervals.
     r.print_interval_header = intervals_printed_ % 26 == 0;
-    emit(previous_.units.empty() ? now : delta(now, previous_), r);
+    emit(previous_.units.empty() ? now : interval_delta(now, previous_), r);
     ++intervals_printed_;
     previous_ = std::move(now);
   }
@@ -839,7 +761,7 @@ class StatSession {
       StatRun r = run_;
       r.interval_end = run_.elapsed_seconds;
       r.print_interval_header = intervals_printed_ % 26 == 0;
-      emit(previous_.units.empty() ? report : delta(report, previous_), r);
+      emit(previous_.units.empty() ? report : interval_delta(report, previous_), r);
     }
     return report;
   }
@@ -849,11 +771,7 @@ class StatSession {
   std::FILE* out_ = stderr;
   std::unique_ptr<std::FILE, int (*)(std::FILE*)> file_{nullptr, &std::fclose};
   EventSet set_;
-  struct PlanAt {
-    metric::Plan plan;
-    std::size_t offset;  // where its events start in set_
-  };
-  std::vector<PlanAt> plans_;  // -M
+  std::vector<StatPlan> plans_;  // -M, each with where its events start in set_
   StatRun run_;
   std::vector<CgroupFd> cgroup_fds_;
   std::vector<int> cgroup_of_event_;

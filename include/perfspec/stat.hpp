@@ -8,6 +8,7 @@
 #include <string_view>
 #include <vector>
 
+#include "perfspec/metric.hpp"
 #include "perfspec/runtime.hpp"
 #include "perfspec/spec.hpp"
 
@@ -75,6 +76,24 @@ StatReport aggregate(const std::vector<runtime::PlaceCounts>& places, Aggregatio
 /// deviation of its mean in percent, as `perf stat -r` shows it. Units are matched by label; a unit
 /// present in some runs only is averaged over the runs that had it.
 StatReport average(const std::vector<StatReport>& runs);
+
+/// The counts of an interval: `now` less `before`, cell by cell (the same units and events, as two
+/// reads of the same counters give them); a counted cell that did not run in between is not counted.
+///
+/// Example: `emit(interval_delta(read_now, read_before));` as `perf stat -I` prints each interval.
+StatReport interval_delta(const StatReport& now, const StatReport& before);
+
+/// A metric plan whose events are in a report's cells from `offset` on (its events appended to the
+/// counted set at that index).
+struct StatPlan {
+  metric::Plan plan;
+  std::size_t offset = 0;
+};
+/// `perf stat -M`: each metric computed in each unit from its events' counts there (scaled for
+/// multiplexing; NaN, with the reason, for an event not counted), put on the cell of its first event
+/// (StatCell::metrics, replacing what was there). A metric without a value stays, for --metric-only's
+/// column.
+void attach_metrics(StatReport& report, const std::vector<StatPlan>& plans);
 
 /// Mean and standard deviation of the mean of `values` (perf's avg_stats and stddev_stats): the
 /// second is 0 for fewer than two values.
