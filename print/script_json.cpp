@@ -22,18 +22,13 @@ std::string json_string(std::string_view s) {
   return nlohmann::json(std::string(s)).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
 }
 
-class JsonPrinter {
+class JsonPrinter : Layout {
  public:
-  JsonPrinter(Session& session, Buffer& out)
-      : s_(session), file_(session.file()), b_(out), out_(out.text()) {}
+  JsonPrinter(Session& session, Buffer& out) : Layout(session, out) {}
 
   void run();
 
  private:
-  Session& s_;
-  PerfData& file_;
-  Buffer& b_;
-  fmt::memory_buffer& out_;
 
   void json_header();
   void json(const Record& r);

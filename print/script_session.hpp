@@ -51,6 +51,16 @@ class Session {
   void read_tracepoint_format(std::size_t i);
 };
 
+/// What a layout prints from (the session, its file) and into (the buffer, and its text).
+class Layout {
+ protected:
+  Layout(Session& session, Buffer& out) : s_(session), file_(session.file()), b_(out), out_(out.text()) {}
+  Session& s_;
+  record::PerfData& file_;
+  Buffer& b_;
+  fmt::memory_buffer& out_;
+};
+
 /// `perfspec script`'s layouts, each over a session whose check_output() has passed.
 void print_text(Session& session, Buffer& out);
 void print_json(Session& session, Buffer& out);

@@ -49,18 +49,13 @@ Weights weights_of(const Sample& s) {
   return w;
 }
 
-class TextPrinter {
+class TextPrinter : Layout {
  public:
-  TextPrinter(Session& session, Buffer& out)
-      : s_(session), file_(session.file()), b_(out), out_(out.text()) {}
+  TextPrinter(Session& session, Buffer& out) : Layout(session, out) {}
 
   void run();
 
  private:
-  Session& s_;
-  PerfData& file_;
-  Buffer& b_;
-  fmt::memory_buffer& out_;
   Threads threads_;
   int name_width_ = -1;              // perf's: the longest event name when the first sample is printed
   std::size_t data_src_width_ = 0;   // perf's: the longest data_src text so far, the width of the next
