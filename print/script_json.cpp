@@ -29,7 +29,6 @@ class JsonPrinter : Layout {
   void run();
 
  private:
-
   void json_header();
   void json(const Record& r);
   bool json_task_record(const Record& r);

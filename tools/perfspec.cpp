@@ -587,16 +587,8 @@ struct ExporterCommand {
   }
 };
 
-}  // namespace
-
-int main(int argc, char** argv) {
-  namespace tools = perfspec::tools;
-  CLI::App app{"perfspec: parse, resolve and count Linux perf event strings", "perfspec"};
-  app.require_subcommand(1);
-  app.set_version_flag("--version", "perfspec 0.1.0");
-  auto machine = perfspec::spec::MachineOptions::from_environment();
-  // The tables installed with perfspec, unless $PERFSPEC_EVENTS_DIR is set (set and empty: no tables).
-  if (!std::getenv("PERFSPEC_EVENTS_DIR")) machine.events_dir = perfspec::spec::default_events_dir();
+// Every subcommand, added to the app, and the one the words chose run.
+struct Commands {
   ResolveCommand resolve;
   StatCommand stat;
   ListCommand list;
@@ -605,54 +597,31 @@ int main(int argc, char** argv) {
   ScriptCommand script;
   RecordCommand record;
   ExporterCommand exporter;
-  resolve.add(app, machine);
-  stat.add(app, machine);
-  list.add(app, machine);
-  snapshot.add(app, machine);
-  decode.add(app, machine);
-  script.add(app);
-  record.add(app, machine);
-  exporter.add(app, machine);
-  std::vector<std::string> words = cli_words(
-      argc, argv, {{"stat", stat.app, &stat.st.command}, {"record", record.app, &record.ro.command}});
-  std::vector<std::string> script_fields = take_script_fields(words);
-  // Errors are JSON under `--format json`, CLI11's too: they come before the option is parsed, so
-  // the words say which; once parsed, the subcommand's own --format does.
-  tools::ErrorFormat errors = tools::error_format_of(words);
-  app.failure_message([&errors](const CLI::App* a, const CLI::Error& e) {
-    return errors == tools::ErrorFormat::json
-               ? tools::usage_json(e.what(), "Run with --help for more information.")
-               : CLI::FailureMessage::simple(a, e);
-  });
-  // A first word that is no subcommand: say which it was and the closest one (CLI11 only says that a
-  // subcommand is required).
-  std::vector<std::string> names;
-  for (const CLI::App* sub : app.get_subcommands({})) names.push_back(sub->get_name());
-  if (argc > 1 && argv[1][0] != '-' && std::find(names.begin(), names.end(), argv[1]) == names.end()) {
-    std::string close = perfspec::resolver::suggest(argv[1], names);
-    std::string message = fmt::format("'{}' is not a subcommand", argv[1]);
-    if (errors == tools::ErrorFormat::json)
-      std::fputs(
-          tools::usage_json(message, close.empty() ? "Run with --help for more information." : close).c_str(),
-          stderr);
-    else
-      std::fprintf(stderr, "perfspec: %s%s%s\nRun with --help for more information.\n",
-                   perfspec::spec::printable(message).c_str(), close.empty() ? "" : "; ", close.c_str());
-    return 2;
+
+  void add(CLI::App& app, perfspec::spec::MachineOptions& machine) {
+    resolve.add(app, machine);
+    stat.add(app, machine);
+    list.add(app, machine);
+    snapshot.add(app, machine);
+    decode.add(app, machine);
+    script.add(app);
+    record.add(app, machine);
+    exporter.add(app, machine);
   }
-  try {
-    std::reverse(words.begin(), words.end());  // CLI11 takes a reversed vector
-    app.parse(words);
-  } catch (const CLI::ParseError& e) {
-    // --help and --version exit 0; a usage error exits 2, as getopt-style tools do.
-    return app.exit(e) == 0 ? 0 : 2;
+
+  // Once parsed: the chosen subcommand's own --format says how errors are written.
+  perfspec::tools::ErrorFormat error_format(perfspec::tools::ErrorFormat errors) const {
+    namespace tools = perfspec::tools;
+    if (*resolve.app) return tools::error_format(resolve.format);
+    if (*stat.app) return tools::error_format(stat.st.format);
+    if (*list.app) return tools::error_format(list.lo.format);
+    if (*decode.app) return tools::error_format(decode.dopt.format);
+    if (*script.app) return tools::error_format(script.so.format);
+    return errors;
   }
-  if (*resolve.app) errors = tools::error_format(resolve.format);
-  if (*stat.app) errors = tools::error_format(stat.st.format);
-  if (*list.app) errors = tools::error_format(list.lo.format);
-  if (*decode.app) errors = tools::error_format(decode.dopt.format);
-  if (*script.app) errors = tools::error_format(script.so.format);
-  try {
+
+  int run(const perfspec::spec::MachineOptions& machine, std::vector<std::string> script_fields, int argc,
+          char** argv) {
     if (*resolve.app) return resolve.run(machine);
     if (*decode.app) return decode.run(machine);
     if (*list.app) return list.run(machine);
@@ -664,10 +633,68 @@ int main(int argc, char** argv) {
     }
     if (*record.app) return record.run(machine, argc, argv);
     if (*exporter.app) return exporter.run(machine);
+    return 0;
+  }
+};
+
+// A first word that is no subcommand: say which it was and the closest one (CLI11 only says that a
+// subcommand is required). True when it was said.
+bool unknown_subcommand(const CLI::App& app, int argc, char** argv, perfspec::tools::ErrorFormat errors) {
+  namespace tools = perfspec::tools;
+  std::vector<std::string> names;
+  for (const CLI::App* sub : app.get_subcommands({})) names.push_back(sub->get_name());
+  if (argc < 2 || argv[1][0] == '-' || std::find(names.begin(), names.end(), argv[1]) != names.end())
+    return false;
+  std::string close = perfspec::resolver::suggest(argv[1], names);
+  std::string message = fmt::format("'{}' is not a subcommand", argv[1]);
+  if (errors == tools::ErrorFormat::json)
+    std::fputs(
+        tools::usage_json(message, close.empty() ? "Run with --help for more information." : close).c_str(),
+        stderr);
+  else
+    std::fprintf(stderr, "perfspec: %s%s%s\nRun with --help for more information.\n",
+                 perfspec::spec::printable(message).c_str(), close.empty() ? "" : "; ", close.c_str());
+  return true;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  namespace tools = perfspec::tools;
+  CLI::App app{"perfspec: parse, resolve and count Linux perf event strings", "perfspec"};
+  app.require_subcommand(1);
+  app.set_version_flag("--version", "perfspec 0.1.0");
+  auto machine = perfspec::spec::MachineOptions::from_environment();
+  // The tables installed with perfspec, unless $PERFSPEC_EVENTS_DIR is set (set and empty: no tables).
+  if (!std::getenv("PERFSPEC_EVENTS_DIR")) machine.events_dir = perfspec::spec::default_events_dir();
+  Commands commands;
+  commands.add(app, machine);
+  std::vector<std::string> words = cli_words(argc, argv,
+                                             {{"stat", commands.stat.app, &commands.stat.st.command},
+                                              {"record", commands.record.app, &commands.record.ro.command}});
+  std::vector<std::string> script_fields = take_script_fields(words);
+  // Errors are JSON under `--format json`, CLI11's too: they come before the option is parsed, so
+  // the words say which.
+  tools::ErrorFormat errors = tools::error_format_of(words);
+  app.failure_message([&errors](const CLI::App* a, const CLI::Error& e) {
+    return errors == tools::ErrorFormat::json
+               ? tools::usage_json(e.what(), "Run with --help for more information.")
+               : CLI::FailureMessage::simple(a, e);
+  });
+  if (unknown_subcommand(app, argc, argv, errors)) return 2;
+  try {
+    std::reverse(words.begin(), words.end());  // CLI11 takes a reversed vector
+    app.parse(words);
+  } catch (const CLI::ParseError& e) {
+    // --help and --version exit 0; a usage error exits 2, as getopt-style tools do.
+    return app.exit(e) == 0 ? 0 : 2;
+  }
+  errors = commands.error_format(errors);
+  try {
+    return commands.run(machine, std::move(script_fields), argc, argv);
   } catch (const perfspec::Error& e) {
     return tools::report_error(e, errors);
   } catch (const std::exception& e) {
     return tools::report_internal(e.what(), errors);
   }
-  return 0;
 }

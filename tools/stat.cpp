@@ -278,45 +278,10 @@ class StatSession {
     if (o_.null_run) return 0;
     std::vector<std::string> lists = o_.events;
     std::vector<std::string> metrics = o_.metrics;
-    bool default_metrics = false, topdown_metrics = false;
-    if (o_.topdown) {
-      // perf's --topdown: the tables' TopdownL<level> group (level 1 unless --td-level), without
-      // thresholds, after -M's metrics.
-      unsigned max_level = 0;
-      for (const auto& d : metric::machine_metrics(machine_))
-        for (const auto& g : metric::groups_of(d)) {
-          unsigned n = 0;
-          const char* end = g.data() + g.size();
-          if (g.size() > 8 && g.compare(0, 8, "TopdownL") == 0 &&
-              std::from_chars(g.data() + 8, end, n) == std::from_chars_result{end, std::errc{}})
-            max_level = std::max(max_level, n);
-        }
-      if (max_level == 0)
-        return report_error(
-            Error(ErrorKind::machine,
-                  "--topdown: this machine's tables have no Top-down metric groups (TopdownL1, ...)",
-                  "see perfspec list --metrics"),
-            error_format(o_.format));
-      const unsigned level = o_.td_level == 0 ? 1 : o_.td_level;
-      if (level > max_level)
-        return report_error(Error(ErrorKind::usage, fmt::format("--td-level {}: the highest Top-down level "
-                                                                "of this machine's tables is {}",
-                                                                level, max_level)),
-                            error_format(o_.format));
-      topdown_metrics = true;
-      metrics.push_back(fmt::format("TopdownL{}", level));
-    }
-    if (lists.empty() && o_.metrics.empty() && !topdown_metrics) {
-      lists.push_back(default_stat_events);
-      // perf 6.12 adds its tables' Default metric group (Top-down level 1 on recent Intel parts) to the
-      // default events, without thresholds.
-      const auto defs = metric::machine_metrics(machine_);
-      if (std::any_of(defs.begin(), defs.end(),
-                      [](const auto& d) { return metric::in_group(d, "Default"); })) {
-        metrics.push_back("Default");
-        default_metrics = true;
-      }
-    }
+    if (o_.topdown)
+      if (int status = topdown_request(metrics)) return status;
+    const bool default_metrics =
+        lists.empty() && o_.metrics.empty() && !o_.topdown && default_request(lists, metrics);
     EventSet once;
     for (const auto& text : lists) {
       try {
@@ -328,8 +293,66 @@ class StatSession {
         return report_error(e, text, error_format(o_.format));
       }
     }
-    // -M: each request's metrics, their events after those of -e (perf's --metric-no-merge: each
-    // request opens its own).
+    if (int status = plan_metrics(metrics, default_metrics, once)) return status;
+    for (auto& e : once.events) {
+      if (o_.all_user) e.attr.exclude_kernel = 1;
+      if (o_.all_kernel) e.attr.exclude_user = 1;
+    }
+    if (o_.for_each_cgroup.empty()) {
+      set_ = std::move(once);
+      return 0;
+    }
+    // --for-each-cgroup: the whole list once per cgroup, in the cgroups' order (as perf expands it).
+    for (const auto& name : split_commas(o_.for_each_cgroup)) {
+      set_.append(EventSet(once));
+      run_.cgroups.resize(set_.events.size(), name);
+    }
+    return 0;
+  }
+
+  // perf's --topdown: the tables' TopdownL<level> group (level 1 unless --td-level), without
+  // thresholds, after -M's metrics. 0, or the status of the error said.
+  int topdown_request(std::vector<std::string>& metrics) const {
+    unsigned max_level = 0;
+    for (const auto& d : metric::machine_metrics(machine_))
+      for (const auto& g : metric::groups_of(d)) {
+        unsigned n = 0;
+        const char* end = g.data() + g.size();
+        if (g.size() > 8 && g.compare(0, 8, "TopdownL") == 0 &&
+            std::from_chars(g.data() + 8, end, n) == std::from_chars_result{end, std::errc{}})
+          max_level = std::max(max_level, n);
+      }
+    if (max_level == 0)
+      return report_error(
+          Error(ErrorKind::machine,
+                "--topdown: this machine's tables have no Top-down metric groups (TopdownL1, ...)",
+                "see perfspec list --metrics"),
+          error_format(o_.format));
+    const unsigned level = o_.td_level == 0 ? 1 : o_.td_level;
+    if (level > max_level)
+      return report_error(Error(ErrorKind::usage, fmt::format("--td-level {}: the highest Top-down level "
+                                                              "of this machine's tables is {}",
+                                                              level, max_level)),
+                          error_format(o_.format));
+    metrics.push_back(fmt::format("TopdownL{}", level));
+    return 0;
+  }
+
+  // No -e, -M nor --topdown: perf's default events, and perf 6.12 adds its tables' Default metric group
+  // (Top-down level 1 on recent Intel parts) to them, without thresholds. Whether it did.
+  bool default_request(std::vector<std::string>& lists, std::vector<std::string>& metrics) const {
+    lists.push_back(default_stat_events);
+    const auto defs = metric::machine_metrics(machine_);
+    if (std::none_of(defs.begin(), defs.end(), [](const auto& d) { return metric::in_group(d, "Default"); }))
+      return false;
+    metrics.push_back("Default");
+    return true;
+  }
+
+  // -M: each request's metrics, their events after those of -e (perf's --metric-no-merge: each request
+  // opens its own); --topdown's group (the last) without thresholds, as perf plans it. 0, or the status
+  // of the error said.
+  int plan_metrics(const std::vector<std::string>& metrics, bool default_metrics, EventSet& once) {
     metric::Options mo;
     mo.group = !o_.metric_no_group;
     mo.merge = !o_.metric_no_merge;
@@ -338,9 +361,8 @@ class StatSession {
     if (!o_.cpus.empty()) mo.target.cpus = runtime::parse_cpu_list(o_.cpus);
     for (std::size_t t = 0; t < metrics.size(); ++t) {
       const std::string& text = metrics[t];
-      // --topdown's group (the last) is planned without thresholds, as perf does.
       metric::Options td = mo;
-      if (topdown_metrics && t + 1 == metrics.size()) td.thresholds = false;
+      if (o_.topdown && t + 1 == metrics.size()) td.thresholds = false;
       try {
         metric::Plan plan;
         try {
@@ -359,19 +381,6 @@ class StatSession {
       } catch (const Error& e) {
         return report_error(e, text, error_format(o_.format));
       }
-    }
-    for (auto& e : once.events) {
-      if (o_.all_user) e.attr.exclude_kernel = 1;
-      if (o_.all_kernel) e.attr.exclude_user = 1;
-    }
-    if (o_.for_each_cgroup.empty()) {
-      set_ = std::move(once);
-      return 0;
-    }
-    // --for-each-cgroup: the whole list once per cgroup, in the cgroups' order (as perf expands it).
-    for (const auto& name : split_commas(o_.for_each_cgroup)) {
-      set_.append(EventSet(once));
-      run_.cgroups.resize(set_.events.size(), name);
     }
     return 0;
   }
