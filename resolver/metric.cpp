@@ -257,10 +257,14 @@ class Planner {
       // P-cores and that of the E-cores, not a ratio of their sums. Each instance counts only its own
       // PMU's events (Definition::pmu says which).
       std::vector<std::string> instances = core_instances(m, r_, machine_);
-      if (instances.empty()) instances.emplace_back();
+      if (instances.empty()) {
+        out_.metrics.push_back(std::move(m));
+        alone_by_request_.push_back(wanted_alone_[w]);
+        continue;
+      }
       for (const auto& pmu : instances) {
         ResolvedMetric one = m;
-        if (!pmu.empty()) one.definition.pmu = pmu;
+        one.definition.pmu = pmu;
         out_.metrics.push_back(std::move(one));
         alone_by_request_.push_back(wanted_alone_[w]);
       }

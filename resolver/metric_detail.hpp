@@ -3,6 +3,8 @@
 // What the resolver's metric files share (the metric language's planning, REFERENCE.md section 10):
 // metric.cpp reads requests and makes plans, metric_fold.cpp folds expressions against the machine,
 // metric_fit.cpp fits events to counters and groups, metric_eval.cpp computes values.
+#include <algorithm>
+#include <cmath>
 #include <cstddef>
 #include <limits>
 #include <map>
@@ -19,14 +21,49 @@ namespace perfspec::metric::detail {
 inline constexpr double nan = std::numeric_limits<double>::quiet_NaN();
 
 // The tool events perf counts itself: duration_time, user_time, system_time.
-bool is_tool_name(std::string_view name);
+inline bool is_tool_name(std::string_view name) {
+  return name == "duration_time" || name == "user_time" || name == "system_time";
+}
 // A number node at `span`.
-Expr number(double v, Span span);
+inline Expr number(double v, Span span) {
+  Expr e;
+  e.kind = Expr::Kind::number;
+  e.number = v;
+  e.span = span;
+  return e;
+}
 // The arithmetic of one operator, as perf's but that NaN (an input not counted) stays NaN through
 // the logical and comparison operators too.
-double apply(Expr::Op op, double a, double b);
+inline double apply(Expr::Op op, double a, double b) {
+  using Op = Expr::Op;
+  if (std::isnan(a) || std::isnan(b)) return nan;
+  switch (op) {
+    case Op::logical_or: return (a != 0 || b != 0) ? 1 : 0;
+    case Op::logical_xor: return ((a != 0) != (b != 0)) ? 1 : 0;
+    case Op::logical_and: return (a != 0 && b != 0) ? 1 : 0;
+    case Op::less: return a < b ? 1 : 0;
+    case Op::greater: return a > b ? 1 : 0;
+    case Op::add: return a + b;
+    case Op::sub: return a - b;
+    case Op::mul: return a * b;
+    case Op::div: return b == 0 ? nan : a / b;
+    case Op::mod: {
+      auto x = static_cast<long long>(a), y = static_cast<long long>(b);
+      return y == 0 ? nan : static_cast<double>(x % y);
+    }
+  }
+  return nan;
+}
 // d_ratio, min and max.
-double call(Expr::Fn fn, double a, double b);
+inline double call(Expr::Fn fn, double a, double b) {
+  using Fn = Expr::Fn;
+  switch (fn) {
+    case Fn::d_ratio: return b == 0 ? 0 : (std::isnan(a) || std::isnan(b) ? nan : a / b);
+    case Fn::min: return std::isnan(a) || std::isnan(b) ? nan : std::min(a, b);
+    case Fn::max: return std::isnan(a) || std::isnan(b) ? nan : std::max(a, b);
+    default: return nan;
+  }
+}
 // Where a table metric's expression is written (its file's line and column), for errors.
 Origin located(const Definition& def);
 

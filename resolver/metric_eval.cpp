@@ -21,43 +21,6 @@
 
 namespace perfspec::metric {
 
-namespace detail {
-
-// The arithmetic of one operator, as perf's but that NaN (an input not counted) stays NaN through
-// the logical and comparison operators too.
-double apply(Expr::Op op, double a, double b) {
-  using Op = Expr::Op;
-  if (std::isnan(a) || std::isnan(b)) return nan;
-  switch (op) {
-    case Op::logical_or: return (a != 0 || b != 0) ? 1 : 0;
-    case Op::logical_xor: return ((a != 0) != (b != 0)) ? 1 : 0;
-    case Op::logical_and: return (a != 0 && b != 0) ? 1 : 0;
-    case Op::less: return a < b ? 1 : 0;
-    case Op::greater: return a > b ? 1 : 0;
-    case Op::add: return a + b;
-    case Op::sub: return a - b;
-    case Op::mul: return a * b;
-    case Op::div: return b == 0 ? nan : a / b;
-    case Op::mod: {
-      auto x = static_cast<long long>(a), y = static_cast<long long>(b);
-      return y == 0 ? nan : static_cast<double>(x % y);
-    }
-  }
-  return nan;
-}
-
-double call(Expr::Fn fn, double a, double b) {
-  using Fn = Expr::Fn;
-  switch (fn) {
-    case Fn::d_ratio: return b == 0 ? 0 : (std::isnan(a) || std::isnan(b) ? nan : a / b);
-    case Fn::min: return std::isnan(a) || std::isnan(b) ? nan : std::min(a, b);
-    case Fn::max: return std::isnan(a) || std::isnan(b) ? nan : std::max(a, b);
-    default: return nan;
-  }
-}
-
-}  // namespace detail
-
 using namespace detail;
 
 namespace {

@@ -25,18 +25,6 @@ namespace perfspec::metric::detail {
 using spec::ascii_iequal;
 using spec::io::trim;
 
-bool is_tool_name(std::string_view name) {
-  return name == "duration_time" || name == "user_time" || name == "system_time";
-}
-
-Expr number(double v, Span span) {
-  Expr e;
-  e.kind = Expr::Kind::number;
-  e.number = v;
-  e.span = span;
-  return e;
-}
-
 // Where a table metric's expression is written (its file's line and column), for errors.
 Origin located(const Definition& def) {
   if (def.origin.file.empty() || def.origin.line) return def.origin;
