@@ -309,98 +309,121 @@ class PerfPrinter {
     }
   }
 
+  // What every layout shows of one event in one aggregate.
+  struct Row {
+    const StatCell& cell;
+    std::size_t e;
+    const Count& c;
+    bool ok;           // counted
+    double value;      // perf's count, scaled
+    bool scaled;       // shown with decimals
+    std::string id;    // the aggregate's columns
+    std::string name;  // the event
+    std::string bad;   // <not counted>, ... when not ok
+    std::string unit;
+    double pct_int;  // perf's percentage running in CSV and JSON: integer arithmetic
+    // perf's figure(s) for the event, then the -M metrics whose first event it is: the first on the
+    // event's line, each other on a line of its own.
+    std::vector<Metric> extra;
+    const Metric& first() const {
+      static const Metric none{};
+      return extra.empty() ? none : extra.front();
+    }
+  };
+
   void row(const StatUnit& u, std::size_t e) {
     const StatCell& cell = u.cells[e];
     if (!cell.here) return;  // perf: an event with no CPU of this aggregate is not shown there
     const auto& ev = set_.events[e];
     const Count& c = cell.count;
     const bool mean = report_.runs > 1;
-    const bool ok = c.state == Count::State::counted;
-    const double value = perf_count(c, mean) * perf_scale(ev);
-    // perf's figure(s) for the event, then the -M metrics whose first event it is: the first on the
-    // event's line, each other on a line of its own.
-    std::vector<Metric> extra;
-    {
-      auto [first, second] = figures(set_, u, e, mean, run_);
-      if (first) extra.push_back(std::move(first));
-      if (second) extra.push_back(std::move(second));
-      for (const auto& m : cell.metrics)
-        if (Metric figure = metric_figure(m)) extra.push_back(std::move(figure));  // none without a value
-    }
-    const Metric none{};
-    const Metric& first_figure = extra.empty() ? none : extra.front();
-    const std::string id = aggregate_id(u, cell);
-    const std::string name = display_name(ev, report_.aggregation);
-    const bool scaled = std::floor(perf_scale(ev)) != perf_scale(ev);
-    const std::string bad = fmt::format("{:v}", c.state);
-    const std::string unit(perf_unit(ev));
-    // perf's percentage running is integer arithmetic in CSV and JSON, a double in the table.
-    const double pct_int = c.time_enabled != 0 && c.time_running != c.time_enabled
-                               ? static_cast<double>(100 * c.time_running / c.time_enabled)
-                               : 100.0;
-    const bool noise = report_.runs > 1 && report_.aggregation == Aggregation::global;
+    Row r{cell,
+          e,
+          c,
+          c.state == Count::State::counted,
+          perf_count(c, mean) * perf_scale(ev),
+          std::floor(perf_scale(ev)) != perf_scale(ev),
+          aggregate_id(u, cell),
+          display_name(ev, report_.aggregation),
+          fmt::format("{:v}", c.state),
+          std::string(perf_unit(ev)),
+          c.time_enabled != 0 && c.time_running != c.time_enabled
+              ? static_cast<double>(100 * c.time_running / c.time_enabled)
+              : 100.0,
+          {}};
+    auto [first, second] = figures(set_, u, e, mean, run_);
+    if (first) r.extra.push_back(std::move(first));
+    if (second) r.extra.push_back(std::move(second));
+    for (const auto& m : cell.metrics)
+      if (Metric figure = metric_figure(m)) r.extra.push_back(std::move(figure));  // none without a value
     out_ += prefix_;
-    out_ += id;
+    out_ += r.id;
     switch (layout_) {
-      case Layout::std: {
-        if (ok)
-          out_ += scaled ? fmt::format("{:>18.2f} ", value) : fmt::format("{:>18.0f} ", value);
-        else
-          out_ += fmt::format("{:>18} ", bad);
-        out_ += fmt::format("{:<{}} {:<32}", unit, unit_width_, name);
-        if (!run_.cgroups.empty()) out_ += fmt::format(" {:<16}", cgroup(e));
-        std_metric(first_figure);
-        if (noise && cell.noise != 0) out_ += fmt::format("  ( +-{:6.2f}% )", cell.noise);
-        if (c.time_running != c.time_enabled && c.time_enabled != 0)
-          out_ += fmt::format("  ({:.2f}%)", 100.0 * static_cast<double>(c.time_running) /
-                                                 static_cast<double>(c.time_enabled));
-        out_ += "\n";
-        for (std::size_t k = 1; k < extra.size(); ++k) {
-          out_ += prefix_ + id;
-          if (report_.aggregation == Aggregation::cpu) out_ += std::string(8, ' ');
-          out_ += std::string(49, ' ');
-          std_metric(extra[k]);
-          out_ += "\n";
-        }
-        break;
-      }
-      case Layout::csv: {
-        if (ok)
-          out_ += scaled ? fmt::format("{:.2f}", value) : fmt::format("{:.0f}", value);
-        else
-          out_ += bad;
-        out_ += fmt::format("{0}{1}{0}{2}", sep_, unit, name);
-        if (!run_.cgroups.empty()) out_ += sep_ + cgroup(e);
-        if (report_.runs > 1) out_ += fmt::format("{}{:.2f}%", sep_, cell.noise);
-        out_ += fmt::format("{0}{1}{0}{2:.2f}", sep_, c.time_running, pct_int);
-        if (first_figure)
-          out_ += fmt::format("{0}{1}{0}{2}\n", sep_, metric_digits(first_figure), first_figure.unit);
-        else
-          out_ += sep_ + sep_ + "\n";
-        // perf's new_line_csv: the prefix, the aggregate, empty fields, then the next figure.
-        for (std::size_t k = 1; k < extra.size(); ++k) {
-          std::size_t fields = 5 + (run_.cgroups.empty() ? 0 : 1);
-          out_ += prefix_ + id;
-          for (std::size_t f = 0; f < fields; ++f) out_ += sep_;
-          out_ += fmt::format("{}{}{}\n", metric_digits(extra[k]), sep_, extra[k].unit);
-        }
-        break;
-      }
-      case Layout::json: {
-        out_ += ok ? fmt::format("\"counter-value\" : \"{:.6f}\", ", value)
-                   : fmt::format("\"counter-value\" : \"{}\", ", bad);
-        out_ += fmt::format("\"unit\" : {}, \"event\" : {}, ", json_string(unit), json_string(name));
-        if (!run_.cgroups.empty()) out_ += fmt::format("\"cgroup\" : {}, ", json_string(cgroup(e)));
-        if (report_.runs > 1) out_ += fmt::format("\"variance\" : {:.2f}, ", cell.noise);
-        out_ += fmt::format("\"event-runtime\" : {}, \"pcnt-running\" : {:.2f}, ", c.time_running, pct_int);
-        out_ += fmt::format("\"metric-value\" : \"{:.6f}\", \"metric-unit\" : {}}}\n",
-                            first_figure ? first_figure.value : 0.0, json_string(first_figure.unit));
-        for (std::size_t k = 1; k < extra.size(); ++k)
-          out_ += fmt::format("{}{}\"metric-value\" : \"{:.6f}\", \"metric-unit\" : {}}}\n", prefix_, id,
-                              extra[k].value, json_string(extra[k].unit));
-        break;
-      }
+      case Layout::std: return std_row(r);
+      case Layout::csv: return csv_row(r);
+      case Layout::json: return json_row(r);
     }
+  }
+
+  void std_row(const Row& r) {
+    const bool noise = report_.runs > 1 && report_.aggregation == Aggregation::global;
+    const Count& c = r.c;
+    if (r.ok)
+      out_ += r.scaled ? fmt::format("{:>18.2f} ", r.value) : fmt::format("{:>18.0f} ", r.value);
+    else
+      out_ += fmt::format("{:>18} ", r.bad);
+    out_ += fmt::format("{:<{}} {:<32}", r.unit, unit_width_, r.name);
+    if (!run_.cgroups.empty()) out_ += fmt::format(" {:<16}", cgroup(r.e));
+    std_metric(r.first());
+    if (noise && r.cell.noise != 0) out_ += fmt::format("  ( +-{:6.2f}% )", r.cell.noise);
+    if (c.time_running != c.time_enabled && c.time_enabled != 0)
+      out_ += fmt::format("  ({:.2f}%)",
+                          100.0 * static_cast<double>(c.time_running) / static_cast<double>(c.time_enabled));
+    out_ += "\n";
+    for (std::size_t k = 1; k < r.extra.size(); ++k) {
+      out_ += prefix_ + r.id;
+      if (report_.aggregation == Aggregation::cpu) out_ += std::string(8, ' ');
+      out_ += std::string(49, ' ');
+      std_metric(r.extra[k]);
+      out_ += "\n";
+    }
+  }
+
+  void csv_row(const Row& r) {
+    if (r.ok)
+      out_ += r.scaled ? fmt::format("{:.2f}", r.value) : fmt::format("{:.0f}", r.value);
+    else
+      out_ += r.bad;
+    out_ += fmt::format("{0}{1}{0}{2}", sep_, r.unit, r.name);
+    if (!run_.cgroups.empty()) out_ += sep_ + cgroup(r.e);
+    if (report_.runs > 1) out_ += fmt::format("{}{:.2f}%", sep_, r.cell.noise);
+    out_ += fmt::format("{0}{1}{0}{2:.2f}", sep_, r.c.time_running, r.pct_int);
+    if (const Metric& f = r.first())
+      out_ += fmt::format("{0}{1}{0}{2}\n", sep_, metric_digits(f), f.unit);
+    else
+      out_ += sep_ + sep_ + "\n";
+    // perf's new_line_csv: the prefix, the aggregate, empty fields, then the next figure.
+    for (std::size_t k = 1; k < r.extra.size(); ++k) {
+      std::size_t fields = 5 + (run_.cgroups.empty() ? 0 : 1);
+      out_ += prefix_ + r.id;
+      for (std::size_t f = 0; f < fields; ++f) out_ += sep_;
+      out_ += fmt::format("{}{}{}\n", metric_digits(r.extra[k]), sep_, r.extra[k].unit);
+    }
+  }
+
+  void json_row(const Row& r) {
+    out_ += r.ok ? fmt::format("\"counter-value\" : \"{:.6f}\", ", r.value)
+                 : fmt::format("\"counter-value\" : \"{}\", ", r.bad);
+    out_ += fmt::format("\"unit\" : {}, \"event\" : {}, ", json_string(r.unit), json_string(r.name));
+    if (!run_.cgroups.empty()) out_ += fmt::format("\"cgroup\" : {}, ", json_string(cgroup(r.e)));
+    if (report_.runs > 1) out_ += fmt::format("\"variance\" : {:.2f}, ", r.cell.noise);
+    out_ += fmt::format("\"event-runtime\" : {}, \"pcnt-running\" : {:.2f}, ", r.c.time_running, r.pct_int);
+    const Metric& f = r.first();
+    out_ += fmt::format("\"metric-value\" : \"{:.6f}\", \"metric-unit\" : {}}}\n", f ? f.value : 0.0,
+                        json_string(f.unit));
+    for (std::size_t k = 1; k < r.extra.size(); ++k)
+      out_ += fmt::format("{}{}\"metric-value\" : \"{:.6f}\", \"metric-unit\" : {}}}\n", prefix_, r.id,
+                          r.extra[k].value, json_string(r.extra[k].unit));
   }
 
   void std_metric(const Metric& m) {
