@@ -71,44 +71,68 @@ std::string errno_name(int code) {
   return fmt::format("errno {}", code);
 }
 
+namespace {
+
+// EACCES and EPERM: perf_event_paranoid's words for this machine, and what would let the event open.
+std::string permission_hint(const OpenContext& c) {
+  std::string h = paranoid_text(c);
+  if (c.privileged)
+    return h +
+           "; the process is privileged, so the event itself is refused (a kernel "
+           "address, or a setting this PMU forbids)";
+  if (c.cpu_wide)
+    return h +
+           "; count this process instead of the whole CPU, or run with CAP_PERFMON "
+           "(or lower perf_event_paranoid)";
+  if (c.other_process) return h + "; attaching to another user's process needs CAP_PERFMON or ptrace rights";
+  if (!c.exclude_kernel)
+    return h +
+           "; add the ':u' modifier to count user space only, or run with CAP_PERFMON (or lower "
+           "perf_event_paranoid)";
+  return h + "; run with CAP_PERFMON, or lower perf_event_paranoid";
+}
+
+std::string enoent_hint(const OpenContext& c) {
+  // The kernel looks the cgroup's perf_event state up after the PMU accepted the event.
+  if (c.cgroup_refused)
+    return "the cgroup has no perf_event state in the kernel (the event opens outside it): it is being "
+           "removed, or it was made before any controller was enabled in the cgroup2 root's "
+           "cgroup.subtree_control, as systemd does at boot (on a system without it: 'echo +pids >' that "
+           "file)";
+  if (is_cpu_event(c.type) && !c.pmu_in_sysfs)
+    return fmt::format(
+        "this machine has no '{}' PMU (a virtual machine without a virtual PMU?): hardware "
+        "events cannot be counted here; software events (task-clock, page-faults, ...) can",
+        c.pmu.empty() ? "cpu" : c.pmu);
+  if (is_cpu_event(c.type))
+    return "the core PMU does not support this generic event; use a raw event from the CPU's "
+           "documentation or 'perfspec list'";
+  return fmt::format("the kernel has no PMU of type {} (was the module for '{}' unloaded?)", c.type, c.pmu);
+}
+
+std::string einval_hint(const OpenContext& c) {
+#if defined(__x86_64__) || defined(__i386__)
+  if (c.type == type_breakpoint)
+    return "x86 debug registers watch writes (w), reads and writes (rw) or execution (x) of 1, 2, 4 or 8 "
+           "bytes: a read-only (r) breakpoint or another length is refused";
+#endif
+  // The kernel's tracepoint PMU refuses an id it does not have with EINVAL (perf_trace_init).
+  if (c.type == type_tracepoint)
+    return "the kernel has no tracepoint with this id (the module that defines it was unloaded, or the "
+           "id is from another kernel's tracefs)";
+  if (c.precise_ip) return "try fewer 'p' modifiers; otherwise a term value is out of range for this PMU";
+  return "a term value is out of range or sets reserved bits for this PMU, or a flag is not supported; "
+         "check "
+         "the encoding with 'perfspec resolve'";
+}
+
+}  // namespace
+
 std::string errno_hint(int code, const OpenContext& c) {
   switch (code) {
     case EACCES:
-    case EPERM: {
-      std::string h = paranoid_text(c);
-      if (c.privileged)
-        return h +
-               "; the process is privileged, so the event itself is refused (a kernel "
-               "address, or a setting this PMU forbids)";
-      if (c.cpu_wide)
-        return h +
-               "; count this process instead of the whole CPU, or run with CAP_PERFMON "
-               "(or lower perf_event_paranoid)";
-      if (c.other_process)
-        return h + "; attaching to another user's process needs CAP_PERFMON or ptrace rights";
-      if (!c.exclude_kernel)
-        return h +
-               "; add the ':u' modifier to count user space only, or run with CAP_PERFMON (or lower "
-               "perf_event_paranoid)";
-      return h + "; run with CAP_PERFMON, or lower perf_event_paranoid";
-    }
-    case ENOENT:
-      // The kernel looks the cgroup's perf_event state up after the PMU accepted the event.
-      if (c.cgroup_refused)
-        return "the cgroup has no perf_event state in the kernel (the event opens outside it): it is being "
-               "removed, or it was made before any controller was enabled in the cgroup2 root's "
-               "cgroup.subtree_control, as systemd does at boot (on a system without it: 'echo +pids >' that "
-               "file)";
-      if (is_cpu_event(c.type) && !c.pmu_in_sysfs)
-        return fmt::format(
-            "this machine has no '{}' PMU (a virtual machine without a virtual PMU?): hardware "
-            "events cannot be counted here; software events (task-clock, page-faults, ...) can",
-            c.pmu.empty() ? "cpu" : c.pmu);
-      if (is_cpu_event(c.type))
-        return "the core PMU does not support this generic event; use a raw event from the CPU's "
-               "documentation or 'perfspec list'";
-      return fmt::format("the kernel has no PMU of type {} (was the module for '{}' unloaded?)", c.type,
-                         c.pmu);
+    case EPERM: return permission_hint(c);
+    case ENOENT: return enoent_hint(c);
     case ENOSPC:
       if (c.type == type_breakpoint)
 #if defined(__aarch64__)
@@ -122,20 +146,7 @@ std::string errno_hint(int code, const OpenContext& c) {
       if (c.precise_ip)
         return "drop the precision modifiers ('p', 'pp', 'ppp', 'P'): this PMU cannot give low-skid samples";
       return "the PMU lacks the feature this event needs (sampling interrupt, branch stacks)";
-    case EINVAL:
-#if defined(__x86_64__) || defined(__i386__)
-      if (c.type == type_breakpoint)
-        return "x86 debug registers watch writes (w), reads and writes (rw) or execution (x) of 1, 2, 4 or 8 "
-               "bytes: a read-only (r) breakpoint or another length is refused";
-#endif
-      // The kernel's tracepoint PMU refuses an id it does not have with EINVAL (perf_trace_init).
-      if (c.type == type_tracepoint)
-        return "the kernel has no tracepoint with this id (the module that defines it was unloaded, or the "
-               "id is from another kernel's tracefs)";
-      if (c.precise_ip) return "try fewer 'p' modifiers; otherwise a term value is out of range for this PMU";
-      return "a term value is out of range or sets reserved bits for this PMU, or a flag is not supported; "
-             "check "
-             "the encoding with 'perfspec resolve'";
+    case EINVAL: return einval_hint(c);
     case EMFILE:
       return c.fd_limit ? fmt::format(
                               "the limit on open files is {} (ulimit -n): raise it, or count fewer events "
