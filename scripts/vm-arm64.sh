@@ -260,6 +260,8 @@ mount -t tracefs tracefs /sys/kernel/tracing 2>/dev/null
 mount -t debugfs debugfs /sys/kernel/debug 2>/dev/null
 mount -t cgroup2 cgroup2 /sys/fs/cgroup 2>/dev/null
 echo 1 >/proc/sys/kernel/printk
+# The loopback interface up, as every init brings it up (tests serve HTTP on 127.0.0.1).
+ip link set lo up 2>/dev/null || ifconfig lo 127.0.0.1 up 2>/dev/null || :
 for m in virtio_ring virtio virtio_mmio virtio_console; do insmod /lib/modules/$m.ko; done
 i=0
 while [ "$(cat /sys/class/virtio-ports/*/name 2>/dev/null | wc -l)" -lt 3 ] && [ $i -lt 1000 ]; do

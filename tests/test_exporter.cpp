@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include <doctest/doctest.h>
+#include <cerrno>
 #include <cmath>
 #include <fstream>
 #include <iterator>
@@ -570,16 +571,26 @@ TEST_CASE("the exporter as an unprivileged user: a system-wide set says EACCES a
 
 namespace {
 
-// One HTTP/1.1 GET of `path` on 127.0.0.1:`port` with an Accept header: the whole answer (status
-// line, headers, body), read until the server closes.
-std::string http_get(int port, std::string_view path, std::string_view accept) {
+// A connection to 127.0.0.1:`port`, or -1 with errno.
+int connect_loopback(int port) {
   int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
   REQUIRE(fd >= 0);
   sockaddr_in addr{};
   addr.sin_family = AF_INET;
   addr.sin_port = htons(static_cast<std::uint16_t>(port));
   addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  REQUIRE(::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0);
+  if (::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0) return fd;
+  int err = errno;
+  ::close(fd);
+  errno = err;
+  return -1;
+}
+
+// One HTTP/1.1 GET of `path` on 127.0.0.1:`port` with an Accept header: the whole answer (status
+// line, headers, body), read until the server closes.
+std::string http_get(int port, std::string_view path, std::string_view accept) {
+  int fd = connect_loopback(port);
+  REQUIRE(fd >= 0);
   std::string request = fmt::format(
       "GET {} HTTP/1.1\r\nHost: 127.0.0.1\r\nAccept: {}\r\nConnection: close\r\n\r\n", path, accept);
   REQUIRE(::write(fd, request.data(), request.size()) == static_cast<ssize_t>(request.size()));
@@ -611,6 +622,14 @@ TEST_CASE("the exporter layer without the command: an Exporter served by a Serve
   } catch (const Error& e) {
     CHECK(e.kind() == ErrorKind::usage);
     CHECK(e.message() == "another exporter::Server is serving in this process");
+  }
+  // A machine whose loopback interface is down (a bare init that never brought it up) cannot be
+  // scraped here: said, and the rest left out. Everywhere else this runs.
+  if (int fd = connect_loopback(server.port()); fd >= 0) {
+    ::close(fd);
+  } else if (errno == ENETUNREACH) {
+    MESSAGE("skipped the scrapes: the loopback interface is down here (connect: ENETUNREACH)");
+    return;
   }
   const std::string series = "perfspec_event_total{set=\"self\",pid=\"" + std::to_string(::getpid()) +
                              "\",event=\"page-faults\",pmu=\"software\"} ";
