@@ -12,6 +12,7 @@
 #include <cstring>
 #include <optional>
 #include <string_view>
+#include <vector>
 
 #include <fmt/format.h>
 
@@ -40,19 +41,40 @@ std::vector<int> all_threads() {
   return out;
 }
 
+std::optional<std::vector<std::string>> stat_fields(const std::string& path) {
+  std::FILE* f = std::fopen(path.c_str(), "r");
+  if (!f) return std::nullopt;
+  char buf[1024] = {};
+  const std::size_t n = std::fread(buf, 1, sizeof buf - 1, f);
+  std::fclose(f);
+  // "pid (comm) state ...": the fields after the last ')' (comm may hold parentheses and spaces).
+  std::string_view text(buf, n);
+  auto close = text.rfind(')');
+  if (close == std::string_view::npos) return std::nullopt;
+  std::vector<std::string> fields;
+  for (std::size_t at = close + 1; at < text.size();) {
+    at = text.find_first_not_of(" \n", at);
+    if (at == std::string_view::npos) break;
+    auto end = std::min(text.find_first_of(" \n", at), text.size());
+    fields.emplace_back(text.substr(at, end - at));
+    at = end;
+  }
+  return fields;
+}
+
 // Whether `pid` still runs. A zombie counts nothing, and its parent may never reap it.
 Process process_state(int pid) {
   if (::kill(pid, 0) != 0 && errno != EPERM) return Process::gone;
-  std::FILE* f = std::fopen(fmt::format("/proc/{}/stat", pid).c_str(), "r");
-  if (!f) return Process::running;
-  char buf[512];
-  std::size_t n = std::fread(buf, 1, sizeof buf - 1, f);
-  std::fclose(f);
-  buf[n] = '\0';
-  // "pid (comm) S ...": the state follows the last ')' (comm may hold parentheses).
-  const char* close = std::strrchr(buf, ')');
-  bool dead = close && close[1] == ' ' && (close[2] == 'Z' || close[2] == 'X');
-  return dead ? Process::zombie : Process::running;
+  auto fields = stat_fields(fmt::format("/proc/{}/stat", pid));
+  if (!fields || fields->empty()) return Process::running;
+  const std::string& state = fields->front();
+  return state == "Z" || state == "X" ? Process::zombie : Process::running;
+}
+
+std::optional<unsigned long long> start_ticks(int pid) {
+  auto fields = stat_fields(fmt::format("/proc/{}/stat", pid));
+  if (!fields || fields->size() < 20) return std::nullopt;
+  return std::strtoull((*fields)[19].c_str(), nullptr, 10);  // field 22, starttime
 }
 
 // A thread's name now, from /proc; nullopt once it is gone.
@@ -85,22 +107,15 @@ std::string cgroup_root() {
 
 namespace {
 
-// utime and stime (fields 14, 15) of a /proc stat file, in clock ticks; with `children`, plus cutime
-// and cstime (16, 17): the children waited for. nullopt when it cannot be read.
+// utime and stime (fields 14, 15) of a /proc stat file, in clock ticks; with `children`, plus
+// cutime and cstime (16, 17): the children waited for. nullopt when it cannot be read.
 std::optional<std::pair<unsigned long long, unsigned long long>> task_ticks(const std::string& path,
                                                                             bool children) {
-  std::FILE* f = std::fopen(path.c_str(), "r");
-  if (!f) return std::nullopt;
-  char buf[1024] = {};
-  const bool read = std::fread(buf, 1, sizeof buf - 1, f) > 0;
-  std::fclose(f);
-  // "pid (comm) state ...": the fields after the last ')' (comm may hold parentheses).
-  const char* close = read ? std::strrchr(buf, ')') : nullptr;
-  unsigned long long user = 0, sys = 0, cuser = 0, csys = 0;
-  if (!close || std::sscanf(close + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu %llu %llu",
-                            &user, &sys, &cuser, &csys) != 4)
-    return std::nullopt;
-  return children ? std::pair{user + cuser, sys + csys} : std::pair{user, sys};
+  auto fields = stat_fields(path);
+  if (!fields || fields->size() < 15) return std::nullopt;
+  auto field = [&](std::size_t n) { return std::strtoull((*fields)[n - 3].c_str(), nullptr, 10); };
+  unsigned long long user = field(14), sys = field(15);
+  return children ? std::pair{user + field(16), sys + field(17)} : std::pair{user, sys};
 }
 
 CpuTimes from_ticks(unsigned long long user, unsigned long long system) {

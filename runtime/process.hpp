@@ -15,6 +15,12 @@ std::vector<int> threads_of(int pid);
 /// Every thread of every process, as perf lists them from /proc.
 std::vector<int> all_threads();
 
+/// The fields of a /proc stat file (/proc/PID/stat, /proc/PID/task/TID/stat) after the name: field 3
+/// (the state) first, so that field N is at index N - 3. nullopt when it cannot be read.
+std::optional<std::vector<std::string>> stat_fields(const std::string& path);
+/// When `pid` started, in clock ticks since boot (field 22); nullopt once it is gone.
+std::optional<unsigned long long> start_ticks(int pid);
+
 enum class Process { running, zombie, gone };
 /// Whether `pid` still runs. A zombie counts nothing, and its parent may never reap it.
 Process process_state(int pid);

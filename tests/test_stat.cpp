@@ -331,3 +331,25 @@ TEST_CASE("CPU times from /proc: a thread's, a process's, every CPU's, as the ke
   CHECK_FALSE(runtime::thread_cpu_times(-5));
   CHECK_FALSE(runtime::process_cpu_times(-5));
 }
+
+TEST_CASE("/proc stat fields: after the name, whatever it holds; a process's start") {
+  test::TempTree dir;
+  // a name with spaces and parentheses, as a process may give itself
+  dir.write("stat", "4242 (a (b) c) S 1 4242 4242 0 -1 4194560 100 0 0 0 17 3 5 7 20 0 1 0 123456 1000\n");
+  auto fields = runtime::stat_fields(dir.root() + "/stat");
+  REQUIRE(fields);
+  REQUIRE(fields->size() == 21);  // fields 3 to 23
+  CHECK((*fields)[0] == "S");            // field 3
+  CHECK((*fields)[14 - 3] == "17");      // utime
+  CHECK((*fields)[17 - 3] == "7");       // cstime
+  CHECK((*fields)[22 - 3] == "123456");  // starttime
+  CHECK_FALSE(runtime::stat_fields(dir.root() + "/none"));
+  dir.write("bad", "no name here\n");
+  CHECK_FALSE(runtime::stat_fields(dir.root() + "/bad"));
+  CHECK(runtime::stat_fields("/proc/self/stat")->front() == "R");  // reading it, it runs
+  CHECK(runtime::process_state(::getpid()) == runtime::Process::running);
+  const auto self = runtime::start_ticks(::getpid());
+  REQUIRE(self);
+  CHECK(*self >= *runtime::start_ticks(1));  // after init
+  CHECK_FALSE(runtime::start_ticks(-5));
+}
