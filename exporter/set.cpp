@@ -11,7 +11,6 @@
 #include <cstdlib>
 #include <cstring>
 #include <limits>
-#include <sstream>
 
 #include <fmt/format.h>
 
@@ -46,23 +45,11 @@ int find_command(const std::string& comm) {
   for (int pid : numbered_entries("/proc")) {
     auto name = comm_of(pid);
     if (!name || *name != comm) continue;
-    std::FILE* f = std::fopen(fmt::format("/proc/{}/stat", pid).c_str(), "r");
-    if (!f) continue;
-    char buf[1024] = {};
-    std::size_t n = std::fread(buf, 1, sizeof buf - 1, f);
-    std::fclose(f);
-    std::string_view st(buf, n);
-    auto paren = st.rfind(')');
-    if (paren == std::string_view::npos) continue;
-    // Fields after the name: state is field 3; starttime is field 22.
-    std::istringstream in(std::string(st.substr(paren + 2)));
-    std::string field;
-    unsigned long long start = 0;
-    for (int i = 3; i <= 22 && in >> field; ++i)
-      if (i == 22) start = std::strtoull(field.c_str(), nullptr, 10);
+    auto start = runtime::start_ticks(pid);
+    if (!start) continue;
     if (process_state(pid) != Process::running) continue;
-    if (start < best_start || (start == best_start && pid < best)) {
-      best_start = start;
+    if (*start < best_start || (*start == best_start && pid < best)) {
+      best_start = *start;
       best = pid;
     }
   }
@@ -169,20 +156,21 @@ void open_set(SetState& s, const Log& log) {
   s.values.clear();
   s.computed = false;
   runtime::Target target;
-  int cgroup_fd = -1;
+  runtime::Fd cgroup;  // the cgroup directory while its counters open (closed on every path out)
   switch (s.config.target) {
     case SetConfig::Target::system: target = runtime::Target::system_wide(s.cpus); break;
     case SetConfig::Target::cgroup: {
-      cgroup_fd = ::open(s.cgroup_path.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-      if (cgroup_fd < 0) {
+      cgroup = runtime::Fd(runtime::system_calls(),
+                           ::open(s.cgroup_path.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+      if (!cgroup) {
         s.down = fmt::format("cgroup {} cannot be opened: {}", s.config.cgroup.text, std::strerror(errno));
         return;
       }
       struct stat st {};
-      ::fstat(cgroup_fd, &st);
+      ::fstat(cgroup.get(), &st);
       s.cgroup_inode = st.st_ino;
       target = runtime::Target::system_wide(s.cpus);
-      target.cgroups.assign(s.set.events.size(), cgroup_fd);
+      target.cgroups.assign(s.set.events.size(), cgroup.get());
       break;
     }
     case SetConfig::Target::pid:
@@ -230,7 +218,6 @@ void open_set(SetState& s, const Log& log) {
     s.counter_cpu.clear();
     s.down = e.message();
   }
-  if (cgroup_fd >= 0) ::close(cgroup_fd);
   s.opened = s.base_time = Clock::now();
 }
 
