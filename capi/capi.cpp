@@ -4,6 +4,7 @@
 
 #include <cerrno>
 #include <cmath>
+#include <csignal>
 #include <cstddef>
 #include <cstdlib>
 #include <cstring>
@@ -528,9 +529,16 @@ int perfspec_record_command(const perfspec_machine* machine, const perfspec_even
       throw perfspec::Error(perfspec::ErrorKind::io,
                             "cannot run '" + command[0] + "': " + std::strerror(err));
     }
-    while (rec.drain(100) != rt::Wakeup::target_gone && !cmd.wait(0)) {
+    rt::RecordingSummary summary;
+    try {
+      while (rec.drain(100) != rt::Wakeup::target_gone && !cmd.wait(0)) {
+      }
+      summary = rec.finish();
+    } catch (...) {
+      // The file cannot be written: the command is not left running unrecorded (nor waited for).
+      cmd.signal(SIGTERM);
+      throw;
     }
-    auto summary = rec.finish();
     cmd.wait();
     if (exit_status) *exit_status = cmd.exit_status();
     if (samples) *samples = summary.samples;

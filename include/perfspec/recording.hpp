@@ -51,6 +51,9 @@ struct RecordingSummary {
 /// ```
 class Recording {
  public:
+  /// `machine` must outlive the Recording (begin() reads it), and the writer given to begin() must
+  /// live until finish().
+  ///
   /// Open `set` for `target` (Sampler::open): events that cannot sample are in failures() (when none
   /// can, sampling() is false and there is nothing to record). Throws Error (usage) for options or a
   /// target that cannot be used.
