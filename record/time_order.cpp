@@ -25,13 +25,6 @@ bool all_timed(const PerfData& file) {
   return true;
 }
 
-// What is done with a record that does not follow the format: the records before it are visited,
-// then its error goes on.
-template <typename Visit> [[noreturn]] void visit_then_rethrow(Visit&& visit_read) {
-  visit_read();
-  throw;
-}
-
 // A file's records mostly come in time order already (each CPU's are, and perf writes them out in
 // rounds). The first pass keeps only the others, the late ones: those earlier than a record before
 // them. The second pass reads the file again, visits the records in order as they come, and before
@@ -139,7 +132,8 @@ Order two_passes(PerfData& file, Passes& passes, const std::function<void(std::s
       if (r.type < user_type_start) passes.first(r);
     }
   } catch (const Error&) {
-    visit_then_rethrow([&] { passes.second(); });
+    passes.second();  // the records read before the one that does not follow the format
+    throw;
   }
   return passes.second();
 }
