@@ -29,10 +29,16 @@ template <typename Body> std::string stderr_of(const test::TempTree& dir, Body&&
   int saved = ::dup(2);
   ::dup2(file, 2);
   ::close(file);
+  struct Restore {  // also when a REQUIRE in `body` ends the test
+    int saved;
+    ~Restore() {
+      std::fflush(stderr);
+      ::dup2(saved, 2);
+      ::close(saved);
+    }
+  } restore{saved};
   body();
   std::fflush(stderr);
-  ::dup2(saved, 2);
-  ::close(saved);
   std::ifstream in(path);
   return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
 }
