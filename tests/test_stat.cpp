@@ -338,7 +338,7 @@ TEST_CASE("/proc stat fields: after the name, whatever it holds; a process's sta
   dir.write("stat", "4242 (a (b) c) S 1 4242 4242 0 -1 4194560 100 0 0 0 17 3 5 7 20 0 1 0 123456 1000\n");
   auto fields = runtime::stat_fields(dir.root() + "/stat");
   REQUIRE(fields);
-  REQUIRE(fields->size() == 21);  // fields 3 to 23
+  REQUIRE(fields->size() == 21);         // fields 3 to 23
   CHECK((*fields)[0] == "S");            // field 3
   CHECK((*fields)[14 - 3] == "17");      // utime
   CHECK((*fields)[17 - 3] == "7");       // cstime
