@@ -356,82 +356,93 @@ class Parser {
         if (++targets > 1)
           fail_at(position(k.source().begin), ErrorKind::bad_value,
                   "a set has one target: cgroup, pid or command (none: the whole system)");
-        if (k == "cgroup") {
-          s.target = SetConfig::Target::cgroup;
-          s.cgroup = located(v, "cgroup");
-          if (s.cgroup.text.empty()) fail(v, "cgroup must name a cgroup (\"/\" is the root)");
-        } else if (k == "command") {
-          s.target = SetConfig::Target::command;
-          s.command = located(v, "command");
-          if (s.command.text.empty() || s.command.text.size() > 15 ||
-              s.command.text.find('/') != std::string::npos)
-            fail(v, "command is a process's name as /proc/PID/comm shows it: 1 to 15 characters, no '/'");
-        } else {
-          s.target = SetConfig::Target::pid;
-          std::optional<std::int64_t> pid = v.value<std::int64_t>();
-          if (!v.is_integer() || !pid || *pid < 1 || *pid > 4194304)
-            fail(v, "pid must be a process id (an integer from 1 to 4194304)");
-          s.pid = static_cast<int>(*pid);
-        }
+        target(k, v, s);
       } else if (k == "cpus") {
         s.cpus = located(v, "cpus");
       } else if (k == "aggregation") {
-        Located a = located(v, "aggregation");
-        s.grouping_at = a.origin;
-        if (a.text == "total")
-          s.grouping = Grouping::total;
-        else if (a.text == "cpu")
-          s.grouping = Grouping::cpu;
-        else if (a.text == "core")
-          s.grouping = Grouping::core;
-        else if (a.text == "socket")
-          s.grouping = Grouping::socket;
-        else
-          fail_at(a.origin, ErrorKind::bad_value,
-                  fmt::format("unknown aggregation '{}'", spec::printable(a.text)),
-                  "aggregation is one of total, cpu, core, socket");
+        aggregation(v, s);
       } else if (k == "labels") {
-        const auto* labels = v.as_table();
-        if (!labels) fail(v, "labels must be a table: labels = { team = \"db\" }");
-        for (auto [lk_at, lv_at] : in_file_order(*labels)) {
-          const toml::key& lk = *lk_at;
-          const toml::node& lv = *lv_at;
-          if (!label_name(lk.str()))
-            fail_at(position(lk.source().begin), ErrorKind::bad_value,
-                    fmt::format("'{}' is not a label name", spec::printable(lk.str())),
-                    "a label name is letters, digits and '_', not starting with a digit or '__'");
-          static constexpr std::string_view reserved[] = {
-              "set",    "event", "pmu",     "cpu",  "core",  "die",    "socket", "metric",
-              "cgroup", "pid",   "command", "unit", "errno", "reason", "job",    "instance"};
-          if (std::find(std::begin(reserved), std::end(reserved), lk.str()) != std::end(reserved))
-            fail_at(position(lk.source().begin), ErrorKind::bad_value,
-                    fmt::format("label '{}' is one the exporter sets itself", lk.str()),
-                    "choose another name");
-          s.labels.emplace_back(std::string(lk.str()), located(lv, "a label's value").text);
-        }
-        std::sort(s.labels.begin(), s.labels.end());
+        labels(v, s);
       } else {
         unknown_key(k, "name, events, metrics, cgroup, pid, command, cpus, aggregation, labels");
       }
     }
     if (!name) fail_at(position(table.source().begin), ErrorKind::bad_value, "a [[set]] needs a name");
+    check_set(s, *name);
+    config_.sets.push_back(std::move(s));
+  }
+
+  // A set's one target: `cgroup`, `command` or `pid`.
+  void target(const toml::key& k, const toml::node& v, SetConfig& s) const {
+    if (k == "cgroup") {
+      s.target = SetConfig::Target::cgroup;
+      s.cgroup = located(v, "cgroup");
+      if (s.cgroup.text.empty()) fail(v, "cgroup must name a cgroup (\"/\" is the root)");
+    } else if (k == "command") {
+      s.target = SetConfig::Target::command;
+      s.command = located(v, "command");
+      if (s.command.text.empty() || s.command.text.size() > 15 ||
+          s.command.text.find('/') != std::string::npos)
+        fail(v, "command is a process's name as /proc/PID/comm shows it: 1 to 15 characters, no '/'");
+    } else {
+      s.target = SetConfig::Target::pid;
+      std::optional<std::int64_t> pid = v.value<std::int64_t>();
+      if (!v.is_integer() || !pid || *pid < 1 || *pid > 4194304)
+        fail(v, "pid must be a process id (an integer from 1 to 4194304)");
+      s.pid = static_cast<int>(*pid);
+    }
+  }
+
+  void aggregation(const toml::node& v, SetConfig& s) const {
+    Located a = located(v, "aggregation");
+    s.grouping_at = a.origin;
+    static constexpr Grouping all[] = {Grouping::total, Grouping::cpu, Grouping::core, Grouping::socket};
+    for (Grouping g : all)
+      if (a.text == grouping_name(g)) {
+        s.grouping = g;
+        return;
+      }
+    fail_at(a.origin, ErrorKind::bad_value, fmt::format("unknown aggregation '{}'", spec::printable(a.text)),
+            "aggregation is one of total, cpu, core, socket");
+  }
+
+  void labels(const toml::node& v, SetConfig& s) const {
+    const auto* labels = v.as_table();
+    if (!labels) fail(v, "labels must be a table: labels = { team = \"db\" }");
+    for (auto [lk_at, lv_at] : in_file_order(*labels)) {
+      const toml::key& lk = *lk_at;
+      if (!label_name(lk.str()))
+        fail_at(position(lk.source().begin), ErrorKind::bad_value,
+                fmt::format("'{}' is not a label name", spec::printable(lk.str())),
+                "a label name is letters, digits and '_', not starting with a digit or '__'");
+      static constexpr std::string_view reserved[] = {
+          "set",    "event", "pmu",     "cpu",  "core",  "die",    "socket", "metric",
+          "cgroup", "pid",   "command", "unit", "errno", "reason", "job",    "instance"};
+      if (std::find(std::begin(reserved), std::end(reserved), lk.str()) != std::end(reserved))
+        fail_at(position(lk.source().begin), ErrorKind::bad_value,
+                fmt::format("label '{}' is one the exporter sets itself", lk.str()), "choose another name");
+      s.labels.emplace_back(std::string(lk.str()), located(*lv_at, "a label's value").text);
+    }
+    std::sort(s.labels.begin(), s.labels.end());
+  }
+
+  // What a set must satisfy as a whole, once all its keys are read.
+  void check_set(const SetConfig& s, const toml::node& name) const {
     if (s.events.empty() && s.metrics.empty())
       fail_at(s.name_at, ErrorKind::bad_value,
               fmt::format("set '{}' has no events and no metrics", spec::printable(s.name)));
     for (const auto& other : config_.sets)
       if (other.name == s.name)
-        fail(*name, fmt::format("set '{}' is defined twice", spec::printable(s.name)),
+        fail(name, fmt::format("set '{}' is defined twice", spec::printable(s.name)),
              fmt::format("its first definition is at line {}", other.name_at.line));
-    if (!s.cpus.text.empty() &&
-        (s.target == SetConfig::Target::pid || s.target == SetConfig::Target::command))
+    bool process = s.target == SetConfig::Target::pid || s.target == SetConfig::Target::command;
+    if (!s.cpus.text.empty() && process)
       fail_at(s.cpus.origin, ErrorKind::bad_value,
               "cpus counts on CPUs: a process is counted wherever it runs");
-    if (s.grouping != Grouping::total &&
-        (s.target == SetConfig::Target::pid || s.target == SetConfig::Target::command))
+    if (s.grouping != Grouping::total && process)
       fail_at(s.grouping_at, ErrorKind::bad_value,
               fmt::format("aggregation '{}' needs counts per CPU: a process is counted as one total",
                           grouping_name(s.grouping)));
-    config_.sets.push_back(std::move(s));
   }
 };
 

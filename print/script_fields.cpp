@@ -142,37 +142,41 @@ bool FieldSpec::user_set() const {
 // the two forms. A field for every type is ignored, with a warning, where the type cannot have it; named
 // for one type, that is an error.
 void FieldSpec::parse(std::string_view arg, const std::function<void(std::string_view)>& warn) {
-  int type = -1;
   std::string_view list = arg;
+  int type = take_type(arg, list, warn);
+  Change change = Change::unchanged;
+  // strtok: empty names between commas are skipped
+  for (std::size_t at = 0; at <= list.size();) {
+    std::size_t comma = std::min(list.find(',', at), list.size());
+    std::string_view tok = list.substr(at, comma - at);
+    at = comma + 1;
+    if (tok.empty()) continue;
+    if (tok.front() == '+' || tok.front() == '-') {
+      if (change == Change::set) refuse("Cannot mix +-field with overridden fields");
+      change = tok.front() == '+' ? Change::add : Change::remove;
+      tok.remove_prefix(1);
+    } else {
+      if (change != Change::set && change != Change::unchanged)
+        refuse("Cannot mix +-field with overridden fields");
+      change = Change::set;
+    }
+    if (tok == "flags") {  // not a field of the table: perf prints a sample's flags before the payload
+      flags_asked_ = change != Change::remove;
+      continue;
+    }
+    auto n = std::find_if(std::begin(names), std::end(names), [&](const Name& x) { return x.name == tok; });
+    if (n == std::end(names)) refuse("Invalid field requested.", fmt::format("fields: {}", printable_list));
+    apply(type, change, n->name, n->field, warn);
+  }
+}
+
+int FieldSpec::take_type(std::string_view arg, std::string_view& list,
+                         const std::function<void(std::string_view)>& warn) {
   // perf looks for `+` and `-` in the whole text after the type, so a name holding `-` (bpf-output)
   // keeps the defaults too
   auto changes_defaults = [](std::string_view s) { return s.find_first_of("+-") != std::string_view::npos; };
-  if (auto colon = arg.find(':'); colon != std::string_view::npos) {
-    std::string_view t = arg.substr(0, colon);
-    list = arg.substr(colon + 1);
-    if (t == "hw")
-      type = hardware;
-    else if (t == "sw")
-      type = software;
-    else if (t == "trace")
-      type = tracepoint;
-    else if (t == "raw")
-      type = raw;
-    else if (t == "break")
-      type = breakpoint;
-    else if (t == "synth")
-      type = synth;
-    else
-      refuse("Invalid event type in field string.", "types: hw, sw, trace, raw, break, synth");
-    if (types_[type].user_set)
-      warn(fmt::format("Overriding previous field request for {} events.", event_type_name(type)));
-    if (!changes_defaults(list)) {
-      types_[type].fields = 0;
-      asked_[type] = 0;
-      types_[type].user_set = true;
-      types_[type].wildcard_set = false;
-    }
-  } else {
+  auto colon = arg.find(':');
+  if (colon == std::string_view::npos) {
     if (arg.empty()) refuse("Cannot set fields to 'none' for all event types.");
     if (!changes_defaults(arg)) {
       if (user_set()) warn("Overriding previous field request for all events.");
@@ -183,67 +187,67 @@ void FieldSpec::parse(std::string_view arg, const std::function<void(std::string
         types_[j].wildcard_set = true;
       }
     }
+    return -1;
   }
-  enum { unchanged, set, add, remove } change = unchanged;
-  // strtok: empty names between commas are skipped
-  for (std::size_t at = 0; at <= list.size();) {
-    std::size_t comma = std::min(list.find(',', at), list.size());
-    std::string_view tok = list.substr(at, comma - at);
-    at = comma + 1;
-    if (tok.empty()) continue;
-    if (tok.front() == '+' || tok.front() == '-') {
-      if (change == set) refuse("Cannot mix +-field with overridden fields");
-      change = tok.front() == '+' ? add : remove;
-      tok.remove_prefix(1);
-    } else {
-      if (change != set && change != unchanged) refuse("Cannot mix +-field with overridden fields");
-      change = set;
-    }
-    if (tok == "flags") {  // not a field of the table: perf prints a sample's flags before the payload
-      flags_asked_ = change != remove;
-      continue;
-    }
-    auto n = std::find_if(std::begin(names), std::end(names), [&](const Name& x) { return x.name == tok; });
-    if (n == std::end(names)) refuse("Invalid field requested.", fmt::format("fields: {}", printable_list));
-    std::uint64_t f = n->field;
-    if (type == -1) {
-      for (int j = 0; j < n_types; ++j) {
-        TypeFields& t = types_[j];
-        if (t.invalid_fields & f) {
-          warn(fmt::format("'{}' not valid for {} events. Ignoring.", n->name, event_type_name(j)));
-          continue;
-        }
-        if (change == remove) {
-          t.fields &= ~f;
-          t.user_set_fields &= ~f;
-          t.user_unset_fields |= f;
-          asked_[j] &= ~f;
-        } else {
-          t.fields |= f;
-          t.user_set_fields |= f;
-          t.user_unset_fields &= ~f;
-          asked_[j] |= f;
-        }
-        t.user_set = true;
-        t.wildcard_set = true;
+  static constexpr std::pair<std::string_view, int> prefixes[] = {{"hw", hardware},      {"sw", software},
+                                                                  {"trace", tracepoint}, {"raw", raw},
+                                                                  {"break", breakpoint}, {"synth", synth}};
+  std::string_view t = arg.substr(0, colon);
+  list = arg.substr(colon + 1);
+  auto p =
+      std::find_if(std::begin(prefixes), std::end(prefixes), [&](const auto& x) { return x.first == t; });
+  if (p == std::end(prefixes))
+    refuse("Invalid event type in field string.", "types: hw, sw, trace, raw, break, synth");
+  int type = p->second;
+  if (types_[type].user_set)
+    warn(fmt::format("Overriding previous field request for {} events.", event_type_name(type)));
+  if (!changes_defaults(list)) {
+    types_[type].fields = 0;
+    asked_[type] = 0;
+    types_[type].user_set = true;
+    types_[type].wildcard_set = false;
+  }
+  return type;
+}
+
+void FieldSpec::apply(int type, Change change, std::string_view name, std::uint64_t f,
+                      const std::function<void(std::string_view)>& warn) {
+  if (type == -1) {
+    for (int j = 0; j < n_types; ++j) {
+      TypeFields& t = types_[j];
+      if (t.invalid_fields & f) {
+        warn(fmt::format("'{}' not valid for {} events. Ignoring.", name, event_type_name(j)));
+        continue;
       }
-    } else {
-      TypeFields& t = types_[type];
-      if (t.invalid_fields & f)
-        refuse(fmt::format("'{}' not valid for {} events.", n->name, event_type_name(type)));
-      // named for one type, a field is not "set by the user" in perf's sense (user_set_fields): one
-      // the samples lack is left out, not an error
-      if (change == remove) {
+      if (change == Change::remove) {
         t.fields &= ~f;
-        asked_[type] &= ~f;
+        t.user_set_fields &= ~f;
+        t.user_unset_fields |= f;
+        asked_[j] &= ~f;
       } else {
         t.fields |= f;
-        asked_[type] |= f;
+        t.user_set_fields |= f;
+        t.user_unset_fields &= ~f;
+        asked_[j] |= f;
       }
       t.user_set = true;
       t.wildcard_set = true;
     }
+    return;
   }
+  TypeFields& t = types_[type];
+  if (t.invalid_fields & f) refuse(fmt::format("'{}' not valid for {} events.", name, event_type_name(type)));
+  // named for one type, a field is not "set by the user" in perf's sense (user_set_fields): one the
+  // samples lack is left out, not an error
+  if (change == Change::remove) {
+    t.fields &= ~f;
+    asked_[type] &= ~f;
+  } else {
+    t.fields |= f;
+    asked_[type] |= f;
+  }
+  t.user_set = true;
+  t.wildcard_set = true;
 }
 
 void FieldSpec::refuse_unprintable() const {

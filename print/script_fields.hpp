@@ -79,6 +79,15 @@ class FieldSpec {
   bool user_set() const;
 
  private:
+  enum class Change { unchanged, set, add, remove };
+  // The `type:` prefix of `arg` (-1: every type), `list` set to what follows; a list without +/-
+  // clears what the type(s) print first.
+  int take_type(std::string_view arg, std::string_view& list,
+                const std::function<void(std::string_view)>& warn);
+  // One field set, added or removed for `type` (-1: every type that can have it).
+  void apply(int type, Change change, std::string_view name, std::uint64_t field,
+             const std::function<void(std::string_view)>& warn);
+
   std::array<TypeFields, n_types> types_;
   // perfspec's own: the fields each type prints because a -F named them (set or added), and `flags`
   // (perf keeps that one apart: print_flags)

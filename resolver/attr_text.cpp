@@ -132,6 +132,11 @@ class Reader {
                      std::size_t column) const;
   void check_type(const Note& n, std::uint32_t type) const;
   void check_config(const Note& n, std::uint32_t type, std::uint64_t config) const;
+  void check_cache_config(const Note& n, std::uint32_t type, std::uint64_t config) const;
+  void check_enum_config(const Note& n, std::uint32_t type, std::uint64_t config) const;
+  void check_tracepoint_config(const Note& n, std::uint64_t config) const;
+  void check_alias_config(const Note& n, std::uint32_t type, std::uint64_t config) const;
+  [[noreturn]] void config_mismatch(const Note& n, std::uint64_t config, std::string_view what) const;
 };
 
 std::vector<Attr> Reader::run() {
@@ -383,60 +388,23 @@ void Reader::check_type(const Note& n, std::uint32_t type) const {
          help);
 }
 
+constexpr std::string_view config_help =
+    "the annotation and the number disagree: was the text edited? A text made on another machine "
+    "is decoded with --sysfs naming that machine's sysfs (or a 'perfspec snapshot' of it)";
+
+void Reader::config_mismatch(const Note& n, std::uint64_t config, std::string_view what) const {
+  fail(ErrorKind::bad_value, n.line, n.column,
+       fmt::format("config {:#x} does not match its annotation '{}' ({})", config, cut(n.text), what),
+       std::string(config_help));
+}
+
 // `config X (NAME)`: perf names the config by the first alias of the type's PMU that encodes to it,
 // else by the enums of the generic types, else a tracepoint by its id.
 void Reader::check_config(const Note& n, std::uint32_t type, std::uint64_t config) const {
-  const std::string help =
-      "the annotation and the number disagree: was the text edited? A text made on another machine "
-      "is decoded with --sysfs naming that machine's sysfs (or a 'perfspec snapshot' of it)";
-  auto mismatch = [&](std::string_view what) {
-    fail(ErrorKind::bad_value, n.line, n.column,
-         fmt::format("config {:#x} does not match its annotation '{}' ({})", config, cut(n.text), what),
-         help);
-  };
-  const bool enum_like = n.text.starts_with("PERF_");
-  if (n.text.find(" | ") != std::string_view::npos) {  // "RESULT | OP | CACHE"
-    std::vector<std::string_view> part;
-    for (std::size_t at = 0;;) {
-      std::size_t bar = n.text.find(" | ", at);
-      part.push_back(n.text.substr(at, bar == std::string_view::npos ? std::string_view::npos : bar - at));
-      if (bar == std::string_view::npos) break;
-      at = bar + 3;
-    }
-    part.resize(std::max<std::size_t>(part.size(), 3));
-    auto result = lookup(cache_result_names, part[0]);
-    auto op = lookup(cache_op_names, part[1]);
-    auto cache = lookup(cache_names, part[2]);
-    if (!result || !op || !cache || part.size() != 3)
-      fail(ErrorKind::syntax, n.line, n.column,
-           fmt::format("'{}' is not a hardware cache event as perf names it (RESULT | OP | CACHE)",
-                       cut(n.text)));
-    if (type != spec::type_hw_cache)
-      fail(ErrorKind::bad_value, n.line, n.column,
-           fmt::format("the annotation '{}' names a hardware cache event, but type is {}, not 3", cut(n.text),
-                       type),
-           help);
-    // perf names the low three bytes; the extended type above them (a hybrid machine's PMU) is not named
-    const std::uint64_t want = *cache | *op << 8 | *result << 16;
-    if ((config & 0xffffff) != want) mismatch(fmt::format("{:#x} in the low 24 bits", want));
-    return;
-  }
-  if (n.text.starts_with("PERF_COUNT_HW_") || n.text.starts_with("PERF_COUNT_SW_")) {
-    const bool hw = n.text.starts_with("PERF_COUNT_HW_");
-    auto want = hw ? lookup(hw_names, n.text) : lookup(sw_names, n.text);
-    if (!want)
-      fail(ErrorKind::syntax, n.line, n.column,
-           fmt::format("'{}' is not a {} perf names", cut(n.text), hw ? "perf_hw_id" : "perf_sw_ids"));
-    const std::uint32_t want_type = hw ? spec::type_hardware : spec::type_software;
-    if (type != want_type)
-      fail(ErrorKind::bad_value, n.line, n.column,
-           fmt::format("the annotation '{}' names a {} event, but type is {}, not {}", cut(n.text),
-                       hw ? "hardware" : "software", type, want_type),
-           help);
-    if (config != *want) mismatch(fmt::format("{:#x}", *want));
-    return;
-  }
-  if (enum_like)
+  if (n.text.find(" | ") != std::string_view::npos) return check_cache_config(n, type, config);
+  if (n.text.starts_with("PERF_COUNT_HW_") || n.text.starts_with("PERF_COUNT_SW_"))
+    return check_enum_config(n, type, config);
+  if (n.text.starts_with("PERF_"))
     fail(ErrorKind::syntax, n.line, n.column,
          fmt::format("'{}' is not a name perf gives a config", cut(n.text)));
   if (!plain_name(n.text))
@@ -448,22 +416,72 @@ void Reader::check_config(const Note& n, std::uint32_t type, std::uint64_t confi
     fail(ErrorKind::bad_value, n.line, n.column,
          fmt::format("perf names no config of type {} '{}': the annotation does not go with the type", type,
                      cut(n.text)),
-         help);
-  if (type == spec::type_tracepoint) {
-    std::size_t colon = n.text.find(':');
-    if (colon == std::string_view::npos || colon == 0 || colon + 1 == n.text.size() ||
-        n.text.find(':', colon + 1) != std::string_view::npos)
-      fail(ErrorKind::syntax, n.line, n.column,
-           fmt::format("'{}' is not a tracepoint name (perf prints SYSTEM:EVENT)", cut(n.text)));
-    if (!machine_) return;
-    auto id = machine_->tracepoint_id(n.text.substr(0, colon), n.text.substr(colon + 1));
-    if (id && *id != config)
-      fail(ErrorKind::bad_value, n.line, n.column,
-           fmt::format("config {:#x} is not tracepoint '{}', whose id is {:#x} on this machine", config,
-                       cut(n.text), *id),
-           help);
-    return;
+         std::string(config_help));
+  if (type == spec::type_tracepoint) return check_tracepoint_config(n, config);
+  check_alias_config(n, type, config);
+}
+
+// "RESULT | OP | CACHE"
+void Reader::check_cache_config(const Note& n, std::uint32_t type, std::uint64_t config) const {
+  std::vector<std::string_view> part;
+  for (std::size_t at = 0;;) {
+    std::size_t bar = n.text.find(" | ", at);
+    part.push_back(n.text.substr(at, bar == std::string_view::npos ? std::string_view::npos : bar - at));
+    if (bar == std::string_view::npos) break;
+    at = bar + 3;
   }
+  part.resize(std::max<std::size_t>(part.size(), 3));
+  auto result = lookup(cache_result_names, part[0]);
+  auto op = lookup(cache_op_names, part[1]);
+  auto cache = lookup(cache_names, part[2]);
+  if (!result || !op || !cache || part.size() != 3)
+    fail(ErrorKind::syntax, n.line, n.column,
+         fmt::format("'{}' is not a hardware cache event as perf names it (RESULT | OP | CACHE)",
+                     cut(n.text)));
+  if (type != spec::type_hw_cache)
+    fail(ErrorKind::bad_value, n.line, n.column,
+         fmt::format("the annotation '{}' names a hardware cache event, but type is {}, not 3", cut(n.text),
+                     type),
+         std::string(config_help));
+  // perf names the low three bytes; the extended type above them (a hybrid machine's PMU) is not named
+  const std::uint64_t want = *cache | *op << 8 | *result << 16;
+  if ((config & 0xffffff) != want) config_mismatch(n, config, fmt::format("{:#x} in the low 24 bits", want));
+}
+
+// PERF_COUNT_HW_* and PERF_COUNT_SW_*
+void Reader::check_enum_config(const Note& n, std::uint32_t type, std::uint64_t config) const {
+  const bool hw = n.text.starts_with("PERF_COUNT_HW_");
+  auto want = hw ? lookup(hw_names, n.text) : lookup(sw_names, n.text);
+  if (!want)
+    fail(ErrorKind::syntax, n.line, n.column,
+         fmt::format("'{}' is not a {} perf names", cut(n.text), hw ? "perf_hw_id" : "perf_sw_ids"));
+  const std::uint32_t want_type = hw ? spec::type_hardware : spec::type_software;
+  if (type != want_type)
+    fail(ErrorKind::bad_value, n.line, n.column,
+         fmt::format("the annotation '{}' names a {} event, but type is {}, not {}", cut(n.text),
+                     hw ? "hardware" : "software", type, want_type),
+         std::string(config_help));
+  if (config != *want) config_mismatch(n, config, fmt::format("{:#x}", *want));
+}
+
+// SYSTEM:EVENT, checked against this machine's tracefs where there is a machine.
+void Reader::check_tracepoint_config(const Note& n, std::uint64_t config) const {
+  std::size_t colon = n.text.find(':');
+  if (colon == std::string_view::npos || colon == 0 || colon + 1 == n.text.size() ||
+      n.text.find(':', colon + 1) != std::string_view::npos)
+    fail(ErrorKind::syntax, n.line, n.column,
+         fmt::format("'{}' is not a tracepoint name (perf prints SYSTEM:EVENT)", cut(n.text)));
+  if (!machine_) return;
+  auto id = machine_->tracepoint_id(n.text.substr(0, colon), n.text.substr(colon + 1));
+  if (id && *id != config)
+    fail(ErrorKind::bad_value, n.line, n.column,
+         fmt::format("config {:#x} is not tracepoint '{}', whose id is {:#x} on this machine", config,
+                     cut(n.text), *id),
+         std::string(config_help));
+}
+
+// An alias of the type's PMU, resolved on this machine where there is one.
+void Reader::check_alias_config(const Note& n, std::uint32_t type, std::uint64_t config) const {
   if (!machine_) return;
   const spec::Pmu* pmu = machine_->pmu_of_type(type);
   if (!pmu) return;
@@ -477,7 +495,7 @@ void Reader::check_config(const Note& n, std::uint32_t type, std::uint64_t confi
     fail(ErrorKind::bad_value, n.line, n.column,
          fmt::format("config {:#x} is not '{}', which is config {:#x} on pmu '{}' of this machine", config,
                      cut(n.text), *encoded, pmu->name()),
-         help);
+         std::string(config_help));
 }
 
 }  // namespace

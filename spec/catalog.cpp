@@ -186,6 +186,108 @@ void record(const std::string& out, const char* name, const std::string& text) {
     throw Error(ErrorKind::io, fmt::format("cannot write '{}': {}", to.string(), std::strerror(errno)));
 }
 
+// One snapshot: the copies into `out`, what was copied and skipped in `report`.
+class Snapshotter {
+ public:
+  Snapshotter(const Machine& machine, const std::string& out)
+      : machine_(machine), out_(out), jail_(machine.root()) {}
+
+  SnapshotReport run(const SnapshotOptions& options) {
+    for (const auto& name : machine_.pmu_names()) pmu(name);
+    if (options.tracepoints && !machine_.tracefs_events().empty()) tracepoints();
+    topology();
+    host_facts();
+    return std::move(report_);
+  }
+
+ private:
+  const Machine& machine_;
+  const std::string& out_;
+  io::Jail jail_;  // a snapshot copies nothing from outside the tree
+  SnapshotReport report_;
+
+  // A folder or file that leads out of the tree is skipped with the reason; the rest is copied.
+  template <typename F> void skipping(F&& copy) {
+    try {
+      copy();
+    } catch (const Error& e) {
+      report_.skipped.push_back(e.message());
+    }
+  }
+
+  void pmu(const std::string& name) {
+    const std::string dir = machine_.root() + "/bus/event_source/devices/" + name;
+    const fs::path dest = fs::path(out_) / "bus/event_source/devices" / name;
+    bool is_pmu = false;
+    skipping([&] { is_pmu = io::exists(jail_, dir + "/type"); });
+    if (!is_pmu) return;
+    ++report_.pmus;
+    for (const char* f : {"type", "cpumask", "cpus"}) copy_file(jail_, dir + "/" + f, dest / f, report_);
+    for (const char* sub : {"format", "events", "caps"})
+      skipping([&] {
+        for (const auto& file : io::list_dir(jail_, dir + "/" + sub)) {
+          if (!safe_component(file)) continue;
+          std::string from = fmt::format("{}/{}/{}", dir, sub, file);
+          bool regular = false;
+          skipping([&] { regular = io::is_regular_file(jail_, from); });
+          if (regular) copy_file(jail_, from, dest / sub / file, report_);
+        }
+      });
+  }
+
+  // The real tracefs may be mounted outside /sys (found in /proc/mounts): the ids are read inside it.
+  void tracepoints() {
+    const std::string& events = machine_.tracefs_events();
+    std::optional<io::Jail> own;
+    if (!events.starts_with(machine_.root() + "/")) own.emplace(events);
+    for (const auto& [sys, ev] : machine_.tracepoints("*", "*")) {
+      copy_file(own ? *own : jail_, fmt::format("{}/{}/{}/id", events, sys, ev),
+                fs::path(out_) / "kernel/tracing/events" / sys / ev / "id", report_);
+      ++report_.tracepoints;
+    }
+  }
+
+  // The CPU topology metrics' literals read (#smt_on, #num_cores, ...).
+  void topology() {
+    const std::string cpu = machine_.root() + "/devices/system/cpu";
+    const fs::path cpu_out = fs::path(out_) / "devices/system/cpu";
+    skipping([&] {
+      for (const char* f : {"online", "present", "possible", "smt/active", "smt/control"})
+        copy_file(jail_, cpu + "/" + f, cpu_out / f, report_);
+      for (const auto& entry : io::list_dir(jail_, cpu)) {
+        if (!entry.starts_with("cpu") || entry.size() == 3 ||
+            entry.find_first_not_of("0123456789", 3) != std::string::npos)
+          continue;
+        for (const char* f : {"physical_package_id", "die_id", "core_id"})
+          copy_file(jail_, fmt::format("{}/{}/topology/{}", cpu, entry, f), cpu_out / entry / "topology" / f,
+                    report_);
+      }
+    });
+  }
+
+  void host_facts() {
+    // What metrics need of the host beyond sysfs, when the host is what was copied: whether the NMI
+    // watchdog holds a counter, the TSC frequency.
+    if (tracefs::is_real_sysfs(machine_.root())) {
+      record(out_, "nmi_watchdog", machine_.nmi_watchdog() ? "1" : "0");
+      try {
+        record(out_, "system_tsc_freq", fmt::format("{:.0f}", machine_.metric_literal("system_tsc_freq")));
+      } catch (const Error& e) {
+        if (e.kind() == ErrorKind::io) throw;
+        report_.skipped.push_back(e.message());
+      }
+    }
+    // The CPU id goes along, so that event tables resolve for the snapshotted machine, not the
+    // reader's; but this host's id only when the host is what was copied (a fixture is not this host).
+    const bool id_of_tree =
+        machine_.cpuid_origin() != Machine::CpuidOrigin::this_host || tracefs::is_real_sysfs(machine_.root());
+    if (!machine_.cpuid().empty() && id_of_tree) {
+      record(out_, "cpuid", machine_.cpuid());
+      report_.cpuid = machine_.cpuid();
+    }
+  }
+};
+
 }  // namespace
 
 SnapshotReport snapshot(const Machine& machine, const std::string& out, const SnapshotOptions& options) {
@@ -195,82 +297,7 @@ SnapshotReport snapshot(const Machine& machine, const std::string& out, const Sn
                 fmt::format("'{}' exists and is not empty: snapshot into a new folder", out));
   fs::create_directories(out, ec);
   if (ec) throw Error(ErrorKind::io, fmt::format("cannot create '{}': {}", out, ec.message()));
-  SnapshotReport report;
-  const std::string devices = machine.root() + "/bus/event_source/devices";
-  const fs::path dest = fs::path(out) / "bus/event_source/devices";
-  io::Jail jail(machine.root());  // a snapshot copies nothing from outside the tree
-  // A folder or file that leads out of the tree is skipped with the reason; the rest is copied.
-  auto skipping = [&](auto&& copy) {
-    try {
-      copy();
-    } catch (const Error& e) {
-      report.skipped.push_back(e.message());
-    }
-  };
-  for (const auto& name : machine.pmu_names()) {
-    std::string dir = devices + "/" + name;
-    bool pmu = false;
-    skipping([&] { pmu = io::exists(jail, dir + "/type"); });
-    if (!pmu) continue;
-    ++report.pmus;
-    for (const char* f : {"type", "cpumask", "cpus"}) copy_file(jail, dir + "/" + f, dest / name / f, report);
-    for (const char* sub : {"format", "events", "caps"})
-      skipping([&] {
-        for (const auto& file : io::list_dir(jail, dir + "/" + sub)) {
-          if (!safe_component(file)) continue;
-          std::string from = fmt::format("{}/{}/{}", dir, sub, file);
-          bool regular = false;
-          skipping([&] { regular = io::is_regular_file(jail, from); });
-          if (regular) copy_file(jail, from, dest / name / sub / file, report);
-        }
-      });
-  }
-  if (options.tracepoints && !machine.tracefs_events().empty()) {
-    // The real tracefs may be mounted outside /sys (found in /proc/mounts): the ids are read inside it.
-    const std::string& events = machine.tracefs_events();
-    std::optional<io::Jail> own;
-    if (!events.starts_with(machine.root() + "/")) own.emplace(events);
-    for (const auto& [sys, ev] : machine.tracepoints("*", "*")) {
-      copy_file(own ? *own : jail, fmt::format("{}/{}/{}/id", events, sys, ev),
-                fs::path(out) / "kernel/tracing/events" / sys / ev / "id", report);
-      ++report.tracepoints;
-    }
-  }
-  // The CPU topology metrics' literals read (#smt_on, #num_cores, ...).
-  const std::string cpu = machine.root() + "/devices/system/cpu";
-  const fs::path cpu_out = fs::path(out) / "devices/system/cpu";
-  skipping([&] {
-    for (const char* f : {"online", "present", "possible", "smt/active", "smt/control"})
-      copy_file(jail, cpu + "/" + f, cpu_out / f, report);
-    for (const auto& entry : io::list_dir(jail, cpu)) {
-      if (!entry.starts_with("cpu") || entry.size() == 3 ||
-          entry.find_first_not_of("0123456789", 3) != std::string::npos)
-        continue;
-      for (const char* f : {"physical_package_id", "die_id", "core_id"})
-        copy_file(jail, fmt::format("{}/{}/topology/{}", cpu, entry, f), cpu_out / entry / "topology" / f,
-                  report);
-    }
-  });
-  // What metrics need of the host beyond sysfs, when the host is what was copied: whether the NMI
-  // watchdog holds a counter, the TSC frequency.
-  if (tracefs::is_real_sysfs(machine.root())) {
-    record(out, "nmi_watchdog", machine.nmi_watchdog() ? "1" : "0");
-    try {
-      record(out, "system_tsc_freq", fmt::format("{:.0f}", machine.metric_literal("system_tsc_freq")));
-    } catch (const Error& e) {
-      if (e.kind() == ErrorKind::io) throw;
-      report.skipped.push_back(e.message());
-    }
-  }
-  // The CPU id goes along, so that event tables resolve for the snapshotted machine, not the reader's;
-  // but this host's id only when the host is what was copied (a fixture is not this host).
-  const bool id_of_tree =
-      machine.cpuid_origin() != Machine::CpuidOrigin::this_host || tracefs::is_real_sysfs(machine.root());
-  if (!machine.cpuid().empty() && id_of_tree) {
-    record(out, "cpuid", machine.cpuid());
-    report.cpuid = machine.cpuid();
-  }
-  return report;
+  return Snapshotter(machine, out).run(options);
 }
 
 }  // namespace perfspec::spec

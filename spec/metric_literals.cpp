@@ -79,6 +79,122 @@ std::optional<unsigned> term_value(std::string_view terms, std::string_view name
   return std::nullopt;
 }
 
+// The CPU facts under a Machine's root that topology literals count, for the literal `name`
+// (named in errors).
+class Topology {
+ public:
+  Topology(const Machine& machine, const io::Jail& jail, std::string root, std::string name)
+      : machine_(machine),
+        jail_(jail),
+        cpu_dir_(std::move(root) + "/devices/system/cpu"),
+        name_(std::move(name)) {}
+
+  const std::string& cpu_dir() const { return cpu_dir_; }
+
+  std::vector<int> online() const {
+    if (auto cpus = cpu_list_file(jail_, cpu_dir_ + "/online")) return *cpus;
+    std::vector<int> all;
+    for (const auto& t : machine_.cpu_topology()) all.push_back(t.cpu);
+    return all;
+  }
+
+  std::optional<std::vector<int>> present() const { return cpu_list_file(jail_, cpu_dir_ + "/present"); }
+
+  // The topology of the online CPUs (perf's online_topology()).
+  std::vector<CpuTopology> online_topology() const {
+    auto cpus = online();
+    std::vector<CpuTopology> out;
+    for (const auto& t : machine_.cpu_topology())
+      if (std::binary_search(cpus.begin(), cpus.end(), t.cpu)) out.push_back(t);
+    if (out.empty())
+      throw Error(ErrorKind::machine,
+                  fmt::format("#{}: {} describes no CPU topology (cpuN/topology)", name_, cpu_dir_));
+    return out;
+  }
+
+  template <typename Key> double distinct(Key key) const {
+    std::set<decltype(key(CpuTopology{}))> seen;
+    for (const auto& t : online_topology()) seen.insert(key(t));
+    return static_cast<double>(seen.size());
+  }
+
+  bool smt_on() const {
+    if (auto active = io::read_optional_file(jail_, cpu_dir_ + "/smt/active"))
+      return io::trim(*active) == "1";
+    // No smt/active (kernels before 4.19): SMT when two CPUs share a core.
+    std::set<std::tuple<int, int, int>> cores;
+    for (const auto& t : online_topology())
+      if (!cores.insert({t.socket, t.die, t.core}).second) return true;
+    return false;
+  }
+
+  // Everything on a core is counted only system-wide; without SMT a core is one CPU.
+  bool core_wide(const Machine::MetricTarget& target) const {
+    if (!target.system_wide) return false;
+    if (!smt_on() || target.cpus.empty()) return true;
+    std::set<std::tuple<int, int, int>> asked;
+    const auto topology = online_topology();
+    for (const auto& t : topology)
+      if (std::binary_search(target.cpus.begin(), target.cpus.end(), t.cpu))
+        asked.insert({t.socket, t.die, t.core});
+    // Every CPU of a core with a CPU asked for must be asked for too.
+    for (const auto& t : topology)
+      if (asked.contains({t.socket, t.die, t.core}) &&
+          !std::binary_search(target.cpus.begin(), target.cpus.end(), t.cpu))
+        return false;
+    return true;
+  }
+
+ private:
+  const Machine& machine_;
+  const io::Jail& jail_;
+  std::string cpu_dir_, name_;
+};
+
+// #slots: the first core PMU's caps/slots, a hex or decimal count (arm64 writes `0x00000008`); 0 is a
+// PMU that does not tell.
+double slots(const std::vector<const Pmu*>& core_pmus) {
+  for (const Pmu* pmu : core_pmus)
+    if (auto slots = pmu->cap("slots")) {
+      std::string text(io::trim(*slots));
+      char* end = nullptr;
+      errno = 0;
+      unsigned long long v = std::strtoull(text.c_str(), &end, 0);
+      if (text.empty() || *end != '\0' || errno || text.front() == '-')
+        throw Error(ErrorKind::machine,
+                    fmt::format("#slots: {}/caps/slots is not a number: '{}'", pmu->directory(), text));
+      if (v == 0)
+        throw Error(ErrorKind::machine,
+                    fmt::format("#slots: {}/caps/slots is 0: the PMU does not tell its slots per cycle",
+                                pmu->directory()));
+      return static_cast<double>(v);
+    }
+  throw Error(ErrorKind::machine, "#slots: no core PMU of this machine has caps/slots");
+}
+
+// #system_tsc_freq: recorded by a snapshot beside the tree, else this host's when the root is /sys.
+double system_tsc_freq(const io::Jail& jail, const std::string& root) {
+  const std::string recorded = root + "/perfspec-snapshot/system_tsc_freq";
+  if (auto text = io::read_optional_file(jail, recorded)) {
+    std::string t(io::trim(*text));
+    char* end = nullptr;
+    double hz = std::strtod(t.c_str(), &end);
+    if (t.empty() || *end != '\0' || hz <= 0)
+      throw Error(ErrorKind::machine, fmt::format("{}: not a frequency in Hz: '{}'", recorded, t));
+    return hz;
+  }
+  std::error_code ec;
+  if (!std::filesystem::equivalent(root, "/sys", ec))
+    throw Error(ErrorKind::machine,
+                fmt::format("#system_tsc_freq: the TSC frequency of the machine under '{}' is not known "
+                            "(write it in Hz to {})",
+                            root, recorded));
+  if (auto hz = host_tsc_frequency()) return *hz;
+  throw Error(ErrorKind::machine,
+              "#system_tsc_freq: this machine does not tell its TSC frequency (no cpuid leaf 0x15, no "
+              "'@ N.NNGHz' in /proc/cpuinfo's model name)");
+}
+
 }  // namespace
 
 const Machine::PmuCounters* Machine::pmu_counters(std::string_view name) const {
@@ -134,113 +250,31 @@ const std::vector<TableMetric>& Machine::table_metrics() const {
 
 double Machine::metric_literal(std::string_view literal, const MetricTarget& target) const {
   const auto& I = *impl_;
-  const io::Jail& jail = *I.jail_;
-  const std::string cpu_dir = I.root_ + "/devices/system/cpu";
   const std::string name = ascii_lowered(literal.starts_with('#') ? literal.substr(1) : literal);
-  auto online = [&] {
-    if (auto cpus = cpu_list_file(jail, cpu_dir + "/online")) return *cpus;
-    std::vector<int> all;
-    for (const auto& t : cpu_topology()) all.push_back(t.cpu);
-    return all;
-  };
-  // The topology of the online CPUs (perf's online_topology()).
-  auto online_topology = [&] {
-    auto cpus = online();
-    std::vector<CpuTopology> out;
-    for (const auto& t : cpu_topology())
-      if (std::binary_search(cpus.begin(), cpus.end(), t.cpu)) out.push_back(t);
-    if (out.empty())
-      throw Error(ErrorKind::machine,
-                  fmt::format("#{}: {} describes no CPU topology (cpuN/topology)", name, cpu_dir));
-    return out;
-  };
-  auto distinct = [&](auto key) {
-    std::set<decltype(key(CpuTopology{}))> seen;
-    for (const auto& t : online_topology()) seen.insert(key(t));
-    return static_cast<double>(seen.size());
-  };
-  auto smt_on = [&] {
-    if (auto active = io::read_optional_file(jail, cpu_dir + "/smt/active")) return io::trim(*active) == "1";
-    // No smt/active (kernels before 4.19): SMT when two CPUs share a core.
-    std::set<std::tuple<int, int, int>> cores;
-    for (const auto& t : online_topology())
-      if (!cores.insert({t.socket, t.die, t.core}).second) return true;
-    return false;
-  };
-
+  const Topology cpus(*this, *I.jail_, I.root_, name);
   if (name == "num_cpus") {
-    auto present = cpu_list_file(jail, cpu_dir + "/present");
-    auto cpus = present && !present->empty() ? *present : online();
-    if (cpus.empty()) throw Error(ErrorKind::machine, fmt::format("#num_cpus: {} lists no CPU", cpu_dir));
-    return static_cast<double>(cpus.back() + 1);
+    auto present = cpus.present();
+    auto list = present && !present->empty() ? *present : cpus.online();
+    if (list.empty())
+      throw Error(ErrorKind::machine, fmt::format("#num_cpus: {} lists no CPU", cpus.cpu_dir()));
+    return static_cast<double>(list.back() + 1);
   }
   if (name == "num_cpus_online") {
-    auto cpus = online();
-    if (cpus.empty())
-      throw Error(ErrorKind::machine, fmt::format("#num_cpus_online: {} lists no CPU", cpu_dir));
-    return static_cast<double>(cpus.size());
+    auto list = cpus.online();
+    if (list.empty())
+      throw Error(ErrorKind::machine, fmt::format("#num_cpus_online: {} lists no CPU", cpus.cpu_dir()));
+    return static_cast<double>(list.size());
   }
   if (name == "num_cores")
-    return distinct([](const CpuTopology& t) { return std::tuple{t.socket, t.die, t.core}; });
-  if (name == "num_dies") return distinct([](const CpuTopology& t) { return std::pair{t.socket, t.die}; });
-  if (name == "num_packages") return distinct([](const CpuTopology& t) { return t.socket; });
-  if (name == "smt_on") return smt_on() ? 1 : 0;
-  if (name == "core_wide") {
-    // Everything on a core is counted only system-wide; without SMT a core is one CPU.
-    if (!target.system_wide) return 0;
-    if (!smt_on() || target.cpus.empty()) return 1;
-    std::set<std::tuple<int, int, int>> asked, all;
-    for (const auto& t : online_topology())
-      if (std::binary_search(target.cpus.begin(), target.cpus.end(), t.cpu))
-        asked.insert({t.socket, t.die, t.core});
-    // Every CPU of a core with a CPU asked for must be asked for too.
-    for (const auto& t : online_topology())
-      if (asked.contains({t.socket, t.die, t.core}) &&
-          !std::binary_search(target.cpus.begin(), target.cpus.end(), t.cpu))
-        return 0;
-    return 1;
-  }
-  if (name == "slots") {
-    for (const Pmu* pmu : core_pmus())
-      if (auto slots = pmu->cap("slots")) {
-        // A hex or decimal count (arm64 writes `0x00000008`); 0 is a PMU that does not tell.
-        std::string text(io::trim(*slots));
-        char* end = nullptr;
-        errno = 0;
-        unsigned long long v = std::strtoull(text.c_str(), &end, 0);
-        if (text.empty() || *end != '\0' || errno || text.front() == '-')
-          throw Error(ErrorKind::machine,
-                      fmt::format("#slots: {}/caps/slots is not a number: '{}'", pmu->directory(), text));
-        if (v == 0)
-          throw Error(ErrorKind::machine,
-                      fmt::format("#slots: {}/caps/slots is 0: the PMU does not tell its slots per cycle",
-                                  pmu->directory()));
-        return static_cast<double>(v);
-      }
-    throw Error(ErrorKind::machine, "#slots: no core PMU of this machine has caps/slots");
-  }
-  if (name == "has_pmem") return io::exists(jail, I.root_ + "/firmware/acpi/tables/NFIT") ? 1 : 0;
-  if (name == "system_tsc_freq") {
-    const std::string recorded = I.root_ + "/perfspec-snapshot/system_tsc_freq";
-    if (auto text = io::read_optional_file(jail, recorded)) {
-      std::string t(io::trim(*text));
-      char* end = nullptr;
-      double hz = std::strtod(t.c_str(), &end);
-      if (t.empty() || *end != '\0' || hz <= 0)
-        throw Error(ErrorKind::machine, fmt::format("{}: not a frequency in Hz: '{}'", recorded, t));
-      return hz;
-    }
-    std::error_code ec;
-    if (!std::filesystem::equivalent(I.root_, "/sys", ec))
-      throw Error(ErrorKind::machine,
-                  fmt::format("#system_tsc_freq: the TSC frequency of the machine under '{}' is not known "
-                              "(write it in Hz to {})",
-                              I.root_, recorded));
-    if (auto hz = host_tsc_frequency()) return *hz;
-    throw Error(ErrorKind::machine,
-                "#system_tsc_freq: this machine does not tell its TSC frequency (no cpuid leaf 0x15, no "
-                "'@ N.NNGHz' in /proc/cpuinfo's model name)");
-  }
+    return cpus.distinct([](const CpuTopology& t) { return std::tuple{t.socket, t.die, t.core}; });
+  if (name == "num_dies")
+    return cpus.distinct([](const CpuTopology& t) { return std::pair{t.socket, t.die}; });
+  if (name == "num_packages") return cpus.distinct([](const CpuTopology& t) { return t.socket; });
+  if (name == "smt_on") return cpus.smt_on() ? 1 : 0;
+  if (name == "core_wide") return cpus.core_wide(target) ? 1 : 0;
+  if (name == "slots") return slots(core_pmus());
+  if (name == "has_pmem") return io::exists(*I.jail_, I.root_ + "/firmware/acpi/tables/NFIT") ? 1 : 0;
+  if (name == "system_tsc_freq") return system_tsc_freq(*I.jail_, I.root_);
   throw Error(ErrorKind::unknown_name,
               fmt::format("unknown literal '#{}'",
                           std::string(literal.starts_with('#') ? literal.substr(1) : literal)),
