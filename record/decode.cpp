@@ -8,11 +8,12 @@
 
 #include "perfspec/record.hpp"
 #include "record/cursor.hpp"
+#include "record/decode_bodies.hpp"
 #include "spec/abi.hpp"
 
 namespace perfspec::record {
 
-using detail::Cursor;
+using detail::Cursor, detail::kernel_body, detail::read_values, detail::user_body;
 
 static_assert(static_cast<std::uint32_t>(Type::mmap) == PERF_RECORD_MMAP &&
               static_cast<std::uint32_t>(Type::lost) == PERF_RECORD_LOST &&
@@ -106,33 +107,6 @@ SampleId read_sample_id(Cursor& c, std::uint64_t type) {
   return s;
 }
 
-ReadValues read_values(Cursor& c, std::uint64_t format) {
-  if (format & ~format_known)
-    c.fail(fmt::format("read_format {:#x} has bits this decoder does not know", format));
-  ReadValues r;
-  r.format = format;
-  if (format & format_group) {
-    std::uint64_t nr = c.u64("read_format nr");
-    if (format & format_time_enabled) r.time_enabled = c.u64("read_format time_enabled");
-    if (format & format_time_running) r.time_running = c.u64("read_format time_running");
-    std::uint64_t per = 1 + ((format & format_id) ? 1 : 0) + ((format & format_lost) ? 1 : 0);
-    if (nr > c.left() / (8 * per))
-      c.fail(fmt::format("read_format group of {} members needs {} bytes, {} are left", nr,
-                         nr > (std::uint64_t{1} << 56) ? nr : nr * 8 * per, c.left()));
-    U64s words = c.u64s(nr * per, "read_format values");
-    r.group_ = words.bytes().data();
-    r.count_ = static_cast<std::size_t>(nr);
-    return r;
-  }
-  r.single_.value = c.u64("read_format value");
-  if (format & format_time_enabled) r.time_enabled = c.u64("read_format time_enabled");
-  if (format & format_time_running) r.time_running = c.u64("read_format time_running");
-  if (format & format_id) r.single_.id = c.u64("read_format id");
-  if (format & format_lost) r.single_.lost = c.u64("read_format lost");
-  r.count_ = 1;
-  return r;
-}
-
 Registers read_registers(Cursor& c, std::uint64_t mask, std::string_view what) {
   Registers r;
   r.mask = mask;
@@ -197,230 +171,38 @@ void sample_body(Cursor& c, const Attr& attr, Sample& s) {
   s.aux = (t & sample_aux) ? c.take(c.u64("AUX size"), "AUX data") : std::span<const std::byte>{};
 }
 
-// The attr's size as its bytes say (0: PERF_ATTR_SIZE_VER0, 64).
-std::uint32_t attr_size_of(std::span<const std::byte> bytes) {
-  std::uint32_t size = 0;
-  if (bytes.size() >= 8) std::memcpy(&size, bytes.data() + 4, 4);
-  return size == 0 ? 64 : size;
-}
-
-// The body of a kernel record (between header and trailer).
-void kernel_body(Cursor& c, std::uint32_t type, std::uint16_t misc, const Attr& attr, Body& body) {
-  switch (static_cast<Type>(type)) {
-    case Type::mmap: {
-      Mmap m;
-      m.pid = c.u32("pid"), m.tid = c.u32("tid");
-      m.addr = c.u64("addr"), m.len = c.u64("len"), m.pgoff = c.u64("pgoff");
-      m.filename = c.rest_string("filename");
-      body = m;
-      return;
-    }
-    case Type::mmap2: {
-      Mmap2 m;
-      m.pid = c.u32("pid"), m.tid = c.u32("tid");
-      m.addr = c.u64("addr"), m.len = c.u64("len"), m.pgoff = c.u64("pgoff");
-      if (misc & misc_mmap_build_id) {
-        auto size = c.get<std::uint8_t>("build_id_size");
-        c.take(3, "reserved");
-        auto id = c.take(20, "build_id");
-        if (size > 20) c.fail(fmt::format("build_id_size {} is more than 20", size));
-        m.build_id = id.first(size);
-      } else {
-        m.maj = c.u32("maj"), m.min = c.u32("min");
-        m.ino = c.u64("ino"), m.ino_generation = c.u64("ino_generation");
-      }
-      m.prot = c.u32("prot"), m.flags = c.u32("flags");
-      m.filename = c.rest_string("filename");
-      body = m;
-      return;
-    }
-    case Type::lost: {
-      Lost l;
-      l.id = c.u64("id"), l.lost = c.u64("lost");
-      body = l;
-      return;
-    }
-    case Type::comm: {
-      Comm m;
-      m.pid = c.u32("pid"), m.tid = c.u32("tid");
-      m.comm = c.rest_string("comm");
-      m.exec = (misc & misc_comm_exec) != 0;
-      body = m;
-      return;
-    }
-    case Type::exit:
-    case Type::fork: {
-      Task t;
-      t.pid = c.u32("pid"), t.ppid = c.u32("ppid"), t.tid = c.u32("tid"), t.ptid = c.u32("ptid");
-      t.time = c.u64("time");
-      body = t;
-      return;
-    }
-    case Type::throttle:
-    case Type::unthrottle: {
-      Throttle t;
-      t.time = c.u64("time"), t.id = c.u64("id"), t.stream_id = c.u64("stream_id");
-      body = t;
-      return;
-    }
-    case Type::read: {
-      Read r;
-      r.pid = c.u32("pid"), r.tid = c.u32("tid");
-      r.values = read_values(c, attr.read_format);
-      body = r;
-      return;
-    }
-    case Type::aux: {
-      Aux a;
-      a.aux_offset = c.u64("aux_offset"), a.aux_size = c.u64("aux_size"), a.flags = c.u64("flags");
-      body = a;
-      return;
-    }
-    case Type::itrace_start: {
-      ItraceStart i;
-      i.pid = c.u32("pid"), i.tid = c.u32("tid");
-      body = i;
-      return;
-    }
-    case Type::lost_samples: {
-      body = LostSamples{c.u64("lost")};
-      return;
-    }
-    case Type::switch_:
-    case Type::switch_cpu_wide: {
-      Switch s;
-      s.out = (misc & misc_switch_out) != 0;
-      s.preempt = (misc & misc_switch_out_preempt) != 0;
-      if (type == static_cast<std::uint32_t>(Type::switch_cpu_wide)) {
-        s.next_prev_pid = c.u32("next_prev_pid");
-        s.next_prev_tid = c.u32("next_prev_tid");
-      }
-      body = s;
-      return;
-    }
-    case Type::namespaces: {
-      Namespaces n;
-      n.pid = c.u32("pid"), n.tid = c.u32("tid");
-      std::uint64_t nr = c.u64("nr_namespaces");
-      if (nr > c.left() / 16) c.fail(fmt::format("{} namespaces do not fit in the record", nr));
-      n.words = c.u64s(nr * 2, "namespaces");
-      body = n;
-      return;
-    }
-    case Type::ksymbol: {
-      Ksymbol k;
-      k.addr = c.u64("addr"), k.len = c.u32("len");
-      k.ksym_type = c.u16("ksym_type"), k.flags = c.u16("flags");
-      k.name = c.rest_string("name");
-      body = k;
-      return;
-    }
-    case Type::bpf_event: {
-      BpfEvent b;
-      b.type = c.u16("type"), b.flags = c.u16("flags"), b.id = c.u32("id");
-      auto tag = c.take(8, "tag");
-      std::memcpy(b.tag.data(), tag.data(), 8);
-      body = b;
-      return;
-    }
-    case Type::cgroup: {
-      Cgroup g;
-      g.id = c.u64("id");
-      g.path = c.rest_string("path");
-      body = g;
-      return;
-    }
-    case Type::text_poke: {
-      TextPoke t;
-      t.addr = c.u64("addr");
-      std::uint16_t old_len = c.u16("old_len"), new_len = c.u16("new_len");
-      t.old_bytes = c.take(old_len, "old bytes");
-      t.new_bytes = c.take(new_len, "new bytes");
-      body = t;
-      return;
-    }
-    case Type::aux_output_hw_id: {
-      body = AuxOutputHwId{c.u64("hw_id")};
-      return;
-    }
-    default: body = Opaque{c.take(c.left(), "body")}; return;
-  }
-}
-
-void user_body(Cursor& c, std::uint32_t type, std::uint16_t misc, Body& body) {
-  switch (static_cast<Type>(type)) {
-    case Type::header_attr: {
-      HeaderAttr h;
-      auto rest = c.take(c.left(), "attr");
-      Cursor a(rest, 0, type);
-      std::uint32_t size = attr_size_of(rest);
-      if (size % 8 != 0 || size > rest.size())
-        c.fail(fmt::format("attr size {} does not fit the record's {} bytes (or is not a multiple of 8)",
-                           size, rest.size()));
-      h.attr = attr_from_bytes(rest.first(size));
-      h.ids = U64s(rest.data() + size, (rest.size() - size) / 8);
-      body = h;
-      return;
-    }
-    case Type::header_tracing_data: {
-      body = TracingData{c.u32("size")};
-      return;
-    }
-    case Type::header_build_id: {
-      BuildId b;
-      b.pid = c.u32("pid");
-      auto id = c.take(24, "build_id");
-      std::size_t size = 20;
-      if (misc & misc_ext_reserved) {  // PERF_RECORD_MISC_BUILD_ID_SIZE: byte 20 holds the size
-        size = std::to_integer<std::size_t>(id[20]);
-        if (size > 20) c.fail(fmt::format("build id size {} is more than 20", size));
-      }
-      b.build_id = id.first(size);
-      b.filename = c.rest_string("filename");
-      body = b;
-      return;
-    }
-    case Type::id_index: {
-      IdIndex x;
-      std::uint64_t nr = c.u64("nr");
-      if (nr > c.left() / 32) c.fail(fmt::format("{} id index entries do not fit in the record", nr));
-      x.words = c.u64s(nr * 4, "entries");
-      c.take(c.left(), "machine pid and vcpu");  // id_index_entry_2 follows in newer perf
-      body = x;
-      return;
-    }
-    case Type::time_conv: {
-      TimeConv t;
-      t.time_shift = c.u64("time_shift"), t.time_mult = c.u64("time_mult"), t.time_zero = c.u64("time_zero");
-      if (c.left() >= 24) {
-        t.time_cycles = c.u64("time_cycles");
-        t.time_mask = c.u64("time_mask");
-        t.cap_user_time_zero = c.get<std::uint8_t>("cap_user_time_zero") != 0;
-        t.cap_user_time_short = c.get<std::uint8_t>("cap_user_time_short") != 0;
-      }
-      body = t;
-      return;
-    }
-    case Type::thread_map: {
-      ThreadMap m;
-      m.nr = c.u64("nr");
-      if (m.nr > c.left() / 24) c.fail(fmt::format("{} thread map entries do not fit in the record", m.nr));
-      m.entries = c.take(m.nr * 24, "entries");
-      body = m;
-      return;
-    }
-    case Type::header_feature: {
-      HeaderFeature f;
-      f.feature = c.u64("feat_id");
-      f.data = c.take(c.left(), "data");
-      body = f;
-      return;
-    }
-    default: body = Opaque{c.take(c.left(), "body")}; return;
-  }
-}
-
 }  // namespace
+
+namespace detail {
+
+ReadValues read_values(Cursor& c, std::uint64_t format) {
+  if (format & ~format_known)
+    c.fail(fmt::format("read_format {:#x} has bits this decoder does not know", format));
+  ReadValues r;
+  r.format = format;
+  if (format & format_group) {
+    std::uint64_t nr = c.u64("read_format nr");
+    if (format & format_time_enabled) r.time_enabled = c.u64("read_format time_enabled");
+    if (format & format_time_running) r.time_running = c.u64("read_format time_running");
+    std::uint64_t per = 1 + ((format & format_id) ? 1 : 0) + ((format & format_lost) ? 1 : 0);
+    if (nr > c.left() / (8 * per))
+      c.fail(fmt::format("read_format group of {} members needs {} bytes, {} are left", nr,
+                         nr > (std::uint64_t{1} << 56) ? nr : nr * 8 * per, c.left()));
+    U64s words = c.u64s(nr * per, "read_format values");
+    r.group_ = words.bytes().data();
+    r.count_ = static_cast<std::size_t>(nr);
+    return r;
+  }
+  r.single_.value = c.u64("read_format value");
+  if (format & format_time_enabled) r.time_enabled = c.u64("read_format time_enabled");
+  if (format & format_time_running) r.time_running = c.u64("read_format time_running");
+  if (format & format_id) r.single_.id = c.u64("read_format id");
+  if (format & format_lost) r.single_.lost = c.u64("read_format lost");
+  r.count_ = 1;
+  return r;
+}
+
+}  // namespace detail
 
 std::string_view type_name(std::uint32_t type) {
   if (type > 0 && type < std::size(kernel_names)) return kernel_names[type];

@@ -104,6 +104,108 @@ constexpr std::string_view reset_format =
     "name: perfspec_reset\nID: 1\nformat:\n\tfield:int a;\toffset:0;\tsize:4;\tsigned:1;\n\n"
     "\tfield:int b;\toffset:4;\tsize:4;\tsigned:1;\n\nprint fmt: \"%d %d\", REC->b, REC->b\n";
 
+// The print fmt's tokens, read for what libtraceevent 1.7.1 mishandles: the edits that make it safe.
+class Guard {
+ public:
+  Guard(std::string_view format, std::string_view system, tep_event* event, std::size_t print_at)
+      : format_(format), system_(system), event_(event), toks_(tokens_of(format, print_at)) {}
+
+  std::string run() {
+    for (std::size_t i = 0; i < toks_.size(); ++i) {
+      if (toks_[i].kind != Token::word) continue;
+      std::string_view w = str(toks_[i]);
+      if ((w == "__print_flags" || w == "__print_symbolic") && is(i + 1, Token::delim, "(")) {
+        (w == "__print_flags" ? flag_next_ : symbol_next_) = true;
+        ++i;
+      } else if (w == "REC" && is(i + 1, Token::op, "->") && tok(i + 2).kind == Token::word) {
+        field_read(i);
+        i += 2;
+      } else if (w == "sizeof" && is(i + 1, Token::delim, "(")) {
+        i = size_of(i);
+      }
+    }
+    std::string text(format_);
+    for (auto e = edits_.rbegin(); e != edits_.rend(); ++e) text.replace(e->at, e->size, e->by);
+    return text;
+  }
+
+ private:
+  // Replacements of [at, at + size) by text, in the order of the file.
+  struct Edit {
+    std::size_t at, size;
+    std::string by;
+  };
+  std::string_view format_, system_;
+  tep_event* event_;
+  std::vector<Token> toks_;
+  std::vector<Edit> edits_;
+  bool flag_next_ = false, symbol_next_ = false;
+
+  Token tok(std::size_t i) const { return i < toks_.size() ? toks_[i] : Token{}; }
+  std::string_view str(const Token& t) const { return format_.substr(t.at, t.size); }
+  bool is(std::size_t i, Token::Kind k, std::string_view s) const {
+    Token t = tok(i);
+    return t.kind == k && str(t) == s;
+  }
+  tep_format_field* field(std::string_view name) const {
+    return tep_find_any_field(event_, std::string(name).c_str());
+  }
+  std::size_t line_of(std::size_t at) const {
+    return 1 + static_cast<std::size_t>(
+                   std::count(format_.begin(), format_.begin() + static_cast<std::ptrdiff_t>(at), '\n'));
+  }
+
+  // REC->name at token i: a field the event lacks, read where a flag or symbol field is next, is what
+  // 1.7.1 crashes on.
+  void field_read(std::size_t i) {
+    std::string_view name = str(toks_[i + 2]);
+    if (!field(name) && (flag_next_ || symbol_next_))
+      throw Error(ErrorKind::bad_value,
+                  fmt::format("a {} format file libtraceevent cannot parse: line {}: the print fmt "
+                              "reads REC->{} in {}, and the event has no field {}",
+                              system_, line_of(toks_[i].at), name,
+                              flag_next_ ? "__print_flags" : "__print_symbolic", name));
+    (flag_next_ ? flag_next_ : symbol_next_) = false;
+  }
+
+  // process_sizeof, on the tokens after "sizeof(" at token i: where 1.7.1 reads a freed token, `bad`
+  // is the token that took it there and `size` what a fixed libtraceevent makes of the sizeof. The
+  // token to go on after.
+  std::size_t size_of(std::size_t i) {
+    std::size_t j = i + 2;
+    std::size_t bad = 0;
+    std::string size;
+    if (is(j, Token::word, "unsigned")) {
+      ++j;
+      if (tok(j).kind != Token::word) return i;  // "unsigned" alone: 4, read safely
+    }
+    if (is(j, Token::word, "int")) {
+      bad = j;
+      size = "4";
+    } else if (is(j, Token::word, "long")) {
+      if (!is(j + 1, Token::word, "long")) return i;  // long: the traced kernel's, read safely
+      bad = ++j;
+      size = "8";
+    } else if (is(j, Token::word, "REC") && is(j + 1, Token::op, "->") && tok(j + 2).kind == Token::word) {
+      const tep_format_field* f = field(str(toks_[j + 2]));
+      if (!f || (f->flags & TEP_FIELD_IS_ARRAY)) return i;  // refused by libtraceevent, safely
+      bad = j;
+      j += 2;
+      size = std::to_string(f->size);
+    } else {
+      return i;  // a type libtraceevent refuses, safely
+    }
+    if (is(j + 1, Token::delim, ")")) {
+      edits_.push_back({toks_[i].at, toks_[j + 1].at + 1 - toks_[i].at, size});
+      return j + 1;
+    }
+    // A fixed libtraceevent refuses it for the missing ')': a word sizeof does not know here makes
+    // 1.7.1 refuse it too, without the freed token.
+    edits_.push_back({toks_[bad].at, toks_[bad].size, "__perfspec_not_a_type"});
+    return j;
+  }
+};
+
 }  // namespace
 
 std::mutex& format_parse_mutex() {
@@ -117,93 +219,17 @@ std::string guard_format(std::string_view format, std::string_view system) {
   tep_event* reset = nullptr;
   tep_parse_format(tep.get(), &reset, reset_format.data(), reset_format.size(), "perfspec");
 
-  std::string text(format);
   std::size_t print_at = print_line(format);
-  if (print_at == std::string_view::npos) return text;  // refused by libtraceevent, safely
+  if (print_at == std::string_view::npos) return std::string(format);  // refused by libtraceevent, safely
   // The event's fields, as libtraceevent reads them: the file with an empty print fmt.
   std::string fields_only(format.substr(0, print_at));
   fields_only += "print fmt: \"\"\n";
   std::string sys(system);
   tep_event* event = nullptr;
   tep_parse_format(tep.get(), &event, fields_only.data(), fields_only.size(), sys.c_str());
-  if (!event) return text;  // its fields cannot be read: libtraceevent stops before the print fmt
-  auto field = [&](std::string_view name) -> tep_format_field* {
-    return tep_find_any_field(event, std::string(name).c_str());
-  };
-  auto line_of = [&](std::size_t at) {
-    return 1 +
-           static_cast<std::size_t>(std::count(format.begin(), format.begin() + static_cast<long>(at), '\n'));
-  };
-
-  std::vector<Token> toks = tokens_of(format, print_at);
-  auto tok = [&](std::size_t i) { return i < toks.size() ? toks[i] : Token{}; };
-  auto str = [&](const Token& t) { return format.substr(t.at, t.size); };
-  auto is = [&](std::size_t i, Token::Kind k, std::string_view s) {
-    Token t = tok(i);
-    return t.kind == k && str(t) == s;
-  };
-  // Replacements of [at, at + size) by text, in the order of the file.
-  struct Edit {
-    std::size_t at, size;
-    std::string by;
-  };
-  std::vector<Edit> edits;
-  bool flag_next = false, symbol_next = false;
-  for (std::size_t i = 0; i < toks.size(); ++i) {
-    if (toks[i].kind != Token::word) continue;
-    std::string_view w = str(toks[i]);
-    if ((w == "__print_flags" || w == "__print_symbolic") && is(i + 1, Token::delim, "(")) {
-      (w == "__print_flags" ? flag_next : symbol_next) = true;
-      ++i;
-    } else if (w == "REC" && is(i + 1, Token::op, "->") && tok(i + 2).kind == Token::word) {
-      std::string_view name = str(toks[i + 2]);
-      if (!field(name) && (flag_next || symbol_next))
-        throw Error(ErrorKind::bad_value,
-                    fmt::format("a {} format file libtraceevent cannot parse: line {}: the print fmt "
-                                "reads REC->{} in {}, and the event has no field {}",
-                                system, line_of(toks[i].at), name,
-                                flag_next ? "__print_flags" : "__print_symbolic", name));
-      (flag_next ? flag_next : symbol_next) = false;
-      i += 2;
-    } else if (w == "sizeof" && is(i + 1, Token::delim, "(")) {
-      // process_sizeof, on the tokens after "sizeof(": where 1.7.1 reads a freed token, `bad` is the
-      // token that took it there and `size` what a fixed libtraceevent makes of the sizeof.
-      std::size_t j = i + 2;
-      std::size_t bad = 0;
-      std::string size;
-      if (is(j, Token::word, "unsigned")) {
-        ++j;
-        if (tok(j).kind != Token::word) continue;  // "unsigned" alone: 4, read safely
-      }
-      if (is(j, Token::word, "int")) {
-        bad = j;
-        size = "4";
-      } else if (is(j, Token::word, "long")) {
-        if (!is(j + 1, Token::word, "long")) continue;  // long: the traced kernel's, read safely
-        bad = ++j;
-        size = "8";
-      } else if (is(j, Token::word, "REC") && is(j + 1, Token::op, "->") && tok(j + 2).kind == Token::word) {
-        const tep_format_field* f = field(str(toks[j + 2]));
-        if (!f || (f->flags & TEP_FIELD_IS_ARRAY)) continue;  // refused by libtraceevent, safely
-        bad = j;
-        j += 2;
-        size = std::to_string(f->size);
-      } else {
-        continue;  // a type libtraceevent refuses, safely
-      }
-      if (is(j + 1, Token::delim, ")")) {
-        edits.push_back({toks[i].at, toks[j + 1].at + 1 - toks[i].at, size});
-        i = j + 1;
-      } else {
-        // A fixed libtraceevent refuses it for the missing ')': a word sizeof does not know here
-        // makes 1.7.1 refuse it too, without the freed token.
-        edits.push_back({toks[bad].at, toks[bad].size, "__perfspec_not_a_type"});
-        i = j;
-      }
-    }
-  }
-  for (auto e = edits.rbegin(); e != edits.rend(); ++e) text.replace(e->at, e->size, e->by);
-  return text;
+  if (!event)
+    return std::string(format);  // its fields cannot be read: libtraceevent stops before the print fmt
+  return Guard(format, system, event, print_at).run();
 }
 
 std::optional<ChildFault> parse_in_child(std::size_t n, const std::function<void(std::size_t)>& parse,
@@ -278,306 +304,6 @@ std::optional<ChildFault> parse_in_child(std::size_t n, const std::function<void
     fault.how = "an end whose status is lost (SIGCHLD ignored)";
   }
   return fault;
-}
-
-namespace {
-
-// libtraceevent's eval_type_str: a cast keeps the bits of the type's size (it never sign-extends).
-std::uint64_t cast(std::uint64_t v, std::string_view type, bool pointer) {
-  if (type.size() < 2) return v;
-  if (pointer) {
-    if (type.back() != '*') return v;
-    return cast(v, type.substr(0, type.size() - 2), false);
-  }
-  if (type.back() == '*' || type.starts_with("struct")) return v;
-  if (type == "u8" || type == "s8") return v & 0xff;
-  if (type == "u16" || type == "s16") return v & 0xffff;
-  if (type == "u32" || type == "s32") return v & 0xffffffff;
-  if (type.starts_with("unsigned ")) type.remove_prefix(9);
-  if (type == "char") return v & 0xff;
-  if (type == "short") return v & 0xffff;
-  if (type == "int") return v & 0xffffffff;
-  return v;
-}
-
-// libtraceevent's evaluation of a print fmt's arguments on one payload, reading what it reads; the first
-// fault found is kept. A value this cannot know (a symbol libtraceevent looks up, an address) is
-// nullopt; it is a fault only where a length, an index or a divisor needs it. No function is
-// registered with perfspec's tep_handles (no plugin is loaded), so no print fmt has a TEP_PRINT_FUNC:
-// libtraceevent refuses a call of one it does not know.
-class Evaluation {
- public:
-  Evaluation(const tep_event* e, std::span<const std::byte> raw)
-      : e_(e), tep_(e->tep), data_(raw.data()), size_(static_cast<std::int64_t>(raw.size())) {}
-  std::optional<std::string> fault;
-
-  using Value = std::optional<std::uint64_t>;
-
-  Value num(const tep_print_arg* a) {
-    if (!a || fault) return 0;
-    switch (a->type) {
-      case TEP_PRINT_ATOM: {
-        std::uint64_t v = std::strtoull(a->atom.atom, nullptr, 0);
-        if (v == 0 && !(a->atom.atom[0] >= '0' && a->atom.atom[0] <= '9')) return std::nullopt;
-        return v;
-      }
-      case TEP_PRINT_FIELD: {
-        const tep_format_field* f = field_of(a);
-        if (!f || f->offset + f->size > size_) return 0;
-        return tep_read_number(tep_, data_ + f->offset, f->size);
-      }
-      case TEP_PRINT_TYPE: {
-        Value v = num(a->typecast.item);
-        if (!v) return v;
-        return cast(*v, a->typecast.type, false);
-      }
-      case TEP_PRINT_OP: return op(a);
-      case TEP_PRINT_DYNAMIC_ARRAY_LEN: {
-        std::uint64_t len = 0;
-        dynamic(a->dynarray.field, nullptr, &len);
-        return len;
-      }
-      case TEP_PRINT_DYNAMIC_ARRAY: return std::nullopt;  // an address
-      default:  // NULL, flags, symbols, hex, arrays, strings, bitmasks: 0
-        return 0;
-    }
-  }
-
-  // print_str_arg's reads.
-  void str(const tep_print_arg* a) {
-    if (!a || fault) return;
-    switch (a->type) {
-      case TEP_PRINT_FLAGS: (void)num(a->flags.field); break;
-      case TEP_PRINT_SYMBOL: (void)num(a->symbol.field); break;
-      case TEP_PRINT_HEX:
-      case TEP_PRINT_HEX_STR: {
-        auto base = base_of(a->hex.field, a->type == TEP_PRINT_HEX ? "__print_hex" : "__print_hex_str");
-        if (!base) break;
-        Value len = num(a->hex.size);
-        if (!len) return cannot_check("the length of a __print_hex");
-        bound(*base, static_cast<std::uint32_t>(*len), "__print_hex");
-        break;
-      }
-      case TEP_PRINT_INT_ARRAY: {
-        auto base = base_of(a->int_array.field, "__print_array");
-        if (!base) break;
-        Value count = num(a->int_array.count);
-        Value el = num(a->int_array.el_size);
-        if (!count || !el) return cannot_check("the length of a __print_array");
-        auto n = static_cast<std::uint32_t>(*count);
-        auto size = static_cast<std::int32_t>(*el);
-        // An element of another size is read as one byte (and printed as BAD SIZE).
-        std::uint64_t each =
-            size == 1 || size == 2 || size == 4 || size == 8 ? static_cast<std::uint64_t>(size) : 1;
-        bound(*base, n * each, "__print_array");
-        break;
-      }
-      case TEP_PRINT_OP: {
-        if (a->op.op[0] != '?') break;
-        Value c = num(a->op.left);
-        const tep_print_arg* branches = a->op.right;
-        if (!branches) break;
-        if (!c || *c) str(branches->op.left);
-        if (!c || !*c) str(branches->op.right);
-        break;
-      }
-      default: break;
-    }
-  }
-
- private:
-  const tep_event* e_;
-  tep_handle* tep_;
-  const std::byte* data_;
-  std::int64_t size_;
-
-  const tep_format_field* field_of(const tep_print_arg* a) const {
-    if (a->field.field) return a->field.field;
-    return tep_find_any_field(const_cast<tep_event*>(e_), a->field.name);
-  }
-
-  // dynamic_offset_field: the data_loc word's offset and length, each 0 when past the payload (in
-  // libtraceevent's unsigned int arithmetic). Asked for the length only of a __rel_loc field, it
-  // writes the offset through a null pointer.
-  void dynamic(const tep_format_field* f, std::uint64_t* offset, std::uint64_t* len) {
-    if (offset) *offset = 0;
-    if (len) *len = 0;
-    if (!f || f->offset + f->size > size_) return;
-    std::uint64_t word = tep_read_number(tep_, data_ + f->offset, f->size);
-    auto data_size = static_cast<std::uint32_t>(size_);
-    auto o = static_cast<std::uint32_t>(word & 0xffff);
-    std::uint32_t l = f->size == 2 ? data_size - o : static_cast<std::uint32_t>((word >> 16) & 0xffff);
-    if (offset) *offset = o > data_size ? 0 : o;
-    if (len) *len = static_cast<std::uint32_t>(o + l) > data_size ? 0 : l;
-    if (f->flags & TEP_FIELD_IS_RELATIVE) {
-      if (!offset) {
-        fault = fmt::format(
-            "the print fmt's __get_rel_dynamic_array_len({}) makes libtraceevent write through a "
-            "null pointer",
-            f->name);
-        return;
-      }
-      *offset = static_cast<std::uint32_t>(*offset + static_cast<std::uint32_t>(f->offset + f->size));
-    }
-  }
-
-  // Where a __print_hex / __print_array reads from; nullopt when libtraceevent reads nothing (a field
-  // it does not find) or on a fault.
-  std::optional<std::uint64_t> base_of(const tep_print_arg* f, std::string_view what) {
-    if (!f) return std::nullopt;
-    if (f->type == TEP_PRINT_DYNAMIC_ARRAY) {
-      std::uint64_t offset = 0;
-      dynamic(f->dynarray.field, &offset, nullptr);
-      return offset;
-    }
-    if (f->type != TEP_PRINT_FIELD) {
-      fault = fmt::format("the print fmt's {} reads an argument that is neither a field nor a dynamic array",
-                          what);
-      return std::nullopt;
-    }
-    const tep_format_field* field = field_of(f);
-    if (!field) return std::nullopt;
-    return static_cast<std::uint64_t>(field->offset);
-  }
-
-  void bound(std::uint64_t at, std::uint64_t n, std::string_view what) {
-    if (at + n > static_cast<std::uint64_t>(size_))
-      fault =
-          fmt::format("the print fmt's {} reads [{}, +{}), past the payload ({} bytes)", what, at, n, size_);
-  }
-
-  void cannot_check(std::string_view what) {
-    if (!fault)
-      fault = fmt::format("{} depends on what perfspec cannot evaluate (a symbol or an address)", what);
-  }
-
-  Value op(const tep_print_arg* a) {
-    std::string_view o = a->op.op ? a->op.op : "";
-    if (o == "[") {
-      Value right = num(a->op.right);
-      const tep_print_arg* larg = a->op.left;
-      const tep_print_arg* typearg = nullptr;
-      while (larg && larg->type == TEP_PRINT_TYPE) {
-        if (!typearg) typearg = larg;
-        larg = larg->typecast.item;
-      }
-      if (larg && (larg->type == TEP_PRINT_DYNAMIC_ARRAY || larg->type == TEP_PRINT_FIELD)) {
-        if (!right) {
-          cannot_check("an array index");
-          return 0;
-        }
-        std::uint32_t offset = 0;
-        std::int64_t field_size = tep_get_long_size(tep_);
-        if (larg->type == TEP_PRINT_DYNAMIC_ARRAY) {
-          std::uint64_t base = 0;
-          dynamic(larg->dynarray.field, &base, nullptr);
-          offset = static_cast<std::uint32_t>(base + *right);
-          if (larg->dynarray.field->elementsize) field_size = larg->dynarray.field->elementsize;
-        } else {
-          const tep_format_field* f = field_of(larg);
-          if (!f) return 0;
-          field_size = f->elementsize;
-          offset = static_cast<std::uint32_t>(
-              static_cast<std::uint64_t>(f->offset) +
-              *right * static_cast<std::uint64_t>(static_cast<std::int64_t>(f->elementsize)));
-        }
-        // libtraceevent's own check adds them as ints: an offset from 2 GiB up passes it.
-        if (static_cast<std::int64_t>(static_cast<std::int32_t>(offset)) +
-                static_cast<std::int32_t>(field_size) >
-            size_)
-          return 0;
-        if (std::uint64_t{offset} + static_cast<std::uint64_t>(field_size) >
-            static_cast<std::uint64_t>(size_)) {
-          fault = fmt::format("the print fmt's index reads [{}, +{}), past the payload ({} bytes)", offset,
-                              field_size, size_);
-          return 0;
-        }
-        std::uint64_t v = tep_read_number(tep_, data_ + offset, static_cast<int>(field_size));
-        return typearg ? cast(v, typearg->typecast.type, true) : v;
-      }
-      // anything else: evaluated as an operator libtraceevent does not know, 0
-    } else if (o == "?") {
-      Value c = num(a->op.left);
-      const tep_print_arg* branches = a->op.right;
-      if (!branches) return 0;
-      if (!c) {
-        (void)num(branches->op.left);
-        (void)num(branches->op.right);
-        return std::nullopt;
-      }
-      return *c ? num(branches->op.left) : num(branches->op.right);
-    }
-    Value l = num(a->op.left), r = num(a->op.right);
-    if (fault) return 0;
-    if (o == "/" || o == "%") {
-      if (!r) {
-        cannot_check("a divisor");
-        return 0;
-      }
-      if (*r == 0) {
-        fault = fmt::format("the print fmt divides by zero ('{}' by a value of 0 in this payload)", o);
-        return 0;
-      }
-    }
-    if (!l || !r) return std::nullopt;
-    std::uint64_t x = *l, y = *r;
-    if (o == "!") return !y;
-    if (o == "!=") return x != y;
-    if (o == "~") return ~y;
-    if (o == "||") return x || y;
-    if (o == "|") return x | y;
-    if (o == "&&") return x && y;
-    if (o == "&") return x & y;
-    if (o == "<") return x < y;
-    if (o == "<<") return x << (y & 63);
-    if (o == "<=") return x <= y;
-    if (o == ">") return x > y;
-    if (o == ">>") return x >> (y & 63);
-    if (o == ">=") return x >= y;
-    if (o == "==") return x == y;
-    if (o == "-") return x - y;
-    if (o == "+") return x + y;
-    if (o == "/") return x / y;
-    if (o == "%") return x % y;
-    if (o == "*") return x * y;
-    return 0;
-  }
-};
-
-// Whether an argument has anything print_fault looks for: a read by a length or an index, a division,
-// the length of a dynamic array. Most print fmts have none, and are printed unevaluated.
-bool may_fault(const tep_print_arg* a) {
-  if (!a) return false;
-  switch (a->type) {
-    case TEP_PRINT_HEX:
-    case TEP_PRINT_HEX_STR:
-    case TEP_PRINT_INT_ARRAY:
-    case TEP_PRINT_DYNAMIC_ARRAY_LEN: return true;
-    case TEP_PRINT_OP: {
-      std::string_view o = a->op.op ? a->op.op : "";
-      if (o == "[" || o == "/" || o == "%") return true;
-      return may_fault(a->op.left) || may_fault(a->op.right);
-    }
-    case TEP_PRINT_TYPE: return may_fault(a->typecast.item);
-    case TEP_PRINT_FLAGS: return may_fault(a->flags.field);
-    case TEP_PRINT_SYMBOL: return may_fault(a->symbol.field);
-    default: return false;
-  }
-}
-
-}  // namespace
-
-std::optional<std::string> print_fault(const tep_event* event, std::span<const std::byte> raw) {
-  if (!event || (event->flags & TEP_EVENT_FL_FAILED)) return std::nullopt;  // printed as its fields
-  bool any = false;
-  for (const tep_print_arg* a = event->print_fmt.args; a && !any; a = a->next) any = may_fault(a);
-  if (!any) return std::nullopt;
-  Evaluation eval(event, raw);
-  for (const tep_print_arg* a = event->print_fmt.args; a && !eval.fault; a = a->next) {
-    (void)eval.num(a);
-    eval.str(a);
-  }
-  return eval.fault;
 }
 
 }  // namespace perfspec::record
