@@ -472,4 +472,24 @@ std::string stat_perf_json(const EventSet& set, const StatReport& report, const 
   return PerfPrinter(set, report, run, Layout::json, "").print();
 }
 
+std::string stat_target_words(const StatTarget& t) {
+  auto listed = [&](const auto& items, std::string_view by, auto&& text) {
+    std::string out;
+    for (const auto& x : items) out += (out.empty() ? "" : std::string(by)) + text(x);
+    return out;
+  };
+  if (t.pid) return fmt::format("process id '{}'", *t.pid);
+  if (!t.threads.empty())
+    return fmt::format("thread id '{}'",
+                       !t.as_written.empty() ? t.as_written : listed(t.threads, ",", [](int tid) {
+                         return std::to_string(tid);
+                       }));
+  // perf names CPUs in the header when it counts them, the command otherwise.
+  if (t.system_wide && t.cpus.empty()) return "'system wide'";
+  if (t.system_wide && t.aggregation != Aggregation::thread)
+    return fmt::format("'CPU(s) {}'", !t.as_written.empty() ? t.as_written : spec::cpu_list_text(t.cpus));
+  if (t.system_wide) return "'system wide'";
+  return fmt::format("'{}'", listed(t.command, " ", [](const std::string& w) { return w; }));
+}
+
 }  // namespace perfspec

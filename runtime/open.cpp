@@ -321,20 +321,7 @@ std::vector<int> event_cpus(const ResolvedEvent& e, const Target& target, const 
   return own;
 }
 
-namespace {
-// A CPU map as perf's cpu_map__snprint writes it: ranges "0-7,9", -1 alone for any CPU.
-std::string cpu_map_text(const std::vector<int>& cpus) {
-  std::string out;
-  for (std::size_t i = 0; i < cpus.size();) {
-    std::size_t j = i;
-    while (j + 1 < cpus.size() && cpus[j + 1] == cpus[j] + 1 && cpus[i] >= 0) ++j;
-    out += fmt::format("{}{}", out.empty() ? "" : ",", cpus[i]);
-    if (j > i) out += fmt::format("-{}", cpus[j]);
-    i = j + 1;
-  }
-  return out;
-}
-}  // namespace
+using spec::cpu_list_text;
 
 std::vector<Ungrouped> ungroup_by_cpus(EventSet& set, const Target& target, Syscalls& sys) {
   std::vector<Ungrouped> changed;
@@ -358,7 +345,7 @@ std::vector<Ungrouped> ungroup_by_cpus(EventSet& set, const Target& target, Sysc
       const std::size_t m = g.members[k];
       if (cpus[m] == cpus[leader]) continue;
       changed.push_back({warned ? std::string() : desc(g), set.events[leader].name,
-                         cpu_map_text(cpus[leader]), set.events[m].name, cpu_map_text(cpus[m])});
+                         cpu_list_text(cpus[leader]), set.events[m].name, cpu_list_text(cpus[m])});
       warned = any = true;
       // (perf keeps a topdown event with its slots leader; both are of one core PMU, whose CPUs they
       // share, so that never applies here.)

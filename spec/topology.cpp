@@ -46,6 +46,18 @@ std::vector<int> parse_cpu_list(std::string_view text) {
   return out;
 }
 
+std::string cpu_list_text(const std::vector<int>& cpus) {
+  std::string out;
+  for (std::size_t i = 0; i < cpus.size();) {
+    std::size_t j = i;
+    while (j + 1 < cpus.size() && cpus[j + 1] == cpus[j] + 1 && cpus[i] >= 0) ++j;
+    out += fmt::format("{}{}", out.empty() ? "" : ",", cpus[i]);
+    if (j > i) out += fmt::format("-{}", cpus[j]);
+    i = j + 1;
+  }
+  return out;
+}
+
 namespace {
 
 // "cpu12" -> 12; "cpufreq", "cpuidle" -> nullopt.

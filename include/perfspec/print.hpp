@@ -62,6 +62,11 @@ struct StatRun {
   bool color = false;
 };
 
+/// perf stat's words for what is counted, as its header shows them (StatRun::target): "'ls -l'",
+/// "process id '42'", "thread id '7,8'", "'system wide'", "'CPU(s) 0-3'" (the CPUs or threads as
+/// written, when `as_written` holds them).
+std::string stat_target_words(const StatTarget& target);
+
 /// The displayed value of a count: alias scale applied, software clocks in msec.
 struct DisplayValue {
   double value = 0;

@@ -387,6 +387,11 @@ class Machine {
 /// Parse a Linux CPU list ("0-3,8,10-11", as sysfs cpumask/cpus files and -C arguments hold):
 /// sorted, without duplicates. Throws perfspec::Error (ErrorKind::bad_value) on malformed text.
 std::vector<int> parse_cpu_list(std::string_view text);
+/// The inverse, as perf's cpu_map__snprint writes a CPU map: sorted CPUs in ranges ("0-7,9"); -1 (any
+/// CPU) alone.
+///
+/// Example: `cpu_list_text({0, 1, 2, 3, 8}) == "0-3,8"`
+std::string cpu_list_text(const std::vector<int>& cpus);
 
 /// True when `name` is safe to use as one path component below a sysfs root (no `/`, NUL, `.`, `..`).
 ///
