@@ -1,0 +1,127 @@
+// SPDX-License-Identifier: MIT
+// What the subcommands share: their common options, and the words of the command line as CLI11 is
+// given them (a command to run, and script's -F values, kept out of its sight).
+#include <filesystem>
+
+#include <fmt/format.h>
+
+#include "tools/commands.hpp"
+
+namespace perfspec::tools::cli {
+
+namespace {
+
+/// Where the counted command starts in the words after `stat`, found as perf's parse_options does
+/// with PARSE_OPT_STOP_AT_NON_OPTION: options end at the first word that is neither an option nor
+/// an option's value, so `stat -e task-clock ls -l /` counts `ls -l /` and an option after the
+/// command's first word is the command's. Which options take a value comes from CLI11's own
+/// definitions of them, which then parse the option words; this only finds where they end.
+/// `--` ends the options too and is dropped. Returns {the option words, the command}.
+std::pair<std::vector<std::string>, std::vector<std::string>> split_stat_command(
+    const CLI::App& stat, const std::vector<std::string>& words) {
+  auto takes_value = [&](const std::string& name) {
+    const CLI::Option* opt = stat.get_option_no_throw(name);
+    return opt != nullptr &&
+           opt->get_items_expected_max() != 0;  // an unknown option is CLI11's error to report
+  };
+  std::vector<std::string> options;
+  std::size_t i = 0;
+  for (; i < words.size(); ++i) {
+    const std::string& w = words[i];
+    if (w == "--") return {options, {words.begin() + static_cast<std::ptrdiff_t>(i) + 1, words.end()}};
+    if (w.size() < 2 || w[0] != '-') break;  // the command's first word (`-` alone is a word, as with getopt)
+    options.push_back(w);
+    if (w[1] == '-') {  // --name, --name=value, --name value
+      auto eq = w.find('=');
+      if (eq == std::string::npos) {
+        if (takes_value(w) && i + 1 < words.size()) options.push_back(words[++i]);
+      } else if (eq + 1 == w.size() && takes_value(w.substr(0, eq))) {
+        // `--name=` gives an empty value; CLI11 would take the next word instead, so give it apart.
+        options.back().pop_back();
+        options.emplace_back();
+      }
+      continue;
+    }
+    // -abc: flags up to the first short option that takes a value, whose value is the rest of the
+    // word (-eX, -I1000, -x,) or else the next word.
+    for (std::size_t j = 1; j < w.size(); ++j) {
+      if (!takes_value(std::string{'-', w[j]})) continue;
+      if (j + 1 == w.size() && i + 1 < words.size()) options.push_back(words[++i]);
+      break;
+    }
+  }
+  return {options, {words.begin() + static_cast<std::ptrdiff_t>(i), words.end()}};
+}
+
+}  // namespace
+
+const CLI::Validator sysfs_tree(
+    [](std::string& dir) -> std::string {
+      std::error_code ec;
+      if (!std::filesystem::is_directory(dir, ec)) return fmt::format("'{}' is not a folder", dir);
+      if (!std::filesystem::is_directory(dir + "/bus/event_source/devices", ec))
+        return fmt::format("'{}' is not a sysfs tree: it has no bus/event_source/devices", dir);
+      return {};
+    },
+    "SYSFS");
+
+void add_table_options(CLI::App* sub, perfspec::spec::MachineOptions& machine) {
+  auto* dir = sub->add_option("--events-dir", machine.events_dir,
+                              "perf-format JSON event tables (mapfile.csv + model folders); default "
+                              "$PERFSPEC_EVENTS_DIR, else the tables installed with perfspec")
+                  ->check(CLI::ExistingDirectory);
+  sub->add_flag_callback(
+         "--no-tables", [&machine] { machine.events_dir.clear(); },
+         "use no event tables (not $PERFSPEC_EVENTS_DIR's, nor the installed ones)")
+      ->excludes(dir);
+  sub->add_option("--cpuid", machine.cpuid,
+                  "CPU id picking the table model, as perf's PERF_CPUID (e.g. GenuineIntel-6-55-4); default "
+                  "$PERFSPEC_CPUID, else this machine's");
+  sub->add_flag("--no-libpfm4{false}", machine.libpfm4,
+                "do not ask libpfm4 for names sysfs and the tables lack");
+}
+
+void add_metric_flags(CLI::App& app, bool& no_group, bool& no_merge, bool& no_threshold) {
+  app.add_flag("--metric-no-group", no_group, "open each metric's events alone, not as a group");
+  app.add_flag("--metric-no-merge", no_merge, "do not share a group of events between metrics");
+  app.add_flag("--metric-no-threshold", no_threshold,
+               "do not compute MetricThreshold (nor open the events only it needs)");
+}
+
+std::vector<std::string> cli_words(int argc, char** argv, std::initializer_list<RunsCommand> runners) {
+  std::vector<std::string> args(argv + 1, argv + argc);
+  for (const auto& r : runners) {
+    if (args.empty() || args.front() != r.name) continue;
+    auto [options, cmd] = split_stat_command(*r.app, {args.begin() + 1, args.end()});
+    *r.command = std::move(cmd);
+    args.assign(1, r.name);
+    args.insert(args.end(), options.begin(), options.end());
+  }
+  return args;
+}
+
+std::vector<std::string> take_script_fields(std::vector<std::string>& words) {
+  std::vector<std::string> fields;
+  if (words.empty() || words.front() != "script") return fields;
+  for (std::size_t i = 1; i < words.size();) {
+    const std::string& w = words[i];
+    if (w == "--") break;
+    std::size_t taken = 1;
+    if ((w == "-F" || w == "--fields") && i + 1 < words.size()) {
+      fields.push_back(words[i + 1]);
+      taken = 2;
+    } else if (w.starts_with("--fields=")) {
+      fields.push_back(w.substr(9));
+    } else if (w.starts_with("-F") && w.size() > 2) {
+      fields.push_back(w.substr(2));
+    } else {
+      ++i;
+      continue;
+    }
+    auto at = words.begin() + static_cast<std::ptrdiff_t>(i);
+    words.erase(at, at + static_cast<std::ptrdiff_t>(taken));
+  }
+  return fields;
+}
+
+}  // namespace perfspec::tools::cli

@@ -1,0 +1,161 @@
+// SPDX-License-Identifier: MIT
+// The options of list, snapshot, script, decode, record and exporter.
+#include <fmt/format.h>
+
+#include "tools/commands.hpp"
+
+namespace perfspec::tools::cli {
+
+void ListCommand::add(CLI::App& parent, perfspec::spec::MachineOptions& machine) {
+  app = parent.add_subcommand("list", "list PMUs and named events from every source");
+  app->add_option("pattern", lo.filter.pattern, "glob (*?[) or case-insensitive substring of the event name");
+  app->add_option("--pmu", lo.filter.pmu, "only events of this PMU (name, wildcard or glob)");
+  app->add_option("--topic", lo.filter.topic,
+                  "only this topic (hardware, software, cache, sysfs, or a table topic)");
+  app->add_option("--source", lo.filter.source, "only this source")
+      ->check(CLI::IsMember({"builtin", "sysfs", "json", "tracepoint"}));
+  app->add_flag("--tracepoints", lo.filter.tracepoints,
+                "include tracepoints (implied by a PATTERN with ':')");
+  app->add_flag("--deprecated", lo.filter.deprecated, "include deprecated table events");
+  app->add_flag("--pmus", lo.pmus, "list the PMUs and their formats too");
+  app->add_flag("--metrics", lo.metrics,
+                "list the tables' metrics instead: PATTERN is a metric group, else a name pattern");
+  app->add_flag("-v,--verbose", lo.verbose,
+                "also report, on stderr, table entries and files that were skipped and why");
+  app->add_option("--format", lo.format, "output format")->check(CLI::IsMember({"text", "json"}));
+  app->add_option("--sysfs", lo.sysfs, "sysfs root to read PMUs from")->check(sysfs_tree);
+  add_table_options(app, machine);
+}
+
+int ListCommand::run(const perfspec::spec::MachineOptions& machine) {
+  lo.machine = machine;
+  // `sys:name` is the form of a tracepoint: `perfspec list 'sched:sched_sw*'` asks for them.
+  if (lo.filter.source == "tracepoint" || lo.filter.pattern.find(':') != std::string::npos)
+    lo.filter.tracepoints = true;
+  return perfspec::tools::run_list(lo);
+}
+
+void SnapshotCommand::add(CLI::App& parent, perfspec::spec::MachineOptions& machine) {
+  app = parent.add_subcommand("snapshot", "copy this machine's PMU description into a folder for --sysfs");
+  app->add_option("out", so.out, "the folder to create")->required();
+  app->add_option("--sysfs", so.sysfs, "sysfs root to copy from")->check(sysfs_tree);
+  app->add_flag("--tracepoints", so.tracepoints, "copy tracepoint ids too");
+  add_table_options(app, machine);
+}
+
+int SnapshotCommand::run(const perfspec::spec::MachineOptions& machine) {
+  so.machine = machine;
+  return perfspec::tools::run_snapshot(so);
+}
+
+void ScriptCommand::add(CLI::App& parent) {
+  app = parent.add_subcommand("script", "print the records of a perf.data file (perf's or perfspec's)");
+  app->add_option("-i,--input", so.input, "the file to read ('-': a pipe-mode stream on stdin)")
+      ->capture_default_str();
+  app->add_option("--format", so.format, "output format: text (as perf script) or json (one line per record)")
+      ->check(CLI::IsMember({"text", "json"}))
+      ->capture_default_str();
+  app->add_option("-F,--fields", so.fields,
+                  "text, as perf script -F (repeatable): [TYPE:][+-]FIELD,... (TYPE: hw, sw, trace, raw, "
+                  "break, synth); fields: comm,tid,pid,time,cpu,misc,event,trace,ip,addr,period,iregs,uregs,"
+                  "data_src,weight,ins_lat,retire_lat,phys_addr,data_page_size,code_page_size,cgroup")
+      ->type_name("FIELDS");
+  app->add_flag("--samples", so.samples_only, "text: samples only, as perf script prints by default");
+  app->add_flag("--summary", so.summary, "count the records by type, and report what was lost");
+  app->add_flag("--ns", so.ns, "times in nanoseconds");
+  app->footer(
+      "Text lists every record: samples as perf script prints them, the others as perf script prints "
+      "them with --show-task-events, --show-mmap-events, --show-lost-events and the like.");
+}
+
+int ScriptCommand::run() { return perfspec::tools::run_script(so); }
+
+void DecodeCommand::add(CLI::App& parent, perfspec::spec::MachineOptions& machine) {
+  app = parent.add_subcommand("decode", "the event string for a perf_event_attr (the inverse of resolve)");
+  app->add_option("--type", type, "attr.type");
+  app->add_option("--config", config, "attr.config");
+  app->add_option("--config1", config1, "attr.config1");
+  app->add_option("--config2", config2, "attr.config2");
+  app->add_option("--config3", config3, "attr.config3");
+  app->add_option("--attr", attrs, "any attr field as NAME=VALUE (repeatable), e.g. exclude_kernel=1");
+  app->add_option("--format", dopt.format, "output format")->check(CLI::IsMember({"text", "json"}));
+  app->add_option("--sysfs", dopt.sysfs, "sysfs root to read PMUs from")->check(sysfs_tree);
+  app->footer(
+      "Without attr options, reads 'perfspec resolve --format json' output or 'perf stat -vv' text on "
+      "stdin.");
+  add_table_options(app, machine);
+}
+
+int DecodeCommand::run(const perfspec::spec::MachineOptions& machine) {
+  dopt.machine = machine;
+  for (auto [name, value] : {std::pair{"type", &type},
+                             {"config", &config},
+                             {"config1", &config1},
+                             {"config2", &config2},
+                             {"config3", &config3}})
+    if (!value->empty()) dopt.fields.emplace_back(name, *value);
+  for (const auto& a : attrs) {
+    auto eq = a.find('=');
+    if (eq == std::string::npos)
+      throw perfspec::Error(perfspec::ErrorKind::usage, fmt::format("--attr wants NAME=VALUE, got '{}'", a));
+    dopt.fields.emplace_back(a.substr(0, eq), a.substr(eq + 1));
+  }
+  return perfspec::tools::run_decode(dopt);
+}
+
+void RecordCommand::add(CLI::App& parent, perfspec::spec::MachineOptions& machine) {
+  app = parent.add_subcommand("record",
+                              "sample events into a perf.data file (perf report and perf script read it)");
+  app->add_option("-e,--event", ro.events, "events to sample (repeatable; default cycles, else cpu-clock)");
+  period_opt = app->add_option("-c,--count", period, "sample every N events")->check(CLI::PositiveNumber);
+  freq_opt = app->add_option("-F,--freq", freq, "sample N times a second (default 4000)")
+                 ->check(CLI::PositiveNumber);
+  app->add_flag("-g", ro.callgraph, "record callchains (frame pointers)");
+  app->add_flag("-d,--data", ro.data_addr, "record the data address of each sample");
+  pid_opt = app->add_option("-p,--pid", pid, "sample an existing process (all its threads)");
+  app->add_flag("-a,--all-cpus", ro.all_cpus, "sample every process on every CPU");
+  app->add_option("-C,--cpu", ro.cpus, "sample every process on these CPUs (e.g. 0-3,8)");
+  app->add_option("-o,--output", ro.output, "the file to write")->capture_default_str();
+  app->add_option("-m,--mmap-pages", ro.pages, "data pages of each ring buffer (a power of two)");
+  app->add_flag("--no-inherit", no_inherit, "do not sample the command's children");
+  app->add_flag("-q,--quiet", ro.quiet, "no summary on stderr");
+  app->add_option("--sysfs", ro.sysfs, "sysfs root to read PMUs from")->check(sysfs_tree);
+  add_table_options(app, machine);
+  app->footer("The command to sample follows the options (after `--` if it starts with '-').");
+}
+
+int RecordCommand::run(const perfspec::spec::MachineOptions& machine, int argc, char** argv) {
+  ro.machine = machine;
+  if (*pid_opt) ro.pid = pid;
+  if (*period_opt) ro.period = period;
+  if (*freq_opt) ro.frequency = freq;
+  ro.inherit = !no_inherit;
+  ro.argv.assign(argv, argv + argc);
+  return perfspec::tools::run_record(ro);
+}
+
+void ExporterCommand::add(CLI::App& parent, perfspec::spec::MachineOptions& machine) {
+  app = parent.add_subcommand("exporter",
+                              "serve events and metrics to Prometheus, as a configuration file says");
+  app->add_option("--config", eo.config, "the configuration (TOML): sets of event strings and metrics")
+      ->required()
+      ->type_name("FILE");
+  app->add_option("--listen", eo.listen,
+                  "HOST:PORT to serve /metrics on (default: the file's [exporter] listen, else "
+                  "127.0.0.1:9464; port 0 picks a free one)")
+      ->type_name("ADDR");
+  app->add_flag("--check", eo.check, "check the configuration against this machine, open nothing, and exit");
+  app->add_option("--threads", eo.threads, "HTTP worker threads")
+      ->check(CLI::Range(1, 64))
+      ->capture_default_str();
+  app->add_option("--sysfs", eo.sysfs, "sysfs root to read PMUs from")->check(sysfs_tree);
+  add_table_options(app, machine);
+  app->footer("SIGHUP reloads the configuration; one that does not load leaves the running one in place.");
+}
+
+int ExporterCommand::run(const perfspec::spec::MachineOptions& machine) {
+  eo.machine = machine;
+  return perfspec::tools::exporter::run(eo);
+}
+
+}  // namespace perfspec::tools::cli

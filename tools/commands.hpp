@@ -1,0 +1,125 @@
+// SPDX-License-Identifier: MIT
+#pragma once
+// The perfspec command line's subcommands: each one's options, added to the app (CLI11), and how it
+// runs once they are parsed; and the helpers they share.
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <CLI/CLI.hpp>
+
+#include "perfspec/spec.hpp"
+#include "perfspec/stat.hpp"
+#include "tools/decode.hpp"
+#include "tools/exporter.hpp"
+#include "tools/list.hpp"
+#include "tools/record.hpp"
+#include "tools/script.hpp"
+#include "tools/stat.hpp"
+
+namespace perfspec::tools::cli {
+
+/// `--sysfs DIR`: a folder with the PMU folders where sysfs has them, so that a wrong folder is an
+/// error rather than a machine without PMUs.
+extern const CLI::Validator sysfs_tree;
+/// Named-event tables, for every subcommand that reads a machine: options win over
+/// $PERFSPEC_EVENTS_DIR / $PERFSPEC_CPUID, which win over the tables installed with perfspec (main()).
+void add_table_options(CLI::App* sub, spec::MachineOptions& machine);
+/// perf's flags for how metrics are set up, shared by stat and resolve.
+void add_metric_flags(CLI::App& app, bool& no_group, bool& no_merge, bool& no_threshold);
+
+/// The words CLI11 parses, in order: after `stat` or `record`, the command to run is taken verbatim,
+/// out of CLI11's sight (it would go on interpreting the command's options, or take its words as more
+/// -e values).
+struct RunsCommand {
+  const char* name;
+  const CLI::App* app;
+  std::vector<std::string>* command;
+};
+std::vector<std::string> cli_words(int argc, char** argv, std::initializer_list<RunsCommand> runners);
+/// perf script reads the word after -F as its value whatever it looks like (`-F -ip` removes ip from
+/// the defaults, `-F ''` is a list of nothing, which perf refuses with its own words): the -F options
+/// of `script` are taken out of the words here, in order, since CLI11 would read `-ip` as options and
+/// refuse an empty value. A last -F without a value is left for CLI11 to refuse.
+std::vector<std::string> take_script_fields(std::vector<std::string>& words);
+
+struct ResolveCommand {
+  CLI::App* app = nullptr;
+  std::string sysfs = "/sys", format = "text";
+  std::vector<std::string> lists, metrics;
+  bool keep_going = false;
+  bool no_group = false, no_merge = false, no_threshold = false;
+
+  void add(CLI::App& parent, perfspec::spec::MachineOptions& machine);
+  int run(const perfspec::spec::MachineOptions& machine) const;
+};
+
+struct StatCommand {
+  CLI::App* app = nullptr;
+  perfspec::tools::StatOptions st;
+  int pid = 0;
+  std::string separator;
+  bool no_inherit = false;
+  CLI::Option *pid_opt = nullptr, *format_opt = nullptr, *separator_opt = nullptr, *metric_only_opt = nullptr;
+  std::vector<std::pair<CLI::Option*, perfspec::Aggregation>> aggregation_flags;
+
+  void add(CLI::App& parent, perfspec::spec::MachineOptions& machine);
+  int run(const perfspec::spec::MachineOptions& machine);
+};
+
+struct ListCommand {
+  CLI::App* app = nullptr;
+  perfspec::tools::ListOptions lo;
+
+  void add(CLI::App& parent, perfspec::spec::MachineOptions& machine);
+  int run(const perfspec::spec::MachineOptions& machine);
+};
+
+struct SnapshotCommand {
+  CLI::App* app = nullptr;
+  perfspec::tools::SnapshotCliOptions so;
+
+  void add(CLI::App& parent, perfspec::spec::MachineOptions& machine);
+  int run(const perfspec::spec::MachineOptions& machine);
+};
+
+struct ScriptCommand {
+  CLI::App* app = nullptr;
+  perfspec::tools::ScriptOptions so;
+
+  void add(CLI::App& parent);
+  int run();
+};
+
+struct DecodeCommand {
+  CLI::App* app = nullptr;
+  perfspec::tools::DecodeOptions dopt;
+  std::string type, config, config1, config2, config3;
+  std::vector<std::string> attrs;
+
+  void add(CLI::App& parent, perfspec::spec::MachineOptions& machine);
+  int run(const perfspec::spec::MachineOptions& machine);
+};
+
+struct RecordCommand {
+  CLI::App* app = nullptr;
+  perfspec::tools::RecordOptions ro;
+  CLI::Option *pid_opt = nullptr, *period_opt = nullptr, *freq_opt = nullptr;
+  int pid = 0;
+  std::uint64_t period = 0, freq = 0;
+  bool no_inherit = false;
+
+  void add(CLI::App& parent, perfspec::spec::MachineOptions& machine);
+  int run(const perfspec::spec::MachineOptions& machine, int argc, char** argv);
+};
+
+struct ExporterCommand {
+  CLI::App* app = nullptr;
+  perfspec::tools::exporter::ExporterOptions eo;
+
+  void add(CLI::App& parent, perfspec::spec::MachineOptions& machine);
+  int run(const perfspec::spec::MachineOptions& machine);
+};
+
+}  // namespace perfspec::tools::cli

@@ -1,0 +1,110 @@
+// SPDX-License-Identifier: MIT
+// `perfspec stat`'s options, as perf stat's.
+#include "tools/commands.hpp"
+
+namespace perfspec::tools::cli {
+
+void StatCommand::add(CLI::App& parent, perfspec::spec::MachineOptions& machine) {
+  app = parent.add_subcommand("stat", "count events for a command, a process or CPUs");
+  app->add_option("-e,--event", st.events,
+                  "event list (repeatable); default: " + std::string(perfspec::tools::default_stat_events));
+  app->add_option("-M,--metrics", st.metrics,
+                  "metrics to compute (repeatable): names or groups of the tables, comma-separated, or "
+                  "one 'NAME = EXPR' of perf's metric language")
+      ->type_name("METRICS");
+  add_metric_flags(*app, st.metric_no_group, st.metric_no_merge, st.metric_no_threshold);
+  pid_opt = app->add_option("-p,--pid", pid, "count an existing process (all its threads)");
+  app->add_option("-t,--tid", st.tids, "count existing threads (a comma-separated list of thread ids)")
+      ->type_name("TID[,TID...]");
+  app->add_flag("-a,--all-cpus", st.all_cpus, "count every process on every CPU");
+  app->add_option("-C,--cpu", st.cpus, "count every process on these CPUs (e.g. 0-3,8)");
+  app->add_option("-I,--interval", st.interval_ms, "print counts every N milliseconds")
+      ->check(CLI::Range(10u, 3600000u));
+  format_opt =
+      app->add_option("--format", st.format, "output format")->check(CLI::IsMember({"text", "csv", "json"}));
+  separator_opt =
+      app->add_option("-x,--field-separator", separator,
+                      "print counts in perf stat's CSV form, fields separated by SEP (as perf stat -x)")
+          ->type_name("SEP");
+  app->add_option("--sysfs", st.sysfs, "sysfs root to read PMUs from")->check(sysfs_tree);
+  add_table_options(app, machine);
+  app->add_option("-o,--output", st.output, "write the counts to FILE instead of stderr");
+  app->add_flag("--no-inherit", no_inherit, "do not count the command's children");
+  app->add_option("-r,--repeat", st.repeat, "run the command N times: mean counts and their variation")
+      ->type_name("N");
+  auto* per_cpu = app->add_flag("-A,--no-aggr")->description("one line per CPU (with -a or -C)");
+  auto* per_core =
+      app->add_flag("--per-core")->description("one line per core: sum of its CPUs (with -a or -C)");
+  auto* per_die = app->add_flag("--per-die")->description("one line per die (with -a or -C)");
+  auto* per_socket = app->add_flag("--per-socket")->description("one line per socket (with -a or -C)");
+  auto* per_node = app->add_flag("--per-node")->description("one line per NUMA node (with -a or -C)");
+  auto* per_thread = app->add_flag("--per-thread")->description("one line per thread (with -p, -t or -a)");
+  aggregation_flags = std::vector<std::pair<CLI::Option*, perfspec::Aggregation>>{
+      {per_cpu, perfspec::Aggregation::cpu},   {per_core, perfspec::Aggregation::core},
+      {per_die, perfspec::Aggregation::die},   {per_socket, perfspec::Aggregation::socket},
+      {per_node, perfspec::Aggregation::node}, {per_thread, perfspec::Aggregation::thread}};
+  app->add_option("-G,--cgroup", st.cgroups,
+                  "count only in these cgroups: the n-th name for the n-th event, one name for all (with -a)")
+      ->type_name("NAME[,NAME...]");
+  app->add_option("--for-each-cgroup", st.for_each_cgroup, "count every event in each of these cgroups")
+      ->type_name("NAME[,NAME...]");
+  app->add_flag("--all-user", st.all_user, "count user space only (every event as with :u)");
+  app->add_flag("--all-kernel", st.all_kernel, "count the kernel only (every event as with :k)");
+  app->add_option("-D,--delay", st.delay_ms,
+                  "start counting MSEC after the command starts; -1: start disabled (see --control)")
+      ->type_name("MSEC");
+  app->add_option("--control", st.control,
+                  "commands enable, disable, ping, stop arrive on fifo:CTL[,ACK] or fd:CTL[,ACK]")
+      ->type_name("fifo:CTL[,ACK]|fd:CTL[,ACK]");
+  app->add_option("--interval-count", st.interval_count, "with -I: stop after N intervals")->type_name("N");
+  app->add_flag("-n,--null", st.null_run, "count nothing: only the time elapsed");
+  app->add_flag("-j,--json-output", st.perf_json, "print counts as perf stat -j does (JSON lines)");
+  app->add_flag("--topdown", st.topdown,
+                "Top-down analysis: the tables' TopdownL1 metrics (or --td-level's), as --metric-only");
+  app->add_option("--td-level", st.td_level, "with --topdown: the Top-down level (1, 2, ...)")
+      ->type_name("N")
+      ->check(CLI::Range(0u, 9u));
+  metric_only_opt =
+      app->add_flag("--metric-only", st.metric_only,
+                    "print only the derived figures and metrics, one column each, one line per aggregate "
+                    "(perf's layout, in the table, -x and -j)");
+  app->add_option("--color", st.color,
+                  "colour figures as perf does on a terminal (a metric over its threshold red, under it "
+                  "green): auto (when the output is a terminal), always, never")
+      ->check(CLI::IsMember({"auto", "always", "never"}))
+      ->type_name("WHEN");
+  app->add_flag("-v,--verbose", st.verbose,
+                "also print each count's raw value, time enabled and running; -vv: the attrs too");
+  app->footer(
+      "COMMAND [ARGS...] follows the options, with or without `--`: options end at the first word that "
+      "is not one, as with perf stat, so `perfspec stat -e task-clock ls -l /` counts `ls -l /`.");
+}
+
+int StatCommand::run(const perfspec::spec::MachineOptions& machine) {
+  // Usage errors are thrown, so that the one printer shows them (as JSON under --format json).
+  using perfspec::Error, perfspec::ErrorKind;
+  if (*separator_opt && *format_opt)
+    // Two different outputs were asked for; CLI11's excludes() would only say that the options
+    // exclude each other.
+    throw Error(ErrorKind::usage,
+                "-x prints perf's CSV and --format picks perfspec's own output: give one of them");
+  // perf: --topdown prints metrics only, unless --metric-only was given either way.
+  if (st.topdown && !*metric_only_opt) st.metric_only = true;
+  if (st.td_level != 0 && !st.topdown) throw Error(ErrorKind::usage, "--td-level goes with --topdown");
+  int modes = 0;
+  for (auto& [flag, mode] : aggregation_flags)
+    if (*flag) st.aggregation = mode, ++modes;
+  if (modes > 1)
+    throw Error(ErrorKind::usage,
+                "-A, --per-core, --per-die, --per-socket, --per-node and --per-thread exclude each other: "
+                "give one");
+  if ((*separator_opt || *format_opt) && st.perf_json)
+    throw Error(ErrorKind::usage, "-j prints perf's JSON; -x and --format pick other outputs: give one");
+  if (*pid_opt) st.pid = pid;
+  if (*separator_opt) st.field_separator = separator;
+  st.inherit = !no_inherit;
+  st.machine = machine;
+  return perfspec::tools::run_stat(st);
+}
+
+}  // namespace perfspec::tools::cli
