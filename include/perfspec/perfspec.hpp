@@ -19,4 +19,6 @@
 #include "perfspec/sampling.hpp"
 #include "perfspec/script.hpp"
 #include "perfspec/spec.hpp"
+#include "perfspec/stat.hpp"
+#include "perfspec/stat_counting.hpp"
 #include "perfspec/tables.hpp"
