@@ -191,11 +191,11 @@ void open_set(SetState& s, const Log& log) {
   }
   // Members that would count on other CPUs than their leader count alone, as perf stat has them.
   for (const auto& u : runtime::ungroup_by_cpus(s.set, target))
-    log(
-        fmt::format("set '{}': grouped events cpus do not match: '{}' (CPUs {}) counts alone, not in the "
-                    "group of '{}' (CPUs {})",
-                    spec::printable(s.config.name), spec::printable(u.member), u.member_cpus,
-                    spec::printable(u.leader), u.leader_cpus));
+    log(fmt::format(
+        "set '{}': grouped events cpus do not match: '{}' (CPUs {}) counts alone, not in the "
+        "group of '{}' (CPUs {})",
+        spec::printable(s.config.name), spec::printable(u.member), spec::cpu_list_text(u.member_cpus),
+        spec::printable(u.leader), spec::cpu_list_text(u.leader_cpus)));
   try {
     if (target.kind == runtime::Target::Kind::cpus) {
       const std::vector<int> cpus = target.cpus.empty() ? runtime::system_calls().online_cpus() : target.cpus;

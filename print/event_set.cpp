@@ -90,4 +90,27 @@ std::string to_json(const EventSet& set, int indent) {
   return root.dump(indent, ' ', false, nlohmann::ordered_json::error_handler_t::replace);
 }
 
+std::string ungrouped_group_text(const runtime::Ungrouped& u) {
+  if (!u.first) return {};
+  std::string d = fmt::format("{} {{ ", u.group_name.empty() ? "anon group" : u.group_name);
+  for (std::size_t k = 0; k < u.group_members.size(); ++k)
+    d += fmt::format("{}{}", k ? ", " : "", u.group_members[k]);
+  return d + " }";
+}
+
+std::string ungroup_warning(const std::vector<runtime::Ungrouped>& taken, bool verbose) {
+  std::string out;
+  for (const auto& u : taken) {
+    if (u.first)
+      out += fmt::format(
+          "WARNING: grouped events cpus do not match.\nEvents with CPUs not matching the leader will be "
+          "removed from the group.\n  {}\n",
+          ungrouped_group_text(u));
+    if (verbose)
+      out += fmt::format("     {}: {}\n     {}: {}\n", u.leader, spec::cpu_list_text(u.leader_cpus), u.member,
+                         spec::cpu_list_text(u.member_cpus));
+  }
+  return out;
+}
+
 }  // namespace perfspec

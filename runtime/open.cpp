@@ -204,7 +204,9 @@ void Opener::fail_members(const EventGroup& g, int pid, int cpu) {
       // Also when the member was opened on other CPUs: it then counts without this CPU, which its
       // failure (with the CPU) must say.
       Failure f = *out_.failures[lead];
-      f.detail = fmt::format("its group leader '{}' could not be opened", out_.set.events[lead].name);
+      f.detail = spec::failure_words(
+                     {.what = spec::FailureCase::group_leader_failed, .name = out_.set.events[lead].name})
+                     .detail;
       out_.failures[m] = f;
     }
   }
@@ -225,10 +227,9 @@ void Opener::open_members(const EventGroup& g, Instance& inst, int pid, int cpu,
     if (!g.weak && mfd == -EINVAL && out_.failures[m] && out_.failures[m]->error == EINVAL &&
         out_.failures[m]->detail.empty() && opens_alone(m, pid, cpu)) {
       Failure& f = *out_.failures[m];
-      f.detail = fmt::format("its first {} events were accepted together, this one was not", inst.fds.size());
-      f.hint =
-          "the group does not fit the PMU's counters; this event opens alone: split the group, or count it "
-          "outside";
+      auto words = spec::failure_words({.what = spec::FailureCase::group_partial, .count = inst.fds.size()});
+      f.detail = std::move(words.detail);
+      f.hint = std::move(words.hint);
     }
     if (!g.weak) continue;  // the failure is recorded; the rest of the group still counts
     // A weak group that cannot be opened whole is counted as separate events (perf's :W).
@@ -321,18 +322,10 @@ std::vector<int> event_cpus(const ResolvedEvent& e, const Target& target, const 
   return own;
 }
 
-using spec::cpu_list_text;
-
 std::vector<Ungrouped> ungroup_by_cpus(EventSet& set, const Target& target, Syscalls& sys) {
   std::vector<Ungrouped> changed;
   const std::vector<int> online =
       target.kind == Target::Kind::cpus && target.cpus.empty() ? sys.online_cpus() : std::vector<int>{};
-  auto desc = [&](const EventGroup& g) {
-    std::string d = fmt::format("{} {{ ", g.name.empty() ? "anon group" : g.name);
-    for (std::size_t k = 0; k < g.members.size(); ++k)
-      d += fmt::format("{}{}", k ? ", " : "", set.events[g.members[k]].name);
-    return d + " }";
-  };
   bool any = false;
   std::vector<std::vector<int>> cpus(set.events.size());
   for (std::size_t i = 0; i < set.events.size(); ++i) cpus[i] = event_cpus(set.events[i], target, online);
@@ -344,8 +337,16 @@ std::vector<Ungrouped> ungroup_by_cpus(EventSet& set, const Target& target, Sysc
     for (std::size_t k = 1; k < g.members.size(); ++k) {
       const std::size_t m = g.members[k];
       if (cpus[m] == cpus[leader]) continue;
-      changed.push_back({warned ? std::string() : desc(g), set.events[leader].name,
-                         cpu_list_text(cpus[leader]), set.events[m].name, cpu_list_text(cpus[m])});
+      Ungrouped u{.first = !warned,
+                  .leader = set.events[leader].name,
+                  .leader_cpus = cpus[leader],
+                  .member = set.events[m].name,
+                  .member_cpus = cpus[m]};
+      if (u.first) {
+        u.group_name = g.name;
+        for (std::size_t e : g.members) u.group_members.push_back(set.events[e].name);
+      }
+      changed.push_back(std::move(u));
       warned = any = true;
       // (perf keeps a topdown event with its slots leader; both are of one core PMU, whose CPUs they
       // share, so that never applies here.)
@@ -383,20 +384,6 @@ std::vector<Ungrouped> ungroup_by_cpus(EventSet& set, const Target& target, Sysc
   return changed;
 }
 
-std::string ungroup_warning(const std::vector<Ungrouped>& taken, bool verbose) {
-  std::string out;
-  for (const auto& u : taken) {
-    if (!u.group.empty())
-      out += fmt::format(
-          "WARNING: grouped events cpus do not match.\nEvents with CPUs not matching the leader will be "
-          "removed from the group.\n  {}\n",
-          u.group);
-    if (verbose)
-      out += fmt::format("     {}: {}\n     {}: {}\n", u.leader, u.leader_cpus, u.member, u.member_cpus);
-  }
-  return out;
-}
-
 OpenedSet open_set(const EventSet& set, const Target& target, const OpenOptions& options, Syscalls& sys,
                    const PrepareAttr& prepare, bool task_per_cpu) {
   if (target.kind == Target::Kind::process && target.pid <= 0)
@@ -423,9 +410,10 @@ OpenedSet open_set(const EventSet& set, const Target& target, const OpenOptions&
     std::erase_if(g.members, [&](std::size_t m) {
       if (out.set.events[m].tool == ToolEvent::none) return false;
       Failure f;
-      f.name = "tool event";
-      f.meaning = "a value the counting program computes, not a kernel counter";
-      f.hint = "counted by perfspec stat, not by runtime::Counters";
+      auto words = spec::failure_words({.what = spec::FailureCase::tool_event});
+      f.name = std::move(words.name);
+      f.meaning = std::move(words.meaning);
+      f.hint = std::move(words.hint);
       out.failures[m] = std::move(f);
       return true;
     });

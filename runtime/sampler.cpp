@@ -149,39 +149,26 @@ void add_tracking_event(EventSet& set) {
   set.groups.push_back(std::move(g));
 }
 
-Failure mmap_failure(int error, int cpu, std::size_t pages, std::size_t page_size) {
+// A ring buffer that could not be mapped (`set_output_error`: after the kernel refused to redirect the
+// fd into the buffer it shares).
+Failure mmap_failure(int error, int cpu, std::size_t pages, std::size_t page_size, int set_output_error = 0) {
   Failure f;
   f.error = error;
   f.name = spec::errno_name(error);
   f.cpu = cpu;
-  const std::size_t kib = (pages + 1) * page_size / 1024;
-  f.detail = fmt::format("mapping its ring buffer ({} data pages, {} KiB){}", pages, kib,
-                         cpu >= 0 ? fmt::format(" on CPU {}", cpu) : std::string());
-  switch (error) {
-    case EPERM: {
-      f.meaning =
-          "the buffer would pass the memory a user may lock for perf buffers (perf_event_mlock_kb per CPU, "
-          "then RLIMIT_MEMLOCK) and the process lacks CAP_IPC_LOCK";
-      auto limit = spec::io::read_proc_number("/proc/sys/kernel/perf_event_mlock_kb");
-      f.hint = fmt::format(
-          "raise /proc/sys/kernel/perf_event_mlock_kb{} or use fewer pages per buffer "
-          "(SamplingOptions::pages, now {})",
-          limit ? fmt::format(" (now {} KiB)", *limit) : std::string(), pages);
-      break;
-    }
-    case ENOMEM:
-      f.meaning = "the kernel could not allocate the buffer";
-      f.hint = fmt::format("use fewer pages per buffer (SamplingOptions::pages, now {})", pages);
-      break;
-    case EINVAL:
-      f.meaning = "the kernel refused the mapping (its size, or an event that cannot have a buffer)";
-      f.hint = "give a power of two of data pages; an inherited event has a buffer per CPU only";
-      break;
-    default:
-      f.meaning = std::strerror(error);
-      f.hint = "the ring buffer could not be mapped: see the errno";
-      break;
-  }
+  spec::FailureFacts facts{
+      .what = set_output_error ? spec::FailureCase::set_output : spec::FailureCase::ring_buffer,
+      .error = error,
+      .error2 = set_output_error,
+      .cpu = cpu,
+      .count = pages,
+      .size = (pages + 1) * page_size};
+  if (error == EPERM)
+    if (auto limit = spec::io::read_proc_number("/proc/sys/kernel/perf_event_mlock_kb")) facts.limit = *limit;
+  auto words = spec::failure_words(facts);
+  f.meaning = std::move(words.meaning);
+  f.hint = std::move(words.hint);
+  f.detail = std::move(words.detail);
   return f;
 }
 
@@ -275,12 +262,7 @@ struct Sampler::Impl {
       if (r == 0) continue;
       int error = 0;
       if (map(fd, place, error)) continue;
-      Failure f = mmap_failure(error, place.cpu, pages, page_size);
-      f.detail = fmt::format("PERF_EVENT_IOC_SET_OUTPUT into the buffer{} failed ({}), and {}",
-                             place.cpu >= 0 ? fmt::format(" of CPU {}", place.cpu) : std::string(),
-                             spec::errno_name(-r), f.detail);
-      f.hint += "; its samples there are not recorded (its values still count in its group)";
-      fail(inst.events[k], f);
+      fail(inst.events[k], mmap_failure(error, place.cpu, pages, page_size, -r));
     }
   }
 
@@ -322,21 +304,18 @@ struct Sampler::Impl {
       auto& f = opened.failures[e];
       if (!f || f->error != EINVAL) continue;
       const Attr& a = opened.attrs[e];
+      std::optional<spec::FailureWords> words;
       if (target.inherit && (a.sample_type & record::sample_read)) {
-        f->detail = "an inherited event with PERF_SAMPLE_READ (`:S`)";
-        f->hint =
-            "the kernel reads group values in samples of inherited events from Linux 6.12 on (with "
-            "PERF_SAMPLE_TID); on an older kernel sample without inherit (Target::inherit = false) or "
-            "without ':S'";
+        words = spec::failure_words({.what = spec::FailureCase::inherit_sample_read});
       } else if (a.freq) {
         auto max = spec::io::read_proc_number("/proc/sys/kernel/perf_event_max_sample_rate");
-        if (max && a.sample_period > static_cast<std::uint64_t>(*max)) {
-          f->detail = fmt::format("a frequency of {} Hz", a.sample_period);
-          f->hint = fmt::format(
-              "the kernel allows at most {} samples per second "
-              "(/proc/sys/kernel/perf_event_max_sample_rate): ask for fewer",
-              *max);
-        }
+        if (max && a.sample_period > static_cast<std::uint64_t>(*max))
+          words = spec::failure_words(
+              {.what = spec::FailureCase::frequency_too_high, .count = a.sample_period, .limit = *max});
+      }
+      if (words) {
+        f->detail = std::move(words->detail);
+        f->hint = std::move(words->hint);
       }
     }
   }

@@ -17,6 +17,7 @@
 
 #include <fmt/format.h>
 
+#include "perfspec/errno_facts.hpp"
 #include "runtime/process.hpp"
 
 namespace perfspec {
@@ -203,9 +204,8 @@ void StatCounting::Impl::fill_tool_events(StatReport& r) const {
       if (!value) {
         // Another process's times are in /proc only while it lives: after it, no value is honest.
         c.state = runtime::Count::State::not_counted;
-        c.failure = runtime::Failure{
-            0,  "exited", "", "the process or thread exited before its CPU times could be read from /proc",
-            -1, ""};
+        auto words = spec::failure_words({.what = spec::FailureCase::exited});
+        c.failure = runtime::Failure{0, words.name, words.meaning, words.hint, -1, words.detail};
       }
       c.time_enabled = c.time_running = since_start;
     }

@@ -55,6 +55,32 @@ NO_IO = {
     "resolver": re.compile(r"^(fstream|filesystem|cstdio|stdio\.h|iostream|fcntl\.h|unistd\.h|sys/.*)$"),
 }
 
+# runtime/ says what happened as data (counts, Note kinds, Failure facts); the words a user reads are
+# print/'s, and spec/'s for errno facts and failures. A string literal of three words or more is prose;
+# the messages of the errors a layer throws (every layer's Error carries one) and compile-time
+# assertions are not checked.
+NO_PROSE = {"runtime"}
+WORD = re.compile(r"[A-Za-z]{2,}")
+LITERAL = re.compile(r'"(?:[^"\\\n]|\\.)*"')
+COMMENT = re.compile(r"//[^\n]*|/\*.*?\*/", re.S)
+NOT_PROSE_CONTEXT = re.compile(r"\b(throw|Error|DecodeError|fail|static_assert|asm|__asm__)\b")
+
+
+def prose(text: str):
+    """(line, literal) of each string literal of prose outside thrown errors, in C++ `text`."""
+    # comments blanked (newlines kept, so that lines still count)
+    code = COMMENT.sub(lambda m: re.sub(r"[^\n]", " ", m.group(0)), text)
+    for m in LITERAL.finditer(code):
+        words = [w for w in m.group(0)[1:-1].split() if WORD.search(w) and not w.startswith("%")]
+        if len(words) < 3:
+            continue
+        start = max(code.rfind(c, 0, m.start()) for c in ";{}")
+        end = code.find(";", m.end())
+        if NOT_PROSE_CONTEXT.search(code[start + 1:end if end >= 0 else len(code)]):
+            continue
+        yield code.count("\n", 0, m.start()) + 1, m.group(0)
+
+
 INCLUDE = re.compile(r'^\s*#\s*include\s*([<"])([^>"]+)[>"]')
 SOURCES = {".cpp", ".hpp", ".h", ".c"}
 
@@ -77,25 +103,31 @@ def check(root: Path):
         layer = layer_of(rel)
         if layer is None:
             continue
-        for number, line in enumerate(path.read_text(errors="replace").splitlines(), 1):
+        text = path.read_text(errors="replace")
+        if layer in NO_PROSE:
+            for number, literal in prose(text):
+                shown = literal if len(literal) <= 60 else literal[:57] + '..."'
+                problems.append((str(rel), number, f"the text {shown}: {layer}/ makes no text for users "
+                                 "(print/ words it, spec/ for errno facts and failures)"))
+        for number, line in enumerate(text.splitlines(), 1):
             m = INCLUDE.match(line)
             if not m:
                 continue
             header = m.group(2)
             top = header.split("/", 1)[0] if "/" in header else None
-            where = f"{rel}:{number}"
+            where = (str(rel), number)
             if top in {"perfspec", "spec", "grammar", "resolver", "runtime", "record", "print", "capi", "exporter", "tools"}:
                 if top not in MAY_INCLUDE[layer]:
-                    problems.append(f"{where}: includes {header}: {layer}/ may include only "
-                                    f"{', '.join(sorted(MAY_INCLUDE[layer]))}")
+                    problems.append((*where, f"includes {header}: {layer}/ may include only "
+                                             f"{', '.join(sorted(MAY_INCLUDE[layer]))}"))
                 continue
             for pattern, owners, why in OWNED:
                 if pattern.match(header) and not owns(owners, layer, rel):
-                    problems.append(f"{where}: includes <{header}>: {why}")
+                    problems.append((*where, f"includes <{header}>: {why}"))
             no_io = NO_IO.get(layer)
             if no_io and no_io.match(header):
-                problems.append(f"{where}: includes <{header}>: {layer}/ does no I/O")
-    return problems
+                problems.append((*where, f"includes <{header}>: {layer}/ does no I/O"))
+    return [f"{path}:{number}: {what}" for path, number, what in sorted(problems, key=lambda p: (p[0], p[1]))]
 
 
 def main():
@@ -107,9 +139,9 @@ def main():
     for p in problems:
         print(p)
     if problems:
-        print(f"check-layers: {len(problems)} include(s) cross a layer the wrong way", file=sys.stderr)
+        print(f"check-layers: {len(problems)} crossing(s) of a layer's rules", file=sys.stderr)
         return 1
-    print("check-layers: every include stays within its layer's rules")
+    print("check-layers: every include stays within its layer's rules, and runtime/ writes no prose")
     return 0
 
 

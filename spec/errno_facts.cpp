@@ -181,4 +181,78 @@ std::optional<int> read_paranoid(const std::string& path) {
   return static_cast<int>(*v);
 }
 
+namespace {
+
+FailureWords ring_buffer_words(const FailureFacts& f) {
+  FailureWords w;
+  w.detail = fmt::format("mapping its ring buffer ({} data pages, {} KiB){}", f.count, f.size / 1024,
+                         f.cpu >= 0 ? fmt::format(" on CPU {}", f.cpu) : std::string());
+  switch (f.error) {
+    case EPERM:
+      w.meaning =
+          "the buffer would pass the memory a user may lock for perf buffers (perf_event_mlock_kb per CPU, "
+          "then RLIMIT_MEMLOCK) and the process lacks CAP_IPC_LOCK";
+      w.hint = fmt::format(
+          "raise /proc/sys/kernel/perf_event_mlock_kb{} or use fewer pages per buffer "
+          "(SamplingOptions::pages, now {})",
+          f.limit >= 0 ? fmt::format(" (now {} KiB)", f.limit) : std::string(), f.count);
+      break;
+    case ENOMEM:
+      w.meaning = "the kernel could not allocate the buffer";
+      w.hint = fmt::format("use fewer pages per buffer (SamplingOptions::pages, now {})", f.count);
+      break;
+    case EINVAL:
+      w.meaning = "the kernel refused the mapping (its size, or an event that cannot have a buffer)";
+      w.hint = "give a power of two of data pages; an inherited event has a buffer per CPU only";
+      break;
+    default:
+      w.meaning = std::strerror(f.error);
+      w.hint = "the ring buffer could not be mapped: see the errno";
+      break;
+  }
+  return w;
+}
+
+}  // namespace
+
+FailureWords failure_words(const FailureFacts& f) {
+  switch (f.what) {
+    case FailureCase::group_leader_failed:
+      return {"", "", "", fmt::format("its group leader '{}' could not be opened", f.name)};
+    case FailureCase::group_partial:
+      return {
+          "", "",
+          "the group does not fit the PMU's counters; this event opens alone: split the group, or count it "
+          "outside",
+          fmt::format("its first {} events were accepted together, this one was not", f.count)};
+    case FailureCase::ring_buffer: return ring_buffer_words(f);
+    case FailureCase::set_output: {
+      FailureWords w = ring_buffer_words(f);
+      w.detail = fmt::format("PERF_EVENT_IOC_SET_OUTPUT into the buffer{} failed ({}), and {}",
+                             f.cpu >= 0 ? fmt::format(" of CPU {}", f.cpu) : std::string(),
+                             errno_name(f.error2), w.detail);
+      w.hint += "; its samples there are not recorded (its values still count in its group)";
+      return w;
+    }
+    case FailureCase::inherit_sample_read:
+      return {"", "",
+              "the kernel reads group values in samples of inherited events from Linux 6.12 on (with "
+              "PERF_SAMPLE_TID); on an older kernel sample without inherit (Target::inherit = false) or "
+              "without ':S'",
+              "an inherited event with PERF_SAMPLE_READ (`:S`)"};
+    case FailureCase::frequency_too_high:
+      return {"", "",
+              fmt::format("the kernel allows at most {} samples per second "
+                          "(/proc/sys/kernel/perf_event_max_sample_rate): ask for fewer",
+                          f.limit),
+              fmt::format("a frequency of {} Hz", f.count)};
+    case FailureCase::tool_event:
+      return {"tool event", "a value the counting program computes, not a kernel counter",
+              "counted by perfspec stat, not by runtime::Counters", ""};
+    case FailureCase::exited:
+      return {"exited", "", "the process or thread exited before its CPU times could be read from /proc", ""};
+  }
+  return {};
+}
+
 }  // namespace perfspec::spec

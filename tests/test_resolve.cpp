@@ -734,7 +734,7 @@ std::string stat_groups(std::string_view text, const Machine& m, std::string_vie
   auto warned = rt::ungroup_by_cpus(set, t, sys);
   std::string out = groups_of(set);
   for (const auto& w : warned)
-    if (!w.group.empty()) out += " | " + w.group;
+    if (w.first) out += " | " + perfspec::ungrouped_group_text(w);
   return out;
 }
 }  // namespace
@@ -837,11 +837,11 @@ TEST_CASE("perf stat's CPU check: a member counting on other CPUs than its leade
   OnlineCpus sys(56);
   auto taken = perfspec::runtime::ungroup_by_cpus(set, perfspec::runtime::Target::system_wide(), sys);
   CHECK(
-      perfspec::runtime::ungroup_warning(taken) ==
+      perfspec::ungroup_warning(taken) ==
       "WARNING: grouped events cpus do not match.\nEvents with CPUs not matching the leader will be removed "
       "from the group.\n  anon group { task-clock, clockticks, page-faults }\n");
   CHECK(
-      perfspec::runtime::ungroup_warning(taken, true) ==
+      perfspec::ungroup_warning(taken, true) ==
       "WARNING: grouped events cpus do not match.\nEvents with CPUs not matching the leader will be removed "
       "from the group.\n  anon group { task-clock, clockticks, page-faults }\n"
       "     task-clock: 0-55\n     clockticks: 0,28\n");

@@ -1510,3 +1510,47 @@ TEST_CASE("a weak group falling back on a later CPU keeps a member's failure fro
   CHECK(counts[1].failure->name == "EMFILE");
   CHECK(counts[1].failure->cpu == 0);
 }
+
+TEST_CASE("the words of failures beyond an event's own errno: spec's, for runtime's facts") {
+  using perfspec::spec::failure_words;
+  using perfspec::spec::FailureCase;
+  auto eperm = failure_words({.what = FailureCase::ring_buffer,
+                              .error = EPERM,
+                              .cpu = 3,
+                              .count = 8,
+                              .size = 9 * 4096,
+                              .limit = 516});
+  CHECK(eperm.name.empty());
+  CHECK(eperm.detail == "mapping its ring buffer (8 data pages, 36 KiB) on CPU 3");
+  CHECK(eperm.hint ==
+        "raise /proc/sys/kernel/perf_event_mlock_kb (now 516 KiB) or use fewer pages per buffer "
+        "(SamplingOptions::pages, now 8)");
+  auto unknown_limit =
+      failure_words({.what = FailureCase::ring_buffer, .error = EPERM, .count = 8, .size = 9 * 4096});
+  CHECK(unknown_limit.detail == "mapping its ring buffer (8 data pages, 36 KiB)");
+  CHECK(unknown_limit.hint ==
+        "raise /proc/sys/kernel/perf_event_mlock_kb or use fewer pages per buffer (SamplingOptions::pages, "
+        "now 8)");
+  auto redirected = failure_words({.what = FailureCase::set_output,
+                                   .error = ENOMEM,
+                                   .error2 = EINVAL,
+                                   .cpu = 1,
+                                   .count = 4,
+                                   .size = 5 * 4096});
+  CHECK(redirected.detail ==
+        "PERF_EVENT_IOC_SET_OUTPUT into the buffer of CPU 1 failed (EINVAL), and mapping its ring buffer (4 "
+        "data pages, 20 KiB) on CPU 1");
+  CHECK(redirected.meaning == "the kernel could not allocate the buffer");
+  CHECK(redirected.hint ==
+        "use fewer pages per buffer (SamplingOptions::pages, now 4); its samples there are not recorded (its "
+        "values still count in its group)");
+  auto exited = failure_words({.what = FailureCase::exited});
+  CHECK(exited.name == "exited");
+  CHECK(exited.hint == "the process or thread exited before its CPU times could be read from /proc");
+  auto tool = failure_words({.what = FailureCase::tool_event});
+  CHECK(tool.name == "tool event");
+  CHECK(tool.meaning == "a value the counting program computes, not a kernel counter");
+  CHECK(failure_words({.what = FailureCase::frequency_too_high, .count = 200000, .limit = 100000}).hint ==
+        "the kernel allows at most 100000 samples per second (/proc/sys/kernel/perf_event_max_sample_rate): "
+        "ask for fewer");
+}

@@ -144,7 +144,7 @@ class StatSession {
     // stat says it (once, before the first run).
     if (!ungroup_said_) {
       ungroup_said_ = true;
-      std::fputs(runtime::ungroup_warning(c.ungrouped(), o_.verbose > 0).c_str(), stderr);
+      std::fputs(ungroup_warning(c.ungrouped(), o_.verbose > 0).c_str(), stderr);
     }
     // -vv: the attrs opened, as perf stat -vv shows them.
     if (o_.verbose >= 2 && !o_.null_run) std::fputs(to_text(c.events()).c_str(), stderr);

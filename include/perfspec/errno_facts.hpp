@@ -47,6 +47,39 @@ struct OpenContext {
 /// Example: for EACCES with paranoid 2 and a kernel-counting event: add ':u' or use CAP_PERFMON.
 std::string errno_hint(int code, const OpenContext& context);
 
+/// A failure the errno of an event's own perf_event_open(2) does not explain, as runtime met it.
+enum class FailureCase : std::uint8_t {
+  group_leader_failed,  ///< a strong group's leader could not be opened: `name` is the leader
+  group_partial,        ///< EINVAL for a member that opens alone: `count` members were accepted before it
+  ring_buffer,          ///< mmap(2) of a ring buffer failed: `count` data pages, `size` bytes, `limit`
+                        ///< perf_event_mlock_kb (-1 unknown)
+  set_output,           ///< PERF_EVENT_IOC_SET_OUTPUT failed (`error2`), then a buffer of its own too
+                        ///< (as ring_buffer)
+  inherit_sample_read,  ///< EINVAL for an inherited event with PERF_SAMPLE_READ
+  frequency_too_high,   ///< EINVAL for a frequency (`count` Hz) over perf_event_max_sample_rate (`limit`)
+  tool_event,           ///< perf's tool events (duration_time, ...) have no kernel counter
+  exited,               ///< what was counted exited before its CPU times could be read
+};
+
+/// What runtime saw of such a failure.
+struct FailureFacts {
+  FailureCase what{};
+  int error = 0;   ///< the errno (ring_buffer, set_output: mmap's)
+  int error2 = 0;  ///< set_output: the ioctl's errno
+  int cpu = -1;    ///< the CPU, or -1
+  std::string name{};
+  std::uint64_t count = 0, size = 0;
+  std::int64_t limit = -1;
+};
+
+/// runtime::Failure's words for it: a name where there is no errno ("tool event", "exited"), what it
+/// means, what to do, and where it happened (each empty when it adds nothing: the errno's own name
+/// and meaning stand).
+struct FailureWords {
+  std::string name, meaning, hint, detail;
+};
+FailureWords failure_words(const FailureFacts& facts);
+
 /// /proc/sys/kernel/perf_event_paranoid, nullopt when unreadable.
 ///
 /// Example: `read_paranoid().value_or(2)`

@@ -62,6 +62,16 @@ struct StatRun {
   bool color = false;
 };
 
+/// perf's description of a group as it was, on the first member ungroup_by_cpus took out of it:
+/// "anon group { task-clock, uncore_imc_0/clockticks/ }" (a named group's name for "anon group");
+/// empty for the other members.
+std::string ungrouped_group_text(const runtime::Ungrouped& taken);
+/// The warning perf stat prints for the members ungroup_by_cpus took out: for each group, "WARNING:
+/// grouped events cpus do not match.", the line that says what is done, and the group; with `verbose`
+/// each member's CPUs and its leader's too (as perf prints a CPU map: "0-55", "-1"). Each line ends in
+/// a newline; empty when none was taken out.
+std::string ungroup_warning(const std::vector<runtime::Ungrouped>& taken, bool verbose = false);
+
 /// perf stat's words for what is counted, as its header shows them (StatRun::target): "'ls -l'",
 /// "process id '42'", "thread id '7,8'", "'system wide'", "'CPU(s) 0-3'" (the CPUs or threads as
 /// written, when `as_written` holds them).

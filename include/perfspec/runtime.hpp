@@ -294,13 +294,18 @@ double scale_count(std::uint64_t raw, std::uint64_t enabled, std::uint64_t runni
 /// Example: `event_cpus(set.events[0], Target::system_wide(), {0, 1}) == std::vector<int>{0, 1}`
 std::vector<int> event_cpus(const ResolvedEvent& event, const Target& target, const std::vector<int>& online);
 
-/// A member taken out of its group by ungroup_by_cpus, and why.
+/// A member taken out of its group by ungroup_by_cpus, and why (print.hpp's ungroup_warning says it as
+/// perf stat does).
 struct Ungrouped {
-  /// perf's description of the group as it was ("anon group { task-clock, uncore_imc_0/clockticks/ }",
-  /// a named group's name for "anon group"); set on the first member taken out of each group only.
-  std::string group;
-  std::string leader, leader_cpus;  ///< the leader's name and CPUs, as perf prints a CPU map ("0-55", "-1")
-  std::string member, member_cpus;
+  /// The first member taken out of its group: the group as it was follows (its name, "" for an
+  /// anonymous group, and its members' names in order); empty for the others.
+  bool first = false;
+  std::string group_name{};
+  std::vector<std::string> group_members{};
+  std::string leader{};
+  std::vector<int> leader_cpus{};  ///< the CPUs the leader counts on (-1: any)
+  std::string member{};
+  std::vector<int> member_cpus{};
 };
 
 /// A group whose members would count on other CPUs than its leader cannot be scheduled by the kernel (a
@@ -308,13 +313,8 @@ struct Ungrouped {
 /// stat 6.12 does (evlist__check_cpu_maps), each such member is taken out of its group, where it stands,
 /// to count alone. Returns the members taken out, in order.
 ///
-/// Example: `std::fputs(ungroup_warning(ungroup_by_cpus(set, target)).c_str(), stderr);`
+/// Example: `std::fputs(perfspec::ungroup_warning(ungroup_by_cpus(set, target)).c_str(), stderr);`
 std::vector<Ungrouped> ungroup_by_cpus(EventSet& set, const Target& target, Syscalls& sys = system_calls());
-
-/// The warning perf stat prints for them: for each group, "WARNING: grouped events cpus do not match.",
-/// the line that says what is done, and the group; with `verbose` each member's CPUs and its leader's
-/// too. Each line ends in a newline; empty when none was taken out.
-std::string ungroup_warning(const std::vector<Ungrouped>& taken, bool verbose = false);
 
 /// An open event set. Owns every file descriptor; nothing leaks on any path, exceptions included.
 ///
