@@ -96,9 +96,7 @@ std::string cgroup_path_of(const Config& c, const SetConfig& sc, std::string& ro
   if (root.empty())
     throw error_at(c, sc.cgroup.origin, 0, ErrorKind::machine,
                    "no cgroup file system is mounted (see /proc/mounts)");
-  std::string rel = sc.cgroup.text;
-  while (rel.starts_with('/')) rel.erase(0, 1);
-  std::string path = rel.empty() ? root : root + "/" + rel;
+  std::string path = runtime::cgroup_dir(root, sc.cgroup.text);
   struct stat st {};
   const bool there = ::stat(path.c_str(), &st) == 0;
   if (!there || !S_ISDIR(st.st_mode))

@@ -105,6 +105,11 @@ std::string cgroup_root() {
   return v1.empty() ? v2 : v1;
 }
 
+std::string cgroup_dir(const std::string& root, std::string_view name) {
+  while (name.starts_with('/')) name.remove_prefix(1);
+  return name.empty() ? root : root + "/" + std::string(name);
+}
+
 namespace {
 
 // utime and stime (fields 14, 15) of a /proc stat file, in clock ticks; with `children`, plus

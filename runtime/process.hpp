@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace perfspec::runtime {
@@ -43,5 +44,10 @@ std::optional<CpuTimes> system_cpu_times();
 /// Where cgroups are: a cgroup v1 hierarchy with the perf_event controller, else the cgroup2 mount,
 /// from /proc/mounts (as perf finds it); empty when neither is mounted.
 std::string cgroup_root();
+/// The directory of cgroup `name` under `root` (cgroup_root()): a name is a path in the hierarchy,
+/// with or without its leading '/'; "/" (or "") is the root itself.
+///
+/// Example: `cgroup_dir("/sys/fs/cgroup", "/system.slice") == "/sys/fs/cgroup/system.slice"`
+std::string cgroup_dir(const std::string& root, std::string_view name);
 
 }  // namespace perfspec::runtime

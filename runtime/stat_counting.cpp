@@ -27,17 +27,6 @@ namespace {
 using Clock = std::chrono::steady_clock;
 using Times = std::pair<std::uint64_t, std::uint64_t>;  // user, system; ns
 
-// An open cgroup directory (the fd perf_event_open takes with PERF_FLAG_PID_CGROUP).
-struct CgroupFd {
-  int fd = -1;
-  explicit CgroupFd(int f) : fd(f) {}
-  CgroupFd(CgroupFd&& o) noexcept : fd(std::exchange(o.fd, -1)) {}
-  CgroupFd& operator=(CgroupFd&&) = delete;
-  ~CgroupFd() {
-    if (fd >= 0) ::close(fd);
-  }
-};
-
 }  // namespace
 
 struct StatCounting::Impl {
@@ -56,10 +45,10 @@ struct StatCounting::Impl {
 
   Impl(EventSet s, const StatTarget& t, const spec::Machine& m) : machine(m), options(t), set(std::move(s)) {}
 
-  runtime::Target target(std::vector<CgroupFd>& cgroup_fds);
+  runtime::Target target(std::vector<runtime::Fd>& cgroup_fds);
   runtime::Target process_target() const;
   runtime::Target threads_target();
-  std::vector<int> open_cgroups(std::vector<CgroupFd>& fds) const;
+  std::vector<int> open_cgroups(std::vector<runtime::Fd>& fds) const;
   std::string comm(int tid);
   std::optional<Times> cpu_times() const;
   void fill_tool_events(StatReport& r) const;
@@ -93,7 +82,7 @@ runtime::Target StatCounting::Impl::threads_target() {
 }
 
 // -G: an fd per distinct cgroup, and per event the fd it counts in (-1: every process).
-std::vector<int> StatCounting::Impl::open_cgroups(std::vector<CgroupFd>& fds) const {
+std::vector<int> StatCounting::Impl::open_cgroups(std::vector<runtime::Fd>& fds) const {
   if (options.cgroups.empty()) return {};
   const std::string root = runtime::cgroup_root();
   std::map<std::string, int> by_name;
@@ -102,20 +91,20 @@ std::vector<int> StatCounting::Impl::open_cgroups(std::vector<CgroupFd>& fds) co
     if (!name.empty() && !by_name.count(name)) {
       if (root.empty())
         throw Error(ErrorKind::machine, "no cgroup file system is mounted (see /proc/mounts)");
-      std::string path = root + "/" + (name.starts_with('/') ? name.substr(1) : name);
-      int fd = ::open(path.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-      if (fd < 0)
+      const std::string path = runtime::cgroup_dir(root, name);
+      runtime::Fd fd(runtime::system_calls(), ::open(path.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+      if (!fd)
         throw Error(ErrorKind::usage,
                     fmt::format("cannot open cgroup '{}' ({}): {}", name, path, std::strerror(errno)));
-      fds.emplace_back(fd);
-      by_name[name] = fd;
+      by_name[name] = fd.get();
+      fds.push_back(std::move(fd));
     }
     of_event.push_back(name.empty() ? -1 : by_name[name]);
   }
   return of_event;
 }
 
-runtime::Target StatCounting::Impl::target(std::vector<CgroupFd>& cgroup_fds) {
+runtime::Target StatCounting::Impl::target(std::vector<runtime::Fd>& cgroup_fds) {
   const StatTarget& o = options;
   runtime::Target t;
   if (o.pid) {
@@ -233,9 +222,29 @@ StatReport StatCounting::Impl::read() {
   return r;
 }
 
-StatCounting::StatCounting(EventSet set, const StatTarget& target, const spec::Machine& machine)
-    : impl_(std::make_unique<Impl>(std::move(set), target, machine)) {
-  std::vector<CgroupFd> cgroup_fds;  // open until the counters are
+namespace {
+
+// Targets that do not go together would otherwise count something else than asked, silently.
+void check_target(const StatTarget& t) {
+  const bool task = t.pid || !t.threads.empty();
+  if (t.pid && !t.threads.empty())
+    throw Error(ErrorKind::usage, "a StatTarget counts a process (pid) or threads, not both");
+  if (task && (t.system_wide || !t.command.empty()))
+    throw Error(ErrorKind::usage,
+                "a StatTarget with a pid or threads counts them: no system_wide, no command");
+  if (!task && !t.system_wide && t.command.empty())
+    throw Error(ErrorKind::usage,
+                "nothing to count: a StatTarget needs a pid, threads, system_wide or a command");
+  if (!t.system_wide && (!t.cpus.empty() || !t.cgroups.empty()))
+    throw Error(ErrorKind::usage, "cpus and cgroups are counted system-wide: set system_wide");
+}
+
+}  // namespace
+
+StatCounting::StatCounting(EventSet set, const StatTarget& target, const spec::Machine& machine) {
+  check_target(target);
+  impl_ = std::make_unique<Impl>(std::move(set), target, machine);
+  std::vector<runtime::Fd> cgroup_fds;  // open until the counters are
   runtime::Target t = impl_->target(cgroup_fds);
   // A group whose members count on other CPUs than its leader: each such member alone.
   impl_->ungrouped = runtime::ungroup_by_cpus(impl_->set, t);
@@ -306,6 +315,7 @@ StatReport StatCounting::read() { return impl_->read(); }
 StatReport StatCounting::finish(StatRun& run, bool stop_command) {
   Impl& I = *impl_;
   if (I.counters) I.counters->disable();
+  I.enabled = false;
   StatReport report = I.read();
   run.elapsed_seconds = seconds();
   if (stop_command && I.child) {

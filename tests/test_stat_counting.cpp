@@ -202,6 +202,7 @@ TEST_CASE("--null: an empty set opens nothing and still times the command") {
   }
   StatRun shown;
   CHECK(run.finish(shown, false).units.empty());
+  REQUIRE(shown.exit_status);
   CHECK(*shown.exit_status == 0);
 }
 
@@ -253,6 +254,22 @@ TEST_CASE("perf stat's header words for each target") {
 
 TEST_CASE("targets that cannot be counted: said before anything is opened") {
   spec::Machine machine("/sys", test::no_libpfm4());
+  auto refused = [&](const StatTarget& t) {
+    return error_text([&] { StatCounting(resolve("task-clock", machine), t, machine); });
+  };
+  // Parts that do not go together would count something else than asked.
+  CHECK(refused(StatTarget{}) ==
+        "nothing to count: a StatTarget needs a pid, threads, system_wide or a command");
+  CHECK(refused(StatTarget{.pid = 1, .threads = {1}}) ==
+        "a StatTarget counts a process (pid) or threads, not both");
+  CHECK(refused(StatTarget{.threads = {1}, .system_wide = true}) ==
+        "a StatTarget with a pid or threads counts them: no system_wide, no command");
+  CHECK(refused(StatTarget{.pid = 1, .command = {"true"}}) ==
+        "a StatTarget with a pid or threads counts them: no system_wide, no command");
+  CHECK(refused(StatTarget{.cpus = {0}, .command = {"true"}}) ==
+        "cpus and cgroups are counted system-wide: set system_wide");
+  CHECK(refused(StatTarget{.command = {"true"}, .cgroups = {"/"}}) ==
+        "cpus and cgroups are counted system-wide: set system_wide");
   StatTarget target;
   target.pid = 4194304 + 1;  // above any pid_max
   CHECK(error_text([&] { StatCounting(resolve("task-clock", machine), target, machine); }) ==

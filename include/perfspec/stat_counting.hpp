@@ -30,8 +30,10 @@ namespace perfspec {
 ///   StatReport last = run.finish(shown, false);
 class StatCounting {
  public:
-  /// Throws perfspec::Error: (usage) a process or thread that does not exist or has exited, a
-  /// cgroup that cannot be opened; (machine) no cgroup file system, no thread in /proc.
+  /// Throws perfspec::Error: (usage) a target whose parts do not go together (a pid with threads,
+  /// a process with system_wide or a command, cpus or cgroups without system_wide, nothing at all), a
+  /// process or thread that does not exist or has exited, a cgroup that cannot be opened; (machine)
+  /// no cgroup file system, no thread in /proc.
   StatCounting(EventSet set, const StatTarget& target, const spec::Machine& machine);
   ~StatCounting();
   StatCounting(const StatCounting&) = delete;
@@ -65,9 +67,9 @@ class StatCounting {
 
   /// The counts so far, grouped as the target asks, with the tool events.
   StatReport read();
-  /// Stops counting and reads the counts a last time; with `stop_command` ends the command (SIGTERM)
-  /// first (perf's --interval-count). Fills `run`'s elapsed time, and for a counted command its CPU
-  /// times and exit status.
+  /// Stops counting and reads the counts a last time; then, with `stop_command`, ends the command
+  /// (SIGTERM, and waits for it: perf's --interval-count). Fills `run`'s elapsed time, and for a
+  /// counted command its CPU times and exit status.
   StatReport finish(StatRun& run, bool stop_command);
   /// The command's exit status (0 without a command).
   int exit_status() const;
