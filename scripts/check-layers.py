@@ -61,22 +61,28 @@ NO_IO = {
 # assertions are not checked.
 NO_PROSE = {"runtime"}
 WORD = re.compile(r"[A-Za-z]{2,}")
-LITERAL = re.compile(r'"(?:[^"\\\n]|\\.)*"')
-COMMENT = re.compile(r"//[^\n]*|/\*.*?\*/", re.S)
+# A string or character literal, or a comment: read in one pass, so that `//` in a string is no
+# comment and a quote in a comment no string.
+TOKEN = re.compile(r'"(?:[^"\\\n]|\\.)*"|\'(?:[^\'\\\n]|\\.)*\'|//[^\n]*|/\*.*?\*/', re.S)
 NOT_PROSE_CONTEXT = re.compile(r"\b(throw|Error|DecodeError|fail|static_assert|asm|__asm__)\b")
 
 
 def prose(text: str):
     """(line, literal) of each string literal of prose outside thrown errors, in C++ `text`."""
     # comments blanked (newlines kept, so that lines still count)
-    code = COMMENT.sub(lambda m: re.sub(r"[^\n]", " ", m.group(0)), text)
-    for m in LITERAL.finditer(code):
+    code = TOKEN.sub(lambda m: m.group(0) if m.group(0)[0] in "\"'" else re.sub(r"[^\n]", " ", m.group(0)), text)
+    # and the statements' own text, the literals' insides blanked too (their words are not the code's)
+    bare = TOKEN.sub(lambda m: m.group(0)[0] + " " * (len(m.group(0)) - 2) + m.group(0)[-1]
+                     if m.group(0)[0] in "\"'" else m.group(0), code)
+    for m in TOKEN.finditer(code):
+        if not m.group(0).startswith('"'):
+            continue
         words = [w for w in m.group(0)[1:-1].split() if WORD.search(w) and not w.startswith("%")]
         if len(words) < 3:
             continue
-        start = max(code.rfind(c, 0, m.start()) for c in ";{}")
-        end = code.find(";", m.end())
-        if NOT_PROSE_CONTEXT.search(code[start + 1:end if end >= 0 else len(code)]):
+        start = max(bare.rfind(c, 0, m.start()) for c in ";{}")
+        end = bare.find(";", m.end())
+        if NOT_PROSE_CONTEXT.search(bare[start + 1:end if end >= 0 else len(bare)]):
             continue
         yield code.count("\n", 0, m.start()) + 1, m.group(0)
 

@@ -31,10 +31,16 @@ fi
 [ -f "$build/compile_commands.json" ] ||
   { echo "check-sizes: no $build/compile_commands.json: build first (scripts/build.sh release)" >&2; exit 2; }
 
-# Every layer's .cpp the build compiles; functions in its headers are checked with the file that
-# includes them (once each).
-mapfile -t sources < <(printf '%s\n' "${files[@]}" | grep '\.cpp$' |
-                       while read -r f; do grep -q "\"file\": \"$PWD/$f\"" "$build/compile_commands.json" && echo "$f"; done)
+# Every layer's .cpp; functions in the layers' headers are checked with the file that includes them
+# (once each).
+# Each must be in the build's compile commands: one that is not would be left unchecked.
+mapfile -t sources < <(printf '%s\n' "${files[@]}" | grep '\.cpp$')
+for f in "${sources[@]}"; do
+  if ! grep -q "\"file\": \"$PWD/$f\"" "$build/compile_commands.json"; then
+    echo "check-sizes: $f is not in $build/compile_commands.json: its functions cannot be checked" >&2
+    status=1
+  fi
+done
 header_filter="^$PWD/($(IFS='|'; echo "${layers[*]}"))/"
 config="{CheckOptions: [{key: readability-function-size.LineThreshold, value: '$max_function_lines'}]}"
 long=$(printf '%s\n' "${sources[@]}" |

@@ -31,6 +31,7 @@ printf '#include <toml++/toml.h>\n#include <prometheus/counter.h>\n' >"$tree/pri
 printf '#include "tools/cli.hpp"\n' >>"$tree/exporter/e.cpp"
 printf '#include <civetweb.h>\n' >>"$tree/runtime/x.cpp"
 printf '  f.detail = fmt::format("its group leader {} could not be opened", name); // "in a comment is fine"\n' >>"$tree/runtime/x.cpp"
+printf '  char q = \x27"\x27; s = "see http://x.org for an Error here"; // no "words" in strings here\n' >>"$tree/runtime/x.cpp"
 printf '#include "resolver/plan.hpp"\n' >"$tree/examples/e.cpp"
 out=$(python3 "$check" "$tree" 2>&1); status=$?
 expect crossed-status "$status" 1
@@ -45,9 +46,10 @@ resolver/r.cpp:4: includes <tao/pegtl.hpp>: PEGTL is the grammars' (grammar/)
 resolver/r.cpp:5: includes runtime/open.hpp: resolver/ may include only grammar, perfspec, resolver, spec
 runtime/x.cpp:1: includes <civetweb.h>: civetweb serves the exporter (exporter/)
 runtime/x.cpp:2: the text \"its group leader {} could not be opened\": runtime/ makes no text for users (print/ words it, spec/ for errno facts and failures)
+runtime/x.cpp:3: the text \"see http://x.org for an Error here\": runtime/ makes no text for users (print/ words it, spec/ for errno facts and failures)
 spec/s.cpp:1: includes resolver/plan.hpp: spec/ may include only perfspec, spec
 spec/s.cpp:2: includes <CLI/CLI.hpp>: CLI11 is the command line's (tools/)
-check-layers: 13 crossing(s) of a layer's rules"
+check-layers: 14 crossing(s) of a layer's rules"
 # Not a source tree: a usage error, not a pass.
 out=$(python3 "$check" "$tree/spec" 2>&1); status=$?
 expect not-a-tree "$status:$out" "2:check-layers: $tree/spec is not a perfspec source tree (no include/perfspec)"
