@@ -20,6 +20,7 @@
 #include "perfspec/perfspec.hpp"
 #include "runtime/process.hpp"
 #include "tests/support.hpp"
+#include "tests/waiting_workload.hpp"
 
 using namespace perfspec;
 using namespace perfspec::exporter;
@@ -226,42 +227,10 @@ TEST_CASE("event strings, metrics, CPU lists and cgroups of a configuration reso
 
 TEST_CASE("series of a process's page faults: the exact count, the labels, failures in an info series") {
   spec::Machine machine("/sys", test::no_libpfm4());
-  // tests/workload/workload.c, exec'd (a forked copy of this process would fault on its copy-on-write
-  // pages now and then): `--wait touch N` touches N fresh pages when told, and nothing else faults.
-  int go[2], done[2];
-  REQUIRE(::pipe(go) == 0);
-  REQUIRE(::pipe(done) == 0);
   constexpr int pages = 64;
-  pid_t child = ::fork();
-  if (child == 0) {
-    ::dup2(go[0], 0);
-    ::dup2(done[1], 1);
-    ::close(go[0]);
-    ::close(go[1]);
-    ::close(done[0]);
-    ::close(done[1]);
-    ::execl(PERFSPEC_WORKLOAD, "workload", "--wait", "touch", "64", static_cast<char*>(nullptr));
-    ::_exit(127);
-  }
-  ::close(go[0]);
-  ::close(done[1]);
-  auto said = [&] {
-    std::string line;
-    char c;
-    while (::read(done[0], &c, 1) == 1 && c != '\n') line += c;
-    return line;
-  };
-  // Until the workload is asleep again in read(2): what it does on the way is in the count before.
-  auto asleep = [&] {
-    for (int i = 0; i < 30000; ++i) {  // 30 s at most; then the counts below say what was missed
-      std::ifstream stat(fmt::format("/proc/{}/stat", child));
-      std::string all((std::istreambuf_iterator<char>(stat)), std::istreambuf_iterator<char>());
-      auto paren = all.rfind(')');
-      if (paren != std::string::npos && paren + 2 < all.size() && all[paren + 2] == 'S') return;
-      ::usleep(1000);
-    }
-  };
-  REQUIRE(said() == "ready");
+  test::WaitingWorkload w(pages);
+  const pid_t child = w.pid();
+  REQUIRE(w.said() == "ready");
   auto text = fmt::format(
       "[exporter]\nmetric_window = 0.000001\n"
       "[[metric]]\nname = \"faults\"\nexpr = \"page\\\\-faults\"\n"
@@ -275,11 +244,11 @@ TEST_CASE("series of a process's page faults: the exact count, the labels, failu
     REQUIRE(m);
     return m->counter.value;
   };
-  asleep();
+  w.asleep();
   const double warm = faults(state->collect());
-  REQUIRE(::write(go[1], "go\n", 3) == 3);
-  REQUIRE(said() == "done");
-  asleep();
+  REQUIRE(w.go());
+  REQUIRE(w.said() == "done");
+  w.asleep();
   auto fs = state->collect();
   CHECK(faults(fs) - warm == pages);
   // The metric, over the window since the last read (metric_window is tiny): the same pages.
@@ -305,15 +274,12 @@ TEST_CASE("series of a process's page faults: the exact count, the labels, failu
   REQUIRE(up);
   CHECK(up->metric[0].gauge.value == 1);
   // The process ends: reported, not fatal, its last counts kept.
-  ::close(go[1]);
-  int status = 0;
-  ::waitpid(child, &status, 0);
+  w.end();
   fs = state->collect();
   up = find(fs, "perfspec_target_up");
   CHECK(up->metric[0].gauge.value == 0);
   CHECK(label(up->metric[0], "reason") == fmt::format("process {} has exited", child));
   CHECK(faults(fs) >= warm + pages);  // and its exit's faults
-  ::close(done[0]);
 }
 
 TEST_CASE("listen addresses: HOST:PORT only") {

@@ -21,6 +21,7 @@
 #include "perfspec/stat_counting.hpp"
 #include "runtime/process.hpp"
 #include "tests/support.hpp"
+#include "tests/waiting_workload.hpp"
 
 using namespace perfspec;
 
@@ -42,72 +43,24 @@ std::string error_text(const std::function<void()>& body) {
   return "(no error)";
 }
 
-// tests/workload/workload.c `--wait touch N`, exec'd: it touches N fresh pages when told, and nothing
-// else faults between its "ready" and its "done".
-struct Waiting {
-  pid_t pid = -1;
-  int go = -1, done = -1;
-
-  explicit Waiting(int pages) {
-    int g[2], d[2];
-    REQUIRE(::pipe(g) == 0);
-    REQUIRE(::pipe(d) == 0);
-    pid = ::fork();
-    if (pid == 0) {
-      ::dup2(g[0], 0);
-      ::dup2(d[1], 1);
-      for (int fd : {g[0], g[1], d[0], d[1]}) ::close(fd);
-      std::string n = std::to_string(pages);
-      ::execl(PERFSPEC_WORKLOAD, "workload", "--wait", "touch", n.c_str(), static_cast<char*>(nullptr));
-      ::_exit(127);
-    }
-    ::close(g[0]);
-    ::close(d[1]);
-    go = g[1];
-    done = d[0];
-  }
-  ~Waiting() {
-    if (go >= 0) ::close(go);
-    if (done >= 0) ::close(done);
-    int status;
-    ::waitpid(pid, &status, 0);
-  }
-  std::string said() const {
-    std::string line;
-    char c;
-    while (::read(done, &c, 1) == 1 && c != '\n') line += c;
-    return line;
-  }
-  // Until it is asleep again in read(2): what it does on the way is counted before.
-  void asleep() const {
-    for (int i = 0; i < 30000; ++i) {  // 30 s at most; then the counts say what was missed
-      std::ifstream stat(fmt::format("/proc/{}/stat", pid));
-      std::string all((std::istreambuf_iterator<char>(stat)), std::istreambuf_iterator<char>());
-      auto paren = all.rfind(')');
-      if (paren != std::string::npos && paren + 2 < all.size() && all[paren + 2] == 'S') return;
-      ::usleep(1000);
-    }
-  }
-};
-
 }  // namespace
 
 TEST_CASE("a process counted by pid: its exact page faults, perf's header words, its end seen") {
   spec::Machine machine("/sys", test::no_libpfm4());
   constexpr int pages = 64;
-  Waiting w(pages);
+  test::WaitingWorkload w(pages);
   REQUIRE(w.said() == "ready");
   StatTarget target;
-  target.pid = w.pid;
+  target.pid = w.pid();
   StatCounting run(resolve("page-faults,duration_time", machine), target, machine);
-  CHECK(stat_target_words(target) == fmt::format("process id '{}'", w.pid));
+  CHECK(stat_target_words(target) == fmt::format("process id '{}'", w.pid()));
   CHECK_FALSE(run.has_command());
   CHECK(run.open_fds() == 1);  // duration_time is perf's tool event: nothing opened for it
   w.asleep();
   REQUIRE(run.start() == 0);
   CHECK(run.enabled());
   CHECK(first(run.read(), 0).raw == 0);
-  REQUIRE(::write(w.go, "go\n", 3) == 3);
+  REQUIRE(w.go());
   REQUIRE(w.said() == "done");
   w.asleep();
   StatReport now = run.read();
@@ -117,8 +70,7 @@ TEST_CASE("a process counted by pid: its exact page faults, perf's header words,
   CHECK(first(now, 1).raw > 0);
   CHECK(static_cast<double>(first(now, 1).raw) <= run.seconds() * 1e9);
   CHECK_FALSE(run.wait(1));  // it lives
-  ::close(w.go);             // the end of its stdin ends it
-  w.go = -1;
+  w.close_input();           // the end of its stdin ends it: a zombie, which counts as ended
   bool ended = false;
   for (int i = 0; i < 3000 && !ended; ++i) ended = run.wait(10);
   CHECK(ended);
@@ -133,10 +85,10 @@ TEST_CASE("counting held back until enable(): nothing before it, every page afte
   spec::Machine machine("/sys", test::no_libpfm4());
   constexpr int pages = 32;
   auto count_pages = [&](bool enable) {
-    Waiting w(pages);
+    test::WaitingWorkload w(pages);
     REQUIRE(w.said() == "ready");
     StatTarget target;
-    target.pid = w.pid;
+    target.pid = w.pid();
     target.enable_later = true;
     StatCounting run(resolve("page-faults", machine), target, machine);
     w.asleep();
@@ -144,7 +96,7 @@ TEST_CASE("counting held back until enable(): nothing before it, every page afte
     CHECK_FALSE(run.enabled());
     if (enable) run.enable();
     CHECK(run.enabled() == enable);
-    REQUIRE(::write(w.go, "go\n", 3) == 3);
+    REQUIRE(w.go());
     REQUIRE(w.said() == "done");
     w.asleep();
     auto raw = first(run.read(), 0).raw;
