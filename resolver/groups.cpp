@@ -185,13 +185,16 @@ void Resolver::group_lone_topdown(EventSet& set) {
   // moved to where the first of them stands and grouped there, per PMU: slots first, then the metric
   // events, each as written.
   const std::size_t n = set.events.size();
-  std::vector<char> forced(n, 0);
-  std::size_t count = 0;
-  for (std::size_t i = 0; i < n; ++i) {
+  auto lone_topdown = [&](std::size_t i) {
     const ResolvedEvent& e = set.events[i];
-    if (set.groups[e.group].members.size() == 1 && topdown_rank(machine_, e) < 2) forced[i] = 1, ++count;
-  }
+    return set.groups[e.group].members.size() == 1 && topdown_rank(machine_, e) < 2;
+  };
+  // Counted before anything is allocated: almost every set has none, and this runs on each resolve.
+  std::size_t count = 0;
+  for (std::size_t i = 0; i < n && count < 2; ++i) count += lone_topdown(i);
   if (count < 2) return;
+  std::vector<char> forced(n, 0);
+  for (std::size_t i = 0; i < n; ++i) forced[i] = lone_topdown(i);
   std::vector<std::size_t> lone;  // the forced events, as perf sorts them
   for (std::size_t i = 0; i < n; ++i)
     if (forced[i]) lone.push_back(i);

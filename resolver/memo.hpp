@@ -16,6 +16,7 @@
 #include "perfspec/event_set.hpp"
 #include "perfspec/spec.hpp"
 #include "resolver/suggest.hpp"
+#include "spec/hash.hpp"
 #include "spec/machine_impl.hpp"
 
 namespace perfspec::resolver {
@@ -49,7 +50,7 @@ struct MachineMemo {
   };
   struct NameHash {
     using is_transparent = void;
-    std::size_t operator()(std::string_view s) const noexcept { return std::hash<std::string_view>{}(s); }
+    std::size_t operator()(std::string_view s) const noexcept { return spec::hash_bytes(s); }
   };
   std::mutex mutex;
   std::unordered_map<Key, EncodedAlias, KeyHash> aliases;  // (pmu, alias) -> its encoding on that PMU

@@ -197,6 +197,37 @@ static ToolEvent tool_event(std::string_view name) {
   return ToolEvent::none;
 }
 
+// A bare alias name: that event on every PMU that has it, all or nothing. The name as a term naming
+// the event; one per thread, so that its string keeps its storage.
+template <typename Targets, typename One>
+void Resolver::on_each_target(const ast::Event& ev, const Targets& targets, Events& out, One&& one) {
+  thread_local ast::Term t;
+  t.name.assign(ev.name);
+  t.span = t.name_span = ev.name_span;
+  std::size_t first = out.size();
+  try {
+    for (const auto& target : targets) one(target, t);
+  } catch (...) {
+    out.resize(first);
+    throw;
+  }
+}
+
+const std::vector<MachineMemo::NamedTarget>* Resolver::remembered_name(std::string_view n) const {
+  auto& memo = MachineMemo::of(machine_);
+  std::lock_guard lock(memo.mutex);
+  auto it = memo.named.find(n);
+  return it != memo.named.end() ? it->second.get() : nullptr;
+}
+
+// This name resolved before: its PMUs, aliases and their encodings are known.
+void Resolver::on_known_name(const ast::Event& ev, const std::vector<MachineMemo::NamedTarget>& known,
+                             Events& out) {
+  on_each_target(ev, known, out, [&](const MachineMemo::NamedTarget& k, const ast::Term& t) {
+    on_pmu(ev, *k.pmu, out, KnownName{&t, k.alias, k.encoded});
+  });
+}
+
 void Resolver::resolve_named(const ast::Event& ev, Events& out) {
   const std::string& n = ev.name;
   const auto* symbol = spec::find_symbol(n);
@@ -204,6 +235,10 @@ void Resolver::resolve_named(const ast::Event& ev, Events& out) {
   if (ev.kind == ast::EventKind::pmu && !symbol)
     if (const Pmu* pmu = machine_.find_pmu(n)) return on_pmu(ev, *pmu, out);
   if (symbol) return generic(ev, symbol->type, symbol->config, out);
+  // A bare name resolved before as an alias (the memo keeps only those): it is no tool or cache
+  // name, so those checks are not made again.
+  if (ev.kind == ast::EventKind::named)
+    if (const auto* known = remembered_name(n)) return on_known_name(ev, *known, out);
   if (ev.kind == ast::EventKind::named)
     if (ToolEvent tool = tool_event(n); tool != ToolEvent::none) {
       generic(ev, spec::type_software, 9 /* PERF_COUNT_SW_DUMMY */, out);
@@ -222,32 +257,10 @@ void Resolver::resolve_named(const ast::Event& ev, Events& out) {
     return generic(ev, spec::type_hw_cache, cache->event.config(), out);
   }
   if (ev.kind == ast::EventKind::pmu) return resolve_pmu_form(ev, out);
-  // A bare alias name: that event on every PMU that has it, all or nothing. The name as a term naming
-  // the event; one per thread, so that its string keeps its storage.
-  thread_local ast::Term t;
-  auto on_each = [&](const auto& targets, auto&& one) {
-    t.name.assign(n);
-    t.span = t.name_span = ev.name_span;
-    std::size_t first = out.size();
-    try {
-      for (const auto& target : targets) one(target);
-    } catch (...) {
-      out.resize(first);
-      throw;
-    }
-  };
-  auto& memo = MachineMemo::of(machine_);
-  const std::vector<MachineMemo::NamedTarget>* known = nullptr;
-  {
-    std::lock_guard lock(memo.mutex);
-    if (auto it = memo.named.find(std::string_view(n)); it != memo.named.end()) known = it->second.get();
-  }
-  if (known)  // this name resolved before: its PMUs, aliases and their encodings are known
-    return on_each(*known, [&](const MachineMemo::NamedTarget& k) {
-      on_pmu(ev, *k.pmu, out, KnownName{&t, k.alias, k.encoded});
-    });
   if (const auto& found = machine_.aliases_named(n); !found.empty()) {
-    on_each(found, [&](const auto& target) { on_pmu(ev, *target.first, out, KnownName{&t, target.second}); });
+    on_each_target(ev, found, out, [&](const auto& target, const ast::Term& t) {
+      on_pmu(ev, *target.first, out, KnownName{&t, target.second});
+    });
     return remember_name(n, found);
   }
   if (n.find("::") != std::string::npos)

@@ -94,6 +94,10 @@ class Resolver {
   void resolve_pmu_form(const ast::Event& ev, Events& out);
   void remember_name(const std::string& n,
                      const std::vector<std::pair<const Pmu*, const spec::Alias*>>& found);
+  const std::vector<MachineMemo::NamedTarget>* remembered_name(std::string_view n) const;
+  void on_known_name(const ast::Event& ev, const std::vector<MachineMemo::NamedTarget>& known, Events& out);
+  template <typename Targets, typename One>
+  void on_each_target(const ast::Event& ev, const Targets& targets, Events& out, One&& one);
   void resolve_tracepoint(const ast::Event& ev, Events& out);
   [[noreturn]] void tracepoint_not_found(const ast::Event& ev, Span where);
   // One event on one PMU from `pmu/terms/`, a bare alias name (`known`), or `pmu/alias/`.

@@ -15,6 +15,8 @@
 
 #include <fmt/format.h>
 
+#include "spec/hash.hpp"
+
 #define XXH_INLINE_ALL  // header-only: the library keeps no run-time dependency on libxxhash
 #include <xxhash.h>
 
@@ -329,3 +331,7 @@ bool IndexFile::write(const CacheFolder& folder, const std::string& name, std::s
 }
 
 }  // namespace perfspec::spec::detail
+
+namespace perfspec::spec {
+std::uint64_t hash_bytes(std::string_view bytes) noexcept { return XXH3_64bits(bytes.data(), bytes.size()); }
+}  // namespace perfspec::spec
