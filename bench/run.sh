@@ -51,6 +51,7 @@ fi
 
 echo "== in-process benchmarks ($reps repetitions, min time ${min_time}s each)"
 "$dir/bench/perfspec_bench" --benchmark_repetitions="$reps" --benchmark_report_aggregates_only=true \
+  --benchmark_enable_random_interleaving=true \
   --benchmark_min_time="$min_time" --benchmark_out="$out/bench.json" --benchmark_out_format=json \
   | grep -E '_median|^-|^Benchmark' || true
 
