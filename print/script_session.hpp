@@ -31,6 +31,12 @@ class Session {
   std::uint64_t fields_of(const Attr& attr) const {
     return fields_[script_fields::output_type(attr.type)].fields;
   }
+  /// Some output type prints one of `fields`.
+  bool fields_any(std::uint64_t fields) const {
+    for (int t = 0; t < script_fields::n_types; ++t)
+      if (fields_[t].fields & fields) return true;
+    return false;
+  }
   /// perf's symbol_conf.use_callchain: callchains are printed.
   bool use_callchain() const { return use_callchain_; }
   /// The format of a tracepoint event in the file's tracing data (nullptr: none, and perf prints no

@@ -13,6 +13,7 @@
 #include <fmt/format.h>
 
 #include "perfspec/error.hpp"
+#include "perfspec/symbols.hpp"
 #include "print/script_session.hpp"
 #include "print/script_threads.hpp"
 
@@ -26,6 +27,16 @@ using namespace perfspec::script_fields;
 // perf runs on, not on the file's: on x86 and powerpc PERF_SAMPLE_WEIGHT_STRUCT is split into the
 // weight (its low 32 bits), ins_lat (the next 16) and, on x86, retire_lat (the top 16); elsewhere the
 // weight is the whole value and the other two are 0. perfspec does as perf built for its own machine.
+// perf's sample_addr_correlates_sym: the address of a page fault is of memory a symbol may name.
+bool addr_correlates(const Attr& attr) {
+  return attr.type == 1 &&
+         (attr.config == 2 || attr.config == 5 || attr.config == 6);  // PAGE_FAULTS, _MIN, _MAJ
+}
+// perf's fallback when an address is not in the mappings of the sample's cpumode: the other side's.
+std::uint16_t other_cpumode(std::uint16_t misc) {
+  return (misc & misc_cpumode_mask) == misc_kernel ? misc_user : misc_kernel;
+}
+
 struct Weights {
   std::uint64_t weight = 0;
   std::uint16_t ins_lat = 0, retire_lat = 0;
@@ -51,12 +62,15 @@ Weights weights_of(const Sample& s) {
 
 class TextPrinter : Layout {
  public:
-  TextPrinter(Session& session, Buffer& out) : Layout(session, out) {}
+  TextPrinter(Session& session, Buffer& out)
+      : Layout(session, out),
+        symbols_({.symfs = session.options().symfs, .kallsyms = session.options().kallsyms}) {}
 
   void run();
 
  private:
   Threads threads_;
+  Symbolizer symbols_;               // the processes' mappings so far, and the binaries' symbols
   int name_width_ = -1;              // perf's: the longest event name when the first sample is printed
   std::size_t data_src_width_ = 0;   // perf's: the longest data_src text so far, the width of the next
   std::optional<std::string> arch_;  // perf_env__arch, when first needed
@@ -75,7 +89,8 @@ class TextPrinter : Layout {
   void text_sample(const Record& r, const Sample& s, std::size_t attr, std::uint64_t period);
   void text_start(const Record& r, const Start& v, std::int32_t thread_pid, std::int32_t thread_tid,
                   std::uint64_t fields, bool chain);
-  void text_callchain(Out& o, const Sample& s);
+  void text_callchain(Out& o, const Sample& s, std::uint64_t fields);
+  void text_location(Out& o, const Location& where, std::uint64_t fields);
   void text_seldom(Out& o, const Sample& s, const Attr& attr, std::uint64_t fields);
   void text_regs(Out& o, const Registers& regs, std::uint64_t mask);
   void text_other(const Record& r);
@@ -85,6 +100,14 @@ class TextPrinter : Layout {
 };
 
 void TextPrinter::run() {
+  // Which builds of the binaries were recorded: another build is not read for their symbols.
+  if (s_.fields_any(out_sym | out_dso) && file_.has_feature(Feature::build_id)) {
+    try {
+      symbols_.read_build_ids(file_.feature(Feature::build_id));
+    } catch (const DecodeError& e) {
+      throw DecodeError(e.offset(), fmt::format("{}: {}", s_.options().name, e.message()));
+    }
+  }
   for_each_in_time_order(
       file_,
       [&](const Record& r) {
@@ -188,6 +211,7 @@ void TextPrinter::text(const Record& r) {
   if (auto* g = r.get<Cgroup>()) cgroups_.try_emplace(g->id, g->path);
   // perf names the thread of a COMM or FORK after applying it, of an EXIT before forgetting it
   bool exit = r.kind() == Type::exit;
+  symbols_.apply(r);
   if (!exit) threads_.apply(r);
   if (!s_.options().samples_only && r.type < user_type_start) text_other(r);
   if (exit) threads_.apply(r);
@@ -259,7 +283,15 @@ void TextPrinter::text_sample(const Record& r, const Sample& s, std::size_t attr
     o.put(": ");
   }
   if (tp) o.put(std::string_view(trace));
-  if (fields & out_addr) o.hex16(s.has(sample_addr) ? s.addr : 0);  // "{:>16x}"
+  if (fields &
+      out_addr) {  // "{:>16x}", and its symbol where the address is of code or data the sample touched
+    o.hex16(s.has(sample_addr) ? s.addr : 0);
+    if (addr_correlates(attr) && (fields & (out_sym | out_dso))) {
+      Location where = symbols_.locate(s.pid, s.addr, r.misc);
+      if (where.dso.empty()) where = symbols_.locate(s.pid, s.addr, other_cpumode(r.misc));
+      text_location(o, where, fields);
+    }
+  }
   if (fields & out_data_src) {
     // "%-*s", padded to the longest data_src text printed so far (perf's static maxlen); a sample
     // without one has perf's PERF_MEM_DATA_SRC_NONE
@@ -279,10 +311,11 @@ void TextPrinter::text_sample(const Record& r, const Sample& s, std::size_t attr
   }
   if (fields & out_ip) {
     if (s.has(sample_callchain) && s_.use_callchain()) {
-      text_callchain(o, s);
-    } else {  // " {:>16x}"
+      text_callchain(o, s, fields);
+    } else {  // " {:>16x}", then " sym+off (dso)"
       o.put(' ');
       o.hex16(s.has(sample_ip) ? s.ip : 0);
+      if (fields & (out_sym | out_dso)) text_location(o, symbols_.locate(s.pid, s.ip, r.misc), fields);
     }
   }
   constexpr std::uint64_t seldom =
@@ -294,21 +327,46 @@ void TextPrinter::text_sample(const Record& r, const Sample& s, std::size_t attr
 // perf's reading of a callchain: PERF_CONTEXT_* markers are not frames, a marker it does not know means
 // the chain is corrupt and none of it is shown, and at most 127 frames are (PERF_MAX_STACK_DEPTH, perf
 // script's --max-stack)
-void TextPrinter::text_callchain(Out& o, const Sample& s) {
+void TextPrinter::text_callchain(Out& o, const Sample& s, std::uint64_t fields) {
   o.put('\n');
   std::size_t start = o.size(), frames = 0;
+  // The frames' cpumode, as the markers say (perf's thread__resolve_callchain starts in user space)
+  std::uint16_t mode = misc_user;
   for (std::uint64_t ip : s.callchain) {
     if (ip >= context_max) {
-      if (ip == context_hv || ip == context_kernel || ip == context_user || ip == context_guest_kernel ||
-          ip == context_guest_user)
-        continue;
-      o.cut(start);
-      break;
+      switch (ip) {
+        case context_hv: mode = misc_hypervisor; continue;
+        case context_kernel: mode = misc_kernel; continue;
+        case context_user: mode = misc_user; continue;
+        case context_guest_kernel: mode = misc_guest_kernel; continue;
+        case context_guest_user: mode = misc_guest_user; continue;
+        default: o.cut(start); return;
+      }
     }
     if (++frames > 127) break;
-    o.put('\t');  // "\t{:>16x}\n"
+    o.put('\t');  // "\t{:>16x}", " sym+off (dso)", "\n"
     o.hex16(ip);
+    if (fields & (out_sym | out_dso)) text_location(o, symbols_.locate(s.pid, ip, mode), fields);
     o.put('\n');
+  }
+}
+
+// perf's sample__fprintf_sym after the address: " NAME" (with "+0xOFFSET" for symoff) or " [unknown]",
+// then " (DSO)" or " ([unknown])".
+void TextPrinter::text_location(Out& o, const Location& where, std::uint64_t fields) {
+  if (fields & out_sym) {
+    o.put(' ');
+    if (where.symbol) {
+      o.put(std::string_view(where.symbol->name));
+      if (fields & out_symoff) o.format("+{:#x}", where.symbol_offset());
+    } else {
+      o.put("[unknown]");
+    }
+  }
+  if (fields & out_dso) {
+    o.put(" (");
+    o.put(where.dso.empty() ? std::string_view("[unknown]") : where.dso);
+    o.put(')');
   }
 }
 

@@ -43,6 +43,7 @@ OWNED = [
     (re.compile(r"^perfmon/"), {"spec"}, "libpfm4 is a named-event source (spec/)"),
     (re.compile(r"^zstd\.h$"), {"record"}, "zstd compresses perf.data records (record/)"),
     (re.compile(r"^(traceevent/|event-parse\.h$)"), {"record"}, "libtraceevent decodes tracepoint payloads (record/)"),
+    (re.compile(r"^(libelf\.h$|gelf\.h$|elfutils/)"), {"record"}, "elfutils reads the binaries' symbols (record/)"),
 ]
 
 

@@ -55,14 +55,20 @@ void ScriptCommand::add(CLI::App& parent) {
   app->add_option("--format", so.format, "output format: text (as perf script) or json (one line per record)")
       ->check(CLI::IsMember({"text", "json"}))
       ->capture_default_str();
-  app->add_option("-F,--fields", so.fields,
-                  "text, as perf script -F (repeatable): [TYPE:][+-]FIELD,... (TYPE: hw, sw, trace, raw, "
-                  "break, synth); fields: comm,tid,pid,time,cpu,misc,event,trace,ip,addr,period,iregs,uregs,"
-                  "data_src,weight,ins_lat,retire_lat,phys_addr,data_page_size,code_page_size,cgroup")
+  app->add_option(
+         "-F,--fields", so.fields,
+         "text, as perf script -F (repeatable): [TYPE:][+-]FIELD,... (TYPE: hw, sw, trace, raw, "
+         "break, synth); fields: comm,tid,pid,time,cpu,misc,event,trace,ip,sym,symoff,dso,addr,period,"
+         "iregs,uregs,data_src,weight,ins_lat,retire_lat,phys_addr,data_page_size,code_page_size,cgroup")
       ->type_name("FIELDS");
   app->add_flag("--samples", so.samples_only, "text: samples only, as perf script prints by default");
   app->add_flag("--summary", so.summary, "count the records by type, and report what was lost");
   app->add_flag("--ns", so.ns, "times in nanoseconds");
+  app->add_option("--symfs", so.symfs,
+                  "look for the binaries under this folder (a file recorded in a chroot)")
+      ->type_name("DIR");
+  app->add_option("--kallsyms", so.kallsyms, "the kernel's symbols (default: /proc/kallsyms)")
+      ->type_name("FILE");
   app->footer(
       "Text lists every record: samples as perf script prints them, the others as perf script prints "
       "them with --show-task-events, --show-mmap-events, --show-lost-events and the like.");

@@ -18,6 +18,8 @@ int run_script(const ScriptOptions& options) {
       .samples_only = options.samples_only,
       .summary = options.summary,
       .ns = options.ns,
+      .symfs = options.symfs,
+      .kallsyms = options.kallsyms,
       .name = options.input,
   };
   // The -F lists are read first, as perf reads them with its other options: their warnings come

@@ -13,6 +13,8 @@ struct ScriptOptions {
   bool samples_only = false;        ///< text: samples only, as perf script prints by default
   bool summary = false;             ///< counts by record type, and what was lost
   bool ns = false;                  ///< times in nanoseconds
+  std::string symfs;                ///< binaries looked up under this folder (perf's --symfs)
+  std::string kallsyms;             ///< the kernel's symbols (perf's --kallsyms)
 };
 
 /// Runs `perfspec script`. Returns the exit status; throws perfspec::Error for a file that cannot be

@@ -28,9 +28,13 @@ struct ScriptOptions {
   /// -F lists, in order, as perf script reads them: `[TYPE:][+-]FIELD,...` (text; a list perf refuses
   /// is refused for JSON too).
   std::vector<std::string> fields{};
-  bool samples_only = false;       ///< text: samples only, as perf script prints by default
-  bool summary = false;            ///< instead of the records: their counts by type, and what was lost
-  bool ns = false;                 ///< text: times in nanoseconds
+  bool samples_only = false;  ///< text: samples only, as perf script prints by default
+  bool summary = false;       ///< instead of the records: their counts by type, and what was lost
+  bool ns = false;            ///< text: times in nanoseconds
+  /// text: where sym, symoff and dso find the binaries and the kernel's symbols (perf's --symfs and
+  /// --kallsyms; SymbolOptions).
+  std::string symfs{};
+  std::string kallsyms{};
   std::string name = "perf.data";  ///< the file, as errors name it
 };
 
@@ -46,7 +50,7 @@ class ScriptPrinter {
  public:
   /// Reads the -F lists as perf reads them: `warn` gets each of perf's warnings (text only, without
   /// a newline). Throws Error (usage) with perf's message for a list perf refuses, and for a field
-  /// perfspec cannot print yet (symbols, branch stacks, ...).
+  /// perfspec cannot print yet (source lines, branch stacks, ...).
   explicit ScriptPrinter(ScriptOptions options, const std::function<void(std::string_view)>& warn = {});
   ScriptPrinter(ScriptPrinter&&) noexcept;
   ScriptPrinter& operator=(ScriptPrinter&&) noexcept;

@@ -75,9 +75,14 @@ FIELDS = ["comm,tid,time,event,ip", "comm,pid,tid,time,period,event", "comm,tid,
 TRACE_FIELDS = ["comm,tid,cpu,time,event,trace", "trace", "comm,pid,tid,time,period,event,trace,ip", None,
                 "+period,-cpu", ["sw:comm,tid,period,event", "trace:comm,event,trace"], ["trace:", "sw:tid,event"],
                 ["comm,event", "trace:tid,trace"]]
-# Lists of the recordings with registers or memory data, of software events beside tracepoints (whose
-# defaults, and lists that add to them, would print symbols, which perfspec does not resolve yet), of
-# a pipe with callchains
+# Symbols: perf's default lists, and lists with sym, symoff and dso, for the recordings of processes
+# perf 6.12 started in its chroot (perfspec reads their binaries with --symfs ROOT). Not for the
+# system-wide ones: perf reads the binaries of processes outside its chroot through their
+# /proc/PID/root, which perfspec does not (docs/perf-compatibility.md).
+SYM_FIELDS = [None, "comm,tid,time,event,ip,sym,symoff,dso", "ip,sym", "comm,ip,dso", "+addr", "-symoff",
+              ["comm,tid,ip,sym,dso", "sw:ip,sym,symoff"]]
+# Lists of the recordings with registers or memory data, of software events beside tracepoints, of a
+# pipe with callchains
 EXTRA_FIELDS = {
     # sym, which perf adds to the lists of a pipe with callchains, removed: the rest of what it adds
     "pipe-callchain": [["comm,tid", "-sym"], ["comm,tid,time,event", "-sym"], ["sw:tid,period", "-sym"],
@@ -147,10 +152,11 @@ def check_record(perf, perfspec, root, inside, chroot_dir):
     if p.returncode != 0:
         fail(f"perfspec record spin failed: {p.stderr.decode(errors='replace')}")
         return checks, failed
-    for fields in ["comm,tid,time,event,ip", "comm,pid,tid,time,period,event"]:
+    for fields in ["comm,tid,time,event,ip", "comm,pid,tid,time,period,event", "comm,tid,time,event,ip,sym,symoff,dso",
+                   None]:
         checks += 1
-        pst, pout, perr = run([perf, "script", "-i", inner, "-F", fields])
-        sst, sout, serr = run([perfspec, "script", "--samples", "-i", host, "-F", fields])
+        pst, pout, perr = run([perf, "script", "-i", inner] + fields_args(fields))
+        sst, sout, serr = run([perfspec, "script", "--samples", "--symfs", root, "-i", host] + fields_args(fields))
         if pst != 0 or sst != 0 or pout != sout:
             fail(f"spin -F {fields}: perf script (status {pst}) and perfspec script (status {sst}) differ "
                  f"{perr.decode(errors='replace')[:200]}")
@@ -378,8 +384,8 @@ def main():
                     failed += 1
             events = rec[rec.index("-e") + 1].split(",")
             tracepoints_only = all(e.startswith("sched:") for e in events)
-            common = [] if name == "pipe-callchain" else FIELDS  # theirs would print symbols
-            for fields in common + (TRACE_FIELDS if tracepoints_only else []) + EXTRA_FIELDS.get(name, []):
+            symbols = [] if "-a" in rec else SYM_FIELDS
+            for fields in FIELDS + (TRACE_FIELDS if tracepoints_only else []) + EXTRA_FIELDS.get(name, []) + symbols:
                 for every in (False, True):
                     if pipe:
                         pcmd, pin = [args.perf, "script", "-i", "-"], host
@@ -387,7 +393,7 @@ def main():
                         pcmd, pin = [args.perf, "script", "-i", chroot_dir + "/" + name + ".data"], None
                     f = fields_args(fields)
                     pcmd += (SHOW if every else []) + f
-                    scmd = [perfspec, "script", "-i", host] + f + ([] if every else ["--samples"])
+                    scmd = [perfspec, "script", "--symfs", root, "-i", host] + f + ([] if every else ["--samples"])
                     pst, pout, perr = run(pcmd, pin)
                     sst, sout, serr = run(scmd)
                     if every:

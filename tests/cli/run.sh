@@ -1145,7 +1145,14 @@ check script-json-head 0 script_json_addr.txt -- script --format json -i "$pd/ad
 # what the samples lack, perf's message; fields perfspec cannot print yet; files that are no perf.data
 check script-no-cpu 2 script_no_cpu.txt -- script -i "$pd/addr.data" -F comm,cpu
 check script-unknown-field 2 script_unknown_field.txt -- script -i "$pd/addr.data" -F comm,colour
-check script-sym-later 2 script_sym_later.txt -- script -i "$pd/addr.data" -F ip,sym
+check script-srcline-later 2 script_srcline_later.txt -- script -i "$pd/addr.data" -F ip,sym,srcline
+# symbols as perf 6.12 prints them (its output on the same files and the same kallsyms fixture): kernel
+# frames of callchains, page-fault addresses and their data; no binaries under --symfs, so user space
+# addresses are [unknown] in the binaries their mappings name
+check script-sym-callchain 0 script_sym_callchain.txt -- script --samples -i "$pd/callchain.data" \
+  --kallsyms "$pd/kallsyms" --symfs "$pd/no-binaries" -F comm,tid,ip,sym,symoff,dso
+check script-sym-addr 0 script_sym_addr.txt -- script --samples -i "$pd/addr.data" \
+  --kallsyms "$pd/kallsyms" --symfs "$pd/no-binaries" -F comm,tid,ip,sym,symoff,dso,addr
 # ---- script -F as perf 6.12 reads it (make.sh's last part: perf's output and stderr on the same files) ----
 # registers, memory data, misc (on every record too)
 check script-regs 0 script_regs.txt -- script --samples -i "$pd/regs.data" -F comm,pid,tid,time,event,ip,iregs,uregs

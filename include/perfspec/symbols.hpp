@@ -1,0 +1,137 @@
+// SPDX-License-Identifier: MIT
+#pragma once
+// Addresses of a recording made into names, as perf's machine, maps and symbols make them (Linux 6.12
+// tools/perf/util/{machine,maps,symbol,symbol-elf}.c): which binary an address of a process lies in,
+// from the file's MMAP and MMAP2 records, and which function of it, from the binary's ELF symbol
+// table (its separate debug file's when one is installed), the kernel's /proc/kallsyms, or a JIT's
+// /tmp/perf-PID.map. What perf script prints as `ip sym+off (dso)`.
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "perfspec/record.hpp"
+
+namespace perfspec::record {
+
+/// Every member has an initializer, so that `SymbolOptions{.symfs = ...}` names only what it sets.
+struct SymbolOptions {
+  /// Binaries are looked up under this folder (perf's --symfs): how a file recorded in a container or
+  /// a chroot is read from outside. Empty: the paths as recorded.
+  std::string symfs{};
+  /// The kernel's symbols (perf's --kallsyms). Empty: /proc/kallsyms.
+  std::string kallsyms{};
+  /// C++ and Rust names demangled, as perf shows them.
+  bool demangle = true;
+};
+
+/// One symbol: its name (demangled) and the addresses it covers, [start, end), in its binary's terms:
+/// file offsets of an ELF binary (perf's adjusted symbols), absolute addresses of the kernel's and of
+/// a JIT map's.
+struct Symbol {
+  std::string name;
+  std::uint64_t start = 0, end = 0;
+  std::string module{};  ///< a kernel module's symbol: the module, as perf names its dso (`[xfs]`)
+};
+
+/// The symbols of one binary, sorted by start, one per start (perf's choice among aliases).
+class SymbolTable {
+ public:
+  /// Reads an ELF file's .symtab, else its .dynsym: functions, objects and text labels, at file
+  /// offsets (st_value moved by its segment's p_vaddr - p_offset). `runtime` is the binary itself when
+  /// `path` is its separate debug file (whose segments the offsets are taken from). Throws Error (io)
+  /// when the file cannot be read or is no ELF file.
+  static SymbolTable from_elf(const std::string& path, const std::string& runtime = {}, bool demangle = true);
+  /// The text of /proc/kallsyms: text and data symbols (types T, W, D, B in either case), module
+  /// symbols with their `[module]`. Throws Error (io) with `name` and the line for a malformed line.
+  static SymbolTable from_kallsyms(std::string_view text, std::string_view name = "/proc/kallsyms");
+  /// The text of a JIT's /tmp/perf-PID.map: `START SIZE NAME` lines, hexadecimal. A malformed line
+  /// ends the reading there, as perf's does.
+  static SymbolTable from_perf_map(std::string_view text);
+
+  /// The symbol covering `address`, nullptr when none does.
+  const Symbol* find(std::uint64_t address) const;
+  const std::vector<Symbol>& symbols() const { return symbols_; }
+  SymbolTable() = default;
+  /// Made of symbols in any order (a caller's own): sorted and fixed up as perf does.
+  explicit SymbolTable(std::vector<Symbol> symbols);
+
+  // internal: what the choice among symbols at one address weighs (perf's choose_best_symbol)
+  struct Candidate {
+    Symbol symbol;
+    unsigned char binding = 0;  ///< STB_LOCAL 0, STB_GLOBAL 1, STB_WEAK 2
+    bool ifunc = false;         ///< STT_GNU_IFUNC
+    std::size_t order = 0;      ///< its place in the table read
+  };
+  /// `ifunc`, when given, gets per symbol kept whether it or a symbol dropped for it is an IFUNC.
+  static SymbolTable from_candidates(std::vector<Candidate> candidates, bool kallsyms,
+                                     std::vector<char>* ifunc = nullptr);
+
+ private:
+  std::vector<Symbol> symbols_;
+};
+
+/// Where an address lies: the binary (perf's dso) and the symbol.
+struct Location {
+  /// The binary as perf names it: its path as recorded, `[kernel.kallsyms]`, `[vdso]`, a module's
+  /// `[name]`, `/tmp/perf-PID.map` for anonymous memory. Empty when no mapping covers the address
+  /// (perf prints `[unknown]`).
+  std::string_view dso;
+  /// nullptr when the binary has no symbol there, or could not be read (perf prints `[unknown]`).
+  const Symbol* symbol = nullptr;
+  /// The address in the binary's terms, what its symbols are in (perf's map_ip).
+  std::uint64_t dso_address = 0;
+  /// How far past its symbol's start the address is (perf's symoff).
+  std::uint64_t symbol_offset() const { return symbol ? dso_address - symbol->start : 0; }
+};
+
+/// The address spaces of a recording's processes and the kernel, built from its records in time
+/// order, and the symbols of what they map. Each binary is read once, when an address in it is first
+/// located; one that cannot be read has no symbols (and is read no more).
+///
+/// Example:
+/// ```
+/// perfspec::record::Symbolizer symbols;
+/// perfspec::record::for_each_in_time_order(file, [&](const Record& r) {
+///   symbols.apply(r);
+///   if (auto* s = r.get<perfspec::record::Sample>()) {
+///     auto where = symbols.locate(s->pid, s->ip, r.misc);
+///     std::printf("%s\n", where.symbol ? where.symbol->name.c_str() : "[unknown]");
+///   }
+/// });
+/// ```
+class Symbolizer {
+ public:
+  explicit Symbolizer(SymbolOptions options = {});
+  Symbolizer(Symbolizer&&) noexcept;
+  Symbolizer& operator=(Symbolizer&&) noexcept;
+  ~Symbolizer();
+
+  /// Follows the record: MMAP and MMAP2 map a binary into a process (or the kernel), FORK gives a new
+  /// process a copy of its parent's mappings, an MMAP2 or HEADER_BUILD_ID with a build id says which
+  /// build of a binary was mapped. Other records change nothing.
+  void apply(const Record& record);
+  /// The build ids of a file's HEADER_BUILD_ID section (PerfData::feature(Feature::build_id)): a
+  /// binary is read only when its build id is the one recorded (as perf reads it), from the path, a
+  /// separate debug file or perf's build-id cache (~/.debug). Throws DecodeError for a section that
+  /// does not follow the format.
+  void read_build_ids(std::span<const std::byte> section);
+  /// That the binary recorded at `path` had `build_id`.
+  void build_id(std::string_view path, std::span<const std::byte> build_id);
+  /// Where `address` of process `pid` lies, with the cpumode of the record's misc (kernel addresses
+  /// in the kernel's mappings, user addresses in the process's).
+  Location locate(std::uint32_t pid, std::uint64_t address, std::uint16_t misc);
+  /// The symbols of the binary at `path` (under symfs), read on first use; nullptr when it cannot be
+  /// read.
+  const SymbolTable* table(std::string_view path);
+  /// Binaries that could not be read, each once, with why.
+  const std::vector<std::string>& problems() const;
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace perfspec::record

@@ -1,0 +1,485 @@
+// SPDX-License-Identifier: MIT
+// The address spaces of a recording, as perf's machine keeps them (Linux 6.12
+// tools/perf/util/machine.c, maps.c, map.c, dso.c): kernel mappings apart from the processes', a
+// mapping over others cutting them, a new process a copy of its parent's; and which file holds a
+// binary's symbols (its separate debug file by debuglink or build id, else itself).
+#include <elf.h>
+#include <elfutils/libdwelf.h>
+#include <fcntl.h>
+#include <gelf.h>
+#include <libelf.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <iterator>
+#include <map>
+#include <memory>
+#include <optional>
+#include <sstream>
+#include <unordered_map>
+#include <unordered_set>
+
+#include <fmt/format.h>
+
+#include "perfspec/symbols.hpp"
+
+namespace perfspec::record {
+
+namespace {
+
+constexpr std::uint32_t prot_exec = 0x4;           // PROT_EXEC
+constexpr std::uint32_t map_hugetlb = 0x40000;     // MAP_HUGETLB
+constexpr std::uint32_t kernel_pid = 0xffffffffu;  // the pid of the kernel's MMAP records (-1)
+
+enum class MapKind { file, identity, vdso, kernel };
+
+struct Mapping {
+  std::uint64_t end = 0, pgoff = 0;
+  const std::string* dso = nullptr;  // interned
+  MapKind kind = MapKind::file;
+};
+using Maps = std::map<std::uint64_t, Mapping>;  // by start
+
+// perf's is_anon_memory and is_no_dso_memory
+bool anon_memory(std::string_view f) {
+  return f == "//anon" || f.starts_with("/dev/zero") || f.starts_with("/anon_hugepage");
+}
+bool no_dso_memory(std::string_view f) {
+  return f.starts_with("[stack") || f.starts_with("/SYSV") || f == "[heap]";
+}
+
+// A mapping over others: what it covers of them is gone (perf's maps__fixup_overlap_and_insert).
+void insert(Maps& maps, std::uint64_t start, Mapping m) {
+  auto it = maps.lower_bound(start);
+  if (it != maps.begin()) --it;
+  while (it != maps.end() && it->first < m.end) {
+    const std::uint64_t s = it->first;
+    Mapping old = it->second;
+    if (old.end <= start) {
+      ++it;
+      continue;
+    }
+    it = maps.erase(it);
+    if (s < start) {  // the part before
+      Mapping before = old;
+      before.end = start;
+      maps.emplace(s, before);
+    }
+    if (old.end > m.end) {  // the part after
+      Mapping after = old;
+      if (old.kind == MapKind::file || old.kind == MapKind::vdso) after.pgoff += m.end - s;
+      maps.emplace(m.end, after);
+    }
+  }
+  maps[start] = m;
+}
+
+const std::pair<const std::uint64_t, Mapping>* find(const Maps& maps, std::uint64_t address) {
+  auto it = maps.upper_bound(address);
+  if (it == maps.begin()) return nullptr;
+  --it;
+  return address < it->second.end ? &*it : nullptr;
+}
+
+std::string read_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw Error(ErrorKind::io, fmt::format("cannot open {}: {}", path, std::strerror(errno)));
+  std::ostringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+// A kernel module's path as perf names its dso: `/lib/modules/6.1.0/kernel/fs/xfs/xfs.ko.xz` -> `[xfs]`
+// (dashes become underscores, as the kernel names modules).
+std::string module_name(std::string_view path) {
+  std::string_view base = path.substr(path.rfind('/') + 1);
+  base = base.substr(0, base.find(".ko"));
+  std::string out = "[" + std::string(base) + "]";
+  for (char& c : out)
+    if (c == '-') c = '_';
+  return out;
+}
+
+}  // namespace
+
+struct Symbolizer::Impl {
+  SymbolOptions options;
+  std::unordered_set<std::string> names;  // dso names, interned: Locations point into them
+  std::unordered_map<std::uint32_t, std::shared_ptr<Maps>> processes;
+  Maps kernel;
+  std::unordered_map<std::string, std::unique_ptr<SymbolTable>> tables;  // nullptr: could not be read
+  std::unique_ptr<SymbolTable> kallsyms;
+  bool kallsyms_read = false;
+  std::pair<std::uint64_t, std::uint64_t>
+      kernel_span;  // the kernel's symbols (not modules'): first start, last end
+  std::unique_ptr<SymbolTable> vdso;
+  bool vdso_read = false;
+  std::vector<std::string> problems;
+  std::unordered_map<std::string, std::string> build_ids;  // recorded: path -> build id, lowercase hex
+
+  const std::string* name(std::string_view n) { return &*names.emplace(n).first; }
+  std::string under_symfs(std::string_view path) const {
+    if (options.symfs.empty()) return std::string(path);
+    return options.symfs + (path.starts_with('/') ? "" : "/") + std::string(path);
+  }
+  Maps& maps_of(std::uint32_t pid) {
+    auto& m = processes[pid];
+    if (!m) m = std::make_shared<Maps>();
+    return *m;
+  }
+
+  void map(std::uint32_t pid, std::uint16_t misc, std::uint64_t start, std::uint64_t len, std::uint64_t pgoff,
+           std::uint32_t prot, std::uint32_t flags, std::string_view filename) {
+    const std::uint16_t mode = misc & misc_cpumode_mask;
+    if (len == 0 || start + len < start) return;
+    Mapping m;
+    m.end = start + len;
+    m.pgoff = pgoff;
+    if (mode == misc_kernel || mode == misc_guest_kernel) {
+      m.kind = MapKind::kernel;
+      m.dso = name(filename.starts_with("[kernel.kallsyms]") || filename.starts_with("[guest.kernel")
+                       ? std::string("[kernel.kallsyms]")
+                       : module_name(filename));
+      insert(kernel, start, m);
+      return;
+    }
+    const bool anon = anon_memory(filename) || (flags & map_hugetlb), no_dso = no_dso_memory(filename);
+    if ((anon || no_dso) && (prot & prot_exec)) {
+      m.dso = name(fmt::format("/tmp/perf-{}.map", pid));  // a JIT's symbols
+      m.kind = MapKind::identity;
+    } else if (filename == "[vdso]") {
+      m.dso = name(filename);
+      m.kind = MapKind::vdso;
+      m.pgoff = 0;
+    } else {
+      m.dso = name(filename);
+      m.kind = anon || no_dso ? MapKind::identity : MapKind::file;
+    }
+    insert(maps_of(pid), start, m);
+  }
+
+  const SymbolTable* kernel_symbols() {
+    if (!kallsyms_read) {
+      kallsyms_read = true;
+      std::string path = options.kallsyms.empty() ? std::string("/proc/kallsyms") : options.kallsyms;
+      // This machine's kallsyms say nothing of another kernel's addresses: when the recording names
+      // its kernel's build id, it must be the running kernel's (as perf checks it; a --kallsyms file
+      // is taken as it is).
+      if (auto k = build_ids.find("[kernel.kallsyms]"); options.kallsyms.empty() && k != build_ids.end()) {
+        std::string running = notes_build_id("/sys/kernel/notes");
+        if (running != k->second) {
+          problems.push_back(fmt::format("no kallsyms of the kernel with build id {} (this one's is {})",
+                                         k->second, running.empty() ? "unknown" : running));
+          return nullptr;
+        }
+      }
+      try {
+        kallsyms = std::make_unique<SymbolTable>(SymbolTable::from_kallsyms(read_file(path), path));
+        // Addresses hidden (kptr_restrict): every symbol at 0 says nothing.
+        if (!kallsyms->symbols().empty() && kallsyms->symbols().back().start == 0) kallsyms.reset();
+        kernel_span = {~std::uint64_t{0}, 0};
+        if (kallsyms)
+          for (const Symbol& sym : kallsyms->symbols())
+            if (sym.module.empty())
+              kernel_span = {std::min(kernel_span.first, sym.start), std::max(kernel_span.second, sym.end)};
+      } catch (const Error& e) {
+        problems.push_back(e.message());
+      }
+    }
+    return kallsyms.get();
+  }
+
+  // A kernel address, as perf's kernel maps place it once kallsyms is read. From /proc/kallsyms perf
+  // maps the kernel as /proc/kcore lays it out, which covers every address kallsyms names (init text,
+  // modules). From a kallsyms file of a caller's (no kcore beside it) the kernel's map spans its
+  // symbols (map__fixup_start, map__fixup_end), and a module's symbols count only where the
+  // recording mapped that module. Without kallsyms, the recorded mappings alone.
+  Location locate_kernel(std::uint64_t address) {
+    Location out;
+    out.dso_address = address;
+    const auto* hit = find(kernel, address);
+    const SymbolTable* k = kernel_symbols();
+    if (k && !options.kallsyms.empty()) {
+      if (address >= kernel_span.first && address < kernel_span.second) {
+        out.dso = *name("[kernel.kallsyms]");
+        out.symbol = k->find(address);
+        if (out.symbol && !out.symbol->module.empty()) out.symbol = nullptr;
+      } else if (hit && *hit->second.dso != "[kernel.kallsyms]") {
+        out.dso = *hit->second.dso;
+        out.symbol = k->find(address);
+        if (out.symbol && out.symbol->module != out.dso) out.symbol = nullptr;
+      }
+      return out;
+    }
+    if (k && (out.symbol = k->find(address)))
+      out.dso =
+          *name(out.symbol->module.empty() ? std::string_view("[kernel.kallsyms]") : out.symbol->module);
+    else if (hit)
+      out.dso = *hit->second.dso;
+    return out;
+  }
+
+  // The GNU build id of an ELF notes file (/sys/kernel/notes), as lowercase hex; empty if none.
+  static std::string notes_build_id(const std::string& path) {
+    std::string notes;
+    try {
+      notes = read_file(path);
+    } catch (const Error&) {
+      return {};
+    }
+    std::size_t at = 0;
+    while (at + 12 <= notes.size()) {
+      std::uint32_t namesz = 0, descsz = 0, type = 0;
+      std::memcpy(&namesz, notes.data() + at, 4);
+      std::memcpy(&descsz, notes.data() + at + 4, 4);
+      std::memcpy(&type, notes.data() + at + 8, 4);
+      const std::size_t name_at = at + 12, desc_at = name_at + ((namesz + 3) & ~3u);
+      const std::size_t next = desc_at + ((descsz + 3) & ~3u);
+      if (next > notes.size() || next <= at) break;
+      if (type == NT_GNU_BUILD_ID && namesz == 4 && notes.compare(name_at, 4, std::string("GNU\0", 4)) == 0) {
+        std::string hex;
+        for (std::size_t i = 0; i < descsz; ++i)
+          hex += fmt::format("{:02x}", static_cast<unsigned char>(notes[desc_at + i]));
+        return hex;
+      }
+      at = next;
+    }
+    return {};
+  }
+
+  // A copy of this process's vdso in a memory file (its fd; -1 when there is none): the kernel maps
+  // the same image into every process.
+  static int own_vdso() {
+    std::ifstream maps("/proc/self/maps");
+    std::uint64_t lo = 0, hi = 0;
+    for (std::string line; std::getline(maps, line);)
+      if (line.ends_with("[vdso]")) {
+        std::sscanf(line.c_str(), "%lx-%lx", &lo, &hi);
+        break;
+      }
+    if (hi <= lo) return -1;
+    int fd = ::memfd_create("perfspec-vdso", MFD_CLOEXEC);
+    if (fd >= 0 && ::write(fd, reinterpret_cast<const void*>(lo), hi - lo) != static_cast<ssize_t>(hi - lo)) {
+      ::close(fd);
+      return -1;
+    }
+    return fd;
+  }
+
+  // The vdso's symbols: from perf's build-id cache when the recording names the vdso's build id,
+  // else this process's vdso when it is that build (or no build is named), as perf reads it.
+  const SymbolTable* vdso_symbols() {
+    if (vdso_read) return vdso.get();
+    vdso_read = true;
+    auto b = build_ids.find("[vdso]");
+    const std::string* wanted = b == build_ids.end() ? nullptr : &b->second;
+    std::vector<std::string> candidates;
+    if (const char* home = std::getenv("HOME"); home && wanted)
+      candidates.push_back(fmt::format("{}/.debug/[vdso]/{}/vdso", home, *wanted));
+    int fd = own_vdso();
+    if (fd >= 0) candidates.push_back(fmt::format("/proc/self/fd/{}", fd));
+    for (const auto& c : candidates) {
+      if (::access(c.c_str(), R_OK) != 0 || (wanted && file_build_id(c) != *wanted)) continue;
+      try {
+        vdso = std::make_unique<SymbolTable>(SymbolTable::from_elf(c, {}, options.demangle));
+      } catch (const Error& e) {
+        problems.push_back(e.message());
+      }
+      break;
+    }
+    if (fd >= 0) ::close(fd);
+    if (!vdso && wanted) problems.push_back(fmt::format("[vdso] with build id {} not found", *wanted));
+    return vdso.get();
+  }
+
+  // The build id an ELF file carries, as lowercase hex; empty when it has none or cannot be read.
+  static std::string file_build_id(const std::string& path, bool* symtab = nullptr, bool* dynsym = nullptr) {
+    std::string hex;
+    int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return hex;
+    if (Elf* elf = elf_begin(fd, ELF_C_READ_MMAP, nullptr)) {
+      const void* id = nullptr;
+      ssize_t n = elf_kind(elf) == ELF_K_ELF ? dwelf_elf_gnu_build_id(elf, &id) : -1;
+      for (ssize_t i = 0; i < n; ++i) hex += fmt::format("{:02x}", static_cast<const unsigned char*>(id)[i]);
+      for (Elf_Scn* scn = elf_nextscn(elf, nullptr); scn; scn = elf_nextscn(elf, scn)) {
+        GElf_Shdr sh;
+        if (!gelf_getshdr(scn, &sh)) continue;
+        if (symtab && sh.sh_type == SHT_SYMTAB) *symtab = true;
+        if (dynsym && sh.sh_type == SHT_DYNSYM) *dynsym = true;
+      }
+      elf_end(elf);
+    }
+    ::close(fd);
+    return hex;
+  }
+
+  // Where a binary's symbols are read from, in perf's order (dso__load's binary types): its
+  // .gnu_debuglink file (beside it, in .debug/ beside it, under /usr/lib/debug), perf's build-id
+  // cache, /usr/lib/debug/.build-id, the binary itself. When the recording says the binary's build
+  // id, a file with another is passed over. The symbols come from the first with a .symtab, the
+  // segments (and the PLT) from the first with a .dynsym; nothing when no file is left.
+  struct Sources {
+    std::string symbols, runtime;
+  };
+  std::optional<Sources> sources(std::string_view dso, const std::string& path) {
+    std::vector<std::string> candidates;
+    const std::string* wanted = nullptr;
+    if (auto b = build_ids.find(std::string(dso)); b != build_ids.end()) wanted = &b->second;
+    int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd >= 0) {
+      if (Elf* elf = elf_begin(fd, ELF_C_READ_MMAP, nullptr)) {
+        GElf_Word crc = 0;
+        if (const char* link = elf_kind(elf) == ELF_K_ELF ? dwelf_elf_gnu_debuglink(elf, &crc) : nullptr) {
+          std::string dir = path.substr(0, path.rfind('/'));
+          std::string inner = std::string(dso.substr(0, dso.rfind('/')));
+          candidates.push_back(dir + "/" + link);
+          candidates.push_back(dir + "/.debug/" + link);
+          candidates.push_back(under_symfs("/usr/lib/debug" + inner + "/" + link));
+        }
+        elf_end(elf);
+      }
+      ::close(fd);
+    }
+    std::string id = wanted ? *wanted : file_build_id(path);
+    if (id.size() > 2) {
+      if (const char* home = std::getenv("HOME"))
+        candidates.push_back(std::string(home) + "/.debug/.build-id/" + id.substr(0, 2) + "/" + id.substr(2) +
+                             "/elf");
+      candidates.push_back(
+          under_symfs("/usr/lib/debug/.build-id/" + id.substr(0, 2) + "/" + id.substr(2) + ".debug"));
+    }
+    candidates.push_back(path);
+    Sources out;
+    for (const auto& c : candidates) {
+      bool symtab = false, dynsym = false;
+      std::string found = file_build_id(c, &symtab, &dynsym);
+      if (::access(c.c_str(), R_OK) != 0) continue;
+      if (wanted && found != *wanted) continue;
+      if (out.symbols.empty() && symtab) out.symbols = c;
+      if (out.runtime.empty() && dynsym) out.runtime = c;
+    }
+    if (out.symbols.empty()) out.symbols = out.runtime;
+    if (out.runtime.empty()) out.runtime = out.symbols;
+    if (out.symbols.empty()) {
+      if (wanted && ::access(path.c_str(), R_OK) == 0)
+        problems.push_back(fmt::format("{}: not the build recorded (build id {})", path, *wanted));
+      else if (::access(path.c_str(), R_OK) != 0)
+        problems.push_back(fmt::format("cannot open {}: {}", path, std::strerror(errno)));
+      else
+        problems.push_back(fmt::format("{}: no symbol table", path));
+      return std::nullopt;
+    }
+    return out;
+  }
+
+  const SymbolTable* table(std::string_view dso) {
+    auto [it, made] = tables.try_emplace(std::string(dso));
+    if (!made) return it->second.get();
+    const std::string path = under_symfs(dso);
+    try {
+      if (dso.starts_with("/tmp/perf-") && dso.ends_with(".map")) {
+        it->second = std::make_unique<SymbolTable>(SymbolTable::from_perf_map(read_file(path)));
+      } else {
+        if (auto from = sources(dso, path))
+          it->second = std::make_unique<SymbolTable>(
+              SymbolTable::from_elf(from->symbols, from->runtime, options.demangle));
+      }
+    } catch (const Error& e) {
+      problems.push_back(e.message());
+    }
+    return it->second.get();
+  }
+};
+
+Symbolizer::Symbolizer(SymbolOptions options) : impl_(std::make_unique<Impl>()) {
+  impl_->options = std::move(options);
+  // libelf refuses every file until a version is set: set here, before the first file of any kind
+  if (elf_version(EV_CURRENT) == EV_NONE)
+    impl_->problems.push_back("libelf is out of date: no binary can be read");
+}
+Symbolizer::Symbolizer(Symbolizer&&) noexcept = default;
+Symbolizer& Symbolizer::operator=(Symbolizer&&) noexcept = default;
+Symbolizer::~Symbolizer() = default;
+
+void Symbolizer::apply(const Record& r) {
+  Impl& I = *impl_;
+  if (auto* m = r.get<Mmap2>()) {
+    if ((r.misc & misc_mmap_build_id) && !m->build_id.empty()) build_id(m->filename, m->build_id);
+    I.map(m->pid, r.misc, m->addr, m->len, m->pgoff, m->prot, m->flags, m->filename);
+  } else if (auto* b = r.get<BuildId>()) {
+    build_id(b->filename, b->build_id);
+  } else if (auto* m1 = r.get<Mmap>()) {
+    // An MMAP record says no protection: perf takes it for code unless it is a data mapping.
+    I.map(m1->pid, r.misc, m1->addr, m1->len, m1->pgoff, (r.misc & misc_mmap_data) ? 0 : prot_exec, 0,
+          m1->filename);
+  } else if (auto* t = r.get<Task>(); t && r.kind() == Type::fork && t->pid != t->ppid) {
+    // A new process: a copy of its parent's mappings (a new thread shares its process's).
+    auto parent = I.processes.find(t->ppid);
+    I.processes[t->pid] = parent != I.processes.end() && parent->second
+                              ? std::make_shared<Maps>(*parent->second)
+                              : std::make_shared<Maps>();
+  }
+}
+
+Location Symbolizer::locate(std::uint32_t pid, std::uint64_t address, std::uint16_t misc) {
+  Impl& I = *impl_;
+  Location out;
+  const std::uint16_t mode = misc & misc_cpumode_mask;
+  const Maps* maps = nullptr;
+  if (mode == misc_kernel || mode == misc_guest_kernel || mode == misc_hypervisor) {
+    maps = &I.kernel;
+  } else if (auto it = I.processes.find(pid); it != I.processes.end()) {
+    maps = it->second.get();
+  }
+  if (maps == &I.kernel) return I.locate_kernel(address);
+  const auto* hit = maps ? find(*maps, address) : nullptr;
+  if (!hit) return out;
+  const Mapping& m = hit->second;
+  out.dso = *m.dso;
+  switch (m.kind) {
+    case MapKind::kernel:
+    case MapKind::identity: out.dso_address = address; break;
+    case MapKind::file:
+    case MapKind::vdso: out.dso_address = address - hit->first + m.pgoff; break;
+  }
+  const SymbolTable* t = m.kind == MapKind::vdso ? I.vdso_symbols() : I.table(*m.dso);
+  if (t) out.symbol = t->find(out.dso_address);
+  return out;
+}
+
+void Symbolizer::build_id(std::string_view path, std::span<const std::byte> id) {
+  std::string hex;
+  for (std::byte b : id) hex += fmt::format("{:02x}", static_cast<unsigned>(b));
+  impl_->build_ids[std::string(path)] = std::move(hex);
+}
+
+// HEADER_BUILD_ID: perf_record_header_build_id entries, each its own header (type, misc, size), pid,
+// 24 bytes of build id (20, then its size when misc has BUILD_ID_SIZE), a NUL-padded filename.
+void Symbolizer::read_build_ids(std::span<const std::byte> section) {
+  std::size_t at = 0;
+  while (at + 8 <= section.size()) {
+    std::uint16_t misc = 0, size = 0;
+    std::memcpy(&misc, section.data() + at + 4, 2);
+    std::memcpy(&size, section.data() + at + 6, 2);
+    if (size < 8 + 4 + 24 || at + size > section.size())
+      throw DecodeError(
+          at, fmt::format("a build id entry of {} bytes at byte {} of the build id section", size, at));
+    const std::byte* id = section.data() + at + 12;
+    std::size_t id_size = 20;
+    if (misc & misc_ext_reserved) id_size = std::min<std::size_t>(static_cast<std::size_t>(id[20]), 20);
+    const char* name = reinterpret_cast<const char*>(section.data() + at + 36);
+    std::string_view filename(name, strnlen(name, size - 36));
+    build_id(filename, std::span<const std::byte>(id, id_size));
+    at += size;
+  }
+}
+
+const SymbolTable* Symbolizer::table(std::string_view path) { return impl_->table(path); }
+const std::vector<std::string>& Symbolizer::problems() const { return impl_->problems; }
+
+}  // namespace perfspec::record

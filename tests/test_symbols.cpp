@@ -1,0 +1,306 @@
+// SPDX-License-Identifier: MIT
+// Symbols: perf's rules for which symbol names an address (kallsyms, JIT maps, ELF tables with their
+// fix-ups), on this test program's own binary and on texts shaped as the kernel and JITs write them;
+// and the address spaces a recording's MMAP2 and FORK records make.
+#include <doctest/doctest.h>
+
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <cstdint>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "perfspec/error.hpp"
+#include "perfspec/symbols.hpp"
+
+namespace symbols_test {
+// Functions of this binary, looked up by their addresses: not inlined, not merged.
+extern "C" __attribute__((noinline, used)) int symbols_test_marker(int x) {
+  asm volatile("" ::: "memory");
+  return x * 3 + 1;
+}
+template <typename T> __attribute__((noinline, used)) T twice(T x) {
+  asm volatile("" ::: "memory");
+  return x + x;
+}
+template int twice<int>(int);
+}  // namespace symbols_test
+
+namespace {
+
+using perfspec::record::Location;
+using perfspec::record::Mmap2;
+using perfspec::record::Record;
+using perfspec::record::Symbol;
+using perfspec::record::Symbolizer;
+using perfspec::record::SymbolTable;
+using perfspec::record::Task;
+
+std::string name_at(const SymbolTable& t, std::uint64_t address) {
+  const Symbol* s = t.find(address);
+  return s ? s->name : "(none)";
+}
+
+// An MMAP2 record of process `pid`, as a recording holds it.
+Record mmap2(std::uint32_t pid, std::uint64_t start, std::uint64_t len, std::uint64_t pgoff,
+             std::string_view file, std::uint32_t prot = 5,
+             std::uint16_t misc = perfspec::record::misc_user) {
+  Record r;
+  r.type = static_cast<std::uint32_t>(perfspec::record::Type::mmap2);
+  r.misc = misc;
+  Mmap2 m;
+  m.pid = m.tid = pid;
+  m.addr = start, m.len = len, m.pgoff = pgoff;
+  m.prot = prot;
+  m.flags = 2;  // MAP_PRIVATE
+  m.filename = file;
+  r.body = m;
+  return r;
+}
+
+Record fork(std::uint32_t pid, std::uint32_t ppid) {
+  Record r;
+  r.type = static_cast<std::uint32_t>(perfspec::record::Type::fork);
+  r.body = Task{pid, ppid, pid, ppid, 0};
+  return r;
+}
+
+// The mapping of this program's own code: start, end, file offset, path (from /proc/self/maps).
+struct OwnCode {
+  std::uint64_t start = 0, end = 0, pgoff = 0;
+  std::string path;
+};
+OwnCode own_code(std::uint64_t inside) {
+  std::ifstream maps("/proc/self/maps");
+  for (std::string line; std::getline(maps, line);) {
+    OwnCode c;
+    char perms[8] = {};
+    char path[4096] = {};
+    if (std::sscanf(line.c_str(), "%lx-%lx %7s %lx %*s %*s %4095s", &c.start, &c.end, perms, &c.pgoff, path) <
+        5)
+      continue;
+    if (inside >= c.start && inside < c.end) {
+      c.path = path;
+      return c;
+    }
+  }
+  return {};
+}
+
+std::uint64_t address_of(int (*f)(int)) {
+  return reinterpret_cast<std::uint64_t>(reinterpret_cast<void*>(f));
+}
+
+}  // namespace
+
+TEST_CASE(
+    "symbols: kallsyms as perf reads it: which types, which of several at an address, where each ends") {
+  // The choice at one address (perf's choose_best_symbol), in order: a symbol with a size (after the
+  // fix-up, the last of a run at one address is the one that reaches the next address), then not
+  // weak, then global, then fewer leading underscores, then the longer name, then the first.
+  auto t = SymbolTable::from_kallsyms(
+      "ffffffff81000000 T _text\n"
+      "ffffffff81000000 T startup_64\n"
+      "ffffffff81000100 W weak_hook\n"
+      "ffffffff81000100 t local_hook\n"
+      "ffffffff81000200 t local_fn\n"
+      "ffffffff81000200 T global_fn\n"
+      "ffffffff81000300 T __two\n"
+      "ffffffff81000300 T _one\n"
+      "ffffffff81000400 T short\n"
+      "ffffffff81000400 T longer\n"
+      "ffffffff81000500 T first\n"
+      "ffffffff81000500 T again\n"
+      "ffffffff81000600 A absolute\n"
+      "ffffffff81000700 d some_data\n"
+      "ffffffff81000800 b some_bss\n"
+      "ffffffff81000900 r read_only\n"
+      "ffffffff81000a00 T _etext\n"
+      "ffffffffc0000000 t mod_fn\t[xfs]\n");
+  // In each pair at one address only the second gets a size from the fix-up (it ends where the next
+  // address starts; the first ends where the second starts): the one with a size is kept.
+  CHECK(name_at(t, 0xffffffff81000000) == "startup_64");
+  CHECK(name_at(t, 0xffffffff81000100) == "local_hook");
+  CHECK(name_at(t, 0xffffffff81000250) == "global_fn");
+  CHECK(name_at(t, 0xffffffff81000300) == "_one");
+  CHECK(name_at(t, 0xffffffff81000400) == "longer");
+  CHECK(name_at(t, 0xffffffff81000500) == "again");
+  CHECK(name_at(t, 0xffffffff81000650) == "again");  // 'A' is no symbol perf keeps: the one before reaches on
+  CHECK(name_at(t, 0xffffffff81000700) == "some_data");
+  CHECK(name_at(t, 0xffffffff81000800) == "some_bss");
+  CHECK(name_at(t, 0xffffffff81000900) == "some_bss");  // 'r' neither
+  // The kernel's last symbol before a module's ends a page later, not at the module.
+  CHECK(name_at(t, 0xffffffff81001fff) == "_etext");
+  CHECK(name_at(t, 0xffffffff81002000) == "(none)");
+  const Symbol* m = t.find(0xffffffffc0000010);
+  REQUIRE(m);
+  CHECK(m->name == "mod_fn");
+  CHECK(m->module == "[xfs]");
+  CHECK(m->end == 0xffffffffc0001000);  // the last symbol: to the page after its start
+}
+
+TEST_CASE("symbols: the choice among symbols of one size, by binding, underscores and length") {
+  std::vector<SymbolTable::Candidate> c{
+      {{"weak", 0x100, 0x110}, 2, false, 0},  {{"local", 0x100, 0x110}, 0, false, 1},
+      {{"_a", 0x200, 0x210}, 1, false, 2},    {{"b", 0x200, 0x210}, 0, false, 3},
+      {{"__x", 0x300, 0x310}, 1, false, 4},   {{"_yy", 0x300, 0x310}, 1, false, 5},
+      {{"short", 0x400, 0x410}, 1, false, 6}, {{"longest", 0x400, 0x410}, 1, false, 7},
+      {{"first", 0x500, 0x510}, 1, false, 8}, {{"tie_2", 0x500, 0x510}, 1, false, 9},
+      {{"zero", 0x600, 0x600}, 1, false, 10}, {{"sized", 0x600, 0x610}, 2, false, 11},
+  };
+  auto t = SymbolTable::from_candidates(c, false);
+  CHECK(name_at(t, 0x100) == "local");    // not weak, before global or local
+  CHECK(name_at(t, 0x200) == "_a");       // global
+  CHECK(name_at(t, 0x300) == "_yy");      // fewer leading underscores
+  CHECK(name_at(t, 0x400) == "longest");  // the longer name
+  CHECK(name_at(t, 0x500) == "first");    // equal in all: the first read
+  CHECK(name_at(t, 0x600) == "sized");    // a size, even weak
+  CHECK(t.symbols().size() == 6);
+  CHECK(name_at(t, 0x50f) == "first");
+  CHECK(name_at(t, 0x510) == "(none)");  // [start, end)
+}
+
+TEST_CASE("symbols: a malformed kallsyms line is an error naming the file and the line") {
+  try {
+    (void)SymbolTable::from_kallsyms("ffffffff81000000 T _text\nnot a line\n", "my.kallsyms");
+    FAIL("no error");
+  } catch (const perfspec::Error& e) {
+    CHECK(std::string(e.message()) == "my.kallsyms:2: not a kallsyms line: 'not a line'");
+  }
+}
+
+TEST_CASE("symbols: a JIT's perf map: START SIZE NAME, hexadecimal, until a line that is none") {
+  auto t = SymbolTable::from_perf_map(
+      "7f0000001000 40 LazyCompile:~main /app/index.js:1\n"
+      "0x7f0000002000 0x20 Builtin:ArgumentsAdaptor\n"
+      "garbage\n"
+      "7f0000003000 10 never read\n");
+  CHECK(name_at(t, 0x7f0000001000) == "LazyCompile:~main /app/index.js:1");
+  CHECK(name_at(t, 0x7f000000103f) == "LazyCompile:~main /app/index.js:1");
+  CHECK(name_at(t, 0x7f0000001040) == "(none)");
+  CHECK(name_at(t, 0x7f0000002010) == "Builtin:ArgumentsAdaptor");
+  CHECK(name_at(t, 0x7f0000003000) == "(none)");
+}
+
+TEST_CASE("symbols: this program's own functions, by file offset, demangled as perf 6.12 shows them") {
+  const std::uint64_t marker = address_of(&symbols_test::symbols_test_marker);
+  OwnCode code = own_code(marker);
+  REQUIRE(!code.path.empty());
+  auto t = SymbolTable::from_elf(code.path);
+  const std::uint64_t offset = marker - code.start + code.pgoff;
+  const Symbol* s = t.find(offset);
+  REQUIRE(s);
+  CHECK(s->name == "symbols_test_marker");
+  CHECK(s->start == offset);
+  CHECK(t.find(offset + 3) == s);
+  const std::uint64_t tw = address_of(&symbols_test::twice<int>);
+  const Symbol* d = t.find(tw - code.start + code.pgoff);
+  REQUIRE(d);
+  CHECK(d->name == "int symbols_test::twice<int>(int)");
+  auto raw = SymbolTable::from_elf(code.path, {}, false);
+  REQUIRE(raw.find(tw - code.start + code.pgoff));
+  CHECK(raw.find(tw - code.start + code.pgoff)->name == "_ZN12symbols_test5twiceIiEET_S1_");
+}
+
+TEST_CASE("symbols: a file that is no ELF file, or none at all, is an error naming it") {
+  auto dir = std::filesystem::temp_directory_path() / ("perfspec-sym-" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  std::ofstream(dir / "text") << "not an ELF file\n";
+  CHECK_THROWS_WITH(SymbolTable::from_elf((dir / "text").string()),
+                    ((dir / "text").string() + ": not an ELF file").c_str());
+  CHECK_THROWS_WITH(SymbolTable::from_elf((dir / "absent").string()),
+                    ("cannot open " + (dir / "absent").string() + ": No such file or directory").c_str());
+  std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("symbols: this process's own addresses, through the mappings a recording would hold") {
+  const std::uint64_t marker = address_of(&symbols_test::symbols_test_marker);
+  OwnCode code = own_code(marker);
+  REQUIRE(!code.path.empty());
+  Symbolizer symbols;
+  const auto pid = static_cast<std::uint32_t>(::getpid());
+  symbols.apply(mmap2(pid, code.start, code.end - code.start, code.pgoff, code.path));
+  Location l = symbols.locate(pid, marker + 2, perfspec::record::misc_user);
+  CHECK(l.dso == code.path);
+  REQUIRE(l.symbol);
+  CHECK(l.symbol->name == "symbols_test_marker");
+  CHECK(l.symbol_offset() == 2);
+  // Another process, and an address no mapping covers: no binary, no symbol
+  CHECK(symbols.locate(pid + 1, marker, perfspec::record::misc_user).dso.empty());
+  CHECK(symbols.locate(pid, 0x1000, perfspec::record::misc_user).dso.empty());
+  // A new process has a copy of its parent's mappings; a thread of it is the same process
+  symbols.apply(fork(pid + 7, pid));
+  CHECK(symbols.locate(pid + 7, marker, perfspec::record::misc_user).symbol);
+  // A build other than the one recorded is not read
+  Symbolizer wrong;
+  const std::byte id[20] = {};
+  wrong.build_id(code.path, id);
+  wrong.apply(mmap2(pid, code.start, code.end - code.start, code.pgoff, code.path));
+  Location w = wrong.locate(pid, marker, perfspec::record::misc_user);
+  CHECK(w.dso == code.path);
+  CHECK(w.symbol == nullptr);
+  REQUIRE(wrong.problems().size() == 1);
+  CHECK(wrong.problems()[0] ==
+        code.path + ": not the build recorded (build id 0000000000000000000000000000000000000000)");
+}
+
+TEST_CASE("symbols: a mapping over others cuts them; anonymous code is a JIT's perf map") {
+  auto dir = std::filesystem::temp_directory_path() / ("perfspec-symfs-" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir / "tmp");
+  std::ofstream(dir / "tmp" / "perf-42.map") << "7f0000001000 100 jitted_fn\n";
+  Symbolizer symbols({.symfs = dir.string()});
+  symbols.apply(mmap2(42, 0x400000, 0x10000, 0, "/bin/a"));
+  symbols.apply(mmap2(42, 0x404000, 0x2000, 0x8000, "/bin/b"));  // over the middle of /bin/a
+  auto at = [&](std::uint64_t a) { return symbols.locate(42, a, perfspec::record::misc_user); };
+  CHECK(at(0x403fff).dso == "/bin/a");
+  CHECK(at(0x403fff).dso_address == 0x3fff);
+  CHECK(at(0x404000).dso == "/bin/b");
+  CHECK(at(0x404010).dso_address == 0x8010);
+  CHECK(at(0x406000).dso == "/bin/a");
+  CHECK(at(0x406000).dso_address == 0x6000);  // the part after keeps its file offsets
+  symbols.apply(mmap2(42, 0x7f0000000000, 0x10000, 0, "//anon", PROT_READ | PROT_EXEC));
+  Location j = at(0x7f0000001010);
+  CHECK(j.dso == "/tmp/perf-42.map");
+  REQUIRE(j.symbol);
+  CHECK(j.symbol->name == "jitted_fn");
+  CHECK(j.symbol_offset() == 0x10);
+  // anonymous memory that is not code keeps its name and has no symbols
+  symbols.apply(mmap2(42, 0x7e0000000000, 0x1000, 0, "//anon", PROT_READ | PROT_WRITE));
+  CHECK(at(0x7e0000000010).dso == "//anon");
+  CHECK(at(0x7e0000000010).symbol == nullptr);
+  std::filesystem::remove_all(dir);
+}
+
+TEST_CASE(
+    "symbols: kernel addresses against a kallsyms file: the kernel's span, a module where it was mapped") {
+  auto dir = std::filesystem::temp_directory_path() / ("perfspec-ksyms-" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  std::ofstream(dir / "kallsyms") << "ffffffff81000000 T _text\n"
+                                     "ffffffff81000100 T do_work\n"
+                                     "ffffffff81000200 T _etext\n"
+                                     "ffffffffc0000000 t mod_fn\t[mymod]\n"
+                                     "ffffffffc1000000 t other_fn\t[othermod]\n";
+  Symbolizer symbols({.kallsyms = (dir / "kallsyms").string()});
+  const std::uint16_t k = perfspec::record::misc_kernel;
+  symbols.apply(
+      mmap2(0xffffffff, 0xffffffff81000000, 0x2000000, 0xffffffff81000000, "[kernel.kallsyms]_text", 5, k));
+  symbols.apply(
+      mmap2(0xffffffff, 0xffffffffc0000000, 0x10000, 0, "/lib/modules/6.1.0/kernel/mymod.ko", 5, k));
+  Location l = symbols.locate(1, 0xffffffff81000123, k);
+  CHECK(l.dso == "[kernel.kallsyms]");
+  REQUIRE(l.symbol);
+  CHECK(l.symbol->name == "do_work");
+  CHECK(l.symbol_offset() == 0x23);
+  // past the kernel's last symbol (and its page): outside perf's kernel map, though the MMAP covered it
+  CHECK(symbols.locate(1, 0xffffffff81500000, k).dso.empty());
+  Location m = symbols.locate(1, 0xffffffffc0000010, k);
+  CHECK(m.dso == "[mymod]");
+  REQUIRE(m.symbol);
+  CHECK(m.symbol->name == "mod_fn");
+  CHECK(symbols.locate(1, 0xffffffffc1000010, k).dso.empty());  // a module the recording did not map
+  std::filesystem::remove_all(dir);
+}
