@@ -40,10 +40,10 @@ _perfspec() {
     esac
   fi
   case $prev in
-    --sysfs|--events-dir|-o|--output) COMPREPLY=($(compgen -d -- "$cur")); return ;;
-    -i|--input|--config) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+    --sysfs|--events-dir|-o|--output|--symfs) COMPREPLY=($(compgen -d -- "$cur")); return ;;
+    -i|--input|--config|--kallsyms) COMPREPLY=($(compgen -f -- "$cur")); return ;;
     -F|--fields)  # script -F (perf's fields perfspec prints; a list may start with hw: sw: trace: raw: break: synth:)
-      COMPREPLY=($(compgen -W "comm tid pid time cpu misc event trace ip addr period iregs uregs data_src weight ins_lat retire_lat phys_addr data_page_size code_page_size cgroup" -- "${cur##*,}")); return ;;
+      COMPREPLY=($(compgen -W "comm tid pid time cpu misc event trace ip sym symoff dso addr period iregs uregs data_src weight ins_lat retire_lat phys_addr data_page_size code_page_size cgroup" -- "${cur##*,}")); return ;;
     --format) COMPREPLY=($(compgen -W "text json csv" -- "$cur")); return ;;
     --source) COMPREPLY=($(compgen -W "builtin sysfs json tracepoint" -- "$cur")); return ;;
     -x|--field-separator) return ;;
@@ -59,7 +59,7 @@ _perfspec() {
       list) COMPREPLY=($(compgen -W "--pmu --topic --source --tracepoints --deprecated --pmus --format --sysfs --events-dir --no-tables --cpuid" -- "$cur")) ;;
       snapshot) COMPREPLY=($(compgen -W "--sysfs --tracepoints --cpuid" -- "$cur")) ;;
       decode) COMPREPLY=($(compgen -W "--type --config --config1 --config2 --config3 --attr --format --sysfs --events-dir --no-tables --cpuid" -- "$cur")) ;;
-      script) COMPREPLY=($(compgen -W "-i --input --format -F --fields --samples --summary --ns" -- "$cur")) ;;
+      script) COMPREPLY=($(compgen -W "-i --input --format -F --fields --samples --summary --ns --symfs --kallsyms" -- "$cur")) ;;
       record) COMPREPLY=($(compgen -W "-e --event -c --count -F --freq -g -d --data -p --pid -a --all-cpus -C --cpu -o --output -m --mmap-pages --no-inherit -q --quiet --sysfs --events-dir --no-tables --cpuid" -- "$cur")) ;;
       exporter) COMPREPLY=($(compgen -W "--config --listen --check --threads --sysfs --events-dir --no-tables --cpuid" -- "$cur")) ;;
     esac

@@ -28,11 +28,12 @@ run $bin stat -M 'faults_per_msec = page\-faults / task\-clock * 1e6' -- ls /usr
 if [ -f $events/mapfile.csv ]; then
   run $bin resolve --sysfs $skx --events-dir $events --cpuid GenuineIntel-6-55-4 -M tma_frontend_bound
 fi
-# Sampling: a perf.data file perf report reads, printed back as perf script prints it.
+# Sampling: a perf.data file perf report reads, printed back as perf script prints it, with the
+# functions and binaries of each callchain (perf's default fields).
 data=$(mktemp -d)/perf.data
 run $bin record -e task-clock,page-faults -g -o "$data" -- sh -c 'ls -R /usr/share/doc >/dev/null'
 # (the first lines of it: into a file first, as `| head` would end perfspec with SIGPIPE, status 141)
-run $bin script --samples -F comm,tid,time,period,event -i "$data" >"$data.txt"
-head -n 5 "$data.txt"
+run $bin script --samples -i "$data" >"$data.txt"
+head -n 12 "$data.txt"
 run $bin script --summary -i "$data"
 rm -rf "$(dirname "$data")"
