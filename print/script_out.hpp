@@ -105,6 +105,20 @@ class Out {
     std::memcpy(p_ + zeros, digits + zeros, 16 - zeros);
     p_ += 16;
   }
+  // "{:#x}"
+  void hex0x(std::uint64_t v) {
+    char digits[16];
+    int n = 0;
+    do {
+      digits[15 - n++] = "0123456789abcdef"[v & 15];
+      v >>= 4;
+    } while (v);
+    need(18);
+    *p_++ = '0';
+    *p_++ = 'x';
+    std::memcpy(p_, digits + 16 - n, static_cast<std::size_t>(n));
+    p_ += n;
+  }
 
  private:
   fmt::memory_buffer& b_;

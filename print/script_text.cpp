@@ -358,7 +358,10 @@ void TextPrinter::text_location(Out& o, const Location& where, std::uint64_t fie
     o.put(' ');
     if (where.symbol) {
       o.put(std::string_view(where.symbol->name));
-      if (fields & out_symoff) o.format("+{:#x}", where.symbol_offset());
+      if (fields & out_symoff) {  // "+{:#x}"
+        o.put('+');
+        o.hex0x(where.symbol_offset());
+      }
     } else {
       o.put("[unknown]");
     }

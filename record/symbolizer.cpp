@@ -113,6 +113,8 @@ struct Symbolizer::Impl {
   std::unordered_map<std::uint32_t, std::shared_ptr<Maps>> processes;
   Maps kernel;
   std::unordered_map<std::string, std::unique_ptr<SymbolTable>> tables;  // nullptr: could not be read
+  // The same by the interned name of a mapping's binary: a lookup per address without a string made
+  std::unordered_map<const std::string*, const SymbolTable*> by_name;
   std::unique_ptr<SymbolTable> kallsyms;
   bool kallsyms_read = false;
   std::pair<std::uint64_t, std::uint64_t>
@@ -133,10 +135,22 @@ struct Symbolizer::Impl {
     return *m;
   }
 
+  // Locations found, by their process's mappings and address: the same return addresses come again
+  // in sample after sample. Any change to a mapping makes them all stale (a new generation).
+  struct Cached {
+    const Maps* maps = nullptr;
+    std::uint64_t address = 0, generation = 0;
+    Location where;
+  };
+  static constexpr std::size_t cache_size = 4096;
+  std::vector<Cached> cache = std::vector<Cached>(cache_size);
+  std::uint64_t generation = 1;
+
   void map(std::uint32_t pid, std::uint16_t misc, std::uint64_t start, std::uint64_t len, std::uint64_t pgoff,
            std::uint32_t prot, std::uint32_t flags, std::string_view filename) {
     const std::uint16_t mode = misc & misc_cpumode_mask;
     if (len == 0 || start + len < start) return;
+    ++generation;
     Mapping m;
     m.end = start + len;
     m.pgoff = pgoff;
@@ -193,6 +207,8 @@ struct Symbolizer::Impl {
     }
     return kallsyms.get();
   }
+
+  Location locate_in(const Maps& maps, std::uint64_t address);
 
   // A kernel address, as perf's kernel maps place it once kallsyms is read. From /proc/kallsyms perf
   // maps the kernel as /proc/kcore lays it out, which covers every address kallsyms names (init text,
@@ -419,6 +435,7 @@ void Symbolizer::apply(const Record& r) {
           m1->filename);
   } else if (auto* t = r.get<Task>(); t && r.kind() == Type::fork && t->pid != t->ppid) {
     // A new process: a copy of its parent's mappings (a new thread shares its process's).
+    ++I.generation;
     auto parent = I.processes.find(t->ppid);
     I.processes[t->pid] = parent != I.processes.end() && parent->second
                               ? std::make_shared<Maps>(*parent->second)
@@ -436,8 +453,20 @@ Location Symbolizer::locate(std::uint32_t pid, std::uint64_t address, std::uint1
   } else if (auto it = I.processes.find(pid); it != I.processes.end()) {
     maps = it->second.get();
   }
-  if (maps == &I.kernel) return I.locate_kernel(address);
-  const auto* hit = maps ? find(*maps, address) : nullptr;
+  if (!maps) return out;
+  Impl::Cached& c =
+      I.cache[(address ^ (address >> 12) ^ reinterpret_cast<std::uintptr_t>(maps)) % Impl::cache_size];
+  if (c.generation == I.generation && c.maps == maps && c.address == address) return c.where;
+  out = I.locate_in(*maps, address);
+  c = {maps, address, I.generation, out};
+  return out;
+}
+
+Location Symbolizer::Impl::locate_in(const Maps& maps, std::uint64_t address) {
+  Impl& I = *this;
+  Location out;
+  if (&maps == &I.kernel) return I.locate_kernel(address);
+  const auto* hit = find(maps, address);
   if (!hit) return out;
   const Mapping& m = hit->second;
   out.dso = *m.dso;
@@ -447,7 +476,14 @@ Location Symbolizer::locate(std::uint32_t pid, std::uint64_t address, std::uint1
     case MapKind::file:
     case MapKind::vdso: out.dso_address = address - hit->first + m.pgoff; break;
   }
-  const SymbolTable* t = m.kind == MapKind::vdso ? I.vdso_symbols() : I.table(*m.dso);
+  const SymbolTable* t = nullptr;
+  if (m.kind == MapKind::vdso) {
+    t = I.vdso_symbols();
+  } else if (auto known = I.by_name.find(m.dso); known != I.by_name.end()) {
+    t = known->second;
+  } else {
+    t = I.by_name[m.dso] = I.table(*m.dso);
+  }
   if (t) out.symbol = t->find(out.dso_address);
   return out;
 }

@@ -266,7 +266,30 @@ def check_record(perf, perfspec, root, inside, chroot_dir):
                      f"{err.decode(errors='replace')[:300]}")
         print(f"record: perf 6.1 ({old_perf}) reads every file perfspec wrote")
 
-    # 6. a breakpoint at period 1: one sample per write, each in the function that writes
+    # 6. C++ names: perf 6.12's recording of a class template's member function and a function taking a
+    # std::vector, printed with perf's default fields by both (the binary in the chroot, read by perfspec
+    # through --symfs)
+    cxx = os.path.join(inside, "cxx_workload")
+    st = subprocess.run(["g++", "-O0", "-fno-omit-frame-pointer", "-static-libstdc++", "-static-libgcc", "-o", cxx,
+                         os.path.join(HERE, "..", "workload", "cxx_workload.cpp")])
+    checks += 1
+    if st.returncode != 0:
+        fail("cannot compile tests/workload/cxx_workload.cpp")
+    else:
+        pst, _, perr = run([perf, "record", "-q", "-g", "-F", "999", "-o", chroot_dir + "/cxx.data", "--",
+                            chroot_dir + "/cxx_workload", "3000"])
+        pst2, pout, _ = run([perf, "script", "-i", chroot_dir + "/cxx.data"])
+        sst, sout, serr = run([perfspec, "script", "--samples", "--symfs", root, "-i", os.path.join(inside, "cxx.data")])
+        spins = pout.count(b"work::Box<double>::spin(int) const+0x")
+        outers = pout.count(b"work::outer(std::vector<double, std::allocator<double> > const&, int)+0x")
+        print(f"record C++: perf 6.12 names work::Box<double>::spin(int) const in {spins} frames, work::outer(...) "
+              f"in {outers}; perfspec script {'prints the same' if pout == sout else 'differs'}")
+        if pst != 0 or pst2 != 0 or sst != 0 or pout != sout or spins < 100 or outers < 100:
+            fail(f"C++ names: perf record {pst}, perf script {pst2}, perfspec script {sst}: "
+                 f"{serr.decode(errors='replace')[:200]}")
+            show_diff(pout, sout)
+
+    # 7. a breakpoint at period 1: one sample per write, each in the function that writes
     nopie = os.path.join(inside, "workload-nopie")
     subprocess.run(["cc", "-O0", "-no-pie", "-fno-omit-frame-pointer", "-o", nopie, src], check=True)
     # name -> (address, size), from the symbol table (nm -S)
