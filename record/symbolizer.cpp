@@ -40,7 +40,8 @@ enum class MapKind { file, identity, vdso, kernel };
 
 struct Mapping {
   std::uint64_t end = 0, pgoff = 0;
-  const std::string* dso = nullptr;  // interned
+  const std::string* dso = nullptr;       // interned
+  const std::string* build_id = nullptr;  // interned hex: the build recorded for this mapping
   MapKind kind = MapKind::file;
 };
 using Maps = std::map<std::uint64_t, Mapping>;  // by start
@@ -105,6 +106,74 @@ std::string module_name(std::string_view path) {
   return out;
 }
 
+// The GNU build id of an ELF notes file (/sys/kernel/notes), as lowercase hex; empty if none.
+std::string notes_build_id(const std::string& path) {
+  std::string notes;
+  try {
+    notes = read_file(path);
+  } catch (const Error&) {
+    return {};
+  }
+  std::size_t at = 0;
+  while (at + 12 <= notes.size()) {
+    std::uint32_t namesz = 0, descsz = 0, type = 0;
+    std::memcpy(&namesz, notes.data() + at, 4);
+    std::memcpy(&descsz, notes.data() + at + 4, 4);
+    std::memcpy(&type, notes.data() + at + 8, 4);
+    const std::size_t name_at = at + 12, desc_at = name_at + ((namesz + 3) & ~3u);
+    const std::size_t next = desc_at + ((descsz + 3) & ~3u);
+    if (next > notes.size() || next <= at) break;
+    if (type == NT_GNU_BUILD_ID && namesz == 4 && notes.compare(name_at, 4, std::string("GNU\0", 4)) == 0) {
+      std::string hex;
+      for (std::size_t i = 0; i < descsz; ++i)
+        hex += fmt::format("{:02x}", static_cast<unsigned char>(notes[desc_at + i]));
+      return hex;
+    }
+    at = next;
+  }
+  return {};
+}
+
+// A copy of this process's vdso in a memory file (its fd; -1 when there is none): the kernel maps
+// the same image into every process.
+int own_vdso() {
+  std::ifstream maps("/proc/self/maps");
+  std::uint64_t lo = 0, hi = 0;
+  for (std::string line; std::getline(maps, line);)
+    if (line.ends_with("[vdso]")) {
+      std::sscanf(line.c_str(), "%lx-%lx", &lo, &hi);
+      break;
+    }
+  if (hi <= lo) return -1;
+  int fd = ::memfd_create("perfspec-vdso", MFD_CLOEXEC);
+  if (fd >= 0 && ::write(fd, reinterpret_cast<const void*>(lo), hi - lo) != static_cast<ssize_t>(hi - lo)) {
+    ::close(fd);
+    return -1;
+  }
+  return fd;
+}
+
+// The build id an ELF file carries, as lowercase hex; empty when it has none or cannot be read.
+std::string file_build_id(const std::string& path, bool* symtab = nullptr, bool* dynsym = nullptr) {
+  std::string hex;
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return hex;
+  if (Elf* elf = elf_begin(fd, ELF_C_READ_MMAP, nullptr)) {
+    const void* id = nullptr;
+    ssize_t n = elf_kind(elf) == ELF_K_ELF ? dwelf_elf_gnu_build_id(elf, &id) : -1;
+    for (ssize_t i = 0; i < n; ++i) hex += fmt::format("{:02x}", static_cast<const unsigned char*>(id)[i]);
+    for (Elf_Scn* scn = elf_nextscn(elf, nullptr); scn; scn = elf_nextscn(elf, scn)) {
+      GElf_Shdr sh;
+      if (!gelf_getshdr(scn, &sh)) continue;
+      if (symtab && sh.sh_type == SHT_SYMTAB) *symtab = true;
+      if (dynsym && sh.sh_type == SHT_DYNSYM) *dynsym = true;
+    }
+    elf_end(elf);
+  }
+  ::close(fd);
+  return hex;
+}
+
 }  // namespace
 
 struct Symbolizer::Impl {
@@ -114,7 +183,7 @@ struct Symbolizer::Impl {
   Maps kernel;
   std::unordered_map<std::string, std::unique_ptr<SymbolTable>> tables;  // nullptr: could not be read
   // The same by the interned name of a mapping's binary: a lookup per address without a string made
-  std::unordered_map<const std::string*, const SymbolTable*> by_name;
+  std::map<std::pair<const std::string*, const std::string*>, const SymbolTable*> by_name;
   std::unique_ptr<SymbolTable> kallsyms;
   bool kallsyms_read = false;
   std::pair<std::uint64_t, std::uint64_t>
@@ -173,6 +242,7 @@ struct Symbolizer::Impl {
     } else {
       m.dso = name(filename);
       m.kind = anon || no_dso ? MapKind::identity : MapKind::file;
+      if (auto b = build_ids.find(std::string(filename)); b != build_ids.end()) m.build_id = name(b->second);
     }
     insert(maps_of(pid), start, m);
   }
@@ -240,53 +310,6 @@ struct Symbolizer::Impl {
     return out;
   }
 
-  // The GNU build id of an ELF notes file (/sys/kernel/notes), as lowercase hex; empty if none.
-  static std::string notes_build_id(const std::string& path) {
-    std::string notes;
-    try {
-      notes = read_file(path);
-    } catch (const Error&) {
-      return {};
-    }
-    std::size_t at = 0;
-    while (at + 12 <= notes.size()) {
-      std::uint32_t namesz = 0, descsz = 0, type = 0;
-      std::memcpy(&namesz, notes.data() + at, 4);
-      std::memcpy(&descsz, notes.data() + at + 4, 4);
-      std::memcpy(&type, notes.data() + at + 8, 4);
-      const std::size_t name_at = at + 12, desc_at = name_at + ((namesz + 3) & ~3u);
-      const std::size_t next = desc_at + ((descsz + 3) & ~3u);
-      if (next > notes.size() || next <= at) break;
-      if (type == NT_GNU_BUILD_ID && namesz == 4 && notes.compare(name_at, 4, std::string("GNU\0", 4)) == 0) {
-        std::string hex;
-        for (std::size_t i = 0; i < descsz; ++i)
-          hex += fmt::format("{:02x}", static_cast<unsigned char>(notes[desc_at + i]));
-        return hex;
-      }
-      at = next;
-    }
-    return {};
-  }
-
-  // A copy of this process's vdso in a memory file (its fd; -1 when there is none): the kernel maps
-  // the same image into every process.
-  static int own_vdso() {
-    std::ifstream maps("/proc/self/maps");
-    std::uint64_t lo = 0, hi = 0;
-    for (std::string line; std::getline(maps, line);)
-      if (line.ends_with("[vdso]")) {
-        std::sscanf(line.c_str(), "%lx-%lx", &lo, &hi);
-        break;
-      }
-    if (hi <= lo) return -1;
-    int fd = ::memfd_create("perfspec-vdso", MFD_CLOEXEC);
-    if (fd >= 0 && ::write(fd, reinterpret_cast<const void*>(lo), hi - lo) != static_cast<ssize_t>(hi - lo)) {
-      ::close(fd);
-      return -1;
-    }
-    return fd;
-  }
-
   // The vdso's symbols: from perf's build-id cache when the recording names the vdso's build id,
   // else this process's vdso when it is that build (or no build is named), as perf reads it.
   const SymbolTable* vdso_symbols() {
@@ -313,27 +336,6 @@ struct Symbolizer::Impl {
     return vdso.get();
   }
 
-  // The build id an ELF file carries, as lowercase hex; empty when it has none or cannot be read.
-  static std::string file_build_id(const std::string& path, bool* symtab = nullptr, bool* dynsym = nullptr) {
-    std::string hex;
-    int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-    if (fd < 0) return hex;
-    if (Elf* elf = elf_begin(fd, ELF_C_READ_MMAP, nullptr)) {
-      const void* id = nullptr;
-      ssize_t n = elf_kind(elf) == ELF_K_ELF ? dwelf_elf_gnu_build_id(elf, &id) : -1;
-      for (ssize_t i = 0; i < n; ++i) hex += fmt::format("{:02x}", static_cast<const unsigned char*>(id)[i]);
-      for (Elf_Scn* scn = elf_nextscn(elf, nullptr); scn; scn = elf_nextscn(elf, scn)) {
-        GElf_Shdr sh;
-        if (!gelf_getshdr(scn, &sh)) continue;
-        if (symtab && sh.sh_type == SHT_SYMTAB) *symtab = true;
-        if (dynsym && sh.sh_type == SHT_DYNSYM) *dynsym = true;
-      }
-      elf_end(elf);
-    }
-    ::close(fd);
-    return hex;
-  }
-
   // Where a binary's symbols are read from, in perf's order (dso__load's binary types): its
   // .gnu_debuglink file (beside it, in .debug/ beside it, under /usr/lib/debug), perf's build-id
   // cache, /usr/lib/debug/.build-id, the binary itself. When the recording says the binary's build
@@ -342,10 +344,8 @@ struct Symbolizer::Impl {
   struct Sources {
     std::string symbols, runtime;
   };
-  std::optional<Sources> sources(std::string_view dso, const std::string& path) {
+  std::optional<Sources> sources(std::string_view dso, const std::string& path, const std::string* wanted) {
     std::vector<std::string> candidates;
-    const std::string* wanted = nullptr;
-    if (auto b = build_ids.find(std::string(dso)); b != build_ids.end()) wanted = &b->second;
     int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
     if (fd >= 0) {
       if (Elf* elf = elf_begin(fd, ELF_C_READ_MMAP, nullptr)) {
@@ -393,15 +393,19 @@ struct Symbolizer::Impl {
     return out;
   }
 
-  const SymbolTable* table(std::string_view dso) {
-    auto [it, made] = tables.try_emplace(std::string(dso));
+  // The symbols of a binary, of the build `wanted` (hex; nullptr: the build the recording's header
+  // names, else any): one table per binary and build.
+  const SymbolTable* table(std::string_view dso, const std::string* wanted = nullptr) {
+    if (!wanted)
+      if (auto b = build_ids.find(std::string(dso)); b != build_ids.end()) wanted = &b->second;
+    auto [it, made] = tables.try_emplace(std::string(dso) + '\0' + (wanted ? *wanted : std::string{}));
     if (!made) return it->second.get();
     const std::string path = under_symfs(dso);
     try {
       if (dso.starts_with("/tmp/perf-") && dso.ends_with(".map")) {
         it->second = std::make_unique<SymbolTable>(SymbolTable::from_perf_map(read_file(path)));
       } else {
-        if (auto from = sources(dso, path))
+        if (auto from = sources(dso, path, wanted))
           it->second = std::make_unique<SymbolTable>(
               SymbolTable::from_elf(from->symbols, from->runtime, options.demangle));
       }
@@ -479,10 +483,10 @@ Location Symbolizer::Impl::locate_in(const Maps& maps, std::uint64_t address) {
   const SymbolTable* t = nullptr;
   if (m.kind == MapKind::vdso) {
     t = I.vdso_symbols();
-  } else if (auto known = I.by_name.find(m.dso); known != I.by_name.end()) {
+  } else if (auto known = I.by_name.find({m.dso, m.build_id}); known != I.by_name.end()) {
     t = known->second;
   } else {
-    t = I.by_name[m.dso] = I.table(*m.dso);
+    t = I.by_name[{m.dso, m.build_id}] = I.table(*m.dso, m.build_id);
   }
   if (t) out.symbol = t->find(out.dso_address);
   return out;
@@ -515,7 +519,73 @@ void Symbolizer::read_build_ids(std::span<const std::byte> section) {
   }
 }
 
+std::string_view Symbolizer::binary_of(std::uint32_t pid, std::uint64_t address, std::uint16_t misc) {
+  Impl& I = *impl_;
+  const std::uint16_t mode = misc & misc_cpumode_mask;
+  const Maps* maps = nullptr;
+  if (mode == misc_kernel || mode == misc_guest_kernel || mode == misc_hypervisor)
+    maps = &I.kernel;
+  else if (auto it = I.processes.find(pid); it != I.processes.end())
+    maps = it->second.get();
+  const auto* hit = maps ? find(*maps, address) : nullptr;
+  return hit ? std::string_view(*hit->second.dso) : std::string_view{};
+}
+
 const SymbolTable* Symbolizer::table(std::string_view path) { return impl_->table(path); }
+
+namespace {
+std::vector<std::byte> from_hex(const std::string& hex) {
+  std::vector<std::byte> out;
+  for (std::size_t i = 0; i + 1 < hex.size(); i += 2)
+    out.push_back(static_cast<std::byte>(std::stoul(hex.substr(i, 2), nullptr, 16)));
+  return out;
+}
+}  // namespace
+
+std::vector<std::byte> elf_build_id(const std::string& path) {
+  (void)elf_version(EV_CURRENT);
+  return from_hex(file_build_id(path));
+}
+
+std::vector<std::byte> kernel_build_id() { return from_hex(notes_build_id("/sys/kernel/notes")); }
+
+std::vector<std::byte> vdso_build_id() {
+  (void)elf_version(EV_CURRENT);
+  int fd = own_vdso();
+  if (fd < 0) return {};
+  auto id = from_hex(file_build_id(fmt::format("/proc/self/fd/{}", fd)));
+  ::close(fd);
+  return id;
+}
+
+std::vector<std::byte> build_id_section(const std::vector<BinaryBuildId>& binaries) {
+  std::vector<std::byte> out;
+  for (const auto& b : binaries) {
+    if (b.build_id.empty()) continue;
+    const std::size_t name = (b.name.size() + 1 + 63) / 64 * 64;  // NUL-padded to perf's NAME_ALIGN
+    const std::size_t size = 8 + 4 + 24 + name;
+    if (size > 0xffff) continue;  // a name no record can hold
+    const std::size_t at = out.size();
+    out.resize(at + size);
+    auto put = [&](std::size_t off, const void* p, std::size_t n) {
+      std::memcpy(out.data() + at + off, p, n);
+    };
+    const std::uint32_t type = static_cast<std::uint32_t>(Type::header_build_id);
+    const std::uint16_t misc =
+        static_cast<std::uint16_t>((b.kernel ? misc_kernel : misc_user) | misc_ext_reserved);
+    const auto size16 = static_cast<std::uint16_t>(size);
+    const std::int32_t pid = -1;  // the host machine (perf's HOST_KERNEL_ID)
+    put(0, &type, 4);
+    put(4, &misc, 2);
+    put(6, &size16, 2);
+    put(8, &pid, 4);
+    const std::size_t n = std::min<std::size_t>(b.build_id.size(), 20);
+    put(12, b.build_id.data(), n);
+    out[at + 12 + 20] = static_cast<std::byte>(n);  // its size (misc BUILD_ID_SIZE)
+    put(36, b.name.data(), b.name.size());
+  }
+  return out;
+}
 const std::vector<std::string>& Symbolizer::problems() const { return impl_->problems; }
 
 }  // namespace perfspec::record

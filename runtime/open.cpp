@@ -106,6 +106,13 @@ int Opener::open_one(std::size_t i, int pid, int cpu, int group_fd, bool leader)
     out_.set.events[i].attr.read_format &= ~std::uint64_t{spec::format_lost};
     fd = sys_.perf_event_open(a, pid, cpu, group_fd, flags);
   }
+  // MMAP2 records with the build id of the file mapped (Linux 5.12): a kernel before it refuses the
+  // bit (EINVAL), and the mappings come without (their build ids are then read from the files).
+  if (fd == -EINVAL && a.build_id) {
+    a.build_id = 0;
+    out_.set.events[i].attr.build_id = 0;
+    fd = sys_.perf_event_open(a, pid, cpu, group_fd, flags);
+  }
   if (fd >= 0) keep_attr(i, a, true);
   if (fd == -EACCES && options_.fallback_to_user && !a.exclude_kernel) {
     a.exclude_kernel = 1;

@@ -17,6 +17,7 @@
 #include "perfspec/error.hpp"
 #include "perfspec/record.hpp"
 #include "perfspec/tracepoint.hpp"
+#include "runtime/build_ids.hpp"
 #include "runtime/process.hpp"
 
 namespace perfspec::runtime {
@@ -84,25 +85,39 @@ struct Recording::Impl {
   record::PerfDataWriter* out = nullptr;
   RecordingSummary summary;
   std::uint64_t first_time = ~std::uint64_t{0}, last_time = 0;
+  BuildIds build_ids{formats};  // the binaries samples hit, for HEADER_BUILD_ID
+
+  // One record as it is written: the binaries it maps or its sample hits, the samples' time range.
+  void seen(std::span<const std::byte> bytes) {
+    record::Record r;
+    const std::uint32_t type = record_header(bytes).type;
+    const bool sample = type == static_cast<std::uint32_t>(record::Type::sample);
+    if (sample) ++summary.samples;
+    if (!sample && type != static_cast<std::uint32_t>(record::Type::mmap) &&
+        type != static_cast<std::uint32_t>(record::Type::mmap2) &&
+        type != static_cast<std::uint32_t>(record::Type::fork))
+      return;
+    try {
+      formats.decode(bytes, 0, r);
+    } catch (const record::DecodeError&) {  // written as it came; the time range leaves it out
+      return;
+    }
+    build_ids.see(r, bytes);
+    if (sample && r.sample_id.has(record::sample_time)) {
+      first_time = std::min(first_time, r.sample_id.time);
+      last_time = std::max(last_time, r.sample_id.time);
+    }
+  }
 
   // Everything the buffers hold now, into the file; a FINISHED_ROUND after a pass that wrote. True
   // when it wrote.
   bool take() {
-    record::Record r;
     std::size_t n = sampler.read([&](std::span<const std::byte> bytes) {
       out->write(bytes);
-      if (record_header(bytes).type != static_cast<std::uint32_t>(record::Type::sample)) return;
-      ++summary.samples;
-      try {
-        formats.decode(bytes, 0, r);
-        if (r.sample_id.has(record::sample_time)) {
-          first_time = std::min(first_time, r.sample_id.time);
-          last_time = std::max(last_time, r.sample_id.time);
-        }
-      } catch (const record::DecodeError&) {  // written as it came; the time range leaves it out
-      }
+      seen(bytes);
     });
     if (n) out->finish_round();
+    build_ids.settle();
     return n != 0;
   }
 };
@@ -152,6 +167,12 @@ void Recording::begin(record::PerfDataWriter& out) {
   if (r.target.kind == Target::Kind::cpus)
     for (int pid : numbered_entries("/proc")) synthesize_process(pid, first, synthesized);
   out.write(synthesized);
+  for (std::size_t at = 0; at + 8 <= synthesized.size();) {
+    const std::size_t size = record_header(std::span<const std::byte>(synthesized).subspan(at)).size;
+    if (size < 8 || at + size > synthesized.size()) break;
+    r.seen(std::span<const std::byte>(synthesized).subspan(at, size));
+    at += size;
+  }
   out.finish_round();
   if (!r.target.enable_on_exec) r.sampler.enable();
 }
@@ -171,6 +192,11 @@ RecordingSummary Recording::finish() {
   r.sampler.disable();
   r.take();
   if (r.first_time <= r.last_time) r.out->set_sample_time(r.first_time, r.last_time);
+  // perf record's post-processing: the build ids of the binaries samples hit (not in pipe mode,
+  // whose features went out first)
+  if (!r.out->pipe())
+    if (auto ids = r.build_ids.section(); !ids.empty())
+      r.out->set_feature(record::Feature::build_id, std::move(ids));
   r.summary.bytes = r.out->data_size();
   r.out->finish();
   r.out = nullptr;

@@ -128,6 +128,9 @@ void configure(EventSet& set, const Target& target, const SamplingOptions& o) {
   if (o.track && first) {
     Attr& a = set.events[o.track_at_open ? set.events.size() - 1 : *first].attr;
     a.mmap = a.mmap2 = a.comm = a.comm_exec = a.task = 1;
+    // each MMAP2 with the build id of the file mapped, read by the kernel as it maps it (so a process
+    // of another mount namespace gives its own file's): what HEADER_BUILD_ID is made from
+    if (o.mmap_build_id) a.build_id = 1;
     if (o.mmap_data) a.mmap_data = 1;
   }
 }

@@ -14,6 +14,7 @@
 
 #include "perfspec/perfspec.hpp"
 #include "perfspec/recording.hpp"
+#include "perfspec/symbols.hpp"
 #include "tests/support.hpp"
 
 using namespace perfspec;
@@ -82,17 +83,32 @@ TEST_CASE("a recording of a command: every page fault a sample, the file perf re
   CHECK(file.cmdline() == std::vector<std::string>{"test", "record"});
   CHECK(file.feature_string(record::Feature::hostname).has_value());
   CHECK(file.has_feature(record::Feature::sample_time_range));
+  // perf record's build ids: the binaries samples hit, each with its ELF build id (the workload's,
+  // whose touch_pages made the faults)
+  REQUIRE(file.has_feature(record::Feature::build_id));
+  record::Symbolizer symbols;
+  symbols.read_build_ids(file.feature(record::Feature::build_id));
+  const std::vector<std::byte> id = record::elf_build_id(PERFSPEC_WORKLOAD);
+  REQUIRE(id.size() == 20);
   record::Record r;
-  std::uint64_t samples = 0, in_region = 0, comms = 0, rounds = 0;
+  std::uint64_t samples = 0, in_region = 0, comms = 0, rounds = 0, in_touch_pages = 0;
   while (file.next(r)) {
+    symbols.apply(r);
     if (auto* s = r.get<record::Sample>()) {
       ++samples;
-      if (s->addr >= start && s->addr < end) ++in_region;
+      if (s->addr >= start && s->addr < end) {
+        ++in_region;
+        record::Location where = symbols.locate(s->pid, s->ip, r.misc);
+        if (where.dso == PERFSPEC_WORKLOAD && where.symbol && where.symbol->name == "touch_pages")
+          ++in_touch_pages;
+      }
     }
     if (auto* c = r.get<record::Comm>(); c && c->exec && c->comm == "perfspec_worklo") ++comms;
     if (r.kind() == record::Type::finished_round) ++rounds;
   }
   CHECK(in_region == static_cast<std::uint64_t>(pages));
+  CHECK(in_touch_pages == in_region);  // found only where the build recorded is the file's
+  CHECK(symbols.problems().empty());
   CHECK(samples == summary.samples);
   CHECK(samples >= in_region);
   CHECK(comms == 1);   // named at its exec (its file name, cut to 15 bytes), where its counting began

@@ -250,6 +250,10 @@ struct SamplingOptions {
   /// With `track`: MMAP2 records of data mappings too (attr.mmap_data, perf record -d), not only of
   /// executable ones.
   bool mmap_data = false;
+  /// With `track`: each MMAP2 carries the build id of the file mapped (attr.build_id, Linux 5.12, perf
+  /// record --buildid-mmap), read by the kernel from the file the process mapped, whatever mount
+  /// namespace it is in. Dropped on a kernel that refuses it.
+  bool mmap_build_id = true;
   /// On EACCES for an event that counts the kernel, retry it user-only (`:u`), as perf does.
   bool fallback_to_user = true;
 };

@@ -123,6 +123,9 @@ class Symbolizer {
   /// Where `address` of process `pid` lies, with the cpumode of the record's misc (kernel addresses
   /// in the kernel's mappings, user addresses in the process's).
   Location locate(std::uint32_t pid, std::uint64_t address, std::uint16_t misc);
+  /// The binary only (Location::dso, no symbol: nothing is read): what a recording's post-processing
+  /// needs to know which binaries its samples hit.
+  std::string_view binary_of(std::uint32_t pid, std::uint64_t address, std::uint16_t misc);
   /// The symbols of the binary at `path` (under symfs), read on first use; nullptr when it cannot be
   /// read.
   const SymbolTable* table(std::string_view path);
@@ -133,5 +136,25 @@ class Symbolizer {
   struct Impl;
   std::unique_ptr<Impl> impl_;
 };
+
+/// The GNU build id of an ELF file (its NT_GNU_BUILD_ID note), empty when it has none or is no
+/// readable ELF file.
+std::vector<std::byte> elf_build_id(const std::string& path);
+/// The running kernel's build id (/sys/kernel/notes), empty when it cannot be read.
+std::vector<std::byte> kernel_build_id();
+/// This process's vdso's build id (the kernel maps the same vdso into every process).
+std::vector<std::byte> vdso_build_id();
+
+/// One binary of HEADER_BUILD_ID: its name as the recording's mappings name it, its build id, and
+/// whether it is the kernel's (`[kernel.kallsyms]`, a module).
+struct BinaryBuildId {
+  std::string name;
+  std::vector<std::byte> build_id;
+  bool kernel = false;
+};
+/// HEADER_BUILD_ID's section as perf writes it (perf_record_header_build_id entries: misc KERNEL or
+/// USER with BUILD_ID_SIZE, pid -1 for the host, 20 bytes of id and its size, the name NUL-padded to
+/// 64 bytes). Binaries without a build id are left out.
+std::vector<std::byte> build_id_section(const std::vector<BinaryBuildId>& binaries);
 
 }  // namespace perfspec::record

@@ -171,6 +171,15 @@ def check_record(perf, perfspec, root, inside, chroot_dir):
              f"{len(own)} first in its own functions, {len(stacked)} with spin_outer and main on the stack")
     print(f"record spin: {len(blocks)} samples of the workload, {len(user_first)} in user space, {len(own)} first "
           f"in its own functions, {len(stacked)} with spin_outer and main below")
+    # perf record's build ids: perf 6.12 lists the workload, with the build id its ELF note says
+    checks += 1
+    note = subprocess.run(["readelf", "-n", exe], stdout=subprocess.PIPE).stdout.decode()
+    want_id = re.search(r"Build ID: ([0-9a-f]+)", note)
+    bst, bout, berr = run([perf, "buildid-list", "-i", inner])
+    listed = [l.split() for l in bout.decode(errors="replace").splitlines()]
+    if not want_id or [want_id.group(1), chroot_dir + "/workload"] not in listed:
+        fail(f"perf buildid-list of perfspec's recording: {bout.decode(errors='replace')[:300]!r} "
+             f"(want {want_id.group(1) if want_id else '?'} {chroot_dir}/workload)")
     checks += 1
     rst, rout, rerr = run([perf, "report", "--stdio", "--no-children", "--sort", "sym", "-i", inner])
     top = [l for l in rout.decode(errors="replace").splitlines() if l.strip() and not l.startswith("#")]
