@@ -533,6 +533,35 @@ std::string_view Symbolizer::binary_of(std::uint32_t pid, std::uint64_t address,
 
 const SymbolTable* Symbolizer::table(std::string_view path) { return impl_->table(path); }
 
+Location Symbolizer::locate_build_id(std::span<const std::byte> id, std::uint64_t offset) {
+  Impl& I = *impl_;
+  Location out;
+  std::string hex;
+  for (std::byte b : id) hex += fmt::format("{:02x}", static_cast<unsigned>(b));
+  if (hex.size() < 4) return out;
+  std::vector<std::string> candidates;
+  if (const char* home = std::getenv("HOME"))
+    candidates.push_back(fmt::format("{}/.debug/.build-id/{}/{}/elf", home, hex.substr(0, 2), hex.substr(2)));
+  candidates.push_back(
+      I.under_symfs(fmt::format("/usr/lib/debug/.build-id/{}/{}.debug", hex.substr(0, 2), hex.substr(2))));
+  for (const auto& c : candidates) {
+    if (::access(c.c_str(), R_OK) != 0 || file_build_id(c) != hex) continue;
+    auto [it, made] = I.tables.try_emplace("build-id:" + hex);
+    if (made) {
+      try {
+        it->second = std::make_unique<SymbolTable>(SymbolTable::from_elf(c, c, I.options.demangle));
+      } catch (const Error& e) {
+        I.problems.push_back(e.message());
+      }
+    }
+    out.dso = *I.name(c);
+    out.dso_address = offset;
+    if (it->second) out.symbol = it->second->find(offset);
+    return out;
+  }
+  return out;
+}
+
 namespace {
 std::vector<std::byte> from_hex(const std::string& hex) {
   std::vector<std::byte> out;

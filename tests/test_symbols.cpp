@@ -248,6 +248,32 @@ TEST_CASE("symbols: this process's own addresses, through the mappings a recordi
         code.path + ": not the build recorded (build id 0000000000000000000000000000000000000000)");
 }
 
+TEST_CASE("symbols: an address of a binary known by its build id, from /usr/lib/debug/.build-id") {
+  const std::uint64_t marker = address_of(&symbols_test::symbols_test_marker);
+  OwnCode code = own_code(marker);
+  REQUIRE(!code.path.empty());
+  const std::vector<std::byte> id = perfspec::record::elf_build_id(code.path);
+  REQUIRE(id.size() == 20);
+  std::string hex;
+  for (std::byte b : id)
+    hex += "0123456789abcdef"[std::to_integer<unsigned>(b) >> 4],
+        hex += "0123456789abcdef"[std::to_integer<unsigned>(b) & 15];
+  auto dir = std::filesystem::temp_directory_path() / ("perfspec-bid-" + std::to_string(::getpid()));
+  const auto kept = dir / "usr/lib/debug/.build-id" / hex.substr(0, 2) / (hex.substr(2) + ".debug");
+  std::filesystem::create_directories(kept.parent_path());
+  std::filesystem::copy_file(code.path, kept);
+  Symbolizer symbols({.symfs = dir.string()});
+  Location l = symbols.locate_build_id(id, marker - code.start + code.pgoff + 1);
+  CHECK(l.dso == kept.string());
+  REQUIRE(l.symbol);
+  CHECK(l.symbol->name == "symbols_test_marker");
+  CHECK(l.symbol_offset() == 1);
+  std::vector<std::byte> other = id;
+  other[0] ^= std::byte{1};
+  CHECK(symbols.locate_build_id(other, 0).dso.empty());
+  std::filesystem::remove_all(dir);
+}
+
 TEST_CASE("symbols: a mapping over others cuts them; anonymous code is a JIT's perf map") {
   auto dir = std::filesystem::temp_directory_path() / ("perfspec-symfs-" + std::to_string(::getpid()));
   std::filesystem::create_directories(dir / "tmp");

@@ -230,6 +230,49 @@ int perfspec_perf_data_next(perfspec_perf_data* file, perfspec_record* out);
 size_t perfspec_perf_data_events(const perfspec_perf_data* file);
 const char* perfspec_perf_data_event_name(const perfspec_perf_data* file, size_t i);
 
+/* Symbols: where an address of a recording lies, the binary and the function, as perf script names
+ * them (perf 6.12's rules: the binaries' ELF symbol tables or separate debug files, of the build the
+ * recording names; the kernel's kallsyms; a JIT's /tmp/perf-PID.map). Feed it a file's records in
+ * time order (perfspec_symbolizer_follow after each perfspec_perf_data_next: perf's files are in time
+ * order but within rounds), then ask where an address lies. Strings stay valid as long as the
+ * symbolizer.
+ *
+ *   perfspec_symbolizer *sym;
+ *   perfspec_symbolizer_open(NULL, NULL, &sym);
+ *   perfspec_symbolizer_read_build_ids(sym, file);
+ *   while (perfspec_perf_data_next(file, &r) == 1) {
+ *     perfspec_symbolizer_follow(sym, file);
+ *     perfspec_location where;
+ *     if (r.type == 9 && perfspec_symbolizer_locate(sym, r.pid, r.ip, r.misc, &where) == 1)
+ *       printf("%s+%#llx (%s)\n", where.symbol ? where.symbol : "[unknown]",
+ *              (unsigned long long)where.offset, where.dso);
+ *   }
+ */
+typedef struct perfspec_symbolizer perfspec_symbolizer;
+typedef struct perfspec_location {
+  const char* dso;      /* the binary as perf names it ("/usr/bin/ls", "[kernel.kallsyms]", "[vdso]") */
+  const char* symbol;   /* the function (C++ demangled), NULL when the binary has none there */
+  uint64_t offset;      /* of the address past the symbol's start (perf's symoff) */
+  uint64_t dso_address; /* the address in the binary's terms (a file offset for an ELF binary) */
+} perfspec_location;
+/* `symfs` (binaries looked up under it) and `kallsyms` (the kernel's symbols) may be NULL: the paths as
+ * recorded, /proc/kallsyms (perf's --symfs and --kallsyms). */
+int perfspec_symbolizer_open(const char* symfs, const char* kallsyms, perfspec_symbolizer** out);
+void perfspec_symbolizer_free(perfspec_symbolizer* symbolizer);
+/* The build ids of the file's header (HEADER_BUILD_ID): binaries of another build are then not read. */
+int perfspec_symbolizer_read_build_ids(perfspec_symbolizer* symbolizer, const perfspec_perf_data* file);
+/* Follow the record perfspec_perf_data_next last returned (MMAP, MMAP2, FORK and build ids matter). */
+int perfspec_symbolizer_follow(perfspec_symbolizer* symbolizer, const perfspec_perf_data* file);
+/* Where `address` of process `pid` lies, by the cpumode of `misc` (a record's): 1 and *out set when a
+ * mapping covers it, 0 when none does, or a negative error. */
+int perfspec_symbolizer_locate(perfspec_symbolizer* symbolizer, uint32_t pid, uint64_t address, uint16_t misc,
+                               perfspec_location* out);
+/* The symbol at file offset `offset` of the binary whose build id is the `size` bytes at `build_id`,
+ * from perf's build-id cache or /usr/lib/debug/.build-id: 1 and *out set when such a file is found, 0
+ * when none is, or a negative error. */
+int perfspec_symbolizer_locate_build_id(perfspec_symbolizer* symbolizer, const void* build_id, size_t size,
+                                        uint64_t offset, perfspec_location* out);
+
 /* Record a command into the perf.data file `path`, as `perfspec record -e ... -c/-F ... -o path --
  * argv...` does: the events of `set` (resolved on `machine`) sampled every `period` events, else
  * `frequency` times a second (0 and 0: 4000 Hz), samples with IP|TID|TIME (and PERIOD with a

@@ -21,4 +21,5 @@
 #include "perfspec/spec.hpp"
 #include "perfspec/stat.hpp"
 #include "perfspec/stat_counting.hpp"
+#include "perfspec/symbols.hpp"
 #include "perfspec/tables.hpp"

@@ -129,6 +129,10 @@ class Symbolizer {
   /// The symbols of the binary at `path` (under symfs), read on first use; nullptr when it cannot be
   /// read.
   const SymbolTable* table(std::string_view path);
+  /// The symbol at file offset `offset` of the binary whose build id is `build_id`, wherever it is
+  /// kept: perf's build-id cache (~/.debug/.build-id) or /usr/lib/debug/.build-id (under symfs).
+  /// Location::dso is the file it was found in; empty when there is none.
+  Location locate_build_id(std::span<const std::byte> build_id, std::uint64_t offset);
   /// Binaries that could not be read, each once, with why.
   const std::vector<std::string>& problems() const;
 

@@ -405,12 +405,32 @@ static void record_command(const perfspec_machine* live) {
   CHECK(perfspec_perf_data_events(f) == 1 &&
         strcmp(perfspec_perf_data_event_name(f, 0), "page-faults:u") == 0);
   perfspec_record r;
-  uint64_t read = 0;
+  uint64_t read = 0, located = 0, named = 0;
   int more;
-  while ((more = perfspec_perf_data_next(f, &r)) == 1)
-    if (r.type == 9) ++read;
+  /* each sample's address in a binary the shell mapped, named where the binary has a symbol there */
+  perfspec_symbolizer* sym = NULL;
+  CHECK(perfspec_symbolizer_open(NULL, NULL, &sym) == PERFSPEC_OK);
+  CHECK(perfspec_symbolizer_read_build_ids(sym, f) == PERFSPEC_OK);
+  while ((more = perfspec_perf_data_next(f, &r)) == 1) {
+    CHECK(perfspec_symbolizer_follow(sym, f) == PERFSPEC_OK);
+    if (r.type != 9) continue;
+    ++read;
+    perfspec_location where;
+    if (perfspec_symbolizer_locate(sym, r.pid, r.ip, r.misc, &where) == 1) {
+      ++located;
+      CHECK(where.dso != NULL && (where.dso[0] == '/' || where.dso[0] == '['));
+      if (where.symbol) ++named;
+    }
+  }
   CHECK(more == 0);
   CHECK(read == samples);
+  CHECK(located == samples);
+  CHECK(named > 0);
+  const unsigned char nobody[20] = {0};
+  perfspec_location where;
+  CHECK(perfspec_symbolizer_locate_build_id(sym, nobody, sizeof nobody, 0x1000, &where) == 0);
+  CHECK(perfspec_symbolizer_locate(sym, 1, 0, 2, NULL) == PERFSPEC_E_INVALID);
+  perfspec_symbolizer_free(sym);
   perfspec_perf_data_free(f);
 
   char* missing[] = {"/nonexistent/perfspec-command", NULL};
