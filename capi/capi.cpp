@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "capi/capi.hpp"
 #include "perfspec/perfspec.hpp"
 
 struct perfspec_machine {
@@ -31,16 +32,24 @@ struct perfspec_metric_plan {
   std::vector<perfspec::metric::Value> last;  // of the last perfspec_metric_evaluate
 };
 
-namespace {
+namespace perfspec::capi {
 
+namespace {
 thread_local std::string last_message, last_rendered;
 thread_local long last_offset = -1;
+}  // namespace
 
-int fail(int code, std::string message, std::string rendered = {}, long offset = -1) {
+int fail(int code, std::string message, std::string rendered, long offset) {
   last_message = std::move(message);
   last_rendered = rendered.empty() ? last_message + "\n" : std::move(rendered);
   last_offset = offset;
   return code;
+}
+
+void clear_error() {
+  last_message.clear();
+  last_rendered.clear();
+  last_offset = -1;
 }
 
 int code_of(perfspec::ErrorKind kind) {
@@ -56,30 +65,15 @@ int code_of(perfspec::ErrorKind kind) {
   return PERFSPEC_E_INVALID;
 }
 
-// Run `f`, turning every exception into an error code and a message.
-template <typename F> int guarded(F&& f, std::string_view text = {}) {
-  try {
-    f();
-    last_message.clear();
-    last_rendered.clear();
-    last_offset = -1;
-    return PERFSPEC_OK;
-  } catch (const perfspec::metric::MetricError& e) {
-    // Drawn under the metric's text (which may be another metric than the one asked for), the offset
-    // in that text.
-    return fail(code_of(e.kind()), e.message(), e.rendered(),
-                e.positioned() ? static_cast<long>(e.span().begin) : -1);
-  } catch (const perfspec::Error& e) {
-    return fail(code_of(e.kind()), e.message(), perfspec::render(e, text),
-                e.positioned() ? static_cast<long>(e.span().begin) : -1);
-  } catch (const std::bad_alloc&) {
-    return fail(PERFSPEC_E_SYSTEM, "out of memory");
-  } catch (const std::exception& e) {
-    return fail(PERFSPEC_E_INTERNAL, std::string("internal error: ") + e.what());
-  } catch (...) {
-    return fail(PERFSPEC_E_INTERNAL, "internal error");
-  }
-}
+}  // namespace perfspec::capi
+
+using perfspec::capi::fail;
+using perfspec::capi::guarded;
+using perfspec::capi::last_message;
+using perfspec::capi::last_offset;
+using perfspec::capi::last_rendered;
+
+namespace {
 
 char* copy(const std::string& s) {
   char* out = static_cast<char*>(std::malloc(s.size() + 1));
@@ -291,11 +285,6 @@ struct perfspec_sampler {
   perfspec::record::Record current;
 };
 
-struct perfspec_perf_data {
-  perfspec::record::PerfData file;
-  perfspec::record::Record current;
-};
-
 namespace {
 
 // A decoded record as the C struct.
@@ -492,75 +481,6 @@ size_t perfspec_perf_data_events(const perfspec_perf_data* f) { return f ? f->fi
 
 const char* perfspec_perf_data_event_name(const perfspec_perf_data* f, size_t i) {
   return f && i < f->file.events().size() ? f->file.event_name(i).c_str() : nullptr;
-}
-
-struct perfspec_symbolizer {
-  perfspec::record::Symbolizer symbols;
-};
-
-namespace {
-void to_c(const perfspec::record::Location& l, perfspec_location* out) {
-  *out = perfspec_location{};
-  // Location's strings are the symbolizer's own (interned names, table symbols): NUL-terminated there
-  out->dso = l.dso.data();
-  out->symbol = l.symbol ? l.symbol->name.c_str() : nullptr;
-  out->offset = l.symbol_offset();
-  out->dso_address = l.dso_address;
-}
-}  // namespace
-
-int perfspec_symbolizer_open(const char* symfs, const char* kallsyms, perfspec_symbolizer** out) {
-  if (!out) return fail(PERFSPEC_E_INVALID, "perfspec_symbolizer_open: a NULL argument");
-  *out = nullptr;
-  return guarded([&] {
-    perfspec::record::SymbolOptions o;
-    if (symfs) o.symfs = symfs;
-    if (kallsyms) o.kallsyms = kallsyms;
-    *out = new perfspec_symbolizer{perfspec::record::Symbolizer(std::move(o))};
-  });
-}
-
-void perfspec_symbolizer_free(perfspec_symbolizer* s) { delete s; }
-
-int perfspec_symbolizer_read_build_ids(perfspec_symbolizer* s, const perfspec_perf_data* f) {
-  if (!s || !f) return fail(PERFSPEC_E_INVALID, "perfspec_symbolizer_read_build_ids: a NULL argument");
-  return guarded([&] {
-    if (f->file.has_feature(perfspec::record::Feature::build_id))
-      s->symbols.read_build_ids(f->file.feature(perfspec::record::Feature::build_id));
-  });
-}
-
-int perfspec_symbolizer_follow(perfspec_symbolizer* s, const perfspec_perf_data* f) {
-  if (!s || !f) return fail(PERFSPEC_E_INVALID, "perfspec_symbolizer_follow: a NULL argument");
-  return guarded([&] { s->symbols.apply(f->current); });
-}
-
-int perfspec_symbolizer_locate(perfspec_symbolizer* s, uint32_t pid, uint64_t address, uint16_t misc,
-                               perfspec_location* out) {
-  if (!s || !out) return fail(PERFSPEC_E_INVALID, "perfspec_symbolizer_locate: a NULL argument");
-  int found = 0;
-  int code = guarded([&] {
-    perfspec::record::Location l = s->symbols.locate(pid, address, misc);
-    if (l.dso.empty()) return;
-    to_c(l, out);
-    found = 1;
-  });
-  return code ? code : found;
-}
-
-int perfspec_symbolizer_locate_build_id(perfspec_symbolizer* s, const void* build_id, size_t size,
-                                        uint64_t offset, perfspec_location* out) {
-  if (!s || !build_id || !out)
-    return fail(PERFSPEC_E_INVALID, "perfspec_symbolizer_locate_build_id: a NULL argument");
-  int found = 0;
-  int code = guarded([&] {
-    perfspec::record::Location l = s->symbols.locate_build_id(
-        std::span<const std::byte>(static_cast<const std::byte*>(build_id), size), offset);
-    if (l.dso.empty()) return;
-    to_c(l, out);
-    found = 1;
-  });
-  return code ? code : found;
 }
 
 int perfspec_record_command(const perfspec_machine* machine, const perfspec_event_set* set,

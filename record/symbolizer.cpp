@@ -27,8 +27,14 @@
 #include <fmt/format.h>
 
 #include "perfspec/symbols.hpp"
+#include "record/elf_files.hpp"
 
 namespace perfspec::record {
+
+using detail::file_build_id;
+using detail::notes_build_id;
+using detail::own_vdso;
+using detail::read_file;
 
 namespace {
 
@@ -87,14 +93,6 @@ const std::pair<const std::uint64_t, Mapping>* find(const Maps& maps, std::uint6
   return address < it->second.end ? &*it : nullptr;
 }
 
-std::string read_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw Error(ErrorKind::io, fmt::format("cannot open {}: {}", path, std::strerror(errno)));
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
-
 // A kernel module's path as perf names its dso: `/lib/modules/6.1.0/kernel/fs/xfs/xfs.ko.xz` -> `[xfs]`
 // (dashes become underscores, as the kernel names modules).
 std::string module_name(std::string_view path) {
@@ -104,74 +102,6 @@ std::string module_name(std::string_view path) {
   for (char& c : out)
     if (c == '-') c = '_';
   return out;
-}
-
-// The GNU build id of an ELF notes file (/sys/kernel/notes), as lowercase hex; empty if none.
-std::string notes_build_id(const std::string& path) {
-  std::string notes;
-  try {
-    notes = read_file(path);
-  } catch (const Error&) {
-    return {};
-  }
-  std::size_t at = 0;
-  while (at + 12 <= notes.size()) {
-    std::uint32_t namesz = 0, descsz = 0, type = 0;
-    std::memcpy(&namesz, notes.data() + at, 4);
-    std::memcpy(&descsz, notes.data() + at + 4, 4);
-    std::memcpy(&type, notes.data() + at + 8, 4);
-    const std::size_t name_at = at + 12, desc_at = name_at + ((namesz + 3) & ~3u);
-    const std::size_t next = desc_at + ((descsz + 3) & ~3u);
-    if (next > notes.size() || next <= at) break;
-    if (type == NT_GNU_BUILD_ID && namesz == 4 && notes.compare(name_at, 4, std::string("GNU\0", 4)) == 0) {
-      std::string hex;
-      for (std::size_t i = 0; i < descsz; ++i)
-        hex += fmt::format("{:02x}", static_cast<unsigned char>(notes[desc_at + i]));
-      return hex;
-    }
-    at = next;
-  }
-  return {};
-}
-
-// A copy of this process's vdso in a memory file (its fd; -1 when there is none): the kernel maps
-// the same image into every process.
-int own_vdso() {
-  std::ifstream maps("/proc/self/maps");
-  std::uint64_t lo = 0, hi = 0;
-  for (std::string line; std::getline(maps, line);)
-    if (line.ends_with("[vdso]")) {
-      std::sscanf(line.c_str(), "%lx-%lx", &lo, &hi);
-      break;
-    }
-  if (hi <= lo) return -1;
-  int fd = ::memfd_create("perfspec-vdso", MFD_CLOEXEC);
-  if (fd >= 0 && ::write(fd, reinterpret_cast<const void*>(lo), hi - lo) != static_cast<ssize_t>(hi - lo)) {
-    ::close(fd);
-    return -1;
-  }
-  return fd;
-}
-
-// The build id an ELF file carries, as lowercase hex; empty when it has none or cannot be read.
-std::string file_build_id(const std::string& path, bool* symtab = nullptr, bool* dynsym = nullptr) {
-  std::string hex;
-  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return hex;
-  if (Elf* elf = elf_begin(fd, ELF_C_READ_MMAP, nullptr)) {
-    const void* id = nullptr;
-    ssize_t n = elf_kind(elf) == ELF_K_ELF ? dwelf_elf_gnu_build_id(elf, &id) : -1;
-    for (ssize_t i = 0; i < n; ++i) hex += fmt::format("{:02x}", static_cast<const unsigned char*>(id)[i]);
-    for (Elf_Scn* scn = elf_nextscn(elf, nullptr); scn; scn = elf_nextscn(elf, scn)) {
-      GElf_Shdr sh;
-      if (!gelf_getshdr(scn, &sh)) continue;
-      if (symtab && sh.sh_type == SHT_SYMTAB) *symtab = true;
-      if (dynsym && sh.sh_type == SHT_DYNSYM) *dynsym = true;
-    }
-    elf_end(elf);
-  }
-  ::close(fd);
-  return hex;
 }
 
 }  // namespace
@@ -562,59 +492,6 @@ Location Symbolizer::locate_build_id(std::span<const std::byte> id, std::uint64_
   return out;
 }
 
-namespace {
-std::vector<std::byte> from_hex(const std::string& hex) {
-  std::vector<std::byte> out;
-  for (std::size_t i = 0; i + 1 < hex.size(); i += 2)
-    out.push_back(static_cast<std::byte>(std::stoul(hex.substr(i, 2), nullptr, 16)));
-  return out;
-}
-}  // namespace
-
-std::vector<std::byte> elf_build_id(const std::string& path) {
-  (void)elf_version(EV_CURRENT);
-  return from_hex(file_build_id(path));
-}
-
-std::vector<std::byte> kernel_build_id() { return from_hex(notes_build_id("/sys/kernel/notes")); }
-
-std::vector<std::byte> vdso_build_id() {
-  (void)elf_version(EV_CURRENT);
-  int fd = own_vdso();
-  if (fd < 0) return {};
-  auto id = from_hex(file_build_id(fmt::format("/proc/self/fd/{}", fd)));
-  ::close(fd);
-  return id;
-}
-
-std::vector<std::byte> build_id_section(const std::vector<BinaryBuildId>& binaries) {
-  std::vector<std::byte> out;
-  for (const auto& b : binaries) {
-    if (b.build_id.empty()) continue;
-    const std::size_t name = (b.name.size() + 1 + 63) / 64 * 64;  // NUL-padded to perf's NAME_ALIGN
-    const std::size_t size = 8 + 4 + 24 + name;
-    if (size > 0xffff) continue;  // a name no record can hold
-    const std::size_t at = out.size();
-    out.resize(at + size);
-    auto put = [&](std::size_t off, const void* p, std::size_t n) {
-      std::memcpy(out.data() + at + off, p, n);
-    };
-    const std::uint32_t type = static_cast<std::uint32_t>(Type::header_build_id);
-    const std::uint16_t misc =
-        static_cast<std::uint16_t>((b.kernel ? misc_kernel : misc_user) | misc_ext_reserved);
-    const auto size16 = static_cast<std::uint16_t>(size);
-    const std::int32_t pid = -1;  // the host machine (perf's HOST_KERNEL_ID)
-    put(0, &type, 4);
-    put(4, &misc, 2);
-    put(6, &size16, 2);
-    put(8, &pid, 4);
-    const std::size_t n = std::min<std::size_t>(b.build_id.size(), 20);
-    put(12, b.build_id.data(), n);
-    out[at + 12 + 20] = static_cast<std::byte>(n);  // its size (misc BUILD_ID_SIZE)
-    put(36, b.name.data(), b.name.size());
-  }
-  return out;
-}
 const std::vector<std::string>& Symbolizer::problems() const { return impl_->problems; }
 
 }  // namespace perfspec::record

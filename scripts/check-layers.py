@@ -23,7 +23,7 @@ MAY_INCLUDE = {
     "runtime": {"perfspec", "spec", "runtime"},
     "record": {"perfspec", "spec", "record"},
     "print": {"perfspec", "spec", "print"},
-    "capi": {"perfspec"},
+    "capi": {"perfspec", "capi"},
     # The exporter's engine: configuration, sets and reloads, reading, series, its HTTP server.
     "exporter": {"perfspec", "spec", "runtime", "print", "exporter"},
     "tools": {"perfspec", "spec", "grammar", "resolver", "runtime", "record", "print", "exporter", "tools"},

@@ -35,7 +35,7 @@ printf '  char q = \x27"\x27; s = "see http://x.org for an Error here"; // no "w
 printf '#include "resolver/plan.hpp"\n' >"$tree/examples/e.cpp"
 out=$(python3 "$check" "$tree" 2>&1); status=$?
 expect crossed-status "$status" 1
-expect crossed-output "$out" "capi/c.cpp:1: includes spec/sysfs.hpp: capi/ may include only perfspec
+expect crossed-output "$out" "capi/c.cpp:1: includes spec/sysfs.hpp: capi/ may include only capi, perfspec
 examples/e.cpp:1: includes resolver/plan.hpp: examples/ may include only perfspec
 exporter/e.cpp:5: includes tools/cli.hpp: exporter/ may include only exporter, perfspec, print, runtime, spec
 include/perfspec/api.hpp:3: includes runtime/open.hpp: include/perfspec/ may include only perfspec

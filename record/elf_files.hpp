@@ -1,0 +1,20 @@
+// SPDX-License-Identifier: MIT
+#pragma once
+// Reading the files that say which build a binary is: ELF build-id notes, the kernel's notes, this
+// process's vdso. Internal to record/ (symbolizer.cpp, build_ids.cpp).
+#include <string>
+
+namespace perfspec::record::detail {
+
+/// The whole of a file; throws Error (io) naming it.
+std::string read_file(const std::string& path);
+/// The GNU build id of an ELF notes file (/sys/kernel/notes), as lowercase hex; empty if none.
+std::string notes_build_id(const std::string& path);
+/// A copy of this process's vdso in a memory file (its fd; -1 when there is none): the kernel maps
+/// the same image into every process.
+int own_vdso();
+/// The build id an ELF file carries, as lowercase hex; empty when it has none or cannot be read.
+/// `symtab` and `dynsym`, when given, are set when it has that section.
+std::string file_build_id(const std::string& path, bool* symtab = nullptr, bool* dynsym = nullptr);
+
+}  // namespace perfspec::record::detail
