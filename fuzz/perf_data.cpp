@@ -109,6 +109,15 @@ void script(const std::uint8_t* data, std::size_t size) {
   fuzz::write_file(path, std::string_view(reinterpret_cast<const char*>(data), size));
   perfspec::ScriptOptions o;
   o.name = path;
+  // Symbols from nothing of this machine's: no binaries under an empty folder, a kallsyms of its own
+  // (the names a record gives are opened there, each once).
+  static const std::string symfs = [] {
+    std::string d = fuzz::scratch() + "/symfs";
+    fuzz::write_file(fuzz::scratch() + "/kallsyms", "ffffffff81000000 T _text\nffffffff81000100 T do_work\n");
+    return d;
+  }();
+  o.symfs = symfs;
+  o.kallsyms = fuzz::scratch() + "/kallsyms";
   switch (data[size - 1] % 6) {
     case 0:
       o.fields = {"comm,tid,time,event,ip"};
@@ -122,8 +131,8 @@ void script(const std::uint8_t* data, std::size_t size) {
     case 4: {
       // every field perfspec prints, by type: what a type's first event lacks is left out, not refused
       const std::string all =
-          "comm,tid,pid,time,cpu,misc,event,addr,data_src,weight,ins_lat,retire_lat,cgroup,ip,iregs,uregs,"
-          "phys_addr,data_page_size,code_page_size";
+          "comm,tid,pid,time,cpu,misc,event,addr,data_src,weight,ins_lat,retire_lat,cgroup,ip,sym,symoff,dso,"
+          "iregs,uregs,phys_addr,data_page_size,code_page_size";
       o.fields = {"hw:" + all, "sw:" + all, "trace:" + all + ",trace", "raw:" + all, "break:" + all};
       o.samples_only = true;
       break;

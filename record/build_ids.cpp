@@ -7,6 +7,7 @@
 #include <gelf.h>
 #include <libelf.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -26,12 +27,38 @@ namespace perfspec::record {
 
 namespace detail {
 
+int open_regular(const std::string& path) {
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+  if (fd < 0) return -1;
+  struct stat st {};
+  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    ::close(fd);
+    errno = EINVAL;
+    return -1;
+  }
+  return fd;
+}
+
 std::string read_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw Error(ErrorKind::io, fmt::format("cannot open {}: {}", path, std::strerror(errno)));
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
+  int fd = open_regular(path);
+  if (fd < 0)
+    throw Error(ErrorKind::io, fmt::format("cannot open {}: {}", path,
+                                           errno == EINVAL ? "not a regular file" : std::strerror(errno)));
+  std::string out;
+  char buf[65536];
+  for (;;) {
+    ssize_t n = ::read(fd, buf, sizeof buf);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) {
+      int e = errno;
+      ::close(fd);
+      throw Error(ErrorKind::io, fmt::format("cannot read {}: {}", path, std::strerror(e)));
+    }
+    if (n == 0) break;
+    out.append(buf, static_cast<std::size_t>(n));
+  }
+  ::close(fd);
+  return out;
 }
 
 // The GNU build id of an ELF notes file (/sys/kernel/notes), as lowercase hex; empty if none.
@@ -84,7 +111,7 @@ int own_vdso() {
 // The build id an ELF file carries, as lowercase hex; empty when it has none or cannot be read.
 std::string file_build_id(const std::string& path, bool* symtab, bool* dynsym) {
   std::string hex;
-  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  int fd = open_regular(path);
   if (fd < 0) return hex;
   if (Elf* elf = elf_begin(fd, ELF_C_READ_MMAP, nullptr)) {
     const void* id = nullptr;
@@ -101,7 +128,6 @@ std::string file_build_id(const std::string& path, bool* symtab, bool* dynsym) {
   ::close(fd);
   return hex;
 }
-
 
 }  // namespace detail
 

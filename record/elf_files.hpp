@@ -6,7 +6,11 @@
 
 namespace perfspec::record::detail {
 
-/// The whole of a file; throws Error (io) naming it.
+/// Opens `path` for reading only when it is a regular file (a name a recording gives may be a FIFO or
+/// a device, whose open or read would block or never end): the fd, or -1 with errno set (EINVAL for a
+/// file of another kind).
+int open_regular(const std::string& path);
+/// The whole of a regular file; throws Error (io) naming it.
 std::string read_file(const std::string& path);
 /// The GNU build id of an ELF notes file (/sys/kernel/notes), as lowercase hex; empty if none.
 std::string notes_build_id(const std::string& path);

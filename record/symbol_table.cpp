@@ -22,6 +22,7 @@
 #include <fmt/format.h>
 
 #include "perfspec/symbols.hpp"
+#include "record/elf_files.hpp"
 
 namespace perfspec::record {
 
@@ -70,8 +71,10 @@ struct ElfFile {
     if (fd >= 0) ::close(fd);
   }
   void open(const std::string& path) {
-    fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-    if (fd < 0) throw Error(ErrorKind::io, fmt::format("cannot open {}: {}", path, std::strerror(errno)));
+    fd = detail::open_regular(path);
+    if (fd < 0)
+      throw Error(ErrorKind::io, fmt::format("cannot open {}: {}", path,
+                                             errno == EINVAL ? "not a regular file" : std::strerror(errno)));
     elf = elf_begin(fd, ELF_C_READ_MMAP, nullptr);
     if (!elf || elf_kind(elf) != ELF_K_ELF || !gelf_getehdr(elf, &ehdr))
       throw Error(ErrorKind::io, fmt::format("{}: not an ELF file", path));

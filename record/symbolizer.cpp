@@ -276,7 +276,7 @@ struct Symbolizer::Impl {
   };
   std::optional<Sources> sources(std::string_view dso, const std::string& path, const std::string* wanted) {
     std::vector<std::string> candidates;
-    int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    int fd = detail::open_regular(path);
     if (fd >= 0) {
       if (Elf* elf = elf_begin(fd, ELF_C_READ_MMAP, nullptr)) {
         GElf_Word crc = 0;
@@ -312,12 +312,15 @@ struct Symbolizer::Impl {
     if (out.symbols.empty()) out.symbols = out.runtime;
     if (out.runtime.empty()) out.runtime = out.symbols;
     if (out.symbols.empty()) {
-      if (wanted && ::access(path.c_str(), R_OK) == 0)
+      int file = detail::open_regular(path);
+      if (file < 0)
+        problems.push_back(fmt::format("cannot open {}: {}", path,
+                                       errno == EINVAL ? "not a regular file" : std::strerror(errno)));
+      else if (wanted)
         problems.push_back(fmt::format("{}: not the build recorded (build id {})", path, *wanted));
-      else if (::access(path.c_str(), R_OK) != 0)
-        problems.push_back(fmt::format("cannot open {}: {}", path, std::strerror(errno)));
       else
         problems.push_back(fmt::format("{}: no symbol table", path));
+      if (file >= 0) ::close(file);
       return std::nullopt;
     }
     return out;
@@ -413,6 +416,8 @@ Location Symbolizer::Impl::locate_in(const Maps& maps, std::uint64_t address) {
   const SymbolTable* t = nullptr;
   if (m.kind == MapKind::vdso) {
     t = I.vdso_symbols();
+  } else if (m.kind == MapKind::identity && !(m.dso->starts_with("/tmp/perf-") && m.dso->ends_with(".map"))) {
+    return out;  // memory of no file (//anon, [heap], [stack], /dev/zero): no symbols, as for perf
   } else if (auto known = I.by_name.find({m.dso, m.build_id}); known != I.by_name.end()) {
     t = known->second;
   } else {

@@ -5,6 +5,7 @@
 #include <doctest/doctest.h>
 
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cstdint>
@@ -271,6 +272,24 @@ TEST_CASE("symbols: an address of a binary known by its build id, from /usr/lib/
   std::vector<std::byte> other = id;
   other[0] ^= std::byte{1};
   CHECK(symbols.locate_build_id(other, 0).dso.empty());
+  std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("symbols: a mapped name that is a FIFO or a device is not read (it would block), and says so") {
+  auto dir = std::filesystem::temp_directory_path() / ("perfspec-fifo-" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir / "bin");
+  REQUIRE(::mkfifo((dir / "bin" / "pipe").c_str(), 0600) == 0);
+  Symbolizer symbols({.symfs = dir.string()});
+  symbols.apply(mmap2(9, 0x400000, 0x1000, 0, "/bin/pipe"));
+  symbols.apply(mmap2(9, 0x500000, 0x1000, 0, "/dev/null"));
+  CHECK(symbols.locate(9, 0x400010, perfspec::record::misc_user).symbol == nullptr);
+  CHECK(symbols.locate(9, 0x500010, perfspec::record::misc_user).symbol == nullptr);
+  REQUIRE(symbols.problems().size() == 2);
+  CHECK(symbols.problems()[0] == "cannot open " + (dir / "bin" / "pipe").string() + ": not a regular file");
+  CHECK(symbols.problems()[1] ==
+        "cannot open " + (dir / "dev" / "null").string() + ": No such file or directory");
+  CHECK_THROWS_WITH(SymbolTable::from_elf((dir / "bin" / "pipe").string()),
+                    ("cannot open " + (dir / "bin" / "pipe").string() + ": not a regular file").c_str());
   std::filesystem::remove_all(dir);
 }
 
