@@ -9,12 +9,12 @@
 //                          come again): each from the cache of locations
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <cstdio>
 #include <fstream>
 #include <string>
 #include <vector>
-#include <algorithm>
 
 #include <benchmark/benchmark.h>
 
@@ -40,7 +40,8 @@ const std::vector<Mapping>& own_mappings() {
       Mapping m{};
       char perms[8] = {};
       char path[4096] = {};
-      if (std::sscanf(line.c_str(), "%lx-%lx %7s %lx %*s %*s %4095s", &m.start, &m.end, perms, &m.pgoff, path) == 5 &&
+      if (std::sscanf(line.c_str(), "%lx-%lx %7s %lx %*s %*s %4095s", &m.start, &m.end, perms, &m.pgoff,
+                      path) == 5 &&
           perms[2] == 'x' && path[0] == '/') {
         m.path = path;
         out.push_back(m);
@@ -117,7 +118,8 @@ void BM_Symbolize_distinct(benchmark::State& state) {
   for (auto _ : state) {
     named = 0;
     for (std::uint64_t x : a)
-      for (std::uint64_t k = 0; k < 8; ++k) named += s.locate(pid, x - k, perfspec::record::misc_user).symbol != nullptr;
+      for (std::uint64_t k = 0; k < 8; ++k)
+        named += s.locate(pid, x - k, perfspec::record::misc_user).symbol != nullptr;
   }
   check(state, named / 8, a.size());
   state.SetItemsProcessed(state.iterations() * static_cast<std::int64_t>(a.size() * 8));
@@ -133,7 +135,8 @@ void BM_Symbolize_cached(benchmark::State& state) {
   std::size_t named = 0;
   for (auto _ : state) {
     named = 0;
-    for (std::size_t i = 0; i < n; ++i) named += s.locate(pid, a[i], perfspec::record::misc_user).symbol != nullptr;
+    for (std::size_t i = 0; i < n; ++i)
+      named += s.locate(pid, a[i], perfspec::record::misc_user).symbol != nullptr;
   }
   check(state, named, n);
   state.SetItemsProcessed(state.iterations() * static_cast<std::int64_t>(n));
