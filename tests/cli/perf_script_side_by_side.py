@@ -157,6 +157,12 @@ def check_record(perf, perfspec, root, inside, chroot_dir):
         checks += 1
         pst, pout, perr = run([perf, "script", "-i", inner] + fields_args(fields))
         sst, sout, serr = run([perfspec, "script", "--samples", "--symfs", root, "-i", host] + fields_args(fields))
+        # The samples of `chroot` before it execs the workload are of this machine's binaries, which
+        # perf 6.12 reads from inside its chroot and perfspec from here (and this machine's build-id
+        # cache): they are left out of the symbol lists' comparison.
+        if fields is None or "sym" in fields:
+            keep = lambda out: b"\n\n".join(b for b in out.split(b"\n\n") if not b.lstrip().startswith(b"chroot "))
+            pout, sout = keep(pout), keep(sout)
         if pst != 0 or sst != 0 or pout != sout:
             fail(f"spin -F {fields}: perf script (status {pst}) and perfspec script (status {sst}) differ "
                  f"{perr.decode(errors='replace')[:200]}")
