@@ -38,9 +38,8 @@ using detail::read_file;
 
 namespace {
 
-constexpr std::uint32_t prot_exec = 0x4;           // PROT_EXEC
-constexpr std::uint32_t map_hugetlb = 0x40000;     // MAP_HUGETLB
-constexpr std::uint32_t kernel_pid = 0xffffffffu;  // the pid of the kernel's MMAP records (-1)
+constexpr std::uint32_t prot_exec = 0x4;        // PROT_EXEC
+constexpr std::uint32_t map_hugetlb = 0x40000;  // MAP_HUGETLB
 
 enum class MapKind { file, identity, vdso, kernel };
 
