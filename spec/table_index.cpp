@@ -30,7 +30,7 @@ constexpr std::size_t block_size = 16 * 1024;
 constexpr std::size_t max_index_size = 256u * 1024 * 1024;
 constexpr std::size_t max_header_size = 1u * 1024 * 1024;
 
-std::uint64_t hash(const char* data, std::size_t size) { return XXH3_64bits(data, size); }
+std::uint64_t hash(const char* data, std::size_t size) { return hash_bytes({data, size}); }
 
 // Fields cannot hold tabs or newlines: the index is line-based.
 std::string one_line(std::string_view s) {
