@@ -477,6 +477,39 @@ int perfspec_perf_data_next(perfspec_perf_data* f, perfspec_record* out) {
   return code ? code : result;
 }
 
+namespace {
+struct WalkStopped {
+  int value;
+};
+}  // namespace
+
+int perfspec_perf_data_walk(perfspec_perf_data* f, int (*visit)(const perfspec_record* record, void* context),
+                            void* context, int* in_time) {
+  if (!f || !visit) return fail(PERFSPEC_E_INVALID, "perfspec_perf_data_walk: a NULL argument");
+  namespace rec = perfspec::record;
+  int result = 0;
+  int code = guarded([&] {
+    try {
+      rec::Order order = rec::for_each_in_time_order(f->file, [&](const rec::Record& r) {
+        perfspec_record out;
+        to_c(r, f->file.formats(), r.attr == rec::Record::npos ? SIZE_MAX : r.attr, &out);
+        f->visiting = &r;
+        int value = visit(&out, context);
+        f->visiting = nullptr;
+        if (value > 0) throw WalkStopped{value};
+        if (value < 0)
+          throw perfspec::Error(perfspec::ErrorKind::usage,
+                                "perfspec_perf_data_walk: a visit returned a negative value");
+      });
+      if (in_time) *in_time = order == rec::Order::time;
+    } catch (const WalkStopped& stopped) {
+      result = stopped.value;
+    }
+  });
+  f->visiting = nullptr;
+  return code ? code : result;
+}
+
 size_t perfspec_perf_data_events(const perfspec_perf_data* f) { return f ? f->file.events().size() : 0; }
 
 const char* perfspec_perf_data_event_name(const perfspec_perf_data* f, size_t i) {

@@ -11,6 +11,9 @@
 struct perfspec_perf_data {
   perfspec::record::PerfData file;
   perfspec::record::Record current;
+  const perfspec::record::Record* visiting = nullptr;  // during perfspec_perf_data_walk: its record
+
+  const perfspec::record::Record& record() const { return visiting ? *visiting : current; }
 };
 
 namespace perfspec::capi {

@@ -48,7 +48,7 @@ int perfspec_symbolizer_read_build_ids(perfspec_symbolizer* s, const perfspec_pe
 
 int perfspec_symbolizer_follow(perfspec_symbolizer* s, const perfspec_perf_data* f) {
   if (!s || !f) return fail(PERFSPEC_E_INVALID, "perfspec_symbolizer_follow: a NULL argument");
-  return guarded([&] { s->symbols.apply(f->current); });
+  return guarded([&] { s->symbols.apply(f->record()); });
 }
 
 int perfspec_symbolizer_locate(perfspec_symbolizer* s, uint32_t pid, uint64_t address, uint16_t misc,

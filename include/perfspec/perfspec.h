@@ -227,26 +227,41 @@ void perfspec_perf_data_free(perfspec_perf_data* file);
 /* The next record in file order: 1 and *out set, 0 at the end, or a negative error (PERFSPEC_E_IO for a
  * record that does not follow the format, with its offset in perfspec_last_error()). */
 int perfspec_perf_data_next(perfspec_perf_data* file, perfspec_record* out);
+/* Every record of the kernel's not yet read by perfspec_perf_data_next, in time order as perf script
+ * and perf report take them (a file's records are in time order only within the rounds of its
+ * buffers: a thread that moved between CPUs has its records in more than one): `visit` is called
+ * with each and returns 0 to go on, a positive value to stop; perfspec_symbolizer_follow(sym, file)
+ * inside it follows that record. *in_time (may be NULL) is set to 1 when the records came in time
+ * order, 0 when in file order (some event's records carry no time). Returns 0 when every record was
+ * visited, the positive value a visit stopped with, or a negative error (PERFSPEC_E_IO for a record
+ * that does not follow the format: those before it were visited). */
+int perfspec_perf_data_walk(perfspec_perf_data* file,
+                            int (*visit)(const perfspec_record* record, void* context), void* context,
+                            int* in_time);
 size_t perfspec_perf_data_events(const perfspec_perf_data* file);
 const char* perfspec_perf_data_event_name(const perfspec_perf_data* file, size_t i);
 
 /* Symbols: where an address of a recording lies, the binary and the function, as perf script names
  * them (perf 6.12's rules: the binaries' ELF symbol tables or separate debug files, of the build the
  * recording names; the kernel's kallsyms; a JIT's /tmp/perf-PID.map). Feed it a file's records in
- * time order (perfspec_symbolizer_follow after each perfspec_perf_data_next: perf's files are in time
- * order but within rounds), then ask where an address lies. Strings stay valid as long as the
- * symbolizer.
+ * time order (perfspec_symbolizer_follow for each record perfspec_perf_data_walk visits; in file
+ * order a sample can come before the mapping it lies in), then ask where an address lies. Strings
+ * stay valid as long as the symbolizer.
  *
- *   perfspec_symbolizer *sym;
- *   perfspec_symbolizer_open(NULL, NULL, &sym);
- *   perfspec_symbolizer_read_build_ids(sym, file);
- *   while (perfspec_perf_data_next(file, &r) == 1) {
- *     perfspec_symbolizer_follow(sym, file);
+ *   struct both { perfspec_perf_data *file; perfspec_symbolizer *sym; };
+ *   static int show(const perfspec_record *r, void *context) {
+ *     struct both *b = context;
+ *     perfspec_symbolizer_follow(b->sym, b->file);
  *     perfspec_location where;
- *     if (r.type == 9 && perfspec_symbolizer_locate(sym, r.pid, r.ip, r.misc, &where) == 1)
+ *     if (r->type == 9 && perfspec_symbolizer_locate(b->sym, r->pid, r->ip, r->misc, &where) == 1)
  *       printf("%s+%#llx (%s)\n", where.symbol ? where.symbol : "[unknown]",
  *              (unsigned long long)where.offset, where.dso);
+ *     return 0;
  *   }
+ *   struct both b = {file, NULL};
+ *   perfspec_symbolizer_open(NULL, NULL, &b.sym);
+ *   perfspec_symbolizer_read_build_ids(b.sym, file);
+ *   perfspec_perf_data_walk(file, show, &b, NULL);
  */
 typedef struct perfspec_symbolizer perfspec_symbolizer;
 typedef struct perfspec_location {

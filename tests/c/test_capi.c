@@ -386,6 +386,69 @@ static void perf_data(const char* fixture) {
   CHECK(strstr(perfspec_last_error(), "not a perf.data file (no PERFILE2 magic)") != NULL);
 }
 
+struct located_samples {
+  perfspec_perf_data* file;
+  perfspec_symbolizer* sym;
+  uint64_t read, located, named;
+};
+
+static int locate_sample(const perfspec_record* r, void* context) {
+  struct located_samples* c = context;
+  CHECK(perfspec_symbolizer_follow(c->sym, c->file) == PERFSPEC_OK);
+  if (r->type != 9) return 0;
+  ++c->read;
+  perfspec_location where;
+  if (perfspec_symbolizer_locate(c->sym, r->pid, r->ip, r->misc, &where) == 1) {
+    ++c->located;
+    CHECK(where.dso != NULL && (where.dso[0] == '/' || where.dso[0] == '['));
+    if (where.symbol) ++c->named;
+  }
+  return 0;
+}
+
+struct times {
+  uint64_t last, records, late, stop_after;
+};
+
+static int count_late(const perfspec_record* r, void* context) {
+  struct times* t = context;
+  if (r->time < t->last) ++t->late;
+  t->last = r->time;
+  ++t->records;
+  return t->records == t->stop_after ? 7 : 0;
+}
+
+#define WALK_FIXTURE "rounds.data"
+/* A file perf 6.12 wrote with -a, whose records are in time order only within rounds: the walk
+ * hands them over in time order, as perf script shows them; a visit ends it with its own value. */
+static void perf_data_walk(const char* fixture) {
+  char path[4096];
+  snprintf(path, sizeof path, "%s/../perf_data/" WALK_FIXTURE, fixture);
+  perfspec_perf_data* f = NULL;
+  CHECK(perfspec_perf_data_open(path, &f) == 0);
+  if (!f) return;
+  struct times in_file = {0, 0, 0, 0};
+  perfspec_record r;
+  while (perfspec_perf_data_next(f, &r) == 1)
+    if (r.type < 64) count_late(&r, &in_file);
+  perfspec_perf_data_free(f);
+  CHECK(in_file.late > 0);
+  CHECK(perfspec_perf_data_open(path, &f) == 0);
+  struct times walked = {0, 0, 0, 0};
+  int in_time = -1;
+  CHECK(perfspec_perf_data_walk(f, count_late, &walked, &in_time) == 0);
+  CHECK(in_time == 1);
+  CHECK(walked.late == 0);
+  CHECK(walked.records == in_file.records);
+  perfspec_perf_data_free(f);
+  CHECK(perfspec_perf_data_open(path, &f) == 0);
+  struct times stopped = {0, 0, 0, 3};
+  CHECK(perfspec_perf_data_walk(f, count_late, &stopped, NULL) == 7);
+  CHECK(stopped.records == 3);
+  CHECK(perfspec_perf_data_walk(NULL, count_late, &stopped, NULL) == PERFSPEC_E_INVALID);
+  perfspec_perf_data_free(f);
+}
+
 /* A command recorded into a perf.data file, read back through the C API: this program run again with
  * --exit3 (so that the binary recorded has its symbol table, wherever the test runs). */
 static void record_command(const perfspec_machine* live) {
@@ -409,25 +472,15 @@ static void record_command(const perfspec_machine* live) {
   CHECK(perfspec_perf_data_open(path, &f) == 0);
   CHECK(perfspec_perf_data_events(f) == 1 &&
         strcmp(perfspec_perf_data_event_name(f, 0), "page-faults:u") == 0);
-  perfspec_record r;
-  uint64_t read = 0, located = 0, named = 0;
-  int more;
   /* each sample's address in a binary the program mapped, named where the binary has a symbol there */
-  perfspec_symbolizer* sym = NULL;
-  CHECK(perfspec_symbolizer_open(NULL, NULL, &sym) == PERFSPEC_OK);
-  CHECK(perfspec_symbolizer_read_build_ids(sym, f) == PERFSPEC_OK);
-  while ((more = perfspec_perf_data_next(f, &r)) == 1) {
-    CHECK(perfspec_symbolizer_follow(sym, f) == PERFSPEC_OK);
-    if (r.type != 9) continue;
-    ++read;
-    perfspec_location where;
-    if (perfspec_symbolizer_locate(sym, r.pid, r.ip, r.misc, &where) == 1) {
-      ++located;
-      CHECK(where.dso != NULL && (where.dso[0] == '/' || where.dso[0] == '['));
-      if (where.symbol) ++named;
-    }
-  }
-  CHECK(more == 0);
+  struct located_samples c = {f, NULL, 0, 0, 0};
+  CHECK(perfspec_symbolizer_open(NULL, NULL, &c.sym) == PERFSPEC_OK);
+  CHECK(perfspec_symbolizer_read_build_ids(c.sym, f) == PERFSPEC_OK);
+  int in_time = -1;
+  CHECK(perfspec_perf_data_walk(f, locate_sample, &c, &in_time) == 0);
+  CHECK(in_time == 1);
+  perfspec_symbolizer* sym = c.sym;
+  uint64_t read = c.read, located = c.located, named = c.named;
   CHECK(read == samples);
   CHECK(located == samples);
   CHECK(named > 0);
@@ -518,6 +571,7 @@ int main(int argc, char** argv) {
   sampling(live);
   sampling_dropped(live);
   perf_data(fixture);
+  perf_data_walk(fixture);
   record_command(live);
   perfspec_machine_free(live);
   perfspec_machine_free(m);
