@@ -15,7 +15,6 @@
 #include "perfspec/error.hpp"
 #include "perfspec/symbols.hpp"
 #include "print/script_session.hpp"
-#include "print/script_threads.hpp"
 
 namespace perfspec::script {
 namespace {
@@ -69,7 +68,7 @@ class TextPrinter : Layout {
   void run();
 
  private:
-  Threads threads_;
+  record::Threads threads_;
   Symbolizer symbols_;               // the processes' mappings so far, and the binaries' symbols
   int name_width_ = -1;              // perf's: the longest event name when the first sample is printed
   std::size_t data_src_width_ = 0;   // perf's: the longest data_src text so far, the width of the next

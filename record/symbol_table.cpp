@@ -434,6 +434,7 @@ SymbolTable SymbolTable::from_elf(const std::string& path, const std::string& ru
     k.symbol.name = d.empty() ? std::string(name) : std::move(d);
     k.binding = static_cast<unsigned char>(GELF_ST_BIND(sym.st_info));
     k.ifunc = GELF_ST_TYPE(sym.st_info) == STT_GNU_IFUNC;
+    k.symbol.object = GELF_ST_TYPE(sym.st_info) == STT_OBJECT;
     k.order = c.size();
     c.push_back(std::move(k));
   }
@@ -473,6 +474,7 @@ SymbolTable SymbolTable::from_kallsyms(std::string_view text, std::string_view n
       symbol = symbol.substr(0, tab);
     }
     k.symbol.name = std::string(symbol);
+    k.symbol.object = !(upper == 'T' || upper == 'W');  // perf's kallsyms2elf_type
     k.binding =
         upper == 'W' ? STB_WEAK : (std::isupper(static_cast<unsigned char>(type)) ? STB_GLOBAL : STB_LOCAL);
     k.order = c.size();

@@ -426,6 +426,11 @@ Location Symbolizer::Impl::locate_in(const Maps& maps, std::uint64_t address) {
   return out;
 }
 
+std::string Symbolizer::recorded_build_id(std::string_view path) const {
+  auto b = impl_->build_ids.find(std::string(path));
+  return b == impl_->build_ids.end() ? std::string() : b->second;
+}
+
 void Symbolizer::build_id(std::string_view path, std::span<const std::byte> id) {
   std::string hex;
   for (std::byte b : id) hex += fmt::format("{:02x}", static_cast<unsigned>(b));

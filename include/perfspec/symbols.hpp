@@ -10,6 +10,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <vector>
 
 #include "perfspec/record.hpp"
@@ -34,6 +35,9 @@ struct Symbol {
   std::string name;
   std::uint64_t start = 0, end = 0;
   std::string module{};  ///< a kernel module's symbol: the module, as perf names its dso (`[xfs]`)
+  /// A data object (ELF STT_OBJECT; kallsyms' types other than text and weak): perf report shows the
+  /// offset into it.
+  bool object = false;
 };
 
 /// The symbols of one binary, sorted by start, one per start (perf's choice among aliases).
@@ -133,12 +137,51 @@ class Symbolizer {
   /// kept: perf's build-id cache (~/.debug/.build-id) or /usr/lib/debug/.build-id (under symfs).
   /// Location::dso is the file it was found in; empty when there is none.
   Location locate_build_id(std::span<const std::byte> build_id, std::uint64_t offset);
+  /// The build id recorded for the binary at `path` (an MMAP2 with one, HEADER_BUILD_ID, build_id()),
+  /// as lowercase hex; empty when none was.
+  std::string recorded_build_id(std::string_view path) const;
   /// Binaries that could not be read, each once, with why.
   const std::vector<std::string>& problems() const;
 
  private:
   struct Impl;
   std::unique_ptr<Impl> impl_;
+};
+
+/// The threads of a recording and their names, as perf's machine keeps them (Linux 6.12
+/// tools/perf/util/machine.c) for perf script and perf report: a thread is made by the first record
+/// that names its tid, with that record's pid; COMM names it; FORK makes the child anew (forgetting a
+/// thread the tid had before: a pid reused) and gives it the parent's name only when the parent was
+/// named (else it is `:CHILD`, never the parent's `:PARENT`), after forgetting a "parent" whose pid is
+/// not the FORK's ppid; EXIT forgets the thread. A thread never named shows as `:TID`; tid 0 is
+/// `swapper`. Feed it the records in time order, as Symbolizer.
+class Threads {
+ public:
+  Threads();
+  /// Follows a COMM, FORK or EXIT record; other records change nothing.
+  void apply(const Record& record);
+  /// The name of thread `tid` (of process `pid`) now, made unnamed when it is not known. The view is
+  /// valid until the next apply().
+  std::string_view name(std::int32_t pid, std::int32_t tid) {
+    // The last thread asked for, remembered: samples come in runs of one thread.
+    if (last_ && last_tid_ == tid) return *last_;
+    last_tid_ = tid;
+    last_ = &findnew(pid, tid).name;
+    return *last_;
+  }
+  /// The pid of thread `tid` as the records made it known, -1 when none did.
+  std::int32_t pid_of(std::int32_t tid) const;
+
+ private:
+  struct Thread {
+    std::string name;
+    std::int32_t pid = -1;
+    bool named = false;
+  };
+  Thread& findnew(std::int32_t pid, std::int32_t tid);
+  std::unordered_map<std::int32_t, Thread> threads_;
+  std::int32_t last_tid_ = 0;
+  const std::string* last_ = nullptr;
 };
 
 /// The GNU build id of an ELF file (its NT_GNU_BUILD_ID note), empty when it has none or is no
