@@ -1,0 +1,181 @@
+// SPDX-License-Identifier: MIT
+// A recording's samples gathered into distinct stacks, as perf report's session resolves them
+// (tools/perf/util/machine.c thread__resolve_callchain, hist.c): frames interned, stacks keyed by
+// event, thread, CPU and frames.
+#include <cstring>
+#include <deque>
+
+#include <fmt/format.h>
+#include <tsl/robin_map.h>
+
+#include "perfspec/error.hpp"
+#include "perfspec/profile.hpp"
+#include "spec/hash.hpp"
+
+namespace perfspec::record {
+
+std::string_view Frame::short_dso() const {
+  if (dso.empty() || dso.front() == '[') return dso;
+  auto slash = dso.rfind('/');
+  return slash == std::string_view::npos ? dso : dso.substr(slash + 1);
+}
+
+namespace {
+
+struct BytesHash {
+  using is_transparent = void;
+  std::size_t operator()(std::string_view s) const noexcept { return spec::hash_bytes(s); }
+};
+struct BytesEqual {
+  using is_transparent = void;
+  bool operator()(std::string_view a, std::string_view b) const noexcept { return a == b; }
+};
+using Index = tsl::robin_map<std::string, std::uint32_t, BytesHash, BytesEqual>;
+
+// The key's bytes appended: what a stack or a frame is told apart by.
+template <typename T> void put(std::string& key, T value) {
+  char bytes[sizeof value];
+  std::memcpy(bytes, &value, sizeof value);
+  key.append(bytes, sizeof value);
+}
+
+char level_of(std::uint16_t cpumode) {
+  switch (cpumode) {
+    case misc_kernel: return 'k';
+    case misc_guest_kernel: return 'g';
+    case misc_guest_user: return 'u';
+    case misc_hypervisor: return 'H';
+    default: return '.';
+  }
+}
+
+}  // namespace
+
+struct Profile::Impl {
+  explicit Impl(const ProfileOptions& o) : options(o), symbols(o.symbols) {}
+
+  ProfileOptions options;
+  Symbolizer symbols;
+  Threads threads;
+  std::vector<Event> events;
+  std::deque<Frame> frames;  // stable: frames point into the symbolizer, which lives as long
+  std::vector<std::string> comms;
+  Index frame_index, stack_index, comm_index;
+  std::uint64_t lost = 0;
+  std::string key, frame_key;          // a stack's and a frame's key, reused
+  std::vector<std::uint32_t> current;  // a stack's frames, reused
+
+  std::uint32_t frame(std::uint32_t pid, std::uint64_t ip, std::uint16_t cpumode);
+  std::uint32_t comm(std::string_view name);
+  void sample(const PerfData& file, const Record& r, const Sample& s);
+  void callchain(const Sample& s);
+};
+
+std::uint32_t Profile::Impl::frame(std::uint32_t pid, std::uint64_t ip, std::uint16_t cpumode) {
+  Location where = symbols.locate(pid, ip, cpumode);
+  Frame f{where.dso, where.symbol, where.dso.empty() ? ip : where.dso_address, ip, level_of(cpumode)};
+  frame_key.clear();
+  put(frame_key, f.address), put(frame_key, f.level);
+  frame_key.append(f.dso);
+  auto it = frame_index.find(std::string_view(frame_key));
+  if (it != frame_index.end()) return it->second;
+  frames.push_back(f);
+  return frame_index.emplace(frame_key, static_cast<std::uint32_t>(frames.size() - 1)).first->second;
+}
+
+std::uint32_t Profile::Impl::comm(std::string_view name) {
+  auto it = comm_index.find(name);
+  if (it != comm_index.end()) return it->second;
+  comms.emplace_back(name);
+  return comm_index.emplace(std::string(name), static_cast<std::uint32_t>(comms.size() - 1)).first->second;
+}
+
+// perf's reading of a callchain: PERF_CONTEXT_* markers set the cpumode of the frames after them (it
+// starts in user space), a marker it does not know ends the chain, and at most max_stack frames count.
+void Profile::Impl::callchain(const Sample& s) {
+  std::uint16_t mode = misc_user;
+  for (std::uint64_t ip : s.callchain) {
+    if (ip >= context_max) {
+      switch (ip) {
+        case context_hv: mode = misc_hypervisor; continue;
+        case context_kernel: mode = misc_kernel; continue;
+        case context_user: mode = misc_user; continue;
+        case context_guest_kernel: mode = misc_guest_kernel; continue;
+        case context_guest_user: mode = misc_guest_user; continue;
+        default: return;
+      }
+    }
+    if (current.size() >= options.max_stack) return;
+    current.push_back(frame(s.pid, ip, mode));
+  }
+}
+
+void Profile::Impl::sample(const PerfData& file, const Record& r, const Sample& s) {
+  if (r.attr >= events.size()) events.resize(file.events().size());
+  if (r.attr >= events.size()) return;  // a sample of no attr the file names
+  Event& event = events[r.attr];
+  if (s.has(sample_read))  // perf report shows each value read as a sample of its event: not yet here
+    throw Error(
+        ErrorKind::usage,
+        fmt::format("the samples of '{}' read their group's counts (PERF_SAMPLE_READ, perf record's :S): "
+                    "a profile of them is not supported yet",
+                    file.event_name(r.attr)));
+  current.clear();
+  if (options.callchains && s.has(sample_callchain)) callchain(s);
+  if (current.empty()) current.push_back(frame(s.pid, s.ip, r.misc & misc_cpumode_mask));
+  auto pid = static_cast<std::int32_t>(s.pid), tid = static_cast<std::int32_t>(s.tid);
+  std::uint32_t name = comm(threads.name(pid, tid));
+  std::uint32_t cpu = s.has(sample_cpu) ? s.cpu : 0;
+  key.clear();
+  put(key, r.attr), put(key, name), put(key, pid), put(key, tid), put(key, cpu);
+  key.append(reinterpret_cast<const char*>(current.data()), current.size() * sizeof current[0]);
+  auto it = stack_index.find(std::string_view(key));
+  if (it == stack_index.end()) {
+    it = stack_index.emplace(key, static_cast<std::uint32_t>(event.stacks.size())).first;
+    event.stacks.push_back(Stack{name, pid, tid, cpu, current, 0, 0});
+  }
+  Stack& stack = event.stacks[it->second];
+  // perf's period: the sample's, or the attr's fixed one without PERF_SAMPLE_PERIOD
+  std::uint64_t period = s.has(sample_period) ? s.period : file.events()[r.attr].attr.sample_period;
+  ++stack.samples, stack.period += period;
+  ++event.samples, event.period += period;
+}
+
+Profile Profile::read(PerfData& file, const ProfileOptions& options) {
+  auto impl = std::make_unique<Impl>(options);
+  Impl& p = *impl;
+  if (file.has_feature(Feature::build_id)) p.symbols.read_build_ids(file.feature(Feature::build_id));
+  for_each_in_time_order(file, [&](const Record& r) {
+    if (auto* s = r.get<Sample>()) {
+      p.sample(file, r, *s);
+      return;
+    }
+    if (auto* l = r.get<Lost>()) p.lost += l->lost;
+    if (auto* l = r.get<LostSamples>()) p.lost += l->lost;
+    p.symbols.apply(r);
+    p.threads.apply(r);
+  });
+  p.events.resize(file.events().size());
+  for (std::size_t i = 0; i < p.events.size(); ++i) {
+    const Attr& attr = file.events()[i].attr;
+    p.events[i].name = file.events()[i].name;
+    p.events[i].callchains = (attr.sample_type & sample_callchain) != 0;
+    p.events[i].cpu = (attr.sample_type & sample_cpu) != 0;
+  }
+  return Profile(std::move(impl));
+}
+
+Profile::Profile(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+Profile::Profile(Profile&&) noexcept = default;
+Profile& Profile::operator=(Profile&&) noexcept = default;
+Profile::~Profile() = default;
+
+const std::vector<Profile::Event>& Profile::events() const { return impl_->events; }
+const Frame& Profile::frame(std::uint32_t index) const { return impl_->frames.at(index); }
+std::size_t Profile::frames() const { return impl_->frames.size(); }
+std::string_view Profile::comm(std::uint32_t index) const { return impl_->comms.at(index); }
+std::uint64_t Profile::lost() const { return impl_->lost; }
+std::string Profile::build_id(std::string_view dso) const { return impl_->symbols.recorded_build_id(dso); }
+const std::vector<std::string>& Profile::problems() const { return impl_->symbols.problems(); }
+
+}  // namespace perfspec::record
