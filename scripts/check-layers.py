@@ -44,6 +44,7 @@ OWNED = [
     (re.compile(r"^zstd\.h$"), {"record"}, "zstd compresses perf.data records (record/)"),
     (re.compile(r"^(traceevent/|event-parse\.h$)"), {"record"}, "libtraceevent decodes tracepoint payloads (record/)"),
     (re.compile(r"^(libelf\.h$|gelf\.h$|elfutils/)"), {"record"}, "elfutils reads the binaries' symbols (record/)"),
+    (re.compile(r"^zlib\.h$"), {"print/profile_export."}, "zlib gzips pprof profiles (print/profile_export.*)"),
 ]
 
 

@@ -76,6 +76,51 @@ void ScriptCommand::add(CLI::App& parent) {
 
 int ScriptCommand::run() { return perfspec::tools::run_script(so); }
 
+void ReportCommand::add(CLI::App& parent) {
+  app = parent.add_subcommand("report",
+                              "a perf.data file's samples as perf report tables, folded stacks or pprof");
+  app->add_option("-i,--input", ro.input, "the file to read ('-': a pipe-mode stream on stdin)")
+      ->capture_default_str();
+  app->add_option("--format", ro.format,
+                  "text (perf report --stdio), folded (one 'comm;caller;...;callee COUNT' line per stack), "
+                  "pprof (gzipped profile.proto, for go tool pprof)")
+      ->check(CLI::IsMember({"text", "folded", "pprof"}))
+      ->capture_default_str();
+  app->add_option("-o,--output", ro.output, "pprof: write the profile to this file")->type_name("FILE");
+  app->add_flag("--stdio", ro.stdio, "perf report's text interface (the only one)");
+  app->add_option("-s,--sort", ro.sort, "text: the rows' keys: comm, pid, dso, sym, cpu")
+      ->capture_default_str();
+  auto* with =
+      app->add_flag("--children", children, "text: Children and Self columns (the default with callchains)");
+  app->add_flag("--no-children", no_children, "text: one Overhead column, the samples' own functions")
+      ->excludes(with);
+  app->add_option("-g,--call-graph", ro.call_graph,
+                  "text: graph|none, a threshold in percent (0.5), caller|callee (e.g. graph,0.5,caller)")
+      ->type_name("SETTINGS");
+  app->add_option("--percent-limit", ro.percent_limit,
+                  "text: leave out rows (and branches) under this percent")
+      ->type_name("PERCENT");
+  app->add_flag("-n,--show-nr-samples", ro.samples, "text: a Samples column");
+  app->add_flag("-q,--quiet", ro.quiet, "text: the rows only");
+  app->add_option("--max-stack", ro.max_stack, "at most this many frames of a callchain")
+      ->capture_default_str();
+  app->add_flag("--no-comm", ro.no_comm, "folded: stacks without the thread's name");
+  app->add_flag("--include-pid", ro.include_pid, "folded: the thread's name with its pid");
+  app->add_flag("--include-tid", ro.include_tid, "folded: the thread's name with its tid");
+  app->add_flag("--kernel", ro.kernel, "folded: kernel functions marked _[k]");
+  app->add_option("--symfs", ro.symfs,
+                  "look for the binaries under this folder (a file recorded in a chroot)")
+      ->type_name("DIR");
+  app->add_option("--kallsyms", ro.kallsyms, "the kernel's symbols (default: /proc/kallsyms)")
+      ->type_name("FILE");
+}
+
+int ReportCommand::run() {
+  if (children) ro.children = true;
+  if (no_children) ro.children = false;
+  return perfspec::tools::run_report(ro);
+}
+
 void DecodeCommand::add(CLI::App& parent, perfspec::spec::MachineOptions& machine) {
   app = parent.add_subcommand("decode", "the event string for a perf_event_attr (the inverse of resolve)");
   app->add_option("--type", type, "attr.type");

@@ -15,6 +15,7 @@
 #include "tools/exporter.hpp"
 #include "tools/list.hpp"
 #include "tools/record.hpp"
+#include "tools/report_command.hpp"
 #include "tools/script.hpp"
 #include "tools/stat.hpp"
 
@@ -87,6 +88,15 @@ struct SnapshotCommand {
 struct ScriptCommand {
   CLI::App* app = nullptr;
   perfspec::tools::ScriptOptions so;
+
+  void add(CLI::App& parent);
+  int run();
+};
+
+struct ReportCommand {
+  CLI::App* app = nullptr;
+  perfspec::tools::ReportCliOptions ro;
+  bool children = false, no_children = false;
 
   void add(CLI::App& parent);
   int run();

@@ -29,6 +29,7 @@ struct Commands {
   SnapshotCommand snapshot;
   DecodeCommand decode;
   ScriptCommand script;
+  ReportCommand report;
   RecordCommand record;
   ExporterCommand exporter;
 
@@ -39,6 +40,7 @@ struct Commands {
     snapshot.add(app, machine);
     decode.add(app, machine);
     script.add(app);
+    report.add(app);
     record.add(app, machine);
     exporter.add(app, machine);
   }
@@ -65,6 +67,7 @@ struct Commands {
       script.so.fields = std::move(script_fields);
       return script.run();
     }
+    if (*report.app) return report.run();
     if (*record.app) return record.run(machine, argc, argv);
     if (*exporter.app) return exporter.run(machine);
     return 0;

@@ -1153,6 +1153,49 @@ check script-sym-callchain 0 script_sym_callchain.txt -- script --samples -i "$p
   --kallsyms "$pd/kallsyms" --symfs "$pd/no-binaries" -F comm,tid,ip,sym,symoff,dso
 check script-sym-addr 0 script_sym_addr.txt -- script --samples -i "$pd/addr.data" \
   --kallsyms "$pd/kallsyms" --symfs "$pd/no-binaries" -F comm,tid,ip,sym,symoff,dso,addr
+# perf report --stdio as perf 6.12 prints it (make.sh: its output on the same files, the kallsyms
+# fixture and no binaries), but for the random tip it ends with: children and graphs by default, -g
+# none, callee and caller graphs with a threshold, sort keys, --percent-limit, -n
+report_check() {  # NAME FILE EXPECTED ARGS...
+  local name=$1 file=$2 want=$3
+  shift 3
+  check "$name" 0 "$want" -- report -i "$pd/$file.data" --kallsyms "$pd/kallsyms" --symfs "$pd/no-binaries" "$@"
+}
+report_check report-callchain callchain report_callchain.txt
+report_check report-callchain-no-children callchain report_callchain_no_children.txt --no-children
+report_check report-callchain-none callchain report_callchain_none.txt -g none
+report_check report-callchain-caller callchain report_callchain_caller.txt --no-children -g caller,5
+report_check report-callchain-sort callchain report_callchain_sort.txt --no-children --sort dso,sym --percent-limit 2 -n
+report_check report-callchain-sym callchain report_callchain_sym.txt --sort sym,comm
+report_check report-addr addr report_addr.txt
+report_check report-addr-pid addr report_addr_pid.txt --sort pid,dso -n
+report_check report-mixed mixed report_mixed.txt
+report_check report-rounds rounds report_rounds.txt --sort comm,pid,dso,sym
+# folded stacks as perf 6.12's stackcollapse script writes them
+report_check report-folded callchain report_folded_callchain.txt --format folded
+report_check report-folded-kernel callchain report_folded_callchain_kernel.txt --format folded --kernel \
+  --include-pid --include-tid
+# a pprof profile as go tool pprof (Debian's golang-go) reads it: the functions' flat and cumulative
+# shares are perf report's Self and Children (do_filp_open: 13.51% and 24.32%, report_callchain.txt)
+pprof_file=$(mktemp)
+if "$bin" report -i "$pd/callchain.data" --kallsyms "$pd/kallsyms" --symfs "$pd/no-binaries" --format pprof \
+  -o "$pprof_file" && command -v go >/dev/null; then
+  got=$(go tool pprof -top -sample_index=task-clock "$pprof_file" 2>&1)
+  if [ "$got" = "$(cat "$here/expected/report_pprof_top.txt")" ]; then
+    pass=$((pass + 1))
+  else
+    echo "FAIL report-pprof-top"
+    diff "$here/expected/report_pprof_top.txt" <(echo "$got") | head -20
+    fail=$((fail + 1))
+  fi
+else
+  echo "FAIL report-pprof-top: no profile written, or no go tool (scripts/setup.sh installs golang-go)"
+  fail=$((fail + 1))
+fi
+rm -f "$pprof_file"
+check report-group-read 2 report_group_read.txt -- report -i "$pd/group_read.data"
+check report-bad-sort 2 report_bad_sort.txt -- report -i "$pd/addr.data" --sort comm,colour
+check report-folded-only 2 report_folded_only.txt -- report -i "$pd/addr.data" --kernel
 # ---- script -F as perf 6.12 reads it (make.sh's last part: perf's output and stderr on the same files) ----
 # registers, memory data, misc (on every record too)
 check script-regs 0 script_regs.txt -- script --samples -i "$pd/regs.data" -F comm,pid,tid,time,event,ip,iregs,uregs

@@ -1,0 +1,68 @@
+// SPDX-License-Identifier: MIT
+#pragma once
+// A recording's profile (record::Profile) as people read it: perf report's --stdio tables, folded
+// stacks (the input of flame graph tools) and a pprof profile (what `go tool pprof` and its web UI
+// open). The printers behind `perfspec report`.
+#include <cstddef>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "perfspec/profile.hpp"
+
+namespace perfspec {
+
+/// Every member has an initializer, so that `FoldedOptions{.pid = true}` names only what it sets.
+struct FoldedOptions {
+  bool comm = true;     ///< each stack starts with its thread's name (spaces made `_`)
+  bool pid = false;     ///< `comm-PID` (with comm only)
+  bool tid = false;     ///< `comm-TID`, `comm-PID/TID` with pid (with comm only)
+  bool kernel = false;  ///< kernel functions marked `_[k]`
+  bool period = false;  ///< counts are the samples' periods, not the samples
+};
+
+/// Every member has an initializer, so that `ReportOptions{.children = false}` names only what it sets.
+struct ReportOptions {
+  /// perf report's --sort keys, in order: comm, pid, dso, sym (or symbol), cpu. Others throw Error
+  /// (usage) when the report is made.
+  std::vector<std::string> sort{"comm", "dso", "sym"};
+  /// Children and Self columns (perf's --children), each callchain frame credited; unset: when the
+  /// event's samples have callchains, as perf's default.
+  std::optional<bool> children{};
+  /// Callchain graphs under each row where the samples have callchains (perf's -g graph; false is -g
+  /// none).
+  bool graph = true;
+  /// Graphs from the outermost caller (caller) or from the sampled function (callee); unset: caller
+  /// with children, callee without, as perf.
+  std::optional<bool> caller{};
+  /// Graph branches under this percentage of the event's period are left out (perf's -g graph,0.5).
+  double graph_percent = 0.5;
+  /// Rows under this percentage are left out (perf's --percent-limit; it also sets graph_percent).
+  double percent_limit = 0;
+  bool samples = false;  ///< a Samples column (perf's -n)
+  bool quiet = false;    ///< rows only (perf's -q)
+};
+
+/// `perf report --stdio` of Linux 6.12: per event with samples, the header lines, a row per entry of
+/// the sort keys with its share of the event's period, sorted as perf sorts them, and the callchain
+/// graphs. perf's closing tip (a random line) is left out. Throws Error (usage) for a sort key it
+/// does not know.
+std::string report_text(const record::Profile& profile, const ReportOptions& options = {});
+/// What report_text throws for options it cannot follow, before a file is read.
+void check_report_options(const ReportOptions& options);
+
+/// Folded stacks as perf 6.12's stackcollapse script writes them (`perf script report stackcollapse`):
+/// a line per distinct stack, `comm;outermost;...;innermost COUNT`, sorted by the stack's text, the
+/// samples of every event counted together; a frame is its function's name (`;` made `:`) or
+/// `[unknown]`. A sample without a callchain is its own address's function (perf's script shows only
+/// the comm there: docs/perf-compatibility.md).
+std::string folded_stacks(const record::Profile& profile, const FoldedOptions& options = {});
+
+/// The profile as pprof's profile.proto (github.com/google/pprof, proto/profile.proto), gzipped as
+/// `go tool pprof` reads it: per event two sample values, `EVENT_samples`/count and `EVENT`/its unit
+/// (nanoseconds for task-clock and cpu-clock, else count); a sample per distinct stack with labels
+/// pid, tid, comm (and cpu when recorded); a location per address, a function per symbol, a mapping
+/// per binary (its build id when the file has one).
+std::vector<std::byte> pprof_profile(const record::Profile& profile);
+
+}  // namespace perfspec

@@ -1,0 +1,396 @@
+// SPDX-License-Identifier: MIT
+// `perf report --stdio` of Linux 6.12 (tools/perf/builtin-report.c, ui/stdio/hist.c, util/hist.c,
+// util/sort.c): a profile's samples gathered into entries of the sort keys, sorted and printed.
+#include <algorithm>
+#include <cstring>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "perfspec/error.hpp"
+#include "perfspec/report.hpp"
+#include "print/report_graph.hpp"
+
+namespace perfspec {
+namespace {
+
+using record::Frame;
+using record::Profile;
+using report_detail::FrameKeys;
+using report_detail::Node;
+
+enum class Key { comm, pid, dso, sym, cpu };
+
+std::vector<Key> sort_keys(const std::vector<std::string>& names) {
+  std::vector<Key> keys;
+  for (const std::string& n : names) {
+    if (n == "comm")
+      keys.push_back(Key::comm);
+    else if (n == "pid")
+      keys.push_back(Key::pid);
+    else if (n == "dso")
+      keys.push_back(Key::dso);
+    else if (n.size() >= 3 && std::string_view("symbol").starts_with(n))  // perf takes a prefix of it
+      keys.push_back(Key::sym);
+    else if (n == "cpu")
+      keys.push_back(Key::cpu);
+    else
+      throw Error(ErrorKind::usage, fmt::format("unknown --sort key: '{}'", n),
+                  "perfspec report sorts by comm, pid, dso, sym (symbol) and cpu");
+  }
+  if (keys.empty()) throw Error(ErrorKind::usage, "--sort names no key", "for example: --sort comm,dso,sym");
+  return keys;
+}
+
+// One row: what the sort keys tell apart, and what it weighs.
+struct Entry {
+  std::uint32_t comm = 0;
+  std::int32_t tid = 0;  // the pid key's, and the thread whose samples made the entry
+  std::uint32_t cpu = 0;
+  bool has_cpu = false;
+  const Frame* frame = nullptr;  // its binary and symbol
+  std::uint64_t address = 0;     // without a symbol: the address shown
+  char level = '.';
+  std::uint64_t self = 0, children = 0, samples = 0;
+  std::size_t max_depth = 0;
+  Node graph;
+};
+
+struct Widths {
+  std::size_t comm = 7, pid = 15, dso = 13, sym = 6;
+};
+
+class Event {
+ public:
+  Event(const Profile& profile, const Profile::Event& event, const ReportOptions& options,
+        const FrameKeys& keys)
+      : profile_(profile), event_(event), options_(options), keys_(keys), sort_(sort_keys(options.sort)) {
+    children_ = options.children.value_or(event.callchains);
+    graph_ = options.graph && event.callchains;
+    caller_ = options.caller.value_or(children_);
+  }
+  void gather();
+  void order();
+  void print(std::string& out);
+
+ private:
+  std::size_t entry(const Profile::Stack& stack, std::uint32_t frame, bool self);
+  void credit(const Profile::Stack& stack);
+  int compare_collapsed(const Entry& a, const Entry& b) const;
+  int compare_output(const Entry& a, const Entry& b) const;
+  void header(std::string& out, const Widths& w) const;
+  void row(std::string& out, const Entry& e, const Widths& w) const;
+  Widths widths() const;
+
+  const Profile& profile_;
+  const Profile::Event& event_;
+  const ReportOptions& options_;
+  const FrameKeys& keys_;
+  std::vector<Key> sort_;
+  bool children_ = false, graph_ = false, caller_ = false;
+  std::vector<Entry> entries_;
+  std::unordered_map<std::string, std::size_t> index_;
+  std::string key_;
+  std::vector<std::uint32_t> chain_;
+  std::vector<std::size_t> credited_;
+};
+
+template <typename T> void put(std::string& key, T value) {
+  char bytes[sizeof value];
+  std::memcpy(bytes, &value, sizeof value);
+  key.append(bytes, sizeof value);
+}
+
+// The entry of `frame` for the stack's thread (made when new): the sample's own entry (`self`, an
+// address without a symbol shown in its binary's terms) or one a callchain frame makes (its address
+// as the kernel wrote it, as perf's fill_callchain_info leaves it).
+std::size_t Event::entry(const Profile::Stack& stack, std::uint32_t frame, bool self) {
+  const Frame& f = profile_.frame(frame);
+  std::uint64_t address = self ? f.address : f.ip;
+  key_.clear();
+  for (Key k : sort_) {
+    switch (k) {
+      case Key::comm: put(key_, stack.comm); break;
+      case Key::pid: put(key_, stack.tid); break;
+      case Key::dso: key_.append(f.short_dso()), key_ += '\0'; break;
+      case Key::sym:
+        if (f.symbol)
+          put(key_, 'S'), key_.append(f.dso), put(key_, f.symbol->start);
+        else
+          put(key_, 'A'), put(key_, address);
+        break;
+      case Key::cpu: put(key_, stack.cpu); break;
+    }
+  }
+  auto [it, made] = index_.try_emplace(key_, entries_.size());
+  if (made) {
+    Entry& e = entries_.emplace_back();
+    e.comm = stack.comm, e.tid = stack.tid, e.cpu = stack.cpu, e.has_cpu = event_.cpu;
+    e.frame = &f, e.address = address;
+    // a frame of no binary takes the sample's level (perf's fill_callchain_info leaves it)
+    e.level = f.dso.empty() ? profile_.frame(stack.frames.front()).level : f.level;
+  }
+  return it->second;
+}
+
+// A stack's period to its own entry and, with children, once to every other entry its frames make.
+void Event::credit(const Profile::Stack& stack) {
+  const auto& frames = stack.frames;
+  std::size_t own = entry(stack, frames.front(), true);
+  Entry& e = entries_[own];
+  e.self += stack.period, e.samples += stack.samples, e.max_depth = std::max(e.max_depth, frames.size());
+  if (children_) e.children += stack.period;
+  if (graph_) {
+    chain_.assign(frames.begin(), frames.end());
+    if (caller_) std::reverse(chain_.begin(), chain_.end());
+    report_detail::add_chain(e.graph, chain_, stack.period, keys_);
+  }
+  if (!children_) return;
+  credited_.assign(1, own);
+  for (std::size_t i = frames.size(); i-- > 0;) {  // from the outermost caller, as perf's iterator
+    std::size_t at = entry(stack, frames[i], false);
+    if (std::find(credited_.begin(), credited_.end(), at) != credited_.end()) continue;
+    credited_.push_back(at);
+    Entry& c = entries_[at];
+    c.children += stack.period, c.max_depth = std::max(c.max_depth, i + 1);
+    if (graph_) {  // the chain from this frame down to the sampled one
+      chain_.assign(frames.begin(), frames.begin() + static_cast<std::ptrdiff_t>(i) + 1);
+      if (caller_) std::reverse(chain_.begin(), chain_.end());
+      report_detail::add_chain(c.graph, chain_, stack.period, keys_);
+    }
+  }
+}
+
+void Event::gather() {
+  for (const Profile::Stack& stack : event_.stacks) credit(stack);
+}
+
+template <typename T> int cmp(const T& a, const T& b) { return a < b ? -1 : b < a ? 1 : 0; }
+
+// perf's collapsed tree: each key's collapse/cmp in turn. A binary before none, by name; a symbol
+// before an address; symbols by start, addresses ascending.
+int Event::compare_collapsed(const Entry& a, const Entry& b) const {
+  for (Key k : sort_) {
+    int c = 0;
+    switch (k) {
+      case Key::comm: c = profile_.comm(a.comm).compare(profile_.comm(b.comm)); break;
+      case Key::pid: c = cmp(a.tid, b.tid); break;
+      case Key::dso:
+        c = a.frame->dso.empty() != b.frame->dso.empty() ? (a.frame->dso.empty() ? 1 : -1)
+                                                         : a.frame->short_dso().compare(b.frame->short_dso());
+        break;
+      case Key::sym:
+        if (a.frame->symbol && b.frame->symbol)
+          c = cmp(a.frame->symbol->start, b.frame->symbol->start);
+        else if (a.frame->symbol || b.frame->symbol)
+          c = a.frame->symbol ? -1 : 1;
+        else  // perf's _sort__addr_cmp: the sign of the difference (kernel addresses before user ones)
+          c = cmp(static_cast<std::int64_t>(a.address - b.address), std::int64_t{0});
+        break;
+      case Key::cpu: c = cmp(a.cpu, b.cpu); break;
+    }
+    if (c) return c;
+  }
+  return 0;
+}
+
+// perf's output order: Children (deeper chains first between entries of one thread, when graphs are
+// shown), then Self, descending; then each key's sort: names ascending, a symbol before an address
+// (addresses tie: the collapsed order stands).
+int Event::compare_output(const Entry& a, const Entry& b) const {
+  if (children_) {
+    if (int c = cmp(b.children, a.children)) return c;
+    if (graph_ && a.tid == b.tid)
+      if (int c = cmp(b.max_depth, a.max_depth)) return c;
+  }
+  if (int c = cmp(b.self, a.self)) return c;
+  for (Key k : sort_) {
+    int c = 0;
+    switch (k) {
+      case Key::comm: c = profile_.comm(a.comm).compare(profile_.comm(b.comm)); break;
+      case Key::pid: c = cmp(a.tid, b.tid); break;
+      case Key::dso:
+        c = a.frame->dso.empty() != b.frame->dso.empty() ? (a.frame->dso.empty() ? 1 : -1)
+                                                         : a.frame->short_dso().compare(b.frame->short_dso());
+        break;
+      case Key::sym:
+        if (a.frame->symbol && b.frame->symbol)
+          c = a.frame->symbol->name.compare(b.frame->symbol->name);
+        else if (a.frame->symbol || b.frame->symbol)
+          c = a.frame->symbol ? -1 : 1;
+        break;
+      case Key::cpu: c = cmp(a.cpu, b.cpu); break;
+    }
+    if (c) return c;
+  }
+  return 0;
+}
+
+void Event::order() {
+  std::sort(entries_.begin(), entries_.end(),
+            [&](const Entry& a, const Entry& b) { return compare_collapsed(a, b) < 0; });
+  std::stable_sort(entries_.begin(), entries_.end(),
+                   [&](const Entry& a, const Entry& b) { return compare_output(a, b) < 0; });
+}
+
+Widths Event::widths() const {
+  Widths w;
+  for (const Entry& e : entries_) {
+    std::size_t comm = profile_.comm(e.comm).size();
+    w.comm = std::max(w.comm, comm), w.pid = std::max(w.pid, comm + 8);
+    if (!e.frame->dso.empty()) w.dso = std::max(w.dso, e.frame->short_dso().size());
+    if (e.frame->symbol) {
+      w.sym = std::max(w.sym, e.frame->symbol->name.size() + 4);
+    } else {  // "[l] 0x" and 16 digits; the binary's column at least 16
+      w.sym = std::max<std::size_t>(w.sym, 22), w.dso = std::max<std::size_t>(w.dso, 16);
+    }
+  }
+  return w;
+}
+
+std::size_t width_of(Key k, const Widths& w) {
+  switch (k) {
+    case Key::comm: return w.comm;
+    case Key::pid: return w.pid;
+    case Key::dso: return w.dso;
+    case Key::sym: return w.sym;
+    case Key::cpu: return 3;
+  }
+  return 0;
+}
+
+std::string_view header_of(Key k) {
+  switch (k) {
+    case Key::comm: return "Command";
+    case Key::pid: return "    Pid:Command";
+    case Key::dso: return "Shared Object";
+    case Key::sym: return "Symbol";
+    case Key::cpu: return "CPU";
+  }
+  return {};
+}
+
+// perf's convert_unit: 1000 and under as they are (a space for the unit), above by thousands
+std::string samples_text(std::uint64_t n) {
+  char unit = ' ';
+  for (char u : {'K', 'M', 'G'})
+    if (n > 1000) n /= 1000, unit = u;
+  return fmt::format("{}{}", n, unit);
+}
+
+void Event::header(std::string& out, const Widths& w) const {
+  fmt::format_to(std::back_inserter(out), "# Samples: {} of event '{}'\n# Event count (approx.): {}\n#\n",
+                 samples_text(event_.samples), event_.name, event_.period);
+  std::string names = "#", dots = "#";
+  auto column = [&](std::string_view name, std::size_t width, bool right) {
+    names += right ? fmt::format(" {:>{}}", name, width) : fmt::format(" {:<{}}", name, width);
+    dots += ' ';
+    dots.append(width, '.');
+    names += ' ', dots += ' ';
+  };
+  if (children_)
+    column("Children", 8, true), column("Self", 8, true);
+  else
+    column("Overhead", 8, true);
+  if (options_.samples) column("Samples", 12, true);
+  for (Key k : sort_) column(header_of(k), std::max(width_of(k, w), header_of(k).size()), false);
+  names.pop_back(), dots.pop_back();
+  out += names, out += '\n', out += dots, out += "\n#\n";
+}
+
+// perf's _hist_entry__sym_snprintf: the level, then the function, a data object with the offset of
+// the entry's address into it, or the address (%#.16llx: 0x and 16 digits, but 0 has no 0x)
+void sym_cell(std::string& cell, const Entry& e) {
+  cell = fmt::format("[{}] ", e.level);
+  if (const record::Symbol* s = e.frame->symbol) {
+    cell += s->name;
+    if (s->object) cell += fmt::format("+{:#x}", e.frame->address - s->start);
+  } else {
+    cell += e.address ? fmt::format("{:#018x}", e.address) : "0000000000000000";
+  }
+}
+
+void Event::row(std::string& out, const Entry& e, const Widths& w) const {
+  auto percent = [&](std::uint64_t v) {
+    double share = event_.period ? 100.0 * static_cast<double>(v) / static_cast<double>(event_.period) : 0;
+    fmt::format_to(std::back_inserter(out), "   {:6.2f}%", share);
+  };
+  if (children_) percent(e.children);
+  percent(e.self);
+  if (options_.samples) fmt::format_to(std::back_inserter(out), "   {:11}", e.samples);
+  for (std::size_t i = 0; i < sort_.size(); ++i) {
+    std::string cell;
+    switch (sort_[i]) {
+      case Key::comm: cell = profile_.comm(e.comm); break;
+      case Key::pid: cell = fmt::format("{:>7}:{}", e.tid, profile_.comm(e.comm)); break;
+      case Key::dso: cell = e.frame->dso.empty() ? "[unknown]" : e.frame->short_dso(); break;
+      case Key::sym: sym_cell(cell, e); break;
+      case Key::cpu: cell = e.has_cpu ? fmt::format("{:03}", e.cpu) : "-001"; break;
+    }
+    out += "  ";
+    out += cell;
+    // perf pads every cell to its column but a symbol's, which only the columns after it pad
+    std::size_t width = std::max(width_of(sort_[i], w), header_of(sort_[i]).size());
+    bool padded = sort_[i] != Key::sym || i + 1 < sort_.size();
+    if (padded && cell.size() < width) out.append(width - cell.size(), ' ');
+  }
+  out += '\n';
+}
+
+void Event::print(std::string& out) {
+  Widths w = widths();
+  if (!options_.quiet) header(out, w);
+  double limit = options_.percent_limit;
+  report_detail::GraphStyle style;
+  style.total = event_.period;
+  double graph_percent = limit > 0 ? limit : options_.graph_percent;
+  style.min_hit = static_cast<std::uint64_t>(static_cast<double>(event_.period) * graph_percent / 100);
+  style.skip_first = options_.sort.front().starts_with("sym");
+  for (Entry& e : entries_) {
+    std::uint64_t weight = children_ ? e.children : e.self;
+    if (limit > 0 && 100.0 * static_cast<double>(weight) < limit * static_cast<double>(event_.period))
+      continue;
+    row(out, e, w);
+    if (!graph_) continue;
+    style.parent = weight;
+    report_detail::print_graph(out, e.graph, style, keys_);
+  }
+  out += "\n\n";
+}
+
+}  // namespace
+
+void check_report_options(const ReportOptions& options) {
+  sort_keys(options.sort);
+  if (!(options.percent_limit >= 0 && options.percent_limit <= 100))
+    throw Error(ErrorKind::usage, fmt::format("--percent-limit {} is no percentage", options.percent_limit));
+  if (!(options.graph_percent >= 0 && options.graph_percent <= 100))
+    throw Error(ErrorKind::usage,
+                fmt::format("a graph threshold of {}% is no percentage", options.graph_percent));
+}
+
+std::string report_text(const Profile& profile, const ReportOptions& options) {
+  check_report_options(options);  // before anything is printed
+  std::string out;
+  if (!options.quiet)
+    out += "# To display the perf.data header info, please use --header/--header-only options.\n#\n";
+  bool any = false;
+  for (const Profile::Event& e : profile.events()) any = any || e.samples > 0;
+  if (!any) return out;
+  if (!options.quiet)
+    fmt::format_to(std::back_inserter(out), "#\n# Total Lost Samples: {}\n#\n", profile.lost());
+  FrameKeys keys(profile);
+  for (const Profile::Event& e : profile.events()) {
+    if (e.samples == 0) continue;  // perf skips an event without samples
+    Event event(profile, e, options, keys);
+    event.gather();
+    event.order();
+    event.print(out);
+  }
+  return out;
+}
+
+}  // namespace perfspec

@@ -1,0 +1,237 @@
+// SPDX-License-Identifier: MIT
+// A recording's profile (perfspec/profile.hpp) and its printers (perfspec/report.hpp), without the
+// CLI: over files perf 6.12 wrote, against what perf 6.12's own `perf report --stdio` and its
+// stackcollapse script printed for them (tests/cli/expected, made by tests/fixtures/perf_data/make.sh).
+#include <doctest/doctest.h>
+
+#include <cstdint>
+#include <fstream>
+#include <iterator>
+#include <map>
+#include <string>
+#include <vector>
+
+#include <zlib.h>
+
+#include "perfspec/perfspec.hpp"
+#include "perfspec/profile.hpp"
+#include "perfspec/report.hpp"
+#include "tests/support.hpp"
+
+using namespace perfspec;
+using namespace perfspec::record;
+
+namespace {
+
+std::string slurp(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  REQUIRE(in);
+  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
+// perf's standard output in an expected file of the CLI tests: what comes before `--- stderr`.
+std::string perf_printed(const std::string& expected) {
+  std::string text = slurp(test::source_dir() + "/tests/cli/expected/" + expected);
+  auto end = text.find("--- stderr\n");
+  REQUIRE(end != std::string::npos);
+  return text.substr(0, end);
+}
+
+// As the CLI tests read the fixtures: the kallsyms fixture, no binaries (user space unresolved).
+Profile profile_of(const std::string& name) {
+  auto file = PerfData::open(test::fixture("perf_data/" + name));
+  ProfileOptions o{.symbols = {.symfs = test::fixture("perf_data/no-binaries"),
+                               .kallsyms = test::fixture("perf_data/kallsyms")}};
+  return Profile::read(file, o);
+}
+
+std::string gunzip(const std::vector<std::byte>& in) {
+  z_stream z{};
+  REQUIRE(inflateInit2(&z, 15 + 16) == Z_OK);
+  std::string out(1 << 20, '\0');
+  z.next_in = reinterpret_cast<Bytef*>(const_cast<std::byte*>(in.data()));
+  z.avail_in = static_cast<uInt>(in.size());
+  z.next_out = reinterpret_cast<Bytef*>(out.data());
+  z.avail_out = static_cast<uInt>(out.size());
+  REQUIRE(inflate(&z, Z_FINISH) == Z_STREAM_END);
+  out.resize(z.total_out);
+  inflateEnd(&z);
+  return out;
+}
+
+// A protobuf message's fields: number -> each value (varints as numbers, the rest as bytes).
+struct Fields {
+  std::multimap<int, std::uint64_t> numbers;
+  std::multimap<int, std::string> bytes;
+};
+
+std::uint64_t varint(std::string_view& s) {
+  std::uint64_t v = 0;
+  for (int shift = 0;; shift += 7) {
+    REQUIRE(!s.empty());
+    auto b = static_cast<unsigned char>(s.front());
+    s.remove_prefix(1);
+    v |= std::uint64_t{b & 0x7fU} << shift;
+    if (!(b & 0x80)) return v;
+  }
+}
+
+Fields fields(std::string_view s) {
+  Fields f;
+  while (!s.empty()) {
+    std::uint64_t key = varint(s);
+    int number = static_cast<int>(key >> 3);
+    if ((key & 7) == 0) {
+      f.numbers.emplace(number, varint(s));
+    } else {
+      REQUIRE((key & 7) == 2);
+      std::uint64_t size = varint(s);
+      REQUIRE(size <= s.size());
+      f.bytes.emplace(number, std::string(s.substr(0, size)));
+      s.remove_prefix(size);
+    }
+  }
+  return f;
+}
+
+std::vector<std::uint64_t> packed(std::string_view s) {
+  std::vector<std::uint64_t> out;
+  while (!s.empty()) out.push_back(varint(s));
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("profile: a recording's samples gathered by event, thread and stack") {
+  Profile p = profile_of("callchain.data");
+  REQUIRE(p.events().size() == 2);
+  const auto& clock = p.events()[0];
+  CHECK(clock.name == "task-clock");
+  CHECK(clock.samples == 37);
+  CHECK(clock.period == 9250000);  // perf report's "Event count (approx.)"
+  CHECK(clock.callchains);
+  CHECK(p.events()[1].name == "page-faults");
+  CHECK(p.events()[1].samples == 26);
+  CHECK(p.events()[1].period == 111);
+  std::uint64_t samples = 0;
+  for (const auto& s : clock.stacks) {
+    samples += s.samples;
+    CHECK(p.comm(s.comm) == "ls");
+    REQUIRE(!s.frames.empty());
+  }
+  CHECK(samples == 37);
+  // the first sample's stack as perf script shows it: kernel frames named from the kallsyms fixture,
+  // one address of no symbol there, the user frame in no binary
+  const auto& first = clock.stacks[0];
+  REQUIRE(first.frames.size() == 8);
+  const Frame& leaf = p.frame(first.frames[0]);
+  CHECK(leaf.ip == 0xffffffff81775b9aULL);
+  CHECK(leaf.level == 'k');
+  CHECK(leaf.dso == "[kernel.kallsyms]");
+  REQUIRE(leaf.symbol);
+  CHECK(leaf.symbol->name == "do_filp_open");
+  const Frame& user = p.frame(first.frames.back());
+  CHECK(user.ip == 0x7f878dce9b57ULL);
+  CHECK(user.level == '.');
+  CHECK(user.symbol == nullptr);
+  CHECK(p.lost() == 0);
+}
+
+TEST_CASE("profile: max_stack cuts callchains, callchains off gives each sample's own address") {
+  auto file = PerfData::open(test::fixture("perf_data/callchain.data"));
+  Profile cut = Profile::read(
+      file, ProfileOptions{.symbols = {.symfs = test::fixture("perf_data/no-binaries")}, .max_stack = 3});
+  for (const auto& s : cut.events()[0].stacks) CHECK(s.frames.size() <= 3);
+  auto again = PerfData::open(test::fixture("perf_data/callchain.data"));
+  Profile flat = Profile::read(
+      again,
+      ProfileOptions{.symbols = {.symfs = test::fixture("perf_data/no-binaries")}, .callchains = false});
+  for (const auto& s : flat.events()[0].stacks) CHECK(s.frames.size() == 1);
+}
+
+TEST_CASE("report: perf report --stdio's text, byte for byte but for its closing tip") {
+  Profile cc = profile_of("callchain.data");
+  CHECK(report_text(cc) == perf_printed("report_callchain.txt"));
+  CHECK(report_text(cc, {.children = false}) == perf_printed("report_callchain_no_children.txt"));
+  CHECK(report_text(cc, {.graph = false}) == perf_printed("report_callchain_none.txt"));
+  CHECK(report_text(cc, {.children = false, .caller = true, .graph_percent = 5}) ==
+        perf_printed("report_callchain_caller.txt"));
+  CHECK(report_text(cc, {.sort = {"dso", "sym"}, .children = false, .percent_limit = 2, .samples = true}) ==
+        perf_printed("report_callchain_sort.txt"));
+  CHECK(report_text(cc, {.sort = {"sym", "comm"}}) == perf_printed("report_callchain_sym.txt"));
+  Profile addr = profile_of("addr.data");
+  CHECK(report_text(addr) == perf_printed("report_addr.txt"));
+  CHECK(report_text(addr, {.sort = {"pid", "dso"}, .samples = true}) == perf_printed("report_addr_pid.txt"));
+  CHECK(report_text(profile_of("rounds.data"), {.sort = {"comm", "pid", "dso", "sym"}}) ==
+        perf_printed("report_rounds.txt"));
+}
+
+TEST_CASE("report: options it cannot follow are usage errors, before a file is read") {
+  auto message = [](const ReportOptions& o) {
+    try {
+      check_report_options(o);
+    } catch (const Error& e) {
+      CHECK(e.kind() == ErrorKind::usage);
+      return e.message();
+    }
+    return std::string("none");
+  };
+  CHECK(message({.sort = {"comm", "colour"}}) == "unknown --sort key: 'colour'");
+  CHECK(message({.sort = {}}) == "--sort names no key");
+  CHECK(message({.percent_limit = 101}) == "--percent-limit 101 is no percentage");
+  CHECK(message({.sort = {"symbol", "sy"}}) == "unknown --sort key: 'sy'");
+  CHECK(message({.sort = {"pid", "cpu", "sym", "dso"}}) == "none");
+}
+
+TEST_CASE("folded stacks: perf's stackcollapse lines, and a sample without a callchain is its function") {
+  Profile cc = profile_of("callchain.data");
+  CHECK(folded_stacks(cc) == perf_printed("report_folded_callchain.txt"));
+  CHECK(folded_stacks(cc, {.pid = true, .tid = true, .kernel = true}) ==
+        perf_printed("report_folded_callchain_kernel.txt"));
+  // addr.data has no callchains: perf's script prints `true 55`, the samples' functions are kept here
+  // (perf report: 3 samples in the kernel, the rest in no binary it could read)
+  CHECK(folded_stacks(profile_of("addr.data"), {.comm = false}) == "[unknown] 52\ndo_filp_open 3\n");
+  std::string periods = folded_stacks(profile_of("callchain.data"), {.period = true});
+  // the 15 samples of that one frame, by perf script: 9 of task-clock (250000 ns), 6 of page-faults
+  CHECK(periods.find("ls;[unknown] 2250034\n") != std::string::npos);
+}
+
+TEST_CASE("pprof: profile.proto, gzipped, with a sample per stack and each event's two values") {
+  Profile cc = profile_of("callchain.data");
+  Fields profile = fields(gunzip(pprof_profile(cc)));
+  std::vector<std::string> strings;
+  for (auto [it, end] = profile.bytes.equal_range(6); it != end; ++it) strings.push_back(it->second);
+  REQUIRE(!strings.empty());
+  CHECK(strings[0].empty());
+  auto type_of = [&](const std::string& value_type) {
+    Fields t = fields(value_type);
+    return strings.at(t.numbers.find(1)->second) + "/" + strings.at(t.numbers.find(2)->second);
+  };
+  std::vector<std::string> types;
+  for (auto [it, end] = profile.bytes.equal_range(1); it != end; ++it) types.push_back(type_of(it->second));
+  CHECK(types == std::vector<std::string>{"task-clock_samples/count", "task-clock/nanoseconds",
+                                          "page-faults_samples/count", "page-faults/count"});
+  std::uint64_t stacks = cc.events()[0].stacks.size() + cc.events()[1].stacks.size();
+  CHECK(profile.bytes.count(2) == stacks);
+  std::vector<std::uint64_t> sums(4);
+  std::size_t locations = 0;
+  for (auto [it, end] = profile.bytes.equal_range(2); it != end; ++it) {
+    Fields sample = fields(it->second);
+    auto values = packed(sample.bytes.find(2)->second);
+    REQUIRE(values.size() == 4);
+    for (std::size_t i = 0; i < 4; ++i) sums[i] += values[i];
+    locations += packed(sample.bytes.find(1)->second).size();
+    CHECK(sample.bytes.count(3) == 3);  // pid, tid, comm
+  }
+  CHECK(sums == std::vector<std::uint64_t>{37, 9250000, 26, 111});
+  CHECK(locations > stacks);
+  // each location names its function where the frame has one
+  std::map<std::uint64_t, std::string> functions;
+  for (auto [it, end] = profile.bytes.equal_range(5); it != end; ++it) {
+    Fields f = fields(it->second);
+    functions[f.numbers.find(1)->second] = strings.at(f.numbers.find(2)->second);
+  }
+  CHECK(std::count_if(functions.begin(), functions.end(),
+                      [](const auto& f) { return f.second == "do_filp_open"; }) == 1);
+  CHECK(profile.numbers.count(14) == 1);  // default_sample_type
+}

@@ -1,0 +1,125 @@
+// SPDX-License-Identifier: MIT
+// `perfspec report`: the library's Profile of a perf.data file, printed by report_text,
+// folded_stacks or pprof_profile.
+#include "tools/report_command.hpp"
+
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+
+#include <fmt/format.h>
+
+#include "perfspec/error.hpp"
+#include "perfspec/perf_data.hpp"
+#include "perfspec/profile.hpp"
+#include "perfspec/report.hpp"
+
+namespace perfspec::tools {
+namespace {
+
+// perf's -g: a list of words and a threshold, in any order (record's fp/dwarf/lbr words are not
+// report's).
+void call_graph(std::string_view text, ReportOptions& o) {
+  std::size_t at = 0;
+  while (at <= text.size()) {
+    std::size_t comma = text.find(',', at);
+    std::string_view word =
+        text.substr(at, comma == std::string_view::npos ? std::string_view::npos : comma - at);
+    if (word == "graph" || word == "function") {
+    } else if (word == "none") {
+      o.graph = false;
+    } else if (word == "caller" || word == "callee") {
+      o.caller = word == "caller";
+    } else {
+      char* end = nullptr;
+      std::string number(word);
+      double percent = std::strtod(number.c_str(), &end);
+      if (number.empty() || *end != '\0' || !(percent >= 0 && percent <= 100))
+        throw Error(ErrorKind::usage, fmt::format("-g: '{}' is no graph setting perfspec report knows", word),
+                    "-g graph|none, a threshold in percent, caller|callee (for example -g graph,0.5,caller)");
+      o.graph_percent = percent;
+    }
+    if (comma == std::string_view::npos) break;
+    at = comma + 1;
+  }
+}
+
+std::vector<std::string> split(std::string_view text) {
+  std::vector<std::string> out;
+  std::size_t at = 0;
+  while (true) {
+    std::size_t comma = text.find(',', at);
+    out.emplace_back(text.substr(at, comma == std::string_view::npos ? std::string_view::npos : comma - at));
+    if (comma == std::string_view::npos) return out;
+    at = comma + 1;
+  }
+}
+
+void write_all(std::FILE* out, const void* data, std::size_t size, const std::string& name) {
+  if (size && std::fwrite(data, 1, size, out) != size)
+    throw Error(ErrorKind::io, fmt::format("cannot write {}: {}", name, std::strerror(errno)));
+}
+
+}  // namespace
+
+int run_report(const ReportCliOptions& options) {
+  ReportOptions ro{.sort = split(options.sort),
+                   .children = options.children,
+                   .percent_limit = options.percent_limit,
+                   .samples = options.samples,
+                   .quiet = options.quiet};
+  if (!options.call_graph.empty()) call_graph(options.call_graph, ro);
+  check_report_options(ro);  // before the file is read
+  bool folding = options.no_comm || options.include_pid || options.include_tid || options.kernel;
+  if (folding && options.format != "folded")
+    throw Error(ErrorKind::usage,
+                "--no-comm, --include-pid, --include-tid and --kernel are folded stacks' options",
+                "add --format folded");
+  if (options.no_comm && (options.include_pid || options.include_tid))
+    throw Error(ErrorKind::usage, "--include-pid and --include-tid add to the comm: not with --no-comm");
+  if (!options.output.empty() && options.format != "pprof")
+    throw Error(ErrorKind::usage, "-o writes a pprof profile",
+                "add --format pprof, or redirect standard output");
+  auto file = record::PerfData::open(options.input);
+  record::ProfileOptions po{.symbols = {.symfs = options.symfs, .kallsyms = options.kallsyms},
+                            .max_stack = options.max_stack};
+  auto profile = record::Profile::read(file, po);
+  std::FILE* out = stdout;
+  std::string name = "standard output";
+  if (options.format == "pprof") {
+    std::vector<std::byte> bytes = pprof_profile(profile);
+    if (!options.output.empty()) {
+      name = options.output;
+      out = std::fopen(options.output.c_str(), "wb");
+      if (!out) throw Error(ErrorKind::io, fmt::format("cannot write {}: {}", name, std::strerror(errno)));
+    } else if (::isatty(STDOUT_FILENO)) {
+      throw Error(ErrorKind::usage, "a pprof profile is binary: not written to a terminal",
+                  "-o FILE, or redirect standard output");
+    }
+    write_all(out, bytes.data(), bytes.size(), name);
+    if (out != stdout && std::fclose(out) != 0)
+      throw Error(ErrorKind::io, fmt::format("cannot write {}: {}", name, std::strerror(errno)));
+    return 0;
+  }
+  std::string text;
+  if (options.format == "folded") {
+    text = folded_stacks(profile, FoldedOptions{.comm = !options.no_comm,
+                                                .pid = options.include_pid,
+                                                .tid = options.include_tid,
+                                                .kernel = options.kernel});
+  } else {
+    text = report_text(profile, ro);
+    bool any = false;
+    for (const auto& e : profile.events()) any = any || e.samples > 0;
+    if (!any) std::fprintf(stderr, "Error:\nThe %s data has no samples!\n", options.input.c_str());
+  }
+  write_all(out, text.data(), text.size(), name);
+  if (std::fflush(out) != 0)
+    throw Error(ErrorKind::io, fmt::format("cannot write {}: {}", name, std::strerror(errno)));
+  return 0;
+}
+
+}  // namespace perfspec::tools

@@ -1,0 +1,31 @@
+// SPDX-License-Identifier: MIT
+#pragma once
+// `perfspec report`: a perf.data file's samples as perf report --stdio tables, folded stacks or a
+// pprof profile.
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace perfspec::tools {
+
+struct ReportCliOptions {
+  std::string input = "perf.data";  ///< `-` reads a pipe-mode stream on stdin
+  std::string format = "text";      ///< text (perf report --stdio) | folded | pprof
+  std::string output;               ///< pprof: the file to write (default: standard output)
+  std::string sort = "comm,dso,sym";
+  std::optional<bool> children;  ///< --children / --no-children; unset: perf's default
+  std::string call_graph;        ///< -g: graph|none|caller|callee[,PERCENT][,caller|callee]
+  double percent_limit = 0;
+  bool samples = false;  ///< -n
+  bool quiet = false;    ///< -q
+  bool stdio = false;    ///< --stdio: accepted (the only interface)
+  bool no_comm = false, include_pid = false, include_tid = false, kernel = false;  ///< folded
+  std::string symfs, kallsyms;
+  unsigned max_stack = 127;
+};
+
+/// Runs `perfspec report`. Returns the exit status; throws perfspec::Error for a file that cannot be
+/// read or does not follow the format, and for options that do not go together.
+int run_report(const ReportCliOptions& options);
+
+}  // namespace perfspec::tools
