@@ -68,9 +68,11 @@ class Event {
   Event(const Profile& profile, const Profile::Event& event, const ReportOptions& options,
         const FrameKeys& keys)
       : profile_(profile), event_(event), options_(options), keys_(keys), sort_(sort_keys(options.sort)) {
-    children_ = options.children.value_or(event.callchains);
+    // perf report sets itself up before a pipe's events are known: as for a file without callchains
+    // (no children, even asked for), but the graphs are drawn, in the order children would have had
+    children_ = !profile.pipe() && options.children.value_or(event.callchains);
     graph_ = options.graph && event.callchains;
-    caller_ = options.caller.value_or(children_);
+    caller_ = options.caller.value_or(profile.pipe() ? options.children.value_or(true) : children_);
   }
   void gather();
   void order();

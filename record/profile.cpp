@@ -62,6 +62,7 @@ struct Profile::Impl {
   std::vector<std::string> comms;
   Index frame_index, stack_index, comm_index;
   std::uint64_t lost = 0;
+  bool pipe = false;
   std::string key, frame_key;          // a stack's and a frame's key, reused
   std::vector<std::uint32_t> current;  // a stack's frames, reused
 
@@ -144,6 +145,7 @@ void Profile::Impl::sample(const PerfData& file, const Record& r, const Sample& 
 Profile Profile::read(PerfData& file, const ProfileOptions& options) {
   auto impl = std::make_unique<Impl>(options);
   Impl& p = *impl;
+  p.pipe = file.pipe();
   if (file.has_feature(Feature::build_id)) p.symbols.read_build_ids(file.feature(Feature::build_id));
   for_each_in_time_order(file, [&](const Record& r) {
     if (auto* s = r.get<Sample>()) {
@@ -174,6 +176,7 @@ const std::vector<Profile::Event>& Profile::events() const { return impl_->event
 const Frame& Profile::frame(std::uint32_t index) const { return impl_->frames.at(index); }
 std::size_t Profile::frames() const { return impl_->frames.size(); }
 std::string_view Profile::comm(std::uint32_t index) const { return impl_->comms.at(index); }
+bool Profile::pipe() const { return impl_->pipe; }
 std::uint64_t Profile::lost() const { return impl_->lost; }
 std::string Profile::build_id(std::string_view dso) const { return impl_->symbols.recorded_build_id(dso); }
 const std::vector<std::string>& Profile::problems() const { return impl_->symbols.problems(); }

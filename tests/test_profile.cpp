@@ -159,6 +159,7 @@ TEST_CASE("report: perf report --stdio's text, byte for byte but for its closing
   CHECK(report_text(cc, {.sort = {"dso", "sym"}, .children = false, .percent_limit = 2, .samples = true}) ==
         perf_printed("report_callchain_sort.txt"));
   CHECK(report_text(cc, {.sort = {"sym", "comm"}}) == perf_printed("report_callchain_sym.txt"));
+  CHECK(report_text(profile_of("callchain_pipe.data")) == perf_printed("report_callchain_pipe.txt"));
   Profile addr = profile_of("addr.data");
   CHECK(report_text(addr) == perf_printed("report_addr.txt"));
   CHECK(report_text(addr, {.sort = {"pid", "dso"}, .samples = true}) == perf_printed("report_addr_pid.txt"));

@@ -87,6 +87,8 @@ class Profile {
   const Frame& frame(std::uint32_t index) const;
   std::size_t frames() const;
   std::string_view comm(std::uint32_t index) const;
+  /// Read from a pipe-mode stream (its events came as records, after a reader sets itself up).
+  bool pipe() const;
   /// Samples lost, from the file's LOST and LOST_SAMPLES records (perf report's "Total Lost Samples").
   std::uint64_t lost() const;
   /// The build id the recording gives the binary `dso` (Frame::dso), lowercase hex; empty when none.

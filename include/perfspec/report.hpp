@@ -27,7 +27,9 @@ struct ReportOptions {
   /// (usage) when the report is made.
   std::vector<std::string> sort{"comm", "dso", "sym"};
   /// Children and Self columns (perf's --children), each callchain frame credited; unset: when the
-  /// event's samples have callchains, as perf's default.
+  /// event's samples have callchains, as perf's default. Never for a pipe-mode stream, as perf (which
+  /// sets itself up before it knows the events): its graphs are drawn in caller order unless
+  /// children is false or caller says otherwise.
   std::optional<bool> children{};
   /// Callchain graphs under each row where the samples have callchains (perf's -g graph; false is -g
   /// none).

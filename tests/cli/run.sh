@@ -1168,6 +1168,7 @@ report_check report-callchain-caller callchain report_callchain_caller.txt --no-
 report_check report-callchain-sort callchain report_callchain_sort.txt --no-children --sort dso,sym --percent-limit 2 -n
 report_check report-callchain-sym callchain report_callchain_sym.txt --sort sym,comm
 report_check report-addr addr report_addr.txt
+report_check report-callchain-pipe callchain_pipe report_callchain_pipe.txt
 report_check report-addr-pid addr report_addr_pid.txt --sort pid,dso -n
 report_check report-mixed mixed report_mixed.txt
 report_check report-rounds rounds report_rounds.txt --sort comm,pid,dso,sym
