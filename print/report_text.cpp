@@ -241,7 +241,8 @@ void Event::order() {
 Widths Event::widths() const {
   Widths w;
   for (const Entry& e : entries_) {
-    std::size_t comm = profile_.comm(e.comm).size();
+    // perf's thread__comm_len: the name its thread has last (an exec's), not the entry's own
+    std::size_t comm = profile_.thread_name(e.tid).size();
     w.comm = std::max(w.comm, comm), w.pid = std::max(w.pid, comm + 8);
     if (!e.frame->dso.empty()) w.dso = std::max(w.dso, e.frame->short_dso().size());
     if (e.frame->symbol) {
@@ -326,8 +327,9 @@ void Event::row(std::string& out, const Entry& e, const Widths& w) const {
   for (std::size_t i = 0; i < sort_.size(); ++i) {
     std::string cell;
     switch (sort_[i]) {
-      case Key::comm: cell = profile_.comm(e.comm); break;
-      case Key::pid: cell = fmt::format("{:>7}:{}", e.tid, profile_.comm(e.comm)); break;
+      // %-*.*s: cut to the column (whose width is of the threads' last names)
+      case Key::comm: cell = profile_.comm(e.comm).substr(0, w.comm); break;
+      case Key::pid: cell = fmt::format("{:>7}:{}", e.tid, profile_.comm(e.comm).substr(0, w.pid - 8)); break;
       case Key::dso: cell = e.frame->dso.empty() ? "[unknown]" : e.frame->short_dso(); break;
       case Key::sym: sym_cell(cell, e); break;
       case Key::cpu: cell = e.has_cpu ? fmt::format("{:03}", e.cpu) : "-001"; break;

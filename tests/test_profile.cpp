@@ -163,6 +163,9 @@ TEST_CASE("report: perf report --stdio's text, byte for byte but for its closing
   Profile addr = profile_of("addr.data");
   CHECK(report_text(addr) == perf_printed("report_addr.txt"));
   CHECK(report_text(addr, {.sort = {"pid", "dso"}, .samples = true}) == perf_printed("report_addr_pid.txt"));
+  // a folder of perf record --threads
+  Profile threads = profile_of("threads_dir.data");
+  CHECK(report_text(threads, {.sort = {"comm", "pid", "sym"}}) == perf_printed("report_threads_dir.txt"));
   CHECK(report_text(profile_of("rounds.data"), {.sort = {"comm", "pid", "dso", "sym"}}) ==
         perf_printed("report_rounds.txt"));
 }

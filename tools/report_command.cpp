@@ -86,6 +86,8 @@ int run_report(const ReportCliOptions& options) {
   auto file = record::PerfData::open(options.input);
   record::ProfileOptions po{.symbols = {.symfs = options.symfs, .kallsyms = options.kallsyms},
                             .max_stack = options.max_stack};
+  // a table of the samples' own functions needs no callchain (nor their unwinding)
+  if (options.format == "text" && ro.children == false && !ro.graph) po.callchains = false;
   auto profile = record::Profile::read(file, po);
   std::FILE* out = stdout;
   std::string name = "standard output";

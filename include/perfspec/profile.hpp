@@ -87,6 +87,9 @@ class Profile {
   const Frame& frame(std::uint32_t index) const;
   std::size_t frames() const;
   std::string_view comm(std::uint32_t index) const;
+  /// The last name thread `tid` had in the recording (a COMM after its last sample counts: an exec);
+  /// empty for a thread that took no sample.
+  std::string_view thread_name(std::int32_t tid) const;
   /// Read from a pipe-mode stream (its events came as records, after a reader sets itself up).
   bool pipe() const;
   /// Samples lost, from the file's LOST and LOST_SAMPLES records (perf report's "Total Lost Samples").
