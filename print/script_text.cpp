@@ -14,6 +14,7 @@
 
 #include "perfspec/error.hpp"
 #include "perfspec/symbols.hpp"
+#include "perfspec/unwind.hpp"
 #include "print/script_session.hpp"
 
 namespace perfspec::script {
@@ -63,13 +64,16 @@ class TextPrinter : Layout {
  public:
   TextPrinter(Session& session, Buffer& out)
       : Layout(session, out),
-        symbols_({.symfs = session.options().symfs, .kallsyms = session.options().kallsyms}) {}
+        symbols_({.symfs = session.options().symfs, .kallsyms = session.options().kallsyms}),
+        unwinder_(symbols_) {}
 
   void run();
 
  private:
   record::Threads threads_;
-  Symbolizer symbols_;               // the processes' mappings so far, and the binaries' symbols
+  Symbolizer symbols_;         // the processes' mappings so far, and the binaries' symbols
+  record::Unwinder unwinder_;  // --call-graph dwarf samples' user frames
+  std::vector<std::uint64_t> unwound_;
   int name_width_ = -1;              // perf's: the longest event name when the first sample is printed
   std::size_t data_src_width_ = 0;   // perf's: the longest data_src text so far, the width of the next
   std::optional<std::string> arch_;  // perf_env__arch, when first needed
@@ -89,6 +93,7 @@ class TextPrinter : Layout {
   void text_start(const Record& r, const Start& v, std::int32_t thread_pid, std::int32_t thread_tid,
                   std::uint64_t fields, bool chain);
   void text_callchain(Out& o, const Sample& s, std::uint64_t fields);
+  void text_frame(Out& o, const Sample& s, std::uint64_t ip, std::uint16_t mode, std::uint64_t fields);
   void text_location(Out& o, const Location& where, std::uint64_t fields);
   void text_seldom(Out& o, const Sample& s, const Attr& attr, std::uint64_t fields);
   void text_regs(Out& o, const Registers& regs, std::uint64_t mask);
@@ -343,11 +348,21 @@ void TextPrinter::text_callchain(Out& o, const Sample& s, std::uint64_t fields) 
       }
     }
     if (++frames > 127) break;
-    o.put('\t');  // "\t{:>16x}", " sym+off (dso)", "\n"
-    o.hex16(ip);
-    if (fields & (out_sym | out_dso)) text_location(o, symbols_.locate(s.pid, ip, mode), fields);
-    o.put('\n');
+    text_frame(o, s, ip, mode, fields);
   }
+  if (!unwindable(s.type)) return;
+  // perf's order: the kernel's frames, then the user stack unwound (as many again at most)
+  unwound_.clear();
+  unwinder_.unwind(s, arch(), 127, unwound_);
+  for (std::uint64_t ip : unwound_) text_frame(o, s, ip, misc_user, fields);
+}
+
+void TextPrinter::text_frame(Out& o, const Sample& s, std::uint64_t ip, std::uint16_t mode,
+                             std::uint64_t fields) {
+  o.put('\t');  // "\t{:>16x}", " sym+off (dso)", "\n"
+  o.hex16(ip);
+  if (fields & (out_sym | out_dso)) text_location(o, symbols_.locate(s.pid, ip, mode), fields);
+  o.put('\n');
 }
 
 // perf's sample__fprintf_sym after the address: " NAME" (with "+0xOFFSET" for symoff) or " [unknown]",

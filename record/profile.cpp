@@ -4,12 +4,14 @@
 // event, thread, CPU and frames.
 #include <cstring>
 #include <deque>
+#include <unordered_map>
 
 #include <fmt/format.h>
 #include <tsl/robin_map.h>
 
 #include "perfspec/error.hpp"
 #include "perfspec/profile.hpp"
+#include "perfspec/unwind.hpp"
 #include "spec/hash.hpp"
 
 namespace perfspec::record {
@@ -52,10 +54,13 @@ char level_of(std::uint16_t cpumode) {
 }  // namespace
 
 struct Profile::Impl {
-  explicit Impl(const ProfileOptions& o) : options(o), symbols(o.symbols) {}
+  explicit Impl(const ProfileOptions& o) : options(o), symbols(o.symbols), unwinder(symbols) {}
 
   ProfileOptions options;
   Symbolizer symbols;
+  Unwinder unwinder;  // --call-graph dwarf samples' user frames
+  std::vector<std::uint64_t> unwound;
+  std::string arch;  // the recording's (HEADER_ARCH), for the unwinder
   Threads threads;
   std::vector<Event> events;
   std::deque<Frame> frames;  // stable: frames point into the symbolizer, which lives as long
@@ -63,8 +68,9 @@ struct Profile::Impl {
   Index frame_index, stack_index, comm_index;
   std::uint64_t lost = 0;
   bool pipe = false;
-  std::string key, frame_key;          // a stack's and a frame's key, reused
-  std::vector<std::uint32_t> current;  // a stack's frames, reused
+  std::unordered_map<std::int32_t, std::uint32_t> last_name;  // by tid: a comms() index
+  std::string key, frame_key;                                 // a stack's and a frame's key, reused
+  std::vector<std::uint32_t> current;                         // a stack's frames, reused
 
   std::uint32_t frame(std::uint32_t pid, std::uint64_t ip, std::uint16_t cpumode);
   std::uint32_t comm(std::string_view name);
@@ -123,9 +129,15 @@ void Profile::Impl::sample(const PerfData& file, const Record& r, const Sample& 
                     file.event_name(r.attr)));
   current.clear();
   if (options.callchains && s.has(sample_callchain)) callchain(s);
+  if (options.callchains && unwindable(s.type)) {  // perf's order: the kernel's frames, then these
+    unwound.clear();
+    unwinder.unwind(s, arch, options.max_stack, unwound);
+    for (std::uint64_t ip : unwound) current.push_back(frame(s.pid, ip, misc_user));
+  }
   if (current.empty()) current.push_back(frame(s.pid, s.ip, r.misc & misc_cpumode_mask));
   auto pid = static_cast<std::int32_t>(s.pid), tid = static_cast<std::int32_t>(s.tid);
   std::uint32_t name = comm(threads.name(pid, tid));
+  last_name.try_emplace(tid, name);
   std::uint32_t cpu = s.has(sample_cpu) ? s.cpu : 0;
   key.clear();
   put(key, r.attr), put(key, name), put(key, pid), put(key, tid), put(key, cpu);
@@ -146,12 +158,16 @@ Profile Profile::read(PerfData& file, const ProfileOptions& options) {
   auto impl = std::make_unique<Impl>(options);
   Impl& p = *impl;
   p.pipe = file.pipe();
+  p.arch = file.feature_string(Feature::arch).value_or("");
   if (file.has_feature(Feature::build_id)) p.symbols.read_build_ids(file.feature(Feature::build_id));
   for_each_in_time_order(file, [&](const Record& r) {
     if (auto* s = r.get<Sample>()) {
       p.sample(file, r, *s);
       return;
     }
+    if (auto* c = r.get<Comm>())  // the name a thread's samples are counted under at the end (perf's thread)
+      if (auto it = p.last_name.find(static_cast<std::int32_t>(c->tid)); it != p.last_name.end())
+        it->second = p.comm(c->comm);
     if (auto* l = r.get<Lost>()) p.lost += l->lost;
     if (auto* l = r.get<LostSamples>()) p.lost += l->lost;
     p.symbols.apply(r);
@@ -176,6 +192,10 @@ const std::vector<Profile::Event>& Profile::events() const { return impl_->event
 const Frame& Profile::frame(std::uint32_t index) const { return impl_->frames.at(index); }
 std::size_t Profile::frames() const { return impl_->frames.size(); }
 std::string_view Profile::comm(std::uint32_t index) const { return impl_->comms.at(index); }
+std::string_view Profile::thread_name(std::int32_t tid) const {
+  auto it = impl_->last_name.find(tid);
+  return it == impl_->last_name.end() ? std::string_view() : std::string_view(impl_->comms[it->second]);
+}
 bool Profile::pipe() const { return impl_->pipe; }
 std::uint64_t Profile::lost() const { return impl_->lost; }
 std::string Profile::build_id(std::string_view dso) const { return impl_->symbols.recorded_build_id(dso); }

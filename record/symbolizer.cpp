@@ -113,12 +113,22 @@ struct Symbolizer::Impl {
   std::unordered_map<std::string, std::unique_ptr<SymbolTable>> tables;  // nullptr: could not be read
   // The same by the interned name of a mapping's binary: a lookup per address without a string made
   std::map<std::pair<const std::string*, const std::string*>, const SymbolTable*> by_name;
+  struct Sources {
+    std::string symbols, runtime;
+  };
+  // The files of a binary's build, by its interned name and build id (Symbolizer::binary_at)
+  std::map<std::pair<const std::string*, const std::string*>, std::optional<Sources>> files;
   std::unique_ptr<SymbolTable> kallsyms;
   bool kallsyms_read = false;
   std::pair<std::uint64_t, std::uint64_t>
       kernel_span;  // the kernel's symbols (not modules'): first start, last end
   std::unique_ptr<SymbolTable> vdso;
   bool vdso_read = false;
+  std::string vdso_path;  // the file its symbols came from
+  int vdso_fd = -1;       // this process's vdso, when that was the file
+  ~Impl() {
+    if (vdso_fd >= 0) ::close(vdso_fd);
+  }
   std::vector<std::string> problems;
   std::unordered_map<std::string, std::string> build_ids;  // recorded: path -> build id, lowercase hex
 
@@ -255,6 +265,8 @@ struct Symbolizer::Impl {
       if (::access(c.c_str(), R_OK) != 0 || (wanted && file_build_id(c) != *wanted)) continue;
       try {
         vdso = std::make_unique<SymbolTable>(SymbolTable::from_elf(c, {}, options.demangle));
+        vdso_path = c;  // kept open for the unwinder (binary_at) when it is this process's
+        if (fd >= 0 && c == candidates.back()) std::swap(vdso_fd, fd);
       } catch (const Error& e) {
         problems.push_back(e.message());
       }
@@ -270,9 +282,6 @@ struct Symbolizer::Impl {
   // cache, /usr/lib/debug/.build-id, the binary itself. When the recording says the binary's build
   // id, a file with another is passed over. The symbols come from the first with a .symtab, the
   // segments (and the PLT) from the first with a .dynsym; nothing when no file is left.
-  struct Sources {
-    std::string symbols, runtime;
-  };
   std::optional<Sources> sources(std::string_view dso, const std::string& path, const std::string* wanted) {
     std::vector<std::string> candidates;
     int fd = detail::open_regular(path);
@@ -423,6 +432,33 @@ Location Symbolizer::Impl::locate_in(const Maps& maps, std::uint64_t address) {
     t = I.by_name[{m.dso, m.build_id}] = I.table(*m.dso, m.build_id);
   }
   if (t) out.symbol = t->find(out.dso_address);
+  return out;
+}
+
+std::optional<MappedBinary> Symbolizer::binary_at(std::uint32_t pid, std::uint64_t address) {
+  Impl& I = *impl_;
+  auto process = I.processes.find(pid);
+  if (process == I.processes.end()) return std::nullopt;
+  const auto* hit = find(*process->second, address);
+  if (!hit) return std::nullopt;
+  const Mapping& m = hit->second;
+  if (m.kind == MapKind::vdso) {  // the vdso the recording names (perf's build-id cache), else this one
+    if (!I.vdso_symbols() || I.vdso_path.empty()) return std::nullopt;
+    return MappedBinary{hit->first, m.end, m.pgoff, *m.dso, I.vdso_path, {}};
+  }
+  if (m.kind != MapKind::file) return std::nullopt;
+  auto [it, made] = I.files.try_emplace({m.dso, m.build_id});
+  if (made) {
+    const std::string* wanted = m.build_id;
+    if (!wanted)
+      if (auto b = I.build_ids.find(*m.dso); b != I.build_ids.end()) wanted = &b->second;
+    std::size_t said = I.problems.size();  // what cannot be read is said when its symbols are asked for
+    it->second = I.sources(*m.dso, I.under_symfs(*m.dso), wanted);
+    I.problems.resize(said);
+  }
+  if (!it->second) return std::nullopt;
+  MappedBinary out{hit->first, m.end, m.pgoff, *m.dso, it->second->runtime, {}};
+  if (it->second->symbols != it->second->runtime) out.debug_file = it->second->symbols;
   return out;
 }
 

@@ -114,6 +114,8 @@ void configure(EventSet& set, const Target& target, const SamplingOptions& o) {
         a.sample_stack_user = o.sample_stack_user;
       if ((a.sample_type & record::sample_callchain) && o.sample_max_stack && !a.sample_max_stack)
         a.sample_max_stack = o.sample_max_stack;
+      if ((a.sample_type & record::sample_callchain) && o.exclude_callchain_user)
+        a.exclude_callchain_user = 1;
       a.sample_id_all = 1;
       if (o.wakeup_watermark) {
         a.watermark = 1;

@@ -36,4 +36,10 @@ run $bin record -e task-clock,page-faults -g -o "$data" -- sh -c 'ls -R /usr/sha
 run $bin script --samples -i "$data" >"$data.txt"
 head -n 12 "$data.txt"
 run $bin script --summary -i "$data"
+# The same samples as perf report --stdio tables them (the first rows, without graphs), and as folded
+# stacks for a flame graph
+run $bin report -i "$data" --no-children -g none --percent-limit 2 >"$data.txt"
+head -n 20 "$data.txt"
+run $bin report -i "$data" --format folded >"$data.txt"
+sort -t' ' -k2 -n -r "$data.txt" | head -n 3
 rm -rf "$(dirname "$data")"

@@ -162,6 +162,10 @@ void RecordCommand::add(CLI::App& parent, perfspec::spec::MachineOptions& machin
   freq_opt = app->add_option("-F,--freq", freq, "sample N times a second (default 4000)")
                  ->check(CLI::PositiveNumber);
   app->add_flag("-g", ro.callgraph, "record callchains (frame pointers)");
+  app->add_option("--call-graph", ro.call_graph,
+                  "callchains: fp (frame pointers, as -g) or dwarf[,SIZE] (user registers and SIZE bytes of "
+                  "user stack, 8192 by default, unwound by report and script)")
+      ->type_name("MODE");
   app->add_flag("-d,--data", ro.data_addr, "record the data address of each sample");
   pid_opt = app->add_option("-p,--pid", pid, "sample an existing process (all its threads)");
   app->add_flag("-a,--all-cpus", ro.all_cpus, "sample every process on every CPU");

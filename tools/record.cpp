@@ -10,6 +10,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <charconv>
 #include <csignal>
 #include <cstdio>
 #include <fstream>
@@ -109,7 +110,35 @@ class Recorder {
   void drain(runtime::Recording& rec);
 };
 
+#if defined(__x86_64__)
+constexpr std::uint64_t user_regs_mask = 0xff0fff;  // ax..r15 but ds, es, fs, gs
+#elif defined(__aarch64__)
+constexpr std::uint64_t user_regs_mask = 0x1ffffffff;  // x0..x28, fp, lr, sp, pc
+#else
+constexpr std::uint64_t user_regs_mask = 0;
+#endif
+
+// --call-graph dwarf[,SIZE]: the bytes of stack (perf's rules: rounded up to 8, at most 65528); nullopt
+// for another mode. Throws Error (usage) for a mode perfspec does not record or a size out of range.
+std::optional<std::uint32_t> dwarf_stack_size(std::string_view mode) {
+  if (mode.empty() || mode == "fp") return std::nullopt;
+  if (mode != "dwarf" && !mode.starts_with("dwarf,"))
+    throw Error(ErrorKind::usage, fmt::format("--call-graph {}: perfspec records fp or dwarf[,SIZE]", mode));
+  if (user_regs_mask == 0)
+    throw Error(ErrorKind::usage, "--call-graph dwarf: this arch's user registers are not known to perfspec");
+  if (mode == "dwarf") return 8192;
+  std::string_view text = mode.substr(6);
+  std::uint64_t size = 0;
+  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), size);
+  if (ec == std::errc{} && end == text.data() + text.size()) size = (size + 7) / 8 * 8;
+  if (ec != std::errc{} || end != text.data() + text.size() || size == 0 || size > 65528)
+    throw Error(ErrorKind::usage,
+                fmt::format("--call-graph {}: the stack dump size is 8 to 65528 bytes", mode));
+  return static_cast<std::uint32_t>(size);
+}
+
 void Recorder::check_options() const {
+  (void)dwarf_stack_size(o_.call_graph);  // a mode it cannot record, before anything starts
   if (o_.period && o_.frequency)
     throw Error(ErrorKind::usage, "-c and -F cannot go together: a period or a frequency");
   if (o_.command.empty() && !o_.pid && !o_.all_cpus && o_.cpus.empty())
@@ -145,8 +174,21 @@ runtime::SamplingOptions Recorder::sampling() const {
   s.sample_type = record::sample_ip | record::sample_tid | record::sample_time;
   if (!o_.period) s.sample_type |= record::sample_period;
   if (o_.callgraph) s.sample_type |= record::sample_callchain;
+  if (auto dwarf = dwarf_stack_size(o_.call_graph)) {
+    // perf's --call-graph dwarf: the kernel's frames in the callchain, the user ones unwound later
+    // from the registers (perf's PERF_REGS_MASK of the arch) and the stack copied with each sample
+    s.sample_type |= record::sample_callchain | record::sample_regs_user | record::sample_stack_user;
+    s.sample_regs_user = user_regs_mask;
+    s.sample_stack_user = *dwarf;
+    s.exclude_callchain_user = true;
+    // the mappings of data too (as perf's dwarf mode turns on -d's): an unwinder reads a binary's
+    // .eh_frame_hdr where it is mapped, which is not executable
+    s.mmap_data = true;
+  } else if (o_.call_graph == "fp") {
+    s.sample_type |= record::sample_callchain;
+  }
   if (o_.data_addr) s.sample_type |= record::sample_addr;
-  s.mmap_data = o_.data_addr;  // -d: data mappings too, as perf -d
+  s.mmap_data = s.mmap_data || o_.data_addr;  // -d: data mappings too, as perf -d
   s.pages = o_.pages;
   return s;
 }

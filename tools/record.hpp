@@ -15,6 +15,7 @@ struct RecordOptions {
   std::optional<std::uint64_t> period;     ///< -c
   std::optional<std::uint64_t> frequency;  ///< -F (default 4000 Hz, for events without period=/freq=)
   bool callgraph = false;                  ///< -g: frame-pointer callchains
+  std::string call_graph;                  ///< --call-graph fp|dwarf[,SIZE] (wins over -g)
   bool data_addr = false;                  ///< -d: the data address of each sample
   std::optional<int> pid;                  ///< -p
   bool all_cpus = false;                   ///< -a

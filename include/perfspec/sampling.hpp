@@ -229,6 +229,9 @@ struct SamplingOptions {
   std::uint32_t sample_stack_user = 8192;
   /// For callchain: the most frames (0: the kernel's perf_event_max_stack).
   std::uint16_t sample_max_stack = 0;
+  /// Callchains of the kernel's frames only (attr.exclude_callchain_user), as perf's --call-graph dwarf
+  /// asks: the user frames are unwound from regs_user and stack_user afterwards.
+  bool exclude_callchain_user = false;
   /// Data pages per buffer, a power of two; 0: 512 KiB worth, as perf (perf_event_mlock_kb's default).
   std::size_t pages = 0;
   /// Wake poll() after this many samples; 0 with `wakeup_watermark` 0: when the buffer is half full.

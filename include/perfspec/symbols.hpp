@@ -7,6 +7,7 @@
 // /tmp/perf-PID.map. What perf script prints as `ip sym+off (dso)`.
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -77,6 +78,15 @@ class SymbolTable {
   std::vector<Symbol> symbols_;
 };
 
+/// An ELF binary mapped into a process, and the files of the build recorded: what unwinding a stack
+/// reads (its .eh_frame, a separate debug file's .debug_frame).
+struct MappedBinary {
+  std::uint64_t start = 0, end = 0, pgoff = 0;
+  std::string_view dso;    ///< as the recording names it
+  std::string file;        ///< the binary (under symfs), of the build recorded
+  std::string debug_file;  ///< its separate debug file, when one was found (else empty)
+};
+
 /// Where an address lies: the binary (perf's dso) and the symbol.
 struct Location {
   /// The binary as perf names it: its path as recorded, `[kernel.kallsyms]`, `[vdso]`, a module's
@@ -127,6 +137,10 @@ class Symbolizer {
   /// Where `address` of process `pid` lies, with the cpumode of the record's misc (kernel addresses
   /// in the kernel's mappings, user addresses in the process's).
   Location locate(std::uint32_t pid, std::uint64_t address, std::uint16_t misc);
+  /// The ELF binary mapped at `address` of process `pid` (user space), with the files of its
+  /// recorded build (the vdso's from perf's build-id cache, else this process's when it is that
+  /// build); nullopt for memory of no file, or a binary of which no file of that build can be read.
+  std::optional<MappedBinary> binary_at(std::uint32_t pid, std::uint64_t address);
   /// The binary only (Location::dso, no symbol: nothing is read): what a recording's post-processing
   /// needs to know which binaries its samples hit.
   std::string_view binary_of(std::uint32_t pid, std::uint64_t address, std::uint16_t misc);

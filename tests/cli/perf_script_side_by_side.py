@@ -59,6 +59,8 @@ RECORDINGS = [
              "--all-cgroups"], ["ls", "/"]),
     ("mixed", ["-e", "page-faults/period=20/,sched:sched_process_exec,sched:sched_process_exit"],
      ["sh", "-c", "ls / >/dev/null"]),
+    # --call-graph dwarf: the user stack unwound (ls and Debian's libc have no frame pointers)
+    ("dwarf", ["-e", "task-clock,page-faults", "-c", "100000", "--call-graph", "dwarf"], ["ls", "-R", "/usr/share/perl5"]),
     # pipe mode with callchains: each ATTR adds ip and sym to its type's fields (perf's process_attr)
     ("pipe-callchain", ["-e", "task-clock,page-faults", "-c", "100000", "-g", "-o", "-"], ["ls", "-R", "/usr/share/perl5"]),
 ]
@@ -276,6 +278,28 @@ def check_record(perf, perfspec, root, inside, chroot_dir):
              f"{len(own)} first in its own functions, {len(stacked)} with spin_outer and main on the stack")
     print(f"record spin: {len(blocks)} samples of the workload, {len(user_first)} in user space, {len(own)} first "
           f"in its own functions, {len(stacked)} with spin_outer and main below")
+    # 1b. --call-graph dwarf of the workload built without frame pointers: perf 6.12 unwinds perfspec's
+    # recording as perfspec does, down to main
+    nofp = os.path.join(inside, "workload-nofp")
+    if subprocess.run(["cc", "-O2", "-fomit-frame-pointer", "-o", nofp, src]).returncode != 0:
+        fail("cannot compile tests/workload/workload.c without frame pointers")
+    else:
+        path = os.path.join(inside, "dwarf.data")
+        p = subprocess.run([perfspec, "record", "-q", "-o", path, "-e", "task-clock", "-F", "1000", "--call-graph",
+                            "dwarf", "--", "chroot", root, chroot_dir + "/workload-nofp", "burn", "300"],
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        checks += 1
+        pst, pout, perr = run([perf, "script", "-i", chroot_dir + "/dwarf.data"])
+        sst, sout, serr = run([perfspec, "script", "--samples", "--symfs", root, "-i", path])
+        keep = lambda out: b"\n\n".join(b for b in out.split(b"\n\n")
+                                         if not b.lstrip().startswith(b"chroot ") and b"sys_execve" not in b)
+        pout, sout = keep(pout), keep(sout)
+        mains = pout.count(b" main+")
+        if p.returncode != 0 or pst != 0 or sst != 0 or pout != sout or mains < 250:
+            fail(f"--call-graph dwarf: perfspec record {p.returncode}, perf script {pst} ({mains} frames in main), "
+                 f"perfspec script {sst}, {'the same' if pout == sout else 'different'}")
+            show_diff(pout, sout)
+        print(f"record dwarf: perf 6.12 unwinds perfspec's recording to main in {mains} samples, as perfspec does")
     # perf record's build ids: perf 6.12 lists the workload, with the build id its ELF note says
     checks += 1
     note = subprocess.run(["readelf", "-n", exe], stdout=subprocess.PIPE).stdout.decode()
