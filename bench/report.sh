@@ -5,7 +5,8 @@
 # task-clock every 10 us with callchains, ~4 million samples, in perf's chroot; never committed):
 #   1. both print the same bytes (perf's closing tip cut off), for each setting below;
 #   2. farm-bench times them in turn (perfspec, perf, perfspec, perf, ...), output to /dev/null, and
-#      gives the ratio run pair by run pair.
+#      gives the ratio run pair by run pair;
+#   3. the same for perf script with its default fields (symbols on every callchain frame).
 # Needs root (perf 6.12 runs from a chroot: ../shared/tools/perf-current) and a Release build.
 #
 #   bench/report.sh                        record the file if missing (minutes), then compare and time
@@ -53,3 +54,17 @@ for s in "${settings[@]}"; do
   farm-bench -n "$runs" --timeout 3000 --pin 1 --vs "sh -c 'exec $perf report --stdio -i /tmp/$name $s >/dev/null 2>&1'" \
     -- sh -c "exec $cli report --symfs $chroot_root -i $file $s >/dev/null"
 done
+
+# perf script with symbols (issue 31: "script with symbols at least 10x perf script's records per
+# second"): perf's default fields on the same file, checked identical, then timed in pairs
+"$cli" script --samples --symfs "$chroot_root" -i "$file" >"$tmp/perfspec.txt"
+"$perf" script -i "/tmp/$name" >"$tmp/perf.txt" 2>/dev/null
+if cmp -s "$tmp/perfspec.txt" "$tmp/perf.txt"; then
+  echo "script (default fields): identical ($(wc -c <"$tmp/perf.txt") bytes)"
+else
+  echo "script (default fields): DIFFERENT"
+fi
+rm -f "$tmp/perfspec.txt" "$tmp/perf.txt"
+echo "== timing script (default fields): perfspec against perf 6.12, $runs pairs, output to /dev/null"
+farm-bench -n "$runs" --timeout 3000 --pin 1 --vs "sh -c 'exec $perf script -i /tmp/$name >/dev/null 2>&1'" \
+  -- sh -c "exec $cli script --samples --symfs $chroot_root -i $file >/dev/null"

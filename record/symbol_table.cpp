@@ -193,12 +193,13 @@ struct Relocations {
 // entry's `jmp *disp(%rip)` reads (perf's get_plt_got_name).
 std::string plt_got_name(const ElfFile& f, const GElf_Shdr& shdr, Elf_Data* code, std::size_t i,
                          bool demangle) {
-  if (f.ehdr.e_machine != EM_X86_64 || !code || i + 16 > code->d_size) return {};
+  if (f.ehdr.e_machine != EM_X86_64 || !code || i >= code->d_size) return {};
   const auto* p = static_cast<const unsigned char*>(code->d_buf) + i;
+  const std::size_t left = code->d_size - i;  // an entry is 8 or 16 bytes: the last may have only 8
   std::size_t n = 0;
-  if (p[0] == 0xf3 && p[1] == 0x0f && p[2] == 0x1e && p[3] == 0xfa) n += 4;  // endbr64
-  if (p[n] == 0xf2) n += 1;                                                  // bnd
-  if (p[n] != 0xff || p[n + 1] != 0x25) return {};
+  if (left >= 4 && p[0] == 0xf3 && p[1] == 0x0f && p[2] == 0x1e && p[3] == 0xfa) n += 4;  // endbr64
+  if (left > n && p[n] == 0xf2) n += 1;                                                   // bnd
+  if (left < n + 6 || p[n] != 0xff || p[n + 1] != 0x25) return {};
   std::uint32_t disp = 0;
   std::memcpy(&disp, p + n + 2, 4);
   const std::uint64_t target = shdr.sh_offset + code->d_off + i + n + 6 + disp;

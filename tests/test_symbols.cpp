@@ -4,6 +4,9 @@
 // and the address spaces a recording's MMAP2 and FORK records make.
 #include <doctest/doctest.h>
 
+#include <fcntl.h>
+#include <gelf.h>
+#include <libelf.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -348,4 +351,46 @@ TEST_CASE(
   CHECK(m.symbol->name == "mod_fn");
   CHECK(symbols.locate(1, 0xffffffffc1000010, k).dso.empty());  // a module the recording did not map
   std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("symbols: every .plt.got entry of this process's libc is named after the symbol its GOT slot has") {
+  // x86-64 glibc calls free and malloc through .plt.got (8-byte `jmp *GOT(%rip)` entries, the last at
+  // the section's end): perf 6.12 names each after the GLOB_DAT relocation of its slot
+  std::string libc;
+  std::ifstream maps("/proc/self/maps");
+  for (std::string line; std::getline(maps, line);)
+    if (auto at = line.find('/'); at != std::string::npos && line.find("/libc.so") != std::string::npos) {
+      libc = line.substr(at);
+      break;
+    }
+  REQUIRE(!libc.empty());
+  int fd = ::open(libc.c_str(), O_RDONLY | O_CLOEXEC);
+  REQUIRE(fd >= 0);
+  elf_version(EV_CURRENT);
+  Elf* elf = elf_begin(fd, ELF_C_READ, nullptr);
+  REQUIRE(elf);
+  std::size_t names = 0;
+  elf_getshdrstrndx(elf, &names);
+  GElf_Shdr got{};
+  for (Elf_Scn* scn = nullptr; (scn = elf_nextscn(elf, scn));) {
+    GElf_Shdr shdr;
+    if (gelf_getshdr(scn, &shdr) && std::string_view(elf_strptr(elf, names, shdr.sh_name)) == ".plt.got")
+      got = shdr;
+  }
+  elf_end(elf);
+  ::close(fd);
+  if (got.sh_size == 0 || got.sh_entsize == 0) {
+    MESSAGE("skipped: " << libc << " has no .plt.got (not x86-64 glibc)");
+    return;
+  }
+  auto table = perfspec::record::SymbolTable::from_elf(libc);
+  std::size_t entries = 0;
+  for (std::uint64_t at = got.sh_offset; at < got.sh_offset + got.sh_size; at += got.sh_entsize, ++entries) {
+    const auto* s = table.find(at);
+    REQUIRE(s);
+    CHECK(s->start == at);
+    CHECK(s->name.ends_with("@plt"));
+    CHECK(!s->name.starts_with("offset_"));
+  }
+  CHECK(entries >= 2);
 }
