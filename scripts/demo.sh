@@ -40,6 +40,7 @@ run $bin script --summary -i "$data"
 # stacks for a flame graph
 run $bin report -i "$data" --no-children -g none --percent-limit 2 >"$data.txt"
 head -n 20 "$data.txt"
-run $bin report -i "$data" --format folded >"$data.txt"
+printf '\n$ %s\n' "$bin report -i $data --format folded   # the three largest stacks"
+$bin report -i "$data" --format folded >"$data.txt"
 sort -t' ' -k2 -n -r "$data.txt" | head -n 3
 rm -rf "$(dirname "$data")"
