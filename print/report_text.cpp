@@ -81,6 +81,7 @@ class Event {
  private:
   std::size_t entry(const Profile::Stack& stack, std::uint32_t frame, bool self);
   void credit(const Profile::Stack& stack);
+  int compare_key(Key k, const Entry& a, const Entry& b, bool collapsed) const;
   int compare_collapsed(const Entry& a, const Entry& b) const;
   int compare_output(const Entry& a, const Entry& b) const;
   void header(std::string& out, const Widths& w) const;
@@ -172,36 +173,37 @@ void Event::gather() {
 
 template <typename T> int cmp(const T& a, const T& b) { return a < b ? -1 : b < a ? 1 : 0; }
 
-// perf's collapsed tree: each key's collapse/cmp in turn. A binary before none, by name; a symbol
-// before an address; symbols by start, addresses ascending.
-int Event::compare_collapsed(const Entry& a, const Entry& b) const {
-  for (Key k : sort_) {
-    int c = 0;
-    switch (k) {
-      case Key::comm: c = profile_.comm(a.comm).compare(profile_.comm(b.comm)); break;
-      case Key::pid: c = cmp(a.tid, b.tid); break;
-      case Key::dso:
-        c = a.frame->dso.empty() != b.frame->dso.empty() ? (a.frame->dso.empty() ? 1 : -1)
-                                                         : a.frame->short_dso().compare(b.frame->short_dso());
-        break;
-      case Key::sym:
-        if (a.frame->symbol && b.frame->symbol)
-          c = cmp(a.frame->symbol->start, b.frame->symbol->start);
-        else if (a.frame->symbol || b.frame->symbol)
-          c = a.frame->symbol ? -1 : 1;
-        else  // perf's _sort__addr_cmp: the sign of the difference (kernel addresses before user ones)
-          c = cmp(static_cast<std::int64_t>(a.address - b.address), std::int64_t{0});
-        break;
-      case Key::cpu: c = cmp(a.cpu, b.cpu); break;
-    }
-    if (c) return c;
+// One sort key of two entries, as perf's collapsed tree (`collapsed`) or its output tree orders them.
+// A binary before none, by name; a symbol before an address. Symbols: by start when collapsing, by name
+// in the output; addresses: by the sign of their difference when collapsing (perf's _sort__addr_cmp:
+// kernel addresses before user ones), a tie in the output (the collapsed order stands).
+int Event::compare_key(Key k, const Entry& a, const Entry& b, bool collapsed) const {
+  switch (k) {
+    case Key::comm: return profile_.comm(a.comm).compare(profile_.comm(b.comm));
+    case Key::pid: return cmp(a.tid, b.tid);
+    case Key::dso:
+      return a.frame->dso.empty() != b.frame->dso.empty()
+                 ? (a.frame->dso.empty() ? 1 : -1)
+                 : a.frame->short_dso().compare(b.frame->short_dso());
+    case Key::sym:
+      if (a.frame->symbol && b.frame->symbol)
+        return collapsed ? cmp(a.frame->symbol->start, b.frame->symbol->start)
+                         : a.frame->symbol->name.compare(b.frame->symbol->name);
+      if (a.frame->symbol || b.frame->symbol) return a.frame->symbol ? -1 : 1;
+      return collapsed ? cmp(static_cast<std::int64_t>(a.address - b.address), std::int64_t{0}) : 0;
+    case Key::cpu: return cmp(a.cpu, b.cpu);
   }
   return 0;
 }
 
+int Event::compare_collapsed(const Entry& a, const Entry& b) const {
+  for (Key k : sort_)
+    if (int c = compare_key(k, a, b, true)) return c;
+  return 0;
+}
+
 // perf's output order: Children (deeper chains first between entries of one thread, when graphs are
-// shown), then Self, descending; then each key's sort: names ascending, a symbol before an address
-// (addresses tie: the collapsed order stands).
+// shown), then Self, descending; then each key's sort.
 int Event::compare_output(const Entry& a, const Entry& b) const {
   if (children_) {
     if (int c = cmp(b.children, a.children)) return c;
@@ -209,25 +211,8 @@ int Event::compare_output(const Entry& a, const Entry& b) const {
       if (int c = cmp(b.max_depth, a.max_depth)) return c;
   }
   if (int c = cmp(b.self, a.self)) return c;
-  for (Key k : sort_) {
-    int c = 0;
-    switch (k) {
-      case Key::comm: c = profile_.comm(a.comm).compare(profile_.comm(b.comm)); break;
-      case Key::pid: c = cmp(a.tid, b.tid); break;
-      case Key::dso:
-        c = a.frame->dso.empty() != b.frame->dso.empty() ? (a.frame->dso.empty() ? 1 : -1)
-                                                         : a.frame->short_dso().compare(b.frame->short_dso());
-        break;
-      case Key::sym:
-        if (a.frame->symbol && b.frame->symbol)
-          c = a.frame->symbol->name.compare(b.frame->symbol->name);
-        else if (a.frame->symbol || b.frame->symbol)
-          c = a.frame->symbol ? -1 : 1;
-        break;
-      case Key::cpu: c = cmp(a.cpu, b.cpu); break;
-    }
-    if (c) return c;
-  }
+  for (Key k : sort_)
+    if (int c = compare_key(k, a, b, false)) return c;
   return 0;
 }
 

@@ -334,21 +334,14 @@ void TextPrinter::text_sample(const Record& r, const Sample& s, std::size_t attr
 void TextPrinter::text_callchain(Out& o, const Sample& s, std::uint64_t fields) {
   o.put('\n');
   std::size_t start = o.size(), frames = 0;
-  // The frames' cpumode, as the markers say (perf's thread__resolve_callchain starts in user space)
-  std::uint16_t mode = misc_user;
-  for (std::uint64_t ip : s.callchain) {
-    if (ip >= context_max) {
-      switch (ip) {
-        case context_hv: mode = misc_hypervisor; continue;
-        case context_kernel: mode = misc_kernel; continue;
-        case context_user: mode = misc_user; continue;
-        case context_guest_kernel: mode = misc_guest_kernel; continue;
-        case context_guest_user: mode = misc_guest_user; continue;
-        default: o.cut(start); return;
-      }
-    }
-    if (++frames > 127) break;
+  Chain read = for_each_frame(s.callchain, [&](std::uint64_t ip, std::uint16_t mode) {
+    if (++frames > 127) return false;
     text_frame(o, s, ip, mode, fields);
+    return true;
+  });
+  if (read == Chain::corrupt) {
+    o.cut(start);
+    return;
   }
   if (!unwindable(s.type)) return;
   // perf's order: the kernel's frames, then the user stack unwound (as many again at most)

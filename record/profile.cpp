@@ -75,7 +75,7 @@ struct Profile::Impl {
   std::uint32_t frame(std::uint32_t pid, std::uint64_t ip, std::uint16_t cpumode);
   std::uint32_t comm(std::string_view name);
   void sample(const PerfData& file, const Record& r, const Sample& s);
-  void callchain(const Sample& s);
+  bool callchain(const Sample& s);
 };
 
 std::uint32_t Profile::Impl::frame(std::uint32_t pid, std::uint64_t ip, std::uint16_t cpumode) {
@@ -97,24 +97,14 @@ std::uint32_t Profile::Impl::comm(std::string_view name) {
   return comm_index.emplace(std::string(name), static_cast<std::uint32_t>(comms.size() - 1)).first->second;
 }
 
-// perf's reading of a callchain: PERF_CONTEXT_* markers set the cpumode of the frames after them (it
-// starts in user space), a marker it does not know ends the chain, and at most max_stack frames count.
-void Profile::Impl::callchain(const Sample& s) {
-  std::uint16_t mode = misc_user;
-  for (std::uint64_t ip : s.callchain) {
-    if (ip >= context_max) {
-      switch (ip) {
-        case context_hv: mode = misc_hypervisor; continue;
-        case context_kernel: mode = misc_kernel; continue;
-        case context_user: mode = misc_user; continue;
-        case context_guest_kernel: mode = misc_guest_kernel; continue;
-        case context_guest_user: mode = misc_guest_user; continue;
-        default: return;
-      }
-    }
-    if (current.size() >= options.max_stack) return;
-    current.push_back(frame(s.pid, ip, mode));
-  }
+// The callchain's frames (perf's reading: for_each_frame), at most max_stack of them; false for a
+// chain perf cannot read, whose sample perf report leaves out.
+bool Profile::Impl::callchain(const Sample& s) {
+  return for_each_frame(s.callchain, [&](std::uint64_t ip, std::uint16_t mode) {
+           if (current.size() >= options.max_stack) return false;
+           current.push_back(frame(s.pid, ip, mode));
+           return true;
+         }) == Chain::read;
 }
 
 void Profile::Impl::sample(const PerfData& file, const Record& r, const Sample& s) {
@@ -128,7 +118,7 @@ void Profile::Impl::sample(const PerfData& file, const Record& r, const Sample& 
                     "a profile of them is not supported yet",
                     file.event_name(r.attr)));
   current.clear();
-  if (options.callchains && s.has(sample_callchain)) callchain(s);
+  if (options.callchains && s.has(sample_callchain) && !callchain(s)) return;  // as perf report skips it
   if (options.callchains && unwindable(s.type)) {  // perf's order: the kernel's frames, then these
     unwound.clear();
     unwinder.unwind(s, arch, options.max_stack, unwound);

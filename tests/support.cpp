@@ -15,6 +15,7 @@
 #include <cerrno>
 #include <cstdlib>
 #include <fstream>
+#include <iterator>
 
 #include <fmt/format.h>
 
@@ -48,6 +49,16 @@ long breakpoint_probe_count() {
 
 std::string source_dir() { return PERFSPEC_SOURCE_DIR; }
 std::string fixture(std::string_view name) { return fmt::format("{}/tests/fixtures/{}", source_dir(), name); }
+
+std::string expected_stdout(std::string_view name) {
+  std::string path = fmt::format("{}/tests/cli/expected/{}", source_dir(), name);
+  std::ifstream in(path, std::ios::binary);
+  std::string text{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+  auto end = text.find("--- stderr\n");
+  if (!in.good() && text.empty()) throw std::runtime_error("cannot read " + path);
+  if (end == std::string::npos) throw std::runtime_error(path + " has no '--- stderr' line");
+  return text.substr(0, end);
+}
 
 TempTree::TempTree() {
   std::string tmpl = (std::filesystem::temp_directory_path() / "perfspec-test-XXXXXX").string();

@@ -15,6 +15,10 @@ namespace test {
 std::string source_dir();
 /// `tests/fixtures/<name>` in the source tree.
 std::string fixture(std::string_view name);
+/// The standard output in an expected file of the CLI tests (tests/cli/expected/NAME, perf 6.12's
+/// own output there): what comes before its `--- stderr` line. Throws std::runtime_error when the
+/// file or that line is missing.
+std::string expected_stdout(std::string_view name);
 
 /// A throwaway sysfs-like tree under /tmp, removed on destruction.
 class TempTree {

@@ -23,20 +23,6 @@ using namespace perfspec::record;
 
 namespace {
 
-std::string slurp(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  REQUIRE(in);
-  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
-}
-
-// perf's standard output in an expected file of the CLI tests: what comes before `--- stderr`.
-std::string perf_printed(const std::string& expected) {
-  std::string text = slurp(test::source_dir() + "/tests/cli/expected/" + expected);
-  auto end = text.find("--- stderr\n");
-  REQUIRE(end != std::string::npos);
-  return text.substr(0, end);
-}
-
 // As the CLI tests read the fixtures: the kallsyms fixture, no binaries (user space unresolved).
 Profile profile_of(const std::string& name) {
   auto file = PerfData::open(test::fixture("perf_data/" + name));
@@ -151,23 +137,23 @@ TEST_CASE("profile: max_stack cuts callchains, callchains off gives each sample'
 
 TEST_CASE("report: perf report --stdio's text, byte for byte but for its closing tip") {
   Profile cc = profile_of("callchain.data");
-  CHECK(report_text(cc) == perf_printed("report_callchain.txt"));
-  CHECK(report_text(cc, {.children = false}) == perf_printed("report_callchain_no_children.txt"));
-  CHECK(report_text(cc, {.graph = false}) == perf_printed("report_callchain_none.txt"));
+  CHECK(report_text(cc) == test::expected_stdout("report_callchain.txt"));
+  CHECK(report_text(cc, {.children = false}) == test::expected_stdout("report_callchain_no_children.txt"));
+  CHECK(report_text(cc, {.graph = false}) == test::expected_stdout("report_callchain_none.txt"));
   CHECK(report_text(cc, {.children = false, .caller = true, .graph_percent = 5}) ==
-        perf_printed("report_callchain_caller.txt"));
+        test::expected_stdout("report_callchain_caller.txt"));
   CHECK(report_text(cc, {.sort = {"dso", "sym"}, .children = false, .percent_limit = 2, .samples = true}) ==
-        perf_printed("report_callchain_sort.txt"));
-  CHECK(report_text(cc, {.sort = {"sym", "comm"}}) == perf_printed("report_callchain_sym.txt"));
-  CHECK(report_text(profile_of("callchain_pipe.data")) == perf_printed("report_callchain_pipe.txt"));
+        test::expected_stdout("report_callchain_sort.txt"));
+  CHECK(report_text(cc, {.sort = {"sym", "comm"}}) == test::expected_stdout("report_callchain_sym.txt"));
+  CHECK(report_text(profile_of("callchain_pipe.data")) == test::expected_stdout("report_callchain_pipe.txt"));
   Profile addr = profile_of("addr.data");
-  CHECK(report_text(addr) == perf_printed("report_addr.txt"));
-  CHECK(report_text(addr, {.sort = {"pid", "dso"}, .samples = true}) == perf_printed("report_addr_pid.txt"));
+  CHECK(report_text(addr) == test::expected_stdout("report_addr.txt"));
+  CHECK(report_text(addr, {.sort = {"pid", "dso"}, .samples = true}) == test::expected_stdout("report_addr_pid.txt"));
   // a folder of perf record --threads
   Profile threads = profile_of("threads_dir.data");
-  CHECK(report_text(threads, {.sort = {"comm", "pid", "sym"}}) == perf_printed("report_threads_dir.txt"));
+  CHECK(report_text(threads, {.sort = {"comm", "pid", "sym"}}) == test::expected_stdout("report_threads_dir.txt"));
   CHECK(report_text(profile_of("rounds.data"), {.sort = {"comm", "pid", "dso", "sym"}}) ==
-        perf_printed("report_rounds.txt"));
+        test::expected_stdout("report_rounds.txt"));
 }
 
 TEST_CASE("report: options it cannot follow are usage errors, before a file is read") {
@@ -189,9 +175,9 @@ TEST_CASE("report: options it cannot follow are usage errors, before a file is r
 
 TEST_CASE("folded stacks: perf's stackcollapse lines, and a sample without a callchain is its function") {
   Profile cc = profile_of("callchain.data");
-  CHECK(folded_stacks(cc) == perf_printed("report_folded_callchain.txt"));
+  CHECK(folded_stacks(cc) == test::expected_stdout("report_folded_callchain.txt"));
   CHECK(folded_stacks(cc, {.pid = true, .tid = true, .kernel = true}) ==
-        perf_printed("report_folded_callchain_kernel.txt"));
+        test::expected_stdout("report_folded_callchain_kernel.txt"));
   // addr.data has no callchains: perf's script prints `true 55`, the samples' functions are kept here
   // (perf report: 3 samples in the kernel, the rest in no binary it could read)
   CHECK(folded_stacks(profile_of("addr.data"), {.comm = false}) == "[unknown] 52\ndo_filp_open 3\n");

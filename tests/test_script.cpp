@@ -28,14 +28,6 @@ std::string slurp(const std::string& path) {
   return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
 }
 
-// perf script's standard output in an expected file of the CLI tests: what comes before `--- stderr`.
-std::string perf_printed(const std::string& expected) {
-  std::string text = slurp(test::source_dir() + "/tests/cli/expected/" + expected);
-  auto end = text.find("--- stderr\n");
-  REQUIRE(end != std::string::npos);
-  return text.substr(0, end);
-}
-
 std::string perf_data(const std::string& name) { return test::fixture("perf_data/" + name); }
 
 PerfData from_bytes(const std::string& path) {
@@ -66,25 +58,25 @@ TEST_CASE("script: the text layout prints what perf 6.12's perf script printed, 
   SUBCASE("a file with callchains, in time order") {
     ScriptPrinter printer({.fields = {"comm,tid,time,event,ip"}, .samples_only = true});
     auto file = PerfData::open(perf_data("callchain.data"));
-    CHECK(print(printer, file).text == perf_printed("script_callchain.txt"));
+    CHECK(print(printer, file).text == test::expected_stdout("script_callchain.txt"));
   }
   SUBCASE("a pipe-mode stream, from bytes in memory") {
     ScriptPrinter printer({.fields = {"comm,pid,tid,time,period,event,ip"}, .samples_only = true});
     auto file = from_bytes(perf_data("pipe.data"));
     REQUIRE(file.pipe());
-    CHECK(print(printer, file).text == perf_printed("script_pipe.txt"));
+    CHECK(print(printer, file).text == test::expected_stdout("script_pipe.txt"));
   }
   SUBCASE("every record, by the default fields of a tracepoint with its payload") {
     ScriptPrinter printer({.samples_only = true});
     auto file = PerfData::open(perf_data("tracepoint_switch.data"));
-    CHECK(print(printer, file).text == perf_printed("script_switch_default.txt"));
+    CHECK(print(printer, file).text == test::expected_stdout("script_switch_default.txt"));
   }
   SUBCASE("one printer prints several files, each from perf's defaults and its own checks") {
     ScriptPrinter printer({.fields = {"comm,pid,tid,time,period,event,addr,ip"}, .samples_only = true});
     auto addr = PerfData::open(perf_data("addr.data"));
-    CHECK(print(printer, addr).text == perf_printed("script_addr.txt"));
+    CHECK(print(printer, addr).text == test::expected_stdout("script_addr.txt"));
     auto again = PerfData::open(perf_data("addr.data"));
-    CHECK(print(printer, again).text == perf_printed("script_addr.txt"));
+    CHECK(print(printer, again).text == test::expected_stdout("script_addr.txt"));
   }
 }
 
@@ -102,7 +94,7 @@ TEST_CASE("script: -F lists are read when the printer is made, with perf's warni
                         "'trace' not valid for unknown events. Ignoring.",
                     });
   auto file = PerfData::open(perf_data("addr.data"));
-  CHECK(print(printer, file).text == perf_printed("script_fields_trace_sw.txt"));
+  CHECK(print(printer, file).text == test::expected_stdout("script_fields_trace_sw.txt"));
 
   // JSON reads the lists too (a wrong one is wrong there as well), but says nothing of text's fields
   warnings.clear();
@@ -143,7 +135,7 @@ TEST_CASE("script: a payload that cannot be printed is an error naming the file,
     CHECK(
         e.message().starts_with("the-file: the record at offset 0xd210: sched:sched_process_exec payload: "));
   }
-  CHECK(written == perf_printed("script_tracepoint_hex_overrun.txt"));  // nothing: its first sample
+  CHECK(written == test::expected_stdout("script_tracepoint_hex_overrun.txt"));  // nothing: its first sample
 }
 
 TEST_CASE("script: a record that does not follow the format ends the printing, after what came before") {
@@ -191,7 +183,7 @@ TEST_CASE("script: a record that does not follow the format ends the printing, a
 TEST_CASE("script: --summary and JSON") {
   ScriptPrinter summary({.summary = true});
   auto file = PerfData::open(perf_data("group_read.data"));
-  CHECK(print(summary, file).text == perf_printed("script_summary.txt"));
+  CHECK(print(summary, file).text == test::expected_stdout("script_summary.txt"));
 
   ScriptPrinter json({.format = ScriptOptions::Format::json});
   auto addr = PerfData::open(perf_data("addr.data"));

@@ -9,6 +9,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <memory>
 
 #include <fmt/format.h>
 
@@ -89,21 +90,24 @@ int run_report(const ReportCliOptions& options) {
   // a table of the samples' own functions needs no callchain (nor their unwinding)
   if (options.format == "text" && ro.children == false && !ro.graph) po.callchains = false;
   auto profile = record::Profile::read(file, po);
-  std::FILE* out = stdout;
-  std::string name = "standard output";
+  const std::string name = "standard output";
   if (options.format == "pprof") {
     std::vector<std::byte> bytes = pprof_profile(profile);
-    if (!options.output.empty()) {
-      name = options.output;
-      out = std::fopen(options.output.c_str(), "wb");
-      if (!out) throw Error(ErrorKind::io, fmt::format("cannot write {}: {}", name, std::strerror(errno)));
-    } else if (::isatty(STDOUT_FILENO)) {
-      throw Error(ErrorKind::usage, "a pprof profile is binary: not written to a terminal",
-                  "-o FILE, or redirect standard output");
+    if (options.output.empty()) {
+      if (::isatty(STDOUT_FILENO))
+        throw Error(ErrorKind::usage, "a pprof profile is binary: not written to a terminal",
+                    "-o FILE, or redirect standard output");
+      write_all(stdout, bytes.data(), bytes.size(), name);
+      if (std::fflush(stdout) != 0)
+        throw Error(ErrorKind::io, fmt::format("cannot write {}: {}", name, std::strerror(errno)));
+      return 0;
     }
-    write_all(out, bytes.data(), bytes.size(), name);
-    if (out != stdout && std::fclose(out) != 0)
-      throw Error(ErrorKind::io, fmt::format("cannot write {}: {}", name, std::strerror(errno)));
+    // the file closed on every path, a failed write's too
+    std::unique_ptr<std::FILE, int (*)(std::FILE*)> file(std::fopen(options.output.c_str(), "wb"), &std::fclose);
+    if (!file) throw Error(ErrorKind::io, fmt::format("cannot write {}: {}", options.output, std::strerror(errno)));
+    write_all(file.get(), bytes.data(), bytes.size(), options.output);
+    if (std::fclose(file.release()) != 0)
+      throw Error(ErrorKind::io, fmt::format("cannot write {}: {}", options.output, std::strerror(errno)));
     return 0;
   }
   std::string text;
@@ -118,8 +122,8 @@ int run_report(const ReportCliOptions& options) {
     for (const auto& e : profile.events()) any = any || e.samples > 0;
     if (!any) std::fprintf(stderr, "Error:\nThe %s data has no samples!\n", options.input.c_str());
   }
-  write_all(out, text.data(), text.size(), name);
-  if (std::fflush(out) != 0)
+  write_all(stdout, text.data(), text.size(), name);
+  if (std::fflush(stdout) != 0)
     throw Error(ErrorKind::io, fmt::format("cannot write {}: {}", name, std::strerror(errno)));
   return 0;
 }

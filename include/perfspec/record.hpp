@@ -250,6 +250,35 @@ inline constexpr std::uint64_t context_hv = static_cast<std::uint64_t>(-32),
                                context_guest_user = static_cast<std::uint64_t>(-2560),
                                context_max = static_cast<std::uint64_t>(-4095);
 
+/// What for_each_frame() found.
+enum class Chain {
+  read,     ///< every frame visited (or `visit` stopped it)
+  corrupt,  ///< a marker perf does not know: perf shows none of the chain (script) or drops the sample (report)
+};
+
+/// perf's reading of a callchain (thread__resolve_callchain_sample): PERF_CONTEXT_* markers are not
+/// frames but set the cpumode (misc_kernel, misc_user, ...) of those after them, starting in user
+/// space; `visit(ip, cpumode)` is called for each frame and returns false to stop.
+///
+/// Example: `for_each_frame(s.callchain, [&](std::uint64_t ip, std::uint16_t mode) { ...; return true; });`
+template <typename Visit> Chain for_each_frame(const U64s& callchain, Visit&& visit) {
+  std::uint16_t mode = misc_user;
+  for (std::uint64_t ip : callchain) {
+    if (ip >= context_max) {
+      switch (ip) {
+        case context_hv: mode = misc_hypervisor; continue;
+        case context_kernel: mode = misc_kernel; continue;
+        case context_user: mode = misc_user; continue;
+        case context_guest_kernel: mode = misc_guest_kernel; continue;
+        case context_guest_user: mode = misc_guest_user; continue;
+        default: return Chain::corrupt;
+      }
+    }
+    if (!visit(ip, mode)) break;
+  }
+  return Chain::read;
+}
+
 struct Mmap {
   std::uint32_t pid = 0, tid = 0;
   std::uint64_t addr = 0, len = 0, pgoff = 0;

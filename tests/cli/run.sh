@@ -1199,6 +1199,7 @@ else
   fail=$((fail + 1))
 fi
 rm -f "$pprof_file"
+check report-pprof-unwritable 3 report_pprof_unwritable.txt -- report -i "$pd/addr.data" --format pprof -o /nonexistent/dir/p.pb.gz
 check report-group-read 2 report_group_read.txt -- report -i "$pd/group_read.data"
 check report-bad-sort 2 report_bad_sort.txt -- report -i "$pd/addr.data" --sort comm,colour
 check report-folded-only 2 report_folded_only.txt -- report -i "$pd/addr.data" --kernel
