@@ -75,7 +75,7 @@ struct Profile::Impl {
   std::uint32_t frame(std::uint32_t pid, std::uint64_t ip, std::uint16_t cpumode);
   std::uint32_t comm(std::string_view name);
   void sample(const PerfData& file, const Record& r, const Sample& s);
-  bool callchain(const Sample& s);
+  void callchain(const Sample& s);
 };
 
 std::uint32_t Profile::Impl::frame(std::uint32_t pid, std::uint64_t ip, std::uint16_t cpumode) {
@@ -97,14 +97,15 @@ std::uint32_t Profile::Impl::comm(std::string_view name) {
   return comm_index.emplace(std::string(name), static_cast<std::uint32_t>(comms.size() - 1)).first->second;
 }
 
-// The callchain's frames (perf's reading: for_each_frame), at most max_stack of them; false for a
-// chain perf cannot read, whose sample perf report leaves out.
-bool Profile::Impl::callchain(const Sample& s) {
-  return for_each_frame(s.callchain, [&](std::uint64_t ip, std::uint16_t mode) {
-           if (current.size() >= options.max_stack) return false;
-           current.push_back(frame(s.pid, ip, mode));
-           return true;
-         }) == Chain::read;
+// The callchain's frames (perf's reading: for_each_frame), at most max_stack of them; none of a chain
+// perf cannot read ("discard all": the sample counts with its own address alone).
+void Profile::Impl::callchain(const Sample& s) {
+  Chain read = for_each_frame(s.callchain, [&](std::uint64_t ip, std::uint16_t mode) {
+    if (current.size() >= options.max_stack) return false;
+    current.push_back(frame(s.pid, ip, mode));
+    return true;
+  });
+  if (read == Chain::corrupt) current.clear();
 }
 
 void Profile::Impl::sample(const PerfData& file, const Record& r, const Sample& s) {
@@ -118,7 +119,7 @@ void Profile::Impl::sample(const PerfData& file, const Record& r, const Sample& 
                     "a profile of them is not supported yet",
                     file.event_name(r.attr)));
   current.clear();
-  if (options.callchains && s.has(sample_callchain) && !callchain(s)) return;  // as perf report skips it
+  if (options.callchains && s.has(sample_callchain)) callchain(s);
   if (options.callchains && unwindable(s.type)) {  // perf's order: the kernel's frames, then these
     unwound.clear();
     unwinder.unwind(s, arch, options.max_stack, unwound);

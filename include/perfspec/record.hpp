@@ -253,7 +253,8 @@ inline constexpr std::uint64_t context_hv = static_cast<std::uint64_t>(-32),
 /// What for_each_frame() found.
 enum class Chain {
   read,     ///< every frame visited (or `visit` stopped it)
-  corrupt,  ///< a marker perf does not know: perf shows none of the chain (script) or drops the sample (report)
+  corrupt,  ///< a marker perf does not know: perf shows none of the chain (script) or drops the sample
+            ///< (report)
 };
 
 /// perf's reading of a callchain (thread__resolve_callchain_sample): PERF_CONTEXT_* markers are not
