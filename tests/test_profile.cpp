@@ -148,10 +148,12 @@ TEST_CASE("report: perf report --stdio's text, byte for byte but for its closing
   CHECK(report_text(profile_of("callchain_pipe.data")) == test::expected_stdout("report_callchain_pipe.txt"));
   Profile addr = profile_of("addr.data");
   CHECK(report_text(addr) == test::expected_stdout("report_addr.txt"));
-  CHECK(report_text(addr, {.sort = {"pid", "dso"}, .samples = true}) == test::expected_stdout("report_addr_pid.txt"));
+  CHECK(report_text(addr, {.sort = {"pid", "dso"}, .samples = true}) ==
+        test::expected_stdout("report_addr_pid.txt"));
   // a folder of perf record --threads
   Profile threads = profile_of("threads_dir.data");
-  CHECK(report_text(threads, {.sort = {"comm", "pid", "sym"}}) == test::expected_stdout("report_threads_dir.txt"));
+  CHECK(report_text(threads, {.sort = {"comm", "pid", "sym"}}) ==
+        test::expected_stdout("report_threads_dir.txt"));
   CHECK(report_text(profile_of("rounds.data"), {.sort = {"comm", "pid", "dso", "sym"}}) ==
         test::expected_stdout("report_rounds.txt"));
 }
