@@ -103,10 +103,12 @@ int run_report(const ReportCliOptions& options) {
       return 0;
     }
     // the file closed on every path, a failed write's too
-    std::unique_ptr<std::FILE, int (*)(std::FILE*)> file(std::fopen(options.output.c_str(), "wb"), &std::fclose);
-    if (!file) throw Error(ErrorKind::io, fmt::format("cannot write {}: {}", options.output, std::strerror(errno)));
-    write_all(file.get(), bytes.data(), bytes.size(), options.output);
-    if (std::fclose(file.release()) != 0)
+    std::unique_ptr<std::FILE, int (*)(std::FILE*)> written(std::fopen(options.output.c_str(), "wb"),
+                                                            &std::fclose);
+    if (!written)
+      throw Error(ErrorKind::io, fmt::format("cannot write {}: {}", options.output, std::strerror(errno)));
+    write_all(written.get(), bytes.data(), bytes.size(), options.output);
+    if (std::fclose(written.release()) != 0)
       throw Error(ErrorKind::io, fmt::format("cannot write {}: {}", options.output, std::strerror(errno)));
     return 0;
   }
