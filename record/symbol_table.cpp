@@ -3,7 +3,6 @@
 // which symbols of an ELF table count, how their addresses become file offsets, how sizes of zero are
 // filled in and which of several symbols at one address is kept; and the same for /proc/kallsyms and
 // a JIT's perf map.
-#include <cxxabi.h>
 #include <elf.h>
 #include <fcntl.h>
 #include <gelf.h>
@@ -22,6 +21,7 @@
 #include <fmt/format.h>
 
 #include "perfspec/symbols.hpp"
+#include "record/demangle.hpp"
 #include "record/elf_files.hpp"
 
 namespace perfspec::record {
@@ -47,16 +47,6 @@ bool better(const SymbolTable::Candidate& a, const SymbolTable::Candidate& b) {
   const std::size_t ua = underscores(a.symbol.name), ub = underscores(b.symbol.name);
   if (ua != ub) return ua < ub;                         // fewer leading underscores
   return a.symbol.name.size() >= b.symbol.name.size();  // the longer name; the first of equals
-}
-
-// A C++ name demangled as perf 6.12 does without libbfd (abi::__cxa_demangle, parameters included);
-// empty when it is no C++ name.
-std::string demangled(const char* name) {
-  if (name[0] != '_' || name[1] != 'Z') return {};
-  int status = 0;
-  std::unique_ptr<char, decltype(&std::free)> out(abi::__cxa_demangle(name, nullptr, nullptr, &status),
-                                                  &std::free);
-  return status == 0 && out ? std::string(out.get()) : std::string{};
 }
 
 struct ElfFile {
@@ -219,7 +209,7 @@ std::string plt_got_name(const ElfFile& f, const GElf_Shdr& shdr, Elf_Data* code
     if (!gelf_getsym(syms, static_cast<int>(GELF_R_SYM(r.r_info)), &sym)) return {};
     const char* name = elf_strptr(f.elf, dynsym_shdr.sh_link, sym.st_name);
     if (!name || !*name) return {};
-    std::string d = demangle ? demangled(name) : std::string{};
+    std::string d = demangle ? detail::demangled_name(name) : std::string{};
     return (d.empty() ? std::string(name) : d) + "@plt";
   }
   return {};
@@ -256,7 +246,7 @@ struct PltNames {
                            ? elf_strptr(f.elf, strings, sym.st_name)
                            : nullptr;
     if (name && *name) {
-      std::string d = demangle ? demangled(name) : std::string{};
+      std::string d = demangle ? detail::demangled_name(name) : std::string{};
       return (d.empty() ? std::string(name) : d) + "@plt";
     }
     if (auto resolver = f.ehdr.e_machine == EM_X86_64 ? r.ifunc_address(i) : std::nullopt) {
@@ -431,7 +421,7 @@ SymbolTable SymbolTable::from_elf(const std::string& path, const std::string& ru
     Candidate k;
     k.symbol.start = value;
     k.symbol.end = value + sym.st_size;
-    std::string d = demangle ? demangled(name) : std::string{};
+    std::string d = demangle ? detail::demangled_name(name) : std::string{};
     k.symbol.name = d.empty() ? std::string(name) : std::move(d);
     k.binding = static_cast<unsigned char>(GELF_ST_BIND(sym.st_info));
     k.ifunc = GELF_ST_TYPE(sym.st_info) == STT_GNU_IFUNC;

@@ -16,6 +16,7 @@
 #include <filesystem>
 #include <fstream>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "perfspec/error.hpp"
@@ -208,6 +209,43 @@ TEST_CASE("symbols: this program's own functions, by file offset, demangled as p
   auto raw = SymbolTable::from_elf(code.path, {}, false);
   REQUIRE(raw.find(tw - code.start + code.pgoff));
   CHECK(raw.find(tw - code.start + code.pgoff)->name == "_ZN12symbols_test5twiceIiEET_S1_");
+}
+
+// Each name as perf 6.12 showed it in `perf report --sort sym` of a program whose functions carry these
+// names (tests/workload/names_workload.c, compared with perf in tests/cli/perf_script_side_by_side.py).
+TEST_CASE("symbols: names demangled as perf 6.12 shows them: C++, Rust's legacy paths, OCaml, Java") {
+  const std::pair<const char*, const char*> cases[] = {
+      {"_ZN12symbols_test5twiceIiEET_S1_", "int symbols_test::twice<int>(int)"},
+      // Rust: the hash is left out, `..` is `::`, `.` is `-`, escapes are characters, and the `_` before
+      // a part that starts with an escape goes
+      {"_ZN4core3fmt5write17h4b8c6e0f1a2d3c5bE", "core::fmt::write"},
+      {"_ZN3a.b1c17h0123456789abcdeeE", "a-b::c"},
+      {"_ZN47_$RF$T$C$$BP$u8$SP$$LP$$RP$$u27$$u5b$$u5d$$u7e$1f17h0123456789abcdedE", "&T,*u8@()'[]~::f"},
+      // ...but not a hash of fewer than 5 or all 16 digits, an escape perf does not know, or three dots
+      {"_ZN3foo3bar17haaaaaaaaaaaaaaaaE", "foo::bar::haaaaaaaaaaaaaaaa"},
+      {"_ZN3foo3baz17h0123456789abcdefE", "foo::baz::h0123456789abcdef"},
+      {"_ZN58_$LT$alloc..string..String$u20$as$u20$core..fmt..Debug$GT$3fmt17h0f1e2d3c4b5a6978E",
+       "_$LT$alloc..string..String$u20$as$u20$core..fmt..Debug$GT$::fmt::h0f1e2d3c4b5a6978"},
+      {"_ZN4main28_$u7b$$u7b$closure$u7d$$u7d$17h0123456789abcdeeE",
+       "main::_$u7b$$u7b$closure$u7d$$u7d$::h0123456789abcdee"},
+      {"_ZN5a...b1c17h0123456789abcdeeE", "a...b::c::h0123456789abcdee"},
+      {"_RNvCs4fqI2P2rA04_7mycrate4spin", "_RNvCs4fqI2P2rA04_7mycrate4spin"},  // v0: perf 6.12 has no reader
+      // OCaml: `caml` and a capital; `__` is `.`, `$xx` a character
+      {"camlStdlib__List__map_413", "Stdlib.List.map_413"},
+      {"camlFoo$21bar", "Foo!bar"},
+      {"camlfoo__bar", "camlfoo__bar"},
+      // Java: a method's signature, its return type left out
+      {"Ljava/lang/String;hashCode()I", "java.lang.String.hashCode()"},
+      {"Lcom/example/Foo;bar(I[JLjava/lang/Object;)V", "com.example.Foo.bar(int, long[], java.lang.Object)"},
+      {"Lx;f([[Z[Ly/Z;)V", "x.f(boolean[][], y.Z)"},
+      {"foo(int)", "foo(int)"},  // no `L...;` before the parenthesis: no signature
+      {"main", "main"},
+      {"i", "i"},  // perf 6.12 shows `int` (docs/perf-compatibility.md)
+  };
+  for (const auto& [mangled, shown] : cases) {
+    CAPTURE(mangled);
+    CHECK(perfspec::record::demangle(mangled) == shown);
+  }
 }
 
 TEST_CASE("symbols: a file that is no ELF file, or none at all, is an error naming it") {

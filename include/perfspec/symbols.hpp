@@ -25,9 +25,17 @@ struct SymbolOptions {
   std::string symfs{};
   /// The kernel's symbols (perf's --kallsyms). Empty: /proc/kallsyms.
   std::string kallsyms{};
-  /// C++ and Rust names demangled, as perf shows them.
+  /// Names demangled as perf shows them (record::demangle).
   bool demangle = true;
 };
+
+/// An ELF symbol's name as perf 6.12 shows it: a C++ name demangled (parameters included), and when
+/// that reads as a Rust path with its hash (rustc's legacy mangling), as Rust writes it without the
+/// hash (`_ZN4core3fmt5write17h4b8c6e0f1a2d3c5bE` is `core::fmt::write`); otherwise an OCaml name
+/// (`camlStdlib__List__map_413` is `Stdlib.List.map_413`) or a Java method's signature without its
+/// return type (`Ljava/lang/String;hashCode()I` is `java.lang.String.hashCode()`). The name itself
+/// when none applies, as for Rust's v0 mangling (`_R...`), which perf 6.12 does not read.
+std::string demangle(const std::string& name);
 
 /// One symbol: its name (demangled) and the addresses it covers, [start, end), in its binary's terms:
 /// file offsets of an ELF binary (perf's adjusted symbols), absolute addresses of the kernel's and of

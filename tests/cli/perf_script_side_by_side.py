@@ -426,6 +426,30 @@ def check_record(perf, perfspec, root, inside, chroot_dir):
                  f"{serr.decode(errors='replace')[:200]}")
             show_diff(pout, sout)
 
+    # 6b. other languages' names: a C program whose functions carry rustc's, OCaml's and Java's mangled
+    # names (tests/workload/names_workload.c), perf 6.12's recording printed by both
+    names = os.path.join(inside, "names_workload")
+    st = subprocess.run(["gcc", "-O0", "-fno-omit-frame-pointer", "-o", names,
+                         os.path.join(HERE, "..", "workload", "names_workload.c")])
+    checks += 1
+    if st.returncode != 0:
+        fail("cannot compile tests/workload/names_workload.c")
+    else:
+        pst, _, _ = run([perf, "record", "-q", "-F", "999", "-o", chroot_dir + "/names.data", "--",
+                         chroot_dir + "/names_workload", "2000000"])
+        pst2, pout, _ = run([perf, "script", "-i", chroot_dir + "/names.data"])
+        sst, sout, serr = run([perfspec, "script", "--samples", "--symfs", root, "-i",
+                               os.path.join(inside, "names.data")])
+        shown = [b"core::fmt::write+0x", b"&T,*u8@()'[]~::f+0x", b"Stdlib.List.map_413+0x",
+                 b"java.lang.String.hashCode()+0x", b"com.example.Foo.bar(int, long[], java.lang.Object)+0x"]
+        missing = [n.decode() for n in shown if n not in pout]
+        print(f"record names: perf 6.12 shows Rust, OCaml and Java names ({len(shown) - len(missing)} of "
+              f"{len(shown)} looked for); perfspec script {'prints the same' if pout == sout else 'differs'}")
+        if pst != 0 or pst2 != 0 or sst != 0 or pout != sout or missing:
+            fail(f"names: perf record {pst}, perf script {pst2}, perfspec script {sst}, not in perf's output "
+                 f"{missing}: {serr.decode(errors='replace')[:200]}")
+            show_diff(pout, sout)
+
     # 7. a breakpoint at period 1: one sample per write, each in the function that writes
     nopie = os.path.join(inside, "workload-nopie")
     subprocess.run(["cc", "-O0", "-no-pie", "-fno-omit-frame-pointer", "-o", nopie, src], check=True)
