@@ -327,6 +327,65 @@ void PerfDataWriter::set_sample_time(std::uint64_t first, std::uint64_t last) {
   set_feature(Feature::sample_time_range, std::move(b));
 }
 
+void PerfDataWriter::set_cpu_topology(const spec::SiblingLists& lists,
+                                      const std::vector<spec::CpuTopology>& cpus, std::uint32_t available) {
+  std::vector<std::byte> b;
+  auto put_list = [&](const std::vector<std::string>& l) {
+    put32(b, static_cast<std::uint32_t>(l.size()));
+    for (const auto& text : l) put_string(b, text);
+  };
+  auto cpu = [&](std::uint32_t n) {
+    auto it =
+        std::find_if(cpus.begin(), cpus.end(), [&](const auto& t) { return t.cpu == static_cast<int>(n); });
+    return it == cpus.end() ? spec::CpuTopology{} : *it;
+  };
+  put_list(lists.packages);
+  put_list(lists.cores);
+  for (std::uint32_t n = 0; n < available; ++n) {
+    const spec::CpuTopology t = cpu(n);
+    put32(b, static_cast<std::uint32_t>(t.core));
+    put32(b, static_cast<std::uint32_t>(t.socket));
+  }
+  if (!lists.dies.empty()) {
+    put_list(lists.dies);
+    for (std::uint32_t n = 0; n < available; ++n) put32(b, static_cast<std::uint32_t>(cpu(n).die));
+  }
+  set_feature(Feature::cpu_topology, std::move(b));
+}
+
+void PerfDataWriter::set_numa_topology(const std::vector<spec::NumaNode>& nodes) {
+  std::vector<std::byte> b;
+  put32(b, static_cast<std::uint32_t>(nodes.size()));
+  for (const auto& n : nodes) {
+    put32(b, static_cast<std::uint32_t>(n.node));
+    put64(b, n.mem_total_kb);
+    put64(b, n.mem_free_kb);
+    put_string(b, n.cpus);
+  }
+  set_feature(Feature::numa_topology, std::move(b));
+}
+
+void PerfDataWriter::set_pmu_mappings(const std::vector<std::pair<std::uint32_t, std::string>>& pmus) {
+  std::vector<std::byte> b;
+  put32(b, static_cast<std::uint32_t>(pmus.size()));
+  for (const auto& [type, name] : pmus) {
+    put32(b, type);
+    put_string(b, name);
+  }
+  set_feature(Feature::pmu_mappings, std::move(b));
+}
+
+void PerfDataWriter::set_group_desc(const std::vector<GroupDescription>& groups) {
+  std::vector<std::byte> b;
+  put32(b, static_cast<std::uint32_t>(groups.size()));
+  for (const auto& g : groups) {
+    put_string(b, g.name);
+    put32(b, g.leader);
+    put32(b, g.members);
+  }
+  set_feature(Feature::group_desc, std::move(b));
+}
+
 void PerfDataWriter::set_tracing_data(std::vector<std::byte> bytes) {
   Impl& m = *impl_;
   if (m.finished || m.features_sent)

@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
@@ -38,6 +39,64 @@ std::string proc_value(const char* file, std::string_view key) {
   return {};
 }
 
+// Where perf puts a PMU among the others (pmu_name_cmp): by name without a `_N` suffix (decimal, or
+// hexadecimal of more than two digits), then by that suffix's number.
+std::size_t name_without_suffix(std::string_view name) {
+  std::size_t len = name.size();
+  bool hex_letters = false;
+  while (len > 0 && std::isxdigit(static_cast<unsigned char>(name[len - 1]))) {
+    if (!std::isdigit(static_cast<unsigned char>(name[len - 1]))) hex_letters = true;
+    --len;
+  }
+  if (len > 0 && len != name.size() && name[len - 1] == '_' && (!hex_letters || name.size() - len > 2))
+    return len - 1;
+  return name.size();
+}
+
+bool pmu_before(std::string_view a, std::string_view b) {
+  const std::size_t la = name_without_suffix(a), lb = name_without_suffix(b);
+  if (int c = a.substr(0, la).compare(b.substr(0, lb)); c != 0 || la != lb)
+    return c < 0 || (c == 0 && la < lb);
+  auto number = [](std::string_view s, std::size_t at) {
+    return at + 1 < s.size() ? std::strtoull(std::string(s.substr(at + 1)).c_str(), nullptr, 16) : 0ULL;
+  };
+  const auto na = number(a, la), nb = number(b, lb);
+  return na != nb ? na < nb : a < b;
+}
+
+// HEADER_PMU_MAPPINGS as perf 6.12 lists the PMUs (perf_pmus__scan): the core PMUs first (perf's
+// `cpu` of type PERF_TYPE_RAW in their place when sysfs has none), then the others in its order.
+std::vector<std::pair<std::uint32_t, std::string>> pmu_mappings(const spec::Machine& machine) {
+  std::vector<std::pair<std::uint32_t, std::string>> out;
+  const auto& cores = machine.core_pmus();
+  for (const spec::Pmu* p : cores) out.emplace_back(p->type(), p->name());
+  if (cores.empty()) out.emplace_back(4, "cpu");
+  std::vector<std::string> others;
+  for (const auto& name : machine.pmu_names())
+    if (std::none_of(cores.begin(), cores.end(), [&](const spec::Pmu* p) { return p->name() == name; }))
+      others.push_back(name);
+  std::stable_sort(others.begin(), others.end(), pmu_before);
+  for (const auto& name : others)
+    if (const spec::Pmu* p = machine.pmu(name)) out.emplace_back(p->type(), name);
+  return out;
+}
+
+// HEADER_CPU_TOPOLOGY and HEADER_NUMA_TOPOLOGY. A sysfs file that cannot be read as perf reads it
+// leaves its feature out, as perf leaves out a feature it fails to write: the samples do not need it.
+void describe_topology(record::PerfDataWriter& out, const spec::Machine& machine, std::string_view arch,
+                       std::uint32_t available) {
+  try {
+    spec::SiblingLists lists = machine.sibling_lists();
+    if (arch != "x86_64" && arch != "s390x") lists.dies.clear();  // perf counts dies only there
+    if (!lists.packages.empty()) out.set_cpu_topology(lists, machine.cpu_topology(), available);
+  } catch (const Error&) {
+  }
+  try {
+    if (auto nodes = machine.numa_nodes(); !nodes.empty()) out.set_numa_topology(nodes);
+  } catch (const Error&) {
+  }
+}
+
 // The header features perf record writes that say where the data was taken.
 void describe_host(record::PerfDataWriter& out, const spec::Machine& machine,
                    const std::vector<std::string>& cmdline) {
@@ -49,8 +108,11 @@ void describe_host(record::PerfDataWriter& out, const spec::Machine& machine,
   }
   out.set_string(record::Feature::version, "0.1.0 (perfspec)");
   long conf = ::sysconf(_SC_NPROCESSORS_CONF), online = ::sysconf(_SC_NPROCESSORS_ONLN);
-  if (conf > 0 && online > 0)
+  if (conf > 0 && online > 0) {
     out.set_nr_cpus(static_cast<std::uint32_t>(conf), static_cast<std::uint32_t>(online));
+    describe_topology(out, machine, u.machine, static_cast<std::uint32_t>(conf));
+  }
+  out.set_pmu_mappings(pmu_mappings(machine));
   if (auto model = proc_value("/proc/cpuinfo", "model name"); !model.empty())
     out.set_string(record::Feature::cpudesc, model);
   // perf's header writes an x86 cpuid as VENDOR,FAMILY,MODEL,STEPPING
@@ -85,7 +147,23 @@ struct Recording::Impl {
   record::PerfDataWriter* out = nullptr;
   RecordingSummary summary;
   std::uint64_t first_time = ~std::uint64_t{0}, last_time = 0;
-  BuildIds build_ids{formats};  // the binaries samples hit, for HEADER_BUILD_ID
+  BuildIds build_ids{formats};          // the binaries samples hit, for HEADER_BUILD_ID
+  std::vector<std::size_t> file_index;  // per event of the set: its index among the file's, or npos
+
+  // HEADER_GROUP_DESC: the groups of more than one event that opened, as perf names them.
+  std::vector<record::PerfDataWriter::GroupDescription> group_description() const {
+    std::vector<record::PerfDataWriter::GroupDescription> groups;
+    for (const auto& g : sampler.events().groups) {
+      if (g.members.empty() || file_index[g.members.front()] == std::string::npos) continue;
+      const auto opened = std::count_if(g.members.begin(), g.members.end(),
+                                        [&](std::size_t e) { return file_index[e] != std::string::npos; });
+      if (opened < 2) continue;
+      groups.push_back({g.name.empty() ? "{anon_group}" : g.name,
+                        static_cast<std::uint32_t>(file_index[g.members.front()]),
+                        static_cast<std::uint32_t>(opened)});
+    }
+    return groups;
+  }
 
   // One record as it is written: the binaries it maps or its sample hits, the samples' time range.
   void seen(std::span<const std::byte> bytes) {
@@ -136,8 +214,10 @@ Recording Recording::open(const spec::Machine& machine, const EventSet& set, con
   // The events as opened (with the tracking event of a process or every CPU, last), and what reading
   // their samples needs.
   const Sampler& s = impl->sampler;
+  impl->file_index.assign(s.events().events.size(), std::string::npos);
   for (std::size_t i = 0; i < s.events().events.size(); ++i) {
     if (!s.opened(i)) continue;
+    impl->file_index[i] = impl->file_events.size();
     impl->file_events.push_back({s.attrs()[i], s.ids()[i], s.events().events[i].name});
     impl->formats.add(s.attrs()[i], s.ids()[i]);
     impl->recorded.events.push_back(s.events().events[i]);
@@ -158,6 +238,7 @@ void Recording::begin(record::PerfDataWriter& out) {
   if (std::any_of(r.file_events.begin(), r.file_events.end(), [](const auto& e) { return e.attr.type == 2; }))
     out.set_tracing_data(record::tracing_data_of(r.machine, r.recorded));
   describe_host(out, r.machine, r.options.cmdline);
+  if (auto groups = r.group_description(); !groups.empty()) out.set_group_desc(groups);
   // What existed before: the kernel's text, and the processes already running.
   const Attr& first = r.file_events.front().attr;
   std::vector<std::byte> synthesized;

@@ -2,7 +2,9 @@
 // CPU list strings and the CPU topology, as sysfs describes them.
 #include <algorithm>
 #include <charconv>
+#include <initializer_list>
 #include <map>
+#include <optional>
 #include <string>
 
 #include <fmt/format.h>
@@ -116,7 +118,77 @@ std::vector<CpuTopology> read_cpu_topology(const io::Jail& jail, const std::stri
   return out;
 }
 
+// A CPU or node list file, parsed; empty when absent.
+std::vector<int> listed(const io::Jail& jail, const std::string& path) {
+  auto text = io::read_optional_file(jail, path);
+  if (!text) return {};
+  try {
+    return parse_cpu_list(*text);
+  } catch (const Error& e) {
+    throw Error(ErrorKind::machine, fmt::format("{}: {}", path, e.what()));
+  }
+}
+
+// The first of `names` that the folder holds, its text without the line's end; nullopt when none.
+std::optional<std::string> first_text(const io::Jail& jail, const std::string& dir,
+                                      std::initializer_list<const char*> names) {
+  for (const char* n : names)
+    if (auto text = io::read_optional_file(jail, dir + n)) return std::string(io::trim(*text));
+  return std::nullopt;
+}
+
+void add_distinct(std::vector<std::string>& to, std::optional<std::string> text) {
+  if (text && std::find(to.begin(), to.end(), *text) == to.end()) to.push_back(std::move(*text));
+}
+
+// A `Node N Key: V kB` line's V, 0 when the key is absent.
+std::uint64_t meminfo_kb(std::string_view text, std::string_view key) {
+  for (std::size_t at = 0; at < text.size();) {
+    std::size_t end = std::min(text.find('\n', at), text.size());
+    std::string_view line = text.substr(at, end - at);
+    at = end + 1;
+    auto k = line.find(key);
+    if (k == std::string_view::npos || line.substr(k + key.size(), 1) != ":") continue;
+    line.remove_prefix(k + key.size() + 1);
+    while (!line.empty() && line.front() == ' ') line.remove_prefix(1);
+    std::uint64_t v = 0;
+    std::from_chars(line.data(), line.data() + line.size(), v);
+    return v;
+  }
+  return 0;
+}
+
 }  // namespace
+
+SiblingLists Machine::sibling_lists() const {
+  const auto& I = *impl_;
+  const std::string cpu_dir = I.root_ + "/devices/system/cpu";
+  SiblingLists out;
+  for (int cpu : listed(*I.jail_, cpu_dir + "/online")) {
+    const std::string t = fmt::format("{}/cpu{}/topology/", cpu_dir, cpu);
+    add_distinct(out.packages, first_text(*I.jail_, t, {"package_cpus_list", "core_siblings_list"}));
+    add_distinct(out.dies, first_text(*I.jail_, t, {"die_cpus_list"}));
+    add_distinct(out.cores, first_text(*I.jail_, t, {"core_cpus_list", "thread_siblings_list"}));
+  }
+  return out;
+}
+
+std::vector<NumaNode> Machine::numa_nodes() const {
+  const auto& I = *impl_;
+  const std::string node_dir = I.root_ + "/devices/system/node";
+  std::vector<NumaNode> out;
+  for (int node : listed(*I.jail_, node_dir + "/online")) {
+    const std::string dir = fmt::format("{}/node{}/", node_dir, node);
+    NumaNode n{.node = node};
+    if (auto meminfo = io::read_optional_file(*I.jail_, dir + "meminfo")) {
+      n.mem_total_kb = meminfo_kb(*meminfo, "MemTotal");
+      n.mem_free_kb = meminfo_kb(*meminfo, "MemFree");
+    }
+    n.cpus = first_text(*I.jail_, dir, {"cpulist"}).value_or("");
+    out.push_back(std::move(n));
+  }
+  return out;
+}
 
 const std::vector<CpuTopology>& Machine::cpu_topology() const {
   auto& I = *impl_;

@@ -19,6 +19,8 @@
 
 #include "perfspec/perf_data.hpp"
 #include "perfspec/record.hpp"
+#include "perfspec/spec.hpp"
+#include "support.hpp"
 
 using namespace perfspec;
 using namespace perfspec::record;
@@ -691,6 +693,110 @@ TEST_CASE("perf.data: what PerfDataWriter writes, PerfData reads back") {
   CHECK(r.kind() == Type::finished_round);
   CHECK(!f.next(r));
   ::unlink(path.c_str());
+}
+
+// The sections as perf.data-file-format.txt lays them out: u32 counts, perf_header_strings (u32 length
+// of the string padded with NULs to a multiple of 64), u32 and u64 numbers. The machine is the
+// two_socket fixture (2 sockets x 4 cores x 2 threads, CPUs round-robin over the sockets).
+TEST_CASE("perf.data: CPU and NUMA topology, PMU mappings and groups, as perf record writes them") {
+  spec::Machine m(test::fixture("two_socket"), test::no_libpfm4());
+  Attr a = attr_with(sample_ip);
+  auto path = temp_path("topology");
+  {
+    auto out = PerfDataWriter::create(path, {{a, {1}, "task-clock"}});
+    out.set_nr_cpus(17, 16);  // one CPU more than sysfs describes: its numbers are -1
+    out.set_cpu_topology(m.sibling_lists(), m.cpu_topology(), 17);
+    out.set_numa_topology(m.numa_nodes());
+    out.set_pmu_mappings({{4, "cpu"}, {1, "software"}});
+    out.set_group_desc({{"{anon_group}", 0, 2}});
+    out.finish();
+  }
+  auto f = PerfData::open(path);
+  struct Reader {
+    std::span<const std::byte> b;
+    std::size_t at = 0;
+    std::uint32_t u32() {
+      std::uint32_t v = 0;
+      REQUIRE(at + 4 <= b.size());
+      std::memcpy(&v, b.data() + at, 4);
+      at += 4;
+      return v;
+    }
+    std::uint64_t u64() {
+      std::uint64_t v = 0;
+      REQUIRE(at + 8 <= b.size());
+      std::memcpy(&v, b.data() + at, 8);
+      at += 8;
+      return v;
+    }
+    std::string str() {
+      const std::uint32_t len = u32();
+      CHECK(len % 64 == 0);
+      REQUIRE(at + len <= b.size());
+      std::string s(reinterpret_cast<const char*>(b.data() + at), len);
+      at += len;
+      CHECK(s.find('\0') != std::string::npos);
+      return s.substr(0, s.find('\0'));
+    }
+    std::vector<std::string> list() {
+      std::vector<std::string> out(u32());
+      for (auto& s : out) s = str();
+      return out;
+    }
+  };
+  Reader t{f.feature(Feature::cpu_topology)};
+  const std::vector<std::string> sockets{"0,2,4,6,8,10,12,14", "1,3,5,7,9,11,13,15"};
+  CHECK(t.list() == sockets);
+  CHECK(t.list() == std::vector<std::string>{"0,8", "1,9", "2,10", "3,11", "4,12", "5,13", "6,14", "7,15"});
+  for (std::uint32_t cpu = 0; cpu < 17; ++cpu) {
+    CAPTURE(cpu);
+    CHECK(t.u32() == (cpu < 16 ? cpu / 2 % 4 : ~0u));  // core
+    CHECK(t.u32() == (cpu < 16 ? cpu % 2 : ~0u));      // socket
+  }
+  CHECK(t.list() == sockets);  // dies: one per socket
+  for (std::uint32_t cpu = 0; cpu < 17; ++cpu) CHECK(t.u32() == (cpu < 16 ? 0u : ~0u));
+  CHECK(t.at == t.b.size());
+
+  Reader n{f.feature(Feature::numa_topology)};
+  CHECK(n.u32() == 2);
+  CHECK(n.u32() == 0);
+  CHECK(n.u64() == 65830188);
+  CHECK(n.u64() == 61023408);
+  CHECK(n.str() == "0,2,4,6,8,10,12,14");
+  CHECK(n.u32() == 1);
+  CHECK(n.u64() == 66055532);
+  CHECK(n.u64() == 63891216);
+  CHECK(n.str() == "1,3,5,7,9,11,13,15");
+  CHECK(n.at == n.b.size());
+
+  Reader p{f.feature(Feature::pmu_mappings)};
+  CHECK(p.u32() == 2);
+  CHECK(p.u32() == 4);
+  CHECK(p.str() == "cpu");
+  CHECK(p.u32() == 1);
+  CHECK(p.str() == "software");
+  CHECK(p.at == p.b.size());
+
+  Reader g{f.feature(Feature::group_desc)};
+  CHECK(g.u32() == 1);
+  CHECK(g.str() == "{anon_group}");
+  CHECK(g.u32() == 0);
+  CHECK(g.u32() == 2);
+  CHECK(g.at == g.b.size());
+  ::unlink(path.c_str());
+}
+
+TEST_CASE("machine: sibling lists and NUMA nodes as sysfs words them; absent files leave them empty") {
+  spec::Machine m(test::fixture("two_socket"), test::no_libpfm4());
+  const auto lists = m.sibling_lists();
+  CHECK(lists.packages.size() == 2);
+  CHECK(lists.dies == lists.packages);
+  CHECK(lists.cores.size() == 8);
+  const auto nodes = m.numa_nodes();
+  REQUIRE(nodes.size() == 2);
+  CHECK(nodes[1] == spec::NumaNode{1, 66055532, 63891216, "1,3,5,7,9,11,13,15"});
+  spec::Machine bare(test::fixture("intel_spr"), test::no_libpfm4());
+  CHECK(bare.numa_nodes().empty());
 }
 
 TEST_CASE(

@@ -11,9 +11,11 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "perfspec/record.hpp"
+#include "perfspec/spec.hpp"
 
 namespace perfspec::record {
 
@@ -223,6 +225,25 @@ class PerfDataWriter {
   void set_sample_time(std::uint64_t first, std::uint64_t last);
   /// Any feature, as its section's bytes (perf_data_writer does not check them).
   void set_feature(Feature feature, std::vector<std::byte> bytes);
+  /// HEADER_CPU_TOPOLOGY, as perf writes it: the sibling lists, then per CPU from 0 to HEADER_NRCPUS'
+  /// `available` less one its core and socket, then (only when `lists.dies` is not empty, as perf
+  /// writes them only where the machine has dies) the die lists and each CPU's die. A CPU `cpus` does
+  /// not hold has -1 for each.
+  void set_cpu_topology(const spec::SiblingLists& lists, const std::vector<spec::CpuTopology>& cpus,
+                        std::uint32_t available);
+  /// HEADER_NUMA_TOPOLOGY: per node its number, memory (kB) and CPU list.
+  void set_numa_topology(const std::vector<spec::NumaNode>& nodes);
+  /// HEADER_PMU_MAPPINGS: each PMU's type and name, in perf's order (perfspec/recording.hpp's).
+  void set_pmu_mappings(const std::vector<std::pair<std::uint32_t, std::string>>& pmus);
+  /// One group of HEADER_GROUP_DESC: its name (perf's `{anon_group}` when it has none), its leader's
+  /// index among the file's events and its number of members.
+  struct GroupDescription {
+    std::string name;
+    std::uint32_t leader = 0, members = 0;
+  };
+  /// HEADER_GROUP_DESC: the groups of more than one event.
+  void set_group_desc(const std::vector<GroupDescription>& groups);
+
   /// HEADER_TRACING_DATA: perf's tracing data (record::tracing_data_of), which perf script needs to read
   /// the payloads of tracepoint samples (without it perf refuses the file). Before the first record.
   void set_tracing_data(std::vector<std::byte> bytes);

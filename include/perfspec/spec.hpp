@@ -195,6 +195,21 @@ struct CpuTopology {
   friend bool operator==(const CpuTopology&, const CpuTopology&) = default;
 };
 
+/// The CPU lists of a machine's topology as perf record writes them (HEADER_CPU_TOPOLOGY): for the
+/// online CPUs in order, each distinct `package_cpus_list` (else `core_siblings_list`),
+/// `die_cpus_list` and `core_cpus_list` (else `thread_siblings_list`), as sysfs words them.
+struct SiblingLists {
+  std::vector<std::string> packages, dies, cores;  ///< dies: empty where sysfs has no die_cpus_list
+};
+
+/// One NUMA node (HEADER_NUMA_TOPOLOGY): its memory from `nodeN/meminfo` (kB) and its `cpulist`.
+struct NumaNode {
+  int node = -1;
+  std::uint64_t mem_total_kb = 0, mem_free_kb = 0;
+  std::string cpus{};
+  friend bool operator==(const NumaNode&, const NumaNode&) = default;
+};
+
 class Machine {
  public:
   /// Example: `spec::Machine snapshot{"target-machine/", {.events_dir = "pmu-events/x86"}};`
@@ -324,6 +339,12 @@ class Machine {
   /// Example: `for (auto& t : machine.cpu_topology()) std::printf("CPU%d: S%d-D%d-C%d\n", t.cpu, t.socket,
   /// t.die, t.core);`
   const std::vector<CpuTopology>& cpu_topology() const;
+  /// perf record's sibling lists of the online CPUs (`devices/system/cpu/online`). Read when asked.
+  /// Throws perfspec::Error (ErrorKind::machine) for an online list that is no CPU list.
+  SiblingLists sibling_lists() const;
+  /// The online NUMA nodes (`devices/system/node/online`), in order; a node whose meminfo lacks a
+  /// figure has 0 there. Empty without NUMA in sysfs. Read when asked.
+  std::vector<NumaNode> numa_nodes() const;
 
   /// The metric entries of this machine's tables: its model's (on arm64 with what their ArchStdEvent
   /// names), then those of the `sys` folders whose Unit names an uncore PMU of the machine and whose

@@ -314,6 +314,25 @@ def check_record(perf, perfspec, root, inside, chroot_dir):
     if rst != 0 or rerr.strip() or not top or "spin_inner" not in top[0]:
         fail(f"perf report: status {rst}, stderr {rerr.decode(errors='replace')[:300]!r}, top line {top[:1]}")
 
+    # 1c. the header perf report shows: CPU and NUMA topology, PMU mappings and groups as perf 6.12 writes
+    # them on this machine (a node's free memory moves between the two recordings)
+    p, host, inner = record("header", ["-e", "{task-clock,page-faults}"], ["burn", "10"])
+    pst, _, _ = run([perf, "record", "-q", "-e", "{task-clock,page-faults}", "-o", chroot_dir + "/header-perf.data",
+                     "--", chroot_dir + "/workload", "burn", "10"])
+    checks += 1
+
+    def header_lines(path):
+        st, out, _ = run([perf, "report", "--header-only", "-I", "-i", path])
+        keep = re.compile(r"# (sibling |CPU \d+: |node\d+ |pmu mappings: |group: )")
+        lines = [l for l in out.decode(errors="replace").splitlines() if keep.match(l)]
+        return st, [re.sub(r"free = \d+ kB", "free = N kB", l) for l in lines]
+
+    ours, theirs = header_lines(inner), header_lines(chroot_dir + "/header-perf.data")
+    print(f"record header: perf 6.12 shows {len(theirs[1])} topology, NUMA, PMU and group lines for its own "
+          f"recording; for perfspec's {'the same' if ours == theirs else 'others'}")
+    if p.returncode != 0 or pst != 0 or ours != theirs or not any(l.startswith("# group:") for l in theirs[1]):
+        fail(f"header: perfspec's {ours}, perf's {theirs}")
+
     # 2. page faults at period 1 with data addresses: exactly the N pages touched
     n = 64
     p, host, inner = record("touch", ["-e", "page-faults", "-c", "1", "-d"], ["touch", str(n)])
