@@ -5,6 +5,7 @@
 #include <doctest/doctest.h>
 
 #include <cstdint>
+#include <cstring>
 #include <fstream>
 #include <iterator>
 #include <map>
@@ -133,6 +134,52 @@ TEST_CASE("profile: max_stack cuts callchains, callchains off gives each sample'
       again,
       ProfileOptions{.symbols = {.symfs = test::fixture("perf_data/no-binaries")}, .callchains = false});
   for (const auto& s : flat.events()[0].stacks) CHECK(s.frames.size() == 1);
+}
+
+// A callchain with a context marker the kernel does not write (-100, between PERF_CONTEXT_MAX and the
+// markers perf knows) is corrupt: perf's thread__resolve_callchain_sample discards the whole chain and
+// counts the sample at its own address, and so does the profile.
+TEST_CASE("profile: a callchain with an unknown context marker is discarded, the sample kept at its ip") {
+  Attr a{};
+  a.type = 1;
+  a.config = 1;
+  a.sample_type = sample_ip | sample_tid | sample_time | sample_period | sample_callchain;
+  a.sample_period = 1;
+  test::TempTree dir;
+  const std::string path = dir.root() + "/marker.data";
+  auto sample = [](std::uint64_t time, std::vector<std::uint64_t> chain) {
+    std::vector<std::uint64_t> words{0x1000, (std::uint64_t{7} << 32) | 7, time, 1, chain.size()};
+    words.insert(words.end(), chain.begin(), chain.end());
+    std::vector<std::byte> r(8 + words.size() * 8);
+    const std::uint32_t type = 9;                                               // PERF_RECORD_SAMPLE
+    const std::uint16_t misc = 2, size = static_cast<std::uint16_t>(r.size());  // user space
+    std::memcpy(r.data(), &type, 4);
+    std::memcpy(r.data() + 4, &misc, 2);
+    std::memcpy(r.data() + 6, &size, 2);
+    std::memcpy(r.data() + 8, words.data(), words.size() * 8);
+    return r;
+  };
+  const std::uint64_t user = static_cast<std::uint64_t>(-512), unknown = static_cast<std::uint64_t>(-100);
+  {
+    auto out = PerfDataWriter::create(path, {{a, {1}, "task-clock"}});
+    out.write(sample(10, {user, 0x1000, 0x2000}));
+    out.write(sample(20, {user, 0x1000, unknown, 0x2000}));
+    out.finish();
+  }
+  auto file = PerfData::open(path);
+  Profile p = Profile::read(file);
+  REQUIRE(p.events().size() == 1);
+  const auto& stacks = p.events()[0].stacks;
+  REQUIRE(stacks.size() == 2);
+  auto ips = [&](const Profile::Stack& st) {
+    std::vector<std::uint64_t> out;
+    for (auto f : st.frames) out.push_back(p.frame(f).ip);
+    return out;
+  };
+  CHECK(ips(stacks[0]) == std::vector<std::uint64_t>{0x1000, 0x2000});
+  CHECK(ips(stacks[1]) == std::vector<std::uint64_t>{0x1000});
+  CHECK(stacks[1].samples == 1);
+  CHECK(p.events()[0].samples == 2);
 }
 
 TEST_CASE("report: perf report --stdio's text, byte for byte but for its closing tip") {
