@@ -250,9 +250,7 @@ struct Symbolizer::Impl {
   }
 
   // The vdso's symbols: from perf's build-id cache when the recording names the vdso's build id,
-  // else this process's vdso when it is that build (or no build is named), as perf reads it. With
-  // --symfs, from the build-id cache under it only: the recording is another machine's (or another
-  // root's), and this machine's vdso or cache would make what is printed depend on where it is read.
+  // else this process's vdso when it is that build (or no build is named), as perf reads it.
   const SymbolTable* vdso_symbols() {
     if (vdso_read) return vdso.get();
     vdso_read = true;
@@ -260,8 +258,8 @@ struct Symbolizer::Impl {
     const std::string* wanted = b == build_ids.end() ? nullptr : &b->second;
     std::vector<std::string> candidates;
     if (const char* home = std::getenv("HOME"); home && wanted)
-      candidates.push_back(fmt::format("{}{}/.debug/[vdso]/{}/vdso", options.symfs, home, *wanted));
-    int fd = options.symfs.empty() ? own_vdso() : -1;
+      candidates.push_back(fmt::format("{}/.debug/[vdso]/{}/vdso", home, *wanted));
+    int fd = own_vdso();
     if (fd >= 0) candidates.push_back(fmt::format("/proc/self/fd/{}", fd));
     for (const auto& c : candidates) {
       if (::access(c.c_str(), R_OK) != 0 || (wanted && file_build_id(c) != *wanted)) continue;

@@ -21,9 +21,7 @@ namespace perfspec::record {
 /// Every member has an initializer, so that `SymbolOptions{.symfs = ...}` names only what it sets.
 struct SymbolOptions {
   /// Binaries are looked up under this folder (perf's --symfs): how a file recorded in a container or
-  /// a chroot is read from outside. The vdso too, from perf's build-id cache under it ($HOME/.debug),
-  /// never this machine's. Empty: the paths as recorded (and this process's vdso when it is the build
-  /// the recording names).
+  /// a chroot is read from outside. Empty: the paths as recorded.
   std::string symfs{};
   /// The kernel's symbols (perf's --kallsyms). Empty: /proc/kallsyms.
   std::string kallsyms{};
