@@ -8,6 +8,7 @@ packages=(cmake make g++ pkg-config python3
           libtraceevent-dev  # tracepoint format files and payloads (record/tracepoint.cpp)
           libelf-dev libdw-dev  # binaries' symbols, build ids and debug links (record/symbol_table.cpp, symbolizer.cpp)
           zlib1g-dev golang-go  # pprof profiles are gzipped (print/profile_export.cpp); go tool pprof reads them in the tests
+          nodejs  # a JIT writing /tmp/perf-PID.map (node --perf-basic-prof), recorded in tests/cli/perf_script_side_by_side.py
           groff-base  # the man page is checked for troff's warnings (tests/cli/run.sh)
           libpfm4-dev libzstd-dev libbenchmark-dev linux-perf
           prometheus-cpp-dev libtomlplusplus-dev  # the exporter: HTTP and metric families; its configuration file
