@@ -511,7 +511,7 @@ def check_record(perf, perfspec, root, inside, chroot_dir):
             show_diff(pout, sout)
 
     # 6c. a JIT: node with --perf-basic-prof, recorded by perfspec with callchains; its /tmp/perf-PID.map
-    # copied into perf 6.12's chroot beside the recording. The frames in JIT code (those whose binary is
+    # moved into perf 6.12's chroot's /tmp (where perf looks, and perfspec under --symfs). The frames in JIT code (those whose binary is
     # the map) must be perf's, line for line; the other frames are of this machine's binaries, which
     # perf 6.12 cannot see from its chroot.
     checks += 1
@@ -523,16 +523,17 @@ def check_record(perf, perfspec, root, inside, chroot_dir):
         p = subprocess.run([perfspec, "record", "-q", "-g", "-F", "999", "-o", data, "--", node, "--perf-basic-prof",
                             os.path.join(HERE, "..", "workload", "jit_workload.js"), "3000"],
                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=inside)  # node leaves v8 logs there
-        pid = None
-        sst, sout, serr = run([perfspec, "script", "--samples", "--symfs", root, "-i", data])
-        m = re.search(rb"\(/tmp/perf-(\d+)\.map\)", sout)
-        if m:
-            pid = m.group(1).decode()
-            shutil.copy(f"/tmp/perf-{pid}.map", os.path.join(inside, f"perf-{pid}.map"))
+        # node's pid (the recorded command itself), then its map where perf 6.12 (in its chroot) and
+        # perfspec (under --symfs) look for it
+        _, pids, _ = run([perfspec, "script", "--samples", "-F", "comm,pid", "-i", data])
+        node_pids = {l.split()[1] for l in pids.decode(errors="replace").splitlines() if l.split()[:1] == ["node"]}
+        pid = node_pids.pop() if len(node_pids) == 1 else None
+        if pid and os.path.exists(f"/tmp/perf-{pid}.map"):
+            shutil.move(f"/tmp/perf-{pid}.map", os.path.join(root, "tmp", f"perf-{pid}.map"))
         pst, pout, _ = run([perf, "script", "-i", chroot_dir + "/jit.data"])
-        if pid:
-            for leftover in (f"/tmp/perf-{pid}.map", os.path.join(inside, f"perf-{pid}.map")):
-                os.unlink(leftover)
+        sst, sout, serr = run([perfspec, "script", "--samples", "--symfs", root, "-i", data])
+        if pid and os.path.exists(os.path.join(root, "tmp", f"perf-{pid}.map")):
+            os.unlink(os.path.join(root, "tmp", f"perf-{pid}.map"))
         in_map = rb"(/tmp/perf-" + (pid or "?").encode() + rb".map)"
         theirs = [l for l in pout.splitlines() if l.endswith(in_map)]
         ours = [l for l in sout.splitlines() if l.endswith(in_map)]
