@@ -55,8 +55,7 @@ std::size_t name_without_suffix(std::string_view name) {
 
 bool pmu_before(std::string_view a, std::string_view b) {
   const std::size_t la = name_without_suffix(a), lb = name_without_suffix(b);
-  if (int c = a.substr(0, la).compare(b.substr(0, lb)); c != 0 || la != lb)
-    return c < 0 || (c == 0 && la < lb);
+  if (int c = a.substr(0, la).compare(b.substr(0, lb)); c != 0) return c < 0;
   auto number = [](std::string_view s, std::size_t at) {
     return at + 1 < s.size() ? std::strtoull(std::string(s.substr(at + 1)).c_str(), nullptr, 16) : 0ULL;
   };
@@ -112,7 +111,11 @@ void describe_host(record::PerfDataWriter& out, const spec::Machine& machine,
     out.set_nr_cpus(static_cast<std::uint32_t>(conf), static_cast<std::uint32_t>(online));
     describe_topology(out, machine, u.machine, static_cast<std::uint32_t>(conf));
   }
-  out.set_pmu_mappings(pmu_mappings(machine));
+  try {
+    out.set_pmu_mappings(pmu_mappings(machine));
+  } catch (const Error&) {  // a PMU whose type sysfs garbles: left out, as perf leaves out a feature it fails
+                            // to write
+  }
   if (auto model = proc_value("/proc/cpuinfo", "model name"); !model.empty())
     out.set_string(record::Feature::cpudesc, model);
   // perf's header writes an x86 cpuid as VENDOR,FAMILY,MODEL,STEPPING
