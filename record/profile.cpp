@@ -66,7 +66,8 @@ struct Profile::Impl {
   std::deque<Frame> frames;  // stable: frames point into the symbolizer, which lives as long
   std::vector<std::string> comms;
   Index frame_index, stack_index, comm_index;
-  std::uint64_t lost = 0;
+  std::uint64_t lost = 0;          // LOST_SAMPLES
+  std::uint64_t lost_records = 0;  // LOST
   bool pipe = false;
   std::unordered_map<std::int32_t, std::uint32_t> last_name;  // by tid: a comms() index
   std::string key, frame_key;                                 // a stack's and a frame's key, reused
@@ -159,7 +160,10 @@ Profile Profile::read(PerfData& file, const ProfileOptions& options) {
     if (auto* c = r.get<Comm>())  // the name a thread's samples are counted under at the end (perf's thread)
       if (auto it = p.last_name.find(static_cast<std::int32_t>(c->tid)); it != p.last_name.end())
         it->second = p.comm(c->comm);
-    if (auto* l = r.get<Lost>()) p.lost += l->lost;
+    // perf report's "Total Lost Samples" is the LOST_SAMPLES records' (perf record writes one per event
+    // at the end, from the event's PERF_FORMAT_LOST count); the kernel's LOST records count the same
+    // losses as they happen, and perf only warns of them ("lost N chunks")
+    if (auto* l = r.get<Lost>()) p.lost_records += l->lost;
     if (auto* l = r.get<LostSamples>()) p.lost += l->lost;
     p.symbols.apply(r);
     p.threads.apply(r);
@@ -189,6 +193,7 @@ std::string_view Profile::thread_name(std::int32_t tid) const {
 }
 bool Profile::pipe() const { return impl_->pipe; }
 std::uint64_t Profile::lost() const { return impl_->lost; }
+std::uint64_t Profile::lost_by_kernel() const { return impl_->lost_records; }
 std::string Profile::build_id(std::string_view dso) const { return impl_->symbols.recorded_build_id(dso); }
 const std::vector<std::string>& Profile::problems() const { return impl_->symbols.problems(); }
 

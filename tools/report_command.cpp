@@ -127,6 +127,9 @@ int run_report(const ReportCliOptions& options) {
   write_all(stdout, text.data(), text.size(), name);
   if (std::fflush(stdout) != 0)
     throw Error(ErrorKind::io, fmt::format("cannot write {}: {}", name, std::strerror(errno)));
+  if (profile.lost_by_kernel() > 0)  // perf warns too: "Processed N events and lost M chunks!"
+    std::fprintf(stderr, "perfspec: warning: the kernel lost %llu records of this recording (LOST records)\n",
+                 static_cast<unsigned long long>(profile.lost_by_kernel()));
   return 0;
 }
 

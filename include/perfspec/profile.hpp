@@ -92,8 +92,12 @@ class Profile {
   std::string_view thread_name(std::int32_t tid) const;
   /// Read from a pipe-mode stream (its events came as records, after a reader sets itself up).
   bool pipe() const;
-  /// Samples lost, from the file's LOST and LOST_SAMPLES records (perf report's "Total Lost Samples").
+  /// Samples lost, from the file's LOST_SAMPLES records: perf report's "Total Lost Samples" (perf record
+  /// writes them at the end, from each event's PERF_FORMAT_LOST count).
   std::uint64_t lost() const;
+  /// Records the kernel's LOST records say it dropped as they happened: the same losses as lost() in a
+  /// file perf wrote, the only count in a file without LOST_SAMPLES (perf only warns of them).
+  std::uint64_t lost_by_kernel() const;
   /// The build id the recording gives the binary `dso` (Frame::dso), lowercase hex; empty when none.
   std::string build_id(std::string_view dso) const;
   /// Binaries whose symbols could not be read, each once, with why (Symbolizer::problems).
