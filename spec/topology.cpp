@@ -84,6 +84,17 @@ int topology_number(const io::Jail& jail, const std::string& path, int absent) {
   return v;
 }
 
+// A CPU or node list file, parsed; empty when absent.
+std::vector<int> listed(const io::Jail& jail, const std::string& path) {
+  auto text = io::read_optional_file(jail, path);
+  if (!text) return {};
+  try {
+    return parse_cpu_list(*text);
+  } catch (const Error& e) {
+    throw Error(ErrorKind::machine, fmt::format("{}: {}", path, e.what()));
+  }
+}
+
 std::vector<CpuTopology> read_cpu_topology(const io::Jail& jail, const std::string& root) {
   std::map<int, CpuTopology> cpus;
   const std::string cpu_dir = root + "/devices/system/cpu";
@@ -101,32 +112,12 @@ std::vector<CpuTopology> read_cpu_topology(const io::Jail& jail, const std::stri
   for (const auto& entry : io::list_dir(jail, node_dir)) {
     auto node = numbered(entry, "node");
     if (!node) continue;
-    const std::string path = fmt::format("{}/{}/cpulist", node_dir, entry);
-    auto list = io::read_optional_file(jail, path);
-    if (!list) continue;
-    std::vector<int> members;
-    try {
-      members = parse_cpu_list(*list);
-    } catch (const Error& e) {
-      throw Error(ErrorKind::machine, fmt::format("{}: {}", path, e.what()));
-    }
-    for (int cpu : members)
+    for (int cpu : listed(jail, fmt::format("{}/{}/cpulist", node_dir, entry)))
       if (auto it = cpus.find(cpu); it != cpus.end()) it->second.node = *node;
   }
   std::vector<CpuTopology> out;
   for (auto& [cpu, t] : cpus) out.push_back(t);
   return out;
-}
-
-// A CPU or node list file, parsed; empty when absent.
-std::vector<int> listed(const io::Jail& jail, const std::string& path) {
-  auto text = io::read_optional_file(jail, path);
-  if (!text) return {};
-  try {
-    return parse_cpu_list(*text);
-  } catch (const Error& e) {
-    throw Error(ErrorKind::machine, fmt::format("{}: {}", path, e.what()));
-  }
 }
 
 // The first of `names` that the folder holds, its text without the line's end; nullopt when none.

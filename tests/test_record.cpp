@@ -786,7 +786,7 @@ TEST_CASE("perf.data: CPU and NUMA topology, PMU mappings and groups, as perf re
   ::unlink(path.c_str());
 }
 
-TEST_CASE("machine: sibling lists and NUMA nodes as sysfs words them; absent files leave them empty") {
+TEST_CASE("machine: sibling lists and NUMA nodes as sysfs words them; no node folder, no nodes") {
   spec::Machine m(test::fixture("two_socket"), test::no_libpfm4());
   const auto lists = m.sibling_lists();
   CHECK(lists.packages.size() == 2);
