@@ -364,7 +364,7 @@ void check_report_options(const ReportOptions& options) {
 std::string report_text(const Profile& profile, const ReportOptions& options) {
   check_report_options(options);  // before anything is printed
   std::string out;
-  if (!options.quiet)
+  if (!options.quiet && !options.header_shown)
     out += "# To display the perf.data header info, please use --header/--header-only options.\n#\n";
   bool any = false;
   for (const Profile::Event& e : profile.events()) any = any || e.samples > 0;

@@ -274,6 +274,13 @@ std::span<const std::byte> PerfData::feature(Feature f) const {
   return has_feature(f) ? impl_->features[static_cast<unsigned>(f)] : std::span<const std::byte>{};
 }
 
+std::uint64_t PerfData::feature_offset(Feature f) const {
+  auto b = feature(f);
+  const std::byte* start = impl_->bytes.data();
+  if (b.empty() || b.data() < start || b.data() >= start + impl_->bytes.size()) return 0;
+  return static_cast<std::uint64_t>(b.data() - start);
+}
+
 std::optional<std::string> PerfData::feature_string(Feature f) const {
   if (!has_feature(f)) return std::nullopt;
   auto b = feature(f);

@@ -444,4 +444,23 @@ std::vector<Attr> parse_attr_input(std::string_view text, const spec::Machine& m
   return attr_input(text, &machine);
 }
 
+std::optional<std::string> config_name(const spec::Machine& machine, const spec::Pmu& pmu,
+                                       std::uint64_t config) {
+  for (bool sysfs : {true, false}) {
+    std::vector<std::string> names;
+    for (const spec::EventSource* source : machine.sources())
+      if ((source->kind() == spec::Source::sysfs) == sysfs) source->names(pmu, names, false);
+    for (const auto& name : names)
+      if (auto w = alias_words(machine, pmu, name); w && (*w)[0] == config)
+        return sysfs ? name : spec::ascii_lowered(name);
+  }
+  return std::nullopt;
+}
+
+std::optional<std::string> tracepoint_name(const spec::Machine& machine, std::uint64_t id) {
+  for (const auto& [sys, ev] : machine.tracepoints("*", "*"))
+    if (machine.tracepoint_id(sys, ev) == id) return fmt::format("{}:{}", sys, ev);
+  return std::nullopt;
+}
+
 }  // namespace perfspec

@@ -64,6 +64,10 @@ void ScriptCommand::add(CLI::App& parent) {
   app->add_flag("--samples", so.samples_only, "text: samples only, as perf script prints by default");
   app->add_flag("--summary", so.summary, "count the records by type, and report what was lost");
   app->add_flag("--ns", so.ns, "times in nanoseconds");
+  app->add_flag("--header", so.header, "text: the file's header (where and how it was recorded) first");
+  app->add_flag("--header-only", so.header_only, "the file's header only");
+  app->add_flag("-I,--show-info", so.show_info,
+                "the header with the CPU and NUMA topology, caches and memory");
   app->add_option("--symfs", so.symfs,
                   "look for the binaries under this folder (a file recorded in a chroot)")
       ->type_name("DIR");
@@ -102,6 +106,10 @@ void ReportCommand::add(CLI::App& parent) {
       ->type_name("PERCENT");
   app->add_flag("-n,--show-nr-samples", ro.samples, "text: a Samples column");
   app->add_flag("-q,--quiet", ro.quiet, "text: the rows only");
+  app->add_flag("--header", ro.header, "text: the file's header (where and how it was recorded) first");
+  app->add_flag("--header-only", ro.header_only, "the file's header only");
+  app->add_flag("-I,--show-info", ro.show_info,
+                "the header with the CPU and NUMA topology, caches and memory");
   app->add_option("--max-stack", ro.max_stack, "at most this many frames of a callchain")
       ->capture_default_str();
   app->add_flag("--no-comm", ro.no_comm, "folded: stacks without the thread's name");

@@ -3,6 +3,7 @@
 // folded_stacks or pprof_profile.
 #include "tools/report_command.hpp"
 
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -17,6 +18,7 @@
 #include "perfspec/perf_data.hpp"
 #include "perfspec/profile.hpp"
 #include "perfspec/report.hpp"
+#include "perfspec/spec.hpp"
 
 namespace perfspec::tools {
 namespace {
@@ -64,7 +66,49 @@ void write_all(std::FILE* out, const void* data, std::size_t size, const std::st
     throw Error(ErrorKind::io, fmt::format("cannot write {}: {}", name, std::strerror(errno)));
 }
 
+// Write `text` to standard output, or say why it could not be.
+void print(const std::string& text) {
+  const std::string name = "standard output";
+  write_all(stdout, text.data(), text.size(), name);
+  if (std::fflush(stdout) != 0)
+    throw Error(ErrorKind::io, fmt::format("cannot write {}: {}", name, std::strerror(errno)));
+}
+
+// The profile to `path`, else to standard output (not a terminal). The file is closed on every path, a
+// failed write's too.
+void write_pprof(const std::vector<std::byte>& bytes, const std::string& path) {
+  if (path.empty()) {
+    if (::isatty(STDOUT_FILENO))
+      throw Error(ErrorKind::usage, "a pprof profile is binary: not written to a terminal",
+                  "-o FILE, or redirect standard output");
+    const std::string name = "standard output";
+    write_all(stdout, bytes.data(), bytes.size(), name);
+    if (std::fflush(stdout) != 0)
+      throw Error(ErrorKind::io, fmt::format("cannot write {}: {}", name, std::strerror(errno)));
+    return;
+  }
+  std::unique_ptr<std::FILE, int (*)(std::FILE*)> written(std::fopen(path.c_str(), "wb"), &std::fclose);
+  if (!written) throw Error(ErrorKind::io, fmt::format("cannot write {}: {}", path, std::strerror(errno)));
+  write_all(written.get(), bytes.data(), bytes.size(), path);
+  if (std::fclose(written.release()) != 0)
+    throw Error(ErrorKind::io, fmt::format("cannot write {}: {}", path, std::strerror(errno)));
+}
+
 }  // namespace
+
+std::string header_block(const record::PerfData& file, const std::string& input, bool full) {
+  struct stat st {};
+  int got = input == "-" ? ::fstat(STDIN_FILENO, &st) : ::stat(input.c_str(), &st);
+  if (got == 0 && S_ISDIR(st.st_mode)) got = ::stat((input + "/data").c_str(), &st);  // perf record --threads
+  std::unique_ptr<spec::Machine> machine;
+  try {  // perf names types and configs by this machine's PMUs; without them, by perf's enums
+    machine = std::make_unique<spec::Machine>();
+  } catch (const Error&) {
+  }
+  return header_text(
+      file,
+      HeaderTextOptions{.full = full, .captured = got == 0 ? st.st_mtime : 0, .machine = machine.get()});
+}
 
 int run_report(const ReportCliOptions& options) {
   ReportOptions ro{.sort = split(options.sort),
@@ -85,48 +129,44 @@ int run_report(const ReportCliOptions& options) {
     throw Error(ErrorKind::usage, "-o writes a pprof profile",
                 "add --format pprof, or redirect standard output");
   auto file = record::PerfData::open(options.input);
+  // perf prints no header with -q (and then reports, even with --header-only)
+  const bool header = (options.header || options.header_only) && !options.quiet;
+  if (header && options.header_only) {
+    if (file.pipe()) {  // the features are records of the stream
+      record::Record r;
+      while (file.next(r)) {
+      }
+    }
+    print(header_block(file, options.input, options.show_info));
+    return 0;
+  }
+  std::string header_text;
+  if (header && !file.pipe()) header_text = header_block(file, options.input, options.show_info);
+  ro.header_shown = header;
   record::ProfileOptions po{.symbols = {.symfs = options.symfs, .kallsyms = options.kallsyms},
                             .max_stack = options.max_stack};
   // a table of the samples' own functions needs no callchain (nor their unwinding)
   if (options.format == "text" && ro.children == false && !ro.graph) po.callchains = false;
   auto profile = record::Profile::read(file, po);
-  const std::string name = "standard output";
   if (options.format == "pprof") {
-    std::vector<std::byte> bytes = pprof_profile(profile);
-    if (options.output.empty()) {
-      if (::isatty(STDOUT_FILENO))
-        throw Error(ErrorKind::usage, "a pprof profile is binary: not written to a terminal",
-                    "-o FILE, or redirect standard output");
-      write_all(stdout, bytes.data(), bytes.size(), name);
-      if (std::fflush(stdout) != 0)
-        throw Error(ErrorKind::io, fmt::format("cannot write {}: {}", name, std::strerror(errno)));
-      return 0;
-    }
-    // the file closed on every path, a failed write's too
-    std::unique_ptr<std::FILE, int (*)(std::FILE*)> written(std::fopen(options.output.c_str(), "wb"),
-                                                            &std::fclose);
-    if (!written)
-      throw Error(ErrorKind::io, fmt::format("cannot write {}: {}", options.output, std::strerror(errno)));
-    write_all(written.get(), bytes.data(), bytes.size(), options.output);
-    if (std::fclose(written.release()) != 0)
-      throw Error(ErrorKind::io, fmt::format("cannot write {}: {}", options.output, std::strerror(errno)));
+    write_pprof(pprof_profile(profile), options.output);
     return 0;
   }
-  std::string text;
+  // a pipe's features have passed by now, as perf prints them while it reads
+  if (header && file.pipe()) header_text = header_block(file, options.input, options.show_info);
+  std::string text = options.format == "text" ? header_text : std::string();
   if (options.format == "folded") {
-    text = folded_stacks(profile, FoldedOptions{.comm = !options.no_comm,
-                                                .pid = options.include_pid,
-                                                .tid = options.include_tid,
-                                                .kernel = options.kernel});
+    text += folded_stacks(profile, FoldedOptions{.comm = !options.no_comm,
+                                                 .pid = options.include_pid,
+                                                 .tid = options.include_tid,
+                                                 .kernel = options.kernel});
   } else {
-    text = report_text(profile, ro);
+    text += report_text(profile, ro);
     bool any = false;
     for (const auto& e : profile.events()) any = any || e.samples > 0;
     if (!any) std::fprintf(stderr, "Error:\nThe %s data has no samples!\n", options.input.c_str());
   }
-  write_all(stdout, text.data(), text.size(), name);
-  if (std::fflush(stdout) != 0)
-    throw Error(ErrorKind::io, fmt::format("cannot write {}: {}", name, std::strerror(errno)));
+  print(text);
   if (profile.lost_by_kernel() > 0)  // perf warns too: "Processed N events and lost M chunks!"
     std::fprintf(stderr, "perfspec: warning: the kernel lost %llu records of this recording (LOST records)\n",
                  static_cast<unsigned long long>(profile.lost_by_kernel()));

@@ -6,6 +6,10 @@
 #include <string>
 #include <vector>
 
+#include "perfspec/perf_data.hpp"
+
+#include "perfspec/perf_data.hpp"
+
 namespace perfspec::tools {
 
 struct ReportCliOptions {
@@ -22,10 +26,15 @@ struct ReportCliOptions {
   bool no_comm = false, include_pid = false, include_tid = false, kernel = false;  ///< folded
   std::string symfs, kallsyms;
   unsigned max_stack = 127;
+  bool header = false, header_only = false, show_info = false;  ///< --header, --header-only, -I
 };
 
 /// Runs `perfspec report`. Returns the exit status; throws perfspec::Error for a file that cannot be
 /// read or does not follow the format, and for options that do not go together.
 int run_report(const ReportCliOptions& options);
+
+/// perf's header block of `file` read from `input` (`-`: standard input): captured on its
+/// modification time, attr types and configs named as on this machine. `full`: perf's -I.
+std::string header_block(const record::PerfData& file, const std::string& input, bool full);
 
 }  // namespace perfspec::tools

@@ -3,10 +3,16 @@
 // (perfspec/script.hpp) to standard output.
 #include "tools/script.hpp"
 
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
 
+#include <fmt/format.h>
+
+#include "perfspec/error.hpp"
 #include "perfspec/perf_data.hpp"
 #include "perfspec/script.hpp"
+#include "tools/report_command.hpp"
 
 namespace perfspec::tools {
 
@@ -28,6 +34,22 @@ int run_script(const ScriptOptions& options) {
     std::fprintf(stderr, "%.*s\n", static_cast<int>(warning.size()), warning.data());
   });
   auto file = record::PerfData::open(options.input);
+  if ((options.header || options.header_only) && options.format != "text")
+    throw Error(ErrorKind::usage, "--header and --header-only print text", "leave out --format json");
+  if (options.header || options.header_only) {
+    // perf prints a pipe's features as their records pass, among the records it prints
+    if (file.pipe() && !options.header_only)
+      throw Error(ErrorKind::usage, "--header of a pipe-mode stream is not supported by perfspec script yet",
+                  "perfspec report --header-only prints its features");
+    std::string header = header_block(file, options.input, options.show_info);
+    if (std::fwrite(header.data(), 1, header.size(), stdout) != header.size())
+      throw Error(ErrorKind::io, fmt::format("cannot write standard output: {}", std::strerror(errno)));
+    if (options.header_only) {
+      if (std::fflush(stdout) != 0)
+        throw Error(ErrorKind::io, fmt::format("cannot write standard output: {}", std::strerror(errno)));
+      return 0;
+    }
+  }
   printer.print(file, stdout);
   return 0;
 }

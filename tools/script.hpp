@@ -15,6 +15,7 @@ struct ScriptOptions {
   bool ns = false;                  ///< times in nanoseconds
   std::string symfs;                ///< binaries looked up under this folder (perf's --symfs)
   std::string kallsyms;             ///< the kernel's symbols (perf's --kallsyms)
+  bool header = false, header_only = false, show_info = false;  ///< --header, --header-only, -I
 };
 
 /// Runs `perfspec script`. Returns the exit status; throws perfspec::Error for a file that cannot be

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 #pragma once
 // The inverse of resolve: from a perf_event_attr back to the best event string.
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -33,6 +34,15 @@ Decoded decode(const Attr& attr, const spec::Machine& machine);
 /// Example: `to_string(resolve("cpu/event=0xcd,umask=1,ldlat=3/", m).events[0], m) == "mem-loads"`.
 std::string to_string(const ResolvedEvent& event, const spec::Machine& machine);
 
+/// The name perf 6.12 gives an attr's config where it prints attrs (perf_pmu__name_from_config): the
+/// first sysfs alias, else table event (in lower case), of `pmu` that encodes to this config word
+/// (config1 and on are not compared, as in perf); nullopt when none does.
+///
+/// Example: `config_name(machine, *machine.pmu_of_type(4), 0x1cd) == "mem-loads"` on Skylake-X.
+std::optional<std::string> config_name(const spec::Machine& machine, const spec::Pmu& pmu,
+                                       std::uint64_t config);
+/// A tracepoint's `sys:name` by the id the machine's tracefs gives it; nullopt when none has it.
+std::optional<std::string> tracepoint_name(const spec::Machine& machine, std::uint64_t id);
 /// Parse `perf stat -vv` text: the `perf_event_attr:` blocks of `field  value` lines that perf prints
 /// (each block ends at its `----` rule; everything outside the blocks is skipped). It reads perf 6.1's
 /// plain numbers, perf 6.12's annotated forms (`type 1 (software)`, `config 0x2

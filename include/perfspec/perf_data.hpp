@@ -126,6 +126,8 @@ class PerfData {
   bool has_feature(Feature feature) const;
   /// The bytes of a feature section (empty when absent).
   std::span<const std::byte> feature(Feature feature) const;
+  /// Where a feature's bytes start in the file (for errors; in pipe mode, in the stream as read).
+  std::uint64_t feature_offset(Feature feature) const;
   /// A perf_header_string feature: hostname, osrelease, version, arch, cpudesc, cpuid.
   std::optional<std::string> feature_string(Feature feature) const;
   /// HEADER_CMDLINE: the perf command line that wrote the file.

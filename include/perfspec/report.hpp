@@ -4,11 +4,14 @@
 // stacks (the input of flame graph tools) and a pprof profile (what `go tool pprof` and its web UI
 // open). The printers behind `perfspec report`.
 #include <cstddef>
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "perfspec/perf_data.hpp"
 #include "perfspec/profile.hpp"
+#include "perfspec/spec.hpp"
 
 namespace perfspec {
 
@@ -43,6 +46,8 @@ struct ReportOptions {
   double percent_limit = 0;
   bool samples = false;  ///< a Samples column (perf's -n)
   bool quiet = false;    ///< rows only (perf's -q)
+  /// The header block was printed before the report (perf's --header): no line saying how to see it.
+  bool header_shown = false;
 };
 
 /// `perf report --stdio` of Linux 6.12: per event with samples, the header lines, a row per entry of
@@ -67,4 +72,18 @@ std::string folded_stacks(const record::Profile& profile, const FoldedOptions& o
 /// per binary (its build id when the file has one).
 std::vector<std::byte> pprof_profile(const record::Profile& profile);
 
+/// Every member has an initializer, so that `HeaderTextOptions{.full = true}` names only what it sets.
+struct HeaderTextOptions {
+  bool full = false;          ///< perf's -I: the CPU and NUMA topology, caches and memory too
+  std::int64_t captured = 0;  ///< perf's "captured on": the file's modification time (seconds since 1970)
+  /// The machine whose PMUs name an attr's type and config (perf names them as on the machine that
+  /// reads the file); nullptr: the PERF_* names only.
+  const spec::Machine* machine = nullptr;
+};
+/// The header block of `perf report --header` and `perf script --header` of perf 6.12: the file's
+/// layout, a line or lines per feature section (those perf prints only with -I as `# CPU_TOPOLOGY info
+/// available, use -I to display` without `full`), the features missing, between `# ========` rules.
+/// For a pipe-mode stream: the layout (all 0), then the features read so far, as perf prints each as
+/// its record passes. Throws DecodeError for a feature section that does not follow perf's layout.
+std::string header_text(const record::PerfData& file, const HeaderTextOptions& options = {});
 }  // namespace perfspec

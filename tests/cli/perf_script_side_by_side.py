@@ -220,6 +220,23 @@ def compare_reports(perf, perfspec, root, name, rec, host, inside_path, pipe):
     return compared, failed
 
 
+def compare_headers(perf, perfspec, name, host, inside_path, pipe):
+    """perf report --header-only, with and without -I, byte for byte (the attrs' types and configs named
+    by this machine's PMUs for both). Returns (compared, failed)."""
+    failed = 0
+    for extra in ([], ["-I"]):
+        pcmd = [perf, "report", "--header-only"] + extra
+        pcmd, pin = (pcmd + ["-i", "-"], host) if pipe else (pcmd + ["-i", inside_path], None)
+        pst, pout, perr = run(pcmd, pin)
+        sst, sout, serr = run([perfspec, "report", "--header-only", "-i", host] + extra)
+        if pst != 0 or sst != 0 or pout != sout:
+            print(f"FAIL {name} report --header-only {' '.join(extra)}: perf status {pst}, perfspec {sst} "
+                  f"{serr.decode(errors='replace')[:200]}")
+            show_diff(pout, sout)
+            failed += 1
+    return 2, failed
+
+
 # Lists of the recordings with registers or memory data, of software events beside tracepoints, of a
 # pipe with callchains
 EXTRA_FIELDS = {
@@ -368,6 +385,10 @@ def check_record(perf, perfspec, root, inside, chroot_dir):
         lines = [l for l in out.decode(errors="replace").splitlines() if keep.match(l)]
         return st, [re.sub(r"free = \d+ kB", "free = N kB", l) for l in lines]
 
+    # and the whole header of perfspec's recording as perf 6.12 prints it
+    c, f = compare_headers(perf, perfspec, "record header", host, inner, False)
+    checks += c
+    failed += f
     ours, theirs = header_lines(inner), header_lines(chroot_dir + "/header-perf.data")
     print(f"record header: perf 6.12 shows {len(theirs[1])} topology, NUMA, PMU and group lines for its own "
           f"recording; for perfspec's {'the same' if ours == theirs else 'others'}")
@@ -629,7 +650,7 @@ def record_with_perf(perf, name, rec, workload, host, inside, chroot_dir, pipe):
         if os.path.isdir(recorded):
             shutil.copytree(recorded, host)
         else:
-            shutil.copy(recorded, host)
+            shutil.copy2(recorded, host)  # its time too: the header's "captured on"
     return status, err
 
 
@@ -684,6 +705,9 @@ def main():
                     print(f"FAIL {name}: JSON fields of sched_switch differ from perf's trace text "
                           f"({len(theirs or [])} samples from perf): {str(ours)[:300]}")
                     failed += 1
+            c, f = compare_headers(args.perf, perfspec, name, host, chroot_dir + "/" + name + ".data", pipe)
+            compared += c
+            failed += f
             events = rec[rec.index("-e") + 1].split(",")
             tracepoints_only = all(e.startswith("sched:") for e in events)
             symbols = [] if "-a" in rec else SYM_FIELDS

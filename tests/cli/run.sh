@@ -1173,6 +1173,16 @@ report_check report-addr-pid addr report_addr_pid.txt --sort pid,dso -n
 report_check report-mixed mixed report_mixed.txt
 report_check report-rounds rounds report_rounds.txt --sort comm,pid,dso,sym
 report_check report-threads-dir threads_dir report_threads_dir.txt --sort comm,pid,sym
+# the header block as perf 6.12 prints it (its output on copies of the files dated 0, TZ=UTC): a file
+# with -I, a pipe (the features from its records), perf script's; script refuses --header of a pipe
+hdir=$(mktemp -d)
+cp "$pd/callchain.data" "$pd/callchain_pipe.data" "$hdir/"
+touch -d @0 "$hdir/callchain.data" "$hdir/callchain_pipe.data"
+TZ=UTC check report-header-file 0 report_header_callchain.txt -- report --header-only -I -i "$hdir/callchain.data"
+TZ=UTC check report-header-pipe 0 report_header_pipe.txt -- report --header-only -i "$hdir/callchain_pipe.data"
+TZ=UTC check script-header-file 0 script_header_callchain.txt -- script --header-only -i "$hdir/callchain.data"
+TZ=UTC check script-header-pipe 2 script_header_pipe.txt -- script --header -i "$hdir/callchain_pipe.data"
+rm -rf "$hdir"
 # folded stacks as perf 6.12's stackcollapse script writes them
 report_check report-folded callchain report_folded_callchain.txt --format folded
 report_check report-folded-kernel callchain report_folded_callchain_kernel.txt --format folded --kernel \
