@@ -17,7 +17,15 @@ case "$kind" in
                                    -DPERFSPEC_BENCHMARKS=ON) ;;
   *) echo "usage: scripts/build.sh [release|debug|sanitize|tsan|arm64]" >&2; exit 2 ;;
 esac
-cmake -S . -B "$dir" "${flags[@]}" -DPERFSPEC_WERROR=ON >/dev/null
+# ccache (scripts/setup.sh installs it) keeps each compiled object: a build of sources compiled before,
+# in this clone or another (paths are taken relative to the clone), is a lookup. The debug information
+# of such an object names the folder it was first compiled in. PERFSPEC_CCACHE=0 compiles everything.
+launcher=()
+if command -v ccache >/dev/null && [ "${PERFSPEC_CCACHE:-1}" = 1 ]; then
+  launcher=(-DCMAKE_C_COMPILER_LAUNCHER=ccache -DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
+  export CCACHE_BASEDIR=$PWD CCACHE_NOHASHDIR=1
+fi
+cmake -S . -B "$dir" "${flags[@]}" "${launcher[@]}" -DPERFSPEC_WERROR=ON >/dev/null
 shift || true
 cmake --build "$dir" -j"$(nproc)" ${1:+--target "$@"}
 echo "$dir"

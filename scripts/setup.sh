@@ -4,6 +4,7 @@
 # calls apt-get when something is missing.
 set -euo pipefail
 packages=(cmake make g++ pkg-config python3
+          ccache  # compiled objects kept between builds (scripts/build.sh)
           tao-pegtl-dev libfmt-dev doctest-dev librange-v3-dev nlohmann-json3-dev libcli11-dev robin-map-dev libxxhash-dev
           libtraceevent-dev  # tracepoint format files and payloads (record/tracepoint.cpp)
           libelf-dev libdw-dev  # binaries' symbols, build ids and debug links (record/symbol_table.cpp, symbolizer.cpp)
