@@ -176,8 +176,9 @@ void Printer::pmu_caps(std::string& out) const {
       if (p.pmu == "cpu")
         for (const auto& cap : p.caps)
           if (cap.starts_with("max_precise=") && std::atoi(cap.c_str() + 12) == 0)
-            out += "# AMD systems uses ibs_op// PMU for some precise events, e.g.: cycles:p, see the 'perf "
-                   "list' man page for further details.\n";
+            out +=
+                "# AMD systems uses ibs_op// PMU for some precise events, e.g.: cycles:p, see the 'perf "
+                "list' man page for further details.\n";
   }
 }
 
@@ -194,14 +195,16 @@ void Printer::feature(Feature f, std::string& out) const {
       out += fmt::format("# nrcpus online : {}\n# nrcpus avail : {}\n", n.second, n.first);
       break;
     }
-    case Feature::total_mem: out += fmt::format("# total memory : {} kB\n", file_.total_mem().value_or(0)); break;
+    case Feature::total_mem:
+      out += fmt::format("# total memory : {} kB\n", file_.total_mem().value_or(0));
+      break;
     case Feature::cmdline: out += header::cmdline_line(file_.cmdline()); break;
     case Feature::event_desc: events(out); break;
     case Feature::cpu_topology: cpu_topology(out); break;
     case Feature::numa_topology:
       for (const auto& n : *info_.numa_nodes)
-        out += fmt::format("# node{} meminfo  : total = {} kB, free = {} kB\n# node{} cpu list : {}\n", n.node,
-                           n.total_kb, n.free_kb, n.node, header::cpu_list(n.cpus));
+        out += fmt::format("# node{} meminfo  : total = {} kB, free = {} kB\n# node{} cpu list : {}\n",
+                           n.node, n.total_kb, n.free_kb, n.node, header::cpu_list(n.cpus));
       break;
     case Feature::branch_stack: out += "# contains samples with branch stack\n"; break;
     case Feature::pmu_mappings: out += header::pmu_mappings_line(*info_.pmu_mappings); break;
@@ -256,8 +259,9 @@ std::string header_text(const record::PerfData& file, const HeaderTextOptions& o
   out += fmt::format("# captured on    : {}", when);
   const bool pipe = file.pipe();
   const std::uint64_t offset = pipe ? 0 : file.data_offset(), size = pipe ? 0 : file.data_size();
-  out += fmt::format("# header version : 1\n# data offset    : {}\n# data size      : {}\n# feat offset    : {}\n",
-                     offset, size, offset + size);
+  out += fmt::format(
+      "# header version : 1\n# data offset    : {}\n# data size      : {}\n# feat offset    : {}\n", offset,
+      size, offset + size);
   std::string features;
   for (unsigned bit = 1; bit < last_feature; ++bit)
     if (file.has_feature(static_cast<Feature>(bit))) printer.feature(static_cast<Feature>(bit), features);

@@ -20,12 +20,30 @@ struct Bit {
   unsigned bit;
 };
 // perf 6.12's __p_sample_type list, in its order (not the bits'): TRANSACTION is not in it.
-constexpr Bit sample_bits[] = {
-    {"IP", 0},          {"TID", 1},         {"TIME", 2},       {"ADDR", 3},        {"READ", 4},
-    {"CALLCHAIN", 5},   {"ID", 6},          {"CPU", 7},        {"PERIOD", 8},      {"STREAM_ID", 9},
-    {"RAW", 10},        {"BRANCH_STACK", 11}, {"REGS_USER", 12}, {"STACK_USER", 13}, {"IDENTIFIER", 16},
-    {"REGS_INTR", 18},  {"DATA_SRC", 15},   {"WEIGHT", 14},    {"PHYS_ADDR", 19},  {"AUX", 20},
-    {"CGROUP", 21},     {"DATA_PAGE_SIZE", 22}, {"CODE_PAGE_SIZE", 23}, {"WEIGHT_STRUCT", 24}};
+constexpr Bit sample_bits[] = {{"IP", 0},
+                               {"TID", 1},
+                               {"TIME", 2},
+                               {"ADDR", 3},
+                               {"READ", 4},
+                               {"CALLCHAIN", 5},
+                               {"ID", 6},
+                               {"CPU", 7},
+                               {"PERIOD", 8},
+                               {"STREAM_ID", 9},
+                               {"RAW", 10},
+                               {"BRANCH_STACK", 11},
+                               {"REGS_USER", 12},
+                               {"STACK_USER", 13},
+                               {"IDENTIFIER", 16},
+                               {"REGS_INTR", 18},
+                               {"DATA_SRC", 15},
+                               {"WEIGHT", 14},
+                               {"PHYS_ADDR", 19},
+                               {"AUX", 20},
+                               {"CGROUP", 21},
+                               {"DATA_PAGE_SIZE", 22},
+                               {"CODE_PAGE_SIZE", 23},
+                               {"WEIGHT_STRUCT", 24}};
 
 // perf's __p_bits: the named bits set in `value`, joined by `|`; bits it has no name for are left out.
 template <typename Names> std::string bit_names(std::uint64_t value, const Names& names) {
@@ -42,8 +60,9 @@ std::string bit_list(std::uint64_t value, std::string_view field) {
   return bit_names(value, names);
 }
 
-constexpr std::string_view type_names[] = {"PERF_TYPE_HARDWARE", "PERF_TYPE_SOFTWARE", "PERF_TYPE_TRACEPOINT",
-                                           "PERF_TYPE_HW_CACHE", "PERF_TYPE_RAW",      "PERF_TYPE_BREAKPOINT"};
+constexpr std::string_view type_names[] = {"PERF_TYPE_HARDWARE",   "PERF_TYPE_SOFTWARE",
+                                           "PERF_TYPE_TRACEPOINT", "PERF_TYPE_HW_CACHE",
+                                           "PERF_TYPE_RAW",        "PERF_TYPE_BREAKPOINT"};
 constexpr std::string_view hw_names[] = {"PERF_COUNT_HW_CPU_CYCLES",
                                          "PERF_COUNT_HW_INSTRUCTIONS",
                                          "PERF_COUNT_HW_CACHE_REFERENCES",
@@ -54,11 +73,12 @@ constexpr std::string_view hw_names[] = {"PERF_COUNT_HW_CPU_CYCLES",
                                          "PERF_COUNT_HW_STALLED_CYCLES_FRONTEND",
                                          "PERF_COUNT_HW_STALLED_CYCLES_BACKEND",
                                          "PERF_COUNT_HW_REF_CPU_CYCLES"};
-constexpr std::string_view sw_names[] = {
-    "PERF_COUNT_SW_CPU_CLOCK",        "PERF_COUNT_SW_TASK_CLOCK",        "PERF_COUNT_SW_PAGE_FAULTS",
-    "PERF_COUNT_SW_CONTEXT_SWITCHES", "PERF_COUNT_SW_CPU_MIGRATIONS",    "PERF_COUNT_SW_PAGE_FAULTS_MIN",
-    "PERF_COUNT_SW_PAGE_FAULTS_MAJ",  "PERF_COUNT_SW_ALIGNMENT_FAULTS",  "PERF_COUNT_SW_EMULATION_FAULTS",
-    "PERF_COUNT_SW_DUMMY",            "PERF_COUNT_SW_BPF_OUTPUT",        "PERF_COUNT_SW_CGROUP_SWITCHES"};
+constexpr std::string_view sw_names[] = {"PERF_COUNT_SW_CPU_CLOCK",        "PERF_COUNT_SW_TASK_CLOCK",
+                                         "PERF_COUNT_SW_PAGE_FAULTS",      "PERF_COUNT_SW_CONTEXT_SWITCHES",
+                                         "PERF_COUNT_SW_CPU_MIGRATIONS",   "PERF_COUNT_SW_PAGE_FAULTS_MIN",
+                                         "PERF_COUNT_SW_PAGE_FAULTS_MAJ",  "PERF_COUNT_SW_ALIGNMENT_FAULTS",
+                                         "PERF_COUNT_SW_EMULATION_FAULTS", "PERF_COUNT_SW_DUMMY",
+                                         "PERF_COUNT_SW_BPF_OUTPUT",       "PERF_COUNT_SW_CGROUP_SWITCHES"};
 constexpr std::string_view cache_names[] = {"PERF_COUNT_HW_CACHE_L1D",  "PERF_COUNT_HW_CACHE_L1I",
                                             "PERF_COUNT_HW_CACHE_LL",   "PERF_COUNT_HW_CACHE_DTLB",
                                             "PERF_COUNT_HW_CACHE_ITLB", "PERF_COUNT_HW_CACHE_BPU",
@@ -80,7 +100,8 @@ std::string with_name(std::string number, std::string_view name) {
 std::string type_text(const Attr& a, const spec::Pmu* pmu, const spec::Machine* machine) {
   if (pmu) return fmt::format("{} ({})", a.type, pmu->name());
   // perf's placeholder core PMU where sysfs has none (a guest without a PMU): `cpu`, of type RAW
-  if (machine && a.type == spec::type_raw && machine->core_pmus().empty()) return fmt::format("{} (cpu)", a.type);
+  if (machine && a.type == spec::type_raw && machine->core_pmus().empty())
+    return fmt::format("{} (cpu)", a.type);
   return with_name(fmt::format("{}", a.type), named(type_names, a.type));
 }
 
@@ -233,10 +254,13 @@ std::string pmu_mappings_line(const std::vector<std::pair<std::uint32_t, std::st
 }
 
 std::string sample_time_lines(std::pair<std::uint64_t, std::uint64_t> first_last) {
-  auto usec = [](std::uint64_t t) { return fmt::format("{}.{:06}", t / 1'000'000'000, t % 1'000'000'000 / 1000); };
+  auto usec = [](std::uint64_t t) {
+    return fmt::format("{}.{:06}", t / 1'000'000'000, t % 1'000'000'000 / 1000);
+  };
   const double ms = static_cast<double>(first_last.second - first_last.first) / 1e6;
-  return fmt::format("# time of first sample : {}\n# time of last sample : {}\n# sample duration : {:10.3f} ms\n",
-                     usec(first_last.first), usec(first_last.second), ms);
+  return fmt::format(
+      "# time of first sample : {}\n# time of last sample : {}\n# sample duration : {:10.3f} ms\n",
+      usec(first_last.first), usec(first_last.second), ms);
 }
 
 }  // namespace perfspec::header

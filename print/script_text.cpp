@@ -64,7 +64,9 @@ class TextPrinter : Layout {
  public:
   TextPrinter(Session& session, Buffer& out)
       : Layout(session, out),
-        symbols_({.symfs = session.options().symfs, .kallsyms = session.options().kallsyms}),
+        symbols_({.symfs = session.options().symfs,
+                  .kallsyms = session.options().kallsyms,
+                  .debuginfod = session.options().debuginfod}),
         unwinder_(symbols_) {}
 
   void run();

@@ -146,9 +146,10 @@ std::vector<GroupInfo> groups(const PerfData& file) {
     g.members = s.u32("a group's number of members");
     if (g.leader < free || g.leader >= file.events().size() || g.members == 0 ||
         g.members > file.events().size() - g.leader)
-      s.fail(fmt::format("a group of {} events led by event {} is not within the file's {} events after the "
-                         "groups before it",
-                         g.members, g.leader, file.events().size()));
+      s.fail(
+          fmt::format("a group of {} events led by event {} is not within the file's {} events after the "
+                      "groups before it",
+                      g.members, g.leader, file.events().size()));
     free = g.leader + g.members;
   }
   return out;

@@ -27,6 +27,7 @@
 #include <fmt/format.h>
 
 #include "perfspec/symbols.hpp"
+#include "record/debuginfod.hpp"
 #include "record/elf_files.hpp"
 
 namespace perfspec::record {
@@ -317,6 +318,15 @@ struct Symbolizer::Impl {
       if (out.symbols.empty() && symtab) out.symbols = c;
       if (out.runtime.empty() && dynsym) out.runtime = c;
     }
+    if (out.symbols.empty() && !options.debuginfod.empty() && id.size() > 2) {  // no symbol table here
+      std::string problem;
+      if (auto fetched = detail::debuginfod_debuginfo(id, problem)) {
+        bool symtab = false;
+        if (file_build_id(*fetched, &symtab) == id && symtab) out.symbols = *fetched;
+      } else {
+        problems.push_back(problem);
+      }
+    }
     if (out.symbols.empty()) out.symbols = out.runtime;
     if (out.runtime.empty()) out.runtime = out.symbols;
     if (out.symbols.empty()) {
@@ -359,6 +369,7 @@ struct Symbolizer::Impl {
 
 Symbolizer::Symbolizer(SymbolOptions options) : impl_(std::make_unique<Impl>()) {
   impl_->options = std::move(options);
+  if (!impl_->options.debuginfod.empty()) detail::use_debuginfod(impl_->options.debuginfod);
   // libelf refuses every file until a version is set: set here, before the first file of any kind
   if (elf_version(EV_CURRENT) == EV_NONE)
     impl_->problems.push_back("libelf is out of date: no binary can be read");

@@ -56,8 +56,8 @@ Attr event(std::uint32_t type, std::uint64_t config) {
 }
 
 std::string write_file() {
-  std::string path = std::string(std::getenv("TMPDIR") ? std::getenv("TMPDIR") : "/tmp") + "/perfspec-header-" +
-                     std::to_string(::getpid()) + ".data";
+  std::string path = std::string(std::getenv("TMPDIR") ? std::getenv("TMPDIR") : "/tmp") +
+                     "/perfspec-header-" + std::to_string(::getpid()) + ".data";
   auto out = PerfDataWriter::create(path, {{event(1, 1), {11}, "task-clock"},
                                            {event(1, 2), {12}, "page-faults"},
                                            {event(4, 0x1cd), {13}, "mem-loads"},
@@ -81,17 +81,32 @@ std::string write_file() {
   out.set_feature(Feature::cache, Bytes{}
                                       .u32(1)
                                       .u32(2)
-                                      .u32(1).u32(64).u32(64).u32(8).str("Data").str("32K").str("0")
-                                      .u32(2).u32(64).u32(1024).u32(16).str("Unified").str("1024K").str("0-1")
+                                      .u32(1)
+                                      .u32(64)
+                                      .u32(64)
+                                      .u32(8)
+                                      .str("Data")
+                                      .str("32K")
+                                      .str("0")
+                                      .u32(2)
+                                      .u32(64)
+                                      .u32(1024)
+                                      .u32(16)
+                                      .str("Unified")
+                                      .str("1024K")
+                                      .str("0-1")
                                       .b);
   out.set_sample_time(1'000'123'456'789, 1'002'500'000'000);
   Bytes memory;
   memory.u64(1).u64(0x8000000).u64(1).u64(0).u64(std::uint64_t{40} * 0x8000000);
-  memory.u64(70).u64(((std::uint64_t{1} << 24) - 1) | (std::uint64_t{0xff} << 32)).u64(0x3f);  // 0-23,32-39,64-69
+  memory.u64(70)
+      .u64(((std::uint64_t{1} << 24) - 1) | (std::uint64_t{0xff} << 32))
+      .u64(0x3f);  // 0-23,32-39,64-69
   out.set_feature(Feature::mem_topology, memory.b);
   out.set_feature(Feature::clockid, Bytes{}.u64(1).b);
   out.set_feature(Feature::compressed, Bytes{}.u32(1).u32(1).u32(3).u32(4).u32(0).b);
-  out.set_feature(Feature::cpu_pmu_caps, Bytes{}.u32(2).str("branches").str("32").str("max_precise").str("3").b);
+  out.set_feature(Feature::cpu_pmu_caps,
+                  Bytes{}.u32(2).str("branches").str("32").str("max_precise").str("3").b);
   out.set_feature(Feature::clock_data, Bytes{}.u32(1).u32(1).u64(86'400'123'456'789).u64(5'000'000'123).b);
   out.set_feature(Feature::pmu_caps, Bytes{}.u32(1).u32(0).str("cpu_atom").b);
   out.finish();
@@ -120,8 +135,9 @@ TEST_CASE("header: every feature section as perf 6.12 prints it") {
 # captured on    : Thu Jan  1 00:00:00 1970
 # header version : 1
 )";
-  const std::string layout = fmt::format("# data offset    : {}\n# data size      : 0\n# feat offset    : {}\n",
-                                         file.data_offset(), file.data_offset());
+  const std::string layout =
+      fmt::format("# data offset    : {}\n# data size      : 0\n# feat offset    : {}\n", file.data_offset(),
+                  file.data_offset());
   const std::string events =
       "# hostname : build-7\n"
       "# os release : 6.12.0\n"
@@ -134,20 +150,24 @@ TEST_CASE("header: every feature section as perf 6.12 prints it") {
       "# total memory : 8000000 kB\n"
       "# cmdline : /usr/bin/perf record -e it\\'s \n"
       "# event : name = task-clock, , id = { 11 }, type = 1 (software), size = 64, config = 0x1 "
-      "(PERF_COUNT_SW_TASK_CLOCK), { sample_period, sample_freq } = 4000, sample_type = IP|TID|TIME|PERIOD|IDENTIFIER, "
+      "(PERF_COUNT_SW_TASK_CLOCK), { sample_period, sample_freq } = 4000, sample_type = "
+      "IP|TID|TIME|PERIOD|IDENTIFIER, "
       "read_format = ID, exclude_kernel = 1, freq = 1, sample_id_all = 1, { bp_addr, config1 } = 0x3\n"
       "# event : name = page-faults, , id = { 12 }, type = 1 (software), size = 64, config = 0x2 "
-      "(PERF_COUNT_SW_PAGE_FAULTS), { sample_period, sample_freq } = 4000, sample_type = IP|TID|TIME|PERIOD|IDENTIFIER, "
+      "(PERF_COUNT_SW_PAGE_FAULTS), { sample_period, sample_freq } = 4000, sample_type = "
+      "IP|TID|TIME|PERIOD|IDENTIFIER, "
       "read_format = ID, exclude_kernel = 1, freq = 1, sample_id_all = 1, { bp_addr, config1 } = 0x3\n"
       "# event : name = mem-loads, , id = { 13 }, type = 4 (cpu), size = 64, config = 0x1cd (mem-loads), "
       "{ sample_period, sample_freq } = 4000, sample_type = IP|TID|TIME|PERIOD|IDENTIFIER, read_format = ID, "
       "exclude_kernel = 1, freq = 1, sample_id_all = 1, { bp_addr, config1 } = 0x3\n"
-      "# event : name = L1-dcache-load-misses, , id = { 14 }, type = 3 (PERF_TYPE_HW_CACHE), size = 64, config = "
+      "# event : name = L1-dcache-load-misses, , id = { 14 }, type = 3 (PERF_TYPE_HW_CACHE), size = 64, "
+      "config = "
       "0x10000 (PERF_COUNT_HW_CACHE_RESULT_MISS | PERF_COUNT_HW_CACHE_OP_READ | PERF_COUNT_HW_CACHE_L1D), "
       "{ sample_period, sample_freq } = 4000, sample_type = IP|TID|TIME|PERIOD|IDENTIFIER, read_format = ID, "
       "exclude_kernel = 1, freq = 1, sample_id_all = 1, { bp_addr, config1 } = 0x3\n"
       "# event : name = cycles, , id = { 15 }, type = 0 (PERF_TYPE_HARDWARE), size = 64, config = 0 "
-      "(PERF_COUNT_HW_CPU_CYCLES), { sample_period, sample_freq } = 4000, sample_type = IP|TID|TIME|PERIOD|IDENTIFIER, "
+      "(PERF_COUNT_HW_CPU_CYCLES), { sample_period, sample_freq } = 4000, sample_type = "
+      "IP|TID|TIME|PERIOD|IDENTIFIER, "
       "read_format = ID, exclude_kernel = 1, freq = 1, sample_id_all = 1, { bp_addr, config1 } = 0x3\n";
   const std::string topology = R"(# sibling sockets : 0-1
 # sibling dies    : 0-1
@@ -190,15 +210,16 @@ TEST_CASE("header: every feature section as perf 6.12 prints it") {
   std::string full = header_text(file, {.full = true, .captured = 0, .machine = &machine});
   CHECK(full == head + layout + events + topology + middle + cache + times + memory + tail);
 
-  const std::string brief_topology = "# CPU_TOPOLOGY info available, use -I to display\n"
-                                     "# NUMA_TOPOLOGY info available, use -I to display\n";
+  const std::string brief_topology =
+      "# CPU_TOPOLOGY info available, use -I to display\n"
+      "# NUMA_TOPOLOGY info available, use -I to display\n";
   std::string brief = header_text(file, {.full = false, .captured = 0, .machine = &machine});
-  CHECK(brief == head + layout + events + brief_topology + middle + "# CACHE info available, use -I to display\n" +
-                     times + "# MEM_TOPOLOGY info available, use -I to display\n" + tail);
+  CHECK(brief == head + layout + events + brief_topology + middle +
+                     "# CACHE info available, use -I to display\n" + times +
+                     "# MEM_TOPOLOGY info available, use -I to display\n" + tail);
 
   // PERFSPEC_KEEP_HEADER_FILE=PATH keeps the file there (to print it with perf: see the top of this file)
-  if (const char* keep = std::getenv("PERFSPEC_KEEP_HEADER_FILE"))
-    CHECK(::rename(path.c_str(), keep) == 0);
+  if (const char* keep = std::getenv("PERFSPEC_KEEP_HEADER_FILE")) CHECK(::rename(path.c_str(), keep) == 0);
   ::unlink(path.c_str());
   if (tz)
     ::setenv("TZ", saved.c_str(), 1);
@@ -209,8 +230,8 @@ TEST_CASE("header: every feature section as perf 6.12 prints it") {
 
 TEST_CASE("header: a feature section that does not follow perf's layout is an error naming it") {
   auto make = [](Feature f, std::vector<std::byte> bytes) {
-    std::string path = std::string(std::getenv("TMPDIR") ? std::getenv("TMPDIR") : "/tmp") + "/perfspec-bad-header-" +
-                       std::to_string(::getpid()) + ".data";
+    std::string path = std::string(std::getenv("TMPDIR") ? std::getenv("TMPDIR") : "/tmp") +
+                       "/perfspec-bad-header-" + std::to_string(::getpid()) + ".data";
     {
       auto out = PerfDataWriter::create(path, {{event(1, 1), {11}, "task-clock"}});
       out.set_feature(f, std::move(bytes));
@@ -232,7 +253,8 @@ TEST_CASE("header: a feature section that does not follow perf's layout is an er
   CHECK(make(Feature::numa_topology, Bytes{}.u32(1000000).b)
             .ends_with(": 1000000 nodes do not fit in the 0 bytes left of its section"));
   CHECK(make(Feature::group_desc, Bytes{}.u32(1).str("g").u32(0).u32(2).b)
-            .ends_with(": a group of 2 events led by event 0 is not within the file's 1 events after the groups "
-                       "before it"));
+            .ends_with(
+                ": a group of 2 events led by event 0 is not within the file's 1 events after the groups "
+                "before it"));
   CHECK(make(Feature::clock_data, Bytes{}.u32(1).u32(1).b).ends_with(": the time of day is cut off"));
 }

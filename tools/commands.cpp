@@ -73,6 +73,12 @@ void ScriptCommand::add(CLI::App& parent) {
       ->type_name("DIR");
   app->add_option("--kallsyms", so.kallsyms, "the kernel's symbols (default: /proc/kallsyms)")
       ->type_name("FILE");
+  app->add_option("--debuginfod", so.debuginfod,
+                  "ask debuginfod servers for the debug files of binaries without symbols here (no URLS: "
+                  "those DEBUGINFOD_URLS names)")
+      ->expected(0, 1)
+      ->default_str("system")
+      ->type_name("URLS");
   app->footer(
       "Text lists every record: samples as perf script prints them, the others as perf script prints "
       "them with --show-task-events, --show-mmap-events, --show-lost-events and the like.");
@@ -121,6 +127,12 @@ void ReportCommand::add(CLI::App& parent) {
       ->type_name("DIR");
   app->add_option("--kallsyms", ro.kallsyms, "the kernel's symbols (default: /proc/kallsyms)")
       ->type_name("FILE");
+  app->add_option("--debuginfod", ro.debuginfod,
+                  "ask debuginfod servers for the debug files of binaries without symbols here (no URLS: "
+                  "those DEBUGINFOD_URLS names)")
+      ->expected(0, 1)
+      ->default_str("system")
+      ->type_name("URLS");
 }
 
 int ReportCommand::run() {

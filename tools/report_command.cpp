@@ -143,8 +143,9 @@ int run_report(const ReportCliOptions& options) {
   std::string header_text;
   if (header && !file.pipe()) header_text = header_block(file, options.input, options.show_info);
   ro.header_shown = header;
-  record::ProfileOptions po{.symbols = {.symfs = options.symfs, .kallsyms = options.kallsyms},
-                            .max_stack = options.max_stack};
+  record::ProfileOptions po{
+      .symbols = {.symfs = options.symfs, .kallsyms = options.kallsyms, .debuginfod = options.debuginfod},
+      .max_stack = options.max_stack};
   // a table of the samples' own functions needs no callchain (nor their unwinding)
   if (options.format == "text" && ro.children == false && !ro.graph) po.callchains = false;
   auto profile = record::Profile::read(file, po);

@@ -25,6 +25,7 @@ struct ReportCliOptions {
   bool stdio = false;    ///< --stdio: accepted (the only interface)
   bool no_comm = false, include_pid = false, include_tid = false, kernel = false;  ///< folded
   std::string symfs, kallsyms;
+  std::string debuginfod;  ///< SymbolOptions::debuginfod
   unsigned max_stack = 127;
   bool header = false, header_only = false, show_info = false;  ///< --header, --header-only, -I
 };

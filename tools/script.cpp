@@ -26,6 +26,7 @@ int run_script(const ScriptOptions& options) {
       .ns = options.ns,
       .symfs = options.symfs,
       .kallsyms = options.kallsyms,
+      .debuginfod = options.debuginfod,
       .name = options.input,
   };
   // The -F lists are read first, as perf reads them with its other options: their warnings come

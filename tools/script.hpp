@@ -15,6 +15,7 @@ struct ScriptOptions {
   bool ns = false;                  ///< times in nanoseconds
   std::string symfs;                ///< binaries looked up under this folder (perf's --symfs)
   std::string kallsyms;             ///< the kernel's symbols (perf's --kallsyms)
+  std::string debuginfod;           ///< SymbolOptions::debuginfod
   bool header = false, header_only = false, show_info = false;  ///< --header, --header-only, -I
 };
 

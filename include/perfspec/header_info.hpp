@@ -89,9 +89,9 @@ struct HeaderInfo {
   std::optional<std::vector<CacheInfo>> caches;
   std::optional<std::pair<std::uint64_t, std::uint64_t>> sample_time;  ///< first, last (ns)
   std::optional<MemoryTopologyInfo> memory;
-  std::optional<std::uint64_t> clock_resolution_ns;  ///< HEADER_CLOCKID
-  std::optional<std::uint64_t> dir_version;          ///< HEADER_DIR_FORMAT
-  std::optional<std::uint32_t> bpf_programs;  ///< the number of programs of HEADER_BPF_PROG_INFO
+  std::optional<std::uint64_t> clock_resolution_ns;    ///< HEADER_CLOCKID
+  std::optional<std::uint64_t> dir_version;            ///< HEADER_DIR_FORMAT
+  std::optional<std::uint32_t> bpf_programs;           ///< the number of programs of HEADER_BPF_PROG_INFO
   std::optional<std::vector<std::uint32_t>> bpf_btfs;  ///< the ids of HEADER_BPF_BTF's entries, ascending
   std::optional<CompressedInfo> compressed;
   std::optional<std::vector<std::string>> cpu_pmu_caps;  ///< HEADER_CPU_PMU_CAPS

@@ -35,6 +35,7 @@ struct ScriptOptions {
   /// --kallsyms; SymbolOptions).
   std::string symfs{};
   std::string kallsyms{};
+  std::string debuginfod{};        ///< SymbolOptions::debuginfod
   std::string name = "perf.data";  ///< the file, as errors name it
 };
 

@@ -27,6 +27,12 @@ struct SymbolOptions {
   std::string kallsyms{};
   /// Names demangled as perf shows them (record::demangle).
   bool demangle = true;
+  /// debuginfod servers asked for a binary's debug file by its build id when none with a symbol table
+  /// is found here (perf record's --debuginfod): empty, never (perf's default); "system", the servers
+  /// the DEBUGINFOD_URLS environment variable names; else their URLs, set as DEBUGINFOD_URLS for the
+  /// process (as perf sets them). Files come through elfutils' client (libdebuginfod.so.1, loaded when
+  /// first needed) and its cache; a server that cannot be reached leaves the binary's own symbols.
+  std::string debuginfod{};
 };
 
 /// An ELF symbol's name as perf 6.12 shows it: a C++ name demangled (parameters included), and when
