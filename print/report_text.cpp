@@ -314,7 +314,10 @@ void Event::row(std::string& out, const Entry& e, const Widths& w) const {
     switch (sort_[i]) {
       // %-*.*s: cut to the column (whose width is of the threads' last names)
       case Key::comm: cell = profile_.comm(e.comm).substr(0, w.comm); break;
-      case Key::pid: cell = fmt::format("{:>7}:{}", e.tid, profile_.comm(e.comm).substr(0, w.pid - 8)); break;
+      // perf's hist_entry__thread_snprintf: the name the thread has last, not the entry's own
+      case Key::pid:
+        cell = fmt::format("{:>7}:{}", e.tid, profile_.thread_name(e.tid).substr(0, w.pid - 8));
+        break;
       case Key::dso: cell = e.frame->dso.empty() ? "[unknown]" : e.frame->short_dso(); break;
       case Key::sym: sym_cell(cell, e); break;
       case Key::cpu: cell = e.has_cpu ? fmt::format("{:03}", e.cpu) : "-001"; break;

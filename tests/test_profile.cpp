@@ -216,6 +216,48 @@ TEST_CASE("profile: lost samples are the LOST_SAMPLES records', the kernel's LOS
   CHECK(report_text(p).find("# Total Lost Samples: 5\n") != std::string::npos);
 }
 
+// perf's pid key prints the name the thread has last (hist_entry__thread_snprintf), so that rows of
+// samples taken before an exec (perf-exec) and after it (ls) both read `7:ls`; the comm key keeps each
+// sample's own name. (Seen on a perf 6.12 recording where some kernel samples came before the exec.)
+TEST_CASE("report: the pid key names the thread by its last name, the comm key by the samples'") {
+  Attr a{};
+  a.type = 1;
+  a.config = 1;
+  a.sample_type = sample_ip | sample_tid | sample_time | sample_period;
+  a.sample_period = 1;  // no sample_id_all: the records in file order
+  test::TempTree dir;
+  const std::string path = dir.root() + "/exec.data";
+  auto record = [](std::uint32_t type, std::uint16_t misc, std::vector<std::uint64_t> words,
+                   std::string text = {}) {
+    std::vector<std::byte> r(8 + words.size() * 8 + (text.size() + 8) / 8 * 8);
+    const std::uint16_t size = static_cast<std::uint16_t>(r.size());
+    std::memcpy(r.data(), &type, 4);
+    std::memcpy(r.data() + 4, &misc, 2);
+    std::memcpy(r.data() + 6, &size, 2);
+    std::memcpy(r.data() + 8, words.data(), words.size() * 8);
+    std::memcpy(r.data() + 8 + words.size() * 8, text.data(), text.size());
+    return r;
+  };
+  const std::uint64_t pid_tid = (std::uint64_t{7} << 32) | 7;
+  {
+    auto out = PerfDataWriter::create(path, {{a, {1}, "task-clock"}});
+    // COMM "perf-exec" (pid, tid, name), a kernel sample, then the exec
+    out.write(record(3, 0, {pid_tid}, "perf-exec"));
+    out.write(record(9, 1, {0xffffffff81000000, pid_tid, 10, 1}));
+    out.write(record(3, 0x2000, {pid_tid}, "ls"));  // PERF_RECORD_MISC_COMM_EXEC
+    out.write(record(9, 2, {0x1000, pid_tid, 20, 1}));
+    out.finish();
+  }
+  auto file = PerfData::open(path);
+  Profile p = Profile::read(file);
+  std::string by_pid = report_text(p, {.sort = {"pid"}, .quiet = true});
+  CHECK(by_pid.starts_with("   100.00%        7:ls "));  // one row: the samples of both names
+  CHECK(by_pid.find("perf-ex") == std::string::npos);
+  std::string by_comm = report_text(p, {.sort = {"comm"}, .quiet = true});
+  // a row per name, cut to the width of the threads' last names (perf's)
+  CHECK(by_comm.starts_with("    50.00%  ls     \n    50.00%  perf-ex\n"));
+}
+
 TEST_CASE("report: perf report --stdio's text, byte for byte but for its closing tip") {
   Profile cc = profile_of("callchain.data");
   CHECK(report_text(cc) == test::expected_stdout("report_callchain.txt"));
