@@ -1,5 +1,7 @@
 // SPDX-License-Identifier: MIT
 // The C API's symbolizer (perfspec_symbolizer_*) over record::Symbolizer.
+#include <algorithm>
+#include <cstring>
 #include <span>
 
 #include "capi/capi.hpp"
@@ -59,6 +61,23 @@ int perfspec_symbolizer_locate(perfspec_symbolizer* s, uint32_t pid, uint64_t ad
     perfspec::record::Location l = s->symbols.locate(pid, address, misc);
     if (l.dso.empty()) return;
     to_c(l, out);
+    found = 1;
+  });
+  return code ? code : found;
+}
+
+int perfspec_symbolizer_srcline(perfspec_symbolizer* s, uint32_t pid, uint64_t address, uint16_t misc,
+                                char* buf, size_t size) {
+  if (!s || !buf || size == 0)
+    return fail(PERFSPEC_E_INVALID, "perfspec_symbolizer_srcline: a NULL argument or size 0");
+  buf[0] = '\0';
+  int found = 0;
+  int code = guarded([&] {
+    std::string line = s->symbols.srcline(pid, address, misc);
+    if (line.empty()) return;
+    const std::size_t n = std::min(line.size(), size - 1);
+    std::memcpy(buf, line.data(), n);
+    buf[n] = '\0';
     found = 1;
   });
   return code ? code : found;

@@ -70,8 +70,8 @@ constexpr Name names[] = {
 
 // Why perfspec cannot print a field yet (the fields outside `printable`).
 std::string_view why_not(std::uint64_t field) {
-  if (field & (out_dsoff | out_srcline | out_srccode | out_callindent))
-    return "perfspec does not print source lines or dso offsets";
+  if (field & (out_dsoff | out_srccode | out_callindent))
+    return "perfspec does not print source code, dso offsets or call indents";
   if (field & (out_brstacksym | out_brstackoff)) return "perfspec does not print branch stacks";
   if (field & (out_brstack | out_brstackinsn | out_brstackinsnlen | out_brstackdisasm | out_brcntr))
     return "perfspec does not print branch stacks";
@@ -85,7 +85,8 @@ std::string_view why_not(std::uint64_t field) {
 }
 
 constexpr std::string_view printable_list =
-    "comm, tid, pid, time, cpu, misc, event, trace, ip, sym, symoff, dso, addr, period, iregs, uregs, "
+    "comm, tid, pid, time, cpu, misc, event, trace, ip, sym, symoff, dso, srcline, addr, period, iregs, "
+    "uregs, "
     "data_src, weight, ins_lat, retire_lat, phys_addr, data_page_size, code_page_size, cgroup";
 
 [[noreturn]] void refuse(std::string message, std::string help = {}) {

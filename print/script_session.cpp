@@ -44,8 +44,8 @@ void Session::check_stype(const Attr& a, std::string_view name, std::uint64_t sa
 }
 
 // perf's evsel__check_attr, in its order: the fields of the event's type must be in its samples.
-// (perf's checks of srcline, srccode, branch stack and tod fields are not here: perfspec refuses
-// those fields when -F is read, and no type prints them by default.)
+// (perf's checks of srccode, branch stack and tod fields are not here: perfspec refuses those fields
+// when -F is read, and no type prints them by default.)
 void Session::check_attr(const Attr& a, std::string_view name) {
   if (is_dummy(a) || file_.has_feature(Feature::stat)) return;
   bool allow_user_set = file_.has_feature(Feature::auxtrace);
@@ -66,6 +66,10 @@ void Session::check_attr(const Attr& a, std::string_view name) {
     usage("Display of offsets requested but symbol is notselected.");
   if (printed(out_dso) && !(a.sample_type & (sample_ip | sample_addr)))
     usage("Display of DSO requested but no address to convert.");
+  if (printed(out_srcline) && !printed(out_ip))
+    usage(
+        "Display of source line number requested but sample IP is not\nselected. Hence, no address to lookup "
+        "the source line number.");
   if (printed(out_pid | out_tid)) check_stype(a, name, sample_tid, "TID", out_tid | out_pid, false);
   if (printed(out_time)) check_stype(a, name, sample_time, "TIME", out_time, false);
   if (printed(out_cpu)) check_stype(a, name, sample_cpu, "CPU", out_cpu, allow_user_set);

@@ -95,6 +95,7 @@ class TextPrinter : Layout {
   void text_start(const Record& r, const Start& v, std::int32_t thread_pid, std::int32_t thread_tid,
                   std::uint64_t fields, bool chain);
   void text_callchain(Out& o, const Sample& s, std::uint64_t fields);
+  void text_srcline(Out& o, std::uint32_t pid, std::uint64_t ip, std::uint16_t mode);
   void text_frame(Out& o, const Sample& s, std::uint64_t ip, std::uint16_t mode, std::uint64_t fields);
   void text_location(Out& o, const Location& where, std::uint64_t fields);
   void text_seldom(Out& o, const Sample& s, const Attr& attr, std::uint64_t fields);
@@ -322,6 +323,7 @@ void TextPrinter::text_sample(const Record& r, const Sample& s, std::size_t attr
       o.put(' ');
       o.hex16(s.has(sample_ip) ? s.ip : 0);
       if (fields & (out_sym | out_dso)) text_location(o, symbols_.locate(s.pid, s.ip, r.misc), fields);
+      if (fields & out_srcline) text_srcline(o, s.pid, s.ip, r.misc);
     }
   }
   constexpr std::uint64_t seldom =
@@ -357,7 +359,16 @@ void TextPrinter::text_frame(Out& o, const Sample& s, std::uint64_t ip, std::uin
   o.put('\t');  // "\t{:>16x}", " sym+off (dso)", "\n"
   o.hex16(ip);
   if (fields & (out_sym | out_dso)) text_location(o, symbols_.locate(s.pid, ip, mode), fields);
+  if (fields & out_srcline) text_srcline(o, s.pid, ip, mode);
   o.put('\n');
+}
+
+// perf's map__fprintf_srcline: "\n  " and the srcline, nothing for an address of no mapping
+void TextPrinter::text_srcline(Out& o, std::uint32_t pid, std::uint64_t ip, std::uint16_t mode) {
+  std::string line = symbols_.srcline(pid, ip, mode);
+  if (line.empty()) return;
+  o.put("\n  ");
+  o.put(std::string_view(line));
 }
 
 // perf's sample__fprintf_sym after the address: " NAME" (with "+0xOFFSET" for symoff) or " [unknown]",

@@ -108,6 +108,7 @@ std::string module_name(std::string_view path) {
 
 struct Symbolizer::Impl {
   SymbolOptions options;
+  SourceLines lines;                      // srcline's line tables
   std::unordered_set<std::string> names;  // dso names, interned: Locations point into them
   std::unordered_map<std::uint32_t, std::shared_ptr<Maps>> processes;
   Maps kernel;
@@ -471,6 +472,27 @@ std::optional<MappedBinary> Symbolizer::binary_at(std::uint32_t pid, std::uint64
   MappedBinary out{hit->first, m.end, m.pgoff, *m.dso, it->second->runtime, {}};
   if (it->second->symbols != it->second->runtime) out.debug_file = it->second->symbols;
   return out;
+}
+
+std::string Symbolizer::srcline(std::uint32_t pid, std::uint64_t address, std::uint16_t misc) {
+  Location where = locate(pid, address, misc);
+  if (where.dso.empty()) return {};
+  const std::uint16_t mode = misc & misc_cpumode_mask;
+  std::uint64_t own = where.dso_address;  // perf's map__rip_2objdump
+  if (mode != misc_kernel && mode != misc_guest_kernel && mode != misc_hypervisor) {
+    if (auto bin = binary_at(pid, address); bin && !bin->file.empty()) {
+      own += impl_->lines.text_offset(bin->file);
+      const std::string& source = bin->debug_file.empty() ? bin->file : bin->debug_file;
+      if (impl_->lines.has_lines(source)) {  // what addr2line answers: a line, else "??:?" in a function
+        if (auto line = impl_->lines.line(source, own)) return *line;
+        if (where.symbol) return "??:0";
+      }
+    }
+  }
+  // as perf when addr2line has no line: the binary's short name and the address
+  std::string_view dso = where.dso;
+  if (dso.front() != '[') dso = dso.substr(dso.rfind('/') + 1);
+  return fmt::format("{}[{:x}]", dso, own);
 }
 
 std::string Symbolizer::recorded_build_id(std::string_view path) const {

@@ -282,6 +282,16 @@ int perfspec_symbolizer_follow(perfspec_symbolizer* symbolizer, const perfspec_p
  * mapping covers it, 0 when none does, or a negative error. */
 int perfspec_symbolizer_locate(perfspec_symbolizer* symbolizer, uint32_t pid, uint64_t address, uint16_t misc,
                                perfspec_location* out);
+/* perf's srcline of `address` (the arguments of perfspec_symbolizer_locate): "file.c:42" from the
+ * binary's line table, "??:0", or the binary's short name and address ("libc.so.6[8ba7f]"), written
+ * NUL-terminated into the `size` bytes at `buf` (cut to fit): 1 when a mapping covers the address, 0
+ * (and "") when none does, or a negative error (PERFSPEC_E_INVALID for a NULL `buf` or a `size` of 0).
+ *
+ *   char line[256];
+ *   if (perfspec_symbolizer_srcline(sym, r->pid, r->ip, r->misc, line, sizeof line) == 1) puts(line);
+ */
+int perfspec_symbolizer_srcline(perfspec_symbolizer* symbolizer, uint32_t pid, uint64_t address,
+                                uint16_t misc, char* buf, size_t size);
 /* The symbol at file offset `offset` of the binary whose build id is the `size` bytes at `build_id`,
  * from perf's build-id cache or /usr/lib/debug/.build-id: 1 and *out set when such a file is found, 0
  * when none is, or a negative error. */

@@ -92,6 +92,29 @@ class SymbolTable {
   std::vector<Symbol> symbols_;
 };
 
+/// Source lines of addresses of ELF files with DWARF line tables, each file opened once (elfutils'
+/// libdw). Not thread-safe.
+class SourceLines {
+ public:
+  SourceLines();
+  SourceLines(SourceLines&&) noexcept;
+  SourceLines& operator=(SourceLines&&) noexcept;
+  ~SourceLines();
+  /// `file.c:42` for the virtual address `vaddr` of the file at `path`: the row of its line table at
+  /// or before the address in the compilation unit covering it, the source file's base name; nullopt
+  /// when the file has no line table or no unit covers the address.
+  std::optional<std::string> line(const std::string& path, std::uint64_t vaddr);
+  /// What perf adds to an address in file-offset terms to make it the file's own (objdump) address:
+  /// its .text section's address less its offset; 0 for a file without one.
+  std::uint64_t text_offset(const std::string& path);
+  /// Whether the file at `path` has a line table (a .debug_line section).
+  bool has_lines(const std::string& path);
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
 /// An ELF binary mapped into a process, and the files of the build recorded: what unwinding a stack
 /// reads (its .eh_frame, a separate debug file's .debug_frame).
 struct MappedBinary {
@@ -151,6 +174,13 @@ class Symbolizer {
   /// Where `address` of process `pid` lies, with the cpumode of the record's misc (kernel addresses
   /// in the kernel's mappings, user addresses in the process's).
   Location locate(std::uint32_t pid, std::uint64_t address, std::uint16_t misc);
+  /// perf 6.12's srcline of `address` (perf script's srcline field): `file.c:42` (the file's base
+  /// name), the row of its binary's line table (.debug_line, in its separate debug file when symbols
+  /// come from one) at the address; `??:0` where the table has no row for it but a symbol covers it
+  /// (what addr2line says there); else the binary's short name and the address in its own terms
+  /// (`libc.so.6[8ba7f]`, `[kernel.kallsyms][ffffffff81775b9a]`); empty when no mapping covers the
+  /// address (perf prints nothing).
+  std::string srcline(std::uint32_t pid, std::uint64_t address, std::uint16_t misc);
   /// The ELF binary mapped at `address` of process `pid` (user space), with the files of its
   /// recorded build (the vdso's from perf's build-id cache, else this process's when it is that
   /// build); nullopt for memory of no file, or a binary of which no file of that build can be read.

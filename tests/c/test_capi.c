@@ -402,6 +402,13 @@ static int locate_sample(const perfspec_record* r, void* context) {
     ++c->located;
     CHECK(where.dso != NULL && (where.dso[0] == '/' || where.dso[0] == '['));
     if (where.symbol) ++c->named;
+    /* a mapping covers it: a line ("file.c:42", "??:0") or the binary's short name and address */
+    char line[256], cut[4];
+    CHECK(perfspec_symbolizer_srcline(c->sym, r->pid, r->ip, r->misc, line, sizeof line) == 1);
+    size_t n = strlen(line);
+    CHECK(n > 0 && (strchr(line, ':') != NULL || line[n - 1] == ']'));
+    CHECK(perfspec_symbolizer_srcline(c->sym, r->pid, r->ip, r->misc, cut, sizeof cut) == 1);
+    CHECK(strlen(cut) == (n < 3 ? n : 3) && strncmp(cut, line, strlen(cut)) == 0);
   }
   return 0;
 }
@@ -488,6 +495,11 @@ static void record_command(const perfspec_machine* live) {
   perfspec_location where;
   CHECK(perfspec_symbolizer_locate_build_id(sym, nobody, sizeof nobody, 0x1000, &where) == 0);
   CHECK(perfspec_symbolizer_locate(sym, 1, 0, 2, NULL) == PERFSPEC_E_INVALID);
+  char none_line[8] = "x";
+  CHECK(perfspec_symbolizer_srcline(sym, 999999, 0x10, 2, none_line, sizeof none_line) == 0 &&
+        none_line[0] == 0);
+  CHECK(perfspec_symbolizer_srcline(sym, 1, 0, 2, NULL, 8) == PERFSPEC_E_INVALID);
+  CHECK(perfspec_symbolizer_srcline(sym, 1, 0, 2, none_line, 0) == PERFSPEC_E_INVALID);
   perfspec_symbolizer_free(sym);
   perfspec_perf_data_free(f);
 

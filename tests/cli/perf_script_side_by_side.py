@@ -220,6 +220,17 @@ def compare_reports(perf, perfspec, root, name, rec, host, inside_path, pipe):
     return compared, failed
 
 
+def ensure_addr2line(root):
+    """binutils' addr2line in perf 6.12's chroot (perf's srcline runs it): installed there when absent."""
+    if os.access(os.path.join(root, "usr/bin/addr2line"), os.X_OK):
+        return True
+    st = subprocess.run(["chroot", root, "sh", "-c", "DEBIAN_FRONTEND=noninteractive apt-get install -y -q "
+                         "--no-install-recommends binutils"], stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    if st.returncode != 0:
+        print(st.stdout.decode(errors="replace")[-600:])
+    return os.access(os.path.join(root, "usr/bin/addr2line"), os.X_OK)
+
+
 def compare_headers(perf, perfspec, name, host, inside_path, pipe):
     """perf report --header-only, with and without -I, byte for byte (the attrs' types and configs named
     by this machine's PMUs for both). Returns (compared, failed)."""
@@ -483,6 +494,39 @@ def check_record(perf, perfspec, root, inside, chroot_dir):
                 fail(f"perf 6.1 script -i {data}: status {st}, {theirs} samples (perfspec: {ours}): "
                      f"{err.decode(errors='replace')[:300]}")
         print(f"record: perf 6.1 ({old_perf}) reads every file perfspec wrote")
+
+    # 5b. source lines: the workload built with -O2 -g (inlined functions, its own line table) and
+    # Debian's libraries (none), recorded with callchains by perf 6.12 and by perfspec; perf 6.12 asks
+    # binutils' addr2line (installed into its chroot here: perf has no line reader of its own),
+    # --no-inline as perfspec shows no inlined frames yet
+    checks += 1
+    if not ensure_addr2line(root):
+        fail("no addr2line in perf 6.12's chroot, and binutils could not be installed there")
+    else:
+        exe_g = os.path.join(inside, "workload-g")
+        st = subprocess.run(["cc", "-O2", "-g", "-fno-omit-frame-pointer", "-o", exe_g, src])
+        if st.returncode != 0:
+            fail("cannot compile tests/workload/workload.c with -O2 -g")
+        else:
+            pst, _, perr = run([perf, "record", "-q", "-g", "-c", "100000", "-e", "task-clock", "-o",
+                                chroot_dir + "/lines-perf.data", "--", chroot_dir + "/workload-g", "burn", "100"])
+            p = subprocess.run([perfspec, "record", "-q", "-g", "-c", "100000", "-e", "task-clock", "-o",
+                                os.path.join(inside, "lines.data"), "--", "chroot", root, chroot_dir + "/workload-g",
+                                "burn", "100"], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+            lines = 0
+            for name, ok in [("lines-perf.data", pst == 0), ("lines.data", p.returncode == 0)]:
+                if not ok:
+                    fail(f"recording {name} failed: {perr.decode(errors='replace')[:200]} {p.stderr[:200]!r}")
+                    continue
+                for fields in ["comm,tid,ip,sym,srcline", "ip,sym,symoff,dso,srcline"]:
+                    pst2, pout, perr2 = run([perf, "script", "--no-inline", "-F", fields, "-i", chroot_dir + "/" + name])
+                    sst, sout, serr = run([perfspec, "script", "--samples", "--symfs", root, "-F", fields, "-i",
+                                           os.path.join(inside, name)])
+                    lines += sum(1 for l in pout.splitlines() if l.startswith(b"  ") and b"[" not in l)
+                    if pst2 != 0 or sst != 0 or pout != sout:
+                        fail(f"srcline of {name} -F {fields}: perf status {pst2}, perfspec {sst}")
+                        show_diff(pout, sout)
+            print(f"record srcline: perf 6.12 (addr2line) and perfspec print {lines} source lines alike")
 
     # 6. C++ names: perf 6.12's recording of a class template's member function and a function taking a
     # std::vector, printed with perf's default fields by both (the binary in the chroot, read by perfspec
