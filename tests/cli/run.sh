@@ -1145,7 +1145,12 @@ check script-json-head 0 script_json_addr.txt -- script --format json -i "$pd/ad
 # what the samples lack, perf's message; fields perfspec cannot print yet; files that are no perf.data
 check script-no-cpu 2 script_no_cpu.txt -- script -i "$pd/addr.data" -F comm,cpu
 check script-unknown-field 2 script_unknown_field.txt -- script -i "$pd/addr.data" -F comm,colour
-check script-srcline-later 2 script_srcline_later.txt -- script -i "$pd/addr.data" -F ip,sym,srcline
+check script-srccode-later 2 script_srccode_later.txt -- script -i "$pd/addr.data" -F ip,sym,srccode
+# source lines as perf 6.12 prints them with binutils' addr2line (its output on the same file): no
+# binaries here, so the binaries' short names and addresses, the kernel's; and perf's refusal without ip
+check script-srcline 0 script_srcline.txt -- script --samples -i "$pd/addr.data" --kallsyms "$pd/kallsyms" \
+  --symfs "$pd/no-binaries" -F comm,tid,ip,sym,srcline
+check script-srcline-no-ip 2 script_srcline_no_ip.txt -- script -i "$pd/addr.data" -F comm,srcline
 # symbols as perf 6.12 prints them (its output on the same files and the same kallsyms fixture): kernel
 # frames of callchains, page-fault addresses and their data; no binaries under --symfs, so user space
 # addresses are [unknown] in the binaries their mappings name
