@@ -10,6 +10,7 @@
 #include "perfspec/decode.hpp"
 #include "perfspec/error.hpp"
 #include "spec/abi.hpp"
+#include "spec/perf_enum_names.hpp"
 
 namespace perfspec::header {
 
@@ -60,37 +61,6 @@ std::string bit_list(std::uint64_t value, std::string_view field) {
   return bit_names(value, names);
 }
 
-constexpr std::string_view type_names[] = {"PERF_TYPE_HARDWARE",   "PERF_TYPE_SOFTWARE",
-                                           "PERF_TYPE_TRACEPOINT", "PERF_TYPE_HW_CACHE",
-                                           "PERF_TYPE_RAW",        "PERF_TYPE_BREAKPOINT"};
-constexpr std::string_view hw_names[] = {"PERF_COUNT_HW_CPU_CYCLES",
-                                         "PERF_COUNT_HW_INSTRUCTIONS",
-                                         "PERF_COUNT_HW_CACHE_REFERENCES",
-                                         "PERF_COUNT_HW_CACHE_MISSES",
-                                         "PERF_COUNT_HW_BRANCH_INSTRUCTIONS",
-                                         "PERF_COUNT_HW_BRANCH_MISSES",
-                                         "PERF_COUNT_HW_BUS_CYCLES",
-                                         "PERF_COUNT_HW_STALLED_CYCLES_FRONTEND",
-                                         "PERF_COUNT_HW_STALLED_CYCLES_BACKEND",
-                                         "PERF_COUNT_HW_REF_CPU_CYCLES"};
-constexpr std::string_view sw_names[] = {"PERF_COUNT_SW_CPU_CLOCK",        "PERF_COUNT_SW_TASK_CLOCK",
-                                         "PERF_COUNT_SW_PAGE_FAULTS",      "PERF_COUNT_SW_CONTEXT_SWITCHES",
-                                         "PERF_COUNT_SW_CPU_MIGRATIONS",   "PERF_COUNT_SW_PAGE_FAULTS_MIN",
-                                         "PERF_COUNT_SW_PAGE_FAULTS_MAJ",  "PERF_COUNT_SW_ALIGNMENT_FAULTS",
-                                         "PERF_COUNT_SW_EMULATION_FAULTS", "PERF_COUNT_SW_DUMMY",
-                                         "PERF_COUNT_SW_BPF_OUTPUT",       "PERF_COUNT_SW_CGROUP_SWITCHES"};
-constexpr std::string_view cache_names[] = {"PERF_COUNT_HW_CACHE_L1D",  "PERF_COUNT_HW_CACHE_L1I",
-                                            "PERF_COUNT_HW_CACHE_LL",   "PERF_COUNT_HW_CACHE_DTLB",
-                                            "PERF_COUNT_HW_CACHE_ITLB", "PERF_COUNT_HW_CACHE_BPU",
-                                            "PERF_COUNT_HW_CACHE_NODE"};
-constexpr std::string_view cache_op_names[] = {"PERF_COUNT_HW_CACHE_OP_READ", "PERF_COUNT_HW_CACHE_OP_WRITE",
-                                               "PERF_COUNT_HW_CACHE_OP_PREFETCH"};
-constexpr std::string_view cache_result_names[] = {"PERF_COUNT_HW_CACHE_RESULT_ACCESS",
-                                                   "PERF_COUNT_HW_CACHE_RESULT_MISS"};
-
-template <std::size_t N> std::string_view named(const std::string_view (&names)[N], std::uint64_t v) {
-  return v < N ? names[v] : std::string_view{};
-}
 // C's %#x: no 0x for 0
 std::string c_hex(std::uint64_t v) { return v ? fmt::format("{:#x}", v) : "0"; }
 std::string with_name(std::string number, std::string_view name) {
@@ -102,7 +72,7 @@ std::string type_text(const Attr& a, const spec::Pmu* pmu, const spec::Machine* 
   // perf's placeholder core PMU where sysfs has none (a guest without a PMU): `cpu`, of type RAW
   if (machine && a.type == spec::type_raw && machine->core_pmus().empty())
     return fmt::format("{} (cpu)", a.type);
-  return with_name(fmt::format("{}", a.type), named(type_names, a.type));
+  return with_name(fmt::format("{}", a.type), spec::perf_name(spec::perf_type_names, a.type));
 }
 
 // perf's __p_config_id: an alias of the type's PMU with this config, else by the type.
@@ -111,11 +81,12 @@ std::string config_text(const Attr& a, const spec::Pmu* pmu, const spec::Machine
   if (machine && pmu)
     if (auto name = config_name(*machine, *pmu, a.config)) return with_name(hex, *name);
   switch (a.type) {
-    case spec::type_hardware: return with_name(hex, named(hw_names, a.config));
-    case spec::type_software: return with_name(hex, named(sw_names, a.config));
+    case spec::type_hardware: return with_name(hex, spec::perf_name(spec::perf_hw_names, a.config));
+    case spec::type_software: return with_name(hex, spec::perf_name(spec::perf_sw_names, a.config));
     case spec::type_hw_cache: {
-      auto cache = named(cache_names, a.config & 0xff), op = named(cache_op_names, a.config >> 8 & 0xff),
-           result = named(cache_result_names, a.config >> 16 & 0xff);
+      auto cache = spec::perf_name(spec::perf_cache_names, a.config & 0xff),
+           op = spec::perf_name(spec::perf_cache_op_names, a.config >> 8 & 0xff),
+           result = spec::perf_name(spec::perf_cache_result_names, a.config >> 16 & 0xff);
       if (cache.empty() || op.empty() || result.empty()) return hex;
       return fmt::format("{} ({} | {} | {})", hex, result, op, cache);
     }

@@ -18,6 +18,7 @@
 #include "perfspec/error.hpp"
 #include "perfspec/resolve.hpp"
 #include "spec/abi.hpp"
+#include "spec/perf_enum_names.hpp"
 
 namespace perfspec {
 
@@ -28,40 +29,9 @@ struct Named {
   std::uint64_t value;
 };
 
-// perf 6.12's stringify_perf_type_id / _hw_id / _sw_id / _hw_cache_*_id: the annotations that mean the
-// same on every machine.
-constexpr Named type_names[] = {{"PERF_TYPE_HARDWARE", 0},   {"PERF_TYPE_SOFTWARE", 1},
-                                {"PERF_TYPE_TRACEPOINT", 2}, {"PERF_TYPE_HW_CACHE", 3},
-                                {"PERF_TYPE_RAW", 4},        {"PERF_TYPE_BREAKPOINT", 5}};
 // The PMUs the kernel registers with a fixed type (kernel/events/core.c: perf_swevent, perf_tracepoint,
 // and hw_breakpoint.c's perf_breakpoint): perf names them by their sysfs names.
 constexpr Named fixed_pmus[] = {{"software", 1}, {"tracepoint", 2}, {"breakpoint", 5}};
-constexpr Named hw_names[] = {{"PERF_COUNT_HW_CPU_CYCLES", 0},
-                              {"PERF_COUNT_HW_INSTRUCTIONS", 1},
-                              {"PERF_COUNT_HW_CACHE_REFERENCES", 2},
-                              {"PERF_COUNT_HW_CACHE_MISSES", 3},
-                              {"PERF_COUNT_HW_BRANCH_INSTRUCTIONS", 4},
-                              {"PERF_COUNT_HW_BRANCH_MISSES", 5},
-                              {"PERF_COUNT_HW_BUS_CYCLES", 6},
-                              {"PERF_COUNT_HW_STALLED_CYCLES_FRONTEND", 7},
-                              {"PERF_COUNT_HW_STALLED_CYCLES_BACKEND", 8},
-                              {"PERF_COUNT_HW_REF_CPU_CYCLES", 9}};
-constexpr Named sw_names[] = {{"PERF_COUNT_SW_CPU_CLOCK", 0},        {"PERF_COUNT_SW_TASK_CLOCK", 1},
-                              {"PERF_COUNT_SW_PAGE_FAULTS", 2},      {"PERF_COUNT_SW_CONTEXT_SWITCHES", 3},
-                              {"PERF_COUNT_SW_CPU_MIGRATIONS", 4},   {"PERF_COUNT_SW_PAGE_FAULTS_MIN", 5},
-                              {"PERF_COUNT_SW_PAGE_FAULTS_MAJ", 6},  {"PERF_COUNT_SW_ALIGNMENT_FAULTS", 7},
-                              {"PERF_COUNT_SW_EMULATION_FAULTS", 8}, {"PERF_COUNT_SW_DUMMY", 9},
-                              {"PERF_COUNT_SW_BPF_OUTPUT", 10},      {"PERF_COUNT_SW_CGROUP_SWITCHES", 11}};
-constexpr Named cache_names[] = {{"PERF_COUNT_HW_CACHE_L1D", 0},  {"PERF_COUNT_HW_CACHE_L1I", 1},
-                                 {"PERF_COUNT_HW_CACHE_LL", 2},   {"PERF_COUNT_HW_CACHE_DTLB", 3},
-                                 {"PERF_COUNT_HW_CACHE_ITLB", 4}, {"PERF_COUNT_HW_CACHE_BPU", 5},
-                                 {"PERF_COUNT_HW_CACHE_NODE", 6}};
-constexpr Named cache_op_names[] = {{"PERF_COUNT_HW_CACHE_OP_READ", 0},
-                                    {"PERF_COUNT_HW_CACHE_OP_WRITE", 1},
-                                    {"PERF_COUNT_HW_CACHE_OP_PREFETCH", 2}};
-constexpr Named cache_result_names[] = {{"PERF_COUNT_HW_CACHE_RESULT_ACCESS", 0},
-                                        {"PERF_COUNT_HW_CACHE_RESULT_MISS", 1}};
-
 template <std::size_t N> std::optional<std::uint64_t> lookup(const Named (&table)[N], std::string_view name) {
   for (const auto& n : table)
     if (n.name == name) return n.value;
@@ -355,7 +325,7 @@ void Reader::check_type(const Note& n, std::uint32_t type) const {
       "is decoded with --sysfs naming that machine's sysfs (or a 'perfspec snapshot' of it)";
   std::optional<std::uint64_t> want;
   if (n.text.starts_with("PERF_TYPE_")) {
-    want = lookup(type_names, n.text);
+    want = spec::perf_value(spec::perf_type_names, n.text);
     if (!want)
       fail(ErrorKind::syntax, n.line, n.column, fmt::format("'{}' is not a perf_type_id", cut(n.text)));
   } else if (!plain_name(n.text)) {
@@ -372,7 +342,7 @@ void Reader::check_type(const Note& n, std::uint32_t type) const {
   if (type <= spec::type_breakpoint && type != spec::type_raw)
     fail(ErrorKind::bad_value, n.line, n.column,
          fmt::format("type {} is not a PMU '{}' can have: perf annotates it '{}'", type, cut(n.text),
-                     type_names[type].name),
+                     spec::perf_type_names[type]),
          help);
   if (!machine_) return;
   const spec::Pmu* by_type = machine_->pmu_of_type(type);
@@ -431,9 +401,9 @@ void Reader::check_cache_config(const Note& n, std::uint32_t type, std::uint64_t
     at = bar + 3;
   }
   part.resize(std::max<std::size_t>(part.size(), 3));
-  auto result = lookup(cache_result_names, part[0]);
-  auto op = lookup(cache_op_names, part[1]);
-  auto cache = lookup(cache_names, part[2]);
+  auto result = spec::perf_value(spec::perf_cache_result_names, part[0]);
+  auto op = spec::perf_value(spec::perf_cache_op_names, part[1]);
+  auto cache = spec::perf_value(spec::perf_cache_names, part[2]);
   if (!result || !op || !cache || part.size() != 3)
     fail(ErrorKind::syntax, n.line, n.column,
          fmt::format("'{}' is not a hardware cache event as perf names it (RESULT | OP | CACHE)",
@@ -451,7 +421,8 @@ void Reader::check_cache_config(const Note& n, std::uint32_t type, std::uint64_t
 // PERF_COUNT_HW_* and PERF_COUNT_SW_*
 void Reader::check_enum_config(const Note& n, std::uint32_t type, std::uint64_t config) const {
   const bool hw = n.text.starts_with("PERF_COUNT_HW_");
-  auto want = hw ? lookup(hw_names, n.text) : lookup(sw_names, n.text);
+  auto want =
+      hw ? spec::perf_value(spec::perf_hw_names, n.text) : spec::perf_value(spec::perf_sw_names, n.text);
   if (!want)
     fail(ErrorKind::syntax, n.line, n.column,
          fmt::format("'{}' is not a {} perf names", cut(n.text), hw ? "perf_hw_id" : "perf_sw_ids"));
