@@ -75,6 +75,7 @@ class Printer {
   void events(std::string& out) const;
   void cpu_topology(std::string& out) const;
   void groups(std::string& out) const;
+  void numa(std::string& out) const;
   void memory(std::string& out) const;
   void clock_data(std::string& out) const;
   void pmu_caps(std::string& out) const;
@@ -132,6 +133,22 @@ void Printer::groups(std::string& out) const {
     out += fmt::format("# group: {}{{{}", name, events[g.leader].name);
     for (std::uint32_t m = 1; m < g.members; ++m) out += "," + events[g.leader + m].name;
     out += "}\n";
+  }
+}
+
+// A node's CPU list that is none is an error at its section's offset, as a malformed section is.
+void Printer::numa(std::string& out) const {
+  for (const auto& n : *info_.numa_nodes) {
+    std::string cpus;
+    try {
+      cpus = header::cpu_list(n.cpus);
+    } catch (const Error& e) {
+      const std::uint64_t at = file_.feature_offset(Feature::numa_topology);
+      throw record::DecodeError(
+          at, fmt::format("the numa_topology section at offset {:#x}: node {}: {}", at, n.node, e.message()));
+    }
+    out += fmt::format("# node{} meminfo  : total = {} kB, free = {} kB\n# node{} cpu list : {}\n", n.node,
+                       n.total_kb, n.free_kb, n.node, cpus);
   }
 }
 
@@ -201,11 +218,7 @@ void Printer::feature(Feature f, std::string& out) const {
     case Feature::cmdline: out += header::cmdline_line(file_.cmdline()); break;
     case Feature::event_desc: events(out); break;
     case Feature::cpu_topology: cpu_topology(out); break;
-    case Feature::numa_topology:
-      for (const auto& n : *info_.numa_nodes)
-        out += fmt::format("# node{} meminfo  : total = {} kB, free = {} kB\n# node{} cpu list : {}\n",
-                           n.node, n.total_kb, n.free_kb, n.node, header::cpu_list(n.cpus));
-      break;
+    case Feature::numa_topology: numa(out); break;
     case Feature::branch_stack: out += "# contains samples with branch stack\n"; break;
     case Feature::pmu_mappings: out += header::pmu_mappings_line(*info_.pmu_mappings); break;
     case Feature::group_desc: groups(out); break;

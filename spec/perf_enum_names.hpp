@@ -9,9 +9,9 @@
 
 namespace perfspec::spec {
 
-inline constexpr std::string_view perf_type_names[] = {"PERF_TYPE_HARDWARE", "PERF_TYPE_SOFTWARE",
+inline constexpr std::string_view perf_type_names[] = {"PERF_TYPE_HARDWARE",   "PERF_TYPE_SOFTWARE",
                                                        "PERF_TYPE_TRACEPOINT", "PERF_TYPE_HW_CACHE",
-                                                       "PERF_TYPE_RAW",      "PERF_TYPE_BREAKPOINT"};
+                                                       "PERF_TYPE_RAW",        "PERF_TYPE_BREAKPOINT"};
 inline constexpr std::string_view perf_hw_names[] = {"PERF_COUNT_HW_CPU_CYCLES",
                                                      "PERF_COUNT_HW_INSTRUCTIONS",
                                                      "PERF_COUNT_HW_CACHE_REFERENCES",
@@ -23,21 +23,24 @@ inline constexpr std::string_view perf_hw_names[] = {"PERF_COUNT_HW_CPU_CYCLES",
                                                      "PERF_COUNT_HW_STALLED_CYCLES_BACKEND",
                                                      "PERF_COUNT_HW_REF_CPU_CYCLES"};
 inline constexpr std::string_view perf_sw_names[] = {
-    "PERF_COUNT_SW_CPU_CLOCK",        "PERF_COUNT_SW_TASK_CLOCK",       "PERF_COUNT_SW_PAGE_FAULTS",
-    "PERF_COUNT_SW_CONTEXT_SWITCHES", "PERF_COUNT_SW_CPU_MIGRATIONS",   "PERF_COUNT_SW_PAGE_FAULTS_MIN",
-    "PERF_COUNT_SW_PAGE_FAULTS_MAJ",  "PERF_COUNT_SW_ALIGNMENT_FAULTS", "PERF_COUNT_SW_EMULATION_FAULTS",
-    "PERF_COUNT_SW_DUMMY",            "PERF_COUNT_SW_BPF_OUTPUT",       "PERF_COUNT_SW_CGROUP_SWITCHES"};
-inline constexpr std::string_view perf_cache_names[] = {"PERF_COUNT_HW_CACHE_L1D",  "PERF_COUNT_HW_CACHE_L1I",
-                                                        "PERF_COUNT_HW_CACHE_LL",   "PERF_COUNT_HW_CACHE_DTLB",
-                                                        "PERF_COUNT_HW_CACHE_ITLB", "PERF_COUNT_HW_CACHE_BPU",
-                                                        "PERF_COUNT_HW_CACHE_NODE"};
+    "PERF_COUNT_SW_CPU_CLOCK",        "PERF_COUNT_SW_TASK_CLOCK",
+    "PERF_COUNT_SW_PAGE_FAULTS",      "PERF_COUNT_SW_CONTEXT_SWITCHES",
+    "PERF_COUNT_SW_CPU_MIGRATIONS",   "PERF_COUNT_SW_PAGE_FAULTS_MIN",
+    "PERF_COUNT_SW_PAGE_FAULTS_MAJ",  "PERF_COUNT_SW_ALIGNMENT_FAULTS",
+    "PERF_COUNT_SW_EMULATION_FAULTS", "PERF_COUNT_SW_DUMMY",
+    "PERF_COUNT_SW_BPF_OUTPUT",       "PERF_COUNT_SW_CGROUP_SWITCHES"};
+inline constexpr std::string_view perf_cache_names[] = {
+    "PERF_COUNT_HW_CACHE_L1D",  "PERF_COUNT_HW_CACHE_L1I",  "PERF_COUNT_HW_CACHE_LL",
+    "PERF_COUNT_HW_CACHE_DTLB", "PERF_COUNT_HW_CACHE_ITLB", "PERF_COUNT_HW_CACHE_BPU",
+    "PERF_COUNT_HW_CACHE_NODE"};
 inline constexpr std::string_view perf_cache_op_names[] = {
     "PERF_COUNT_HW_CACHE_OP_READ", "PERF_COUNT_HW_CACHE_OP_WRITE", "PERF_COUNT_HW_CACHE_OP_PREFETCH"};
 inline constexpr std::string_view perf_cache_result_names[] = {"PERF_COUNT_HW_CACHE_RESULT_ACCESS",
                                                                "PERF_COUNT_HW_CACHE_RESULT_MISS"};
 
 /// The name of `value` in one of the tables above; empty when it has none.
-template <std::size_t N> constexpr std::string_view perf_name(const std::string_view (&names)[N], std::uint64_t value) {
+template <std::size_t N>
+constexpr std::string_view perf_name(const std::string_view (&names)[N], std::uint64_t value) {
   return value < N ? names[value] : std::string_view{};
 }
 /// The value a name stands for in one of the tables above; nullopt when it is not there.

@@ -257,4 +257,22 @@ TEST_CASE("header: a feature section that does not follow perf's layout is an er
                 ": a group of 2 events led by event 0 is not within the file's 1 events after the groups "
                 "before it"));
   CHECK(make(Feature::clock_data, Bytes{}.u32(1).u32(1).b).ends_with(": the time of day is cut off"));
+  // a NUMA node's CPU list that is none: the section's offset and the node in the error
+  std::string path = std::string(std::getenv("TMPDIR") ? std::getenv("TMPDIR") : "/tmp") +
+                     "/perfspec-bad-numa-" + std::to_string(::getpid()) + ".data";
+  {
+    auto out = PerfDataWriter::create(path, {{event(1, 1), {11}, "task-clock"}});
+    out.set_feature(Feature::numa_topology, Bytes{}.u32(1).u32(3).u64(1).u64(1).str("0-x").b);
+    out.finish();
+  }
+  auto file = PerfData::open(path);
+  ::unlink(path.c_str());
+  std::string what;
+  try {
+    header_text(file, {.full = true});
+  } catch (const DecodeError& e) {
+    what = e.message();
+  }
+  CHECK(what.starts_with("the numa_topology section at offset 0x"));
+  CHECK(what.ends_with(": node 3: '0-x' is not a CPU list"));
 }
