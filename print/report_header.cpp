@@ -6,7 +6,6 @@
 
 #include <fmt/format.h>
 
-#include "perfspec/decode.hpp"
 #include "perfspec/header_info.hpp"
 #include "perfspec/report.hpp"
 #include "print/report_header_parts.hpp"
