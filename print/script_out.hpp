@@ -52,6 +52,8 @@ class Out {
 
   std::size_t size() const { return static_cast<std::size_t>(p_ - b_.data()); }
   void cut(std::size_t size) { p_ = b_.data() + size; }  // back to an earlier size()
+  // What was written since an earlier size(); valid until the next write.
+  std::string_view since(std::size_t size) const { return {b_.data() + size, this->size() - size}; }
   void put(char c) {
     need(1);
     *p_++ = c;

@@ -7,6 +7,7 @@
 #include <optional>
 #include <string>
 #include <unordered_map>
+#include <vector>
 
 #include <sys/utsname.h>
 
@@ -81,6 +82,18 @@ class TextPrinter : Layout {
   std::optional<std::string> arch_;  // perf_env__arch, when first needed
   std::unordered_map<std::uint64_t, std::string> cgroups_;      // CGROUP records so far: id -> path
   std::unordered_map<std::uint64_t, std::uint64_t> last_read_;  // PERF_SAMPLE_READ: value by id
+
+  // Callchain frames as printed, by what their text depends on: a profile's return addresses come
+  // again in sample after sample, and a frame's line is the same while no mapping changes
+  // (Symbolizer::generation).
+  struct FrameText {
+    std::uint64_t generation = 0, ip = 0, fields = 0;
+    std::uint32_t pid = 0;
+    std::uint16_t mode = 0;
+    std::string text;
+  };
+  static constexpr std::size_t frame_texts_size = 4096;
+  std::vector<FrameText> frame_texts_ = std::vector<FrameText>(frame_texts_size);
 
   // perf's values of a record's sample fields at the start of a line: what its sample says, else
   // perf's defaults (-1; but a record without sample_id_all is at CPU 0 and its FORK/EXIT time)
@@ -356,11 +369,24 @@ void TextPrinter::text_callchain(Out& o, const Sample& s, std::uint64_t fields) 
 
 void TextPrinter::text_frame(Out& o, const Sample& s, std::uint64_t ip, std::uint16_t mode,
                              std::uint64_t fields) {
+  const std::uint64_t generation = symbols_.generation();
+  FrameText& f = frame_texts_[(ip ^ (ip >> 12) ^ (std::uint64_t{s.pid} << 7) ^ mode) % frame_texts_size];
+  if (f.generation == generation && f.ip == ip && f.pid == s.pid && f.mode == mode && f.fields == fields) {
+    o.put(std::string_view(f.text));
+    return;
+  }
+  const std::size_t from = o.size();
   o.put('\t');  // "\t{:>16x}", " sym+off (dso)", "\n"
   o.hex16(ip);
   if (fields & (out_sym | out_dso)) text_location(o, symbols_.locate(s.pid, ip, mode), fields);
   if (fields & out_srcline) text_srcline(o, s.pid, ip, mode);
   o.put('\n');
+  f.generation = generation;
+  f.ip = ip;
+  f.pid = s.pid;
+  f.mode = mode;
+  f.fields = fields;
+  f.text.assign(o.since(from));
 }
 
 // perf's map__fprintf_srcline: "\n  " and the srcline, nothing for an address of no mapping

@@ -16,6 +16,7 @@
 #include <cstdio>
 #include <cstring>
 #include <fstream>
+#include <new>
 #include <sstream>
 
 #include <fmt/format.h>
@@ -39,15 +40,27 @@ int open_regular(const std::string& path) {
   return fd;
 }
 
-std::string read_file(const std::string& path) {
+FileText read_file(const std::string& path) {
   int fd = open_regular(path);
   if (fd < 0)
     throw Error(ErrorKind::io, fmt::format("cannot open {}: {}", path,
                                            errno == EINVAL ? "not a regular file" : std::strerror(errno)));
-  std::string out;
-  char buf[65536];
+  struct stat st {};
+  FileText out;
+  std::size_t capacity =
+      ::fstat(fd, &st) == 0 && st.st_size > 0 ? static_cast<std::size_t>(st.st_size) + 1 : 65536;
   for (;;) {
-    ssize_t n = ::read(fd, buf, sizeof buf);
+    if (out.size_ == capacity || !out.data_) {
+      if (out.data_) capacity *= 2;
+      char* grown = static_cast<char*>(std::realloc(out.data_.get(), capacity));
+      if (!grown) {
+        ::close(fd);
+        throw std::bad_alloc();
+      }
+      (void)out.data_.release();
+      out.data_.reset(grown);
+    }
+    ssize_t n = ::read(fd, out.data_.get() + out.size_, capacity - out.size_);
     if (n < 0 && errno == EINTR) continue;
     if (n < 0) {
       int e = errno;
@@ -55,7 +68,7 @@ std::string read_file(const std::string& path) {
       throw Error(ErrorKind::io, fmt::format("cannot read {}: {}", path, std::strerror(e)));
     }
     if (n == 0) break;
-    out.append(buf, static_cast<std::size_t>(n));
+    out.size_ += static_cast<std::size_t>(n);
   }
   ::close(fd);
   return out;
@@ -63,12 +76,13 @@ std::string read_file(const std::string& path) {
 
 // The GNU build id of an ELF notes file (/sys/kernel/notes), as lowercase hex; empty if none.
 std::string notes_build_id(const std::string& path) {
-  std::string notes;
+  FileText text;
   try {
-    notes = read_file(path);
+    text = read_file(path);
   } catch (const Error&) {
     return {};
   }
+  const std::string_view notes = text;
   std::size_t at = 0;
   while (at + 12 <= notes.size()) {
     std::uint32_t namesz = 0, descsz = 0, type = 0;
@@ -78,7 +92,7 @@ std::string notes_build_id(const std::string& path) {
     const std::size_t name_at = at + 12, desc_at = name_at + ((namesz + 3) & ~3u);
     const std::size_t next = desc_at + ((descsz + 3) & ~3u);
     if (next > notes.size() || next <= at) break;
-    if (type == NT_GNU_BUILD_ID && namesz == 4 && notes.compare(name_at, 4, std::string("GNU\0", 4)) == 0) {
+    if (type == NT_GNU_BUILD_ID && namesz == 4 && notes.substr(name_at, 4) == std::string_view("GNU\0", 4)) {
       std::string hex;
       for (std::size_t i = 0; i < descsz; ++i)
         hex += fmt::format("{:02x}", static_cast<unsigned char>(notes[desc_at + i]));

@@ -2,7 +2,10 @@
 #pragma once
 // Reading the files that say which build a binary is: ELF build-id notes, the kernel's notes, this
 // process's vdso. Internal to record/ (symbolizer.cpp, build_ids.cpp).
+#include <cstdlib>
+#include <memory>
 #include <string>
+#include <string_view>
 
 namespace perfspec::record::detail {
 
@@ -10,8 +13,24 @@ namespace perfspec::record::detail {
 /// a device, whose open or read would block or never end): the fd, or -1 with errno set (EINVAL for a
 /// file of another kind).
 int open_regular(const std::string& path);
-/// The whole of a regular file; throws Error (io) naming it.
-std::string read_file(const std::string& path);
+/// A file's bytes, read whole.
+class FileText {
+ public:
+  std::string_view view() const { return {data_.get(), size_}; }
+  operator std::string_view() const { return view(); }
+
+ private:
+  struct Free {
+    void operator()(char* p) const { std::free(p); }
+  };
+  std::unique_ptr<char, Free> data_;
+  std::size_t size_ = 0;
+  friend FileText read_file(const std::string& path);
+};
+/// The whole of a regular file; throws Error (io) naming it. Read into one buffer that grows in place
+/// (realloc): a file of /proc has no size to reserve, and /proc/kallsyms is megabytes, whose pages a
+/// string's copies on growth would each touch again.
+FileText read_file(const std::string& path);
 /// The GNU build id of an ELF notes file (/sys/kernel/notes), as lowercase hex; empty if none.
 std::string notes_build_id(const std::string& path);
 /// A copy of this process's vdso in a memory file (its fd; -1 when there is none): the kernel maps

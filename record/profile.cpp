@@ -73,13 +73,34 @@ struct Profile::Impl {
   std::string key, frame_key;                                 // a stack's and a frame's key, reused
   std::vector<std::uint32_t> current;                         // a stack's frames, reused
 
+  // Frames found, by what locating them depends on: a profile's addresses come again in sample after
+  // sample, and where one lies stays the same while no mapping changes (Symbolizer::generation).
+  struct Found {
+    std::uint64_t generation = 0, ip = 0;
+    std::uint32_t pid = 0, frame = 0;
+    std::uint16_t cpumode = 0;
+  };
+  static constexpr std::size_t found_size = 4096;
+  std::vector<Found> found = std::vector<Found>(found_size);
+  std::string last_comm;  // the name comm() was last asked for, and its index
+  std::uint32_t last_comm_index = ~0u;
+
   std::uint32_t frame(std::uint32_t pid, std::uint64_t ip, std::uint16_t cpumode);
+  std::uint32_t interned(std::uint32_t pid, std::uint64_t ip, std::uint16_t cpumode);
   std::uint32_t comm(std::string_view name);
   void sample(const PerfData& file, const Record& r, const Sample& s);
   void callchain(const Sample& s);
 };
 
 std::uint32_t Profile::Impl::frame(std::uint32_t pid, std::uint64_t ip, std::uint16_t cpumode) {
+  const std::uint64_t generation = symbols.generation();
+  Found& c = found[(ip ^ (ip >> 12) ^ (std::uint64_t{pid} << 7) ^ cpumode) % found_size];
+  if (c.generation == generation && c.ip == ip && c.pid == pid && c.cpumode == cpumode) return c.frame;
+  c = {generation, ip, pid, interned(pid, ip, cpumode), cpumode};
+  return c.frame;
+}
+
+std::uint32_t Profile::Impl::interned(std::uint32_t pid, std::uint64_t ip, std::uint16_t cpumode) {
   Location where = symbols.locate(pid, ip, cpumode);
   Frame f{where.dso, where.symbol, where.dso.empty() ? ip : where.dso_address, ip, level_of(cpumode)};
   frame_key.clear();
@@ -92,10 +113,13 @@ std::uint32_t Profile::Impl::frame(std::uint32_t pid, std::uint64_t ip, std::uin
 }
 
 std::uint32_t Profile::Impl::comm(std::string_view name) {
+  if (last_comm_index != ~0u && name == last_comm) return last_comm_index;  // samples come in runs
+  last_comm = name;
   auto it = comm_index.find(name);
-  if (it != comm_index.end()) return it->second;
+  if (it != comm_index.end()) return last_comm_index = it->second;
   comms.emplace_back(name);
-  return comm_index.emplace(std::string(name), static_cast<std::uint32_t>(comms.size() - 1)).first->second;
+  return last_comm_index = comm_index.emplace(std::string(name), static_cast<std::uint32_t>(comms.size() - 1))
+                               .first->second;
 }
 
 // The callchain's frames (perf's reading: for_each_frame), at most max_stack of them; none of a chain

@@ -32,21 +32,21 @@ constexpr std::uint64_t page = 4096;
 std::uint64_t round_up(std::uint64_t v, std::uint64_t to) { return (v + to - 1) / to * to; }
 
 // perf's choose_best_symbol: true when `a` is to be kept over `b` (they start at the same address).
-bool better(const SymbolTable::Candidate& a, const SymbolTable::Candidate& b) {
-  const bool a_sized = a.symbol.end > a.symbol.start, b_sized = b.symbol.end > b.symbol.start;
+bool better(const Symbol& a, SymbolTable::Weight wa, const Symbol& b, SymbolTable::Weight wb) {
+  const bool a_sized = a.end > a.start, b_sized = b.end > b.start;
   if (a_sized != b_sized) return a_sized;  // a symbol with a size
-  const bool a_weak = a.binding == STB_WEAK, b_weak = b.binding == STB_WEAK;
+  const bool a_weak = wa.binding == STB_WEAK, b_weak = wb.binding == STB_WEAK;
   if (a_weak != b_weak) return b_weak;  // not a weak one
-  const bool a_global = a.binding == STB_GLOBAL, b_global = b.binding == STB_GLOBAL;
+  const bool a_global = wa.binding == STB_GLOBAL, b_global = wb.binding == STB_GLOBAL;
   if (a_global != b_global) return a_global;  // a global one
   auto underscores = [](const std::string& s) {
     std::size_t n = 0;
     while (n < s.size() && s[n] == '_') ++n;
     return n;
   };
-  const std::size_t ua = underscores(a.symbol.name), ub = underscores(b.symbol.name);
-  if (ua != ub) return ua < ub;                         // fewer leading underscores
-  return a.symbol.name.size() >= b.symbol.name.size();  // the longer name; the first of equals
+  const std::size_t ua = underscores(a.name), ub = underscores(b.name);
+  if (ua != ub) return ua < ub;           // fewer leading underscores
+  return a.name.size() >= b.name.size();  // the longer name; the first of equals
 }
 
 struct ElfFile {
@@ -327,42 +327,59 @@ void add_plt_symbols(std::vector<Symbol>& out, const std::vector<char>& ifunc, c
 }  // namespace
 
 SymbolTable::SymbolTable(std::vector<Symbol> symbols) {
-  std::vector<Candidate> c;
-  c.reserve(symbols.size());
-  for (auto& s : symbols) c.push_back({std::move(s), STB_GLOBAL, false, c.size()});
-  *this = from_candidates(std::move(c), false);
+  std::vector<Weight> weights(symbols.size(), Weight{STB_GLOBAL, false});
+  *this = from_candidates(std::move(symbols), std::move(weights), false);
 }
 
 // perf's symbols__fixup_end, then symbols__fixup_duplicate, over symbols sorted by start (equal starts
-// in the order read).
-SymbolTable SymbolTable::from_candidates(std::vector<Candidate> c, bool kallsyms, std::vector<char>* ifunc) {
-  std::stable_sort(c.begin(), c.end(),
-                   [](const Candidate& a, const Candidate& b) { return a.symbol.start < b.symbol.start; });
-  for (std::size_t i = 0; i + 1 < c.size(); ++i) {
-    Symbol& prev = c[i].symbol;
+// in the order read). Sorted input (kallsyms, most tables) is fixed in place: /proc/kallsyms has a
+// hundred thousand symbols and more, and each copy of them is megabytes of pages touched.
+SymbolTable SymbolTable::from_candidates(std::vector<Symbol> s, std::vector<Weight> w, bool kallsyms,
+                                         std::vector<char>* ifunc) {
+  auto by_start = [](const Symbol& a, const Symbol& b) { return a.start < b.start; };
+  if (!std::is_sorted(s.begin(), s.end(), by_start)) {
+    std::vector<std::size_t> order(s.size());
+    for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
+    std::stable_sort(order.begin(), order.end(),
+                     [&](std::size_t a, std::size_t b) { return s[a].start < s[b].start; });
+    std::vector<Symbol> sorted;
+    std::vector<Weight> sorted_w;
+    sorted.reserve(s.size());
+    sorted_w.reserve(s.size());
+    for (std::size_t i : order) {
+      sorted.push_back(std::move(s[i]));
+      sorted_w.push_back(w[i]);
+    }
+    s = std::move(sorted);
+    w = std::move(sorted_w);
+  }
+  for (std::size_t i = 0; i + 1 < s.size(); ++i) {
+    Symbol& prev = s[i];
     if (prev.end != prev.start) continue;
-    const Symbol& next = c[i + 1].symbol;
+    const Symbol& next = s[i + 1];
     // kallsyms: between the kernel's last symbol and a module's first (or the reverse), a page.
     if (kallsyms && prev.module.empty() != next.module.empty())
       prev.end = round_up(prev.end + page, page);
     else
       prev.end = next.start;
   }
-  if (!c.empty() && c.back().symbol.end == c.back().symbol.start)
-    c.back().symbol.end = round_up(c.back().symbol.start, page) + page;
-  SymbolTable out;
-  out.symbols_.reserve(c.size());
-  for (std::size_t i = 0; i < c.size();) {
+  if (!s.empty() && s.back().end == s.back().start) s.back().end = round_up(s.back().start, page) + page;
+  std::size_t kept = 0;  // s[0, kept) is the table so far; the group at i is past it
+  for (std::size_t i = 0; i < s.size();) {
     std::size_t best = i, j = i + 1;
-    bool any_ifunc = c[i].ifunc;
-    for (; j < c.size() && c[j].symbol.start == c[i].symbol.start; ++j) {
-      if (!better(c[best], c[j])) best = j;
-      any_ifunc = any_ifunc || c[j].ifunc;
+    bool any_ifunc = w[i].ifunc;
+    for (; j < s.size() && s[j].start == s[i].start; ++j) {
+      if (!better(s[best], w[best], s[j], w[j])) best = j;
+      any_ifunc = any_ifunc || w[j].ifunc;
     }
-    out.symbols_.push_back(std::move(c[best].symbol));
+    if (best != kept) s[kept] = std::move(s[best]);
+    ++kept;
     if (ifunc) ifunc->push_back(any_ifunc);  // an IFUNC, or an alias of one (perf's ifunc_alias)
     i = j;
   }
+  s.resize(kept);
+  SymbolTable out;
+  out.symbols_ = std::move(s);
   return out;
 }
 
@@ -388,10 +405,11 @@ SymbolTable SymbolTable::from_elf(const std::string& path, const std::string& ru
   }
   GElf_Shdr table_shdr{};
   Elf_Scn* table = syms.symbols(table_shdr);
-  std::vector<Candidate> c;
-  if (!table || table_shdr.sh_entsize == 0) return from_candidates(std::move(c), false);
+  std::vector<Symbol> c;
+  std::vector<Weight> weights;
+  if (!table || table_shdr.sh_entsize == 0) return {};
   Elf_Data* data = elf_getdata(table, nullptr);
-  if (!data) return from_candidates(std::move(c), false);
+  if (!data) return {};
   const std::size_t count = table_shdr.sh_size / table_shdr.sh_entsize;
   const bool adjust = syms.ehdr.e_type == ET_EXEC || syms.ehdr.e_type == ET_REL || syms.ehdr.e_type == ET_DYN;
   for (std::size_t i = 0; i < count; ++i) {
@@ -418,25 +436,28 @@ SymbolTable SymbolTable::from_elf(const std::string& path, const std::string& ru
       else
         value -= shdr.sh_addr - shdr.sh_offset;
     }
-    Candidate k;
-    k.symbol.start = value;
-    k.symbol.end = value + sym.st_size;
+    Symbol k;
+    k.start = value;
+    k.end = value + sym.st_size;
     std::string d = demangle ? detail::demangled_name(name) : std::string{};
-    k.symbol.name = d.empty() ? std::string(name) : std::move(d);
-    k.binding = static_cast<unsigned char>(GELF_ST_BIND(sym.st_info));
-    k.ifunc = GELF_ST_TYPE(sym.st_info) == STT_GNU_IFUNC;
-    k.symbol.object = GELF_ST_TYPE(sym.st_info) == STT_OBJECT;
-    k.order = c.size();
+    k.name = d.empty() ? std::string(name) : std::move(d);
+    k.object = GELF_ST_TYPE(sym.st_info) == STT_OBJECT;
     c.push_back(std::move(k));
+    weights.push_back(
+        {static_cast<unsigned char>(GELF_ST_BIND(sym.st_info)), GELF_ST_TYPE(sym.st_info) == STT_GNU_IFUNC});
   }
   std::vector<char> ifunc;
-  SymbolTable out = from_candidates(std::move(c), false, &ifunc);
+  SymbolTable out = from_candidates(std::move(c), std::move(weights), false, &ifunc);
   if (!out.symbols_.empty()) add_plt_symbols(out.symbols_, ifunc, *runtime, demangle);
   return out;
 }
 
 SymbolTable SymbolTable::from_kallsyms(std::string_view text, std::string_view name) {
-  std::vector<Candidate> c;
+  std::vector<Symbol> c;
+  std::vector<Weight> weights;
+  const auto lines = static_cast<std::size_t>(std::count(text.begin(), text.end(), '\n')) + 1;
+  c.reserve(lines);
+  weights.reserve(lines);
   std::size_t line_no = 0;
   while (!text.empty()) {
     ++line_no;
@@ -458,24 +479,25 @@ SymbolTable SymbolTable::from_kallsyms(std::string_view text, std::string_view n
           type == 'N' || type == '1'))
       continue;
     if (symbol.empty() || symbol[0] == '$') continue;  // ARM modules' local mapping symbols
-    Candidate k;
-    k.symbol.start = k.symbol.end = address;
+    Symbol& k = c.emplace_back();
+    k.start = k.end = address;
     if (auto tab = symbol.find('\t'); tab != std::string_view::npos) {
-      k.symbol.module = std::string(symbol.substr(tab + 1));
+      k.module = std::string(symbol.substr(tab + 1));
       symbol = symbol.substr(0, tab);
     }
-    k.symbol.name = std::string(symbol);
-    k.symbol.object = !(upper == 'T' || upper == 'W');  // perf's kallsyms2elf_type
-    k.binding =
-        upper == 'W' ? STB_WEAK : (std::isupper(static_cast<unsigned char>(type)) ? STB_GLOBAL : STB_LOCAL);
-    k.order = c.size();
-    c.push_back(std::move(k));
+    k.name = std::string(symbol);
+    k.object = !(upper == 'T' || upper == 'W');  // perf's kallsyms2elf_type
+    weights.push_back(
+        {static_cast<unsigned char>(
+             upper == 'W' ? STB_WEAK
+                          : (std::isupper(static_cast<unsigned char>(type)) ? STB_GLOBAL : STB_LOCAL)),
+         false});
   }
-  return from_candidates(std::move(c), true);
+  return from_candidates(std::move(c), std::move(weights), true);
 }
 
 SymbolTable SymbolTable::from_perf_map(std::string_view text) {
-  std::vector<Candidate> c;
+  std::vector<Symbol> c;
   while (!text.empty()) {
     std::size_t nl = text.find('\n');
     std::string_view line = text.substr(0, nl);
@@ -492,13 +514,10 @@ SymbolTable SymbolTable::from_perf_map(std::string_view text) {
     const char* q = hex(line.data(), start);
     if (q) q = hex(q, size);
     if (!q || q == end) break;  // perf stops at the first line it cannot read
-    Candidate k;
-    k.symbol = {std::string(q, end), start, start + size};
-    k.binding = STB_GLOBAL;
-    k.order = c.size();
-    c.push_back(std::move(k));
+    c.push_back({std::string(q, end), start, start + size});
   }
-  return from_candidates(std::move(c), false);
+  std::vector<Weight> weights(c.size(), Weight{STB_GLOBAL, false});
+  return from_candidates(std::move(c), std::move(weights), false);
 }
 
 }  // namespace perfspec::record

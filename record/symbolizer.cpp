@@ -419,6 +419,8 @@ Location Symbolizer::locate(std::uint32_t pid, std::uint64_t address, std::uint1
   return out;
 }
 
+std::uint64_t Symbolizer::generation() const noexcept { return impl_->generation; }
+
 Location Symbolizer::Impl::locate_in(const Maps& maps, std::uint64_t address) {
   Impl& I = *this;
   Location out;

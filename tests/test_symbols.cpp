@@ -149,15 +149,13 @@ TEST_CASE(
 }
 
 TEST_CASE("symbols: the choice among symbols of one size, by binding, underscores and length") {
-  std::vector<SymbolTable::Candidate> c{
-      {{"weak", 0x100, 0x110}, 2, false, 0},  {{"local", 0x100, 0x110}, 0, false, 1},
-      {{"_a", 0x200, 0x210}, 1, false, 2},    {{"b", 0x200, 0x210}, 0, false, 3},
-      {{"__x", 0x300, 0x310}, 1, false, 4},   {{"_yy", 0x300, 0x310}, 1, false, 5},
-      {{"short", 0x400, 0x410}, 1, false, 6}, {{"longest", 0x400, 0x410}, 1, false, 7},
-      {{"first", 0x500, 0x510}, 1, false, 8}, {{"tie_2", 0x500, 0x510}, 1, false, 9},
-      {{"zero", 0x600, 0x600}, 1, false, 10}, {{"sized", 0x600, 0x610}, 2, false, 11},
+  std::vector<Symbol> c{
+      {"weak", 0x100, 0x110},  {"local", 0x100, 0x110}, {"_a", 0x200, 0x210},    {"b", 0x200, 0x210},
+      {"__x", 0x300, 0x310},   {"_yy", 0x300, 0x310},   {"short", 0x400, 0x410}, {"longest", 0x400, 0x410},
+      {"first", 0x500, 0x510}, {"tie_2", 0x500, 0x510}, {"zero", 0x600, 0x600},  {"sized", 0x600, 0x610},
   };
-  auto t = SymbolTable::from_candidates(c, false);
+  std::vector<SymbolTable::Weight> w{{2}, {0}, {1}, {0}, {1}, {1}, {1}, {1}, {1}, {1}, {1}, {2}};
+  auto t = SymbolTable::from_candidates(c, w, false);
   CHECK(name_at(t, 0x100) == "local");    // not weak, before global or local
   CHECK(name_at(t, 0x200) == "_a");       // global
   CHECK(name_at(t, 0x300) == "_yy");      // fewer leading underscores
@@ -167,6 +165,16 @@ TEST_CASE("symbols: the choice among symbols of one size, by binding, underscore
   CHECK(t.symbols().size() == 6);
   CHECK(name_at(t, 0x50f) == "first");
   CHECK(name_at(t, 0x510) == "(none)");  // [start, end)
+
+  // Unsorted, as ELF tables come: equal starts keep the order read
+  std::vector<Symbol> u{
+      {"tie_1", 0x500, 0x510}, {"low", 0x100, 0x110}, {"tie_2", 0x500, 0x510}, {"mid", 0x300, 0x300}};
+  auto t2 = SymbolTable::from_candidates(u, std::vector<SymbolTable::Weight>(4, {1}), false);
+  REQUIRE(t2.symbols().size() == 3);
+  CHECK(t2.symbols()[0].name == "low");
+  CHECK(t2.symbols()[1].name == "mid");
+  CHECK(t2.symbols()[1].end == 0x500);  // no size: to the next symbol
+  CHECK(t2.symbols()[2].name == "tie_1");
 }
 
 TEST_CASE("symbols: a malformed kallsyms line is an error naming the file and the line") {

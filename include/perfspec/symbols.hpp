@@ -77,15 +77,15 @@ class SymbolTable {
   /// Made of symbols in any order (a caller's own): sorted and fixed up as perf does.
   explicit SymbolTable(std::vector<Symbol> symbols);
 
-  // internal: what the choice among symbols at one address weighs (perf's choose_best_symbol)
-  struct Candidate {
-    Symbol symbol;
+  // internal: what the choice among symbols at one address weighs besides the symbol itself (perf's
+  // choose_best_symbol)
+  struct Weight {
     unsigned char binding = 0;  ///< STB_LOCAL 0, STB_GLOBAL 1, STB_WEAK 2
     bool ifunc = false;         ///< STT_GNU_IFUNC
-    std::size_t order = 0;      ///< its place in the table read
   };
-  /// `ifunc`, when given, gets per symbol kept whether it or a symbol dropped for it is an IFUNC.
-  static SymbolTable from_candidates(std::vector<Candidate> candidates, bool kallsyms,
+  /// `weights[i]` weighs `symbols[i]`; the table is made in `symbols`' own storage when they come
+  /// sorted. `ifunc`, when given, gets per symbol kept whether it or a symbol dropped for it is an IFUNC.
+  static SymbolTable from_candidates(std::vector<Symbol> symbols, std::vector<Weight> weights, bool kallsyms,
                                      std::vector<char>* ifunc = nullptr);
 
  private:
@@ -174,6 +174,10 @@ class Symbolizer {
   /// Where `address` of process `pid` lies, with the cpumode of the record's misc (kernel addresses
   /// in the kernel's mappings, user addresses in the process's).
   Location locate(std::uint32_t pid, std::uint64_t address, std::uint16_t misc);
+  /// A number that changes whenever apply() changes a mapping (an MMAP, an MMAP2, a FORK's copy): while
+  /// it stays the same, locate() answers the same for the same pid, address and cpumode, so a caller
+  /// may keep what it made of an answer (a printed frame) under that key.
+  std::uint64_t generation() const noexcept;
   /// perf 6.12's srcline of `address` (perf script's srcline field): `file.c:42` (the file's base
   /// name), the row of its binary's line table (.debug_line, in its separate debug file when symbols
   /// come from one) at the address; `??:0` where the table has no row for it but a symbol covers it
