@@ -24,12 +24,17 @@ FrameKeys::FrameKeys(const record::Profile& profile) : profile_(profile) {
 bool FrameKeys::same(std::uint32_t a, std::uint32_t b) const {
   if (a == b) return true;
   const Frame &l = profile_.frame(a), &r = profile_.frame(b);
+  // perf's match_chain: a function inlined (either) by its name, others by binary and symbol start
+  if (l.symbol && r.symbol && (l.symbol->inlined || r.symbol->inlined))
+    return l.symbol->name == r.symbol->name;
   if (l.dso != r.dso) return false;
   return l.symbol && r.symbol ? l.symbol->start == r.symbol->start : l.ip == r.ip;
 }
 
 bool FrameKeys::before(std::uint32_t a, std::uint32_t b) const {
   const Frame &l = profile_.frame(a), &r = profile_.frame(b);
+  if (l.symbol && r.symbol && (l.symbol->inlined || r.symbol->inlined))
+    return l.symbol->name > r.symbol->name;
   // perf's match_chain_dso_addresses compares the binaries' objects by address: no binary (NULL)
   // is the least, the others as malloc placed them (the one made later, usually)
   if (l.dso.empty() != r.dso.empty()) return r.dso.empty();
@@ -40,7 +45,7 @@ bool FrameKeys::before(std::uint32_t a, std::uint32_t b) const {
 
 std::string FrameKeys::name(std::uint32_t frame) const {
   const Frame& f = profile_.frame(frame);
-  if (f.symbol) return f.symbol->name;
+  if (f.symbol) return f.symbol->inlined ? f.symbol->name + " (inlined)" : f.symbol->name;
   return f.ip ? fmt::format("{:#x}", f.ip) : "0";  // printf's %#llx: no 0x before a 0
 }
 

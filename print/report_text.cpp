@@ -120,7 +120,9 @@ std::size_t Event::entry(const Profile::Stack& stack, std::uint32_t frame, bool 
       case Key::pid: put(key_, stack.tid); break;
       case Key::dso: key_.append(f.short_dso()), key_ += '\0'; break;
       case Key::sym:
-        if (f.symbol)
+        if (f.symbol && f.symbol->inlined)  // perf's _sort__sym_cmp: an inlined function by its name too
+          put(key_, 'I'), key_.append(f.dso), put(key_, f.symbol->start), key_.append(f.symbol->name);
+        else if (f.symbol)
           put(key_, 'S'), key_.append(f.dso), put(key_, f.symbol->start);
         else
           put(key_, 'A'), put(key_, address);
@@ -142,7 +144,7 @@ std::size_t Event::entry(const Profile::Stack& stack, std::uint32_t frame, bool 
 // A stack's period to its own entry and, with children, once to every other entry its frames make.
 void Event::credit(const Profile::Stack& stack) {
   const auto& frames = stack.frames;
-  std::size_t own = entry(stack, frames.front(), true);
+  std::size_t own = entry(stack, stack.self, true);
   Entry& e = entries_[own];
   e.self += stack.period, e.samples += stack.samples, e.max_depth = std::max(e.max_depth, frames.size());
   if (children_) e.children += stack.period;
@@ -186,9 +188,16 @@ int Event::compare_key(Key k, const Entry& a, const Entry& b, bool collapsed) co
                  ? (a.frame->dso.empty() ? 1 : -1)
                  : a.frame->short_dso().compare(b.frame->short_dso());
     case Key::sym:
-      if (a.frame->symbol && b.frame->symbol)
-        return collapsed ? cmp(a.frame->symbol->start, b.frame->symbol->start)
-                         : a.frame->symbol->name.compare(b.frame->symbol->name);
+      if (a.frame->symbol && b.frame->symbol) {
+        const record::Symbol &l = *a.frame->symbol, &r = *b.frame->symbol;
+        if (!collapsed) return l.name.compare(r.name);
+        // perf's _sort__sym_cmp: an inlined function by its name, then the same if the ranges meet
+        if (l.inlined || r.inlined) {
+          if (int c = l.name.compare(r.name)) return c;
+          if (l.start <= r.end && l.end >= r.start) return 0;
+        }
+        return cmp(l.start, r.start);
+      }
       if (a.frame->symbol || b.frame->symbol) return a.frame->symbol ? -1 : 1;
       return collapsed ? cmp(static_cast<std::int64_t>(a.address - b.address), std::int64_t{0}) : 0;
     case Key::cpu: return cmp(a.cpu, b.cpu);
@@ -296,6 +305,7 @@ void sym_cell(std::string& cell, const Entry& e) {
   if (const record::Symbol* s = e.frame->symbol) {
     cell += s->name;
     if (s->object) cell += fmt::format("+{:#x}", e.frame->address - s->start);
+    if (s->inlined) cell += " (inlined)";
   } else {
     cell += e.address ? fmt::format("{:#018x}", e.address) : "0000000000000000";
   }

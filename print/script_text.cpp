@@ -364,7 +364,28 @@ void TextPrinter::text_callchain(Out& o, const Sample& s, std::uint64_t fields) 
   // perf's order: the kernel's frames, then the user stack unwound (as many again at most)
   unwound_.clear();
   unwinder_.unwind(s, arch(), 127, unwound_);
-  for (std::uint64_t ip : unwound_) text_frame(o, s, ip, misc_user, fields);
+  for (std::uint64_t ip : unwound_) {
+    if (!s_.options().inline_frames) {
+      text_frame(o, s, ip, misc_user, fields);
+      continue;
+    }
+    const auto& chain = symbols_.inlined(s.pid, ip, misc_user);
+    if (chain.empty()) {
+      text_frame(o, s, ip, misc_user, fields);
+      continue;
+    }
+    for (const auto& [where, srcline] : chain) {  // perf: an inlined function's frame names no binary
+      o.put('\t');
+      o.hex16(ip);
+      text_location(o, where, where.symbol->inlined ? fields & ~out_dso : fields);
+      if (fields & out_srcline) {
+        o.put("\n  ");
+        o.put(std::string_view(srcline));
+      }
+      if (where.symbol->inlined) o.put(" (inlined)");
+      o.put('\n');
+    }
+  }
 }
 
 void TextPrinter::text_frame(Out& o, const Sample& s, std::uint64_t ip, std::uint16_t mode,

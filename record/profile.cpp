@@ -87,6 +87,7 @@ struct Profile::Impl {
 
   std::uint32_t frame(std::uint32_t pid, std::uint64_t ip, std::uint16_t cpumode);
   std::uint32_t interned(std::uint32_t pid, std::uint64_t ip, std::uint16_t cpumode);
+  std::uint32_t interned(const Location& where, std::uint64_t ip, std::uint16_t cpumode);
   std::uint32_t comm(std::string_view name);
   void sample(const PerfData& file, const Record& r, const Sample& s);
   void callchain(const Sample& s);
@@ -101,10 +102,15 @@ std::uint32_t Profile::Impl::frame(std::uint32_t pid, std::uint64_t ip, std::uin
 }
 
 std::uint32_t Profile::Impl::interned(std::uint32_t pid, std::uint64_t ip, std::uint16_t cpumode) {
-  Location where = symbols.locate(pid, ip, cpumode);
+  return interned(symbols.locate(pid, ip, cpumode), ip, cpumode);
+}
+
+// A frame by its address, level, binary and symbol (several functions inlined at one address are as
+// many frames)
+std::uint32_t Profile::Impl::interned(const Location& where, std::uint64_t ip, std::uint16_t cpumode) {
   Frame f{where.dso, where.symbol, where.dso.empty() ? ip : where.dso_address, ip, level_of(cpumode)};
   frame_key.clear();
-  put(frame_key, f.address), put(frame_key, f.level);
+  put(frame_key, f.address), put(frame_key, f.level), put(frame_key, f.symbol);
   frame_key.append(f.dso);
   auto it = frame_index.find(std::string_view(frame_key));
   if (it != frame_index.end()) return it->second;
@@ -145,12 +151,23 @@ void Profile::Impl::sample(const PerfData& file, const Record& r, const Sample& 
                     file.event_name(r.attr)));
   current.clear();
   if (options.callchains && s.has(sample_callchain)) callchain(s);
+  std::uint32_t self = current.empty() ? 0 : current.front();
   if (options.callchains && unwindable(s.type)) {  // perf's order: the kernel's frames, then these
     unwound.clear();
     unwinder.unwind(s, arch, options.max_stack, unwound);
-    for (std::uint64_t ip : unwound) current.push_back(frame(s.pid, ip, misc_user));
+    for (std::uint64_t ip : unwound) {
+      const bool first = current.empty();
+      if (first) self = frame(s.pid, ip, misc_user);
+      static const std::vector<Symbolizer::InlinedLocation> none;
+      const auto& chain = options.inline_frames ? symbols.inlined(s.pid, ip, misc_user) : none;
+      if (chain.empty()) {
+        current.push_back(first ? self : frame(s.pid, ip, misc_user));
+        continue;
+      }
+      for (const auto& in : chain) current.push_back(interned(in.where, ip, misc_user));
+    }
   }
-  if (current.empty()) current.push_back(frame(s.pid, s.ip, r.misc & misc_cpumode_mask));
+  if (current.empty()) current.push_back(self = frame(s.pid, s.ip, r.misc & misc_cpumode_mask));
   auto pid = static_cast<std::int32_t>(s.pid), tid = static_cast<std::int32_t>(s.tid);
   std::uint32_t name = comm(threads.name(pid, tid));
   last_name.try_emplace(tid, name);
@@ -161,7 +178,7 @@ void Profile::Impl::sample(const PerfData& file, const Record& r, const Sample& 
   auto it = stack_index.find(std::string_view(key));
   if (it == stack_index.end()) {
     it = stack_index.emplace(key, static_cast<std::uint32_t>(event.stacks.size())).first;
-    event.stacks.push_back(Stack{name, pid, tid, cpu, current, 0, 0});
+    event.stacks.push_back(Stack{name, pid, tid, cpu, current, self, 0, 0});
   }
   Stack& stack = event.stacks[it->second];
   // perf's period: the sample's, or the attr's fixed one without PERF_SAMPLE_PERIOD

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
 // Source lines of addresses (perf's srcline), from DWARF line tables read with elfutils' libdw.
+#include <dwarf.h>
 #include <elfutils/libdw.h>
 #include <fcntl.h>
 #include <gelf.h>
@@ -7,6 +8,7 @@
 
 #include <cstring>
 #include <unordered_map>
+#include <vector>
 
 #include <fmt/format.h>
 
@@ -66,6 +68,56 @@ bool unit_at(Dwarf* dwarf, std::uint64_t vaddr, Dwarf_Die& out) {
   return false;
 }
 
+// The name binutils gives a function's DIE: its linkage name, else its name, each found through
+// DW_AT_abstract_origin and DW_AT_specification; "??" for none.
+std::string function_name(Dwarf_Die& die) {
+  Dwarf_Attribute a;
+  for (unsigned at : {DW_AT_linkage_name, DW_AT_MIPS_linkage_name})
+    if (dwarf_attr_integrate(&die, at, &a))
+      if (const char* s = dwarf_formstring(&a); s && *s) return s;
+  const char* name = dwarf_diename(&die);
+  return name && *name ? name : "??";
+}
+
+// How deep the walk below goes into nested scopes: DWARF made by a compiler nests far less; a file
+// made to nest without end must not exhaust the stack.
+constexpr int max_nesting = 1024;
+
+// The functions whose ranges hold `pc`, outermost first, below `parent` (a unit, a namespace, a
+// function, a block): the subprogram, then each inlined instance in it.
+bool functions_at(Dwarf_Die& parent, Dwarf_Addr pc, std::vector<Dwarf_Die>& out, int depth) {
+  if (depth > max_nesting) return false;
+  Dwarf_Die child;
+  if (dwarf_child(&parent, &child) != 0) return false;
+  do {
+    switch (dwarf_tag(&child)) {
+      case DW_TAG_subprogram:
+      case DW_TAG_inlined_subroutine:
+      case DW_TAG_entry_point:
+        if (dwarf_haspc(&child, pc) == 1) {
+          out.push_back(child);
+          functions_at(child, pc, out, depth + 1);
+          return true;
+        }
+        break;
+      case DW_TAG_lexical_block:
+      case DW_TAG_try_block:
+      case DW_TAG_catch_block:
+        if (dwarf_haspc(&child, pc) == 1) return functions_at(child, pc, out, depth + 1);
+        break;
+      case DW_TAG_namespace:
+      case DW_TAG_module:
+      case DW_TAG_class_type:
+      case DW_TAG_structure_type:
+      case DW_TAG_union_type:
+        if (functions_at(child, pc, out, depth + 1)) return true;
+        break;
+      default: break;
+    }
+  } while (dwarf_siblingof(&child, &child) == 0);
+  return false;
+}
+
 }  // namespace
 
 struct SourceLines::Impl {
@@ -103,6 +155,36 @@ std::optional<std::string> SourceLines::line(const std::string& path, std::uint6
   if (!source || dwarf_lineno(row, &number) != 0) return std::nullopt;
   const char* base = std::strrchr(source, '/');
   return fmt::format("{}:{}", base ? base + 1 : source, static_cast<unsigned>(number));
+}
+
+std::vector<InlineFrame> SourceLines::inlines(const std::string& path, std::uint64_t vaddr) {
+  std::vector<InlineFrame> out;
+  File& f = impl_->open(path);
+  Dwarf_Die unit;
+  if (!f.dwarf || !unit_at(f.dwarf, vaddr, unit)) return out;
+  Dwarf_Line* row = dwarf_getsrc_die(&unit, vaddr);
+  int number = 0;
+  const char* source = row ? dwarf_linesrc(row, nullptr, nullptr) : nullptr;
+  if (!source || dwarf_lineno(row, &number) != 0 || number == 0) return out;
+  std::vector<Dwarf_Die> chain;
+  functions_at(unit, vaddr, chain, 0);
+  out.push_back({chain.empty() ? std::string("??") : function_name(chain.back()), source,
+                 static_cast<unsigned>(number)});
+  // Each inlined instance, from the innermost: the function around it, at the line of its call.
+  Dwarf_Files* files = nullptr;
+  std::size_t nfiles = 0;
+  for (std::size_t k = chain.size(); k-- > 1;) {
+    if (dwarf_tag(&chain[k]) != DW_TAG_inlined_subroutine) break;
+    Dwarf_Attribute a;
+    Dwarf_Word file = 0, line = 0;
+    if (!dwarf_attr(&chain[k], DW_AT_call_file, &a) || dwarf_formudata(&a, &file) != 0) break;
+    if (!dwarf_attr(&chain[k], DW_AT_call_line, &a) || dwarf_formudata(&a, &line) != 0 || line == 0) break;
+    if (!files && dwarf_getsrcfiles(&unit, &files, &nfiles) != 0) break;
+    const char* name = file < nfiles ? dwarf_filesrc(files, file, nullptr, nullptr) : nullptr;
+    if (!name) break;
+    out.push_back({function_name(chain[k - 1]), name, static_cast<unsigned>(line)});
+  }
+  return out;
 }
 
 std::uint64_t SourceLines::text_offset(const std::string& path) { return impl_->open(path).text_offset; }

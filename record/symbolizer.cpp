@@ -15,6 +15,7 @@
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
+#include <deque>
 #include <fstream>
 #include <iterator>
 #include <map>
@@ -27,12 +28,22 @@
 #include <fmt/format.h>
 
 #include "perfspec/symbols.hpp"
+#include "record/address_space.hpp"
 #include "record/debuginfod.hpp"
+#include "record/demangle.hpp"
 #include "record/elf_files.hpp"
 
 namespace perfspec::record {
 
+using detail::anon_memory;
 using detail::file_build_id;
+using detail::find;
+using detail::insert;
+using detail::MapKind;
+using detail::Mapping;
+using detail::Maps;
+using detail::module_name;
+using detail::no_dso_memory;
 using detail::notes_build_id;
 using detail::own_vdso;
 using detail::read_file;
@@ -41,68 +52,6 @@ namespace {
 
 constexpr std::uint32_t prot_exec = 0x4;        // PROT_EXEC
 constexpr std::uint32_t map_hugetlb = 0x40000;  // MAP_HUGETLB
-
-enum class MapKind { file, identity, vdso, kernel };
-
-struct Mapping {
-  std::uint64_t end = 0, pgoff = 0;
-  const std::string* dso = nullptr;       // interned
-  const std::string* build_id = nullptr;  // interned hex: the build recorded for this mapping
-  MapKind kind = MapKind::file;
-};
-using Maps = std::map<std::uint64_t, Mapping>;  // by start
-
-// perf's is_anon_memory and is_no_dso_memory
-bool anon_memory(std::string_view f) {
-  return f == "//anon" || f.starts_with("/dev/zero") || f.starts_with("/anon_hugepage");
-}
-bool no_dso_memory(std::string_view f) {
-  return f.starts_with("[stack") || f.starts_with("/SYSV") || f == "[heap]";
-}
-
-// A mapping over others: what it covers of them is gone (perf's maps__fixup_overlap_and_insert).
-void insert(Maps& maps, std::uint64_t start, Mapping m) {
-  auto it = maps.lower_bound(start);
-  if (it != maps.begin()) --it;
-  while (it != maps.end() && it->first < m.end) {
-    const std::uint64_t s = it->first;
-    Mapping old = it->second;
-    if (old.end <= start) {
-      ++it;
-      continue;
-    }
-    it = maps.erase(it);
-    if (s < start) {  // the part before
-      Mapping before = old;
-      before.end = start;
-      maps.emplace(s, before);
-    }
-    if (old.end > m.end) {  // the part after
-      Mapping after = old;
-      if (old.kind == MapKind::file || old.kind == MapKind::vdso) after.pgoff += m.end - s;
-      maps.emplace(m.end, after);
-    }
-  }
-  maps[start] = m;
-}
-
-const std::pair<const std::uint64_t, Mapping>* find(const Maps& maps, std::uint64_t address) {
-  auto it = maps.upper_bound(address);
-  if (it == maps.begin()) return nullptr;
-  --it;
-  return address < it->second.end ? &*it : nullptr;
-}
-
-// A kernel module's path as perf names its dso: `/lib/modules/6.1.0/kernel/fs/xfs/xfs.ko.xz` -> `[xfs]`
-// (dashes become underscores, as the kernel names modules).
-std::string module_name(std::string_view path) {
-  std::string_view base = path.substr(path.rfind('/') + 1);
-  base = base.substr(0, base.find(".ko"));
-  std::string out = "[" + std::string(base) + "]";
-  for (char& c : out)
-    if (c == '-') c = '_';
-  return out;
-}
 
 }  // namespace
 
@@ -133,6 +82,11 @@ struct Symbolizer::Impl {
   }
   std::vector<std::string> problems;
   std::unordered_map<std::string, std::string> build_ids;  // recorded: path -> build id, lowercase hex
+  // inlined(): the frames by symbol and address, and the inlined functions' symbols (stable) by the
+  // symbol they were inlined into and their name
+  std::map<std::pair<const Symbol*, std::uint64_t>, std::vector<Symbolizer::InlinedLocation>> inlined;
+  std::map<std::pair<const Symbol*, std::string>, const Symbol*> inlined_names;
+  std::deque<Symbol> inlined_symbols;
 
   const std::string* name(std::string_view n) { return &*names.emplace(n).first; }
   std::string under_symfs(std::string_view path) const {
@@ -495,6 +449,44 @@ std::string Symbolizer::srcline(std::uint32_t pid, std::uint64_t address, std::u
   std::string_view dso = where.dso;
   if (dso.front() != '[') dso = dso.substr(dso.rfind('/') + 1);
   return fmt::format("{}[{:x}]", dso, own);
+}
+
+const std::vector<Symbolizer::InlinedLocation>& Symbolizer::inlined(std::uint32_t pid, std::uint64_t address,
+                                                                    std::uint16_t misc) {
+  Impl& I = *impl_;
+  static const std::vector<InlinedLocation> none;
+  const std::uint16_t mode = misc & misc_cpumode_mask;
+  if (mode == misc_kernel || mode == misc_guest_kernel || mode == misc_hypervisor) return none;
+  const Location where = locate(pid, address, misc);
+  // perf's append_inlines: a symbol, a binary named by its path (not [vdso], not a JIT's map)
+  if (!where.symbol || where.dso.empty() || where.dso.front() == '[') return none;
+  auto [it, made] = I.inlined.try_emplace({where.symbol, where.dso_address});
+  if (!made) return it->second;
+  auto bin = binary_at(pid, address);
+  if (!bin || bin->file.empty()) return it->second;
+  const std::string& source = bin->debug_file.empty() ? bin->file : bin->debug_file;
+  if (!I.lines.has_lines(source)) return it->second;  // perf asks addr2line only then
+  const std::uint64_t own = where.dso_address + I.lines.text_offset(bin->file);  // perf's objdump address
+  for (InlineFrame& f : I.lines.inlines(source, own)) {
+    std::string name = detail::demangled_name(f.function.c_str());
+    if (name.empty()) name = std::move(f.function);
+    Location l = where;
+    if (name != where.symbol->name) {
+      auto [sym, added] = I.inlined_names.try_emplace({where.symbol, name});
+      if (added) {
+        Symbol& made_sym = I.inlined_symbols.emplace_back(*where.symbol);
+        made_sym.name = std::move(name);
+        made_sym.module.clear();
+        made_sym.object = false;
+        made_sym.inlined = true;
+        sym->second = &made_sym;
+      }
+      l.symbol = sym->second;
+    }
+    const std::size_t slash = f.file.rfind('/');  // perf's srcline_from_fileline: the base name
+    it->second.push_back({l, fmt::format("{}:{}", std::string_view(f.file).substr(slash + 1), f.line)});
+  }
+  return it->second;
 }
 
 std::string Symbolizer::recorded_build_id(std::string_view path) const {

@@ -11,6 +11,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <cstdio>
 #include <filesystem>
@@ -18,6 +19,8 @@
 #include <string>
 #include <utility>
 #include <vector>
+
+#include <fmt/format.h>
 
 #include "perfspec/error.hpp"
 #include "perfspec/symbols.hpp"
@@ -440,3 +443,92 @@ TEST_CASE("symbols: every .plt.got entry of this process's libc is named after t
   }
   CHECK(entries >= 2);
 }
+
+namespace symbols_test {
+namespace {
+
+// addr2line's records for each address (`-a -i -f`): function, base name:line, per inlined frame
+std::vector<std::vector<std::pair<std::string, std::string>>> addr2line_chains(
+    const std::string& path, const std::vector<std::uint64_t>& addresses) {
+  std::string cmd = "addr2line -a -i -f -e '" + path + "'";
+  for (std::uint64_t a : addresses) cmd += fmt::format(" {:#x}", a);
+  std::vector<std::vector<std::pair<std::string, std::string>>> out;
+  FILE* p = ::popen((cmd + " 2>/dev/null").c_str(), "r");
+  if (!p) return out;
+  std::vector<std::string> lines;
+  char buf[4096];
+  while (std::fgets(buf, sizeof buf, p)) {
+    std::string l(buf);
+    while (!l.empty() && (l.back() == '\n' || l.back() == '\r')) l.pop_back();
+    lines.push_back(l);
+  }
+  if (::pclose(p) != 0) return {};
+  for (std::size_t i = 0; i < lines.size();) {
+    if (lines[i].starts_with("0x")) {
+      out.emplace_back();
+      ++i;
+      continue;
+    }
+    if (out.empty() || i + 1 >= lines.size()) break;
+    std::string where = lines[i + 1];
+    where = where.substr(0, where.find(" (discriminator"));
+    if (auto slash = where.rfind('/'); slash != std::string::npos) where = where.substr(slash + 1);
+    out.back().emplace_back(lines[i], where);
+    i += 2;
+  }
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("source lines: the inlined calls at every address of a function, as addr2line -i -f answers") {
+  using perfspec::record::SourceLines;
+  using perfspec::record::SymbolTable;
+  const std::string path = PERFSPEC_INLINE_WORKLOAD;
+  const SymbolTable table = SymbolTable::from_elf(path, {}, false);
+  const perfspec::record::Symbol* top = nullptr;
+  for (const auto& s : table.symbols())
+    if (s.name == "_ZN4calc3topEm") top = &s;
+  REQUIRE(top != nullptr);
+  SourceLines lines;
+  REQUIRE(lines.has_lines(path));
+  const std::uint64_t text = lines.text_offset(path);
+  std::vector<std::uint64_t> addresses;
+  std::size_t deepest = 0;
+  for (std::uint64_t a = top->start; a < top->end; ++a) {
+    addresses.push_back(a + text);
+    auto chain = lines.inlines(path, a + text);
+    REQUIRE(!chain.empty());
+    deepest = std::max(deepest, chain.size());
+    // the function all is inlined into, at the line of its inlined call (mid's, line 23) when any is
+    CHECK(chain.back().function == "_ZN4calc3topEm");
+    CHECK(chain.back().file.ends_with("tests/workload/inline_workload.cpp"));
+    if (chain.size() > 1) {
+      CHECK(chain.back().line == 23);
+      CHECK(chain[chain.size() - 2].function == "_ZN4calc3midImEET_S1_");  // mid<unsigned long>
+      if (chain.size() == 3) {
+        CHECK((chain[0].function == "_ZN4calc3AccImE3addEm" || chain[0].function == "_ZN4calc4leafEm"));
+        CHECK(chain[1].line == 19);  // mid's call of add and of leaf
+        CHECK(chain[0].line == (chain[0].function == "_ZN4calc4leafEm" ? 15u : 12u));
+      }
+    }
+  }
+  CHECK(deepest == 3);  // add and leaf, in mid, in top
+  // binutils' own answer, where this machine has addr2line: the same functions and lines
+  auto theirs = addr2line_chains(path, addresses);
+  if (theirs.empty()) {
+    MESSAGE("no addr2line here: the chains are not compared with binutils'");
+    return;
+  }
+  REQUIRE(theirs.size() == addresses.size());
+  for (std::size_t i = 0; i < addresses.size(); ++i) {
+    auto ours = lines.inlines(path, addresses[i]);
+    std::vector<std::pair<std::string, std::string>> mine;
+    for (const auto& f : ours)
+      mine.emplace_back(f.function, f.file.substr(f.file.rfind('/') + 1) + ":" + std::to_string(f.line));
+    INFO("address ", fmt::format("{:#x}", addresses[i]));
+    CHECK(mine == theirs[i]);
+  }
+}
+
+}  // namespace symbols_test

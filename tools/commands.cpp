@@ -79,6 +79,8 @@ void ScriptCommand::add(CLI::App& parent) {
       ->expected(0, 1)
       ->default_str("system")
       ->type_name("URLS");
+  app->add_flag("--inline,!--no-inline", so.inline_frames,
+                "text: the functions inlined at the user frames unwound from DWARF (default: shown)");
   app->footer(
       "Text lists every record: samples as perf script prints them, the others as perf script prints "
       "them with --show-task-events, --show-mmap-events, --show-lost-events and the like.");
@@ -118,6 +120,8 @@ void ReportCommand::add(CLI::App& parent) {
                 "the header with the CPU and NUMA topology, caches and memory");
   app->add_option("--max-stack", ro.max_stack, "at most this many frames of a callchain")
       ->capture_default_str();
+  app->add_flag("--inline,!--no-inline", ro.inline_frames,
+                "the functions inlined at the user frames unwound from DWARF (default: shown)");
   app->add_flag("--no-comm", ro.no_comm, "folded: stacks without the thread's name");
   app->add_flag("--include-pid", ro.include_pid, "folded: the thread's name with its pid");
   app->add_flag("--include-tid", ro.include_tid, "folded: the thread's name with its tid");

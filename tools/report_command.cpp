@@ -145,7 +145,8 @@ int run_report(const ReportCliOptions& options) {
   ro.header_shown = header;
   record::ProfileOptions po{
       .symbols = {.symfs = options.symfs, .kallsyms = options.kallsyms, .debuginfod = options.debuginfod},
-      .max_stack = options.max_stack};
+      .max_stack = options.max_stack,
+      .inline_frames = options.inline_frames};
   // a table of the samples' own functions needs no callchain (nor their unwinding)
   if (options.format == "text" && ro.children == false && !ro.graph) po.callchains = false;
   auto profile = record::Profile::read(file, po);

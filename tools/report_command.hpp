@@ -27,6 +27,7 @@ struct ReportCliOptions {
   std::string symfs, kallsyms;
   std::string debuginfod;  ///< SymbolOptions::debuginfod
   unsigned max_stack = 127;
+  bool inline_frames = true;                                    ///< --inline (default), --no-inline
   bool header = false, header_only = false, show_info = false;  ///< --header, --header-only, -I
 };
 

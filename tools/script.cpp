@@ -27,6 +27,7 @@ int run_script(const ScriptOptions& options) {
       .symfs = options.symfs,
       .kallsyms = options.kallsyms,
       .debuginfod = options.debuginfod,
+      .inline_frames = options.inline_frames,
       .name = options.input,
   };
   // The -F lists are read first, as perf reads them with its other options: their warnings come

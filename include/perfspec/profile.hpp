@@ -40,6 +40,9 @@ struct ProfileOptions {
   bool callchains = true;
   /// At most this many frames of a callchain (perf's --max-stack, 127 by default).
   std::size_t max_stack = 127;
+  /// The functions inlined at each user frame unwound from DWARF, each a frame of its own
+  /// (Symbolizer::inlined): perf report's --inline, its default; false: --no-inline.
+  bool inline_frames = true;
 };
 
 /// The samples of a recording, gathered.
@@ -63,6 +66,9 @@ class Profile {
     std::uint32_t cpu = 0;  ///< 0 without PERF_SAMPLE_CPU
     /// Indexes of frame(), the sample's own address first, its callers after it.
     std::vector<std::uint32_t> frames;
+    /// Index of frame(): the sample's own address and the binary's symbol there (frames[0] but where
+    /// that is a function inlined at the address): what perf report's row of the sample shows.
+    std::uint32_t self = 0;
     std::uint64_t samples = 0, period = 0;
   };
   struct Event {

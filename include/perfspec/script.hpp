@@ -35,7 +35,10 @@ struct ScriptOptions {
   /// --kallsyms; SymbolOptions).
   std::string symfs{};
   std::string kallsyms{};
-  std::string debuginfod{};        ///< SymbolOptions::debuginfod
+  std::string debuginfod{};  ///< SymbolOptions::debuginfod
+  /// text: the functions inlined at each user frame unwound from DWARF, each a frame of its own
+  /// (`name+off (inlined)`, Symbolizer::inlined): perf's --inline, its default; false: --no-inline.
+  bool inline_frames = true;
   std::string name = "perf.data";  ///< the file, as errors name it
 };
 

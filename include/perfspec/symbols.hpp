@@ -53,6 +53,20 @@ struct Symbol {
   /// A data object (ELF STT_OBJECT; kallsyms' types other than text and weak): perf report shows the
   /// offset into it.
   bool object = false;
+  /// A function inlined at the address it was found for (Symbolizer::inlined): no symbol of the
+  /// binary's, but the name its debug information gives, with the start and end of the symbol it was
+  /// inlined into (perf's sym->inlined; perf prints ` (inlined)` after it and no binary).
+  bool inlined = false;
+};
+
+/// One function of a chain of inlined calls at an address, as `addr2line -i -f` prints it: the
+/// function's name as the debug information has it (the linkage name where there is one, so C++
+/// names are mangled) and the source line in it: for the innermost, the address's own line; for each
+/// function around it, the line of the call that was inlined.
+struct InlineFrame {
+  std::string function;  ///< `??` when no function's debug information covers the address
+  std::string file;      ///< as the line table names it (a path)
+  unsigned line = 0;
 };
 
 /// The symbols of one binary, sorted by start, one per start (perf's choice among aliases).
@@ -109,6 +123,12 @@ class SourceLines {
   std::uint64_t text_offset(const std::string& path);
   /// Whether the file at `path` has a line table (a .debug_line section).
   bool has_lines(const std::string& path);
+  /// The chain of inlined calls at `vaddr`, innermost first, the function they were all inlined into
+  /// last (one frame where nothing is inlined): what binutils' `addr2line -i -f` answers, from the
+  /// DWARF of the functions (DW_TAG_subprogram, DW_TAG_inlined_subroutine with its DW_AT_call_file and
+  /// DW_AT_call_line) whose ranges hold the address. Empty when the line table has no row for it
+  /// (addr2line's `??:0`); the chain ends before a call site the DWARF does not give.
+  std::vector<InlineFrame> inlines(const std::string& path, std::uint64_t vaddr);
 
  private:
   struct Impl;
@@ -185,6 +205,22 @@ class Symbolizer {
   /// (`libc.so.6[8ba7f]`, `[kernel.kallsyms][ffffffff81775b9a]`); empty when no mapping covers the
   /// address (perf prints nothing).
   std::string srcline(std::uint32_t pid, std::uint64_t address, std::uint16_t misc);
+  /// One frame of Symbolizer::inlined.
+  struct InlinedLocation {
+    Location where;
+    /// `file.c:42`, the line in this function: for the innermost, the address's own line; for each
+    /// function around it, the line of the call inlined there (perf prints it for script's srcline).
+    std::string srcline;
+  };
+  /// perf 6.12's frames for `address` with its inlined calls shown (perf script's and perf report's
+  /// `--inline`, on by default, for the user frames perf unwinds from DWARF): one Location per
+  /// function of SourceLines::inlines (names demangled), innermost first. The function they were
+  /// inlined into is the binary's own symbol when its name is that symbol's; every other is a Symbol
+  /// with `inlined` set, spanning the binary's symbol, the same object for the same name there.
+  /// Empty where perf shows the frame as it is: no symbol there, a kernel address, the vdso, a JIT
+  /// map, a binary without a line table (.debug_line), no row for the address. The reference is
+  /// valid until the Symbolizer is destroyed.
+  const std::vector<InlinedLocation>& inlined(std::uint32_t pid, std::uint64_t address, std::uint16_t misc);
   /// The ELF binary mapped at `address` of process `pid` (user space), with the files of its
   /// recorded build (the vdso's from perf's build-id cache, else this process's when it is that
   /// build); nullopt for memory of no file, or a binary of which no file of that build can be read.

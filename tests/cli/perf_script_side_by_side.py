@@ -516,8 +516,8 @@ def check_record(perf, perfspec, root, inside, chroot_dir):
 
     # 5b. source lines: the workload built with -O2 -g (inlined functions, its own line table) and
     # Debian's libraries (none), recorded with callchains by perf 6.12 and by perfspec; perf 6.12 asks
-    # binutils' addr2line (installed into its chroot here: perf has no line reader of its own),
-    # --no-inline as perfspec shows no inlined frames yet
+    # binutils' addr2line (installed into its chroot here: perf has no line reader of its own); with
+    # frame-pointer callchains perf shows no inlined frames (5c has them)
     checks += 1
     if not ensure_addr2line(root):
         fail("no addr2line in perf 6.12's chroot, and binutils could not be installed there")
@@ -541,7 +541,7 @@ def check_record(perf, perfspec, root, inside, chroot_dir):
                 # build-id cache of its chroot (perfspec finds them in the host's ~/.debug): its samples, and
                 # the frames of the exec it makes, are left out of the comparison
                 for fields in ["comm,tid,ip,sym,srcline"] + (["ip,sym,symoff,dso,srcline"] if name != "lines.data" else []):
-                    pst2, pout, perr2 = run([perf, "script", "--no-inline", "-F", fields, "-i", chroot_dir + "/" + name])
+                    pst2, pout, perr2 = run([perf, "script", "-F", fields, "-i", chroot_dir + "/" + name])
                     sst, sout, serr = run([perfspec, "script", "--samples", "--symfs", root, "-F", fields, "-i",
                                            os.path.join(inside, name)])
                     if name == "lines.data":
@@ -552,6 +552,41 @@ def check_record(perf, perfspec, root, inside, chroot_dir):
                         fail(f"srcline of {name} -F {fields}: perf status {pst2}, perfspec {sst}")
                         show_diff(pout, sout)
             print(f"record srcline: perf 6.12 (addr2line) and perfspec print {lines} source lines alike")
+
+        # 5c. inlined frames (perf's default --inline, which asks addr2line -i): a C++ workload whose hot
+        # code is templates inlined into one function, built -O2 -g, recorded by perf 6.12 with
+        # --call-graph dwarf; perf's default fields, source lines, and --no-inline printed by both
+        checks += 1
+        exe_i = os.path.join(inside, "inline_workload")
+        st = subprocess.run(["g++", "-O2", "-g", "-static-libstdc++", "-static-libgcc", "-o", exe_i,
+                             os.path.join(HERE, "..", "workload", "inline_workload.cpp")])
+        pst, _, perr = run([perf, "record", "-q", "--call-graph", "dwarf", "-c", "100000", "-e", "task-clock",
+                            "-o", chroot_dir + "/inline.data", "--", chroot_dir + "/inline_workload", "3000"])
+        if st.returncode != 0 or pst != 0:
+            fail(f"inlined frames: compiling {st.returncode}, perf record {pst}: {perr.decode(errors='replace')[:200]}")
+        else:
+            inlined, shown = 0, b""
+            for args in [[], ["-F", "ip,sym,srcline"], ["-F", "comm,tid,ip,sym,symoff,dso"], ["--no-inline"]]:
+                pst2, pout, _ = run([perf, "script"] + args + ["-i", chroot_dir + "/inline.data"])
+                sst, sout, serr = run([perfspec, "script", "--samples", "--symfs", root] + args +
+                                      ["-i", os.path.join(inside, "inline.data")])
+                if not args:
+                    inlined, shown = pout.count(b" (inlined)"), pout
+                if pst2 != 0 or sst != 0 or pout != sout:
+                    fail(f"inlined frames, script {' '.join(args)}: perf status {pst2}, perfspec {sst}: "
+                         f"{serr.decode(errors='replace')[:200]}")
+                    show_diff(pout, sout)
+            names = [b"calc::Acc<unsigned long>::add(unsigned long)+0x", b"unsigned long calc::mid<unsigned long>"]
+            print(f"record inline: perf 6.12 (addr2line -i) and perfspec show {inlined} inlined frames alike")
+            if inlined < 100 or any(n not in shown for n in names):
+                fail(f"inlined frames: perf 6.12 showed {inlined} inlined frames, or not the template's names")
+            compared, failed = compare_reports(perf, perfspec, root, "inline.data", ["-g"],
+                                               os.path.join(inside, "inline.data"), chroot_dir + "/inline.data",
+                                               False)
+            if failed:
+                fail(f"inlined frames: {failed} of {compared} reports differ from perf 6.12's")
+            else:
+                print(f"report inline: {compared} reports and the folded stacks alike with perf 6.12's")
 
     # 6. C++ names: perf 6.12's recording of a class template's member function and a function taking a
     # std::vector, printed with perf's default fields by both (the binary in the chroot, read by perfspec
