@@ -468,7 +468,8 @@ const std::vector<Symbolizer::InlinedLocation>& Symbolizer::inlined(std::uint32_
   if (!I.lines.has_lines(source)) return it->second;  // perf asks addr2line only then
   const std::uint64_t own = where.dso_address + I.lines.text_offset(bin->file);  // perf's objdump address
   for (InlineFrame& f : I.lines.inlines(source, own)) {
-    std::string name = detail::demangled_name(f.function.c_str());
+    // no function of the DWARF covers it: binutils names the ELF symbol there, as perf's own
+    std::string name = f.function == "??" ? where.symbol->name : detail::demangled_name(f.function.c_str());
     if (name.empty()) name = std::move(f.function);
     Location l = where;
     if (name != where.symbol->name) {
