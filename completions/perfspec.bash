@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: MIT
 # bash completion for perfspec: subcommands, options, and event names (from `perfspec list`).
-_perfspec_stat_options="-e --event -M --metrics --metric-no-group --metric-no-merge --metric-no-threshold --topdown --td-level -p --pid -t --tid -a --all-cpus -C --cpu -I --interval --interval-count -r --repeat
+_perfspec_stat_options="-e --event -M --metrics --metric-no-group --metric-no-merge --metric-no-threshold --topdown --td-level -p --pid -t --tid -a --all-cpus -C --cpu -I --interval --interval-count --timeout -r --repeat
   -A --no-aggr --per-core --per-die --per-socket --per-node --per-thread -G --cgroup --for-each-cgroup
   --all-user --all-kernel -D --delay --control -n --null -j --json-output --metric-only --color -v --verbose --format -x
   --field-separator --sysfs -o --output --no-inherit --events-dir --no-tables --cpuid --no-libpfm4"

@@ -42,6 +42,11 @@ struct StatCounting::Impl {
   Times times_at_start{};
   bool enabled = false;
   bool on_exec = false;  // the command's exec starts counting
+  // The command is what is counted (else it runs alongside a process, threads or CPUs counted, and its
+  // end ends the count: perf stat -p PID sleep 10)
+  bool counts_command() const {
+    return child && !options.system_wide && !options.pid && options.threads.empty();
+  }
 
   Impl(EventSet s, const StatTarget& t, const spec::Machine& m) : machine(m), options(t), set(std::move(s)) {}
 
@@ -127,7 +132,7 @@ runtime::Target StatCounting::Impl::target(std::vector<runtime::Fd>& cgroup_fds)
   }
   if (!o.command.empty()) {
     child = std::make_unique<runtime::Command>(o.command);
-    if (!o.system_wide) t = runtime::Target::command(*child, o.inherit);
+    if (!o.system_wide && !o.pid && o.threads.empty()) t = runtime::Target::command(*child, o.inherit);
   }
   if (o.enable_later) t.enable_on_exec = false;
   return t;
@@ -153,7 +158,7 @@ std::optional<Times> StatCounting::Impl::cpu_times() const {
       if (!one) return std::nullopt;
       t->user_ns += one->user_ns, t->system_ns += one->system_ns;
     }
-  } else if (int pid = options.pid ? *options.pid : child && !options.system_wide ? child->pid() : 0) {
+  } else if (int pid = options.pid ? *options.pid : counts_command() ? child->pid() : 0) {
     t = runtime::process_cpu_times(pid);
   } else {
     t = runtime::system_cpu_times();
@@ -173,7 +178,7 @@ void StatCounting::Impl::fill_tool_events(StatReport& r) const {
     std::optional<std::uint64_t> value;
     if (events[e].tool == ToolEvent::duration_time) {
       value = since_start;
-    } else if (child && child->exited() && !options.system_wide) {
+    } else if (counts_command() && child->exited()) {
       double s = events[e].tool == ToolEvent::user_time ? child->user_seconds() : child->system_seconds();
       value = static_cast<std::uint64_t>(s * 1e9);
     } else if (auto now = cpu_times()) {
@@ -229,9 +234,8 @@ void check_target(const StatTarget& t) {
   const bool task = t.pid || !t.threads.empty();
   if (t.pid && !t.threads.empty())
     throw Error(ErrorKind::usage, "a StatTarget counts a process (pid) or threads, not both");
-  if (task && (t.system_wide || !t.command.empty()))
-    throw Error(ErrorKind::usage,
-                "a StatTarget with a pid or threads counts them: no system_wide, no command");
+  if (task && t.system_wide)
+    throw Error(ErrorKind::usage, "a StatTarget with a pid or threads counts them: no system_wide");
   if (!task && !t.system_wide && t.command.empty())
     throw Error(ErrorKind::usage,
                 "nothing to count: a StatTarget needs a pid, threads, system_wide or a command");
@@ -265,7 +269,7 @@ bool StatCounting::has_command() const { return impl_->child != nullptr; }
 int StatCounting::start() {
   Impl& I = *impl_;
   I.start = Clock::now();
-  I.times_at_start = I.child && !I.options.system_wide ? Times{} : I.cpu_times().value_or(Times{});
+  I.times_at_start = I.counts_command() ? Times{} : I.cpu_times().value_or(Times{});
   if (I.counters && !I.options.enable_later && !I.on_exec) I.counters->enable();
   I.enabled = !I.options.enable_later;  // now, or at exec
   if (I.child)
@@ -323,7 +327,7 @@ StatReport StatCounting::finish(StatRun& run, bool stop_command) {
     I.child->wait();
   }
   if (I.child) {
-    if (!I.options.system_wide) {  // perf shows the command's times only when it counts the command
+    if (I.counts_command()) {  // perf shows the command's times only when it counts the command
       run.user_seconds = I.child->user_seconds();
       run.system_seconds = I.child->system_seconds();
     }

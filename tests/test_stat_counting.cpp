@@ -81,6 +81,35 @@ TEST_CASE("a process counted by pid: its exact page faults, perf's header words,
   CHECK_FALSE(shown.user_seconds);
 }
 
+TEST_CASE("a process counted while a command times the count (perf stat -p PID sleep 10)") {
+  spec::Machine machine("/sys", test::no_libpfm4());
+  constexpr int pages = 32;
+  test::WaitingWorkload w(pages);
+  REQUIRE(w.said() == "ready");
+  StatTarget target;
+  target.pid = w.pid();
+  target.command = {"sh", "-c", "exit 3"};
+  StatCounting run(resolve("page-faults", machine), target, machine);
+  CHECK(run.has_command());
+  CHECK(stat_target_words(target) == fmt::format("process id '{}'", w.pid()));
+  w.asleep();
+  REQUIRE(run.start() == 0);
+  REQUIRE(w.go());
+  REQUIRE(w.said() == "done");
+  w.asleep();
+  // the process's faults alone: the command's own (an exec, a shell) are not counted
+  CHECK(first(run.read(), 0).raw == pages);
+  bool ended = false;
+  for (int i = 0; i < 3000 && !ended; ++i) ended = run.wait(10);
+  CHECK(ended);  // the command's end ends the count
+  StatRun shown;
+  StatReport last = run.finish(shown, false);
+  CHECK(first(last, 0).raw == pages);
+  CHECK(shown.exit_status == 3);    // the command's status, as perf's
+  CHECK_FALSE(shown.user_seconds);  // not what was counted: no times of it
+  w.close_input();
+}
+
 TEST_CASE("counting held back until enable(): nothing before it, every page after") {
   spec::Machine machine("/sys", test::no_libpfm4());
   constexpr int pages = 32;
@@ -215,9 +244,7 @@ TEST_CASE("targets that cannot be counted: said before anything is opened") {
   CHECK(refused(StatTarget{.pid = 1, .threads = {1}}) ==
         "a StatTarget counts a process (pid) or threads, not both");
   CHECK(refused(StatTarget{.threads = {1}, .system_wide = true}) ==
-        "a StatTarget with a pid or threads counts them: no system_wide, no command");
-  CHECK(refused(StatTarget{.pid = 1, .command = {"true"}}) ==
-        "a StatTarget with a pid or threads counts them: no system_wide, no command");
+        "a StatTarget with a pid or threads counts them: no system_wide");
   CHECK(refused(StatTarget{.cpus = {0}, .command = {"true"}}) ==
         "cpus and cgroups are counted system-wide: set system_wide");
   CHECK(refused(StatTarget{.command = {"true"}, .cgroups = {"/"}}) ==

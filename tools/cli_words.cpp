@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 // What the subcommands share: their common options, and the words of the command line as CLI11 is
 // given them (a command to run, and script's -F values, kept out of its sight).
+#include <algorithm>
 #include <filesystem>
 
 #include <fmt/format.h>
@@ -88,8 +89,8 @@ void add_metric_flags(CLI::App& app, bool& no_group, bool& no_merge, bool& no_th
                "do not compute MetricThreshold (nor open the events only it needs)");
 }
 
-std::vector<std::string> cli_words(int argc, char** argv, std::initializer_list<RunsCommand> runners) {
-  std::vector<std::string> args(argv + 1, argv + argc);
+std::vector<std::string> cli_words(std::vector<std::string> args,
+                                   std::initializer_list<RunsCommand> runners) {
   for (const auto& r : runners) {
     if (args.empty() || args.front() != r.name) continue;
     auto [options, cmd] = split_stat_command(*r.app, {args.begin() + 1, args.end()});
@@ -98,6 +99,51 @@ std::vector<std::string> cli_words(int argc, char** argv, std::initializer_list<
     args.insert(args.end(), options.begin(), options.end());
   }
   return args;
+}
+
+std::vector<std::string> expand_long_options(const CLI::App& app, std::vector<std::string>& words,
+                                             std::string& ambiguous) {
+  if (words.empty()) return {};
+  const CLI::App* sub = nullptr;
+  for (const CLI::App* a : app.get_subcommands({}))
+    if (a->get_name() == words.front()) sub = a;
+  if (!sub) return {};
+  std::vector<std::string> names;  // every long name the subcommand and the program take
+  for (const CLI::App* a : {sub, &app})
+    for (const CLI::Option* opt : a->get_options())
+      for (const std::string& n : opt->get_lnames()) names.push_back(n);
+  auto takes_value = [&](const std::string& name) {
+    const CLI::Option* opt = sub->get_option_no_throw(name);
+    return opt != nullptr && opt->get_items_expected_max() != 0;
+  };
+  // stat and record: the options end at the command's first word (split_stat_command), whose own
+  // options are its own
+  const bool runs_command = words.front() == "stat" || words.front() == "record";
+  for (std::size_t i = 1; i < words.size(); ++i) {
+    std::string& w = words[i];
+    if (w == "--") break;
+    if (runs_command && (w.size() < 2 || w[0] != '-')) break;
+    if (w.size() < 3 || !w.starts_with("--")) {
+      // a short option's value in the next word (-e X) is not an option word
+      if (w.size() == 2 && w[0] == '-' && w[1] != '-' && takes_value(w)) ++i;
+      continue;
+    }
+    const std::size_t eq = w.find('=');
+    const std::string given = w.substr(2, eq == std::string::npos ? std::string::npos : eq - 2);
+    std::vector<std::string> matches;
+    if (std::find(names.begin(), names.end(), given) == names.end()) {
+      for (const std::string& n : names)
+        if (n.starts_with(given) && std::find(matches.begin(), matches.end(), n) == matches.end())
+          matches.push_back(n);
+      if (matches.size() > 1) {
+        ambiguous = given;
+        return matches;
+      }
+      if (matches.size() == 1) w = "--" + matches.front() + (eq == std::string::npos ? "" : w.substr(eq));
+    }
+    if (eq == std::string::npos && takes_value(w.substr(0, w.find('=')))) ++i;  // --name VALUE
+  }
+  return {};
 }
 
 std::vector<std::string> take_script_fields(std::vector<std::string>& words) {

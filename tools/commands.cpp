@@ -206,6 +206,8 @@ void RecordCommand::add(CLI::App& parent, perfspec::spec::MachineOptions& machin
 int RecordCommand::run(const perfspec::spec::MachineOptions& machine, int argc, char** argv) {
   ro.machine = machine;
   if (*pid_opt) ro.pid = pid;
+  // perf: nothing to record named (no command, process or CPUs) is the whole system
+  if (ro.command.empty() && !ro.pid && ro.cpus.empty()) ro.all_cpus = true;
   if (*period_opt) ro.period = period;
   if (*freq_opt) ro.frequency = freq;
   ro.inherit = !no_inherit;

@@ -38,12 +38,18 @@ struct RunsCommand {
   const CLI::App* app;
   std::vector<std::string>* command;
 };
-std::vector<std::string> cli_words(int argc, char** argv, std::initializer_list<RunsCommand> runners);
+std::vector<std::string> cli_words(std::vector<std::string> args, std::initializer_list<RunsCommand> runners);
 /// perf script reads the word after -F as its value whatever it looks like (`-F -ip` removes ip from
 /// the defaults, `-F ''` is a list of nothing, which perf refuses with its own words): the -F options
 /// of `script` are taken out of the words here, in order, since CLI11 would read `-ip` as options and
 /// refuse an empty value. A last -F without a value is left for CLI11 to refuse.
 std::vector<std::string> take_script_fields(std::vector<std::string>& words);
+/// perf's parse-options take a long option by any prefix that names one option only (`--time 200` is
+/// `--timeout 200`, `--no-inh` is `--no-inherit`): the subcommand's option words so abbreviated are
+/// written out whole. Returns the other long options a prefix names when it names more than one (an
+/// error perf reports as ambiguous; `ambiguous` is the word), else empty.
+std::vector<std::string> expand_long_options(const CLI::App& app, std::vector<std::string>& words,
+                                             std::string& ambiguous);
 
 struct ResolveCommand {
   CLI::App* app = nullptr;

@@ -106,9 +106,19 @@ int main(int argc, char** argv) {
   if (!std::getenv("PERFSPEC_EVENTS_DIR")) machine.events_dir = perfspec::spec::default_events_dir();
   Commands commands;
   commands.add(app, machine);
-  std::vector<std::string> words = cli_words(argc, argv,
-                                             {{"stat", commands.stat.app, &commands.stat.st.command},
-                                              {"record", commands.record.app, &commands.record.ro.command}});
+  std::vector<std::string> words(argv + 1, argv + argc);
+  std::string abbreviated;
+  if (auto could_be = tools::cli::expand_long_options(app, words, abbreviated); !could_be.empty()) {
+    std::string list;  // perf's words: "Ambiguous option: ti (could be --tid or --timeout)"
+    for (std::size_t i = 0; i < could_be.size(); ++i)
+      list += (i == 0 ? "--" : i + 1 == could_be.size() ? " or --" : ", --") + could_be[i];
+    std::fprintf(stderr,
+                 "perfspec: ambiguous option: --%s (could be %s)\nRun with --help for more information.\n",
+                 perfspec::spec::printable(abbreviated).c_str(), perfspec::spec::printable(list).c_str());
+    return 2;
+  }
+  words = cli_words(std::move(words), {{"stat", commands.stat.app, &commands.stat.st.command},
+                                       {"record", commands.record.app, &commands.record.ro.command}});
   std::vector<std::string> script_fields = take_script_fields(words);
   // Errors are JSON under `--format json`, CLI11's too: they come before the option is parsed, so
   // the words say which.

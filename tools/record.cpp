@@ -141,11 +141,8 @@ void Recorder::check_options() const {
   (void)dwarf_stack_size(o_.call_graph);  // a mode it cannot record, before anything starts
   if (o_.period && o_.frequency)
     throw Error(ErrorKind::usage, "-c and -F cannot go together: a period or a frequency");
-  if (o_.command.empty() && !o_.pid && !o_.all_cpus && o_.cpus.empty())
-    throw Error(ErrorKind::usage, "nothing to record: give a command, -p PID, -a or -C CPUS");
   if (o_.pid && (o_.all_cpus || !o_.cpus.empty()))
     throw Error(ErrorKind::usage, "-p and -a/-C cannot go together");
-  if (o_.pid && !o_.command.empty()) throw Error(ErrorKind::usage, "-p and a command cannot go together");
 }
 
 runtime::Target Recorder::target() {
@@ -154,6 +151,8 @@ runtime::Target Recorder::target() {
       throw Error(ErrorKind::usage, fmt::format("no process with pid {} (or it has exited)", *o_.pid));
     auto t = runtime::Target::process(*o_.pid, o_.inherit);
     t.threads = threads_of(*o_.pid);
+    // perf: a command beside -p only times the recording (perf record -p PID -- sleep 10)
+    if (!o_.command.empty()) child_ = std::make_unique<runtime::Command>(o_.command, command_stdout());
     return t;
   }
   if (o_.all_cpus || !o_.cpus.empty()) {
@@ -304,8 +303,13 @@ int Recorder::run() {
 }  // namespace
 
 int run_record(const RecordOptions& options) {
-  Recorder r(options);
-  return r.run();
+  int status = 0;
+  {
+    Recorder r(options);
+    status = r.run();
+  }
+  if (options.command.empty()) end_by_stop_signal();  // the command's own status otherwise, as perf's
+  return status;
 }
 
 }  // namespace perfspec::tools

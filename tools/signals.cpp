@@ -3,6 +3,7 @@
 
 #include <signal.h>
 
+#include <cstdio>
 #include <initializer_list>
 
 namespace perfspec::tools {
@@ -23,6 +24,21 @@ void catch_stop_signals() {
   sa.sa_handler = on_signal;
   ::sigemptyset(&sa.sa_mask);
   for (int sig : {SIGINT, SIGTERM, SIGHUP}) ::sigaction(sig, &sa, nullptr);
+}
+
+void end_by_stop_signal() {
+  if (!signals_received) return;
+  const int sig = last_signal;
+  std::fflush(nullptr);
+  struct sigaction sa {};
+  sa.sa_handler = SIG_DFL;
+  ::sigemptyset(&sa.sa_mask);
+  ::sigaction(sig, &sa, nullptr);
+  sigset_t one;
+  ::sigemptyset(&one);
+  ::sigaddset(&one, sig);
+  ::sigprocmask(SIG_UNBLOCK, &one, nullptr);
+  ::raise(sig);
 }
 
 extern "C" void on_broken_pipe(int) {}

@@ -11,6 +11,11 @@ extern volatile sig_atomic_t signals_received;
 extern volatile sig_atomic_t last_signal;
 /// Count those signals instead of dying of them.
 void catch_stop_signals();
+/// After a run with no command of its own (-a, -p, -t, or nothing named: the whole system) that a
+/// stop signal ended, end perfspec by that signal, as perf stat and perf record do (their sig_atexit,
+/// record__sig_exit): a shell loop around them sees the interrupt (status 128 + SIGINT). Does nothing
+/// when no stop signal came.
+void end_by_stop_signal();
 /// SIGPIPE makes a write to a pipe whose reader left fail with EPIPE instead of ending perfspec, so that
 /// it can say so and end its command. A handler, not SIG_IGN: a command perfspec runs gets the default
 /// back at exec.

@@ -150,7 +150,7 @@ class StatSession {
     if (o_.verbose >= 2 && !o_.null_run) std::fputs(to_text(c.events()).c_str(), stderr);
     previous_ = StatReport{};
     intervals_printed_ = 0;
-    stop_ = interval_count_reached_ = false;
+    stop_ = interval_count_reached_ = timed_out_ = false;
     if (o_.delay_ms > 0 || o_.delay_ms == -1) std::fputs("Events disabled\n", stderr);
     if (int e = c.start()) {
       std::fprintf(stderr, "perfspec stat: cannot run '%s': %s\n", o_.command[0].c_str(), std::strerror(e));
@@ -201,6 +201,7 @@ class StatSession {
     const auto start = Clock::now();
     auto next_interval = start + std::chrono::milliseconds(step);
     const auto enable_at = start + std::chrono::milliseconds(std::max(0, o_.delay_ms));
+    const auto stop_at = start + std::chrono::milliseconds(o_.timeout_ms);
     bool delay_over = o_.delay_ms <= 0;
     for (;;) {
       if (!delay_over && Clock::now() >= enable_at) {
@@ -212,6 +213,15 @@ class StatSession {
       handle_control();
       if (stop_) break;
       int wait_ms = tick;
+      if (o_.timeout_ms) {
+        const auto left =
+            std::chrono::duration_cast<std::chrono::milliseconds>(stop_at - Clock::now()).count();
+        if (left <= 0) {
+          timed_out_ = true;
+          break;
+        }
+        wait_ms = static_cast<int>(std::min<long long>(wait_ms, left));
+      }
       if (o_.interval_ms)
         wait_ms = static_cast<int>(std::clamp<long long>(
             std::chrono::duration_cast<std::chrono::milliseconds>(next_interval - Clock::now()).count(), 0,
@@ -231,9 +241,14 @@ class StatSession {
 
   StatReport finish(StatCounting& c) {
     // --interval-count ends the count, and the command with it (as perf stops it).
-    StatReport report = c.finish(run_, interval_count_reached_);
+    StatReport report = c.finish(run_, interval_count_reached_ || timed_out_);
     run_.null_run = o_.null_run;
     if (c.has_command()) status_ = c.exit_status();
+    if (timed_out_ && c.has_command()) {
+      // perf's --timeout: the command ended by SIGTERM, said as psignal(3) says it, and no failure
+      if (status_ > 128) std::fprintf(stderr, "%s: %s\n", o_.command[0].c_str(), strsignal(status_ - 128));
+      status_ = 0;
+    }
     if (o_.verbose) print_verbose(c, report);
     if (o_.interval_ms && !interval_count_reached_) {
       // The last, partial interval, as perf prints it; the only one when the run was shorter than -I.
@@ -270,6 +285,7 @@ class StatSession {
   StatReport previous_;
   int intervals_printed_ = 0;
   bool interval_count_reached_ = false;
+  bool timed_out_ = false;  // --timeout ended the run
   bool stop_ = false, csv_header_done_ = false;
   bool ungroup_said_ = false;
   int status_ = 0;
@@ -277,6 +293,10 @@ class StatSession {
 
 }  // namespace
 
-int run_stat(const StatOptions& o) { return StatSession(o).run(); }
+int run_stat(const StatOptions& o) {
+  const int status = StatSession(o).run();
+  if (o.command.empty()) end_by_stop_signal();  // the command's own status otherwise, as perf's
+  return status;
+}
 
 }  // namespace perfspec::tools

@@ -29,6 +29,7 @@ struct StatOptions {
   int delay_ms = 0;                               ///< -D: start counting this late; -1: on --control
   std::string control;                            ///< --control fifo:CTL[,ACK] | fd:CTL[,ACK]
   unsigned interval_count = 0;                    ///< --interval-count
+  unsigned timeout_ms = 0;                        ///< --timeout: stop after this long (0: no limit)
   bool null_run = false;                          ///< --null
   bool perf_json = false;                         ///< -j
   bool metric_only = false;                       ///< --metric-only

@@ -57,6 +57,9 @@ void StatCommand::add(CLI::App& parent, perfspec::spec::MachineOptions& machine)
                   "commands enable, disable, ping, stop arrive on fifo:CTL[,ACK] or fd:CTL[,ACK]")
       ->type_name("fifo:CTL[,ACK]|fd:CTL[,ACK]");
   app->add_option("--interval-count", st.interval_count, "with -I: stop after N intervals")->type_name("N");
+  app->add_option("--timeout", st.timeout_ms,
+                  "stop after MSEC milliseconds (at least 10), the command too, and print the counts")
+      ->type_name("MSEC");
   app->add_flag("-n,--null", st.null_run, "count nothing: only the time elapsed");
   app->add_flag("-j,--json-output", st.perf_json, "print counts as perf stat -j does (JSON lines)");
   app->add_flag("--topdown", st.topdown,
@@ -101,6 +104,8 @@ int StatCommand::run(const perfspec::spec::MachineOptions& machine) {
   if ((*separator_opt || *format_opt) && st.perf_json)
     throw Error(ErrorKind::usage, "-j prints perf's JSON; -x and --format pick other outputs: give one");
   if (*pid_opt) st.pid = pid;
+  // perf: nothing to count named (no command, process, threads or CPUs) is the whole system
+  if (st.command.empty() && !st.pid && st.tids.empty() && st.cpus.empty()) st.all_cpus = true;
   if (*separator_opt) st.field_separator = separator;
   st.inherit = !no_inherit;
   st.machine = machine;

@@ -186,19 +186,17 @@ class Resolver {
 void check_stat_options(const StatOptions& o) {
   if (!o.tids.empty() && (o.pid || o.all_cpus || !o.cpus.empty()))
     throw Error(ErrorKind::usage, "-t cannot be combined with -p, -a or -C");
-  if (!o.tids.empty() && !o.command.empty())
-    throw Error(ErrorKind::usage, "-t counts existing threads: give no command");
   if (o.pid && (o.all_cpus || !o.cpus.empty()))
     throw Error(ErrorKind::usage, "-p cannot be combined with -a or -C");
-  if (o.pid && !o.command.empty())
-    throw Error(ErrorKind::usage, "-p counts an existing process: give no command");
-  if (!o.pid && o.tids.empty() && !o.all_cpus && o.cpus.empty() && o.command.empty())
-    throw Error(ErrorKind::usage, "nothing to count: give a command, -p PID, -t TID, -a or -C CPUS");
   if (o.repeat < 1)
     throw Error(ErrorKind::usage, fmt::format("-r {}: the number of runs must be 1 or more", o.repeat));
   if (o.repeat > 1 && o.command.empty())
     throw Error(ErrorKind::usage, "-r repeats a command: give one (a process or CPUs cannot be run again)");
   if (o.repeat > 1 && o.interval_ms) throw Error(ErrorKind::usage, "-r cannot be combined with -I");
+  // perf's words
+  if (o.timeout_ms && o.timeout_ms < 10) throw Error(ErrorKind::usage, "timeout must be >= 10ms.");
+  if (o.timeout_ms && o.interval_ms)
+    throw Error(ErrorKind::usage, "timeout option is not supported with interval-print.");
   if (o.interval_count && !o.interval_ms)
     throw Error(ErrorKind::usage, "--interval-count counts intervals: give -I MSEC too");
   if (o.all_user && o.all_kernel)

@@ -27,12 +27,14 @@ std::string_view aggregation_name(Aggregation a);
 /// What a stat run counts: perf stat's target options (StatCounting, stat_counting.hpp, counts it;
 /// stat_target_words, print.hpp, names it as perf stat's header does).
 struct StatTarget {
-  std::optional<int> pid{};            ///< -p: a running process, its threads as they are now
-  std::vector<int> threads{};          ///< -t: these threads (without pid)
-  bool system_wide = false;            ///< -a, or -C with `cpus`
-  std::vector<int> cpus{};             ///< system-wide on these CPUs only (empty: every CPU)
-  std::vector<std::string> command{};  ///< run this; counted unless system-wide (then it runs alongside)
-  bool inherit = true;                 ///< count the children a counted task creates
+  std::optional<int> pid{};    ///< -p: a running process, its threads as they are now
+  std::vector<int> threads{};  ///< -t: these threads (without pid)
+  bool system_wide = false;    ///< -a, or -C with `cpus`
+  std::vector<int> cpus{};     ///< system-wide on these CPUs only (empty: every CPU)
+  /// Run this: counted, unless a process, threads or CPUs are (then it runs alongside them, and its
+  /// end ends the count, as perf stat -p PID sleep 10 counts PID for ten seconds).
+  std::vector<std::string> command{};
+  bool inherit = true;                            ///< count the children a counted task creates
   Aggregation aggregation = Aggregation::global;  ///< how read() groups the counts
   /// -G: per event, the cgroup it counts in ("" every process; a path under the cgroup mount); empty:
   /// no cgroups. System-wide only.

@@ -150,9 +150,38 @@ expect stat-no-command-msg grep -qF "perfspec stat: cannot run '/nonexistent/com
 err=$("$bin" stat -e 'task-clock,cpu/foo/' -- true 2>&1); status=$?
 expect stat-bad-event-status [ "$status" = 1 ]
 expect stat-bad-event-caret grep -qF "event syntax error: 'task-clock,cpu/foo/'" <<<"$err"
-err=$("$bin" stat -e task-clock 2>&1); status=$?
-expect stat-nothing-to-count [ "$status" = 2 ]
-expect stat-nothing-to-count-msg grep -qF "perfspec: error: nothing to count: give a command, -p PID, -t TID, -a or -C CPUS" <<<"$err"
+# Nothing named to count (no command, -p, -t, -a or -C) is the whole system, as for perf, until a
+# signal, which then ends perfspec too (perf stat's sig_atexit: status 128 + SIGINT)
+tmp=$(mktemp)
+"$bin" stat -e cpu-clock -o "$tmp" & p=$!
+sleep 0.3; interrupt_until_gone $p; wait $p; status=$?
+expect stat-no-target-status [ "$status" = 130 ]
+expect stat-no-target-system-wide grep -qF "Performance counter stats for 'system wide':" "$tmp"
+rm -f "$tmp"
+# --timeout MSEC (perf's, which perf also takes as --time: any prefix naming one long option): the
+# counts after that long, the command ended by SIGTERM (said as psignal says it), status 0 as perf's
+t0=$(mono)
+out=$("$bin" stat -e task-clock --time 200 -- sleep "30.$$" 2>&1); status=$?
+t1=$(mono)
+expect stat-timeout-status [ "$status" = 0 ]
+expect stat-timeout-terminated grep -qxF "sleep: Terminated" <<<"$out"
+expect stat-timeout-elapsed python3 -c 'import re, sys; t = float(re.search(r"([0-9.]+) seconds time elapsed", sys.argv[1]).group(1)); sys.exit(not 0.2 <= t <= float(sys.argv[3]) - float(sys.argv[2]))' "$out" "$t0" "$t1"
+out=$("$bin" stat -e task-clock --timeout 100 -a 2>&1); status=$?
+expect stat-timeout-a [ "$status" = 0 ] && expect stat-timeout-a-header grep -qF "for 'system wide':" <<<"$out"
+err=$("$bin" stat -e task-clock --timeout 5 -a 2>&1); status=$?
+expect stat-timeout-min [ "$status" = 2 ] && expect stat-timeout-min-msg grep -qF "timeout must be >= 10ms." <<<"$err"
+err=$("$bin" stat -e task-clock --ti 200 -a 2>&1); status=$?
+expect stat-ambiguous [ "$status" = 2 ] && expect stat-ambiguous-msg grep -qF "perfspec: ambiguous option: --ti (could be --tid or --timeout)" <<<"$err"
+# an abbreviation in the command's own words is the command's
+out=$("$bin" stat -e task-clock -- sh -c 'echo "$1"' sh --ti 2>/dev/null)
+expect stat-command-words-kept [ "$out" = "--ti" ]
+# -p with a command: the process is counted while the command runs (perf stat -p PID sleep 10)
+sleep "30.$$" & sleeper=$!
+out=$("$bin" stat -e task-clock -p "$sleeper" -- sleep 0.2 2>&1); status=$?
+kill "$sleeper"; wait "$sleeper" 2>/dev/null
+expect stat-p-command-status [ "$status" = 0 ]
+expect stat-p-command-header grep -qF "Performance counter stats for process id '$sleeper':" <<<"$out"
+expect stat-p-command-elapsed python3 -c 'import re, sys; t = float(re.search(r"([0-9.]+) seconds time elapsed", sys.argv[1]).group(1)); sys.exit(not 0.2 <= t < 30)' "$out"
 # A zombie (exited, never reaped) has nothing to count: an error at once, not a wait for its reaping.
 err=$(timeout 60 python3 -c '
 import os, subprocess, sys
@@ -254,7 +283,7 @@ expect stat-system-wide-clock grep -qE "msec +cpu-clock" <<<"$out"
 tmp=$(mktemp)
 "$bin" stat -a -e cpu-clock -o "$tmp" & p=$!
 sleep 0.3; interrupt_until_gone $p; wait $p; status=$?
-expect stat-sigint-status [ "$status" = 0 ]
+expect stat-sigint-status [ "$status" = 130 ]  # ended by the SIGINT, as perf stat
 expect stat-sigint-counts grep -qE "msec +cpu-clock" "$tmp"
 # Ctrl-C sent to perfspec alone while it counts a command: passed on to the command, whose counts so
 # far are printed; the exit status is the command's (128+SIGINT), and no child is left behind. (A
@@ -653,9 +682,9 @@ err=$("$bin" decode --sysfs "$fixtures/intel_skx" --format json --type 1 --confi
 expect decode-own-output-status [ "$status" = 1 ]
 expect decode-own-output-msg [ "$err" = '{"schema":"perfspec-error/1","kind":"bad_value","message":"stdin: schema \"perfspec-decode/1\" is not one decode reads (perfspec-resolve/1, as '"'perfspec resolve --format json'"' prints)","input":null,"span":null,"help":null}' ]
 # stat's errors before it counts, under its --format json.
-err=$("$bin" stat --format json -e task-clock 2>&1); status=$?
+err=$("$bin" stat --format json -e task-clock -r 2 -a 2>&1); status=$?
 expect stat-json-error-status [ "$status" = 2 ]
-expect stat-json-error-msg [ "$err" = '{"schema":"perfspec-error/1","kind":"usage","message":"nothing to count: give a command, -p PID, -t TID, -a or -C CPUS","input":null,"span":null,"help":null}' ]
+expect stat-json-error-msg [ "$err" = '{"schema":"perfspec-error/1","kind":"usage","message":"-r repeats a command: give one (a process or CPUs cannot be run again)","input":null,"span":null,"help":null}' ]
 
 # ---- libpfm4 names on a fixture of another CPU: LIBPFM_FORCE_PMU picks libpfm4's model ----
 # libpfm4 has the models of the architecture it was built for: zen3 on x86, Neoverse N1 on arm64.
@@ -1328,8 +1357,18 @@ expect record-event-name grep -qF '"events":[{"name":"page-faults","type":1,"con
 expect record-keeps-old [ -s "$rec_dir/a.data.old" ]
 err=$("$bin" record -c 10 -F 100 -- true 2>&1); status=$?
 expect record-c-and-F [ "$status" = 2 ] && expect record-c-and-F-text grep -qF -- "-c and -F cannot go together" <<<"$err"
-err=$("$bin" record -e task-clock 2>&1); status=$?
-expect record-nothing [ "$status" = 2 ] && expect record-nothing-text grep -qF "nothing to record: give a command, -p PID, -a or -C CPUS" <<<"$err"
+# Nothing named to record is the whole system until a signal, which then ends perfspec (perf's
+# record__sig_exit); -p with a command records the process while the command runs
+"$bin" record -q -e cpu-clock -c 1000000 -o "$rec_dir/nothing.data" & p=$!
+for i in $(seq 300); do [ -s "$rec_dir/nothing.data" ] && grep -q poll "/proc/$p/wchan" 2>/dev/null && break; sleep 0.1; done
+sleep 0.2; interrupt_until_gone $p; wait $p; status=$?
+expect record-nothing-status [ "$status" = 130 ]
+expect record-nothing-system-wide [ "$("$bin" script --samples -F tid -i "$rec_dir/nothing.data" | wc -l)" -ge 1 ]
+sleep "30.$$" & sleeper=$!
+"$bin" record -q -e task-clock -p "$sleeper" -o "$rec_dir/p-cmd.data" -- sleep 0.2; status=$?
+kill "$sleeper"; wait "$sleeper" 2>/dev/null
+expect record-p-command-status [ "$status" = 0 ]
+expect record-p-command-comm grep -qE "PERF_RECORD_COMM: sleep:$sleeper/$sleeper\$" <<<"$("$bin" script -F comm,tid -i "$rec_dir/p-cmd.data")"
 err=$("$bin" record -e task-clock -o /nonexistent/dir/x.data -- true 2>&1); status=$?
 expect record-unwritable [ "$status" = 3 ] && expect record-unwritable-text grep -qF "cannot create '/nonexistent/dir/x.data': No such file or directory" <<<"$err"
 err=$("$bin" record -e 'task-clock,sched:nosuch' -- true 2>&1); status=$?
@@ -1351,7 +1390,7 @@ ticks=$(cpu_ticks "$busy")
 for i in $(seq 300); do [ "$(cpu_ticks "$busy")" -ge $((ticks + 3)) ] && break; sleep 0.1; done
 kill -INT "$rec"; wait "$rec"; status=$?
 kill "$busy"; wait "$busy" 2>/dev/null
-expect record-p-status [ "$status" = 0 ]
+expect record-p-status [ "$status" = 130 ]  # ended by the SIGINT, as perf record
 pids=$("$bin" script --samples -F pid -i "$rec_dir/p.data" | sort -u | tr -d ' ')
 expect record-p-samples [ "$pids" = "$busy" ]
 expect record-p-comm grep -qE "PERF_RECORD_COMM: sh:$busy/$busy\$" <<<"$("$bin" script -F comm,tid -i "$rec_dir/p.data")"
