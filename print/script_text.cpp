@@ -110,6 +110,8 @@ class TextPrinter : Layout {
   void text_callchain(Out& o, const Sample& s, std::uint64_t fields);
   void text_srcline(Out& o, std::uint32_t pid, std::uint64_t ip, std::uint16_t mode);
   void text_frame(Out& o, const Sample& s, std::uint64_t ip, std::uint16_t mode, std::uint64_t fields);
+  void frame_line(Out& o, std::uint64_t ip, const Location& where, std::string_view srcline,
+                  std::uint64_t fields);
   void text_location(Out& o, const Location& where, std::uint64_t fields);
   void text_seldom(Out& o, const Sample& s, const Attr& attr, std::uint64_t fields);
   void text_regs(Out& o, const Registers& regs, std::uint64_t mask);
@@ -374,17 +376,7 @@ void TextPrinter::text_callchain(Out& o, const Sample& s, std::uint64_t fields) 
       text_frame(o, s, ip, misc_user, fields);
       continue;
     }
-    for (const auto& [where, srcline] : chain) {  // perf: an inlined function's frame names no binary
-      o.put('\t');
-      o.hex16(ip);
-      text_location(o, where, where.symbol->inlined ? fields & ~out_dso : fields);
-      if (fields & out_srcline) {
-        o.put("\n  ");
-        o.put(std::string_view(srcline));
-      }
-      if (where.symbol->inlined) o.put(" (inlined)");
-      o.put('\n');
-    }
+    for (const auto& [where, srcline] : chain) frame_line(o, ip, where, srcline, fields);
   }
 }
 
@@ -397,17 +389,31 @@ void TextPrinter::text_frame(Out& o, const Sample& s, std::uint64_t ip, std::uin
     return;
   }
   const std::size_t from = o.size();
-  o.put('\t');  // "\t{:>16x}", " sym+off (dso)", "\n"
-  o.hex16(ip);
-  if (fields & (out_sym | out_dso)) text_location(o, symbols_.locate(s.pid, ip, mode), fields);
-  if (fields & out_srcline) text_srcline(o, s.pid, ip, mode);
-  o.put('\n');
+  frame_line(o, ip, fields & (out_sym | out_dso) ? symbols_.locate(s.pid, ip, mode) : Location{},
+             fields & out_srcline ? symbols_.srcline(s.pid, ip, mode) : std::string(), fields);
   f.generation = generation;
   f.ip = ip;
   f.pid = s.pid;
   f.mode = mode;
   f.fields = fields;
   f.text.assign(o.since(from));
+}
+
+// One line of a callchain, as perf's sample__fprintf_callchain prints a node: "\t{:>16x}" of the
+// address, " sym+off (dso)" (an inlined function names no binary), "\n  " and the srcline where there
+// is one, " (inlined)" after an inlined function.
+void TextPrinter::frame_line(Out& o, std::uint64_t ip, const Location& where, std::string_view srcline,
+                             std::uint64_t fields) {
+  const bool inlined = where.symbol && where.symbol->inlined;
+  o.put('\t');
+  o.hex16(ip);
+  if (fields & (out_sym | out_dso)) text_location(o, where, inlined ? fields & ~out_dso : fields);
+  if ((fields & out_srcline) && !srcline.empty()) {
+    o.put("\n  ");
+    o.put(srcline);
+  }
+  if (inlined) o.put(" (inlined)");
+  o.put('\n');
 }
 
 // perf's map__fprintf_srcline: "\n  " and the srcline, nothing for an address of no mapping

@@ -82,7 +82,7 @@ std::string notes_build_id(const std::string& path) {
   } catch (const Error&) {
     return {};
   }
-  const std::string_view notes = text;
+  const std::string_view notes = text.view();
   std::size_t at = 0;
   while (at + 12 <= notes.size()) {
     std::uint32_t namesz = 0, descsz = 0, type = 0;

@@ -17,7 +17,6 @@ int open_regular(const std::string& path);
 class FileText {
  public:
   std::string_view view() const { return {data_.get(), size_}; }
-  operator std::string_view() const { return view(); }
 
  private:
   struct Free {

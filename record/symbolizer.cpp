@@ -158,7 +158,7 @@ struct Symbolizer::Impl {
         }
       }
       try {
-        kallsyms = std::make_unique<SymbolTable>(SymbolTable::from_kallsyms(read_file(path), path));
+        kallsyms = std::make_unique<SymbolTable>(SymbolTable::from_kallsyms(read_file(path).view(), path));
         // Addresses hidden (kptr_restrict): every symbol at 0 says nothing.
         if (!kallsyms->symbols().empty() && kallsyms->symbols().back().start == 0) kallsyms.reset();
         kernel_span = {~std::uint64_t{0}, 0};
@@ -309,7 +309,7 @@ struct Symbolizer::Impl {
     const std::string path = under_symfs(dso);
     try {
       if (dso.starts_with("/tmp/perf-") && dso.ends_with(".map")) {
-        it->second = std::make_unique<SymbolTable>(SymbolTable::from_perf_map(read_file(path)));
+        it->second = std::make_unique<SymbolTable>(SymbolTable::from_perf_map(read_file(path).view()));
       } else {
         if (auto from = sources(dso, path, wanted))
           it->second = std::make_unique<SymbolTable>(

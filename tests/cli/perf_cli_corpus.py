@@ -23,7 +23,6 @@ import shlex
 import signal
 import subprocess
 import sys
-import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 CORPUS = os.path.join(HERE, "..", "perf_cli", "corpus.tsv")
@@ -132,7 +131,7 @@ def main():
             if r["sub"] not in MEASURED:
                 other += 1
                 continue
-            words, why = words_of(r["runnable"], fill)
+            words, _ = words_of(r["runnable"], fill)
             if words is None:
                 not_run += 1
                 continue
