@@ -16,6 +16,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <string>
 #include <utility>
 #include <vector>
@@ -24,6 +25,7 @@
 
 #include "perfspec/error.hpp"
 #include "perfspec/symbols.hpp"
+#include "record/elf_files.hpp"
 
 namespace symbols_test {
 // Functions of this binary, looked up by their addresses: not inlined, not merged.
@@ -529,6 +531,27 @@ TEST_CASE("source lines: the inlined calls at every address of a function, as ad
     INFO("address ", fmt::format("{:#x}", addresses[i]));
     CHECK(mine == theirs[i]);
   }
+}
+
+}  // namespace symbols_test
+
+namespace symbols_test {
+
+TEST_CASE("read_file: a file of /proc (no size) read whole past its first buffer, a regular file exactly") {
+  // /proc/self/maps says st_size 0; /proc/self/smaps is many times 64 KiB for a test program
+  auto text = perfspec::record::detail::read_file("/proc/self/smaps");
+  std::ifstream in("/proc/self/smaps");
+  std::string expected((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  CHECK(text.view().size() > 65536);
+  // the mappings differ between two reads only by what each read allocated: their first lines agree
+  CHECK(text.view().substr(0, text.view().find('\n')) ==
+        std::string_view(expected).substr(0, expected.find('\n')));
+  const std::string path = std::string(PERFSPEC_SOURCE_DIR) + "/tests/workload/inline_workload.cpp";
+  std::ifstream src(path);
+  std::string whole((std::istreambuf_iterator<char>(src)), std::istreambuf_iterator<char>());
+  CHECK(perfspec::record::detail::read_file(path).view() == whole);
+  CHECK_THROWS_WITH_AS((void)perfspec::record::detail::read_file("/proc"),
+                       "cannot open /proc: not a regular file", perfspec::Error);
 }
 
 }  // namespace symbols_test
