@@ -3,6 +3,7 @@
 // perf script read. File mode: header, ids, attrs, data, then the feature sections, the header rewritten
 // at the end. Pipe mode (`perf record -o -`): a short header, then everything as records in one stream.
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -70,6 +71,10 @@ struct PerfDataWriter::Impl {
   // perf 6.1 refuses any attr longer than its 128 bytes, as perf 6.12's own 136 are.
   std::uint32_t attr_size = 64;
   std::uint64_t data_offset = 0, data_size = 0;
+  // File mode: the bytes of the data section in the file as whole records. After a failed write (a full
+  // disk) the header says this much, so what was written reads back.
+  std::uint64_t data_written = 0;
+  std::size_t last_done = 0;  // the bytes the last write_at wrote before it failed
   std::vector<std::byte> buffer;
   std::map<unsigned, std::vector<std::byte>> features;
   bool finished = false;
@@ -82,6 +87,7 @@ struct PerfDataWriter::Impl {
   }
   void write_at(std::uint64_t offset, std::span<const std::byte> bytes) {
     std::size_t done = 0;
+    last_done = 0;
     while (done < bytes.size()) {
       ssize_t n =
           pipe ? ::write(fd, bytes.data() + done, bytes.size() - done)
@@ -90,12 +96,51 @@ struct PerfDataWriter::Impl {
       if (n < 0) fail("write", errno);
       if (n == 0) fail("write", ENOSPC);
       done += static_cast<std::size_t>(n);
+      last_done = done;
     }
+  }
+  // Records at `at` in the data section.
+  void write_data(std::uint64_t at, std::span<const std::byte> records) {
+    try {
+      write_at(data_offset + at, records);
+    } catch (const Error&) {
+      // the whole records among the bytes that were written
+      std::size_t whole = 0;
+      while (whole + 8 <= last_done) {
+        std::uint16_t size = 0;
+        std::memcpy(&size, records.data() + whole + 6, 2);
+        if (size < 8 || whole + size > last_done) break;
+        whole += size;
+      }
+      data_written = at + whole;
+      throw;
+    }
+    data_written = at + records.size();
   }
   void flush() {
     if (buffer.empty()) return;
-    write_at(data_offset + data_size - buffer.size(), buffer);
+    write_data(data_size - buffer.size(), buffer);
     buffer.clear();
+  }
+  // File mode, after a write failed: the header with the data that reached the file (and no features,
+  // which may not), so that the file reads as far as it was written. Errors are not reported again.
+  void salvage() noexcept {
+    if (pipe || fd < 0) return;
+    data_size = data_written;
+    features.clear();
+    try {
+      write_at(0, header(attrs_offset(), events.size() * (attr_size + 16)));
+    } catch (const Error&) {  // the first error is the one said
+    }
+    ::close(fd);
+    fd = -1;
+  }
+  void finish_file();
+  void start_pipe();
+  std::uint64_t attrs_offset() const {
+    std::uint64_t at = header_size;
+    for (const auto& e : events) at += e.ids.size() * 8;
+    return at;
   }
   // Pipe mode: the features set so far as HEADER_FEATURE records (with HEADER_EVENT_DESC), then the
   // tracing data as perf sends it: a TRACING_DATA record, the data, zeros to a multiple of 8. Before the
@@ -147,7 +192,7 @@ struct PerfDataWriter::Impl {
     if (buffer.size() + records.size() > buffer_size) flush();
     if (records.size() >= buffer_size) {
       data_size += records.size();
-      write_at(data_offset + data_size - records.size(), records);
+      write_data(data_size - records.size(), records);
       return;
     }
     buffer.insert(buffer.end(), records.begin(), records.end());
@@ -197,12 +242,47 @@ PerfDataWriter::~PerfDataWriter() {
   }
 }
 
+// Pipe mode's start: the short header, then each event as a HEADER_ATTR record.
+void PerfDataWriter::Impl::start_pipe() {
+  Impl& m = *this;
+  m.pipe = true;
+  // perf's reader takes a HEADER_ATTR's attr as a whole struct perf_event_attr of its own size (136
+  // bytes in perf 6.12), whatever the record's attr says: a shorter attr would be read with the ids
+  // after it as its last fields. So every attr has 136 bytes here (perf 6.1 reads its 128 of them and
+  // finds the ids after the 136 the attr says, as perf 6.12 does).
+  m.attr_size = attr_size_ver8;
+  m.buffer.reserve(buffer_size);
+  std::vector<std::byte> head;
+  put64(head, magic2);
+  put64(head, 16);  // struct perf_pipe_file_header
+  m.write_at(0, head);
+  for (const auto& e : m.events) {
+    std::vector<std::byte> r;
+    std::size_t size = 8 + attr_size_ver8 + 8 * e.ids.size();
+    if (size > 0xffff)
+      throw Error(ErrorKind::usage, fmt::format("'{}': event '{}' has {} ids, more than an ATTR record holds",
+                                                m.path, e.name, e.ids.size()));
+    put_header(r, Type::header_attr, size);
+    auto bytes = attr_to_bytes(e.attr);
+    put_bytes(r, bytes.data(), bytes.size());
+    for (auto id : e.ids) put64(r, id);
+    m.append(r);
+  }
+}
+
 PerfDataWriter PerfDataWriter::create(const std::string& path, std::vector<FileEvent> events) {
   auto m = std::make_unique<Impl>();
   m->path = path;
   m->events = std::move(events);
   m->fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
   if (m->fd < 0) m->fail("create", errno);
+  // A device, a FIFO or a socket is written as a stream: pipe mode (nothing in it can be gone back to).
+  struct stat st {};
+  if (::fstat(m->fd, &st) != 0) m->fail("create", errno);
+  if (!S_ISREG(st.st_mode)) {
+    m->start_pipe();
+    return PerfDataWriter(std::move(m));
+  }
   // header, then the ids of every event, then the attrs (each with its ids section), then the data
   std::vector<std::byte> ids;
   std::vector<std::uint64_t> ids_at;
@@ -235,30 +315,8 @@ PerfDataWriter PerfDataWriter::create_pipe(int fd, std::vector<FileEvent> events
   m->path = std::move(name);
   m->events = std::move(events);
   m->fd = fd;
-  m->pipe = true;
   m->own_fd = false;
-  // perf's reader takes a HEADER_ATTR's attr as a whole struct perf_event_attr of its own size (136
-  // bytes in perf 6.12), whatever the record's attr says: a shorter attr would be read with the ids
-  // after it as its last fields. So every attr has 136 bytes here (perf 6.1 reads its 128 of them and
-  // finds the ids after the 136 the attr says, as perf 6.12 does).
-  m->attr_size = attr_size_ver8;
-  m->buffer.reserve(buffer_size);
-  std::vector<std::byte> head;
-  put64(head, magic2);
-  put64(head, 16);  // struct perf_pipe_file_header
-  m->write_at(0, head);
-  for (const auto& e : m->events) {
-    std::vector<std::byte> r;
-    std::size_t size = 8 + attr_size_ver8 + 8 * e.ids.size();
-    if (size > 0xffff)
-      throw Error(ErrorKind::usage, fmt::format("'{}': event '{}' has {} ids, more than an ATTR record holds",
-                                                m->path, e.name, e.ids.size()));
-    put_header(r, Type::header_attr, size);
-    auto bytes = attr_to_bytes(e.attr);
-    put_bytes(r, bytes.data(), bytes.size());
-    for (auto id : e.ids) put64(r, id);
-    m->append(r);
-  }
+  m->start_pipe();
   return PerfDataWriter(std::move(m));
 }
 
@@ -407,6 +465,16 @@ void PerfDataWriter::finish() {
     return;
   }
   m.finished = true;
+  try {
+    m.finish_file();
+  } catch (const Error&) {
+    m.salvage();
+    throw;
+  }
+}
+
+void PerfDataWriter::Impl::finish_file() {
+  Impl& m = *this;
   m.flush();
   m.features[static_cast<unsigned>(Feature::event_desc)] = m.event_desc();
   // the feature index (one section per feature, in bit order) right after the data, then the features
@@ -420,9 +488,7 @@ void PerfDataWriter::finish() {
   }
   m.write_at(index_at, index);
   m.write_at(at, bodies);
-  std::uint64_t attrs_offset = header_size;
-  for (const auto& e : m.events) attrs_offset += e.ids.size() * 8;
-  m.write_at(0, m.header(attrs_offset, m.events.size() * (m.attr_size + 16)));
+  m.write_at(0, m.header(m.attrs_offset(), m.events.size() * (m.attr_size + 16)));
   if (::close(m.fd) != 0) {
     m.fd = -1;
     m.fail("write", errno);

@@ -5,6 +5,7 @@
 #include "tools/record.hpp"
 
 #include <poll.h>
+#include <sys/stat.h>
 #include <sys/utsname.h>
 #include <unistd.h>
 
@@ -230,14 +231,26 @@ std::optional<runtime::Recording> Recorder::open(EventSet set, const runtime::Ta
   return rec;
 }
 
-// The file, or perf's pipe mode on standard output (a reader that goes away ends the recording with
-// EPIPE); perf keeps the file it would overwrite as FILE.old.
+// The file, or perf's pipe mode on standard output or on a path that is not a regular file (a device, a
+// FIFO: a reader that goes away ends the recording with EPIPE). As perf, a regular file with data at
+// the path is kept as FILE.old; nothing else is moved (a device node, /dev/stdout's link), and a file
+// that cannot be moved is not overwritten.
 record::PerfDataWriter Recorder::create(const runtime::Recording& rec) const {
-  if (o_.output == "-") {
-    catch_broken_pipe();
+  catch_broken_pipe();
+  if (o_.output == "-")
     return record::PerfDataWriter::create_pipe(STDOUT_FILENO, rec.file_events(), "standard output");
+  struct stat st {};
+  if (::stat(o_.output.c_str(), &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0) {
+    std::string old = o_.output + ".old";
+    struct stat old_st {};
+    if (::lstat(old.c_str(), &old_st) == 0 && !S_ISREG(old_st.st_mode))
+      throw Error(ErrorKind::io,
+                  fmt::format("cannot move '{}' to '{}': '{}' is there and is not a regular file", o_.output,
+                              old, old));
+    if (::rename(o_.output.c_str(), old.c_str()) != 0)
+      throw Error(ErrorKind::io,
+                  fmt::format("cannot move '{}' to '{}': {}", o_.output, old, std::strerror(errno)));
   }
-  if (::access(o_.output.c_str(), F_OK) == 0) ::rename(o_.output.c_str(), (o_.output + ".old").c_str());
   return record::PerfDataWriter::create(o_.output, rec.file_events());
 }
 

@@ -1355,6 +1355,37 @@ expect record-read-back python3 -c 'import json,sys; j=json.loads(sys.argv[1]); 
 expect record-event-name grep -qF '"events":[{"name":"page-faults","type":1,"config":2' <<<"$("$bin" script --format json -i "$rec_dir/a.data" | head -n 1)"
 "$bin" record -q -e task-clock -o "$rec_dir/a.data" -- true
 expect record-keeps-old [ -s "$rec_dir/a.data.old" ]
+# Only a regular file with data is moved aside: a device node or a FIFO at -o is written in pipe mode
+# and stays what it is; a file that cannot be moved is not overwritten.
+if [ "$(id -u)" = 0 ]; then
+  mknod "$rec_dir/null" c 1 3
+  "$bin" record -q -e task-clock -o "$rec_dir/null" -- true; status=$?
+  expect record-device-status [ "$status" = 0 ]
+  expect record-device-kept [ -c "$rec_dir/null" ] && expect record-device-not-moved [ ! -e "$rec_dir/null.old" ]
+fi
+mkfifo "$rec_dir/fifo"
+cat "$rec_dir/fifo" >"$rec_dir/from-fifo.data" & reader=$!
+"$bin" record -q -e task-clock -o "$rec_dir/fifo" -- true; status=$?
+wait $reader
+expect record-fifo-status [ "$status" = 0 ] && expect record-fifo-kept [ -p "$rec_dir/fifo" ]
+expect record-fifo-pipe-mode [ "$(head -c 16 "$rec_dir/from-fifo.data" | od -An -tx1 | tr -d ' \n')" = 50455246494c45321000000000000000 ]
+expect record-fifo-read-back grep -qE '^ +true +[0-9]+ ' <<<"$("$bin" script -i "$rec_dir/from-fifo.data")"
+echo kept >"$rec_dir/b.data"; mkdir "$rec_dir/b.data.old"
+err=$("$bin" record -q -e task-clock -o "$rec_dir/b.data" -- true 2>&1); status=$?
+expect record-cannot-move-status [ "$status" = 3 ] && expect record-cannot-move-kept [ "$(cat "$rec_dir/b.data")" = kept ]
+expect record-cannot-move-text [ "$err" = "perfspec: error: cannot move '$rec_dir/b.data' to '$rec_dir/b.data.old': '$rec_dir/b.data.old' is there and is not a regular file" ]
+# A full disk (a 64 KiB tmpfs in a mount namespace): the error, and the header says the data that
+# reached the file, whole records, so that it reads back.
+if [ "$(id -u)" = 0 ] && unshare -m true 2>/dev/null; then
+  mkdir "$rec_dir/small"
+  out=$(unshare -m sh -c 'mount -t tmpfs -o size=64k none "$1/small" || exit 99
+    "$2" record -q -e cpu-clock -c 20000 -o "$1/small/x.data" -- sh -c "i=0; while [ \$i -lt 300000 ]; do i=\$((i+1)); done"
+    echo "status $?"
+    "$2" script --summary --format json -i "$1/small/x.data"' sh "$rec_dir" "$bin" 2>&1)
+  expect record-full-disk-text grep -qxF "perfspec: error: cannot write '$rec_dir/small/x.data': No space left on device" <<<"$out"
+  expect record-full-disk-status grep -qxF "status 3" <<<"$out"
+  expect record-full-disk-read-back python3 -c 'import json,sys; j=json.loads(sys.argv[1].splitlines()[-1]); sys.exit(not j["records"]["SAMPLE"] > 100)' "$out"
+fi
 err=$("$bin" record -c 10 -F 100 -- true 2>&1); status=$?
 expect record-c-and-F [ "$status" = 2 ] && expect record-c-and-F-text grep -qF -- "-c and -F cannot go together" <<<"$err"
 # Nothing named to record is the whole system until a signal, which then ends perfspec (perf's
