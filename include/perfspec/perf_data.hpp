@@ -195,7 +195,9 @@ Order for_each_in_time_order(PerfData& file, const std::function<void(const Reco
 /// ```
 class PerfDataWriter {
  public:
-  /// Create `path` (truncating what is there) and write the header and the attrs. Throws Error (io).
+  /// Create `path` (truncating what is there) and write the header and the attrs. A path that is not a
+  /// regular file (a device such as /dev/null, a FIFO) is written in pipe mode, as a stream. After a
+  /// failed write (ENOSPC) the header says the whole records that reached the file. Throws Error (io).
   static PerfDataWriter create(const std::string& path, std::vector<FileEvent> events);
   /// Write pipe mode to `fd` (standard output, a pipe or a socket: it is written in order and never
   /// seeked, nor closed). `name` names it in errors ("standard output"). Throws Error (io) when a
