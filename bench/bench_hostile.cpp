@@ -11,7 +11,9 @@
 //   list           N lone events (the same as BM_Scaling_raw, kept here for comparison)
 //   pmu_glob       '*?' repeated N times as a PMU name: matched against every PMU folder
 //   tp_glob        'sched:' and '*?' repeated N times: matched against every tracepoint of a system
+//   config_events  N event strings resolved and appended to one set, one at a time
 #include <string>
+#include <vector>
 
 #include <benchmark/benchmark.h>
 #include <fmt/format.h>
@@ -77,6 +79,24 @@ template <std::string (*Make)(std::size_t)> void BM_Hostile(benchmark::State& st
       static_cast<double>(n), benchmark::Counter::kIsIterationInvariantRate | benchmark::Counter::kInvert);
   state.SetBytesProcessed(static_cast<std::int64_t>(state.iterations() * text.size()));
 }
+
+// A set built from N event strings one at a time (the exporter's `events = [...]`, issue 34): each
+// resolved and appended to the set. Quadratic when appending copied the set each time.
+void BM_Hostile_config_events(benchmark::State& state) {
+  auto n = static_cast<std::size_t>(state.range(0));
+  perfspec::spec::Machine machine{fixture_root()};
+  std::vector<std::string> texts;
+  for (std::size_t i = 0; i < n; ++i) texts.push_back(fmt::format("cpu/event={},name=e{}/", i % 256, i));
+  for (auto _ : state) {
+    perfspec::EventSet set;
+    for (const auto& t : texts) set.append(perfspec::resolve(t, machine));
+    benchmark::DoNotOptimize(set.events.data());
+  }
+  state.SetComplexityN(static_cast<std::int64_t>(n));
+  state.counters["per_unit"] = benchmark::Counter(
+      static_cast<double>(n), benchmark::Counter::kIsIterationInvariantRate | benchmark::Counter::kInvert);
+}
+BENCHMARK(BM_Hostile_config_events)->RangeMultiplier(10)->Range(10, 10000)->Complexity(benchmark::oN);
 
 #define PERFSPEC_HOSTILE(family, lo, hi) \
   BENCHMARK_TEMPLATE(BM_Hostile, family) \

@@ -2,6 +2,7 @@
 #include "exporter/config.hpp"
 
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -90,6 +91,9 @@ class Parser {
       root = toml::parse(text_, config_.file);
     } catch (const toml::parse_error& e) {
       auto at = position(e.source().begin);
+      // A file that is not TOML (a wrong --config: /etc/shadow) is not shown, only the position: unless
+      // its name says it is a TOML configuration, its lines are no one's to see in an error.
+      if (!config_.file.ends_with(".toml")) config_.text.clear();
       fail_at(at, ErrorKind::syntax, fmt::format("TOML: {}", e.description()));
     }
     for (auto [key_at, node_at] : in_file_order(root)) {
@@ -455,11 +459,20 @@ ConfigError error_at(const Config& config, const Origin& origin, std::uint32_t o
   std::string_view source = line_text(config.text, line);
   if (!source.empty()) {
     // The line as written (control characters shown as '?'), the caret under the column: tabs
-    // before it kept, so that it lines up wherever the terminal's tab stops are.
-    std::string shown(source), pad;
-    for (auto& c : shown)
-      if ((static_cast<unsigned char>(c) < 0x20 && c != '\t') || c == 0x7f) c = '?';
-    for (std::size_t i = 0; i + 1 < column && i < source.size(); ++i) {
+    // before it kept, so that it lines up wherever the terminal's tab stops are. A long line is shown
+    // around the column, cut at characters, "..." where it was cut.
+    constexpr std::size_t around = 100;
+    std::size_t begin = column > around + 1 ? column - 1 - around : 0;
+    while (begin > 0 && begin < source.size() && continuation(source[begin])) --begin;
+    std::size_t end = std::min(source.size(), std::size_t{column} + around);
+    while (end < source.size() && continuation(source[end])) ++end;
+    std::string shown(begin > 0 ? "..." : ""), pad(begin > 0 ? "   " : "");
+    for (std::size_t i = begin; i < end; ++i) {
+      char c = source[i];
+      shown += (static_cast<unsigned char>(c) < 0x20 && c != '\t') || c == 0x7f ? '?' : c;
+    }
+    if (end < source.size()) shown += "...";
+    for (std::size_t i = begin; i + 1 < column && i < source.size(); ++i) {
       if (continuation(source[i])) continue;
       pad += source[i] == '\t' ? '\t' : ' ';
     }
@@ -492,11 +505,31 @@ Config load_config(const std::string& path) {
     return ConfigError(ErrorKind::io, fmt::format("{}: error: cannot read the configuration: {}\n",
                                                   spec::printable(path), std::strerror(error)));
   };
-  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  // Not blocking: a FIFO named as the configuration must not hold the reload (and the signals) in
+  // open(2). Only a regular file is read, and only so much of it.
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
   if (fd < 0) throw fail(errno);
+  struct stat st {};
+  if (::fstat(fd, &st) != 0) {
+    int error = errno;
+    ::close(fd);
+    throw fail(error);
+  }
+  auto refuse = [&](std::string why) {
+    ::close(fd);
+    return ConfigError(ErrorKind::io, fmt::format("{}: error: cannot read the configuration: {}\n",
+                                                  spec::printable(path), why));
+  };
+  if (S_ISDIR(st.st_mode)) throw refuse(std::strerror(EISDIR));
+  if (!S_ISREG(st.st_mode)) throw refuse("not a regular file");
+  if (static_cast<std::uint64_t>(st.st_size) > max_config_bytes)
+    throw refuse(
+        fmt::format("{} bytes, more than a configuration may have ({})", st.st_size, max_config_bytes));
   std::string text;
   char buf[65536];
   for (;;) {
+    if (text.size() > max_config_bytes)  // grew while read
+      throw refuse(fmt::format("more than a configuration may have ({} bytes)", max_config_bytes));
     ssize_t n = ::read(fd, buf, sizeof buf);
     if (n < 0 && errno == EINTR) continue;
     if (n < 0) {

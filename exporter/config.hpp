@@ -94,7 +94,10 @@ bool valid_listen(std::string_view address);
 /// event strings, metrics and cgroups are checked against the machine by the exporter. Throws
 /// ConfigError.
 Config parse_config(std::string_view text, const std::string& file);
-/// Read and parse the file at `path`. Throws ConfigError (ErrorKind::io when it cannot be read).
+/// The largest configuration read: 16 MiB (a file of 20,000 metrics has about 1 MiB).
+inline constexpr std::uint64_t max_config_bytes = std::uint64_t{16} << 20;
+/// Read and parse the file at `path`: a regular file of at most max_config_bytes, opened without
+/// blocking (a FIFO is refused, not waited on). Throws ConfigError (ErrorKind::io when it cannot be read).
 Config load_config(const std::string& path);
 
 /// The report of an error about byte `offset` of a value written at `origin` in `config`'s file: a

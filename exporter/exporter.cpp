@@ -8,8 +8,12 @@
 
 #include <cstdio>
 #include <ctime>
+#include <exception>
+
+#include <fmt/format.h>
 
 #include "exporter/set.hpp"
+#include "spec/printable.hpp"
 
 namespace perfspec::exporter {
 namespace {
@@ -53,11 +57,19 @@ Exporter::Exporter(const spec::Machine& machine, std::string config_path, Log lo
 std::string Exporter::reload() {
   std::unique_ptr<State> next;
   std::string error;
+  // Whatever goes wrong before the new configuration is in place (a ConfigError, or memory) leaves the
+  // running one counting; only the first load throws.
   try {
     next = State::prepare(load_config(path_), machine_, log_);
+    next->open_new(state_.get());
   } catch (const ConfigError& e) {
     error = e.what();
+    next.reset();
     if (!state_) throw;
+  } catch (const std::exception& e) {
+    error = fmt::format("{}: error: cannot load the configuration: {}\n", spec::printable(path_), e.what());
+    next.reset();
+    if (!state_) throw ConfigError(ErrorKind::io, error);
   }
   if (!next) {
     std::lock_guard lock(mutex_);
@@ -67,10 +79,9 @@ std::string Exporter::reload() {
     last_error_ = error.substr(0, error.find('\n'));
     return error;
   }
-  // What is new is opened while scrapes go on (only this thread swaps state_, and the sets' keys
-  // never change); what did not change is taken over under the lock, and the old state is closed
-  // after it (closing hundreds of tracepoints takes the kernel seconds).
-  next->open_new(state_.get());
+  // What is new was opened above while scrapes went on (only this thread swaps state_, and the sets'
+  // keys never change); what did not change is taken over under the lock, and the old state is
+  // closed after it (closing hundreds of tracepoints takes the kernel seconds).
   std::unique_ptr<State> old;
   {
     std::lock_guard lock(mutex_);

@@ -69,10 +69,9 @@ EventSet events_of(const Config& c, const SetConfig& sc, const spec::Machine& ma
 
 // One metric request of a set, with the file's own [[metric]] definitions: its error points at the
 // request, or at the file's definition, or names the table's metric that does not resolve.
-metric::Plan plan_of(const Config& c, const Located& request, const spec::Machine& machine,
-                     const metric::Options& mo) {
+metric::Plan plan_of(const Config& c, const Located& request, metric::Planner& planner) {
   try {
-    return metric::plan(request.text, machine, mo);
+    return planner.plan(request.text);
   } catch (const metric::MetricError& e) {
     if (e.metric().empty())
       throw error_at(c, request.origin, e.positioned() ? e.span().begin : 0, e.kind(), e.message(), e.help());
@@ -130,8 +129,9 @@ std::unique_ptr<State> State::prepare(Config config, const spec::Machine& machin
     mo.extra = c.metrics;
     mo.target.system_wide = sc.target == SetConfig::Target::system || sc.target == SetConfig::Target::cgroup;
     mo.target.cpus = s->cpus;
+    metric::Planner planner(machine, mo);  // the file's metrics read once for all the set's requests
     for (const auto& request : sc.metrics) {
-      metric::Plan plan = plan_of(c, request, machine, mo);
+      metric::Plan plan = plan_of(c, request, planner);
       std::size_t offset = s->set.events.size();
       s->set.append(EventSet(plan.events));
       s->plans.push_back({std::move(plan), offset});

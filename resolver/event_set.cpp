@@ -3,6 +3,8 @@
 // On the ABI the project builds for, these sizes fail the build until clear() has been looked at.
 #include "perfspec/event_set.hpp"
 
+#include <algorithm>
+
 #if defined(__x86_64__) && defined(__GLIBCXX__)
 static_assert(sizeof(perfspec::PmuPlacement) == 72, "a field was added: reset it in PmuPlacement::clear()");
 static_assert(sizeof(perfspec::ResolvedEvent) == 512,
@@ -14,7 +16,10 @@ namespace perfspec {
 
 void EventSet::append(EventSet&& other) {
   const std::size_t base = events.size(), gbase = groups.size();
-  events.reserve(base + other.events.size());
+  // Geometric growth: a set built by appending one event at a time is linear (reserving exactly what
+  // is needed would copy every event at every append).
+  if (events.capacity() < base + other.events.size())
+    events.reserve(std::max(base + other.events.size(), 2 * events.capacity()));
   for (auto& e : other.events) {
     e.leader += base;
     e.group += gbase;

@@ -132,12 +132,46 @@ struct Opened {
   std::vector<Which> which;
 };
 
-// plan(): the request read into the metrics wanted, each resolved (once per value of `?`, once per
+}  // namespace
+
+// What the plans of one Planner share: the definitions, and the resolvers (each with the metrics it
+// folded and the events it resolved), one per value of `?`.
+struct Planner::Shared {
+  Shared(const spec::Machine& m, const Options& o) : machine(m), options(o) {
+    for (const auto& d : options.extra) defs.add(d);
+    for (auto& d : machine_metrics(machine)) defs.add(std::move(d));
+  }
+  const spec::Machine& machine;
+  const Options options;
+  Definitions defs;
+  std::map<int, Resolver> resolvers;
+
+  // The resolver for `parameter` (-1: the options' own): for a request with an ad hoc definition, one
+  // of its own (`adhoc` shadows a metric of its name, for this request only).
+  Resolver& resolver(int parameter, std::optional<Resolver>& adhoc_resolver, const Definition* adhoc) {
+    if (adhoc) {
+      if (!adhoc_resolver) adhoc_resolver.emplace(machine, options, defs, adhoc);
+      if (parameter < 0 || parameter == options.parameter) return *adhoc_resolver;
+    }
+    int key = parameter < 0 ? options.parameter : parameter;
+    auto it = resolvers.find(key);
+    if (it == resolvers.end()) {
+      Options other = options;
+      other.parameter = key;
+      it = resolvers.try_emplace(key, machine, other, defs, nullptr).first;
+    }
+    return it->second;
+  }
+};
+
+namespace {
+
+// One plan: the request read into the metrics wanted, each resolved (once per value of `?`, once per
 // core PMU on a hybrid machine), then their events grouped per metric and PMU, sharing groups.
-class Planner {
+class Planning {
  public:
-  Planner(const spec::Machine& machine, const Options& options)
-      : machine_(machine), options_(options), defs_(definitions()), r_(machine, options, defs_) {}
+  explicit Planning(Planner::Shared& shared)
+      : shared_(shared), machine_(shared.machine), options_(shared.options), defs_(shared.defs) {}
 
   Plan run(std::string_view request) {
     want_request(request);
@@ -149,12 +183,16 @@ class Planner {
   }
 
  private:
+  Planner::Shared& shared_;
   const spec::Machine& machine_;
   const Options& options_;
-  std::vector<Definition> defs_;
-  Resolver r_;
+  const Definitions& defs_;
+  std::optional<Definition> adhoc_;         // the request's `NAME = EXPR`
+  std::optional<Resolver> adhoc_resolver_;  // the resolver that sees it
+  Resolver* r_ = &shared_.resolver(-1, adhoc_resolver_, nullptr);
   std::vector<Definition> wanted_;  // what was asked for, in order, each metric once
   std::vector<char> wanted_alone_;  // asked for by a name its MetricgroupNoGroup lists
+  std::set<std::pair<std::string, std::string>> wanted_names_;  // each wanted metric's name and PMU
   Plan out_;
   std::vector<char> alone_by_request_;                    // parallel to out_.metrics
   std::vector<std::vector<std::string>> ids_of_;          // each metric's identifiers
@@ -163,15 +201,8 @@ class Planner {
   std::map<std::string, std::vector<Which>> topdown_of_;  // the ungrouped metrics' topdown events, per PMU
   std::vector<Opened> opened_;
 
-  std::vector<Definition> definitions() const {
-    std::vector<Definition> defs = options_.extra;
-    for (auto& d : machine_metrics(machine_)) defs.push_back(std::move(d));
-    return defs;
-  }
-
   void want(const Definition& d, std::string_view item = {}) {
-    for (const auto& w : wanted_)
-      if (ascii_iequal(w.name, d.name) && w.pmu == d.pmu) return;
+    if (!wanted_names_.insert({spec::ascii_lowered(d.name), d.pmu}).second) return;
     wanted_.push_back(d);
     Definition names;
     names.groups = d.no_group;
@@ -205,22 +236,21 @@ class Planner {
     if (d.expr.empty())
       throw Error(ErrorKind::syntax, fmt::format("expected the expression of metric '{}' after '='", d.name),
                   Span{static_cast<std::uint32_t>(sign), static_cast<std::uint32_t>(sign + 1)});
-    defs_.insert(defs_.begin(), d);
-    want(d);
+    adhoc_ = std::move(d);
+    r_ = &shared_.resolver(-1, adhoc_resolver_, &*adhoc_);
+    want(*adhoc_);
   }
 
   void want_names(std::string_view request) {
     for (const auto& [item, span] : request_items(request)) {
       bool found = false;
-      for (const auto& d : defs_)
-        if (ascii_iequal(d.name, item)) want(d, item), found = true;
+      for (const Definition* d : defs_.named(item)) want(*d, item), found = true;
       if (!found)
-        for (const auto& d : defs_)
-          if (in_group(d, item)) want(d, item), found = true;
+        for (const Definition* d : defs_.in_group(item)) want(*d, item), found = true;
       if (!found)
         throw Error(ErrorKind::unknown_name, fmt::format("unknown metric or metric group '{}'", item), span,
-                    defs_.empty() ? "this machine has no metric tables (see --events-dir)"
-                                  : "see perfspec list --metrics");
+                    defs_.all.empty() ? "this machine has no metric tables (see --events-dir)"
+                                      : "see perfspec list --metrics");
     }
   }
 
@@ -237,26 +267,16 @@ class Planner {
       if (!count) todo.emplace_back(&w, options_.parameter);
       for (unsigned j = 0; j < count.value_or(0); ++j) todo.emplace_back(&w, static_cast<int>(j));
     }
-    std::map<int, Resolver> with_parameter;  // a resolver per value of `?`
     for (const auto& [def, parameter] : todo) {
       const std::size_t w = static_cast<std::size_t>(def - wanted_.data());
-      Resolver* resolver = &r_;
-      if (parameter >= 0 && parameter != options_.parameter) {
-        auto it = with_parameter.find(parameter);
-        if (it == with_parameter.end()) {
-          Options other = options_;
-          other.parameter = parameter;
-          it = with_parameter.try_emplace(parameter, machine_, other, defs_).first;
-        }
-        resolver = &it->second;
-      }
-      ResolvedMetric m = resolver->resolve(*def);
+      Resolver& resolver = shared_.resolver(parameter, adhoc_resolver_, adhoc_ ? &*adhoc_ : nullptr);
+      ResolvedMetric m = resolver.resolve(*def);
       m.parameter = parameter;
       // On a hybrid machine a metric not written for one core PMU (an ad hoc one, or a table's without
       // Unit) is one metric per core PMU its events are on: `instructions / cycles` is the IPC of the
       // P-cores and that of the E-cores, not a ratio of their sums. Each instance counts only its own
       // PMU's events (Definition::pmu says which).
-      std::vector<std::string> instances = core_instances(m, r_, machine_);
+      std::vector<std::string> instances = core_instances(m, *r_, machine_);
       if (instances.empty()) {
         out_.metrics.push_back(std::move(m));
         alone_by_request_.push_back(wanted_alone_[w]);
@@ -314,7 +334,7 @@ class Planner {
 
   void note_topdown(const ResolvedMetric& m, const std::vector<std::string>& ids) {
     for (const auto& id : ids) {
-      const EventSet& set = r_.events_of(id);
+      const EventSet& set = r_->events_of(id);
       for (std::size_t k = 0; k < set.events.size(); ++k) {
         const auto& ev = set.events[k];
         if (ev.tool != ToolEvent::none || other_core_pmu(machine_, m.definition.pmu, ev.pmu) ||
@@ -339,14 +359,14 @@ class Planner {
     const bool alone = alone_of_[which];
     std::vector<const ResolvedEvent*> in_group;
     for (const auto& id : ids)
-      for (const auto& ev : r_.events_of(id).events)
+      for (const auto& ev : r_->events_of(id).events)
         if (!other_core_pmu(machine_, m.definition.pmu, ev.pmu) && ev.tool == ToolEvent::none)
           in_group.push_back(&ev);
     const std::vector<std::string_view> group_pmu_of = resolver::group_pmu_names(machine_, in_group);
     std::size_t next_in_group = 0;
     std::vector<std::pair<std::string, std::vector<Which>>> by_pmu;
     for (const auto& id : ids) {
-      const EventSet& set = r_.events_of(id);
+      const EventSet& set = r_->events_of(id);
       for (std::size_t k = 0; k < set.events.size(); ++k) {
         const auto& ev = set.events[k];
         if (other_core_pmu(machine_, m.definition.pmu, ev.pmu)) continue;
@@ -399,11 +419,11 @@ class Planner {
   // topdown events as the kernel takes them: slots leads, the metric events follow it.
   const Opened& open(ResolvedMetric& m, const std::string& key, std::vector<Which> members) {
     std::stable_sort(members.begin(), members.end(), [&](const auto& a, const auto& b) {
-      return resolver::topdown_rank(machine_, r_.events_of(a.first).events[a.second]) <
-             resolver::topdown_rank(machine_, r_.events_of(b.first).events[b.second]);
+      return resolver::topdown_rank(machine_, r_->events_of(a.first).events[a.second]) <
+             resolver::topdown_rank(machine_, r_->events_of(b.first).events[b.second]);
     });
     std::vector<const ResolvedEvent*> evs;
-    for (const auto& [id, k] : members) evs.push_back(&r_.events_of(id).events[k]);
+    for (const auto& [id, k] : members) evs.push_back(&r_->events_of(id).events[k]);
     const std::string_view group_pmu = std::string_view(key).substr(0, key.find('#'));
     std::vector<std::size_t> sizes = counter_fit(machine_, group_pmu, evs);
     if (sizes.size() > 1)
@@ -439,8 +459,16 @@ class Planner {
 
 }  // namespace
 
+Planner::Planner(const spec::Machine& machine, const Options& options)
+    : shared_(std::make_unique<Shared>(machine, options)) {}
+Planner::Planner(Planner&&) noexcept = default;
+Planner& Planner::operator=(Planner&&) noexcept = default;
+Planner::~Planner() = default;
+
+Plan Planner::plan(std::string_view request) { return Planning(*shared_).run(request); }
+
 Plan plan(std::string_view request, const spec::Machine& machine, const Options& options) {
-  return Planner(machine, options).run(request);
+  return Planner(machine, options).plan(request);
 }
 
 }  // namespace perfspec::metric

@@ -6,10 +6,13 @@
 #include <algorithm>
 #include <cmath>
 #include <cstddef>
+#include <deque>
 #include <limits>
 #include <map>
 #include <string>
 #include <string_view>
+#include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 #include "perfspec/metric.hpp"
@@ -73,10 +76,38 @@ struct Frame {
   const Frame* outer;
 };
 
+// The metrics a plan can name, in order (Options::extra first, then the machine's tables), with their
+// names and groups indexed (ASCII lowercase): a request or a reference finds its metrics in constant
+// time, however many there are. `all` is a deque: what is added never moves.
+struct Definitions {
+  std::deque<Definition> all;
+  std::unordered_map<std::string, std::vector<const Definition*>> by_name, by_group;
+  void add(Definition d);
+  // The metrics named `name` (an ad hoc definition first, as it shadows the others), in order.
+  std::vector<const Definition*> named(std::string_view name, const Definition* adhoc = nullptr) const;
+  // The metrics of group `group` (MetricGroup, or the DefaultMetricgroupName), in order.
+  const std::vector<const Definition*>& in_group(std::string_view group) const;
+};
+
+// How deep folding may go: the syntax trees of a metric and of the metrics it refers to, one inside the
+// other, as many levels as the parser lets one tree have (perf's tables nest a few tens). Folding,
+// computing and listing identifiers recurse over this, so it bounds the stack they take (about 0.75 KB
+// a level in a release build).
+inline constexpr unsigned max_fold_depth = 1000;
+// The error of an expression deeper than that, at `span`.
+inline Error nests_too_deeply(Span span) {
+  return Error(ErrorKind::bad_value,
+               "the expression nests too deeply with the metrics it refers to (more than " +
+                   std::to_string(max_fold_depth) + " levels)",
+               span);
+}
+
 class Resolver {
  public:
-  Resolver(const spec::Machine& machine, const Options& options, const std::vector<Definition>& defs)
-      : machine_(machine), options_(options), defs_(defs) {}
+  // `adhoc`: a request's ad hoc `NAME = EXPR`, which shadows any metric of that name.
+  Resolver(const spec::Machine& machine, const Options& options, const Definitions& defs,
+           const Definition* adhoc = nullptr)
+      : machine_(machine), options_(options), defs_(defs), adhoc_(adhoc) {}
 
   // Resolves `def` (the metric asked for): parse, fold, the metrics it refers to folded once each.
   ResolvedMetric resolve(const Definition& def);
@@ -87,12 +118,19 @@ class Resolver {
  private:
   const spec::Machine& machine_;
   const Options options_;  // a copy: a resolver per value of `?` has its own
-  const std::vector<Definition>& defs_;
+  const Definitions& defs_;
+  const Definition* adhoc_;
+  unsigned depth_ = 0;  // of fold()
+  unsigned peak_ = 0;   // the deepest fold() reached (with the heights of references already folded)
+  // The metrics being folded (lowercase names), from the one asked for to the innermost: a metric
+  // that refers to one of them is a cycle.
+  std::unordered_set<std::string> folding_;
   std::map<std::string, EventSet, std::less<>> events_;
   // Each metric referred to, folded once, with what folding it found.
   struct Folded {
     Expr expr;
     std::vector<std::string> notes;
+    unsigned height = 0;  // the levels of fold() below the reference to it (its references' included)
   };
   std::map<const Definition*, Folded> refs_;
   std::vector<std::string>* folded_ = nullptr;

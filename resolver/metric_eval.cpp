@@ -44,10 +44,19 @@ struct Evaluator {
   std::span<const double> slots{};
   std::vector<const Expr*> ref_at{};
   std::vector<double> ref_value{};
-  std::vector<char> ref_done{};
+  std::vector<char> ref_done{};  // 1: computed; 2: being computed (a reference to it is a cycle: NaN)
+  unsigned depth = 0;
 
   double operator()(const Expr& e) {
     using K = Expr::Kind;
+    // plan()'s metrics nest at most max_fold_depth levels, references included; a tree built by hand
+    // may not.
+    if (depth >= max_fold_depth) throw nests_too_deeply(e.span);
+    ++depth;
+    struct Leave {
+      unsigned& depth;
+      ~Leave() { --depth; }
+    } leave{depth};
     switch (e.kind) {
       case K::number: return e.number;
       case K::nan:
@@ -61,6 +70,7 @@ struct Evaluator {
         if (e.slot != 0 && e.slot <= ref_at.size()) {
           const std::size_t k = e.slot - 1;
           if (!ref_done[k]) {
+            ref_done[k] = 2;
             ref_value[k] = (*this)(*ref_at[k]);
             ref_done[k] = 1;
           }
@@ -68,8 +78,10 @@ struct Evaluator {
         }
         if (auto m = memo.find(e.name); m != memo.end()) return m->second;
         auto it = refs.find(e.name);
-        double v = it == refs.end() ? nan : (*this)(it->second);
-        memo.emplace(e.name, v);
+        if (it == refs.end()) return nan;
+        memo.emplace(e.name, nan);  // until computed: a cycle among `refs` is NaN
+        double v = (*this)(it->second);
+        memo[e.name] = v;
         return v;
       }
       case K::negate: return -(*this)(e.args[0]);

@@ -31,6 +31,53 @@ Origin located(const Definition& def) {
   return spec::table_metric_origin(def.origin.file, def.name, def.expr).value_or(def.origin);
 }
 
+namespace {
+
+// A metric on the chain being folded, for as long as it is folded.
+class Folding {
+ public:
+  Folding(std::unordered_set<std::string>& set, std::string name) : set_(set), name_(std::move(name)) {
+    fresh_ = set_.insert(name_).second;
+  }
+  ~Folding() {
+    if (fresh_) set_.erase(name_);
+  }
+  Folding(const Folding&) = delete;
+  Folding& operator=(const Folding&) = delete;
+
+ private:
+  std::unordered_set<std::string>& set_;
+  std::string name_;
+  bool fresh_ = false;
+};
+
+}  // namespace
+
+void Definitions::add(Definition d) {
+  const Definition& in = all.emplace_back(std::move(d));
+  by_name[spec::ascii_lowered(in.name)].push_back(&in);
+  std::vector<std::string> groups;
+  for (const auto& g : groups_of(in)) groups.push_back(spec::ascii_lowered(trim(g)));
+  if (!in.default_group.empty()) groups.push_back(spec::ascii_lowered(in.default_group));
+  std::sort(groups.begin(), groups.end());
+  groups.erase(std::unique(groups.begin(), groups.end()), groups.end());
+  for (const auto& g : groups) by_group[g].push_back(&in);
+}
+
+std::vector<const Definition*> Definitions::named(std::string_view name, const Definition* adhoc) const {
+  std::vector<const Definition*> out;
+  if (adhoc && ascii_iequal(adhoc->name, name)) out.push_back(adhoc);
+  if (auto it = by_name.find(spec::ascii_lowered(name)); it != by_name.end())
+    out.insert(out.end(), it->second.begin(), it->second.end());
+  return out;
+}
+
+const std::vector<const Definition*>& Definitions::in_group(std::string_view group) const {
+  static const std::vector<const Definition*> none;
+  auto it = by_group.find(spec::ascii_lowered(trim(group)));
+  return it == by_group.end() ? none : it->second;
+}
+
 ResolvedMetric Resolver::resolve(const Definition& def) {
   ResolvedMetric m;
   m.definition = def;
@@ -38,7 +85,10 @@ ResolvedMetric Resolver::resolve(const Definition& def) {
   folded_ = &m.folded;
   Frame top{&def, nullptr};
   m.expr = parsed(def);
-  fold(m.expr, top);
+  {
+    Folding on(folding_, spec::ascii_lowered(def.name));
+    fold(m.expr, top);
+  }
   if (options_.thresholds && !def.threshold.empty()) {
     // A threshold that cannot be resolved (it names an event this machine lacks) only loses the mark.
     try {
@@ -48,6 +98,7 @@ ResolvedMetric Resolver::resolve(const Definition& def) {
       t.expr = def.threshold;
       Expr e = parsed(t);
       Frame frame{&t, nullptr};
+      Folding on(folding_, spec::ascii_lowered(t.name));
       fold(e, frame);
       m.threshold = std::move(e);
     } catch (const Error& e) {
@@ -97,11 +148,16 @@ Expr Resolver::parsed(const Definition& def) const {
 
 const Definition* Resolver::metric_named(std::string_view name, std::string_view pmu) const {
   const Definition* any = nullptr;
-  for (const auto& d : defs_)
-    if (ascii_iequal(d.name, name)) {
-      if (d.pmu == pmu) return &d;
-      if (!any) any = &d;
-    }
+  if (adhoc_ && ascii_iequal(adhoc_->name, name)) {
+    if (adhoc_->pmu == pmu) return adhoc_;
+    any = adhoc_;
+  }
+  auto it = defs_.by_name.find(spec::ascii_lowered(name));
+  if (it == defs_.by_name.end()) return any;
+  for (const Definition* d : it->second) {
+    if (d->pmu == pmu) return d;
+    if (!any) any = d;
+  }
   return any;
 }
 
@@ -123,6 +179,13 @@ void Resolver::note(std::string text) {
 
 void Resolver::fold(Expr& e, const Frame& at) {
   using K = Expr::Kind;
+  if (depth_ >= max_fold_depth) fail(nests_too_deeply(e.span), at);
+  ++depth_;
+  peak_ = std::max(peak_, depth_);
+  struct Leave {
+    unsigned& depth;
+    ~Leave() { --depth; }
+  } leave{depth_};
   switch (e.kind) {
     case K::number:
     case K::nan:
@@ -226,29 +289,43 @@ void Resolver::fold_id(Expr& e, const Frame& at) {
   std::string id = identifier(e);
   // Another metric's name refers to that metric (perf looks for metrics first), inlined.
   if (const Definition* other = metric_named(id, at.def->pmu); other && !is_tool_name(id)) {
-    std::string chain = other->name;
-    for (const Frame* f = &at; f; f = f->outer) {
-      chain = f->def->name + " -> " + chain;
-      if (ascii_iequal(f->def->name, other->name))
-        fail(Error(ErrorKind::bad_value, fmt::format("metric '{}' refers to itself: {}", other->name, chain),
-                   e.span),
-             at);
+    std::string lowered = spec::ascii_lowered(other->name);
+    if (folding_.contains(lowered)) {
+      std::string chain = other->name;
+      for (const Frame* f = &at; f; f = f->outer) {
+        chain = f->def->name + " -> " + chain;
+        if (ascii_iequal(f->def->name, other->name)) break;
+      }
+      fail(Error(ErrorKind::bad_value, fmt::format("metric '{}' refers to itself: {}", other->name, chain),
+                 e.span),
+           at);
     }
     if (!refs_.contains(other)) {
+      Folding on(folding_, std::move(lowered));
       // Folded on its own: its notes are its own, and any metric that uses it gets them.
       Folded f;
       std::vector<std::string>* outer = folded_;
       folded_ = &f.notes;
       f.expr = parsed(*other);
       Frame frame{other, &at};
+      const unsigned outer_peak = peak_;
+      peak_ = depth_;
       try {
         fold(f.expr, frame);
       } catch (...) {
         folded_ = outer;
+        peak_ = outer_peak;
         throw;
       }
       folded_ = outer;
+      f.height = peak_ - depth_;
+      peak_ = std::max(outer_peak, peak_);
       refs_.emplace(other, std::move(f));
+    } else {
+      // Folded before (for another metric, or another plan): as deep here as when it was folded.
+      const unsigned height = refs_.at(other).height;
+      if (depth_ + height > max_fold_depth) fail(nests_too_deeply(e.span), at);
+      peak_ = std::max(peak_, depth_ + height);
     }
     Expr ref;
     ref.kind = Expr::Kind::ref;

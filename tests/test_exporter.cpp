@@ -6,6 +6,7 @@
 #include <signal.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -455,6 +456,44 @@ TEST_CASE("a configuration that cannot be read: its errno, as an I/O error") {
   CHECK(error_of("/nonexistent/exp.toml") ==
         "/nonexistent/exp.toml: error: cannot read the configuration: No such file or directory\n");
   CHECK(error_of("/") == "/: error: cannot read the configuration: Is a directory\n");
+  // Only a regular file, opened without waiting on a FIFO, and not without end.
+  test::TempTree tree;
+  const std::string fifo = tree.root() + "/fifo.toml", zero = tree.root() + "/zero.toml",
+                    big = tree.root() + "/big.toml";
+  REQUIRE(::mkfifo(fifo.c_str(), 0600) == 0);
+  CHECK(error_of(fifo) == fifo + ": error: cannot read the configuration: not a regular file\n");
+  REQUIRE(::symlink("/dev/zero", zero.c_str()) == 0);
+  CHECK(error_of(zero) == zero + ": error: cannot read the configuration: not a regular file\n");
+  REQUIRE(::truncate((tree.write("big.toml", ""), big).c_str(), static_cast<off_t>(max_config_bytes + 1)) ==
+          0);
+  CHECK(error_of(big) ==
+        big +
+            ": error: cannot read the configuration: 16777217 bytes, more than a configuration "
+            "may have (16777216)\n");
+}
+
+TEST_CASE("a file that is not TOML is not shown in the error; a long line is shown around the column") {
+  // /etc/shadow given as the configuration: the position alone, none of its lines.
+  const std::string shadow = "root:$y$j9T$abc:19000:0:99999:7:::\n";
+  try {
+    parse_config(shadow, "/etc/shadow");
+    FAIL("parsed");
+  } catch (const ConfigError& e) {
+    CHECK(std::string(e.what()) ==
+          "/etc/shadow:1:5: error: TOML: Error while parsing key-value pair: expected '=', saw ':'\n");
+  }
+  // The same text in a file named as a TOML configuration is shown.
+  CHECK(config_error(shadow).find(" 1 | root:$y$") != std::string::npos);
+  // 5,000 event strings on one line: 100 bytes either side of the column.
+  std::string events;
+  for (int i = 0; i < 5000; ++i) events += fmt::format("\"e{}\",", i);
+  std::string text = "[[set]]\nname = \"a\"\nevents = [" + events + " 3]\n";
+  std::string error = config_error(text);
+  const std::size_t column = text.size() - text.rfind('\n', text.size() - 2) - 3;  // the 3
+  CHECK(error.starts_with(fmt::format("exp.toml:3:{}: error: each of events must be a string\n", column)));
+  CHECK(error.find(" 3 | ...7\",\"e4988\",") != std::string::npos);
+  CHECK(error.find("\"e4999\", 3]\n") != std::string::npos);
+  CHECK(error.find(fmt::format("\n   | {}^\n", std::string(103, ' '))) != std::string::npos);
 }
 
 namespace {

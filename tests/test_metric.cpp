@@ -595,3 +595,87 @@ TEST_CASE("runtime parameter: a metric with '?' once per chip of hv_24x7 (PerChi
   // No '?': no parameter.
   CHECK(metric::plan("x = page\\-faults", two_socket()).metrics[0].parameter == -1);
 }
+
+namespace {
+
+// m0 = cs, m1 = m0 + 1, ..., each one level of fold() deeper: m_k reaches depth 2k + 1.
+metric::Options chain_of(int n) {
+  metric::Options o;
+  o.extra.push_back(def("m0", "cs"));
+  for (int i = 1; i < n; ++i) o.extra.push_back(def(fmt::format("m{}", i), fmt::format("m{} + 1", i - 1)));
+  return o;
+}
+
+}  // namespace
+
+TEST_CASE(
+    "a metric nesting deeper than 1000 levels with the metrics it refers to is an error at the reference") {
+  const metric::Options o = chain_of(20000);
+  // m499 reaches depth 999, m500 1001: the error is in the innermost metric, at what would go deeper.
+  CHECK(plan_error("m499", skx(), o).empty());
+  CHECK(plan_error("m500", skx(), o) ==
+        "metric 'm0': 'cs'\n"
+        "              \\___ the expression nests too deeply with the metrics it refers to (more than 1000 "
+        "levels)\n");
+  // 20,000 of them: the same error, not the stack's end.
+  CHECK(plan_error("m19999", skx(), o).find("nests too deeply") != std::string::npos);
+  // A Planner folds each metric once for all its plans: one folded before is as deep as it was, in
+  // whatever order the plans come.
+  metric::Planner planner(skx(), o);
+  CHECK(planner.plan("m498").metrics.size() == 1);
+  CHECK(planner.plan("m499").metrics.size() == 1);
+  try {
+    planner.plan("m500");
+    FAIL("m500 planned");
+  } catch (const metric::MetricError& e) {
+    CHECK(e.metric() == "m499");  // m498 was folded already: the reference to it is too deep
+    CHECK(e.span().begin == 0);
+    CHECK(e.message() ==
+          "the expression nests too deeply with the metrics it refers to (more than 1000 levels)");
+  }
+}
+
+TEST_CASE(
+    "a Planner's plans are plan()'s, however many share it; an ad hoc metric shadows a name for its own plan "
+    "only") {
+  metric::Options o = chain_of(300);
+  o.extra.push_back(def("cpi", "cycles / instructions", "Ratios"));
+  o.extra.push_back(def("ipc", "instructions / cycles", "Ratios"));
+  metric::Planner planner(skx(), o);
+  for (int i : {0, 1, 150, 299}) {
+    const std::string name = fmt::format("m{}", i);
+    auto shared = planner.plan(name), alone = metric::plan(name, skx(), o);
+    CHECK(names(shared.events) == names(alone.events));
+    CHECK(shared.metrics[0].uses == alone.metrics[0].uses);
+    CHECK(metric::evaluate(shared, std::vector<double>{5})[0].value == 5 + i);
+    CHECK(metric::evaluate(alone, std::vector<double>{5})[0].value == 5 + i);
+  }
+  auto ratios = planner.plan("RATIOS");
+  REQUIRE(ratios.metrics.size() == 2);
+  CHECK(ratios.metrics[0].definition.name == "cpi");
+  // `m1 = cs * 10` is m1 for its own plan; m2, planned after with the same Planner, still uses the
+  // file's m1.
+  CHECK(metric::evaluate(planner.plan("m1 = cs * 10"), std::vector<double>{5})[0].value == 50);
+  CHECK(metric::evaluate(planner.plan("m2"), std::vector<double>{5})[0].value == 7);
+}
+
+TEST_CASE("evaluate: a cycle among references is NaN; a tree deeper than 1000 levels is an error") {
+  std::map<std::string, metric::Expr, std::less<>> refs;
+  refs.emplace("a", metric::parse("b + 1"));
+  refs.emplace("b", metric::parse("a * 2"));
+  metric::Expr a;
+  a.kind = metric::Expr::Kind::ref;
+  a.name = "a";
+  refs.at("a").args[0].kind = metric::Expr::Kind::ref;
+  refs.at("b").args[0].kind = metric::Expr::Kind::ref;
+  CHECK(std::isnan(metric::evaluate(a, {}, refs)));
+  metric::Expr deep = metric::parse("x");
+  for (int i = 0; i < 1500; ++i) {
+    metric::Expr n;
+    n.kind = metric::Expr::Kind::negate;
+    n.args.push_back(std::move(deep));
+    deep = std::move(n);
+  }
+  CHECK_THROWS_WITH(metric::evaluate(deep, {{"x", 1.0}}),
+                    "the expression nests too deeply with the metrics it refers to (more than 1000 levels)");
+}

@@ -12,6 +12,7 @@
 #include <cstdint>
 #include <limits>
 #include <map>
+#include <memory>
 #include <optional>
 #include <span>
 #include <string>
@@ -215,6 +216,27 @@ struct Plan {
 /// Example: `auto plan = metric::plan("ipc = instructions / cycles", machine);`
 Plan plan(std::string_view request, const spec::Machine& machine, const Options& options = {});
 
+/// Many requests planned against one machine with the same options, as plan() plans each, sharing the
+/// work: the metrics they can name are gathered and indexed once, and each metric one of them refers
+/// to is folded and each event resolved once for all. Planning N requests is linear in what they
+/// name, where N calls of plan() each read every definition again. `machine` must outlive it.
+///
+/// Example: `metric::Planner planner(machine, options); for (auto& r : requests)
+/// plans.push_back(planner.plan(r));`
+class Planner {
+ public:
+  Planner(const spec::Machine& machine, const Options& options = {});
+  Planner(Planner&&) noexcept;
+  Planner& operator=(Planner&&) noexcept;
+  ~Planner();
+  /// As plan(request, machine, options). Throws MetricError as it does.
+  Plan plan(std::string_view request);
+  struct Shared;
+
+ private:
+  std::unique_ptr<Shared> shared_;
+};
+
 /// A metric's value: NaN with `why` when an input it needed was not counted (never a made-up number),
 /// or when the arithmetic has none (a division by zero).
 struct Value {
@@ -231,7 +253,8 @@ std::vector<Value> evaluate(const Plan& plan, std::span<const double> event_valu
                             std::span<const std::string> why = {});
 
 /// Evaluate one folded expression, identifiers taken from `value_of` (NaN: not counted) and metric
-/// references from `refs`. For tests and for thresholds.
+/// references from `refs`. For tests and for thresholds. A reference in a cycle among `refs` is NaN;
+/// a tree (with its references) nesting more than 1000 levels throws Error (bad_value).
 double evaluate(const Expr& expr, const std::map<std::string, double, std::less<>>& value_of,
                 const std::map<std::string, Expr, std::less<>>& refs = {});
 

@@ -17,7 +17,8 @@
 4. SIGHUP while 10 threads scrape: 20 reloads alternating the config and the config plus one set; every
    scrape succeeds, reloads_total{result="success"} grows by 20, the unchanged sets' counters never go
    back. Then a bad config (an unknown event) keeps the old series, with last_reload_success 0 and
-   config_error_info; fixing the file makes the next reload succeed.
+   config_error_info, as do metrics 20,000 deep, 20 metrics of 990 nested levels, a link to /dev/zero
+   and a FIFO as the file; fixing the file makes the next reload succeed.
 5. fds: /proc/PID/fd and perfspec_exporter_open_fds grow by at most 2 over the whole test.
 6. SIGTERM: exit status 0 (within 60 s: a hang detector), no core file, no "terminate called"/"Sanitizer" in stderr.
 
@@ -334,6 +335,26 @@ def main():
         check(bad["perfspec_exporter_last_reload_success"] == 0, "last_reload_success not 0 after bad config")
         check(any(k.startswith("perfspec_exporter_config_error_info{") for k in bad), "no config_error_info")
         check(stable(bad) == want, "the series changed after a failed reload")
+        # Files that once killed the daemon or held its signal thread (issue 34): metrics that refer
+        # to each other 20,000 deep; 20 metrics of 990 nested levels, each using the one before; a link
+        # to /dev/zero; a FIFO. Each is a failed reload, the series stay.
+        chain = ['[[metric]]\nname = "m0"\nexpr = "task\\\\-clock"\n'] + [
+            f'[[metric]]\nname = "m{i}"\nexpr = "m{i - 1} + 1"\n' for i in range(1, 20000)]
+        nested = ['[[metric]]\nname = "n0"\nexpr = "' + "(1+" * 990 + 'task\\\\-clock' + ")" * 990 + '"\n'] + [
+            f'[[metric]]\nname = "n{i}"\nexpr = "' + "(1+" * 990 + f"n{i - 1}" + ")" * 990 + '"\n'
+            for i in range(1, 20)]
+        hostile = [("20,000 chained metrics", lambda: write(cfg, "".join(chain) + config_text(base).replace(
+                       'aggregation = "cpu"', 'aggregation = "cpu"\nmetrics = ["m19999"]', 1))),
+                   ("20 deeply nested metrics", lambda: write(cfg, "".join(nested) + config_text(base).replace(
+                       'aggregation = "cpu"', 'aggregation = "cpu"\nmetrics = ["n19"]', 1))),
+                   ("a link to /dev/zero", lambda: (os.remove(cfg), os.symlink("/dev/zero", cfg))),
+                   ("a FIFO", lambda: (os.remove(cfg), os.mkfifo(cfg)))]
+        for what, make in hostile:
+            make()
+            check(hup("reload failed", give_up=lambda: proc.poll() is not None),
+                  f"no 'reload failed' after {what} (exit status {proc.poll()})")
+            check(stable(scrape(port)[0]) == want, f"the series changed after {what}")
+        os.remove(cfg)
         write(cfg, config_text(base))
         check(hup("reloaded"), "no reload after fixing the config")
         fixed = scrape(port)[0]
