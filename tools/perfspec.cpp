@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
+#include <iostream>
 #include <string>
 #include <utility>
 #include <vector>
@@ -138,7 +139,10 @@ int main(int argc, char** argv) {
   }
   errors = commands.error_format(errors);
   try {
-    return commands.run(machine, std::move(script_fields), argc, argv);
+    const int status = commands.run(machine, std::move(script_fields), argc, argv);
+    std::cout.flush();
+    tools::flush_output(stdout, "standard output");  // what was not written is not a success
+    return status;
   } catch (const perfspec::Error& e) {
     return tools::report_error(e, errors);
   } catch (const std::exception& e) {

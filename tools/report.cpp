@@ -1,8 +1,11 @@
 // SPDX-License-Identifier: MIT
 #include "tools/report.hpp"
 
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
 
+#include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include "perfspec/print.hpp"
@@ -40,6 +43,15 @@ int report_error(const Error& error, ErrorFormat format) {
   std::string text = format == ErrorFormat::json ? error_json(shown) : "perfspec: " + render(shown, {});
   std::fputs(text.c_str(), stderr);
   return exit_status(error.kind());
+}
+
+void flush_output(std::FILE* file, std::string_view what) {
+  errno = 0;
+  const bool failed = std::fflush(file) != 0;
+  const int error = errno;
+  if (!failed && !std::ferror(file)) return;
+  throw Error(ErrorKind::io, error != 0 ? fmt::format("write failure on {}: {}", what, std::strerror(error))
+                                        : fmt::format("write failure on {}", what));
 }
 
 int report_internal(std::string_view what, ErrorFormat format) {

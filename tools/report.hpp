@@ -3,6 +3,7 @@
 // How the `perfspec` command reports an error on stderr, in one place for every subcommand: as text
 // (perf-style, a caret under the event string) or, under `--format json`, as one line of JSON of the
 // schema perfspec-error/1 (docs/output-formats.md). The exit status is the same either way.
+#include <cstdio>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -31,6 +32,11 @@ int report_error(const Error& error, ErrorFormat format);
 /// An exception that is no perfspec::Error, a bug: `perfspec: internal error: WHAT` in text, kind
 /// `internal` in JSON. Returns 70 (EX_SOFTWARE).
 int report_internal(std::string_view what, ErrorFormat format);
+
+/// Flushes `file` (named `what` in the error, e.g. "standard output") and throws Error (io) when
+/// anything written to it was not: a full disk, /dev/full, a closed descriptor. Output that was lost
+/// is an error, never a success.
+void flush_output(std::FILE* file, std::string_view what);
 /// A mistake on the command line found before a subcommand runs (by CLI11, or a misspelt subcommand):
 /// the JSON line of kind `usage` with MESSAGE and HELP, for the caller to print.
 std::string usage_json(std::string_view message, std::string_view help);

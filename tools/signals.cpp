@@ -23,7 +23,14 @@ void catch_stop_signals() {
   struct sigaction sa {};
   sa.sa_handler = on_signal;
   ::sigemptyset(&sa.sa_mask);
-  for (int sig : {SIGINT, SIGTERM, SIGHUP}) ::sigaction(sig, &sa, nullptr);
+  for (int sig : {SIGINT, SIGTERM, SIGHUP}) {
+    // SIGHUP ignored when perfspec started (nohup) stays ignored, by perfspec and by the command it
+    // runs, as perf leaves it. SIGINT and SIGTERM are caught as perf catches them, even where the shell
+    // ignores SIGINT for a background job.
+    struct sigaction now {};
+    if (sig == SIGHUP && ::sigaction(sig, nullptr, &now) == 0 && now.sa_handler == SIG_IGN) continue;
+    ::sigaction(sig, &sa, nullptr);
+  }
 }
 
 void end_by_stop_signal() {

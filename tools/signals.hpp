@@ -9,7 +9,7 @@ namespace perfspec::tools {
 /// SIGINT, SIGTERM and SIGHUP to perfspec: how many came, and the last one (catch_stop_signals).
 extern volatile sig_atomic_t signals_received;
 extern volatile sig_atomic_t last_signal;
-/// Count those signals instead of dying of them.
+/// Count those signals instead of dying of them; SIGHUP ignored when perfspec started (nohup) stays ignored.
 void catch_stop_signals();
 /// After a run with no command of its own (-a, -p, -t, or nothing named: the whole system) that a
 /// stop signal ended, end perfspec by that signal, as perf stat and perf record do (their sig_atexit,

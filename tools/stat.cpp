@@ -36,6 +36,22 @@ class StatSession {
  public:
   explicit StatSession(const StatOptions& o) : o_(o), machine_(o.sysfs, o.machine) {}
 
+  // -o FILE: closed, and an error when what was written did not reach it (a full disk); the counts on
+  // standard error likewise (2>/dev/full: the exit status says what the lost text would have).
+  void close_output() {
+    if (!file_) {
+      if (std::ferror(stderr)) throw Error(ErrorKind::io, "write failure on standard error");
+      return;
+    }
+    out_ = stderr;
+    std::FILE* f = file_.release();
+    const bool failed = std::ferror(f) != 0;
+    errno = 0;
+    if (std::fclose(f) != 0 || failed)
+      throw Error(ErrorKind::io, errno ? fmt::format("cannot write '{}': {}", o_.output, std::strerror(errno))
+                                       : fmt::format("cannot write '{}'", o_.output));
+  }
+
   int run() {
     open_output();
     check_stat_options(o_);
@@ -294,7 +310,12 @@ class StatSession {
 }  // namespace
 
 int run_stat(const StatOptions& o) {
-  const int status = StatSession(o).run();
+  int status = 0;
+  {
+    StatSession session(o);
+    status = session.run();
+    session.close_output();
+  }
   if (o.command.empty()) end_by_stop_signal();  // the command's own status otherwise, as perf's
   return status;
 }

@@ -1569,5 +1569,26 @@ check exporter-bad_listen_file 1 exporter_bad_listen_file.txt -- exporter --chec
 check exporter-missing 3 exporter_missing.txt -- exporter --check --config "$fixtures/exporter/none.toml"
 check exporter-bad_listen 2 exporter_bad_listen.txt -- exporter --config "$fixtures/exporter/good.toml" --sysfs "$fixtures/intel_skx" --no-tables --listen 9464
 
+# ---- output that is not written is an error (issue 34): /dev/full as standard output, -o or stderr ----
+wf_dir=$(mktemp -d)
+"$bin" record -q -e task-clock -o "$wf_dir/ok.data" -- true
+for args in "script -i $wf_dir/ok.data" "script --format json -i $wf_dir/ok.data" "list" "resolve cycles" \
+            "resolve --format json cycles" "decode --type 1 --config 0"; do
+  err=$("$bin" $args 2>&1 >/dev/full); status=$?
+  expect "write-failure-status ($args)" [ "$status" = 3 ]
+  expect "write-failure-text ($args)" grep -qE '^perfspec: error: write failure on standard output|"message":"write failure on standard output"' <<<"$err"
+done
+err=$("$bin" stat -e task-clock -o /dev/full -- true 2>&1); status=$?
+expect write-failure-stat-o [ "$status" = 3 ] && expect write-failure-stat-o-text grep -qxF "perfspec: error: cannot write '/dev/full'" <<<"$err"
+"$bin" stat --format json -e task-clock -- true 2>/dev/full; status=$?
+expect write-failure-stat-stderr [ "$status" = 3 ]
+"$bin" script -i "$wf_dir/ok.data" >/dev/null; expect write-ok-status [ $? = 0 ]
+rm -rf "$wf_dir"
+# nohup: a SIGHUP ignored when stat starts stays ignored by the command it runs (perf stat leaves it)
+out=$(sh -c 'trap "" HUP; exec "$0" stat -x, -e task-clock -- sh -c "kill -HUP \$\$; echo alive"' "$bin" 2>/dev/null); status=$?
+expect stat-nohup-status [ "$status" = 0 ] && expect stat-nohup-alive [ "$out" = alive ]
+out=$(sh -c 'trap "" HUP; exec "$0" record -q -e task-clock -o /dev/null -- sh -c "kill -HUP \$\$; echo alive"' "$bin" 2>/dev/null); status=$?
+expect record-nohup-status [ "$status" = 0 ] && expect record-nohup-alive [ "$out" = alive ]
+
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]
