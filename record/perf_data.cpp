@@ -52,24 +52,46 @@ namespace {
 struct Loaded {
   void* map = nullptr;
   std::size_t map_size = 0;
+  int fd = -1;  // of the mapped file, kept open to see its size again
   std::vector<std::byte> owned;
 };
 Loaded load(int fd, const std::string& path) {
   Loaded l;
   struct stat st {};
   bool regular = ::fstat(fd, &st) == 0 && S_ISREG(st.st_mode);
-  if (regular && st.st_size > 0) {
-    l.map_size = static_cast<std::size_t>(st.st_size);
-    // MAP_POPULATE: the pages are mapped in one call, not by a page fault every few pages as a reader
-    // walks them (on a 250 MB file: `perfspec script` system time about 0.14 -> 0.10 s).
-    void* p = ::mmap(nullptr, l.map_size, PROT_READ, MAP_PRIVATE | MAP_POPULATE, fd, 0);
+  auto fail = [&](std::string_view what) {
     int err = errno;
     if (fd != 0) ::close(fd);
-    if (p == MAP_FAILED)
-      throw Error(ErrorKind::io, fmt::format("cannot map '{}': {}", path, std::strerror(err)));
+    throw Error(ErrorKind::io, fmt::format("cannot {} '{}': {}", what, path, std::strerror(err)));
+  };
+  // The header's magic first: what is not perf.data (/dev/zero, an endless pipe, a 10 GB file of
+  // anything) is refused before more of it is read or mapped.
+  std::array<std::byte, 16> head{};
+  std::size_t got = 0;
+  while (got < head.size()) {
+    ssize_t n = regular ? ::pread(fd, head.data() + got, head.size() - got, static_cast<off_t>(got))
+                        : ::read(fd, head.data() + got, head.size() - got);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) fail("read");
+    if (n == 0) break;
+    got += static_cast<std::size_t>(n);
+  }
+  try {
+    check_magic(std::span<const std::byte>(head.data(), got));
+  } catch (const DecodeError&) {
+    if (fd != 0) ::close(fd);
+    throw;
+  }
+  if (regular) {
+    l.map_size = static_cast<std::size_t>(st.st_size);
+    // Not populated: the header says which pages are read (PerfData::open populates the data section).
+    void* p = ::mmap(nullptr, l.map_size, PROT_READ, MAP_PRIVATE, fd, 0);
+    if (p == MAP_FAILED) fail("map");
     l.map = p;
+    l.fd = fd;
     return l;
   }
+  l.owned.assign(head.begin(), head.begin() + static_cast<std::ptrdiff_t>(got));
   std::byte buf[1 << 16];
   for (;;) {
     ssize_t n = ::read(fd, buf, sizeof buf);
@@ -115,16 +137,30 @@ void PerfData::Impl::open_streams(const std::string& folder) {
     std::string path = folder + "/" + file;
     int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
     if (fd < 0) throw Error(ErrorKind::io, fmt::format("cannot open '{}': {}", path, std::strerror(errno)));
-    Loaded l = load(fd, path);
-    if (!l.owned.empty())  // not a regular file: perf writes none such
+    struct stat st {};
+    if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {  // perf writes none such
+      ::close(fd);
       throw Error(ErrorKind::io, fmt::format("'{}' is not a regular file", path));
+    }
     Stream s;
     s.name = file;
     s.base = virtual_end;
-    s.map = l.map;
-    s.map_size = l.map_size;
-    s.bytes = {static_cast<const std::byte*>(l.map), l.map_size};
-    virtual_end += l.map_size;
+    if (st.st_size > 0) {
+      s.map = ::mmap(nullptr, static_cast<std::size_t>(st.st_size), PROT_READ, MAP_PRIVATE, fd, 0);
+      if (s.map == MAP_FAILED) {
+        int err = errno;
+        ::close(fd);
+        throw Error(ErrorKind::io, fmt::format("cannot map '{}': {}", path, std::strerror(err)));
+      }
+      s.map_size = static_cast<std::size_t>(st.st_size);
+      s.guard = MappingGuard(s.map, s.map_size);
+      s.fd = fd;
+    } else {
+      s.map = nullptr;
+      ::close(fd);
+    }
+    s.bytes = {static_cast<const std::byte*>(s.map), s.map_size};
+    virtual_end += s.map_size;
     streams.push_back(std::move(s));
   }
 }
@@ -144,16 +180,28 @@ PerfData PerfData::open(const std::string& path) {
                                              path));
     throw Error(ErrorKind::io, fmt::format("cannot open '{}': {}", header, std::strerror(err)));
   }
-  Loaded l = load(fd, header);
-  impl->map = l.map;
-  impl->map_size = l.map_size;
-  impl->owned = std::move(l.owned);
-  impl->bytes = impl->map
-                    ? std::span<const std::byte>(static_cast<const std::byte*>(impl->map), impl->map_size)
-                    : std::span<const std::byte>(impl->owned);
   impl->name = path == "-" ? "stdin" : header;
   try {
+    Loaded l = load(fd, header);
+    impl->map = l.map;
+    impl->map_size = l.map_size;
+    impl->map_fd = l.fd;
+    impl->guard = MappingGuard(l.map, l.map_size);
+    impl->owned = std::move(l.owned);
+    impl->bytes = impl->map
+                      ? std::span<const std::byte>(static_cast<const std::byte*>(impl->map), impl->map_size)
+                      : std::span<const std::byte>(impl->owned);
     impl->parse();
+    // The data section's pages mapped in one call, not by a page fault every few pages as a reader
+    // walks them (on a 250 MB file: `perfspec script` system time about 0.14 -> 0.10 s). Linux 5.14's
+    // MADV_POPULATE_READ; an older kernel's EINVAL only loses that.
+    if (impl->map && impl->data_size > 0) {
+      constexpr int populate_read = 22;  // MADV_POPULATE_READ
+      const std::uintptr_t page = 4096;
+      auto from = reinterpret_cast<std::uintptr_t>(impl->bytes.data() + impl->data_offset) & ~(page - 1);
+      auto to = reinterpret_cast<std::uintptr_t>(impl->bytes.data() + impl->data_offset + impl->data_size);
+      ::madvise(reinterpret_cast<void*>(from), to - from, populate_read);
+    }
     constexpr auto dir = static_cast<unsigned>(Feature::dir_format);
     if (!impl->pipe && impl->present[dir] != folder) {
       if (folder)
@@ -259,6 +307,8 @@ bool PerfData::next(Record& out) {
       return true;
     }
   } catch (const DecodeError& e) {
+    if (m.truncated())  // the zeros where the file's pages were: not the file's fault
+      throw Error(ErrorKind::io, fmt::format("'{}' was truncated while it was read", m.name));
     rethrow_in(m.name, e);
   }
 }
@@ -296,10 +346,17 @@ void PerfData::Impl::decompress(const Record& compressed) {
       bad(compressed.offset,
           fmt::format("COMPRESSED record at offset {:#x}: decompresses to more than {} MiB",
                       compressed.offset, max_decompressed >> 20));
+    if (zstd_out + c.bytes.size() > decompressed_free + max_compression_ratio * (zstd_in + in.pos))
+      bad(compressed.offset,
+          fmt::format("COMPRESSED record at offset {:#x}: the compressed records decompress to more than "
+                      "{} MiB and {} times their size (a zstd bomb?)",
+                      compressed.offset, decompressed_free >> 20, max_compression_ratio));
     if (in.pos == before && out.pos == 0)
       bad(compressed.offset,
           fmt::format("COMPRESSED record at offset {:#x}: zstd makes no progress", compressed.offset));
   }
+  zstd_in += in.size;
+  zstd_out += c.bytes.size();
   if (next_base == 0) next_base = std::max<std::uint64_t>(virtual_end, bytes.size());
   c.base = next_base;
   next_base += c.bytes.size();
@@ -338,6 +395,7 @@ void PerfData::rewind() {
   m.in_chunk = false;
   m.chunk_pos = 0;
   m.next_base = 0;
+  m.zstd_in = m.zstd_out = 0;
   if (m.zstd) ZSTD_initDStream(m.zstd);
 }
 

@@ -89,17 +89,21 @@ void PerfData::Impl::name_tracepoints() {
   }
 }
 
-void PerfData::Impl::parse() {
-  if (bytes.size() < pipe_header_size)
-    bad(0, fmt::format("{} bytes: too short for a perf.data header", bytes.size()));
-  std::uint64_t magic = u64_at(bytes, 0);
+void detail::check_magic(std::span<const std::byte> head) {
+  if (head.size() < pipe_header_size)
+    bad(0, fmt::format("{} bytes: too short for a perf.data header", head.size()));
+  std::uint64_t magic = u64_at(head, 0);
   if (magic != magic2) {
     if (magic == __builtin_bswap64(magic2))
       bad(0, "written on a machine of the other byte order: perfspec reads native-endian files only");
-    if (std::memcmp(bytes.data(), "PERFFILE", 8) == 0)
+    if (std::memcmp(head.data(), "PERFFILE", 8) == 0)
       bad(0, "a version 1 file (PERFFILE): only PERFILE2 files are read");
     bad(0, "not a perf.data file (no PERFILE2 magic)");
   }
+}
+
+void PerfData::Impl::parse() {
+  check_magic(bytes.first(std::min<std::size_t>(bytes.size(), pipe_header_size)));
   std::uint64_t size = u64_at(bytes, 8);
   if (size == pipe_header_size) {
     pipe = true;

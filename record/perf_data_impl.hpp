@@ -3,6 +3,8 @@
 // What a PerfData holds (internal to record/): the file's bytes or mapping, its header's facts, the
 // decompression and --threads streams being read; and the bounds-checked reads of the header.
 #include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <array>
 #include <cstddef>
@@ -21,6 +23,7 @@
 
 #include "perfspec/perf_data.hpp"
 #include "perfspec/tracepoint.hpp"
+#include "record/mapping_guard.hpp"
 
 namespace perfspec::record {
 
@@ -31,6 +34,11 @@ inline constexpr std::size_t file_header_size = 104;            // struct perf_f
 inline constexpr std::size_t pipe_header_size = 16;             // struct perf_pipe_file_header
 inline constexpr unsigned feature_bits = 256;
 inline constexpr std::size_t max_decompressed = std::size_t{256} << 20;  // of one COMPRESSED record
+// Of all of a file's COMPRESSED records: this many bytes, and past them this many times what they
+// were compressed to (perf's zstd at its level 1 packs records 3 to 30 times); more is a zstd bomb,
+// whose every chunk would be kept (a 178 KB file expanded to 2 GB).
+inline constexpr std::uint64_t decompressed_free = std::uint64_t{256} << 20;
+inline constexpr std::uint64_t max_compression_ratio = 200;
 
 inline std::uint64_t u64_at(std::span<const std::byte> b, std::size_t at) {
   std::uint64_t v;
@@ -74,6 +82,10 @@ inline std::string header_string(std::span<const std::byte>& b, std::uint64_t wh
   return s;
 }
 
+// The first 16 bytes of a perf.data file or stream (its magic and header size): throws DecodeError
+// when they are not perf.data's, saying what they are when it can.
+void check_magic(std::span<const std::byte> head);
+
 }  // namespace detail
 
 struct PerfData::Impl {
@@ -81,6 +93,8 @@ struct PerfData::Impl {
   std::vector<std::byte> owned;
   void* map = nullptr;
   std::size_t map_size = 0;
+  detail::MappingGuard guard;  // of `map`: a file truncated while read is an error, not SIGBUS
+  int map_fd = -1;             // the mapped file (0: standard input, not closed here)
   std::span<const std::byte> bytes;
   bool pipe = false;
   std::uint64_t data_offset = 0, data_size = 0;
@@ -110,6 +124,8 @@ struct PerfData::Impl {
   bool in_chunk = false;
   std::size_t chunk_pos = 0;
   std::uint64_t next_base = 0;
+  std::uint64_t zstd_in = 0,
+                zstd_out = 0;  // the bytes of every COMPRESSED record so far, and of their chunks
 
   // A folder of perf record --threads: the records of its data.N files after the header file's data
   // section, each file's numbered from `base` (offsets past the end of the header file; decode_at finds
@@ -119,6 +135,8 @@ struct PerfData::Impl {
     std::uint64_t base = 0;
     void* map = nullptr;
     std::size_t map_size = 0;
+    detail::MappingGuard guard;
+    int fd = -1;
     std::span<const std::byte> bytes;
   };
   std::vector<Stream> streams;
@@ -126,12 +144,29 @@ struct PerfData::Impl {
   std::uint64_t virtual_end = 0;  // past the header file and every stream: where chunks are numbered
 
   ~Impl() {
+    guard = {};  // unguarded before unmapped: the addresses may be mapped again at once
     if (map) ::munmap(map, map_size);
-    for (auto& s : streams)
+    if (map_fd > 0) ::close(map_fd);
+    for (auto& s : streams) {
+      s.guard = {};
       if (s.map) ::munmap(s.map, s.map_size);
+      if (s.fd >= 0) ::close(s.fd);
+    }
     if (zstd) ZSTD_freeDStream(zstd);
   }
   void open_streams(const std::string& folder);
+  // Whether a mapped file was truncated while read (its missing pages read as zeros).
+  // (The last page of a file cut short reads as zeros past its new end, without SIGBUS: its size says.)
+  bool truncated() const {
+    auto shorter = [](int fd, std::size_t mapped) {
+      struct stat st {};
+      return fd >= 0 && ::fstat(fd, &st) == 0 && static_cast<std::uint64_t>(st.st_size) < mapped;
+    };
+    if (guard.truncated() || shorter(map_fd, map_size)) return true;
+    for (const auto& s : streams)
+      if (s.guard.truncated() || shorter(s.fd, s.map_size)) return true;
+    return false;
+  }
   void decompress(const Record& compressed);
   bool next_decompressed(Record& out);
 

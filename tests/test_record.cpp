@@ -1108,3 +1108,84 @@ TEST_CASE("perf.data: a recording whose writer died is refused as unfinished, ne
   CHECK(f.events().at(0).name == "x");
   ::unlink(path.c_str());
 }
+
+TEST_CASE("perf.data: COMPRESSED records that expand past 256 MiB and 200 times their size are refused") {
+  // A zstd bomb: 1 MiB of one sample record again and again, from a few bytes, 400 times: 400 MiB
+  // from about 20 KB.
+  Attr a = attr_with(sample_ip);
+  std::vector<std::byte> zeros;
+  const auto one = kept_sample(a, 0x10, 1, 1);
+  while (zeros.size() + one.size() <= (std::size_t{1} << 20))
+    zeros.insert(zeros.end(), one.begin(), one.end());
+  ZSTD_CStream* z = ZSTD_createCStream();
+  ZSTD_initCStream(z, 19);
+  auto path = temp_path("bomb");
+  {
+    auto w = PerfDataWriter::create(path, {{a, {}, "e"}});
+    for (int i = 0; i < 400; ++i) {
+      std::vector<std::byte> out(ZSTD_compressBound(zeros.size()));
+      ZSTD_inBuffer in{zeros.data(), zeros.size(), 0};
+      ZSTD_outBuffer o{out.data(), out.size(), 0};
+      ZSTD_compressStream(z, &o, &in);
+      ZSTD_flushStream(z, &o);
+      out.resize(o.pos);
+      Bytes r;
+      r.u32(81).u16(0).u16(static_cast<std::uint16_t>(8 + out.size())).raw(out.data(), out.size());
+      w.write(r.b);
+    }
+    w.finish();
+  }
+  ZSTD_freeCStream(z);
+  auto f = PerfData::open(path);
+  Record r;
+  try {
+    while (f.next(r)) {
+    }
+    FAIL("read to the end");
+  } catch (const DecodeError& e) {
+    CHECK(std::string(e.what()).find("the compressed records decompress to more than 256 MiB and 200 times "
+                                     "their size (a zstd bomb?)") != std::string::npos);
+  }
+  ::unlink(path.c_str());
+}
+
+TEST_CASE(
+    "perf.data: a file truncated while it is read is an error, not SIGBUS; what is not perf.data is "
+    "refused from its first bytes") {
+  auto path = temp_path("truncated");
+  Attr a = attr_with(sample_ip | sample_tid | sample_time);
+  auto write = [&] {
+    auto w = PerfDataWriter::create(path, {{a, {}, "e"}});
+    for (std::uint64_t i = 0; i < 20000; ++i) w.write(kept_sample(a, 0x1000 + i, 5, i));
+    w.finish();
+  };
+  write();
+  auto f = PerfData::open(path);
+  Record r;
+  REQUIRE(f.next(r));
+  // Its pages are mapped: cut the file under the reader at a page's start (the next page touched
+  // raises SIGBUS), then at a page's middle (the rest of that page reads as zeros).
+  REQUIRE(f.data_offset() < 8192);
+  REQUIRE(::truncate(path.c_str(), 8192) == 0);
+  std::string error;
+  try {
+    while (f.next(r)) {
+    }
+  } catch (const Error& e) {
+    error = e.message();
+  }
+  CHECK(error == "'" + path + "' was truncated while it was read");
+  write();
+  auto g = PerfData::open(path);
+  REQUIRE(g.next(r));
+  REQUIRE(::truncate(path.c_str(), 6000) == 0);
+  CHECK_THROWS_WITH(([&] {
+                      while (g.next(r)) {
+                      }
+                    }()),
+                    ("'" + path + "' was truncated while it was read").c_str());
+  ::unlink(path.c_str());
+  // /dev/zero (endless): refused from its first 16 bytes.
+  CHECK_THROWS_WITH_AS(PerfData::open("/dev/zero"), "/dev/zero: not a perf.data file (no PERFILE2 magic)",
+                       DecodeError);
+}
