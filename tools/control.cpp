@@ -2,6 +2,7 @@
 #include "tools/control.hpp"
 
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -42,16 +43,22 @@ void Control::open(const std::string& spec) {
   if (spec.empty()) return;
   auto parts = split_commas(spec.substr(spec.find(':') + 1));
   if (spec.starts_with("fifo:")) {
-    ctl_ = owned_ctl_ = ::open(parts[0].c_str(), O_RDWR | O_NONBLOCK | O_CLOEXEC);
-    if (ctl_ < 0)
-      throw Error(ErrorKind::usage,
-                  fmt::format("--control: cannot open FIFO '{}': {}", parts[0], std::strerror(errno)));
-    if (parts.size() > 1) {
-      ack_ = owned_ack_ = ::open(parts[1].c_str(), O_RDWR | O_CLOEXEC);
-      if (ack_ < 0)
+    // A FIFO, and nothing else (/dev/zero would be read without end); neither end blocks stat.
+    auto open_fifo = [](const std::string& path) {
+      int fd = ::open(path.c_str(), O_RDWR | O_NONBLOCK | O_CLOEXEC);
+      if (fd < 0)
         throw Error(ErrorKind::usage,
-                    fmt::format("--control: cannot open FIFO '{}': {}", parts[1], std::strerror(errno)));
-    }
+                    fmt::format("--control: cannot open FIFO '{}': {}", path, std::strerror(errno)));
+      struct stat st {};
+      if (::fstat(fd, &st) != 0 || !S_ISFIFO(st.st_mode)) {
+        ::close(fd);
+        throw Error(ErrorKind::usage, fmt::format("--control: '{}' is not a FIFO", path),
+                    "make one with mkfifo(1)");
+      }
+      return fd;
+    };
+    ctl_ = owned_ctl_ = open_fifo(parts[0]);
+    if (parts.size() > 1) ack_ = owned_ack_ = open_fifo(parts[1]);
   } else if (spec.starts_with("fd:")) {
     ctl_ = descriptor(parts[0]);
     ack_ = parts.size() > 1 ? descriptor(parts[1]) : -1;
@@ -70,17 +77,25 @@ Control::~Control() {
 std::vector<std::string> Control::poll() {
   std::vector<std::string> out;
   if (ctl_ < 0) return out;
-  char buf[256];
-  for (;;) {
+  // At most 64 KiB a call (a descriptor that never runs dry, fd:0 of /dev/zero, cannot hold stat), and
+  // a line no longer than any command: past 4 KiB without a newline what came is dropped, and said.
+  constexpr std::size_t per_call = 64 * 1024, longest = 4096;
+  char buf[4096];
+  for (std::size_t taken = 0; taken < per_call;) {
     ssize_t n = ::read(ctl_, buf, sizeof buf);
     if (n <= 0) break;
+    taken += static_cast<std::size_t>(n);
     pending_.append(buf, static_cast<std::size_t>(n));
-  }
-  for (auto nl = pending_.find('\n'); nl != std::string::npos; nl = pending_.find('\n')) {
-    std::string line = pending_.substr(0, nl);
-    pending_.erase(0, nl + 1);
-    while (!line.empty() && (line.back() == '\r' || line.back() == '\0')) line.pop_back();
-    if (!line.empty()) out.push_back(line);
+    for (auto nl = pending_.find('\n'); nl != std::string::npos; nl = pending_.find('\n')) {
+      std::string line = pending_.substr(0, nl);
+      pending_.erase(0, nl + 1);
+      while (!line.empty() && (line.back() == '\r' || line.back() == '\0')) line.pop_back();
+      if (!line.empty() && out.size() < 64) out.push_back(line);
+    }
+    if (pending_.size() > longest) {
+      pending_.clear();
+      ++dropped_;
+    }
   }
   return out;
 }

@@ -135,7 +135,12 @@ class StatSession {
   }
 
   void handle_control() {
-    for (const auto& cmd : control_.poll()) {
+    const auto commands = control_.poll();
+    if (control_.take_dropped() && !said_dropped_) {  // once: a descriptor of garbage would say it forever
+      std::fputs("perfspec stat: --control: a line longer than 4096 bytes was dropped (said once)\n", stderr);
+      said_dropped_ = true;
+    }
+    for (const auto& cmd : commands) {
       if (cmd == "enable" || cmd == "e") {
         set_enabled(true);
       } else if (cmd == "disable" || cmd == "d") {
@@ -297,6 +302,7 @@ class StatSession {
   StatTarget target_;
   StatRun run_;
   Control control_;
+  bool said_dropped_ = false;
   std::unique_ptr<StatCounting> counting_;
   StatReport previous_;
   int intervals_printed_ = 0;

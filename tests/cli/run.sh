@@ -885,6 +885,12 @@ expect stat-control-ack [ "$reply" = ack ]
 expect stat-control-enable [ "$status:$(head -n 2 "$tmp" | tr '\n' ' ')" = "130:Events disabled Events enabled " ]
 expect stat-control-counted grep -qE '^ +[0-9.]+ msec task-clock ' "$tmp"
 rm -f "$ctl" "$ack" "$tmp"
+# --control of what never runs dry: fifo: takes FIFOs only; fd: reads at most 64 KiB a wakeup, drops
+# lines past 4 KiB (said once), and stat ends with its command.
+err=$("$bin" stat --control fifo:/dev/zero -e task-clock -- true 2>&1); status=$?
+expect stat-control-not-fifo [ "$status" = 2 ] && expect stat-control-not-fifo-text [ "$(head -n 1 <<<"$err")" = "perfspec: error: --control: '/dev/zero' is not a FIFO" ]
+err=$(timeout 60 "$bin" stat --control fd:0 -e task-clock -- sleep 0.3 2>&1 </dev/zero); status=$?
+expect stat-control-endless [ "$status" = 0 ] && expect stat-control-endless-once [ "$(grep -c 'longer than 4096 bytes' <<<"$err")" = 1 ]
 err=$("$bin" stat -D -1 -e task-clock true 2>&1); status=$?
 expect stat-delay-needs-control [ "$status" = 2 ]
 # -C with a CPU this machine does not have.
