@@ -172,9 +172,10 @@ void Exporter::health_series(std::vector<prometheus::MetricFamily>& out, std::si
   gauge(out, "perfspec_exporter_last_reload_success", "1 when the last load of the configuration succeeded",
         last_reload_succeeded_ ? 1 : 0);
   if (!last_reload_succeeded_)
-    gauge(out, "perfspec_exporter_config_error_info",
-          "Why the last load of the configuration failed (the running one stays in place)", 1,
-          {{"file", path_}, {"error", last_error_}});
+    gauge(
+        out, "perfspec_exporter_config_error_info",
+        "Why the last load of the configuration failed (the running one stays in place)", 1,
+        {{"file", spec::printable(path_)}, {"error", last_error_}});  // a label is UTF-8: 0xff shown as \xff
 }
 
 }  // namespace perfspec::exporter

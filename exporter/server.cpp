@@ -4,6 +4,8 @@
 #include <atomic>
 #include <cstring>
 #include <sstream>
+#include <string>
+#include <string_view>
 
 #include <CivetServer.h>
 #include <civetweb.h>
@@ -23,12 +25,33 @@ namespace {
 // its threads, cleared after they have stopped.
 std::atomic<Exporter*> serving{nullptr};
 
-// OpenMetrics when the scraper prefers it (prometheus-cpp serves only the text format); 0: let the
-// text handler answer.
+// A short answer with no body, the connection closed after it.
+int answer(mg_connection* conn, int status, const char* reason, const char* headers = "") {
+  mg_printf(conn, "HTTP/1.1 %d %s\r\n%sContent-Length: 0\r\nConnection: close\r\n\r\n", status, reason,
+            headers);
+  return status;
+}
+
+// What civetweb would answer oddly: HEAD /metrics (404), OPTIONS (nothing), a WebSocket upgrade (a body
+// with no status line). Then OpenMetrics when the scraper prefers it (prometheus-cpp serves only the
+// text format); 0: let the text handler answer.
 int begin_request(mg_connection* conn) {
   const mg_request_info* info = mg_get_request_info(conn);
-  if (!info || !info->local_uri || std::strcmp(info->local_uri, "/metrics") != 0) return 0;
-  if (!info->request_method || std::strcmp(info->request_method, "GET") != 0) return 0;
+  if (!info || !info->request_method) return 0;
+  const std::string_view method = info->request_method;
+  if (mg_get_header(conn, "Upgrade"))
+    return answer(conn, 400, "Bad Request");  // nothing here is served over WebSocket or HTTP/2
+  if (method == "OPTIONS") return answer(conn, 200, "OK", "Allow: GET, HEAD, OPTIONS\r\n");
+  if (!info->local_uri || std::strcmp(info->local_uri, "/metrics") != 0) return 0;
+  if (method == "HEAD") {  // what a GET would answer, without its body (load balancers' checks)
+    const char* accept = mg_get_header(conn, "Accept");
+    const bool om = accept && wants_openmetrics(accept);
+    mg_printf(
+        conn, "HTTP/1.1 200 OK\r\nContent-Type: %s\r\nConnection: close\r\n\r\n",
+        om ? std::string(openmetrics_content_type).c_str() : "text/plain; version=0.0.4; charset=utf-8");
+    return 200;
+  }
+  if (method != "GET") return 0;
   const char* accept = mg_get_header(conn, "Accept");
   if (!accept || !wants_openmetrics(accept)) return 0;
   Exporter* exporter = serving.load();
@@ -60,8 +83,10 @@ Server::Server(std::shared_ptr<Exporter> exporter, const std::string& listen, in
   try {
     impl_->exposer = std::make_unique<prometheus::Exposer>(
         std::vector<std::string>{"listening_ports", listen, "num_threads", std::to_string(threads),
-                                 "request_timeout_ms", "2000", "enable_keep_alive", "yes", "tcp_nodelay",
-                                 "1"},
+                                 // No keep-alive: a connection holds an HTTP thread for one request (or
+                                 // 2 s of waiting for it), never for a client's series of requests, so
+                                 // that clients which keep asking cannot hold every thread.
+                                 "request_timeout_ms", "2000", "enable_keep_alive", "no", "tcp_nodelay", "1"},
         &callbacks);
   } catch (const std::exception& e) {
     serving = nullptr;

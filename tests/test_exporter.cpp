@@ -591,13 +591,20 @@ int connect_loopback(int port) {
   return -1;
 }
 
+std::string http_raw(int port, const std::string& request);
+
 // One HTTP/1.1 GET of `path` on 127.0.0.1:`port` with an Accept header: the whole answer (status
 // line, headers, body), read until the server closes.
 std::string http_get(int port, std::string_view path, std::string_view accept) {
+  return http_raw(
+      port, fmt::format("GET {} HTTP/1.1\r\nHost: 127.0.0.1\r\nAccept: {}\r\nConnection: close\r\n\r\n", path,
+                        accept));
+}
+
+// `request` sent as it is; the whole answer, read until the server closes.
+std::string http_raw(int port, const std::string& request) {
   int fd = connect_loopback(port);
   REQUIRE(fd >= 0);
-  std::string request = fmt::format(
-      "GET {} HTTP/1.1\r\nHost: 127.0.0.1\r\nAccept: {}\r\nConnection: close\r\n\r\n", path, accept);
   REQUIRE(::write(fd, request.data(), request.size()) == static_cast<ssize_t>(request.size()));
   std::string answer;
   char buf[4096];
@@ -650,6 +657,24 @@ TEST_CASE("the exporter layer without the command: an Exporter served by a Serve
         std::string::npos);
   CHECK(open_metrics.find("\n" + series) != std::string::npos);
   CHECK(open_metrics.ends_with("# EOF\n"));
+  // What load balancers and odd clients send: HEAD answers as GET without the body, OPTIONS says what
+  // is allowed, a WebSocket upgrade is refused with a status line; every answer closes its connection
+  // (keep-alive would let a client that keeps asking hold an HTTP thread).
+  CHECK(http_raw(server.port(), "HEAD /metrics HTTP/1.1\r\nHost: x\r\n\r\n") ==
+        "HTTP/1.1 200 OK\r\nContent-Type: text/plain; version=0.0.4; charset=utf-8\r\nConnection: "
+        "close\r\n\r\n");
+  CHECK(http_raw(server.port(), "OPTIONS /metrics HTTP/1.1\r\nHost: x\r\n\r\n") ==
+        "HTTP/1.1 200 OK\r\nAllow: GET, HEAD, OPTIONS\r\nContent-Length: 0\r\nConnection: close\r\n\r\n");
+  CHECK(http_raw(server.port(),
+                 "GET /metrics HTTP/1.1\r\nHost: x\r\nConnection: Upgrade\r\nUpgrade: websocket\r\n"
+                 "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n") ==
+        "HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\nConnection: close\r\n\r\n");
+  // Two requests on one keep-alive connection: one answer, then the server closes.
+  std::string two = http_raw(server.port(),
+                             "GET /metrics HTTP/1.1\r\nHost: x\r\nConnection: keep-alive\r\n\r\n"
+                             "GET /metrics HTTP/1.1\r\nHost: x\r\nConnection: keep-alive\r\n\r\n");
+  CHECK(two.starts_with("HTTP/1.1 200 OK\r\n"));
+  CHECK(two.find("HTTP/1.1", 1) == std::string::npos);
   CHECK(log.empty());  // page-faults of this process opens everywhere
 }
 
@@ -670,4 +695,21 @@ TEST_CASE("the exporter layer says what it could not open to its log, not to sta
   CHECK(got.starts_with("log: set 'gone': 'fake:gone' cannot be counted: EINVAL: "));
   CHECK(got.ends_with("\n--- stderr\n"));  // nothing on standard error
   CHECK(std::count(got.begin(), got.end(), '\n') == 2);
+}
+
+TEST_CASE("config_error_info's file label is UTF-8 whatever bytes the path has") {
+  test::TempTree dir;
+  const std::string name = "conf\xff.toml";
+  dir.write(name, "[[set]]\nname = \"s\"\nevents = [\"task-clock\"]\ncpus = \"0\"\n");
+  spec::Machine machine("/sys", test::no_libpfm4());
+  Exporter engine(machine, dir.root() + "/" + name, [](std::string_view) {});
+  REQUIRE(engine.reload().empty());
+  dir.write(name, "[[set]]\nname = \"s\"\nevents = [\"no_such_event\"]\n");
+  CHECK(!engine.reload().empty());
+  const auto families = engine.Collect();
+  const auto* info = find(families, "perfspec_exporter_config_error_info");
+  REQUIRE(info);
+  REQUIRE(info->metric.size() == 1);
+  CHECK(label(info->metric[0], "file") == dir.root() + "/conf\\xff.toml");
+  CHECK(label(info->metric[0], "error").starts_with(dir.root() + "/conf\\xff.toml:3:"));
 }
