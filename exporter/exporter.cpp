@@ -4,8 +4,6 @@
 // health series.
 #include "exporter/exporter.hpp"
 
-#include <dirent.h>
-
 #include <cstdio>
 #include <ctime>
 #include <exception>
@@ -17,17 +15,6 @@
 
 namespace perfspec::exporter {
 namespace {
-
-std::size_t fds_of_self() {
-  std::size_t n = 0;
-  if (DIR* d = ::opendir("/proc/self/fd")) {
-    while (dirent* e = ::readdir(d))
-      if (e->d_name[0] != '.') ++n;
-    ::closedir(d);
-    if (n > 0) --n;  // the directory's own fd
-  }
-  return n;
-}
 
 void gauge(std::vector<prometheus::MetricFamily>& out, const char* name, const char* help, double v,
            Labels l = {}) {
@@ -159,7 +146,7 @@ void Exporter::health_series(std::vector<prometheus::MetricFamily>& out, std::si
   gauge(out, "perfspec_exporter_read_seconds", "How long this scrape's read of the counters took",
         read_seconds);
   gauge(out, "perfspec_exporter_open_fds", "File descriptors the exporter has open",
-        static_cast<double>(fds_of_self()));
+        static_cast<double>(open_fds()));
   gauge(out, "perfspec_exporter_event_fds", "Of those, perf_event file descriptors",
         static_cast<double>(event_fds));
   auto f = family("perfspec_exporter_reloads_total", "Configuration loads, by result",

@@ -2,7 +2,9 @@
 // A set's life: opened for its target (each CPU, a cgroup on each CPU, a process and its threads), what
 // could not be opened noted once, its target watched (a process that exits, a cgroup made again, a
 // command that comes back), and the units its places are summed into.
+#include <dirent.h>
 #include <fcntl.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -11,6 +13,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <limits>
+#include <string>
 
 #include <fmt/format.h>
 
@@ -146,6 +149,33 @@ void note_failures(SetState& s, const Log& log) {
 
 }  // namespace
 
+std::size_t open_fds() {
+  std::size_t n = 0;
+  if (DIR* d = ::opendir("/proc/self/fd")) {
+    while (dirent* e = ::readdir(d))
+      if (e->d_name[0] != '.') ++n;
+    ::closedir(d);
+    if (n > 0) --n;  // the directory's own fd
+  }
+  return n;
+}
+
+namespace {
+
+// Whether `needed` more descriptors leave fds_for_serving under the soft RLIMIT_NOFILE; else why not.
+std::string fds_short(std::size_t needed) {
+  rlimit limit{};
+  if (::getrlimit(RLIMIT_NOFILE, &limit) != 0 || limit.rlim_cur == RLIM_INFINITY) return {};
+  const std::size_t open = open_fds();
+  if (open + needed + fds_for_serving <= limit.rlim_cur) return {};
+  return fmt::format(
+      "its {} counters would leave fewer than {} of RLIMIT_NOFILE's {} file descriptors for serving ({} "
+      "open): raise the limit (LimitNOFILE= in its systemd unit, ulimit -n)",
+      needed, fds_for_serving, limit.rlim_cur, open);
+}
+
+}  // namespace
+
 void open_set(SetState& s, const Log& log) {
   s.counters.clear();
   s.counter_cpu.clear();
@@ -196,6 +226,17 @@ void open_set(SetState& s, const Log& log) {
         "group of '{}' (CPUs {})",
         spec::printable(s.config.name), spec::printable(u.member), spec::cpu_list_text(u.member_cpus),
         spec::printable(u.leader), spec::cpu_list_text(u.leader_cpus)));
+  // One descriptor per event and CPU (per thread for a process), at most: what the set may take.
+  const std::size_t places =
+      target.kind == runtime::Target::Kind::cpus
+          ? (target.cpus.empty() ? runtime::system_calls().online_cpus().size() : target.cpus.size())
+          : std::max<std::size_t>(1, target.threads.size());
+  if (std::string why = fds_short(s.set.events.size() * places); !why.empty()) {
+    s.down = why;
+    log(fmt::format("set '{}' not opened: {}", spec::printable(s.config.name), why));
+    s.opened = s.base_time = Clock::now();
+    return;
+  }
   try {
     if (target.kind == runtime::Target::Kind::cpus) {
       const std::vector<int> cpus = target.cpus.empty() ? runtime::system_calls().online_cpus() : target.cpus;

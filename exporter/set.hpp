@@ -96,6 +96,11 @@ std::pair<std::string, Labels> unit_of(const runtime::Place& p, Grouping g,
 
 /// Open `s` for its target now (again, when its process or cgroup came back); what cannot be counted
 /// is said to `log`.
+/// File descriptors kept for serving (sockets of the HTTP threads, /proc files): a set whose counters
+/// would leave fewer than this many under RLIMIT_NOFILE is not opened (down, saying so).
+inline constexpr std::size_t fds_for_serving = 64;
+/// The file descriptors this process has open.
+std::size_t open_fds();
 void open_set(SetState& s, const Log& log);
 /// Whether the target of an open set is still there (reopened when it came back); when it is gone,
 /// why.

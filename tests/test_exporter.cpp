@@ -5,6 +5,7 @@
 #include <netinet/in.h>
 #include <signal.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -712,4 +713,35 @@ TEST_CASE("config_error_info's file label is UTF-8 whatever bytes the path has")
   REQUIRE(info->metric.size() == 1);
   CHECK(label(info->metric[0], "file") == dir.root() + "/conf\\xff.toml");
   CHECK(label(info->metric[0], "error").starts_with(dir.root() + "/conf\\xff.toml:3:"));
+}
+
+TEST_CASE(
+    "a set whose counters would leave fewer than 64 descriptors for serving is not opened, and says "
+    "which limit") {
+  spec::Machine machine("/sys", test::no_libpfm4());
+  std::string events;
+  for (int i = 0; i < 100; ++i) events += fmt::format("{}\"software/config=0,name=e{}/\"", i ? "," : "", i);
+  // In a child: its RLIMIT_NOFILE is lowered to 150, and this process's stays as it is.
+  std::string got = test::in_child([&] {
+    rlimit l{150, 150};
+    if (::setrlimit(RLIMIT_NOFILE, &l) != 0) return std::string("setrlimit failed");
+    auto state = State::prepare(
+        parse_config("[[set]]\nname = \"many\"\npid = " + std::to_string(::getpid()) + "\nevents = [" +
+                         events + "]\n[[set]]\nname = \"few\"\npid = " + std::to_string(::getpid()) +
+                         "\nevents = [\"task-clock\"]\n",
+                     "exp.toml"),
+        machine, [](std::string_view) {});
+    state->open(nullptr);
+    std::string out;
+    auto fs = state->collect();
+    if (const auto* up = find(fs, "perfspec_target_up"))
+      for (const auto& m : up->metric)
+        out += fmt::format("{} {} {}\n", label(m, "set"), m.gauge.value, label(m, "reason"));
+    return out;
+  });
+  CHECK(
+      got.starts_with("many 0 its 100 counters would leave fewer than 64 of RLIMIT_NOFILE's 150 file "
+                      "descriptors for serving ("));
+  CHECK(got.find(" open): raise the limit (LimitNOFILE= in its systemd unit, ulimit -n)\nfew 1 (none)\n") !=
+        std::string::npos);
 }

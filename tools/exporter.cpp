@@ -5,6 +5,7 @@
 
 #include <pthread.h>
 #include <signal.h>
+#include <sys/resource.h>
 
 #include <cstdio>
 #include <memory>
@@ -76,6 +77,12 @@ int run(const ExporterOptions& o) {
   pthread_sigmask(SIG_BLOCK, &signals, nullptr);
   ::signal(SIGPIPE, SIG_IGN);
 
+  // The soft RLIMIT_NOFILE raised to the hard one, as Go raises it for node_exporter: counters take a
+  // descriptor per event and CPU, and a set that would leave too few for serving is not opened.
+  if (rlimit l{}; ::getrlimit(RLIMIT_NOFILE, &l) == 0 && l.rlim_cur < l.rlim_max) {
+    l.rlim_cur = l.rlim_max;
+    ::setrlimit(RLIMIT_NOFILE, &l);
+  }
   auto exporter = std::make_shared<Exporter>(machine, o.config);
   try {
     exporter->reload();
