@@ -46,9 +46,9 @@ int begin_request(mg_connection* conn) {
   if (method == "HEAD") {  // what a GET would answer, without its body (load balancers' checks)
     const char* accept = mg_get_header(conn, "Accept");
     const bool om = accept && wants_openmetrics(accept);
-    mg_printf(
-        conn, "HTTP/1.1 200 OK\r\nContent-Type: %s\r\nConnection: close\r\n\r\n",
-        om ? std::string(openmetrics_content_type).c_str() : "text/plain; version=0.0.4; charset=utf-8");
+    mg_printf(conn, "HTTP/1.1 200 OK\r\nContent-Type: %s\r\nConnection: close\r\n\r\n",
+              om ? std::string(openmetrics_content_type).c_str()
+                 : "text/plain; charset=utf-8");  // prometheus-cpp's
     return 200;
   }
   if (method != "GET") return 0;

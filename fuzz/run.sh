@@ -6,7 +6,7 @@
 #                                   timeout or out-of-memory, whose input is copied to fuzz/regressions/<target>/
 #   fuzz/run.sh --replay            run every target once over fuzz/regressions/<target>/ (CI, after fixes)
 #   FUZZ_TARGETS="events json" ...  only these targets (default: events format alias json decode index
-#                                   metric_parse record_decode perf_data)
+#                                   metric_parse record_decode perf_data config)
 #
 # New corpus units go to build-fuzz/fuzz/work/<target>/ (the seeds in fuzz/corpus/ are only read),
 # logs to build-fuzz/fuzz/logs/<target>.log. Options of the targets (environment): PERFSPEC_FUZZ_EVENTS_DIR
@@ -17,7 +17,7 @@ set -uo pipefail
 
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 BUILD=$ROOT/build-fuzz
-TARGETS=${FUZZ_TARGETS:-events format alias json decode index metric_parse record_decode perf_data}
+TARGETS=${FUZZ_TARGETS:-events format alias json decode index metric_parse record_decode perf_data config}
 MODE=fuzz
 SECS=60
 # An input running longer than this (wall time) is a hang. Hangs never end, so a long timeout finds them
@@ -49,11 +49,13 @@ dict_for() {
   esac
 }
 
-# Inputs up to 4 kB, but perf.data files and record streams: a file's header, attrs and feature sections
-# alone take 2-3 kB.
+# Inputs up to 4 kB, but perf.data files and record streams (a file's header, attrs and feature sections
+# alone take 2-3 kB), configurations and metrics: up to 256 kB, where deep nesting, long chains of
+# metrics and many COMPRESSED records live (issue 34's faults needed 100 kB and more).
 max_len_for() {
   case $1 in
-    record_decode|perf_data) echo 8192 ;;
+    record_decode) echo 8192 ;;
+    perf_data|config|metric_parse) echo 262144 ;;
     *) echo 4096 ;;
   esac
 }

@@ -130,7 +130,7 @@ struct PerfDataWriter::Impl {
     features.clear();
     try {
       write_at(0, header(attrs_offset(), events.size() * (attr_size + 16)));
-    } catch (const Error&) {  // the first error is the one said
+    } catch (...) {  // the first error is the one said
     }
     ::close(fd);
     fd = -1;

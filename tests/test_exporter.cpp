@@ -662,7 +662,7 @@ TEST_CASE("the exporter layer without the command: an Exporter served by a Serve
   // is allowed, a WebSocket upgrade is refused with a status line; every answer closes its connection
   // (keep-alive would let a client that keeps asking hold an HTTP thread).
   CHECK(http_raw(server.port(), "HEAD /metrics HTTP/1.1\r\nHost: x\r\n\r\n") ==
-        "HTTP/1.1 200 OK\r\nContent-Type: text/plain; version=0.0.4; charset=utf-8\r\nConnection: "
+        "HTTP/1.1 200 OK\r\nContent-Type: text/plain; charset=utf-8\r\nConnection: "
         "close\r\n\r\n");
   CHECK(http_raw(server.port(), "OPTIONS /metrics HTTP/1.1\r\nHost: x\r\n\r\n") ==
         "HTTP/1.1 200 OK\r\nAllow: GET, HEAD, OPTIONS\r\nContent-Length: 0\r\nConnection: close\r\n\r\n");

@@ -9,7 +9,8 @@
    `name{labels} value` lines, has the reference scrape's series, and no `*_total` series decreases
    between two scrapes of one thread.
 3. garbage clients while 4 threads scrape (random bytes; a request line left unfinished; 10 silent
-   connections; a 100 KB header; GET /nosuch; POST /metrics): the exporter stays up and answers every
+   connections; a 100 KB header; GET /nosuch; POST /metrics; 8 keep-alive clients asking every 0.45 s):
+   the exporter stays up and answers every
    normal scrape within the bound its design gives: each connection holds one of the exporter's HTTP
    threads (8) until it sends a request or 2 s pass, so a scrape waits at most 2 s per round of threads
    the held connections fill, plus read_timeout (0.5 s) for the counters, plus its own read, which
@@ -181,6 +182,41 @@ def garbage(port, stop, held, results, silent_n):
         s.close()
 
 
+def keeper(port, stop):
+    """A keep-alive client asking every 0.45 s on one connection, as long as the server keeps it (it
+    connects again when the server closes): 8 of them once held every HTTP thread for good."""
+    s = None
+    while not stop.is_set():
+        try:
+            if s is None:
+                s = socket.create_connection(("127.0.0.1", port), timeout=5)
+            s.sendall(b"GET /metrics HTTP/1.1\r\nHost: x\r\nConnection: keep-alive\r\n\r\n")
+            data = b""
+            while b"\r\n\r\n" not in data:
+                more = s.recv(65536)
+                if not more:
+                    raise OSError("closed")
+                data += more
+            head, body = data.split(b"\r\n\r\n", 1)
+            m = re.search(rb"(?i)\r\ncontent-length: *(\d+)", head)
+            left = int(m.group(1)) - len(body) if m else 0
+            while left > 0:  # the answer's end: the connection is kept for the next request
+                more = s.recv(min(left, 65536))
+                if not more:
+                    raise OSError("closed")
+                left -= len(more)
+            if not m or re.search(rb"(?i)\r\nconnection: *close", head):
+                s.close()
+                s = None
+        except OSError:
+            if s is not None:
+                s.close()
+            s = None
+        stop.wait(0.45)
+    if s is not None:
+        s.close()
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--perfspec", default="build/perfspec")
@@ -284,10 +320,12 @@ def main():
                     latencies.append(LATE)
                     late.append(str(e))
         attackers = in_threads(1, lambda i: garbage(port, stop, held, replies, a.silent))
+        keepers = in_threads(THREADS, lambda i: keeper(port, stop))
         scrapers = in_threads(4, normal)
         stop.wait(attack_s)
         stop.set()
         join(*attackers, "garbage clients")
+        join(*keepers, "keep-alive clients")
         join(*scrapers, "scrapes under attack")
         check(proc.poll() is None, f"the exporter exited under attack (status {proc.returncode})")
         worst = max(latencies, default=float("inf"))
