@@ -163,6 +163,18 @@ std::size_t open_fds() {
 namespace {
 
 // Whether `needed` more descriptors leave fds_for_serving under the soft RLIMIT_NOFILE; else why not.
+std::string fds_short(std::size_t needed);
+
+// The same for the counters of `set` on `target`: one descriptor per event and CPU (per thread of a
+// process) at most.
+std::string fds_short(const EventSet& set, const runtime::Target& target) {
+  const std::size_t places =
+      target.kind == runtime::Target::Kind::cpus
+          ? (target.cpus.empty() ? runtime::system_calls().online_cpus().size() : target.cpus.size())
+          : std::max<std::size_t>(1, target.threads.size());
+  return fds_short(set.events.size() * places);
+}
+
 std::string fds_short(std::size_t needed) {
   rlimit limit{};
   if (::getrlimit(RLIMIT_NOFILE, &limit) != 0 || limit.rlim_cur == RLIM_INFINITY) return {};
@@ -179,12 +191,10 @@ std::string fds_short(std::size_t needed) {
 void open_set(SetState& s, const Log& log) {
   s.counters.clear();
   s.counter_cpu.clear();
-  s.up = false;
-  s.nothing_opened = false;
+  s.up = s.nothing_opened = s.computed = false;
   s.down.clear();
   s.base.clear();
   s.values.clear();
-  s.computed = false;
   runtime::Target target;
   runtime::Fd cgroup;  // the cgroup directory while its counters open (closed on every path out)
   switch (s.config.target) {
@@ -226,12 +236,7 @@ void open_set(SetState& s, const Log& log) {
         "group of '{}' (CPUs {})",
         spec::printable(s.config.name), spec::printable(u.member), spec::cpu_list_text(u.member_cpus),
         spec::printable(u.leader), spec::cpu_list_text(u.leader_cpus)));
-  // One descriptor per event and CPU (per thread for a process), at most: what the set may take.
-  const std::size_t places =
-      target.kind == runtime::Target::Kind::cpus
-          ? (target.cpus.empty() ? runtime::system_calls().online_cpus().size() : target.cpus.size())
-          : std::max<std::size_t>(1, target.threads.size());
-  if (std::string why = fds_short(s.set.events.size() * places); !why.empty()) {
+  if (std::string why = fds_short(s.set, target); !why.empty()) {
     s.down = why;
     log(fmt::format("set '{}' not opened: {}", spec::printable(s.config.name), why));
     s.opened = s.base_time = Clock::now();
