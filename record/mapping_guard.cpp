@@ -84,14 +84,16 @@ MappingGuard::MappingGuard(MappingGuard&& other) noexcept : slot_(other.slot_) {
 
 MappingGuard& MappingGuard::operator=(MappingGuard&& other) noexcept {
   if (this != &other) {
-    this->~MappingGuard();
+    release();
     slot_ = other.slot_;
     other.slot_ = -1;
   }
   return *this;
 }
 
-MappingGuard::~MappingGuard() {
+MappingGuard::~MappingGuard() { release(); }
+
+void MappingGuard::release() noexcept {
   if (slot_ < 0) return;
   auto& s = slots[static_cast<std::size_t>(slot_)];
   s.size.store(0, std::memory_order_release);

@@ -25,6 +25,7 @@ class MappingGuard {
   bool truncated() const;
 
  private:
+  void release() noexcept;
   int slot_ = -1;
 };
 
