@@ -196,8 +196,13 @@ PerfData PerfData::open(const std::string& path) {
     // walks them (on a 250 MB file: `perfspec script` system time about 0.14 -> 0.10 s). Linux 5.14's
     // MADV_POPULATE_READ; an older kernel's EINVAL only loses that.
     if (impl->map && impl->data_size > 0) {
-      constexpr int populate_read = 22;  // MADV_POPULATE_READ
-      const std::uintptr_t page = 4096;
+#ifdef MADV_POPULATE_READ
+      constexpr int populate_read = MADV_POPULATE_READ;
+#else
+      constexpr int populate_read = 22;  // glibc before 2.35 does not name it
+#endif
+      // the start rounded down to this machine's page (64 KiB on some arm64 kernels)
+      const auto page = static_cast<std::uintptr_t>(::sysconf(_SC_PAGESIZE));
       auto from = reinterpret_cast<std::uintptr_t>(impl->bytes.data() + impl->data_offset) & ~(page - 1);
       auto to = reinterpret_cast<std::uintptr_t>(impl->bytes.data() + impl->data_offset + impl->data_size);
       ::madvise(reinterpret_cast<void*>(from), to - from, populate_read);
