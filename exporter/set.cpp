@@ -163,18 +163,6 @@ std::size_t open_fds() {
 namespace {
 
 // Whether `needed` more descriptors leave fds_for_serving under the soft RLIMIT_NOFILE; else why not.
-std::string fds_short(std::size_t needed);
-
-// The same for the counters of `set` on `target`: one descriptor per event and CPU (per thread of a
-// process) at most.
-std::string fds_short(const EventSet& set, const runtime::Target& target) {
-  const std::size_t places =
-      target.kind == runtime::Target::Kind::cpus
-          ? (target.cpus.empty() ? runtime::system_calls().online_cpus().size() : target.cpus.size())
-          : std::max<std::size_t>(1, target.threads.size());
-  return fds_short(set.events.size() * places);
-}
-
 std::string fds_short(std::size_t needed) {
   rlimit limit{};
   if (::getrlimit(RLIMIT_NOFILE, &limit) != 0 || limit.rlim_cur == RLIM_INFINITY) return {};
@@ -184,6 +172,16 @@ std::string fds_short(std::size_t needed) {
       "its {} counters would leave fewer than {} of RLIMIT_NOFILE's {} file descriptors for serving ({} "
       "open): raise the limit (LimitNOFILE= in its systemd unit, ulimit -n)",
       needed, fds_for_serving, limit.rlim_cur, open);
+}
+
+// The same for the counters of `set` on `target`: one descriptor per event and CPU (per thread of a
+// process) at most.
+std::string fds_short(const EventSet& set, const runtime::Target& target) {
+  const std::size_t places =
+      target.kind == runtime::Target::Kind::cpus
+          ? (target.cpus.empty() ? runtime::system_calls().online_cpus().size() : target.cpus.size())
+          : std::max<std::size_t>(1, target.threads.size());
+  return fds_short(set.events.size() * places);
 }
 
 }  // namespace

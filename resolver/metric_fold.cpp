@@ -53,6 +53,8 @@ class Folding {
 
 }  // namespace
 
+// Indexed by the groups in_group() matches: each of MetricGroup's (trimmed), and the
+// DefaultMetricgroupName.
 void Definitions::add(Definition d) {
   const Definition& in = all.emplace_back(std::move(d));
   by_name[spec::ascii_lowered(in.name)].push_back(&in);

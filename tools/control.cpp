@@ -90,7 +90,7 @@ std::vector<std::string> Control::poll() {
       std::string line = pending_.substr(0, nl);
       pending_.erase(0, nl + 1);
       while (!line.empty() && (line.back() == '\r' || line.back() == '\0')) line.pop_back();
-      if (!line.empty() && out.size() < 64) out.push_back(line);
+      if (!line.empty()) out.push_back(line);
     }
     if (pending_.size() > longest) {
       pending_.clear();

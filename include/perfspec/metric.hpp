@@ -231,7 +231,7 @@ class Planner {
   ~Planner();
   /// As plan(request, machine, options). Throws MetricError as it does.
   Plan plan(std::string_view request);
-  struct Shared;
+  struct Shared;  ///< (internal) what its plans share: the definitions and the resolvers' caches
 
  private:
   std::unique_ptr<Shared> shared_;
