@@ -362,6 +362,7 @@ void PerfData::Impl::decompress(const Record& compressed) {
   }
   zstd_in += in.size;
   zstd_out += c.bytes.size();
+  held += c.bytes.size();
   if (next_base == 0) next_base = std::max<std::uint64_t>(virtual_end, bytes.size());
   c.base = next_base;
   next_base += c.bytes.size();
@@ -400,9 +401,25 @@ void PerfData::rewind() {
   m.in_chunk = false;
   m.chunk_pos = 0;
   m.next_base = 0;
-  m.zstd_in = m.zstd_out = 0;
+  m.zstd_in = m.zstd_out = m.held = 0;
   if (m.zstd) ZSTD_initDStream(m.zstd);
 }
+
+bool PerfData::decompressed(std::uint64_t offset) const {
+  const Impl& m = *impl_;
+  return m.next_base != 0 && offset >= std::max<std::uint64_t>(m.virtual_end, m.bytes.size());
+}
+
+void PerfData::release_decompressed_before(std::uint64_t offset) {
+  Impl& m = *impl_;
+  // the chunk being read stays: the rest of a record cut in two is carried over from it
+  while (m.chunks.size() > 1 && m.chunks.front().base + m.chunks.front().bytes.size() <= offset) {
+    m.held -= m.chunks.front().bytes.size();
+    m.chunks.pop_front();
+  }
+}
+
+std::uint64_t PerfData::decompressed_held() const { return impl_->held; }
 
 void PerfData::decode_at(std::uint64_t offset, Record& out) const {
   const Impl& m = *impl_;

@@ -111,8 +111,8 @@ struct PerfData::Impl {
   mutable bool tracepoints_read = false;
 
   // perf record -z: the records of COMPRESSED records, decompressed with one zstd stream for the whole
-  // file (perf flushes, not ends, its frame per record). Each chunk is kept, at a stable address, for
-  // the file's lifetime (records view it; decode_at finds it again); its records are numbered from
+  // file (perf flushes, not ends, its frame per record). Each chunk is kept, at a stable address, until
+  // a reader releases it (records view it; decode_at finds it again); its records are numbered from
   // `base`, offsets past the end of the file. A record cut between two chunks is carried over.
   struct Chunk {
     std::uint64_t base;
@@ -126,6 +126,7 @@ struct PerfData::Impl {
   std::uint64_t next_base = 0;
   std::uint64_t zstd_in = 0,
                 zstd_out = 0;  // the bytes of every COMPRESSED record so far, and of their chunks
+  std::uint64_t held = 0;      // of the chunks not released (release_decompressed_before)
 
   // A folder of perf record --threads: the records of its data.N files after the header file's data
   // section, each file's numbered from `base` (offsets past the end of the header file; decode_at finds

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 // The records of a perf.data file in time order, as perf's session sorts them before its tools see
-// them (perf script, perf report): a stable sort by time.
+// them (perf script, perf report): a stable sort by time, or for a compressed file perf's own ordering
+// round by round.
 #include <algorithm>
 #include <vector>
 
@@ -45,6 +46,8 @@ class TwoPasses {
     }
   }
 
+  void round() {}
+
   Order second() {
     std::sort(late_.begin(), late_.end());
     file_.rewind();
@@ -84,41 +87,89 @@ class TwoPasses {
   }
 };
 
-// A pipe's records, and those of a compressed file (whose decompressed chunks a second pass would
-// make again in another order), are all kept instead and sorted once: a pipe's as decoded (a later
-// ATTR could change how one decodes; the stream stays in memory, so their views stay valid), a
-// compressed file's by offset (decode_at finds them in the chunks, all still there).
+// A compressed file's records (perf record -z), as perf's session orders them (ordered_events): each
+// is queued as read, and at each FINISHED_ROUND those no later than the latest time queued when the
+// round before ended are visited in order (perf record ends a round once it has emptied every ring
+// buffer, so no record after it can be earlier than what the round before had). A record of time 0 is
+// visited at once, as perf does; the rest at the end. Once visited, a record's decompressed chunk is
+// released: the memory held is what the rounds have yet to deliver, not the whole decompressed file.
+class Rounds {
+ public:
+  Rounds(PerfData& file, const std::function<void(const Record&)>& visit) : file_(file), visit_(visit) {}
+
+  void first(const Record& r) {
+    std::uint64_t time = time_of(r);
+    if (time == 0) {  // perf's ordered_events__queue: -ETIME, delivered as it comes
+      visit_(r);
+      return;
+    }
+    latest_ = queued_.empty() ? time : std::max(latest_, time);
+    queued_.push_back({time, seq_++, r.offset});
+  }
+
+  void round() {
+    if (limit_ != 0) flush(limit_);  // perf's first round delivers nothing: its limit is still 0
+    limit_ = latest_;
+  }
+
+  Order second() {
+    flush(~std::uint64_t{0});
+    return Order::time;
+  }
+
+ private:
+  struct Queued {
+    std::uint64_t time, seq, offset;
+    bool operator<(const Queued& o) const { return time != o.time ? time < o.time : seq < o.seq; }
+  };
+  PerfData& file_;
+  const std::function<void(const Record&)>& visit_;
+  std::vector<Queued> queued_;
+  std::uint64_t seq_ = 0, latest_ = 0, limit_ = 0;
+  Record record_;
+
+  void flush(std::uint64_t limit) {
+    auto due = std::stable_partition(queued_.begin(), queued_.end(),
+                                     [&](const Queued& q) { return q.time <= limit; });
+    std::sort(queued_.begin(), due);
+    for (auto it = queued_.begin(); it != due; ++it) {
+      file_.decode_at(it->offset, record_);
+      visit_(record_);
+    }
+    queued_.erase(queued_.begin(), due);
+    std::uint64_t keep = ~std::uint64_t{0};
+    for (const Queued& q : queued_)
+      if (file_.decompressed(q.offset)) keep = std::min(keep, q.offset);
+    file_.release_decompressed_before(keep);
+  }
+};
+
+// A pipe's records are all kept instead and sorted once, as decoded (a later ATTR could change how one
+// decodes; the stream stays in memory, so their views stay valid).
 class KeptAll {
  public:
   KeptAll(PerfData& file, const std::function<void(const Record&)>& visit) : file_(file), visit_(visit) {}
 
   void first(const Record& r) {
-    order_.push_back({time_of(r), file_.pipe() ? kept_.size() : r.offset});
-    if (file_.pipe()) kept_.push_back(r);
+    order_.push_back({time_of(r), kept_.size()});
+    kept_.push_back(r);
   }
+  void round() {}
 
-  // Sorted when every attr (in a pipe: of the whole stream) has its time.
+  // Sorted when every attr of the whole stream has its time.
   Order second() {
     Order order = all_timed(file_) ? Order::time : Order::file;
     if (order == Order::time)
       std::stable_sort(order_.begin(), order_.end(),
                        [](const At& a, const At& b) { return a.time < b.time; });
-    Record r;
-    for (const At& a : order_) {
-      if (file_.pipe()) {
-        visit_(kept_[a.offset]);
-      } else {
-        file_.decode_at(a.offset, r);
-        visit_(r);
-      }
-    }
+    for (const At& a : order_) visit_(kept_[a.offset]);
     return order;
   }
 
  private:
   PerfData& file_;
   const std::function<void(const Record&)>& visit_;
-  std::vector<At> order_;  // offset: an index of kept_ in a pipe
+  std::vector<At> order_;  // offset: an index of kept_
   std::vector<Record> kept_;
 };
 
@@ -129,7 +180,10 @@ Order two_passes(PerfData& file, Passes& passes, const std::function<void(std::s
   try {
     while (file.next(r)) {
       if (r.kind() == Type::header_attr && file.pipe() && on_attr) on_attr(file.events().size() - 1);
-      if (r.type < user_type_start) passes.first(r);
+      if (r.type < user_type_start)
+        passes.first(r);
+      else if (r.kind() == Type::finished_round)
+        passes.round();
     }
   } catch (const Error&) {
     passes.second();  // the records read before the one that does not follow the format
@@ -154,7 +208,7 @@ Order for_each_in_time_order(PerfData& file, const std::function<void(const Reco
     return Order::file;
   }
   if (file.has_feature(Feature::compressed)) {
-    KeptAll passes(file, visit);
+    Rounds passes(file, visit);
     return two_passes(file, passes, on_attr);
   }
   TwoPasses passes(file, visit);

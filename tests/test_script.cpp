@@ -14,6 +14,8 @@
 #include <string>
 #include <vector>
 
+#include <zstd.h>
+
 #include "perfspec/perfspec.hpp"
 #include "tests/support.hpp"
 
@@ -284,6 +286,103 @@ TEST_CASE("time order: records without time are visited in file order") {
   Order order = for_each_in_time_order(file, [&](const Record& r) { ips.push_back(r.get<Sample>()->ip); });
   CHECK(order == Order::file);
   CHECK(ips == std::vector<std::uint64_t>{0x3000, 0x1000, 0x2000});
+}
+
+namespace {
+
+// A record's bytes: header, then 64-bit words.
+std::vector<std::byte> words_record(std::uint32_t type, std::uint16_t misc,
+                                    std::vector<std::uint64_t> words) {
+  std::vector<std::byte> rec(8 + 8 * words.size());
+  auto size = static_cast<std::uint16_t>(rec.size());
+  std::memcpy(rec.data(), &type, 4);
+  std::memcpy(rec.data() + 4, &misc, 2);
+  std::memcpy(rec.data() + 6, &size, 2);
+  std::memcpy(rec.data() + 8, words.data(), 8 * words.size());
+  return rec;
+}
+
+}  // namespace
+
+TEST_CASE("time order: a compressed file round by round as perf orders it, visited records released") {
+  // perf record -z: each round's records in a COMPRESSED record of one zstd stream, then FINISHED_ROUND.
+  // Samples (ip, pid/tid, time) of one page-faults event; a COMM of time 0 in the third round.
+  Attr attr{};
+  attr.type = 1;
+  attr.config = 2;
+  attr.sample_period = 1;
+  attr.sample_type = sample_ip | sample_tid | sample_time;
+  attr.sample_id_all = 1;
+  const std::uint64_t tid = (std::uint64_t{42} << 32) | 42;
+  auto sample = [&](std::uint64_t ip, std::uint64_t time) { return words_record(9, 2, {ip, tid, time}); };
+  std::vector<std::byte> comm_at_0 = words_record(3, 0, {tid, 0x6b726f77 /* "work" */, tid, 0});
+  std::vector<std::vector<std::vector<std::byte>>> rounds = {
+      {sample(1, 10), sample(2, 30), sample(3, 20)},
+      {sample(4, 25), sample(5, 50)},
+      {comm_at_0, sample(6, 15), sample(7, 60)},
+  };
+  test::TempTree dir;
+  const std::string path = dir.root() + "/compressed.data";
+  std::vector<std::uint64_t> chunk_size;
+  {
+    auto out = PerfDataWriter::create(path, {{attr, {7}, "page-faults"}});
+    ZSTD_CStream* z = ZSTD_createCStream();
+    ZSTD_initCStream(z, 1);
+    for (const auto& round : rounds) {
+      std::vector<std::byte> plain;
+      for (const auto& r : round) plain.insert(plain.end(), r.begin(), r.end());
+      chunk_size.push_back(plain.size());
+      std::vector<std::byte> packed(ZSTD_compressBound(plain.size()) + 64);
+      ZSTD_inBuffer in{plain.data(), plain.size(), 0};
+      ZSTD_outBuffer o{packed.data(), packed.size(), 0};
+      ZSTD_compressStream(z, &o, &in);
+      ZSTD_flushStream(z, &o);
+      std::vector<std::byte> compressed(8 + o.pos);
+      std::uint32_t type = 81;  // PERF_RECORD_COMPRESSED
+      auto size = static_cast<std::uint16_t>(compressed.size());
+      std::memcpy(compressed.data(), &type, 4);
+      std::memcpy(compressed.data() + 6, &size, 2);
+      std::memcpy(compressed.data() + 8, packed.data(), o.pos);
+      out.write(compressed);
+      out.finish_round();
+    }
+    ZSTD_freeCStream(z);
+    // HEADER_COMPRESSED: version 2, zstd (1), level 1, ratio, mmap_len
+    std::vector<std::byte> info(20);
+    std::uint32_t fields[5] = {2, 1, 1, 3, 528384};
+    std::memcpy(info.data(), fields, sizeof fields);
+    out.set_feature(Feature::compressed, info);
+    out.finish();
+  }
+  auto file = PerfData::open(path);
+  std::vector<std::uint64_t> seen, held;
+  Order order = for_each_in_time_order(file, [&](const Record& r) {
+    seen.push_back(r.get<Sample>() ? r.get<Sample>()->ip : 0);
+    held.push_back(file.decompressed_held());
+  });
+  CHECK(order == Order::time);
+  // The first round's end delivers nothing (perf's limit starts at 0), the second's what is no later
+  // than 30 (the latest time at the first's end), the third's up to 50; 15 comes after 30, late, as
+  // perf delivers it (and counts it out of order); the COMM of time 0 as it is read.
+  CHECK(seen == std::vector<std::uint64_t>{1, 3, 4, 2, 0, 6, 5, 7});
+  // After the second round's records, the first chunk is released; after the third's, the second.
+  CHECK(held == std::vector<std::uint64_t>{chunk_size[0] + chunk_size[1], chunk_size[0] + chunk_size[1],
+                                           chunk_size[0] + chunk_size[1], chunk_size[0] + chunk_size[1],
+                                           chunk_size[1] + chunk_size[2], chunk_size[1] + chunk_size[2],
+                                           chunk_size[1] + chunk_size[2], chunk_size[2]});
+  // decode_at no longer finds what was released; rewind() makes it again
+  Record r;
+  file.rewind();
+  std::vector<std::uint64_t> offsets;
+  while (file.next(r))
+    if (r.get<Sample>()) offsets.push_back(r.offset);
+  REQUIRE(offsets.size() == 7);
+  file.release_decompressed_before(offsets[5]);  // the third chunk's: the first two go
+  CHECK(file.decompressed_held() == chunk_size[2]);
+  const std::string gone = fmt::format("no record can start at offset {:#x}", offsets[0]);
+  CHECK_THROWS_WITH_AS(file.decode_at(offsets[0], r), doctest::Contains(gone.c_str()), DecodeError);
+  file.decode_at(offsets[6], r);
+  CHECK(r.get<Sample>()->ip == 7);
 }
 
 TEST_CASE("script: a large output is handed over in pieces, and a failed write is an error") {

@@ -118,6 +118,15 @@ class PerfData {
   /// The record at `offset` of the file (one next() returned), decoded again: for a reader that
   /// visits records out of file order (sorted by time). Not in pipe mode. Throws DecodeError.
   void decode_at(std::uint64_t offset, Record& out) const;
+  /// perf record -z: whether `offset` is that of a record decompressed from a COMPRESSED record (those
+  /// are numbered past the end of the file and of its data.N files).
+  bool decompressed(std::uint64_t offset) const;
+  /// perf record -z: frees the decompressed records before `offset` but those of the chunk being read
+  /// (decode_at no longer finds them): a reader that has visited them keeps the file's memory to what
+  /// it has yet to visit. rewind() makes them again.
+  void release_decompressed_before(std::uint64_t offset);
+  /// The bytes of decompressed records held in memory.
+  std::uint64_t decompressed_held() const;
 
   /// Where the data section starts and how long it is (in pipe mode: everything after the header).
   std::uint64_t data_offset() const;
@@ -161,9 +170,11 @@ enum class Order {
 /// time. perf's own records (attrs, rounds, features) are not visited, but in pipe mode `on_attr` is
 /// called with the index of each event as its ATTR record is read (before the records it describes
 /// are visited: in pipe mode they are all read first). In file mode the records are decoded twice
-/// (only those out of order are remembered between the passes); a pipe's, and a compressed file's,
-/// are kept from the one pass. A record that does not follow the format ends the walk: the records
-/// read before it are visited first (in order), then its DecodeError is thrown; an exception from
+/// (only those out of order are remembered between the passes); a pipe's are kept from the one pass.
+/// A compressed file's (perf record -z) are ordered as perf orders them, round by round: at each
+/// FINISHED_ROUND those no later than the latest time the round before had seen are visited, and the
+/// decompressed records visited are released. A record that does not follow the format ends the walk: the
+/// records read before it are visited first (in order), then its DecodeError is thrown; an exception from
 /// `visit` ends it at once.
 ///
 /// Example:

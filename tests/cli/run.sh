@@ -1148,6 +1148,9 @@ check script-callchain 0 script_callchain.txt -- script --samples -i "$pd/callch
 check script-addr 0 script_addr.txt -- script --samples -i "$pd/addr.data" -F comm,pid,tid,time,period,event,addr,ip
 check script-group-read 0 script_group_read.txt -- script --samples -i "$pd/group_read.data" -F comm,tid,time,period,event
 check script-all-records 0 script_all_records.txt -- script -i "$pd/callchain.data" -F comm,tid,time,event
+# perf record -z: COMPRESSED records over rounds, in perf's order
+check script-compressed 0 script_compressed.txt -- script --samples -i "$pd/compressed.data" -F comm,tid,time,event,ip
+check script-compressed-all 0 script_compressed_all.txt -- script -i "$pd/compressed.data" -F comm,tid,time,event
 check script-tracepoint-all 0 script_tracepoint_all.txt -- script -i "$pd/tracepoint.data" -F comm,pid,tid,cpu,time,event
 # tracepoint payloads as perf prints them: the trace field, and perf's default fields for tracepoints
 check script-tracepoint-trace 0 script_tracepoint_trace.txt -- script --samples -i "$pd/tracepoint.data" -F comm,tid,cpu,time,event,trace
