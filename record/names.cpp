@@ -11,16 +11,20 @@ namespace perfspec::record {
 namespace {
 
 // perf's modifiers after the name: the privilege levels counted when some are excluded, the
-// precision, and host/guest when they differ from the default (which excludes the guest).
+// precision, and host/guest when the host is excluded or the guest is excluded as the modifiers
+// before imply (a privilege level or a precision: excluded; neither: counted).
 std::string modifiers(const Attr& a) {
   std::string m;
+  bool guest_excluded_by_default = false;
   if (a.exclude_kernel || a.exclude_user || a.exclude_hv) {
     if (!a.exclude_kernel) m += 'k';
     if (!a.exclude_user) m += 'u';
     if (!a.exclude_hv) m += 'h';
+    guest_excluded_by_default = true;
   }
   m.append(std::min<unsigned>(a.precise_ip, 3), 'p');
-  if (a.exclude_host || !a.exclude_guest) {
+  if (a.precise_ip) guest_excluded_by_default = true;
+  if (a.exclude_host || (a.exclude_guest != 0) == guest_excluded_by_default) {
     if (!a.exclude_host) m += 'H';
     if (!a.exclude_guest) m += 'G';
   }

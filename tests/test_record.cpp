@@ -942,9 +942,16 @@ TEST_CASE("attr_name: the name perf gives an attr it has no name for") {
   CHECK(name(3, 0x10000, none) == "L1-dcache-load-misses");
   CHECK(name(4, 0x1a8, none) == "r1a8");
   CHECK(name(5, 0, [](Attr& a) { a.config1 = 0x1000, a.bp_type = 2; }) == "mem:0x1000:w");
-  CHECK(name(0, 0, [](Attr& a) { a.exclude_kernel = 1, a.exclude_hv = 1; }) == "cycles:u");
-  CHECK(name(0, 0, [](Attr& a) { a.precise_ip = 2; }) == "cycles:pp");
+  // after a privilege level or a precision the guest excluded is said (H), as perf 6.12's evlist names
+  // perf record's cycles:u and cycles:pp (exclude_guest 1) where it falls back: task-clock:uH, :ppH
+  CHECK(name(0, 0, [](Attr& a) { a.exclude_kernel = 1, a.exclude_hv = 1; }) == "cycles:uH");
+  CHECK(name(0, 0, [](Attr& a) { a.precise_ip = 2; }) == "cycles:ppH");
+  CHECK(name(0, 0, [](Attr& a) { a.exclude_kernel = 1, a.exclude_hv = 1, a.exclude_guest = 0; }) ==
+        "cycles:u");
+  CHECK(name(1, 1, [](Attr& a) { a.precise_ip = 3, a.exclude_guest = 0; }) == "task-clock:ppp");
   CHECK(name(1, 1, [](Attr& a) { a.exclude_guest = 0; }) == "task-clock:HG");
+  CHECK(name(1, 1, [](Attr& a) { a.exclude_host = 1; }) == "task-clock");
+  CHECK(name(1, 1, [](Attr& a) { a.exclude_host = 1, a.exclude_guest = 0; }) == "task-clock:G");
   CHECK(name(42, 0, none) == "unknown attr type: 42");
 }
 
