@@ -41,6 +41,19 @@ std::vector<int> all_threads() {
   return out;
 }
 
+std::optional<int> thread_group(int tid) {
+  std::FILE* f = std::fopen(fmt::format("/proc/{}/status", tid).c_str(), "r");
+  if (!f) return std::nullopt;
+  char line[256];
+  std::optional<int> tgid;
+  while (!tgid && std::fgets(line, sizeof line, f)) {
+    int v = 0;
+    if (std::sscanf(line, "Tgid: %d", &v) == 1 && v > 0) tgid = v;
+  }
+  std::fclose(f);
+  return tgid;
+}
+
 std::optional<std::vector<std::string>> stat_fields(const std::string& path) {
   std::FILE* f = std::fopen(path.c_str(), "r");
   if (!f) return std::nullopt;

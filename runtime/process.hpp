@@ -27,6 +27,9 @@ enum class Process { running, zombie, gone };
 Process process_state(int pid);
 inline bool alive(int pid) { return process_state(pid) == Process::running; }
 
+/// The process a thread belongs to (its thread group: /proc/TID/status's Tgid); nullopt once it is gone.
+std::optional<int> thread_group(int tid);
+
 /// A thread's name now (/proc/TID/comm, without its newline); nullopt once it is gone.
 std::optional<std::string> comm_of(int tid);
 

@@ -212,6 +212,7 @@ Recording Recording::open(const spec::Machine& machine, const EventSet& set, con
                           const RecordingOptions& options) {
   RecordingOptions o = options;
   if (exists_before(target)) o.sampling.track_at_open = true;
+  if (!o.build_ids) o.sampling.mmap_build_id = false;
   auto sampler = Sampler::open(set, target, o.sampling);
   auto impl = std::make_unique<Impl>(machine, target, std::move(o), std::move(sampler));
   // The events as opened (with the tracking event of a process or every CPU, last), and what reading
@@ -278,7 +279,7 @@ RecordingSummary Recording::finish() {
   if (r.first_time <= r.last_time) r.out->set_sample_time(r.first_time, r.last_time);
   // perf record's post-processing: the build ids of the binaries samples hit (not in pipe mode,
   // whose features went out first)
-  if (!r.out->pipe())
+  if (!r.out->pipe() && r.options.build_ids)
     if (auto ids = r.build_ids.section(); !ids.empty())
       r.out->set_feature(record::Feature::build_id, std::move(ids));
   r.summary.bytes = r.out->data_size();

@@ -8,6 +8,7 @@
 #include <cerrno>
 #include <chrono>
 #include <cstring>
+#include <optional>
 #include <string>
 #include <utility>
 
@@ -125,6 +126,11 @@ void configure(EventSet& set, const Target& target, const SamplingOptions& o) {
         a.wakeup_events = o.wakeup_events;
       }
       if (o.overwrite) a.write_backward = 1;
+      if (o.clockid) {
+        a.use_clockid = 1;
+        a.clockid = *o.clockid;
+      }
+      if (o.inherit_stat) a.inherit_stat = 1;
     }
   }
   if (o.track && first) {
@@ -134,6 +140,8 @@ void configure(EventSet& set, const Target& target, const SamplingOptions& o) {
     // of another mount namespace gives its own file's): what HEADER_BUILD_ID is made from
     if (o.mmap_build_id) a.build_id = 1;
     if (o.mmap_data) a.mmap_data = 1;
+    if (o.context_switch) a.context_switch = 1;
+    if (o.namespaces) a.namespaces = 1;
   }
 }
 
@@ -205,6 +213,46 @@ struct Sampler::Impl {
 
   void fail(std::size_t event, const Failure& f) {
     if (!opened.failures[event]) opened.failures[event] = f;
+  }
+
+  // Each event's tracepoint filter on each of its fds; an instance where the kernel refuses one is
+  // closed, and the event fails with the reason (its group's other events with it).
+  void set_filters(const std::vector<std::string>& filters) {
+    if (filters.empty()) return;
+    std::vector<Instance> kept;
+    for (auto& inst : opened.instances) {
+      std::optional<std::pair<std::size_t, int>> refused;  // (event, errno)
+      for (std::size_t k = 0; k < inst.fds.size() && !refused; ++k) {
+        const std::size_t e = inst.events[k];
+        if (e >= filters.size() || filters[e].empty()) continue;
+        const auto text = reinterpret_cast<unsigned long>(filters[e].c_str());
+        if (int r =
+                retry_eintr([&] { return sys->ioctl(inst.fds[k].get(), PERF_EVENT_IOC_SET_FILTER, text); }))
+          refused.emplace(e, r < 0 ? -r : EINVAL);
+      }
+      if (!refused) {
+        kept.push_back(std::move(inst));
+        continue;
+      }
+      for (std::size_t e : inst.events) {
+        spec::FailureFacts facts{.what = spec::FailureCase::filter_refused,
+                                 .error = refused->second,
+                                 .name = filters[refused->first],
+                                 .count = e != refused->first ? 1u : 0u};
+        auto words = spec::failure_words(facts);
+        Failure f;
+        f.error = refused->second;
+        f.name = spec::errno_name(f.error);
+        f.meaning = std::move(words.meaning);
+        f.hint = std::move(words.hint);
+        f.detail = std::move(words.detail);
+        fail(e, f);
+        opened.opened[e] = 0;
+      }
+    }
+    opened.instances = std::move(kept);
+    for (const auto& inst : opened.instances)
+      for (std::size_t e : inst.events) opened.opened[e] = 1;
   }
 
   // Maps a buffer for `fd`; false (and errno in `error`) when the kernel refuses.
@@ -358,6 +406,7 @@ Sampler Sampler::open(const EventSet& set, const Target& target, const SamplingO
   const bool per_cpu = target.inherit && target.kind != Target::Kind::cpus;
   impl->opened = open_set(sampled, target, oo, sys, prepare, per_cpu);
   impl->explain_einval(target);
+  impl->set_filters(options.filters);
   impl->map_buffers();
   impl->index_ids();
   impl->pollfds.resize(impl->buffers.size());

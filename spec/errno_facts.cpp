@@ -7,6 +7,7 @@
 
 #include "perfspec/errno_facts.hpp"
 #include "spec/builtin.hpp"
+#include "spec/printable.hpp"
 #include "spec/sysfs_io.hpp"
 
 namespace perfspec::spec {
@@ -251,6 +252,13 @@ FailureWords failure_words(const FailureFacts& f) {
               "counted by perfspec stat, not by runtime::Counters", ""};
     case FailureCase::exited:
       return {"exited", "", "the process or thread exited before its CPU times could be read from /proc", ""};
+    case FailureCase::filter_refused:
+      return {
+          "",
+          fmt::format("the kernel refused the filter \"{}\" ({})", printable(f.name), std::strerror(f.error)),
+          "a filter compares the tracepoint's fields (its format file) with ==, !=, <, <=, >, >=, ~ or &, "
+          "joined by && and ||",
+          f.count ? "its group's other event had its filter refused" : ""};
   }
   return {};
 }

@@ -1,8 +1,12 @@
 // SPDX-License-Identifier: MIT
 // The options of list, snapshot, script, decode, record and exporter.
+#include "tools/commands.hpp"
+
+#include <charconv>
+
 #include <fmt/format.h>
 
-#include "tools/commands.hpp"
+#include "tools/control.hpp"
 
 namespace perfspec::tools::cli {
 
@@ -181,10 +185,14 @@ int DecodeCommand::run(const perfspec::spec::MachineOptions& machine) {
 void RecordCommand::add(CLI::App& parent, perfspec::spec::MachineOptions& machine) {
   app = parent.add_subcommand("record",
                               "sample events into a perf.data file (perf report and perf script read it)");
-  app->add_option("-e,--event", ro.events, "events to sample (repeatable; default cycles, else cpu-clock)");
+  event_opt = app->add_option("-e,--event", ro.events,
+                              "events to sample (repeatable; default cycles, else task-clock, or cpu-clock "
+                              "with -a/-C)");
+  filter_opt = app->add_option(
+      "--filter", filters, "a filter for the tracepoints of the -e before it (PERF_EVENT_IOC_SET_FILTER)");
   period_opt = app->add_option("-c,--count", period, "sample every N events")->check(CLI::PositiveNumber);
-  freq_opt = app->add_option("-F,--freq", freq, "sample N times a second (default 4000)")
-                 ->check(CLI::PositiveNumber);
+  freq_opt = app->add_option(
+      "-F,--freq", freq, "sample N times a second (default 4000; max: kernel.perf_event_max_sample_rate)");
   app->add_flag("-g", ro.callgraph, "record callchains (frame pointers)");
   app->add_option("--call-graph", ro.call_graph,
                   "callchains: fp (frame pointers, as -g) or dwarf[,SIZE] (user registers and SIZE bytes of "
@@ -198,6 +206,19 @@ void RecordCommand::add(CLI::App& parent, perfspec::spec::MachineOptions& machin
   app->add_option("-m,--mmap-pages", ro.pages, "data pages of each ring buffer (a power of two)");
   app->add_flag("--no-inherit", no_inherit, "do not sample the command's children");
   app->add_flag("-q,--quiet", ro.quiet, "no summary on stderr");
+  app->add_flag("-v,--verbose", ro.verbose, "say the fallbacks taken; twice: each event's attr as opened");
+  app->add_option("-k,--clockid", ro.clockid,
+                  "the clock of the samples' times: monotonic, monotonic_raw, realtime, boottime, tai (or "
+                  "mono, raw, real, boot; CLOCK_*; a number)");
+  app->add_flag("-s,--stat", ro.inherit_stat, "per-thread counts, added to the parent's as threads exit");
+  app->add_flag("-T,--timestamp", timestamp, "the time of each sample (always recorded)");
+  app->add_flag("-B,--no-buildid", ro.no_buildid, "no build ids of the binaries sampled in the file");
+  app->add_flag("--switch-events", ro.switch_events, "record context switches (SWITCH records)");
+  app->add_flag("--namespaces", ro.namespaces, "record the namespaces of new threads (NAMESPACES records)");
+  app->add_option("-t,--tid", tids, "sample these existing threads (comma-separated), not their children");
+  app->add_option("-G,--cgroup", ro.cgroups,
+                  "with -a/-C: sample only in these cgroups: the n-th for the n-th event, one for all")
+      ->delimiter(',');
   app->add_option("--sysfs", ro.sysfs, "sysfs root to read PMUs from")->check(sysfs_tree);
   add_table_options(app, machine);
   app->footer("The command to sample follows the options (after `--` if it starts with '-').");
@@ -209,7 +230,40 @@ int RecordCommand::run(const perfspec::spec::MachineOptions& machine, int argc, 
   // perf: nothing to record named (no command, process or CPUs) is the whole system
   if (ro.command.empty() && !ro.pid && ro.cpus.empty()) ro.all_cpus = true;
   if (*period_opt) ro.period = period;
-  if (*freq_opt) ro.frequency = freq;
+  if (*freq_opt) {
+    if (freq == "max") {
+      ro.frequency_max = true;
+    } else {
+      std::uint64_t hz = 0;
+      auto [end, ec] = std::from_chars(freq.data(), freq.data() + freq.size(), hz);
+      if (ec != std::errc{} || end != freq.data() + freq.size() || hz == 0)
+        throw perfspec::Error(perfspec::ErrorKind::usage,
+                              fmt::format("-F {}: a number of samples a second, or max", freq));
+      ro.frequency = hz;
+    }
+  }
+  if (!tids.empty()) {
+    for (const auto& word : split_commas(tids)) {
+      int tid = 0;
+      auto [end, ec] = std::from_chars(word.data(), word.data() + word.size(), tid);
+      if (ec != std::errc{} || end != word.data() + word.size() || tid <= 0)
+        throw perfspec::Error(perfspec::ErrorKind::usage,
+                              fmt::format("-t {}: thread ids, comma-separated", tids));
+      ro.tids.push_back(tid);
+    }
+  }
+  // Each --filter belongs to the -e given before it, as perf reads them.
+  std::size_t lists = 0, next_filter = 0;
+  for (const CLI::Option* opt : app->parse_order()) {
+    if (opt == event_opt) ++lists;
+    if (opt != filter_opt) continue;
+    const std::string& text = filters.at(next_filter++);
+    if (lists == 0)
+      throw perfspec::Error(
+          perfspec::ErrorKind::usage,
+          fmt::format("--filter '{}': a filter follows the -e of the tracepoints it is for", text));
+    ro.filters.emplace_back(lists - 1, text);
+  }
   ro.inherit = !no_inherit;
   ro.argv.assign(argv, argv + argc);
   return perfspec::tools::run_record(ro);

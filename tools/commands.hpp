@@ -121,10 +121,13 @@ struct DecodeCommand {
 struct RecordCommand {
   CLI::App* app = nullptr;
   perfspec::tools::RecordOptions ro;
-  CLI::Option *pid_opt = nullptr, *period_opt = nullptr, *freq_opt = nullptr;
+  CLI::Option *pid_opt = nullptr, *period_opt = nullptr, *freq_opt = nullptr, *event_opt = nullptr,
+              *filter_opt = nullptr;
   int pid = 0;
-  std::uint64_t period = 0, freq = 0;
-  bool no_inherit = false;
+  std::uint64_t period = 0;
+  std::string freq, tids;
+  std::vector<std::string> filters;
+  bool no_inherit = false, timestamp = false;
 
   void add(CLI::App& parent, perfspec::spec::MachineOptions& machine);
   int run(const perfspec::spec::MachineOptions& machine, int argc, char** argv);

@@ -4,16 +4,19 @@
 // statuses.
 #include "tools/record.hpp"
 
+#include <fcntl.h>
 #include <poll.h>
 #include <sys/stat.h>
 #include <sys/utsname.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cerrno>
 #include <charconv>
 #include <csignal>
 #include <cstdio>
+#include <ctime>
 #include <fstream>
 #include <memory>
 #include <optional>
@@ -98,6 +101,9 @@ class Recorder {
   const RecordOptions& o_;
   spec::Machine machine_;
   std::unique_ptr<runtime::Command> child_;
+  std::vector<std::pair<std::size_t, std::size_t>> lists_;  // each -e list's events, [first, end)
+  std::vector<std::string> filters_;                        // per event (--filter)
+  std::vector<runtime::Fd> cgroup_fds_;                     // -G: open until the events are
 
   void check_options() const;
   runtime::Target target();
@@ -106,6 +112,9 @@ class Recorder {
   int command_stdout() const { return o_.output == "-" ? STDERR_FILENO : -1; }
   runtime::SamplingOptions sampling() const;
   std::optional<EventSet> events(int& status);
+  void set_filters(const EventSet& set);
+  std::vector<int> open_cgroups(std::size_t events);
+  bool fall_back(EventSet& set, const runtime::Recording& rec, const runtime::Target& t) const;
   std::optional<runtime::Recording> open(EventSet set, const runtime::Target& t);
   record::PerfDataWriter create(const runtime::Recording& rec) const;
   void drain(runtime::Recording& rec);
@@ -138,15 +147,57 @@ std::optional<std::uint32_t> dwarf_stack_size(std::string_view mode) {
   return static_cast<std::uint32_t>(size);
 }
 
+// -k: a clock by perf's names (monotonic, monotonic_raw, realtime, boottime, tai, their short forms
+// mono, raw, real, boot, with or without CLOCK_, any case) or number; nullopt for none.
+std::optional<std::int32_t> clock_id(const std::string& text) {
+  if (text.empty()) return std::nullopt;
+  std::string name;
+  for (char c : text) name += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  if (name.starts_with("clock_")) name = name.substr(6);
+  static const std::pair<const char*, std::int32_t> clocks[] = {{"monotonic", CLOCK_MONOTONIC},
+                                                                {"monotonic_raw", CLOCK_MONOTONIC_RAW},
+                                                                {"realtime", CLOCK_REALTIME},
+                                                                {"boottime", CLOCK_BOOTTIME},
+                                                                {"tai", CLOCK_TAI},
+                                                                {"mono", CLOCK_MONOTONIC},
+                                                                {"raw", CLOCK_MONOTONIC_RAW},
+                                                                {"real", CLOCK_REALTIME},
+                                                                {"boot", CLOCK_BOOTTIME}};
+  for (auto [n, id] : clocks)
+    if (name == n) return id;
+  std::int32_t id = 0;
+  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), id);
+  if (ec == std::errc{} && end == text.data() + text.size() && id >= 0) return id;
+  throw Error(ErrorKind::usage,
+              fmt::format("-k {}: not a clock (monotonic, monotonic_raw, realtime, boottime, "
+                          "tai, or a number)",
+                          text));
+}
+
 void Recorder::check_options() const {
   (void)dwarf_stack_size(o_.call_graph);  // a mode it cannot record, before anything starts
   if (o_.period && o_.frequency)
     throw Error(ErrorKind::usage, "-c and -F cannot go together: a period or a frequency");
   if (o_.pid && (o_.all_cpus || !o_.cpus.empty()))
     throw Error(ErrorKind::usage, "-p and -a/-C cannot go together");
+  if (!o_.tids.empty() && (o_.pid || o_.all_cpus || !o_.cpus.empty()))
+    throw Error(ErrorKind::usage, "-t and -p/-a/-C cannot go together");
+  if (!o_.cgroups.empty() && !o_.all_cpus && o_.cpus.empty())
+    throw Error(ErrorKind::usage, "-G/--cgroup: cgroups are sampled on CPUs: add -a or -C");
+  (void)clock_id(o_.clockid);
 }
 
 runtime::Target Recorder::target() {
+  if (!o_.tids.empty()) {  // these threads, as they are: no children (perf's -t)
+    for (int tid : o_.tids)
+      if (process_state(tid) != Process::running)
+        throw Error(ErrorKind::usage, fmt::format("no thread with tid {} (or it has exited)", tid));
+    auto t =
+        runtime::Target::process(runtime::thread_group(o_.tids.front()).value_or(o_.tids.front()), false);
+    t.threads = o_.tids;
+    if (!o_.command.empty()) child_ = std::make_unique<runtime::Command>(o_.command, command_stdout());
+    return t;
+  }
   if (o_.pid) {
     if (process_state(*o_.pid) != Process::running)
       throw Error(ErrorKind::usage, fmt::format("no process with pid {} (or it has exited)", *o_.pid));
@@ -159,6 +210,7 @@ runtime::Target Recorder::target() {
   if (o_.all_cpus || !o_.cpus.empty()) {
     auto t =
         runtime::Target::system_wide(o_.cpus.empty() ? std::vector<int>{} : runtime::parse_cpu_list(o_.cpus));
+    t.cgroups = open_cgroups(filters_.size());
     if (!o_.command.empty()) child_ = std::make_unique<runtime::Command>(o_.command, command_stdout());
     return t;
   }
@@ -190,7 +242,62 @@ runtime::SamplingOptions Recorder::sampling() const {
   if (o_.data_addr) s.sample_type |= record::sample_addr;
   s.mmap_data = s.mmap_data || o_.data_addr;  // -d: data mappings too, as perf -d
   s.pages = o_.pages;
+  if (o_.frequency_max) {  // -F max: as many samples a second as the kernel allows
+    auto rate = spec::io::read_proc_number("/proc/sys/kernel/perf_event_max_sample_rate");
+    if (!rate || *rate <= 0)
+      throw Error(ErrorKind::machine, "-F max: cannot read /proc/sys/kernel/perf_event_max_sample_rate");
+    s.frequency = static_cast<std::uint64_t>(*rate);
+  }
+  s.clockid = clock_id(o_.clockid);
+  s.inherit_stat = o_.inherit_stat;
+  s.context_switch = o_.switch_events;
+  s.namespaces = o_.namespaces;
+  s.filters = filters_;
   return s;
+}
+
+// --filter: each for the tracepoints of the -e list it follows (several for one list are all required,
+// as perf joins them).
+void Recorder::set_filters(const EventSet& set) {
+  filters_.assign(set.events.size(), {});
+  for (const auto& [list, text] : o_.filters) {
+    if (list >= lists_.size()) continue;
+    for (std::size_t e = lists_[list].first; e < lists_[list].second; ++e) {
+      if (set.events[e].attr.type != 2)  // PERF_TYPE_TRACEPOINT
+        throw Error(
+            ErrorKind::usage,
+            fmt::format("--filter '{}': '{}' is not a tracepoint (a filter is for the tracepoints of the "
+                        "-e before it)",
+                        text, set.events[e].name));
+      std::string& f = filters_[e];
+      f = f.empty() ? text : fmt::format("({}) && ({})", f, text);
+    }
+  }
+}
+
+// -G: an fd per distinct cgroup, and per event the fd it samples in (one name: every event).
+std::vector<int> Recorder::open_cgroups(std::size_t events) {
+  if (o_.cgroups.empty()) return {};
+  const std::string root = runtime::cgroup_root();
+  if (root.empty()) throw Error(ErrorKind::machine, "no cgroup file system is mounted (see /proc/mounts)");
+  std::vector<int> of_event;
+  for (std::size_t e = 0; e < events; ++e) {
+    const std::string& name = o_.cgroups.size() == 1  ? o_.cgroups.front()
+                              : e < o_.cgroups.size() ? o_.cgroups[e]
+                                                      : "";
+    if (name.empty()) {
+      of_event.push_back(-1);
+      continue;
+    }
+    const std::string path = runtime::cgroup_dir(root, name);
+    runtime::Fd fd(runtime::system_calls(), ::open(path.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+    if (!fd)
+      throw Error(ErrorKind::usage,
+                  fmt::format("cannot open cgroup '{}' ({}): {}", name, path, std::strerror(errno)));
+    of_event.push_back(fd.get());
+    cgroup_fds_.push_back(std::move(fd));
+  }
+  return of_event;
 }
 
 // The -e lists resolved (cycles when none). Nothing when one is wrong: said, and `status` the exit
@@ -203,22 +310,49 @@ std::optional<EventSet> Recorder::events(int& status) {
     try {
       EventSet one = resolve(text, machine_);
       if (one.regrouped) std::fputs("WARNING: events were regrouped to match PMUs\n", stderr);
+      const std::size_t first = set.events.size();
       set.append(std::move(one));
+      lists_.emplace_back(first, set.events.size());
     } catch (const Error& e) {  // drawn under the -e it is in, as stat draws it
       status = report_error(e, text, ErrorFormat::text);
       return std::nullopt;
     }
   }
+  set_filters(set);
   return set;
 }
 
-// The events opened (cpu-clock for the default cycles where there is no hardware PMU, as perf falls
-// back); each event that cannot sample said. Nothing when none can.
+// perf's fallback for cycles where the hardware has no such counter (ENOENT, ENXIO, ENODEV): the event
+// with every modifier it had becomes the timer of the target, task-clock, or cpu-clock on CPUs. True
+// when some event fell back (the set is to be opened again).
+bool Recorder::fall_back(EventSet& set, const runtime::Recording& rec, const runtime::Target& t) const {
+  bool changed = false;
+  for (std::size_t i = 0; i < set.events.size(); ++i) {
+    Attr& a = set.events[i].attr;
+    const auto& f = rec.failures()[i];
+    if (rec.opened(i) || !f || a.type != 0 || a.config != 0) continue;  // PERF_COUNT_HW_CPU_CYCLES
+    if (f->error != ENOENT && f->error != ENXIO && f->error != ENODEV) continue;
+    const bool cpus = t.kind == runtime::Target::Kind::cpus;
+    a.type = 1;               // PERF_TYPE_SOFTWARE
+    a.config = cpus ? 0 : 1;  // PERF_COUNT_SW_CPU_CLOCK, PERF_COUNT_SW_TASK_CLOCK
+    if (o_.verbose > 0)
+      std::fprintf(stderr,
+                   "perfspec record: '%s' cannot be opened (%s): sampling %s instead, as perf falls back\n",
+                   set.events[i].name.c_str(), f->name.c_str(), cpus ? "cpu-clock" : "task-clock");
+    set.events[i].name = record::attr_name(a);
+    set.events[i].pmu = "software";
+    changed = true;
+  }
+  return changed;
+}
+
+// The events opened (cycles falling back to a timer where there is no hardware PMU, as perf's does);
+// each event that cannot sample said. Nothing when none can.
 std::optional<runtime::Recording> Recorder::open(EventSet set, const runtime::Target& t) {
-  runtime::RecordingOptions options{.sampling = sampling(), .cmdline = o_.argv};
+  runtime::RecordingOptions options{.sampling = sampling(), .cmdline = o_.argv, .build_ids = !o_.no_buildid};
   auto rec = runtime::Recording::open(machine_, set, t, options);
-  if (o_.events.empty() && !rec.opened(0))
-    rec = runtime::Recording::open(machine_, resolve("cpu-clock", machine_), t, options);
+  if (fall_back(set, rec, t)) rec = runtime::Recording::open(machine_, set, t, options);
+  if (o_.verbose > 1) std::fputs(to_text(rec.events()).c_str(), stderr);
   for (std::size_t i = 0; i < rec.events().events.size(); ++i) {
     if (rec.opened(i)) continue;
     const auto& f = rec.failures()[i];

@@ -24,6 +24,17 @@ struct RecordOptions {
   bool inherit = true;                     ///< --no-inherit clears it
   std::size_t pages = 0;                   ///< -m: data pages per buffer (0: perf's default)
   bool quiet = false;                      ///< -q
+  int verbose = 0;                         ///< -v: the fallbacks taken; -vv: each event's attr as opened
+  std::string clockid;                     ///< -k: a clock's name or number (empty: the perf clock)
+  bool inherit_stat = false;               ///< -s: per-thread counts (attr.inherit_stat)
+  bool no_buildid = false;                 ///< -B: no HEADER_BUILD_ID
+  bool switch_events = false;              ///< --switch-events
+  bool namespaces = false;                 ///< --namespaces
+  /// --filter: (the -e list it follows, by index; the filter), for that list's tracepoints
+  std::vector<std::pair<std::size_t, std::string>> filters;
+  std::vector<int> tids;             ///< -t: these threads only (no inheritance)
+  std::vector<std::string> cgroups;  ///< -G/--cgroup: per event (one for all), with -a/-C
+  bool frequency_max = false;        ///< -F max: kernel.perf_event_max_sample_rate
   std::string sysfs = "/sys";
   spec::MachineOptions machine;
   std::vector<std::string> command;

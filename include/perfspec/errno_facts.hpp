@@ -59,6 +59,8 @@ enum class FailureCase : std::uint8_t {
   frequency_too_high,   ///< EINVAL for a frequency (`count` Hz) over perf_event_max_sample_rate (`limit`)
   tool_event,           ///< perf's tool events (duration_time, ...) have no kernel counter
   exited,               ///< what was counted exited before its CPU times could be read
+  filter_refused,       ///< PERF_EVENT_IOC_SET_FILTER failed (`error`) for the filter `name`; `count` 1
+                        ///< when it was another event of the group's
 };
 
 /// What runtime saw of such a failure.

@@ -25,6 +25,8 @@ struct RecordingOptions {
   /// read is named all the same.
   SamplingOptions sampling{};
   std::vector<std::string> cmdline{};  ///< HEADER_CMDLINE: the command line that recorded
+  /// HEADER_BUILD_ID of the binaries samples hit, and MMAP2 records with build ids (perf record -B: none).
+  bool build_ids = true;
 };
 
 /// What a recording wrote, once finished.

@@ -259,6 +259,20 @@ struct SamplingOptions {
   bool mmap_build_id = true;
   /// On EACCES for an event that counts the kernel, retry it user-only (`:u`), as perf does.
   bool fallback_to_user = true;
+  /// The clock of every event's times (attr.use_clockid and clockid, perf record -k: CLOCK_MONOTONIC,
+  /// CLOCK_MONOTONIC_RAW, ...); none: the kernel's perf clock.
+  std::optional<std::int32_t> clockid{};
+  /// Each inherited thread's counts added to its parent's as it exits (attr.inherit_stat, perf record -s).
+  bool inherit_stat = false;
+  /// With `track`: SWITCH records at each context switch (attr.context_switch, perf record --switch-events).
+  bool context_switch = false;
+  /// With `track`: NAMESPACES records as threads are created or change namespaces (attr.namespaces, perf
+  /// record --namespaces).
+  bool namespaces = false;
+  /// Per event of the set (by index; a shorter list or an empty string: none), a tracepoint filter set on
+  /// each of its fds (PERF_EVENT_IOC_SET_FILTER, perf record --filter). A filter the kernel refuses is the
+  /// event's failure (EINVAL: the filter names no field of the tracepoint, or does not parse).
+  std::vector<std::string> filters{};
 };
 
 /// What poll() saw.

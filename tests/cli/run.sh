@@ -1472,6 +1472,73 @@ expect record-a-every-thread-named python3 -c 'import sys; bad, n = map(int, sys
 expect record-d-data-mmaps grep -qE 'PERF_RECORD_MMAP2 [0-9]+/[0-9]+: .* r--p /.*libc' <<<"$("$bin" script -F comm,tid -i "$rec_dir/d.data")"
 "$bin" record -q -e page-faults -c 1 -o "$rec_dir/nod.data" -- ls / >/dev/null
 expect record-no-d-no-data-mmaps [ "$("$bin" script -F comm,tid -i "$rec_dir/nod.data" | grep -cE 'PERF_RECORD_MMAP2 .* r--p ')" = 0 ]
+# perf record's attr options: -k (clock), -s (inherit_stat), --switch-events, --namespaces; -B leaves
+# out the build ids (no build_id attr bit, no HEADER_BUILD_ID); -T is always on (time)
+"$bin" record -q -k mono -s -T -B --switch-events --namespaces -e task-clock -o "$rec_dir/k.data" -- true; status=$?
+hdr=$("$bin" script --header -i "$rec_dir/k.data" | grep '^# event :')
+expect record-attr-options-status [ "$status" = 0 ]
+for field in 'inherit_stat = 1' 'use_clockid = 1' 'context_switch = 1' 'namespaces = 1' 'clockid = 1' 'sample_type = IP|TID|TIME|PERIOD'; do
+  expect "record-attr-options-$field" grep -qF ", $field" <<<"$hdr"
+done
+expect record-B-no-build-id-bit bash -c '! grep -q "build_id = 1" <<<"$1"' _ "$hdr"
+"$bin" record -q -k CLOCK_MONOTONIC_RAW -e task-clock -o "$rec_dir/k4.data" -- true
+expect record-k-raw grep -qF ', clockid = 4' <<<"$("$bin" script --header -i "$rec_dir/k4.data" | grep '^# event :')"
+err=$("$bin" record -q -k sundial -o "$rec_dir/x.data" -- true 2>&1); status=$?
+expect record-k-unknown-clock [ "$status" = 2 ] && expect record-k-unknown-clock-text grep -qF -- '-k sundial: not a clock' <<<"$err"
+# -F max: the kernel's limit
+"$bin" record -q -F max -e task-clock -o "$rec_dir/max.data" -- true
+expect record-F-max grep -qF "{ sample_period, sample_freq } = $(cat /proc/sys/kernel/perf_event_max_sample_rate)," <<<"$("$bin" script --header -i "$rec_dir/max.data")"
+err=$("$bin" record -q -F lots -o "$rec_dir/x.data" -- true 2>&1); status=$?
+expect record-F-word [ "$status" = 2 ]
+# --filter: set on the tracepoints of the -e before it; every sample kept passes it
+"$bin" record -q -e sched:sched_switch --filter 'prev_pid != 0' -a -o "$rec_dir/filter.data" -- sleep 0.3; status=$?
+out=$("$bin" script --samples -i "$rec_dir/filter.data")
+expect record-filter-status [ "$status" = 0 ]
+expect record-filter-some grep -q 'prev_pid=[1-9]' <<<"$out"
+expect record-filter-none-filtered bash -c '! grep -q "prev_pid=0 " <<<"$1"' _ "$out"
+err=$("$bin" record -q -e sched:sched_switch --filter 'no_such_field == 1' -o "$rec_dir/x.data" -- true 2>&1); status=$?
+expect record-filter-refused [ "$status" = 3 ]
+expect record-filter-refused-text grep -qF "cannot sample 'sched:sched_switch': EINVAL: the kernel refused the filter \"no_such_field == 1\"" <<<"$err"
+err=$("$bin" record -q -e task-clock --filter 'x == 1' -o "$rec_dir/x.data" -- true 2>&1); status=$?
+expect record-filter-not-tracepoint [ "$status" = 2 ] && expect record-filter-not-tracepoint-text grep -qF "'task-clock' is not a tracepoint" <<<"$err"
+err=$("$bin" record -q --filter 'x == 1' -o "$rec_dir/x.data" -- true 2>&1); status=$?
+expect record-filter-no-e [ "$status" = 2 ]
+# cycles where the machine has no such counter falls back to task-clock (cpu-clock on CPUs), its
+# modifiers kept, as perf 6.12; where it has one, cycles is recorded
+for target in cmd cpus; do
+  if [ $target = cmd ]; then args=(-- true); timer='config = 0x1 (PERF_COUNT_SW_TASK_CLOCK)'
+  else args=(-a -- sleep 0.1); timer='config = 0 (PERF_COUNT_SW_CPU_CLOCK)'; fi
+  err=$("$bin" record -v -q -e cycles:u -o "$rec_dir/cyc.data" "${args[@]}" 2>&1); status=$?
+  hdr=$("$bin" script --header -i "$rec_dir/cyc.data" | grep '^# event :' | head -1)
+  expect "record-cycles-$target-status" [ "$status" = 0 ]
+  if grep -q 'type = 0 (hardware)' <<<"$hdr"; then
+    expect "record-cycles-$target-hardware" grep -qF 'name = cycles:u,' <<<"$hdr"
+  else
+    expect "record-cycles-$target-fallback" grep -qF "type = 1 (software)," <<<"$hdr"
+    expect "record-cycles-$target-timer" grep -qF ", $timer," <<<"$hdr"
+    expect "record-cycles-$target-name" grep -qE "name = (task|cpu)-clock:uH?," <<<"$hdr"
+    expect "record-cycles-$target-modifier-kept" grep -qF 'exclude_kernel = 1' <<<"$hdr"
+    expect "record-cycles-$target-said" grep -qF "perfspec record: 'cycles:u' cannot be opened" <<<"$err"
+  fi
+done
+# -vv: each event's attr as opened
+err=$("$bin" record -vv -q -e task-clock -o "$rec_dir/x.data" -- true 2>&1)
+expect record-vv-attrs grep -qE '^  sample_type +IP\|TID\|TIME\|PERIOD' <<<"$err"
+# -t: the threads named, not their children, not the rest of their process
+sh -c 'while :; do :; done' & spinner=$!
+"$bin" record -q -t "$spinner" -e task-clock -F 500 -o "$rec_dir/t.data" -- sleep 0.3; status=$?
+kill "$spinner"; wait "$spinner" 2>/dev/null
+tids=$("$bin" script --samples -F tid -i "$rec_dir/t.data" | sort -u | tr -d ' ')
+expect record-t-status [ "$status" = 0 ]
+expect record-t-only-the-thread [ "$tids" = "$spinner" ]
+err=$("$bin" record -q -t 2147483647 -o "$rec_dir/x.data" -- true 2>&1); status=$?
+expect record-t-gone [ "$status" = 2 ]
+# -G/--cgroup with -a: the root cgroup holds everything; without -a/-C it is refused
+"$bin" record -q -e cpu-clock --cgroup=/ -a -c 100000 -o "$rec_dir/cg.data" -- sleep 0.2; status=$?
+expect record-cgroup-status [ "$status" = 0 ]
+expect record-cgroup-samples [ "$("$bin" script --samples -i "$rec_dir/cg.data" | wc -l)" -gt 0 ]
+err=$("$bin" record -q -e cpu-clock -G / -o "$rec_dir/x.data" -- true 2>&1); status=$?
+expect record-cgroup-needs-cpus [ "$status" = 2 ]
 # a buffer too small for the work: what the kernel dropped is said: every page fault of the region
 # touched is a sample in the file or counted as dropped (how many are dropped depends on how fast the
 # recorder reads beside the toucher: on a quiet machine it may keep up, and then none is). Unless the
