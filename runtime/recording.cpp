@@ -143,6 +143,7 @@ struct Recording::Impl {
   const spec::Machine& machine;
   Target target;
   RecordingOptions options;
+  std::vector<int> map_timeouts;  // processes whose maps were cut short
   Sampler sampler;
   std::vector<record::FileEvent> file_events;
   record::Formats formats;
@@ -234,6 +235,7 @@ const std::vector<std::optional<Failure>>& Recording::failures() const { return 
 bool Recording::opened(std::size_t index) const { return impl_->sampler.opened(index); }
 bool Recording::sampling() const { return !impl_->file_events.empty(); }
 const std::vector<record::FileEvent>& Recording::file_events() const { return impl_->file_events; }
+const std::vector<int>& Recording::map_timeouts() const { return impl_->map_timeouts; }
 
 void Recording::begin(record::PerfDataWriter& out) {
   Impl& r = *impl_;
@@ -247,10 +249,13 @@ void Recording::begin(record::PerfDataWriter& out) {
   const Attr& first = r.file_events.front().attr;
   std::vector<std::byte> synthesized;
   synthesize_kernel(first, synthesized);
-  if (r.target.kind == Target::Kind::process && !r.target.enable_on_exec)
-    synthesize_process(r.target.pid, first, synthesized);
+  auto process = [&](int pid) {
+    if (synthesize_process(pid, first, synthesized, "/proc", r.options.proc_map_timeout))
+      r.map_timeouts.push_back(pid);
+  };
+  if (r.target.kind == Target::Kind::process && !r.target.enable_on_exec) process(r.target.pid);
   if (r.target.kind == Target::Kind::cpus)
-    for (int pid : numbered_entries("/proc")) synthesize_process(pid, first, synthesized);
+    for (int pid : numbered_entries("/proc")) process(pid);
   out.write(synthesized);
   for (std::size_t at = 0; at + 8 <= synthesized.size();) {
     const std::size_t size = record_header(std::span<const std::byte>(synthesized).subspan(at)).size;

@@ -4,6 +4,7 @@
 // executable mappings.
 #include <dirent.h>
 
+#include <chrono>
 #include <cstring>
 #include <fstream>
 #include <sstream>
@@ -76,7 +77,8 @@ void synthesize_kernel(const Attr& attr, std::vector<std::byte>& out, const std:
   put_record(out, record::Type::mmap, record::misc_kernel, body, record::sample_id_size(attr));
 }
 
-void synthesize_process(int pid, const Attr& attr, std::vector<std::byte>& out, const std::string& proc) {
+bool synthesize_process(int pid, const Attr& attr, std::vector<std::byte>& out, const std::string& proc,
+                        std::chrono::milliseconds map_timeout) {
   const std::size_t trailer = record::sample_id_size(attr);
   std::string dir = proc + "/" + std::to_string(pid);
   // a COMM for every thread
@@ -98,7 +100,17 @@ void synthesize_process(int pid, const Attr& attr, std::vector<std::byte>& out, 
   // an MMAP2 for every executable mapping: start-end perms offset maj:min inode path
   std::ifstream maps(dir + "/maps");
   std::string line;
+  const auto deadline = std::chrono::steady_clock::now() + map_timeout;
+  std::size_t last = out.size();  // where the last MMAP2 starts (none yet: out's end)
   while (std::getline(maps, line)) {
+    if (last < out.size() && std::chrono::steady_clock::now() > deadline) {
+      constexpr std::uint16_t proc_map_parse_timeout = 1u << 12;  // PERF_RECORD_MISC_PROC_MAP_PARSE_TIMEOUT
+      std::uint16_t misc = 0;
+      std::memcpy(&misc, out.data() + last + 4, 2);
+      misc |= proc_map_parse_timeout;
+      std::memcpy(out.data() + last + 4, &misc, 2);
+      return true;
+    }
     std::istringstream in(line);
     std::string range, perms, offset, dev, inode_s, path;
     if (!(in >> range >> perms >> offset >> dev >> inode_s)) continue;
@@ -125,8 +137,10 @@ void synthesize_process(int pid, const Attr& attr, std::vector<std::byte>& out, 
     put<std::uint32_t>(body, prot);
     put<std::uint32_t>(body, perms[3] == 's' ? 1u : 2u);  // MAP_SHARED : MAP_PRIVATE
     put_cstring(body, path);
+    last = out.size();
     put_record(out, record::Type::mmap2, record::misc_user, body, trailer);
   }
+  return false;
 }
 
 }  // namespace perfspec::runtime

@@ -215,6 +215,8 @@ void RecordCommand::add(CLI::App& parent, perfspec::spec::MachineOptions& machin
   app->add_flag("-B,--no-buildid", ro.no_buildid, "no build ids of the binaries sampled in the file");
   app->add_flag("--switch-events", ro.switch_events, "record context switches (SWITCH records)");
   app->add_flag("--namespaces", ro.namespaces, "record the namespaces of new threads (NAMESPACES records)");
+  app->add_option("--proc-map-timeout", ro.proc_map_timeout_ms,
+                  "the longest, in ms, a process's /proc/PID/maps is read at the start (default 500)");
   app->add_option("-t,--tid", tids, "sample these existing threads (comma-separated), not their children");
   app->add_option("-G,--cgroup", ro.cgroups,
                   "with -a/-C: sample only in these cgroups: the n-th for the n-th event, one for all")
@@ -227,8 +229,6 @@ void RecordCommand::add(CLI::App& parent, perfspec::spec::MachineOptions& machin
 int RecordCommand::run(const perfspec::spec::MachineOptions& machine, int argc, char** argv) {
   ro.machine = machine;
   if (*pid_opt) ro.pid = pid;
-  // perf: nothing to record named (no command, process or CPUs) is the whole system
-  if (ro.command.empty() && !ro.pid && ro.cpus.empty()) ro.all_cpus = true;
   if (*period_opt) ro.period = period;
   if (*freq_opt) {
     if (freq == "max") {
@@ -252,6 +252,8 @@ int RecordCommand::run(const perfspec::spec::MachineOptions& machine, int argc, 
       ro.tids.push_back(tid);
     }
   }
+  // perf: nothing to record named (no command, process, threads or CPUs) is the whole system
+  if (ro.command.empty() && !ro.pid && ro.tids.empty() && ro.cpus.empty()) ro.all_cpus = true;
   // Each --filter belongs to the -e given before it, as perf reads them.
   std::size_t lists = 0, next_filter = 0;
   for (const CLI::Option* opt : app->parse_order()) {

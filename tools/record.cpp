@@ -349,7 +349,10 @@ bool Recorder::fall_back(EventSet& set, const runtime::Recording& rec, const run
 // The events opened (cycles falling back to a timer where there is no hardware PMU, as perf's does);
 // each event that cannot sample said. Nothing when none can.
 std::optional<runtime::Recording> Recorder::open(EventSet set, const runtime::Target& t) {
-  runtime::RecordingOptions options{.sampling = sampling(), .cmdline = o_.argv, .build_ids = !o_.no_buildid};
+  runtime::RecordingOptions options{.sampling = sampling(),
+                                    .cmdline = o_.argv,
+                                    .build_ids = !o_.no_buildid,
+                                    .proc_map_timeout = std::chrono::milliseconds(o_.proc_map_timeout_ms)};
   auto rec = runtime::Recording::open(machine_, set, t, options);
   if (fall_back(set, rec, t)) rec = runtime::Recording::open(machine_, set, t, options);
   if (o_.verbose > 1) std::fputs(to_text(rec.events()).c_str(), stderr);
@@ -423,6 +426,11 @@ int Recorder::run() {
   catch_stop_signals();
   record::PerfDataWriter out = create(*rec);
   rec->begin(out);
+  for (int pid : rec->map_timeouts())
+    std::fprintf(stderr,
+                 "perfspec record: reading /proc/%d/maps took longer than %u ms: its mappings are cut short "
+                 "(--proc-map-timeout)\n",
+                 pid, o_.proc_map_timeout_ms);
   if (child_) {
     if (int err = child_->start()) {
       out.finish();

@@ -32,9 +32,10 @@ struct RecordOptions {
   bool namespaces = false;                 ///< --namespaces
   /// --filter: (the -e list it follows, by index; the filter), for that list's tracepoints
   std::vector<std::pair<std::size_t, std::string>> filters;
-  std::vector<int> tids;             ///< -t: these threads only (no inheritance)
-  std::vector<std::string> cgroups;  ///< -G/--cgroup: per event (one for all), with -a/-C
-  bool frequency_max = false;        ///< -F max: kernel.perf_event_max_sample_rate
+  std::vector<int> tids;               ///< -t: these threads only (no inheritance)
+  std::vector<std::string> cgroups;    ///< -G/--cgroup: per event (one for all), with -a/-C
+  bool frequency_max = false;          ///< -F max: kernel.perf_event_max_sample_rate
+  unsigned proc_map_timeout_ms = 500;  ///< --proc-map-timeout
   std::string sysfs = "/sys";
   spec::MachineOptions machine;
   std::vector<std::string> command;

@@ -155,6 +155,19 @@ class StatSession {
     }
   }
 
+  // Whether every event that failed is one this machine does not support: perf stat skips those
+  // (its stat_handle_error: EINVAL, ENOSYS, ENOENT, ENXIO, EOPNOTSUPP) and counts on; another failure
+  // (ESRCH: the process is gone; EACCES) stops it.
+  static bool only_unsupported(const StatReport& report) {
+    for (const auto& unit : report.units)
+      for (const auto& cell : unit.cells)
+        if (const auto& f = cell.count.failure) {
+          const int e = f->error;
+          if (e != EINVAL && e != ENOSYS && e != ENOENT && e != ENXIO && e != EOPNOTSUPP) return false;
+        }
+    return true;
+  }
+
   // One run: open, count until done, read. nullopt: stop with status_ (nothing counted).
   std::optional<StatReport> run_once() {
     counting_.reset();  // the last run's counters closed before the next one's open
@@ -181,9 +194,12 @@ class StatSession {
     const auto& events = request_.set.events;
     const bool only_tool_events = std::all_of(
         events.begin(), events.end(), [](const ResolvedEvent& e) { return e.tool != ToolEvent::none; });
-    if (!o_.null_run && !c.has_command() && c.open_fds() == 0 && !only_tool_events) {
+    if (!o_.null_run && !c.has_command() && c.open_fds() == 0 && !only_tool_events &&
+        !only_unsupported(c.read())) {
       // Counting an existing process or CPUs with nothing open would wait for nothing (a zombie's pid
       // gives ESRCH for every event): the reasons, and a failure at once, as perf stops there too.
+      // Events this machine does not support are shown <not supported> until the end instead, as perf
+      // counts on past them.
       run_.elapsed_seconds = c.seconds();
       emit(c.read(), run_);
       std::fprintf(stderr, "perfspec stat: no event could be opened for %s: nothing to count\n",

@@ -5,6 +5,7 @@
 // the tracing data of tracepoints, the features that say where the data was taken, the records perf
 // synthesizes for what existed before (the kernel's text, the target's processes), a FINISHED_ROUND
 // after each pass, the samples' time range. `perfspec record` is this and a command line.
+#include <chrono>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -27,6 +28,9 @@ struct RecordingOptions {
   std::vector<std::string> cmdline{};  ///< HEADER_CMDLINE: the command line that recorded
   /// HEADER_BUILD_ID of the binaries samples hit, and MMAP2 records with build ids (perf record -B: none).
   bool build_ids = true;
+  /// The longest a process's /proc/PID/maps is read when the processes that exist are synthesized
+  /// (perf record --proc-map-timeout): Recording::map_timeouts() names those cut short.
+  std::chrono::milliseconds proc_map_timeout{500};
 };
 
 /// What a recording wrote, once finished.
@@ -74,6 +78,9 @@ class Recording {
   /// The file's events: those that opened (and the tracking event of a system-wide or process target),
   /// each with its attr and ids; what a PerfDataWriter is created with.
   const std::vector<record::FileEvent>& file_events() const;
+  /// After begin(): the processes whose mappings took longer than RecordingOptions::proc_map_timeout to
+  /// read (their last MMAP2 is marked, the rest left out).
+  const std::vector<int>& map_timeouts() const;
 
   /// Start writing into `out` (created with file_events(), and kept alive until finish()): the
   /// tracing data of the tracepoints among the events, the features that describe this machine

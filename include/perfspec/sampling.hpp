@@ -4,6 +4,7 @@
 // mapped from their fds (REFERENCE §11; perf_event_open(2), "MMAP layout"). RingBuffer reads one such
 // buffer; Sampler opens an event set for sampling, one buffer per CPU or per thread, and reads them all.
 // Records are handed out as bytes, header included: decoding their bodies is not done here.
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
@@ -445,11 +446,15 @@ class Sampler {
 /// `[kernel.kallsyms]_text` (from /proc/kallsyms `_text`.._etext`; none when its addresses are hidden),
 /// and for a process a PERF_RECORD_COMM per thread and a PERF_RECORD_MMAP2 per executable mapping
 /// (/proc/PID/task, /proc/PID/maps). Each record ends with the zeroed sample_id trailer `attr` gives
-/// (perf's id 0: "synthesized"). Appended to `out`; a process that is gone adds nothing.
+/// (perf's id 0: "synthesized"). Appended to `out`; a process that is gone adds nothing. Reading a
+/// process's maps stops once it has taken longer than `map_timeout` (perf record --proc-map-timeout,
+/// 500 ms by default): its last MMAP2 then carries PERF_RECORD_MISC_PROC_MAP_PARSE_TIMEOUT, as perf
+/// marks it, and synthesize_process returns true.
 ///
 /// Example: `runtime::synthesize_kernel(sampler.attrs()[0], bytes); writer.write(bytes);`
 void synthesize_kernel(const Attr& attr, std::vector<std::byte>& out, const std::string& proc = "/proc");
-void synthesize_process(int pid, const Attr& attr, std::vector<std::byte>& out,
-                        const std::string& proc = "/proc");
+bool synthesize_process(int pid, const Attr& attr, std::vector<std::byte>& out,
+                        const std::string& proc = "/proc",
+                        std::chrono::milliseconds map_timeout = std::chrono::milliseconds{500});
 
 }  // namespace perfspec::runtime
