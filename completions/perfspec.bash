@@ -59,8 +59,8 @@ _perfspec() {
       list) COMPREPLY=($(compgen -W "--pmu --topic --source --tracepoints --deprecated --pmus --format --sysfs --events-dir --no-tables --cpuid" -- "$cur")) ;;
       snapshot) COMPREPLY=($(compgen -W "--sysfs --tracepoints --cpuid" -- "$cur")) ;;
       decode) COMPREPLY=($(compgen -W "--type --config --config1 --config2 --config3 --attr --format --sysfs --events-dir --no-tables --cpuid" -- "$cur")) ;;
-      script) COMPREPLY=($(compgen -W "-i --input --format -F --fields --samples --summary --ns --symfs --kallsyms --debuginfod --inline --no-inline --header --header-only -I --show-info" -- "$cur")) ;;
-      report) COMPREPLY=($(compgen -W "-i --input --format -o --output --stdio -s --sort --children --no-children -g --call-graph --percent-limit -n --show-nr-samples -q --quiet --max-stack --no-comm --include-pid --include-tid --kernel --symfs --kallsyms --debuginfod --inline --no-inline --header --header-only -I --show-info" -- "$cur")) ;;
+      script) COMPREPLY=($(compgen -W "--time -i --input --format -F --fields --samples --summary --ns --symfs --kallsyms --debuginfod --inline --no-inline --header --header-only -I --show-info" -- "$cur")) ;;
+      report) COMPREPLY=($(compgen -W "--time -i --input --format -o --output --stdio -s --sort --children --no-children -g --call-graph --percent-limit -n --show-nr-samples -q --quiet --max-stack --no-comm --include-pid --include-tid --kernel --symfs --kallsyms --debuginfod --inline --no-inline --header --header-only -I --show-info" -- "$cur")) ;;
       record) COMPREPLY=($(compgen -W "-e --event --filter -c --count -F --freq -g --call-graph -d --data -p --pid -t --tid -a --all-cpus -C --cpu -G --cgroup -o --output -m --mmap-pages --no-inherit -q --quiet -v --verbose -k --clockid -s --stat -T --timestamp -B --no-buildid --switch-events --namespaces --sysfs --events-dir --no-tables --cpuid" -- "$cur")) ;;
       exporter) COMPREPLY=($(compgen -W "--config --listen --check --threads --sysfs --events-dir --no-tables --cpuid" -- "$cur")) ;;
     esac

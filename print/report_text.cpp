@@ -279,8 +279,11 @@ std::string samples_text(std::uint64_t n) {
 }
 
 void Event::header(std::string& out, const Widths& w) const {
-  fmt::format_to(std::back_inserter(out), "# Samples: {} of event '{}'\n# Event count (approx.): {}\n#\n",
-                 samples_text(event_.samples), event_.name, event_.period);
+  fmt::format_to(
+      std::back_inserter(out), "# Samples: {} of event '{}'{}\n# Event count (approx.): {}\n#\n",
+      samples_text(event_.samples), event_.name,
+      options_.time_slices.empty() ? std::string() : " (time slices: " + options_.time_slices + ")",
+      event_.period);
   std::string names = "#", dots = "#";
   auto column = [&](std::string_view name, std::size_t width, bool right) {
     names += right ? fmt::format(" {:>{}}", name, width) : fmt::format(" {:<{}}", name, width);

@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 
 #include "perfspec/error.hpp"
+#include "perfspec/header_info.hpp"
 
 namespace perfspec::script {
 
@@ -93,6 +94,11 @@ void Session::check_attr(const Attr& a, std::string_view name) {
 // Tracepoints print their callchains by default when some have one. In pipe mode there are no events
 // yet: pipe_attr() does the rest as their ATTRs come.
 void Session::check_output() {
+  if (!options_.time.empty()) {
+    const auto span = record::read_header_info(file_).sample_time;
+    time_ = record::TimeRanges::parse(options_.time, span ? span->first : 0, span ? span->second : 0,
+                                      span.has_value());
+  }
   const auto& events = file_.events();
   for (int j = 0; j < n_types; ++j) {
     const FileEvent* first = nullptr;

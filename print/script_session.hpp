@@ -9,6 +9,7 @@
 
 #include "perfspec/perf_data.hpp"
 #include "perfspec/script.hpp"
+#include "perfspec/time_ranges.hpp"
 #include "perfspec/tracepoint.hpp"
 #include "print/script_fields.hpp"
 #include "print/script_out.hpp"
@@ -42,6 +43,8 @@ class Session {
   /// The format of a tracepoint event in the file's tracing data (nullptr: none, and perf prints no
   /// trace).
   const record::Tracepoint* tracepoint_of(const Attr& attr) const;
+  /// Whether --time keeps sample `s` (one without a time always is).
+  bool keeps(const record::Sample& s) const { return time_.keeps(s.has(record::sample_time) ? s.time : 0); }
 
  private:
   record::PerfData& file_;
@@ -50,6 +53,7 @@ class Session {
   // (and, in pipe mode, at each ATTR) leave out or add.
   script_fields::FieldSpec fields_;
   bool use_callchain_ = true;
+  record::TimeRanges time_;  // --time
 
   void check_attr(const Attr& a, std::string_view name);
   void check_stype(const Attr& a, std::string_view name, std::uint64_t sample_bits, std::string_view bit_name,

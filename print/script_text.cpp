@@ -222,6 +222,7 @@ void TextPrinter::text_start(const Record& r, const Start& v, std::int32_t threa
 
 void TextPrinter::text(const Record& r) {
   if (const auto* s = r.get<Sample>()) {
+    if (!s_.keeps(*s)) return;
     if (s->has(sample_read))
       text_read(r, *s);
     else

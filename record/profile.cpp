@@ -140,6 +140,7 @@ void Profile::Impl::callchain(const Sample& s) {
 }
 
 void Profile::Impl::sample(const PerfData& file, const Record& r, const Sample& s) {
+  if (options.keep && !options.keep(r, s)) return;
   if (r.attr >= events.size()) events.resize(file.events().size());
   if (r.attr >= events.size()) return;  // a sample of no attr the file names
   Event& event = events[r.attr];

@@ -420,3 +420,39 @@ TEST_CASE("script: a large output is handed over in pieces, and a failed write i
   }
   std::fclose(full);
 }
+
+TEST_CASE("time ranges: perf's --time forms, exactly as perf 6.12 bounds them") {
+  using R = std::vector<std::pair<std::uint64_t, std::uint64_t>>;
+  // percents of [1000, 2000]: a share ends a nanosecond before the next starts, but at the last sample
+  CHECK(TimeRanges::parse("10%/2", 1000, 2000).ranges() == R{{1100, 1199}});
+  CHECK(TimeRanges::parse("0%-10%,30%-40%", 1000, 2000).ranges() == R{{1000, 1099}, {1300, 1399}});
+  CHECK(TimeRanges::parse("10%/1,10%/2", 1000, 2000).ranges() == R{{1000, 1099}, {1100, 1199}});
+  CHECK(TimeRanges::parse("25%", 1000, 2000).ranges() == R{{1000, 1249}});
+  CHECK(TimeRanges::parse("50%-100%", 1000, 2000).ranges() == R{{1500, 2000}});
+  CHECK(TimeRanges::parse("10%/1,", 1000, 2000).ranges() == R{{1000, 1099}});
+  // seconds with up to 9 decimals, either end open; ranges apart by spaces
+  CHECK(TimeRanges::parse("1.5,2", 0, 0).ranges() == R{{1500000000, 2000000000}});
+  CHECK(TimeRanges::parse(",2.000000001", 0, 0).ranges() == R{{0, 2000000001}});
+  CHECK(TimeRanges::parse("1,2 3,4", 0, 0).ranges() == R{{1000000000, 2000000000}, {3000000000, 4000000000}});
+  CHECK(TimeRanges::parse("1, 2 3,4", 0, 0).ranges() ==
+        R{{1000000000, 2000000000}, {3000000000, 4000000000}});
+  for (const char* bad :
+       {"1", "2,1", "1,3 2,4", "1.0123456789,2", "10%/0", "110%", "0%-10%/2", "x%", "10%x,"})
+    CHECK_THROWS_AS(TimeRanges::parse(bad, 1000, 2000), Error);
+  CHECK_THROWS_WITH(TimeRanges::parse("10%/2", 0, 0, false),
+                    doctest::Contains("percents need the first and last sample's time"));
+  // one range: either end open; several: in one of them; time 0 (no time) always kept
+  auto one = TimeRanges::parse("1,2", 0, 0);
+  CHECK(one.keeps(1000000000));
+  CHECK(one.keeps(2000000000));
+  CHECK_FALSE(one.keeps(2000000001));
+  CHECK_FALSE(one.keeps(999999999));
+  CHECK(one.keeps(0));
+  auto open_end = TimeRanges::parse("1,", 0, 0);
+  CHECK(open_end.keeps(~std::uint64_t{0}));
+  auto two = TimeRanges::parse("1,2 3,", 0, 0);
+  CHECK(two.keeps(1500000000));
+  CHECK_FALSE(two.keeps(2500000000));
+  CHECK(two.keeps(9000000000));
+  CHECK(TimeRanges().keeps(12345));
+}

@@ -85,6 +85,10 @@ void ScriptCommand::add(CLI::App& parent) {
       ->type_name("URLS");
   app->add_flag("--inline,!--no-inline", so.inline_frames,
                 "text: the functions inlined at the user frames unwound from DWARF (default: shown)");
+  app->add_option("--time", so.time,
+                  "text: only the samples of these times: START,STOP in seconds (several apart by "
+                  "spaces), or percents of the recording (10%/2, 0%-10%,30%-40%, 25%)")
+      ->type_name("RANGES");
   app->footer(
       "Text lists every record: samples as perf script prints them, the others as perf script prints "
       "them with --show-task-events, --show-mmap-events, --show-lost-events and the like.");
@@ -111,8 +115,16 @@ void ReportCommand::add(CLI::App& parent) {
   app->add_flag("--no-children", no_children, "text: one Overhead column, the samples' own functions")
       ->excludes(with);
   app->add_option("-g,--call-graph", ro.call_graph,
-                  "text: graph|none, a threshold in percent (0.5), caller|callee (e.g. graph,0.5,caller)")
+                  "text: graph|none, a threshold in percent (0.5), caller|callee (e.g. graph,0.5,caller); "
+                  "alone: the callchains as graphs (the default where the samples have them)")
+      ->expected(0, 1)
+      ->default_str("graph")
       ->type_name("SETTINGS");
+  app->add_option("--time", ro.time,
+                  "only the samples of these times: START,STOP in seconds (several apart by spaces), or "
+                  "percents of the recording (10%/2, 0%-10%,30%-40%, 25%)")
+      ->type_name("RANGES");
+
   app->add_option("--percent-limit", ro.percent_limit,
                   "text: leave out rows (and branches) under this percent")
       ->type_name("PERCENT");

@@ -6,6 +6,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
@@ -15,10 +16,12 @@
 #include <fmt/format.h>
 
 #include "perfspec/error.hpp"
+#include "perfspec/header_info.hpp"
 #include "perfspec/perf_data.hpp"
 #include "perfspec/profile.hpp"
 #include "perfspec/report.hpp"
 #include "perfspec/spec.hpp"
+#include "perfspec/time_ranges.hpp"
 
 namespace perfspec::tools {
 namespace {
@@ -147,9 +150,30 @@ int run_report(const ReportCliOptions& options) {
       .symbols = {.symfs = options.symfs, .kallsyms = options.kallsyms, .debuginfod = options.debuginfod},
       .max_stack = options.max_stack,
       .inline_frames = options.inline_frames};
+  // --time: the samples kept, as perf report filters them
+  record::TimeRanges time;
+  if (!options.time.empty()) {
+    const auto span = record::read_header_info(file).sample_time;
+    time = record::TimeRanges::parse(options.time, span ? span->first : 0, span ? span->second : 0,
+                                     span.has_value());
+  }
+  if (!options.time.empty()) {
+    po.keep = [&](const record::Record&, const record::Sample& s) {
+      return time.keeps(s.has(record::sample_time) ? s.time : 0);
+    };
+    ro.time_slices = options.time;
+  }
   // a table of the samples' own functions needs no callchain (nor their unwinding)
   if (options.format == "text" && ro.children == false && !ro.graph) po.callchains = false;
   auto profile = record::Profile::read(file, po);
+  // perf says so too, and reports all the same
+  if (!options.call_graph.empty() && ro.graph &&
+      std::none_of(file.events().begin(), file.events().end(),
+                   [](const record::FileEvent& e) { return e.attr.sample_type & record::sample_callchain; }))
+    std::fputs(
+        "perfspec report: -g: the samples have no callchains (perf record -g or --call-graph records "
+        "them)\n",
+        stderr);
   if (options.format == "pprof") {
     write_pprof(pprof_profile(profile), options.output);
     return 0;

@@ -28,6 +28,7 @@ struct ReportCliOptions {
   std::string debuginfod;  ///< SymbolOptions::debuginfod
   unsigned max_stack = 127;
   bool inline_frames = true;                                    ///< --inline (default), --no-inline
+  std::string time;                                             ///< --time
   bool header = false, header_only = false, show_info = false;  ///< --header, --header-only, -I
 };
 

@@ -28,6 +28,7 @@ int run_script(const ScriptOptions& options) {
       .kallsyms = options.kallsyms,
       .debuginfod = options.debuginfod,
       .inline_frames = options.inline_frames,
+      .time = options.time,
       .name = options.input,
   };
   // The -F lists are read first, as perf reads them with its other options: their warnings come

@@ -18,6 +18,7 @@ struct ScriptOptions {
   std::string debuginfod;           ///< SymbolOptions::debuginfod
   bool header = false, header_only = false, show_info = false;  ///< --header, --header-only, -I
   bool inline_frames = true;                                    ///< --inline (default), --no-inline
+  std::string time;                                             ///< --time
 };
 
 /// Runs `perfspec script`. Returns the exit status; throws perfspec::Error for a file that cannot be

@@ -23,3 +23,4 @@
 #include "perfspec/stat_counting.hpp"
 #include "perfspec/symbols.hpp"
 #include "perfspec/tables.hpp"
+#include "perfspec/time_ranges.hpp"

@@ -6,6 +6,7 @@
 // folded stacks are all made from.
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -43,6 +44,8 @@ struct ProfileOptions {
   /// The functions inlined at each user frame unwound from DWARF, each a frame of its own
   /// (Symbolizer::inlined): perf report's --inline, its default; false: --no-inline.
   bool inline_frames = true;
+  /// The samples to gather (perf report's --time, --tid, --pid); empty: every one.
+  std::function<bool(const Record&, const Sample&)> keep{};
 };
 
 /// The samples of a recording, gathered.

@@ -48,6 +48,8 @@ struct ReportOptions {
   bool quiet = false;    ///< rows only (perf's -q)
   /// The header block was printed before the report (perf's --header): no line saying how to see it.
   bool header_shown = false;
+  /// perf report's --time as given: each event's Samples line says "(time slices: ...)".
+  std::string time_slices{};
 };
 
 /// `perf report --stdio` of Linux 6.12: per event with samples, the header lines, a row per entry of

@@ -1153,6 +1153,19 @@ check script-callchain 0 script_callchain.txt -- script --samples -i "$pd/callch
 check script-addr 0 script_addr.txt -- script --samples -i "$pd/addr.data" -F comm,pid,tid,time,period,event,addr,ip
 check script-group-read 0 script_group_read.txt -- script --samples -i "$pd/group_read.data" -F comm,tid,time,period,event
 check script-all-records 0 script_all_records.txt -- script -i "$pd/callchain.data" -F comm,tid,time,event
+# --time: perf 6.12's samples of a slice, of percent ranges, of absolute ranges apart by a space; a
+# form perf refuses, refused
+check script-time-slice 0 script_time_slice.txt -- script --samples -i "$pd/rounds.data" --time 10%/2 -F comm,tid,time,event,ip
+check script-time-percents 0 script_time_percents.txt -- script --samples -i "$pd/rounds.data" --time 0%-10%,30%-40% -F comm,tid,time,event,ip
+check script-time-ranges 0 script_time_ranges.txt -- script --samples -i "$pd/rounds.data" --time '81833.67,81833.68 81833.69,81833.70' -F comm,tid,time,event,ip
+for bad in 81833.67 81833.68,81833.67 '81833.67,81833.69 81833.68,81833.70' 10%/0 110% 1.0123456789,2; do
+  err=$("$bin" script --samples -i "$pd/rounds.data" --time "$bad" 2>&1); status=$?
+  expect "script-time-refused-$bad" [ "$status" = 2 ]
+  expect "script-time-refused-$bad-text" grep -qF "perfspec: error: --time '$bad': " <<<"$err"
+done
+# percents of a file that does not say its first and last sample (no HEADER_SAMPLE_TIME, as perf's pipe)
+err=$("$bin" script --samples -i - --time 10%/2 <"$pd/pipe.data" 2>&1); status=$?
+expect script-time-percent-no-span [ "$status" = 2 ] && expect script-time-percent-no-span-text grep -qF "percents need the first and last sample's time" <<<"$err"
 # perf record -z: COMPRESSED records over rounds, in perf's order
 check script-compressed 0 script_compressed.txt -- script --samples -i "$pd/compressed.data" -F comm,tid,time,event,ip
 check script-compressed-all 0 script_compressed_all.txt -- script -i "$pd/compressed.data" -F comm,tid,time,event
@@ -1220,6 +1233,9 @@ report_check report-callchain-pipe callchain_pipe report_callchain_pipe.txt
 report_check report-addr-pid addr report_addr_pid.txt --sort pid,dso -n
 report_check report-mixed mixed report_mixed.txt
 report_check report-rounds rounds report_rounds.txt --sort comm,pid,dso,sym
+# --time: the samples of the second tenth, as perf 6.12 weighs them; -g alone is the default graph
+report_check report-time callchain report_callchain_time.txt --time 10%/2
+report_check report-g-alone callchain report_callchain.txt -g
 report_check report-threads-dir threads_dir report_threads_dir.txt --sort comm,pid,sym
 # the header block as perf 6.12 prints it (its output on copies of the files dated 0, TZ=UTC): a file
 # with -I, a pipe (the features from its records), perf script's; script refuses --header of a pipe
