@@ -21,10 +21,11 @@ namespace {
 using Range = std::pair<std::uint64_t, std::uint64_t>;
 
 [[noreturn]] void invalid(std::string_view text, std::string_view why) {
-  throw Error(ErrorKind::usage,
-              fmt::format("--time '{}': {} (START,STOP in seconds, several apart by spaces; or percents of the "
-                          "recording: 10%/2, 0%-10%,30%-40%, 25%)",
-                          text, why));
+  throw Error(
+      ErrorKind::usage,
+      fmt::format("--time '{}': {} (START,STOP in seconds, several apart by spaces; or percents of the "
+                  "recording: 10%/2, 0%-10%,30%-40%, 25%)",
+                  text, why));
 }
 
 // SECONDS[.NANOSECONDS] (at most 9 decimals), as perf's parse_nsec_time reads it.
@@ -40,7 +41,8 @@ std::optional<std::uint64_t> seconds(std::string_view s) {
   std::uint64_t nsec = 0;
   if (dot != std::string_view::npos) {
     std::string_view frac = s.substr(dot + 1);
-    if (frac.size() > 9 || !std::all_of(frac.begin(), frac.end(), [](char c) { return c >= '0' && c <= '9'; }))
+    if (frac.size() > 9 ||
+        !std::all_of(frac.begin(), frac.end(), [](char c) { return c >= '0' && c <= '9'; }))
       return std::nullopt;
     std::string padded(frac);
     padded.resize(9, '0');
@@ -132,8 +134,9 @@ TimeRanges TimeRanges::parse(std::string_view text, std::uint64_t first, std::ui
   TimeRanges t;
   if (text.find('%') != std::string_view::npos) {
     if (!has_sample_time || (first == 0 && last == 0))
-      invalid(text, "percents need the first and last sample's time, which the file does not have "
-                    "(HEADER_SAMPLE_TIME)");
+      invalid(text,
+              "percents need the first and last sample's time, which the file does not have "
+              "(HEADER_SAMPLE_TIME)");
     if (last < first) invalid(text, "the file's last sample is before its first");
     const bool by_slash = text.find('/') != std::string_view::npos;
     const bool by_dash = !by_slash && text.find('-') != std::string_view::npos;
@@ -141,10 +144,9 @@ TimeRanges TimeRanges::parse(std::string_view text, std::uint64_t first, std::ui
     auto pieces = split(text, ',');
     if (pieces.size() > 1 && pieces.back().empty()) pieces.pop_back();  // "10%/1," as perf reads it
     for (std::string_view piece : pieces) {
-      std::optional<Range> r = by_slash ? slash(piece, first, last)
-                               : by_dash
-                                   ? dash(piece, first, last)
-                                   : share(0.0, percent(piece).value_or(-1.0), first, last);
+      std::optional<Range> r = by_slash  ? slash(piece, first, last)
+                               : by_dash ? dash(piece, first, last)
+                                         : share(0.0, percent(piece).value_or(-1.0), first, last);
       if (!r) invalid(text, fmt::format("'{}' is not a share of the recording", piece));
       t.ranges_.push_back(*r);
     }
@@ -169,7 +171,8 @@ TimeRanges TimeRanges::parse(std::string_view text, std::uint64_t first, std::ui
     t.ranges_.push_back(*r);
   }
   for (std::size_t i = 0; i + 1 < t.ranges_.size(); ++i)
-    if (t.ranges_[i].second >= t.ranges_[i + 1].first) invalid(text, "the ranges overlap or are out of order");
+    if (t.ranges_[i].second >= t.ranges_[i + 1].first)
+      invalid(text, "the ranges overlap or are out of order");
   return t;
 }
 

@@ -113,14 +113,10 @@ std::string header_block(const record::PerfData& file, const std::string& input,
       HeaderTextOptions{.full = full, .captured = got == 0 ? st.st_mtime : 0, .machine = machine.get()});
 }
 
-int run_report(const ReportCliOptions& options) {
-  ReportOptions ro{.sort = split(options.sort),
-                   .children = options.children,
-                   .percent_limit = options.percent_limit,
-                   .samples = options.samples,
-                   .quiet = options.quiet};
-  if (!options.call_graph.empty()) call_graph(options.call_graph, ro);
-  check_report_options(ro);  // before the file is read
+namespace {
+
+// The options that do not go together, before the file is read.
+void check_cli_options(const ReportCliOptions& options) {
   bool folding = options.no_comm || options.include_pid || options.include_tid || options.kernel;
   if (folding && options.format != "folded")
     throw Error(ErrorKind::usage,
@@ -131,6 +127,49 @@ int run_report(const ReportCliOptions& options) {
   if (!options.output.empty() && options.format != "pprof")
     throw Error(ErrorKind::usage, "-o writes a pprof profile",
                 "add --format pprof, or redirect standard output");
+}
+
+// The samples gathered as the options ask (--time keeps some; a table of the samples' own functions
+// needs no callchain, nor their unwinding).
+record::Profile read_profile(record::PerfData& file, const ReportCliOptions& options, ReportOptions& ro) {
+  record::ProfileOptions po{
+      .symbols = {.symfs = options.symfs, .kallsyms = options.kallsyms, .debuginfod = options.debuginfod},
+      .max_stack = options.max_stack,
+      .inline_frames = options.inline_frames};
+  record::TimeRanges time;
+  if (!options.time.empty()) {
+    const auto span = record::read_header_info(file).sample_time;
+    time = record::TimeRanges::parse(options.time, span ? span->first : 0, span ? span->second : 0,
+                                     span.has_value());
+    po.keep = [&](const record::Record&, const record::Sample& s) {
+      return time.keeps(s.has(record::sample_time) ? s.time : 0);
+    };
+    ro.time_slices = options.time;
+  }
+  if (options.format == "text" && ro.children == false && !ro.graph) po.callchains = false;
+  auto profile = record::Profile::read(file, po);
+  // perf says so too, and reports all the same
+  if (!options.call_graph.empty() && ro.graph &&
+      std::none_of(file.events().begin(), file.events().end(),
+                   [](const record::FileEvent& e) { return e.attr.sample_type & record::sample_callchain; }))
+    std::fputs(
+        "perfspec report: -g: the samples have no callchains (perf record -g or --call-graph records "
+        "them)\n",
+        stderr);
+  return profile;
+}
+
+}  // namespace
+
+int run_report(const ReportCliOptions& options) {
+  ReportOptions ro{.sort = split(options.sort),
+                   .children = options.children,
+                   .percent_limit = options.percent_limit,
+                   .samples = options.samples,
+                   .quiet = options.quiet};
+  if (!options.call_graph.empty()) call_graph(options.call_graph, ro);
+  check_report_options(ro);  // before the file is read
+  check_cli_options(options);
   auto file = record::PerfData::open(options.input);
   // perf prints no header with -q (and then reports, even with --header-only)
   const bool header = (options.header || options.header_only) && !options.quiet;
@@ -146,34 +185,7 @@ int run_report(const ReportCliOptions& options) {
   std::string header_text;
   if (header && !file.pipe()) header_text = header_block(file, options.input, options.show_info);
   ro.header_shown = header;
-  record::ProfileOptions po{
-      .symbols = {.symfs = options.symfs, .kallsyms = options.kallsyms, .debuginfod = options.debuginfod},
-      .max_stack = options.max_stack,
-      .inline_frames = options.inline_frames};
-  // --time: the samples kept, as perf report filters them
-  record::TimeRanges time;
-  if (!options.time.empty()) {
-    const auto span = record::read_header_info(file).sample_time;
-    time = record::TimeRanges::parse(options.time, span ? span->first : 0, span ? span->second : 0,
-                                     span.has_value());
-  }
-  if (!options.time.empty()) {
-    po.keep = [&](const record::Record&, const record::Sample& s) {
-      return time.keeps(s.has(record::sample_time) ? s.time : 0);
-    };
-    ro.time_slices = options.time;
-  }
-  // a table of the samples' own functions needs no callchain (nor their unwinding)
-  if (options.format == "text" && ro.children == false && !ro.graph) po.callchains = false;
-  auto profile = record::Profile::read(file, po);
-  // perf says so too, and reports all the same
-  if (!options.call_graph.empty() && ro.graph &&
-      std::none_of(file.events().begin(), file.events().end(),
-                   [](const record::FileEvent& e) { return e.attr.sample_type & record::sample_callchain; }))
-    std::fputs(
-        "perfspec report: -g: the samples have no callchains (perf record -g or --call-graph records "
-        "them)\n",
-        stderr);
+  auto profile = read_profile(file, options, ro);
   if (options.format == "pprof") {
     write_pprof(pprof_profile(profile), options.output);
     return 0;
