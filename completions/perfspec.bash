@@ -2,7 +2,7 @@
 # bash completion for perfspec: subcommands, options, and event names (from `perfspec list`).
 _perfspec_stat_options="-e --event -M --metrics --metric-no-group --metric-no-merge --metric-no-threshold --topdown --td-level -p --pid -t --tid -a --all-cpus -C --cpu -I --interval --interval-count --timeout -r --repeat
   -A --no-aggr --per-core --per-die --per-socket --per-node --per-thread -G --cgroup --for-each-cgroup
-  --all-user --all-kernel -D --delay --control -n --null -j --json-output --metric-only --color -v --verbose --format -x
+  --all-user --all-kernel -D --delay --control -n --null -d --detailed -j --json-output --metric-only --color -v --verbose --format -x
   --field-separator --sysfs -o --output --no-inherit --events-dir --no-tables --cpuid --no-libpfm4"
 _perfspec() {
   local cur prev words cword
@@ -10,10 +10,10 @@ _perfspec() {
   local sub=""
   local i
   for ((i = 1; i < COMP_CWORD; i++)); do
-    case ${COMP_WORDS[i]} in resolve|stat|list|snapshot|decode|script|record|exporter) sub=${COMP_WORDS[i]}; break ;; esac
+    case ${COMP_WORDS[i]} in resolve|stat|list|snapshot|decode|script|report|record|exporter) sub=${COMP_WORDS[i]}; break ;; esac
   done
   if [[ -z $sub ]]; then
-    COMPREPLY=($(compgen -W "resolve stat list snapshot decode script record exporter --help --version" -- "$cur"))
+    COMPREPLY=($(compgen -W "resolve stat list snapshot decode script report record exporter --help --version" -- "$cur"))
     return
   fi
   if [[ $sub == stat ]]; then
@@ -56,13 +56,13 @@ _perfspec() {
     case $sub in
       stat) COMPREPLY=($(compgen -W "$_perfspec_stat_options" -- "$cur")) ;;
       resolve) COMPREPLY=($(compgen -W "-M --metrics --metric-no-group --metric-no-merge --metric-no-threshold -k --keep-going --sysfs --format --events-dir --no-tables --cpuid --no-libpfm4" -- "$cur")) ;;
-      list) COMPREPLY=($(compgen -W "--pmu --topic --source --tracepoints --deprecated --pmus --format --sysfs --events-dir --no-tables --cpuid" -- "$cur")) ;;
-      snapshot) COMPREPLY=($(compgen -W "--sysfs --tracepoints --cpuid" -- "$cur")) ;;
-      decode) COMPREPLY=($(compgen -W "--type --config --config1 --config2 --config3 --attr --format --sysfs --events-dir --no-tables --cpuid" -- "$cur")) ;;
-      script) COMPREPLY=($(compgen -W "--time -i --input --format -F --fields --samples --summary --ns --symfs --kallsyms --debuginfod --inline --no-inline --header --header-only -I --show-info" -- "$cur")) ;;
+      list) COMPREPLY=($(compgen -W "--pmu --topic --source --tracepoints --deprecated --pmus --metrics -v --verbose --format --sysfs --events-dir --no-tables --cpuid --no-libpfm4" -- "$cur")) ;;
+      snapshot) COMPREPLY=($(compgen -W "--sysfs --tracepoints --events-dir --no-tables --cpuid --no-libpfm4" -- "$cur")) ;;
+      decode) COMPREPLY=($(compgen -W "--type --config --config1 --config2 --config3 --attr --format --sysfs --events-dir --no-tables --cpuid --no-libpfm4" -- "$cur")) ;;
+      script) COMPREPLY=($(compgen -W "--time -i --input --format -F --fields --samples --summary --ns --symfs --kallsyms --debuginfod --inline --no-inline --header --header-only -I --show-info --show-task-events --show-mmap-events --show-switch-events --show-namespace-events --show-lost-events --show-bpf-events --show-cgroup-events --show-text-poke-events" -- "$cur")) ;;
       report) COMPREPLY=($(compgen -W "--time -i --input --format -o --output --stdio -s --sort --children --no-children -g --call-graph --percent-limit -n --show-nr-samples -q --quiet --max-stack --no-comm --include-pid --include-tid --kernel --symfs --kallsyms --debuginfod --inline --no-inline --header --header-only -I --show-info" -- "$cur")) ;;
-      record) COMPREPLY=($(compgen -W "-e --event --filter -c --count -F --freq -g --call-graph -d --data -p --pid -t --tid -a --all-cpus -C --cpu -G --cgroup -o --output -m --mmap-pages --no-inherit -q --quiet -v --verbose -k --clockid -s --stat -T --timestamp -B --no-buildid --switch-events --namespaces --sysfs --events-dir --no-tables --cpuid" -- "$cur")) ;;
-      exporter) COMPREPLY=($(compgen -W "--config --listen --check --threads --sysfs --events-dir --no-tables --cpuid" -- "$cur")) ;;
+      record) COMPREPLY=($(compgen -W "-e --event --filter -c --count -F --freq -g --call-graph -d --data -p --pid -t --tid -a --all-cpus -C --cpu -G --cgroup -o --output -m --mmap-pages --no-inherit -q --quiet -v --verbose -k --clockid -s --stat -T --timestamp -B --no-buildid --switch-events --namespaces --proc-map-timeout --sysfs --events-dir --no-tables --cpuid --no-libpfm4" -- "$cur")) ;;
+      exporter) COMPREPLY=($(compgen -W "--config --listen --check --threads --sysfs --events-dir --no-tables --cpuid --no-libpfm4" -- "$cur")) ;;
     esac
     return
   fi

@@ -236,7 +236,8 @@ void TextPrinter::text(const Record& r) {
   bool exit = r.kind() == Type::exit;
   symbols_.apply(r);
   if (!exit) threads_.apply(r);
-  if (!s_.options().samples_only && r.type < user_type_start) text_other(r);
+  if (r.type < user_type_start && (!s_.options().samples_only || (s_.options().also_shown >> r.type) & 1))
+    text_other(r);
   if (exit) threads_.apply(r);
 }
 

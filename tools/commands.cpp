@@ -89,12 +89,36 @@ void ScriptCommand::add(CLI::App& parent) {
                   "text: only the samples of these times: START,STOP in seconds (several apart by "
                   "spaces), or percents of the recording (10%/2, 0%-10%,30%-40%, 25%)")
       ->type_name("RANGES");
+  // perf's record types by the option that shows them: COMM, FORK, EXIT; MMAP, MMAP2; SWITCH,
+  // SWITCH_CPU_WIDE; NAMESPACES; LOST; KSYMBOL, BPF_EVENT; CGROUP; TEXT_POKE
+  const std::pair<const char*, std::uint64_t> show_options[] = {
+      {"--show-task-events", (1u << 3) | (1u << 7) | (1u << 4)},
+      {"--show-mmap-events", (1u << 1) | (1u << 10)},
+      {"--show-switch-events", (1u << 14) | (1u << 15)},
+      {"--show-namespace-events", 1u << 16},
+      {"--show-lost-events", 1u << 2},
+      {"--show-bpf-events", (1u << 17) | (1u << 18)},
+      {"--show-cgroup-events", 1u << 19},
+      {"--show-text-poke-events", 1u << 20}};
+  shows.reserve(std::size(show_options));
+  for (auto [name, types] : show_options) {
+    shows.emplace_back(false, types);
+    app->add_flag(name, shows.back().first, "text: the samples and these records, as perf script shows them");
+  }
   app->footer(
       "Text lists every record: samples as perf script prints them, the others as perf script prints "
-      "them with --show-task-events, --show-mmap-events, --show-lost-events and the like.");
+      "them with --show-task-events, --show-mmap-events, --show-lost-events and the like (any of those "
+      "options: the samples and those records only, as perf).");
 }
 
-int ScriptCommand::run() { return perfspec::tools::run_script(so); }
+int ScriptCommand::run() {
+  for (auto [on, types] : shows)
+    if (on) {
+      so.samples_only = true;
+      so.also_shown |= types;
+    }
+  return perfspec::tools::run_script(so);
+}
 
 void ReportCommand::add(CLI::App& parent) {
   app = parent.add_subcommand("report",

@@ -94,6 +94,8 @@ struct SnapshotCommand {
 struct ScriptCommand {
   CLI::App* app = nullptr;
   perfspec::tools::ScriptOptions so;
+  // perf's --show-*-events: (flag, the record types it adds)
+  std::vector<std::pair<bool, std::uint64_t>> shows;
 
   void add(CLI::App& parent);
   int run();

@@ -22,6 +22,7 @@ int run_script(const ScriptOptions& options) {
                                          : perfspec::ScriptOptions::Format::text,
       .fields = options.fields,
       .samples_only = options.samples_only,
+      .also_shown = options.also_shown,
       .summary = options.summary,
       .ns = options.ns,
       .symfs = options.symfs,

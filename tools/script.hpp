@@ -11,6 +11,7 @@ struct ScriptOptions {
   std::string format = "text";      ///< text | json
   std::vector<std::string> fields;  ///< -F lists, in order, as perf script reads them (text)
   bool samples_only = false;        ///< text: samples only, as perf script prints by default
+  std::uint64_t also_shown = 0;     ///< --show-*-events: record types shown beside the samples
   bool summary = false;             ///< counts by record type, and what was lost
   bool ns = false;                  ///< times in nanoseconds
   std::string symfs;                ///< binaries looked up under this folder (perf's --symfs)

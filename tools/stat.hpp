@@ -12,6 +12,7 @@ namespace perfspec::tools {
 struct StatOptions {
   std::vector<std::string> events;   ///< -e lists; empty: the default set (unless -M)
   std::vector<std::string> metrics;  ///< -M: metric names, groups, or `NAME = EXPR`
+  int detailed = 0;                  ///< -d (given up to three times): perf's detailed events
   bool metric_no_group = false, metric_no_merge = false, metric_no_threshold = false;  ///< perf's options
   std::optional<int> pid;                                                              ///< -p
   std::string tids;          ///< -t: thread ids, comma-separated
@@ -49,5 +50,11 @@ int run_stat(const StatOptions& options);
 /// perf stat's default events: software ones always count; hardware ones where a PMU exists.
 inline constexpr const char* default_stat_events =
     "task-clock,context-switches,cpu-migrations,page-faults,cycles,instructions,branches,branch-misses";
+/// What perf stat -d, -dd and -ddd add, each level to those before it (perf's detailed_attrs,
+/// very_detailed_attrs, very_very_detailed_attrs).
+inline constexpr const char* detailed_stat_events[3] = {
+    "L1-dcache-loads,L1-dcache-load-misses,LLC-loads,LLC-load-misses",
+    "L1-icache-loads,L1-icache-load-misses,dTLB-loads,dTLB-load-misses,iTLB-loads,iTLB-load-misses",
+    "L1-dcache-prefetches,L1-dcache-prefetch-misses"};
 
 }  // namespace perfspec::tools

@@ -61,6 +61,9 @@ void StatCommand::add(CLI::App& parent, perfspec::spec::MachineOptions& machine)
                   "stop after MSEC milliseconds (at least 10), the command too, and print the counts")
       ->type_name("MSEC");
   app->add_flag("-n,--null", st.null_run, "count nothing: only the time elapsed");
+  app->add_flag("-d,--detailed", st.detailed,
+                "add perf's detailed events: L1 data cache and last-level cache loads and misses; -dd: "
+                "instruction cache and TLBs too; -ddd: L1 data cache prefetches too");
   app->add_flag("-j,--json-output", st.perf_json, "print counts as perf stat -j does (JSON lines)");
   app->add_flag("--topdown", st.topdown,
                 "Top-down analysis: the tables' TopdownL1 metrics (or --td-level's), as --metric-only");

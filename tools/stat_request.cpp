@@ -74,6 +74,9 @@ class Resolver {
       }
     }
     if (int status = plan_metrics(metrics, default_metrics, once)) return status;
+    // -d, -dd, -ddd: perf's detailed cache and TLB events after everything else
+    for (int level = 0; level < std::min(o_.detailed, 3); ++level)
+      once.append(resolve(detailed_stat_events[level], machine_));
     for (auto& e : once.events) {
       if (o_.all_user) e.attr.exclude_kernel = 1;
       if (o_.all_kernel) e.attr.exclude_user = 1;

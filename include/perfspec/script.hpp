@@ -29,8 +29,11 @@ struct ScriptOptions {
   /// is refused for JSON too).
   std::vector<std::string> fields{};
   bool samples_only = false;  ///< text: samples only, as perf script prints by default
-  bool summary = false;       ///< instead of the records: their counts by type, and what was lost
-  bool ns = false;            ///< text: times in nanoseconds
+  /// text, with samples_only: the kernel's records of these types too (bit N: record type N), as perf's
+  /// --show-task-events, --show-mmap-events and the like add them.
+  std::uint64_t also_shown = 0;
+  bool summary = false;  ///< instead of the records: their counts by type, and what was lost
+  bool ns = false;       ///< text: times in nanoseconds
   /// text: where sym, symoff and dso find the binaries and the kernel's symbols (perf's --symfs and
   /// --kallsyms; SymbolOptions).
   std::string symfs{};

@@ -208,6 +208,14 @@ if ! core_pmu; then
   expect stat-unsupported-a-intervals-status [ "$status" = 0 ]
   expect stat-unsupported-a-intervals-rows [ "$(grep -cE '^ +[0-9.]+ +<not supported> +cycles' <<<"$err")" = 2 ]
 fi
+# -d, -dd, -ddd: perf's detailed events after those asked for, each level adding to the one before
+for d in d dd ddd; do
+  names=$("$bin" stat -e task-clock -$d -x, true 2>&1 | cut -d, -f3 | tr '\n' ' ')
+  want="task-clock L1-dcache-loads L1-dcache-load-misses LLC-loads LLC-load-misses "
+  [ $d != d ] && want+="L1-icache-loads L1-icache-load-misses dTLB-loads dTLB-load-misses iTLB-loads iTLB-load-misses "
+  [ $d = ddd ] && want+="L1-dcache-prefetches L1-dcache-prefetch-misses "
+  expect "stat-detailed-$d" [ "$names" = "$want" ]
+done
 # Signals: the first is passed on as itself; a second one kills the command and prints the counts.
 # signal_run COMMAND SIGNAL...: perfspec stat's exit status, stderr in $tmp_err. COMMAND writes a line
 # to $mark once its traps are set (perfspec catches signals before it starts the command), and one
@@ -1153,6 +1161,9 @@ check script-callchain 0 script_callchain.txt -- script --samples -i "$pd/callch
 check script-addr 0 script_addr.txt -- script --samples -i "$pd/addr.data" -F comm,pid,tid,time,period,event,addr,ip
 check script-group-read 0 script_group_read.txt -- script --samples -i "$pd/group_read.data" -F comm,tid,time,period,event
 check script-all-records 0 script_all_records.txt -- script -i "$pd/callchain.data" -F comm,tid,time,event
+# perf's --show-*-events: the samples and those records only
+check script-show-task 0 script_show_task.txt -- script -i "$pd/callchain.data" --show-task-events -F comm,tid,time,event
+check script-show-mmap-lost 0 script_show_mmap_lost.txt -- script -i "$pd/callchain.data" --show-mmap-events --show-lost-events -F comm,tid,time,event
 # --time: perf 6.12's samples of a slice, of percent ranges, of absolute ranges apart by a space; a
 # form perf refuses, refused
 check script-time-slice 0 script_time_slice.txt -- script --samples -i "$pd/rounds.data" --time 10%/2 -F comm,tid,time,event,ip
@@ -1654,10 +1665,14 @@ expect completion-event [ "$(complete_words 3 perfspec stat -e task-cl)" = "task
 expect completion-list-item [ "$(complete_words 2 perfspec resolve cycles,page-fa)" = "cycles,page-faults" ]
 expect completion-option grep -qw -- "--events-dir" <<<"$(complete_words 2 perfspec list --ev)"
 expect completion-stat-option [ "$(complete_words 2 perfspec stat --per-so)" = "--per-socket" ]
-# Every long option stat's --help lists is completed (a new option without completion fails here).
-missing=$(comm -23 <("$bin" stat --help | grep -oE -- '--[a-z][a-z0-9-]+' | grep -vx -- '--help' | sort -u) \
-                   <(complete_words 2 perfspec stat -- | tr ' ' '\n' | sort -u))
-expect completion-every-stat-option [ -z "$missing" ]
+# Every long option each subcommand's --help lists is completed (a new option without completion fails
+# here).
+for sub in stat record script report list resolve decode exporter snapshot; do
+  missing=$(comm -23 <("$bin" $sub --help | grep -oE -- '--[a-z][a-z0-9-]+' | grep -vx -- '--help' | sort -u) \
+                     <(complete_words 2 perfspec $sub -- | tr ' ' '\n' | sort -u))
+  expect "completion-every-$sub-option" [ -z "$missing" ]
+  [ -z "$missing" ] || echo "  not completed: $missing"
+done
 expect completion-command-after-dashes [ "$(complete_words 3 perfspec stat -- bas | tr ' ' '\n' | grep -cx bash)" = 1 ]
 expect completion-command-args [ "$(complete_words 4 perfspec stat -- ls /et)" = "/etc" ]
 if "$bin" list --tracepoints 'sched:sched_switch' 2>/dev/null | grep -q sched_switch; then
