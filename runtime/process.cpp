@@ -2,6 +2,7 @@
 #include "runtime/process.hpp"
 
 #include <dirent.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <unistd.h>
 
@@ -10,11 +11,14 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <map>
 #include <optional>
 #include <string_view>
 #include <vector>
 
 #include <fmt/format.h>
+
+#include "perfspec/error.hpp"
 
 namespace perfspec::runtime {
 
@@ -164,6 +168,28 @@ std::optional<CpuTimes> system_cpu_times() {
   std::fclose(f);
   if (!read) return std::nullopt;
   return from_ticks(user + nice, sys);
+}
+
+// -G: an fd per distinct cgroup, and per event the fd it counts in (-1: every process).
+std::vector<int> open_cgroups(const std::vector<std::string>& per_event, std::vector<Fd>& fds) {
+  const std::string root = cgroup_root();
+  std::map<std::string, int> by_name;
+  std::vector<int> of_event;
+  for (const auto& name : per_event) {
+    if (!name.empty() && !by_name.count(name)) {
+      if (root.empty())
+        throw Error(ErrorKind::machine, "no cgroup file system is mounted (see /proc/mounts)");
+      const std::string path = cgroup_dir(root, name);
+      Fd fd(system_calls(), ::open(path.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+      if (!fd)
+        throw Error(ErrorKind::usage,
+                    fmt::format("cannot open cgroup '{}' ({}): {}", name, path, std::strerror(errno)));
+      by_name[name] = fd.get();
+      fds.push_back(std::move(fd));
+    }
+    of_event.push_back(name.empty() ? -1 : by_name[name]);
+  }
+  return of_event;
 }
 
 }  // namespace perfspec::runtime

@@ -8,6 +8,8 @@
 #include <string_view>
 #include <vector>
 
+#include "perfspec/runtime.hpp"
+
 namespace perfspec::runtime {
 
 /// The numbered entries of a /proc folder: the processes of /proc, the threads of /proc/PID/task.
@@ -52,5 +54,11 @@ std::string cgroup_root();
 ///
 /// Example: `cgroup_dir("/sys/fs/cgroup", "/system.slice") == "/sys/fs/cgroup/system.slice"`
 std::string cgroup_dir(const std::string& root, std::string_view name);
+
+/// perf's -G: per event, the fd of the cgroup named for it (Target::cgroups; -1 for an empty name),
+/// each distinct cgroup's directory opened once and kept in `fds`, which must stay open until the
+/// events are. Throws Error (machine) when no cgroup file system is mounted, (usage) naming a cgroup
+/// that cannot be opened.
+std::vector<int> open_cgroups(const std::vector<std::string>& per_event, std::vector<Fd>& fds);
 
 }  // namespace perfspec::runtime

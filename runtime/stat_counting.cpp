@@ -53,7 +53,6 @@ struct StatCounting::Impl {
   runtime::Target target(std::vector<runtime::Fd>& cgroup_fds);
   runtime::Target process_target() const;
   runtime::Target threads_target();
-  std::vector<int> open_cgroups(std::vector<runtime::Fd>& fds) const;
   std::string comm(int tid);
   std::optional<Times> cpu_times() const;
   void fill_tool_events(StatReport& r) const;
@@ -86,29 +85,6 @@ runtime::Target StatCounting::Impl::threads_target() {
   return t;
 }
 
-// -G: an fd per distinct cgroup, and per event the fd it counts in (-1: every process).
-std::vector<int> StatCounting::Impl::open_cgroups(std::vector<runtime::Fd>& fds) const {
-  if (options.cgroups.empty()) return {};
-  const std::string root = runtime::cgroup_root();
-  std::map<std::string, int> by_name;
-  std::vector<int> of_event;
-  for (const auto& name : options.cgroups) {
-    if (!name.empty() && !by_name.count(name)) {
-      if (root.empty())
-        throw Error(ErrorKind::machine, "no cgroup file system is mounted (see /proc/mounts)");
-      const std::string path = runtime::cgroup_dir(root, name);
-      runtime::Fd fd(runtime::system_calls(), ::open(path.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
-      if (!fd)
-        throw Error(ErrorKind::usage,
-                    fmt::format("cannot open cgroup '{}' ({}): {}", name, path, std::strerror(errno)));
-      by_name[name] = fd.get();
-      fds.push_back(std::move(fd));
-    }
-    of_event.push_back(name.empty() ? -1 : by_name[name]);
-  }
-  return of_event;
-}
-
 runtime::Target StatCounting::Impl::target(std::vector<runtime::Fd>& cgroup_fds) {
   const StatTarget& o = options;
   runtime::Target t;
@@ -128,7 +104,7 @@ runtime::Target StatCounting::Impl::target(std::vector<runtime::Fd>& cgroup_fds)
     if (child) return t;  // enabled when counting starts, not at the command's exec
   } else if (o.system_wide) {
     t = runtime::Target::system_wide(o.cpus);
-    t.cgroups = open_cgroups(cgroup_fds);
+    if (!options.cgroups.empty()) t.cgroups = runtime::open_cgroups(options.cgroups, cgroup_fds);
   }
   if (!o.command.empty()) {
     child = std::make_unique<runtime::Command>(o.command);

@@ -4,7 +4,6 @@
 // statuses.
 #include "tools/record.hpp"
 
-#include <fcntl.h>
 #include <poll.h>
 #include <sys/stat.h>
 #include <sys/utsname.h>
@@ -106,14 +105,13 @@ class Recorder {
   std::vector<runtime::Fd> cgroup_fds_;                     // -G: open until the events are
 
   void check_options() const;
-  runtime::Target target();
+  runtime::Target target(std::size_t events);
   // Where the command's output goes: standard error when standard output carries the recording
   // (-o -), as perf sends it.
   int command_stdout() const { return o_.output == "-" ? STDERR_FILENO : -1; }
   runtime::SamplingOptions sampling() const;
   std::optional<EventSet> events(int& status);
   void set_filters(const EventSet& set);
-  std::vector<int> open_cgroups(std::size_t events);
   bool fall_back(EventSet& set, const runtime::Recording& rec, const runtime::Target& t) const;
   std::optional<runtime::Recording> open(EventSet set, const runtime::Target& t);
   record::PerfDataWriter create(const runtime::Recording& rec) const;
@@ -187,7 +185,7 @@ void Recorder::check_options() const {
   (void)clock_id(o_.clockid);
 }
 
-runtime::Target Recorder::target() {
+runtime::Target Recorder::target(std::size_t events) {
   if (!o_.tids.empty()) {  // these threads, as they are: no children (perf's -t)
     for (int tid : o_.tids)
       if (process_state(tid) != Process::running)
@@ -210,7 +208,11 @@ runtime::Target Recorder::target() {
   if (o_.all_cpus || !o_.cpus.empty()) {
     auto t =
         runtime::Target::system_wide(o_.cpus.empty() ? std::vector<int>{} : runtime::parse_cpu_list(o_.cpus));
-    t.cgroups = open_cgroups(filters_.size());
+    if (!o_.cgroups.empty()) {  // -G: the n-th cgroup for the n-th event, one for all
+      std::vector<std::string> per_event = o_.cgroups;
+      per_event.resize(events, o_.cgroups.size() == 1 ? o_.cgroups.front() : std::string());
+      t.cgroups = runtime::open_cgroups(per_event, cgroup_fds_);
+    }
     if (!o_.command.empty()) child_ = std::make_unique<runtime::Command>(o_.command, command_stdout());
     return t;
   }
@@ -273,31 +275,6 @@ void Recorder::set_filters(const EventSet& set) {
       f = f.empty() ? text : fmt::format("({}) && ({})", f, text);
     }
   }
-}
-
-// -G: an fd per distinct cgroup, and per event the fd it samples in (one name: every event).
-std::vector<int> Recorder::open_cgroups(std::size_t events) {
-  if (o_.cgroups.empty()) return {};
-  const std::string root = runtime::cgroup_root();
-  if (root.empty()) throw Error(ErrorKind::machine, "no cgroup file system is mounted (see /proc/mounts)");
-  std::vector<int> of_event;
-  for (std::size_t e = 0; e < events; ++e) {
-    const std::string& name = o_.cgroups.size() == 1  ? o_.cgroups.front()
-                              : e < o_.cgroups.size() ? o_.cgroups[e]
-                                                      : "";
-    if (name.empty()) {
-      of_event.push_back(-1);
-      continue;
-    }
-    const std::string path = runtime::cgroup_dir(root, name);
-    runtime::Fd fd(runtime::system_calls(), ::open(path.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
-    if (!fd)
-      throw Error(ErrorKind::usage,
-                  fmt::format("cannot open cgroup '{}' ({}): {}", name, path, std::strerror(errno)));
-    of_event.push_back(fd.get());
-    cgroup_fds_.push_back(std::move(fd));
-  }
-  return of_event;
 }
 
 // The -e lists resolved (cycles when none). Nothing when one is wrong: said, and `status` the exit
@@ -418,7 +395,7 @@ int Recorder::run() {
   int status = 0;
   std::optional<EventSet> set = events(status);
   if (!set) return status;
-  runtime::Target t = target();
+  runtime::Target t = target(set->events.size());
   std::optional<runtime::Recording> rec = open(std::move(*set), t);
   if (!rec) return 3;
   // From here on a stop signal ends the recording with a whole file (before the file exists: tests
