@@ -22,6 +22,10 @@ struct ScriptPrinter::Fields {
 
 ScriptPrinter::ScriptPrinter(ScriptOptions options, const std::function<void(std::string_view)>& warn)
     : options_(std::move(options)), fields_(std::make_unique<Fields>()) {
+  if (options_.summary && !options_.time.empty())
+    throw Error(ErrorKind::usage,
+                "--time picks the samples to print; --summary counts every record of the file",
+                "leave out one of them");
   for (const std::string& f : options_.fields)
     fields_->spec.parse(f, [&](std::string_view warning) {
       if (options_.format == ScriptOptions::Format::text && warn) warn(warning);

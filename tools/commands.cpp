@@ -86,7 +86,7 @@ void ScriptCommand::add(CLI::App& parent) {
   app->add_flag("--inline,!--no-inline", so.inline_frames,
                 "text: the functions inlined at the user frames unwound from DWARF (default: shown)");
   app->add_option("--time", so.time,
-                  "text: only the samples of these times: START,STOP in seconds (several apart by "
+                  "only the samples of these times: START,STOP in seconds (several apart by "
                   "spaces), or percents of the recording (10%/2, 0%-10%,30%-40%, 25%)")
       ->type_name("RANGES");
   // perf's record types by the option that shows them: COMM, FORK, EXIT; MMAP, MMAP2; SWITCH,

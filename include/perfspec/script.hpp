@@ -42,8 +42,8 @@ struct ScriptOptions {
   /// text: the functions inlined at each user frame unwound from DWARF, each a frame of its own
   /// (`name+off (inlined)`, Symbolizer::inlined): perf's --inline, its default; false: --no-inline.
   bool inline_frames = true;
-  /// text: perf's --time (record::TimeRanges, its percents of the file's HEADER_SAMPLE_TIME): the samples
-  /// outside are left out (the other records are not).
+  /// perf's --time (record::TimeRanges, its percents of the file's HEADER_SAMPLE_TIME): the samples
+  /// outside are left out, in text and JSON (the other records are not); not with `summary`.
   std::string time{};
   std::string name = "perf.data";  ///< the file, as errors name it
 };

@@ -1174,6 +1174,10 @@ for bad in 81833.67 81833.68,81833.67 '81833.67,81833.69 81833.68,81833.70' 10%/
   expect "script-time-refused-$bad" [ "$status" = 2 ]
   expect "script-time-refused-$bad-text" grep -qF "perfspec: error: --time '$bad': " <<<"$err"
 done
+# JSON keeps the same samples; --summary counts the whole file, so it does not take --time
+expect script-time-json [ "$("$bin" script --format json -i "$pd/rounds.data" --time 10%/2 | grep -c '"type":"SAMPLE"')" = "$(grep -c task-clock "$here/expected/script_time_slice.txt")" ]
+err=$("$bin" script --summary -i "$pd/rounds.data" --time 10%/2 2>&1); status=$?
+expect script-time-summary-refused [ "$status" = 2 ]
 # percents of a file that does not say its first and last sample (no HEADER_SAMPLE_TIME, as perf's pipe)
 err=$("$bin" script --samples -i - --time 10%/2 <"$pd/pipe.data" 2>&1); status=$?
 expect script-time-percent-no-span [ "$status" = 2 ] && expect script-time-percent-no-span-text grep -qF "percents need the first and last sample's time" <<<"$err"
