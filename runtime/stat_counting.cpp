@@ -4,7 +4,6 @@
 // and the tool events computed from the clock and /proc.
 #include "perfspec/stat_counting.hpp"
 
-#include <fcntl.h>
 #include <signal.h>
 #include <unistd.h>
 

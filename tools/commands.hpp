@@ -129,7 +129,8 @@ struct RecordCommand {
   std::uint64_t period = 0;
   std::string freq, tids;
   std::vector<std::string> filters;
-  bool no_inherit = false, timestamp = false;
+  bool no_inherit = false;
+  bool timestamp = false;  // -T: accepted; perfspec record always samples the time
 
   void add(CLI::App& parent, perfspec::spec::MachineOptions& machine);
   int run(const perfspec::spec::MachineOptions& machine, int argc, char** argv);
