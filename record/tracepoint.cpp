@@ -240,6 +240,30 @@ const Tracepoint& Tracepoints::add_format(std::string_view system, std::string_v
   return impl_->add_formats({&file, 1}, failed);
 }
 
+std::vector<const Tracepoint*> Tracepoints::add_formats(std::string_view system,
+                                                        std::span<const std::string> formats) {
+  std::vector<const Tracepoint*> out(formats.size(), nullptr);
+  std::size_t next = 0;
+  while (next < formats.size()) {
+    std::vector<Impl::Format> files;
+    for (std::size_t i = next; i < formats.size(); ++i) files.push_back({system, formats[i]});
+    std::size_t failed = 0;
+    try {
+      (void)impl_->add_formats(files, failed);
+      failed = files.size();
+    } catch (const Error&) {  // files before `failed` were added; that one is left out
+    }
+    for (std::size_t i = 0; i < failed; ++i) {  // found again by the id of the file, parsed once
+      std::string_view text = files[i].text;
+      std::size_t at = text.find("\nID: ");
+      if (at == std::string_view::npos) continue;
+      out[next + i] = find(std::strtoull(std::string(text.substr(at + 5, 20)).c_str(), nullptr, 10));
+    }
+    next += failed + 1;
+  }
+  return out;
+}
+
 Tracepoints Tracepoints::from_tracing_data(std::span<const std::byte> bytes, std::uint64_t offset) {
   TracingFiles files = read_tracing_data(bytes, offset);
   Tracepoints t;
@@ -382,6 +406,15 @@ std::vector<std::string_view> Tracepoint::field_names(bool common) const {
   if (common)
     for (const tep_format_field* f = e->format.common_fields; f; f = f->next) out.emplace_back(f->name);
   for (const tep_format_field* f = e->format.fields; f; f = f->next) out.emplace_back(f->name);
+  return out;
+}
+
+std::vector<std::string_view> Tracepoint::field_types(bool common) const {
+  std::vector<std::string_view> out;
+  const tep_event* e = ev(event_);
+  if (common)
+    for (const tep_format_field* f = e->format.common_fields; f; f = f->next) out.emplace_back(f->type);
+  for (const tep_format_field* f = e->format.fields; f; f = f->next) out.emplace_back(f->type);
   return out;
 }
 

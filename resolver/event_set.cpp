@@ -7,7 +7,7 @@
 
 #if defined(__x86_64__) && defined(__GLIBCXX__)
 static_assert(sizeof(perfspec::PmuPlacement) == 72, "a field was added: reset it in PmuPlacement::clear()");
-static_assert(sizeof(perfspec::ResolvedEvent) == 512,
+static_assert(sizeof(perfspec::ResolvedEvent) == 528,
               "a field was added: reset it in ResolvedEvent::clear()");
 static_assert(sizeof(perfspec::EventGroup) == 64, "a field was added: reset it in EventGroup::clear()");
 #endif

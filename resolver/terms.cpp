@@ -52,27 +52,11 @@ constexpr BranchMode branch_modes[] = {
 };
 
 // REFERENCE.md section 7; `Builtin` follows the order of the names.
-constexpr std::string_view builtin_terms[] = {"config",
-                                              "config1",
-                                              "config2",
-                                              "config3",
-                                              "name",
-                                              "period",
-                                              "freq",
-                                              "branch_type",
-                                              "time",
-                                              "call-graph",
-                                              "stack-size",
-                                              "max-stack",
-                                              "inherit",
-                                              "no-inherit",
-                                              "overwrite",
-                                              "no-overwrite",
-                                              "percore",
-                                              "aux-output",
-                                              "aux-sample-size",
-                                              "metric-id",
-                                              "cpu"};
+constexpr std::string_view builtin_terms[] = {
+    "config",     "config1",         "config2",    "config3",    "name",         "period",
+    "freq",       "branch_type",     "time",       "call-graph", "stack-size",   "max-stack",
+    "nr",         "inherit",         "no-inherit", "overwrite",  "no-overwrite", "percore",
+    "aux-output", "aux-sample-size", "metric-id",  "cpu"};
 enum class Builtin {
   config,
   config1,
@@ -86,6 +70,7 @@ enum class Builtin {
   call_graph,
   stack_size,
   max_stack,
+  nr,
   inherit,
   no_inherit,
   overwrite,
@@ -210,6 +195,7 @@ bool apply_builtin(ResolvedEvent& out, const ast::Term& t, CallGraph& cg) {
     case Builtin::call_graph: apply_call_graph(cg, value); break;
     case Builtin::stack_size: cg.stack_size = static_cast<std::uint32_t>(value.at_most(0xffffffffu)); break;
     case Builtin::max_stack: a.sample_max_stack = static_cast<std::uint16_t>(value.at_most(0xffff)); break;
+    case Builtin::nr: out.max_events = value.number(); break;
     case Builtin::inherit: a.inherit = value.flag(); break;
     case Builtin::no_inherit: a.inherit = !value.flag(); break;
     case Builtin::overwrite: a.write_backward = value.flag(); break;

@@ -106,6 +106,13 @@ std::optional<std::string> comm_of(int tid) {
   return s;
 }
 
+std::optional<std::string> fd_path(int pid, int fd) {
+  char buf[4096];
+  ssize_t n = ::readlink(fmt::format("/proc/{}/fd/{}", pid, fd).c_str(), buf, sizeof buf);
+  if (n <= 0 || static_cast<std::size_t>(n) == sizeof buf) return std::nullopt;
+  return std::string(buf, static_cast<std::size_t>(n));
+}
+
 // Where cgroups are: a cgroup v1 hierarchy with the perf_event controller, else the cgroup2 mount,
 // from /proc/mounts (as perf finds it).
 std::string cgroup_root() {

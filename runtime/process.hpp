@@ -35,6 +35,10 @@ std::optional<int> thread_group(int tid);
 /// A thread's name now (/proc/TID/comm, without its newline); nullopt once it is gone.
 std::optional<std::string> comm_of(int tid);
 
+/// What fd `fd` of process `pid` is now (readlink of /proc/PID/fd/FD: a path, `pipe:[N]`,
+/// `socket:[N]`, ...); nullopt when it is not open or the process is gone.
+std::optional<std::string> fd_path(int pid, int fd);
+
 /// User and system CPU time, in nanoseconds (of clock ticks: _SC_CLK_TCK).
 struct CpuTimes {
   std::uint64_t user_ns = 0, system_ns = 0;

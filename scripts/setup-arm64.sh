@@ -12,7 +12,7 @@
 # ~/.cache/perfspec/arm64-sysroot), which cmake/aarch64-linux-gnu.cmake searches.
 set -euo pipefail
 host=(g++-aarch64-linux-gnu qemu-user-static qemu-system-arm cpio)
-arm64=(libfmt-dev libpfm4-dev libzstd-dev libtraceevent-dev libelf-dev libdw-dev libxxhash-dev libcivetweb-dev
+arm64=(libfmt-dev libpfm4-dev libzstd-dev libtraceevent-dev libaudit-dev libelf-dev libdw-dev libxxhash-dev libcivetweb-dev
        libtomlplusplus-dev libprometheus-cpp-core1.0 libprometheus-cpp-pull1.0 libprometheus-cpp-push1.0
        libcurl4-openssl-dev zlib1g-dev  # what prometheus-cpp's CMake files look for
        libbenchmark-dev)                # bench/ in the guest (BENCHMARKS.md's arm64 figures)

@@ -7,6 +7,7 @@ packages=(cmake make g++ pkg-config python3
           ccache  # compiled objects kept between builds (scripts/build.sh)
           tao-pegtl-dev libfmt-dev doctest-dev librange-v3-dev nlohmann-json3-dev libcli11-dev robin-map-dev libxxhash-dev
           libtraceevent-dev  # tracepoint format files and payloads (record/tracepoint.cpp)
+          libaudit-dev  # system call names by number for `perfspec trace` (spec/syscall_table.cpp)
           libelf-dev libdw-dev  # binaries' symbols, build ids and debug links (record/symbol_table.cpp, symbolizer.cpp)
           libdebuginfod-dev debuginfod  # debug files by build id (record/debuginfod.cpp); a server in the tests
           zlib1g-dev golang-go  # pprof profiles are gzipped (print/profile_export.cpp); go tool pprof reads them in the tests

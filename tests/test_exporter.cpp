@@ -200,7 +200,7 @@ TEST_CASE("event strings, metrics, CPU lists and cgroups of a configuration reso
       "help: did you mean 'event'?\n"
       "valid terms: "
       "any,cmask,edge,event,frontend,in_tx,in_tx_cp,inv,ldlat,offcore_rsp,pc,umask,config,config1,"
-      "config2,config3,name,period,freq,branch_type,time,call-graph,stack-size,max-stack,inherit,no-inherit,"
+      "config2,config3,name,period,freq,branch_type,time,call-graph,stack-size,max-stack,nr,inherit,no-inherit,"
       "overwrite,no-overwrite,percore,aux-output,aux-sample-size,metric-id,cpu\n");
   CHECK(prepare_error("[[set]]\nname = \"a\"\nmetrics = [\"no_such_metric\"]\n", machine)
             .starts_with("exp.toml:3:13: error: unknown metric or metric group 'no_such_metric'\n"));

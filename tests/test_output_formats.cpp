@@ -32,7 +32,7 @@ TEST_CASE("error_json: kind, message, input, span and help, one line, exactly") 
       R"({"schema":"perfspec-error/1","kind":"unknown_name","message":"unknown term 'umsk' for pmu 'cpu'",)"
       R"("input":"cpu/event=0x3c,umsk=1/","span":[15,19],"help":"did you mean 'umask' or 'cmask'?\n)"
       R"(valid terms: any,cmask,edge,event,frontend,in_tx,in_tx_cp,inv,ldlat,offcore_rsp,pc,umask,config,)"
-      R"(config1,config2,config3,name,period,freq,branch_type,time,call-graph,stack-size,max-stack,inherit,)"
+      R"(config1,config2,config3,name,period,freq,branch_type,time,call-graph,stack-size,max-stack,nr,inherit,)"
       R"(no-inherit,overwrite,no-overwrite,percore,aux-output,aux-sample-size,metric-id,cpu"})"
       "\n");
   CHECK(json_error_of("cycles:uu") ==

@@ -213,7 +213,7 @@ TEST_CASE("wildcard and glob PMU names") {
         "                                \\___ unknown term 'nonesuch' for pmu 'uncore_imc_0'\n"
         "help: valid terms: "
         "edge,event,inv,thresh,umask,config,config1,config2,config3,name,period,freq,branch_type,"
-        "time,call-graph,stack-size,max-stack,inherit,no-inherit,overwrite,no-overwrite,percore,aux-output,"
+        "time,call-graph,stack-size,max-stack,nr,inherit,no-inherit,overwrite,no-overwrite,percore,aux-output,"
         "aux-sample-size,metric-id,cpu\n");
 }
 
@@ -338,6 +338,12 @@ TEST_CASE("built-in terms") {
   CHECK(one("cycles/call-graph=dwarf,stack-size=4096/", skx()) ==
         "type=0 sample_type=0x3020 exclude_callchain_user=1 " + regs + " sample_stack_user=4096");
   CHECK(one("cycles/max-stack=32/", skx()) == "type=0 sample_max_stack=32");
+  // perf's `nr=` (its max-events term) belongs to no attr field: the event keeps it for perf trace
+  {
+    perfspec::EventSet set = perfspec::resolve("cycles/nr=3/", skx());
+    CHECK(set.events.at(0).max_events == 3);
+    CHECK(one("cycles/nr=3/", skx()) == "type=0");
+  }
   CHECK(one("cycles/inherit/", skx()) == "type=0 inherit=1");
   CHECK(one("cycles/no-inherit/", skx()) == "type=0");
   CHECK(one("cycles/overwrite/", skx()) == "type=0 write_backward=1");
@@ -359,7 +365,7 @@ TEST_CASE("built-in terms") {
         "                            \\___ unknown term 'event' for event 'cycles'\n"
         "help: valid terms: "
         "config,config1,config2,config3,name,period,freq,branch_type,time,call-graph,stack-size,"
-        "max-stack,inherit,no-inherit,overwrite,no-overwrite,percore,aux-output,aux-sample-size,metric-id,"
+        "max-stack,nr,inherit,no-inherit,overwrite,no-overwrite,percore,aux-output,aux-sample-size,metric-id,"
         "cpu\n");
 }
 
@@ -652,7 +658,7 @@ TEST_CASE("an unknown term: the closest terms and event names of the PMU, and ge
       "help: did you mean 'umask' or 'cmask'?\n"
       "valid terms: "
       "any,cmask,edge,event,frontend,in_tx,in_tx_cp,inv,ldlat,offcore_rsp,pc,umask,config,config1,"
-      "config2,config3,name,period,freq,branch_type,time,call-graph,stack-size,max-stack,inherit,no-inherit,"
+      "config2,config3,name,period,freq,branch_type,time,call-graph,stack-size,max-stack,nr,inherit,no-inherit,"
       "overwrite,no-overwrite,percore,aux-output,aux-sample-size,metric-id,cpu\n");
   // An event name of the PMU (a sysfs alias) is a candidate too.
   CHECK(test::error_of("cpu/mem-lods/", skx()).find("help: did you mean 'mem-loads'") != std::string::npos);

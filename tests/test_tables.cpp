@@ -1149,7 +1149,7 @@ TEST_CASE("EVENT/terms/: a name that is no PMU is a named event, the terms added
         "event syntax error: 'UNC_ARB_DAT_OCCUPANCY.RD/nosuch=1/'\n"
         "                                              \\___ unknown term 'nosuch' for pmu 'uncore_arb'\n"
         "help: valid terms: cmask,edge,event,inv,umask,config,config1,config2,config3,name,period,freq,"
-        "branch_type,time,call-graph,stack-size,max-stack,inherit,no-inherit,overwrite,no-overwrite,percore,"
+        "branch_type,time,call-graph,stack-size,max-stack,nr,inherit,no-inherit,overwrite,no-overwrite,percore,"
         "aux-output,aux-sample-size,metric-id,cpu\n");
   // Neither a PMU nor an event: unknown PMU, as before.
   CHECK(test::error_kind_of("NO_SUCH_EVENT/cmask=1/", tgl) == "unknown name");

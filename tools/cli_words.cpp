@@ -25,6 +25,13 @@ std::pair<std::vector<std::string>, std::vector<std::string>> split_stat_command
     return opt != nullptr &&
            opt->get_items_expected_max() != 0;  // an unknown option is CLI11's error to report
   };
+  // An option whose value may be left out (trace's -F) takes the next word only when it is no option
+  // (perf's PARSE_OPT_LASTARG_DEFAULT).
+  auto takes_next = [&](const std::string& name, std::size_t next) {
+    if (!takes_value(name) || next >= words.size()) return false;
+    const CLI::Option* opt = stat.get_option_no_throw(name);
+    return opt->get_items_expected_min() != 0 || words[next].empty() || words[next][0] != '-';
+  };
   std::vector<std::string> options;
   std::size_t i = 0;
   for (; i < words.size(); ++i) {
@@ -35,7 +42,7 @@ std::pair<std::vector<std::string>, std::vector<std::string>> split_stat_command
     if (w[1] == '-') {  // --name, --name=value, --name value
       auto eq = w.find('=');
       if (eq == std::string::npos) {
-        if (takes_value(w) && i + 1 < words.size()) options.push_back(words[++i]);
+        if (takes_next(w, i + 1)) options.push_back(words[++i]);
       } else if (eq + 1 == w.size() && takes_value(w.substr(0, eq))) {
         // `--name=` gives an empty value; CLI11 would take the next word instead, so give it apart.
         options.back().pop_back();
@@ -47,7 +54,7 @@ std::pair<std::vector<std::string>, std::vector<std::string>> split_stat_command
     // word (-eX, -I1000, -x,) or else the next word.
     for (std::size_t j = 1; j < w.size(); ++j) {
       if (!takes_value(std::string{'-', w[j]})) continue;
-      if (j + 1 == w.size() && i + 1 < words.size()) options.push_back(words[++i]);
+      if (j + 1 == w.size() && takes_next(std::string{'-', w[j]}, i + 1)) options.push_back(words[++i]);
       break;
     }
   }

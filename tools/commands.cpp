@@ -331,4 +331,55 @@ int ExporterCommand::run(const perfspec::spec::MachineOptions& machine) {
   return perfspec::tools::exporter::run(eo);
 }
 
+void TraceCommand::add(CLI::App& parent, perfspec::spec::MachineOptions& machine) {
+  app = parent.add_subcommand("trace",
+                              "trace system calls (as strace), tracepoints and page faults, as perf trace");
+  app->add_option("-e,--event,--expr", to.events,
+                  "system calls (names, globs, a leading ! for all but these) and events, comma-separated "
+                  "(repeatable)");
+  app->add_option("-o,--output", to.output, "write the trace to this file (default standard error)");
+  app->add_option("-p,--pid", to.pids, "trace existing processes (comma-separated pids)");
+  app->add_option("-t,--tid", to.tids, "trace existing threads (comma-separated tids)");
+  app->add_flag("-a,--all-cpus", to.all_cpus,
+                "trace every process on every CPU (the default without a target)");
+  app->add_option("-C,--cpu", to.cpus, "trace every process on these CPUs (e.g. 0-3,8)");
+  app->add_flag("-s,--summary", to.summary_only, "only a summary of each thread's system calls at the end");
+  app->add_flag("-S,--with-summary", to.with_summary, "each system call, and the summary at the end");
+  app->add_flag("--errno-summary", to.errno_summary,
+                "each error's count under its system call in the summary");
+  app->add_flag("--failure", to.failure_only, "only the system calls that failed");
+  app->add_option("--duration", to.duration_ms, "only the system calls that took longer than MS milliseconds")
+      ->check(CLI::NonNegativeNumber)
+      ->type_name("MS");
+  app->add_option("--max-events", to.max_events, "stop after this many events")->check(CLI::PositiveNumber);
+  pf_opt = app->add_option("-F,--pf", to.pagefaults, "trace page faults: maj (default), min or all")
+               ->expected(0, 1)
+               ->default_str("maj")
+               ->check(CLI::IsMember({"maj", "min", "all"}));
+  syscalls_opt = app->add_flag("--syscalls,!--no-syscalls", to.syscalls,
+                               "trace system calls (the default unless -e names only events)");
+  app->add_flag("--comm,!--no-comm", to.comm, "each line's thread name before its id (the default)");
+  app->add_flag("--no-inherit{false}", to.inherit, "do not trace the command's children");
+  app->add_option("-G,--cgroup", to.cgroups, "with -a/-C: trace only in these cgroups")->delimiter(',');
+  app->add_option("--call-graph", to.call_graph,
+                  "each line's callchain: fp (frame pointers) or dwarf[,SIZE] (unwound from the user stack)")
+      ->type_name("MODE");
+  app->add_option("--max-stack", to.max_stack,
+                  "the most frames of each callchain (with no --call-graph: dwarf)")
+      ->check(CLI::PositiveNumber);
+  app->add_option("-m,--mmap-pages", to.pages, "data pages of each ring buffer (a power of two)");
+  app->add_option("--sysfs", to.sysfs, "sysfs root to read PMUs from")->check(sysfs_tree);
+  add_table_options(app, machine);
+  app->footer(
+      "The command to trace follows the options (after `--` if it starts with '-'); without one, "
+      "-p, -t or -C, the whole system is traced until Ctrl-C.");
+}
+
+int TraceCommand::run(const perfspec::spec::MachineOptions& machine) {
+  to.machine = machine;
+  to.syscalls_given = syscalls_opt->count() > 0;
+  if (pf_opt->count() > 0 && to.pagefaults.empty()) to.pagefaults = "maj";
+  return perfspec::tools::run_trace(to);
+}
+
 }  // namespace perfspec::tools::cli

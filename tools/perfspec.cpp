@@ -32,6 +32,7 @@ struct Commands {
   ScriptCommand script;
   ReportCommand report;
   RecordCommand record;
+  TraceCommand trace;
   ExporterCommand exporter;
 
   void add(CLI::App& app, perfspec::spec::MachineOptions& machine) {
@@ -43,6 +44,7 @@ struct Commands {
     script.add(app);
     report.add(app);
     record.add(app, machine);
+    trace.add(app, machine);
     exporter.add(app, machine);
   }
 
@@ -70,6 +72,7 @@ struct Commands {
     }
     if (*report.app) return report.run();
     if (*record.app) return record.run(machine, argc, argv);
+    if (*trace.app) return trace.run(machine);
     if (*exporter.app) return exporter.run(machine);
     return 0;
   }
@@ -119,7 +122,8 @@ int main(int argc, char** argv) {
     return 2;
   }
   words = cli_words(std::move(words), {{"stat", commands.stat.app, &commands.stat.st.command},
-                                       {"record", commands.record.app, &commands.record.ro.command}});
+                                       {"record", commands.record.app, &commands.record.ro.command},
+                                       {"trace", commands.trace.app, &commands.trace.to.command}});
   std::vector<std::string> script_fields = take_script_fields(words);
   // Errors are JSON under `--format json`, CLI11's too: they come before the option is parsed, so
   // the words say which.

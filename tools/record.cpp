@@ -42,6 +42,25 @@ using runtime::Process;
 using runtime::process_state;
 using runtime::threads_of;
 
+// --call-graph dwarf[,SIZE]: the bytes of stack (perf's rules: rounded up to 8, at most 65528); nullopt
+// for another mode. Throws Error (usage) for a mode perfspec does not record or a size out of range.
+std::optional<std::uint32_t> dwarf_stack_size(std::string_view mode) {
+  if (mode.empty() || mode == "fp") return std::nullopt;
+  if (mode != "dwarf" && !mode.starts_with("dwarf,"))
+    throw Error(ErrorKind::usage, fmt::format("--call-graph {}: perfspec records fp or dwarf[,SIZE]", mode));
+  if (user_regs_mask == 0)
+    throw Error(ErrorKind::usage, "--call-graph dwarf: this arch's user registers are not known to perfspec");
+  if (mode == "dwarf") return 8192;
+  std::string_view text = mode.substr(6);
+  std::uint64_t size = 0;
+  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), size);
+  if (ec == std::errc{} && end == text.data() + text.size()) size = (size + 7) / 8 * 8;
+  if (ec != std::errc{} || end != text.data() + text.size() || size == 0 || size > 65528)
+    throw Error(ErrorKind::usage,
+                fmt::format("--call-graph {}: the stack dump size is 8 to 65528 bytes", mode));
+  return static_cast<std::uint32_t>(size);
+}
+
 namespace {
 
 // Whether the pipe or socket `fd` writes into has no reader left (poll(2) says POLLERR or POLLHUP on
@@ -117,33 +136,6 @@ class Recorder {
   record::PerfDataWriter create(const runtime::Recording& rec) const;
   void drain(runtime::Recording& rec);
 };
-
-#if defined(__x86_64__)
-constexpr std::uint64_t user_regs_mask = 0xff0fff;  // ax..r15 but ds, es, fs, gs
-#elif defined(__aarch64__)
-constexpr std::uint64_t user_regs_mask = 0x1ffffffff;  // x0..x28, fp, lr, sp, pc
-#else
-constexpr std::uint64_t user_regs_mask = 0;
-#endif
-
-// --call-graph dwarf[,SIZE]: the bytes of stack (perf's rules: rounded up to 8, at most 65528); nullopt
-// for another mode. Throws Error (usage) for a mode perfspec does not record or a size out of range.
-std::optional<std::uint32_t> dwarf_stack_size(std::string_view mode) {
-  if (mode.empty() || mode == "fp") return std::nullopt;
-  if (mode != "dwarf" && !mode.starts_with("dwarf,"))
-    throw Error(ErrorKind::usage, fmt::format("--call-graph {}: perfspec records fp or dwarf[,SIZE]", mode));
-  if (user_regs_mask == 0)
-    throw Error(ErrorKind::usage, "--call-graph dwarf: this arch's user registers are not known to perfspec");
-  if (mode == "dwarf") return 8192;
-  std::string_view text = mode.substr(6);
-  std::uint64_t size = 0;
-  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), size);
-  if (ec == std::errc{} && end == text.data() + text.size()) size = (size + 7) / 8 * 8;
-  if (ec != std::errc{} || end != text.data() + text.size() || size == 0 || size > 65528)
-    throw Error(ErrorKind::usage,
-                fmt::format("--call-graph {}: the stack dump size is 8 to 65528 bytes", mode));
-  return static_cast<std::uint32_t>(size);
-}
 
 // -k: a clock by perf's names (monotonic, monotonic_raw, realtime, boottime, tai, their short forms
 // mono, raw, real, boot, with or without CLOCK_, any case) or number; nullopt for none.

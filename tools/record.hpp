@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "perfspec/spec.hpp"
@@ -41,6 +42,18 @@ struct RecordOptions {
   std::vector<std::string> command;
   std::vector<std::string> argv;  ///< the whole command line, for the file's HEADER_CMDLINE
 };
+
+/// --call-graph dwarf[,SIZE]: the bytes of user stack each sample copies (perf's rules: rounded up to 8,
+/// at most 65528); nullopt for fp or none. Throws Error (usage) for a mode perfspec does not record.
+std::optional<std::uint32_t> dwarf_stack_size(std::string_view mode);
+/// The user registers perf's dwarf mode samples on this architecture (its PERF_REGS_MASK); 0: unknown.
+#if defined(__x86_64__)
+constexpr std::uint64_t user_regs_mask = 0xff0fff;  // ax..r15 but ds, es, fs, gs
+#elif defined(__aarch64__)
+constexpr std::uint64_t user_regs_mask = 0x1ffffffff;  // x0..x28, fp, lr, sp, pc
+#else
+constexpr std::uint64_t user_regs_mask = 0;
+#endif
 
 /// Runs `perfspec record`. Returns the exit status (the command's, when one was run).
 int run_record(const RecordOptions& options);

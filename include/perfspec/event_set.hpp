@@ -54,6 +54,8 @@ struct ResolvedEvent {
   std::string driver_config;  ///< `@cfg` terms, comma-joined
   std::string cpus;           ///< `cpu=` term
   bool percore = false;
+  /// `nr=` term: how many of its samples perf trace prints before it closes the event (0: no limit).
+  std::uint64_t max_events = 0;
   /// A tool event (`duration_time`, ...): runtime::Counters opens nothing for it and reports it not
   /// supported; `perfspec stat` fills in its value. Its attr is a software dummy (type 1, config 9).
   ToolEvent tool = ToolEvent::none;
@@ -74,6 +76,7 @@ struct ResolvedEvent {
     driver_config.clear();
     cpus.clear();
     percore = false;
+    max_events = 0;
     tool = ToolEvent::none;
   }
 };

@@ -24,3 +24,4 @@
 #include "perfspec/symbols.hpp"
 #include "perfspec/tables.hpp"
 #include "perfspec/time_ranges.hpp"
+#include "perfspec/trace.hpp"

@@ -100,6 +100,8 @@ class Tracepoint {
   /// The names of the payload's fields, in format order (`common` adds common_type, common_flags,
   /// common_preempt_count and common_pid before them).
   std::vector<std::string_view> field_names(bool common = false) const;
+  /// Their types, in the same order, as the format file writes them ("const char *", "char[16]").
+  std::vector<std::string_view> field_types(bool common = false) const;
   /// The fields of a payload (Sample::raw). Throws DecodeError at `offset` (the record's, for the
   /// message) when the payload is shorter than a field, or a __data_loc field points outside it.
   ///
@@ -148,6 +150,9 @@ class Tracepoints {
   /// Add one event format file (tracefs `events/SYS/NAME/format`) of `system`. Throws Error when
   /// libtraceevent cannot parse it. A second file with the same id replaces nothing: the first stays.
   const Tracepoint& add_format(std::string_view system, std::string_view format);
+  /// Add many format files of `system` with one child process for all (see add_format): per file, its
+  /// Tracepoint, or nullptr for one libtraceevent cannot parse (the others are added all the same).
+  std::vector<const Tracepoint*> add_formats(std::string_view system, std::span<const std::string> formats);
 
   /// The tracepoint with this id, nullptr when none of the format files has it.
   const Tracepoint* find(std::uint64_t id) const;

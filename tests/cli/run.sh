@@ -1729,5 +1729,44 @@ expect stat-nohup-status [ "$status" = 0 ] && expect stat-nohup-alive [ "$out" =
 out=$(sh -c 'trap "" HUP; exec "$0" record -q -e task-clock -o /dev/null -- sh -c "kill -HUP \$\$; echo alive"' "$bin" 2>/dev/null); status=$?
 expect record-nohup-status [ "$status" = 0 ] && expect record-nohup-alive [ "$out" = alive ]
 
+# ---- trace (issue 32): perf trace's lines; tests/cli/perf_trace_side_by_side.py checks them against perf 6.12 ----
+if [ -d /sys/kernel/tracing/events/raw_syscalls ] || [ -d /sys/kernel/debug/tracing/events/raw_syscalls ]; then
+  tr_dir=$(mktemp -d)
+  out=$("$bin" trace -e openat,close -- cat /dev/null 2>"$tr_dir/err"); status=$?
+  expect trace-status [ "$status" = 0 ] && expect trace-stdout-is-the-command [ -z "$out" ]
+  expect trace-openat grep -qE '^ +[0-9]+\.[0-9]{3} \( *[0-9]+\.[0-9]{3} ms\): cat/[0-9]+ openat\(dfd: CWD, filename: 0x[0-9a-f]+, flags: RDONLY(\|[A-Z]+)*\) +=( -1 E[A-Z]+ \(.*\)| [0-9]+)$' "$tr_dir/err"
+  expect trace-only-listed [ -z "$(grep -vE ' (openat|close)\(|\[continued\]' "$tr_dir/err")" ]
+  # the arguments' column: " = " after 70 columns of the call when it is shorter
+  expect trace-alignment grep -qE '^ +[0-9.]+ \( *[0-9.]+ ms\): cat/[0-9]+ close\(fd: [0-9]+\) {50,}= 0$' "$tr_dir/err"
+  "$bin" trace -s -e openat -- true 2>"$tr_dir/err"; status=$?
+  expect trace-summary-status [ "$status" = 0 ]
+  expect trace-summary grep -qxF ' Summary of events:' "$tr_dir/err"
+  expect trace-summary-row grep -qE '^   openat +[0-9]+ +[0-9]+ +[0-9.]+ +[0-9.]+ +[0-9.]+ +[0-9.]+ +[0-9.]+%$' "$tr_dir/err"
+  expect trace-summary-no-lines [ -z "$(grep -E 'openat\(' "$tr_dir/err")" ]
+  "$bin" trace -o "$tr_dir/out" -e openat -- true 2>"$tr_dir/err"; status=$?
+  expect trace-o-status [ "$status" = 0 ] && expect trace-o-file grep -q 'true/[0-9]* openat(' "$tr_dir/out"
+  expect trace-o-stderr-empty [ ! -s "$tr_dir/err" ]
+  start=$(date +%s)
+  "$bin" trace --max-events 2 -- sleep 5 2>"$tr_dir/err"; status=$?
+  expect trace-max-events-status [ "$status" = 0 ] && expect trace-max-events-lines [ "$(wc -l <"$tr_dir/err")" = 2 ]
+  expect trace-max-events-stops [ $(( $(date +%s) - start )) -lt 5 ]
+  "$bin" trace --failure -e openat -o "$tr_dir/err" -- cat /nonexistent/file >/dev/null 2>&1
+  expect trace-failure grep -qE 'openat\(dfd: CWD, filename: 0x[0-9a-f]+(, flags: [A-Z|]+)?\) += -1 ENOENT \(No such file or directory\)$' "$tr_dir/err"
+  expect trace-failure-only [ -z "$(grep -vE '= -1 E' "$tr_dir/err")" ]
+  # a tracepoint with nr=: its fields, zero ones left out; the trace stops after that many
+  "$bin" trace --no-syscalls -e 'sched:sched_process_exec/nr=1/' -- true 2>"$tr_dir/err"; status=$?
+  expect trace-tracepoint-status [ "$status" = 0 ]
+  expect trace-tracepoint grep -qE '^ +[0-9.]+ true/[0-9]+ sched:sched_process_exec\(filename: "[^"]*/true", pid: [0-9]+ \(true\), old_pid: [0-9]+ \(true\)\)$' "$tr_dir/err"
+  rm -rf "$tr_dir"
+  err=$("$bin" trace -e 'nosuch:thing' -- true 2>&1); status=$?
+  expect trace-bad-event-status [ "$status" = 1 ] && expect trace-bad-event grep -qF "event syntax error: 'nosuch:thing'" <<<"$err"
+fi
+err=$("$bin" trace -G foo -- true 2>&1); status=$?
+expect trace-cgroup-needs-cpus [ "$status" = 2 ] && expect trace-cgroup-text grep -qF -- "-G/--cgroup: cgroups are traced across CPUs only: add -a or -C" <<<"$err"
+"$bin" trace -F bogus -- true 2>/dev/null; expect trace-bad-pf [ $? = 2 ]
+err=$("$bin" trace --call-graph lbr -- true 2>&1); status=$?
+expect trace-bad-call-graph [ "$status" = 2 ] && expect trace-bad-call-graph-text grep -qF -- "--call-graph lbr: perfspec records fp or dwarf[,SIZE]" <<<"$err"
+"$bin" trace -p 999999999 2>/dev/null; expect trace-no-such-pid [ $? = 2 ]
+
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]

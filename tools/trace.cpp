@@ -1,0 +1,418 @@
+// SPDX-License-Identifier: MIT
+// `perfspec trace`: perf trace's live tracer. The -e words are split as perf splits them (system call
+// names and globs apart from events), raw_syscalls:sys_enter/sys_exit and the events are opened on the
+// target with a runtime::Sampler, filtered in the kernel to the system calls asked for (and, across
+// the whole system, to other processes than this one), and every record read goes to a
+// SyscallTrace, whose lines go to standard error or -o.
+#include "tools/trace.hpp"
+
+#include <fnmatch.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <csignal>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <map>
+#include <memory>
+#include <optional>
+
+#include <fmt/format.h>
+
+#include "perfspec/record.hpp"
+#include "perfspec/resolve.hpp"
+#include "perfspec/runtime.hpp"
+#include "perfspec/sampling.hpp"
+#include "perfspec/trace.hpp"
+#include "perfspec/tracepoint.hpp"
+#include "perfspec/unwind.hpp"
+#include "runtime/cpulist.hpp"
+#include "runtime/process.hpp"
+#include "tools/control.hpp"
+#include "tools/record.hpp"
+#include "tools/report.hpp"
+#include "tools/signals.hpp"
+
+namespace perfspec::tools {
+
+namespace {
+
+// The -e words as perf trace reads them: each comma-separated word that names system calls (a name or
+// a glob of names) goes to the system call list, a `!` before a list's first word negates it, and the
+// other words, joined again, are an event list (so `net:x/nr=3,max-stack=16/` stays one event).
+struct EventWords {
+  std::vector<long> syscalls;
+  bool negated = false;
+  std::vector<std::string> events;  // one event list per -e that had events
+};
+
+// The system calls by the names the kernel's tracepoints give them: libaudit names a few by their
+// older names (pread, pwrite for pread64, pwrite64): a name without a syscalls:sys_enter_NAME whose
+// NAME64 has one is that.
+std::vector<std::pair<long, std::string>> kernel_syscalls(const spec::Machine& machine) {
+  auto all = spec::syscalls();
+  const std::string& events = machine.tracefs_events();
+  if (events.empty()) return all;
+  std::error_code ec;
+  auto has = [&](const std::string& name) {
+    return std::filesystem::exists(fmt::format("{}/syscalls/sys_enter_{}", events, name), ec);
+  };
+  for (auto& [number, name] : all)
+    if (!has(name) && has(name + "64")) name += "64";
+  return all;
+}
+
+EventWords split_event_words(const std::vector<std::string>& lists,
+                             const std::vector<std::pair<long, std::string>>& all) {
+  EventWords out;
+  for (const auto& list : lists) {
+    std::string text = list;
+    if (!text.empty() && text.front() == '!') {
+      out.negated = true;
+      text.erase(0, 1);
+    }
+    std::string events;
+    for (const auto& word : split_commas(text)) {
+      bool matched = false;
+      for (const auto& [number, name] : all)
+        if (name == word || fnmatch(word.c_str(), name.c_str(), 0) == 0) {
+          out.syscalls.push_back(number);
+          matched = true;
+        }
+      if (!matched) events += (events.empty() ? "" : ",") + word;
+    }
+    if (!events.empty()) out.events.push_back(events);
+  }
+  return out;
+}
+
+// The kernel filter of the system call events: the calls asked for, and not this process's own.
+std::string syscall_filter(const EventWords& w, const std::string& self) {
+  std::string ids;
+  for (long id : w.syscalls)
+    ids += fmt::format("{}id {} {}", ids.empty() ? "" : (w.negated ? " && " : " || "), w.negated ? "!=" : "==", id);
+  if (ids.empty()) return self;
+  if (self.empty()) return ids;
+  return fmt::format("({}) && {}", ids, self);
+}
+
+class Tracer {
+ public:
+  explicit Tracer(const TraceCliOptions& o) : o_(o), machine_(o.sysfs, o.machine) {}
+  int run();
+
+ private:
+  const TraceCliOptions& o_;
+  spec::Machine machine_;
+  std::unique_ptr<runtime::Command> child_;
+  std::vector<runtime::Fd> cgroup_fds_;
+  record::Tracepoints enter_formats_;
+  std::map<std::string, const record::Tracepoint*, std::less<>> enter_by_name_;
+  std::FILE* out_ = stderr;
+  std::vector<std::pair<long, std::string>> syscall_names_;  // by number
+  std::unique_ptr<record::Symbolizer> symbols_;  // callchains and page faults: where addresses lie
+  std::unique_ptr<record::Unwinder> unwinder_;   // --call-graph dwarf
+
+  std::optional<EventSet> events(const EventWords& words, std::vector<TraceEvent::Kind>& kinds, int& status);
+  runtime::Target target(std::size_t events);
+  void load_enter_formats(const EventWords& words);
+  const record::Tracepoint* enter_format(std::string_view syscall);
+  void start_symbols(const runtime::Sampler& sampler, const record::Formats& formats, const runtime::Target& t,
+                     bool unwind);
+  void loop(runtime::Sampler& sampler, const record::Formats& formats, SyscallTrace& trace);
+};
+
+std::optional<EventSet> Tracer::events(const EventWords& words, std::vector<TraceEvent::Kind>& kinds,
+                                       int& status) {
+  using Kind = TraceEvent::Kind;
+  EventSet set;
+  auto add = [&](const std::string& text, std::optional<Kind> kind) {
+    EventSet one = resolve(text, machine_);
+    kinds.insert(kinds.end(), one.events.size(), kind.value_or(Kind::tracepoint));
+    set.append(std::move(one));
+  };
+  for (const auto& text : words.events) {
+    try {
+      add(text, std::nullopt);
+    } catch (const Error& e) {  // drawn under the -e it is in
+      status = report_error(e, text, ErrorFormat::text);
+      return std::nullopt;
+    }
+  }
+  // perf: system calls unless --no-syscalls, or unless -e named only events (or -F only faults)
+  bool syscalls = o_.syscalls_given ? o_.syscalls
+                                    : !words.syscalls.empty() || (words.events.empty() && o_.pagefaults.empty());
+  if (syscalls) {
+    add("raw_syscalls:sys_enter", Kind::sys_enter);
+    add("raw_syscalls:sys_exit", Kind::sys_exit);
+  }
+  if (o_.pagefaults == "maj" || o_.pagefaults == "all") add("major-faults/period=1/", Kind::major_fault);
+  if (o_.pagefaults == "min" || o_.pagefaults == "all") add("minor-faults/period=1/", Kind::minor_fault);
+  return set;
+}
+
+runtime::Target Tracer::target(std::size_t events) {
+  auto numbers = [](const std::string& list, const char* option) {
+    std::vector<int> out;
+    for (const auto& word : split_commas(list)) {
+      char* end = nullptr;
+      long n = std::strtol(word.c_str(), &end, 10);
+      if (word.empty() || *end != '\0' || n <= 0)
+        throw Error(ErrorKind::usage, fmt::format("{} {}: ids, comma-separated", option, list));
+      if (runtime::process_state(static_cast<int>(n)) != runtime::Process::running)
+        throw Error(ErrorKind::usage, fmt::format("no process or thread with id {} (or it has exited)", n));
+      out.push_back(static_cast<int>(n));
+    }
+    return out;
+  };
+  if (!o_.tids.empty() || !o_.pids.empty()) {
+    std::vector<int> threads = numbers(o_.tids.empty() ? o_.pids : o_.tids, o_.tids.empty() ? "-p" : "-t");
+    int first = threads.front();
+    if (o_.tids.empty()) {  // -p: every thread of each process
+      std::vector<int> all;
+      for (int pid : threads)
+        for (int tid : runtime::threads_of(pid)) all.push_back(tid);
+      threads = all;
+    }
+    auto t = runtime::Target::process(runtime::thread_group(first).value_or(first), o_.tids.empty() && o_.inherit);
+    t.threads = threads;
+    if (!o_.command.empty()) child_ = std::make_unique<runtime::Command>(o_.command);
+    return t;
+  }
+  if (o_.all_cpus || !o_.cpus.empty() || o_.command.empty()) {
+    auto t = runtime::Target::system_wide(o_.cpus.empty() ? std::vector<int>{} : runtime::parse_cpu_list(o_.cpus));
+    if (!o_.cgroups.empty()) {
+      std::vector<std::string> per_event = o_.cgroups;
+      per_event.resize(events, o_.cgroups.size() == 1 ? o_.cgroups.front() : std::string());
+      t.cgroups = runtime::open_cgroups(per_event, cgroup_fds_);
+    }
+    if (!o_.command.empty()) child_ = std::make_unique<runtime::Command>(o_.command);
+    return t;
+  }
+  child_ = std::make_unique<runtime::Command>(o_.command);
+  return runtime::Target::command(*child_, o_.inherit);
+}
+
+// The argument names of the system calls traced, read before anything is traced: libtraceevent's
+// parser is tried in a child process first, which would be traced too if it ran later.
+void Tracer::load_enter_formats(const EventWords& words) {
+  std::vector<std::string> names, texts;
+  for (const auto& [number, name] : syscall_names_) {
+    bool listed = std::find(words.syscalls.begin(), words.syscalls.end(), number) != words.syscalls.end();
+    if (!words.syscalls.empty() && listed == words.negated) continue;
+    if (auto text = machine_.tracepoint_format("syscalls", fmt::format("sys_enter_{}", name))) {
+      names.push_back(name);
+      texts.push_back(std::move(*text));
+    }
+  }
+  auto formats = enter_formats_.add_formats("syscalls", texts);  // refused ones: arguments as arg0..
+  for (std::size_t i = 0; i < names.size(); ++i) enter_by_name_.emplace(names[i], formats[i]);
+}
+
+const record::Tracepoint* Tracer::enter_format(std::string_view syscall) {
+  auto it = enter_by_name_.find(syscall);
+  return it == enter_by_name_.end() ? nullptr : it->second;
+}
+
+// What existed before the trace began, for callchains and page faults: the kernel's text and the
+// processes traced (all of them across the system), as perf synthesizes them.
+void Tracer::start_symbols(const runtime::Sampler& sampler, const record::Formats& formats, const runtime::Target& t,
+                           bool unwind) {
+  symbols_ = std::make_unique<record::Symbolizer>();
+  std::size_t first = 0;
+  while (!sampler.opened(first)) ++first;
+  const Attr& attr = sampler.attrs()[first];
+  std::vector<std::byte> bytes;
+  runtime::synthesize_kernel(attr, bytes);
+  std::vector<int> pids;
+  if (t.kind == runtime::Target::Kind::cpus) {
+    for (int pid : runtime::numbered_entries("/proc")) pids.push_back(pid);
+  } else if (!t.threads.empty()) {
+    for (int tid : t.threads) pids.push_back(runtime::thread_group(tid).value_or(tid));
+  }
+  std::sort(pids.begin(), pids.end());
+  pids.erase(std::unique(pids.begin(), pids.end()), pids.end());
+  for (int pid : pids) (void)runtime::synthesize_process(pid, attr, bytes);
+  record::Record r;
+  for (std::size_t at = 0; at + 8 <= bytes.size();) {
+    std::uint16_t size = 0;
+    std::memcpy(&size, bytes.data() + at + 6, sizeof size);
+    if (size < 8 || at + size > bytes.size()) break;
+    try {
+      formats.decode(std::span<const std::byte>(bytes.data() + at, size), 0, r);
+      symbols_->apply(r);
+    } catch (const record::DecodeError&) {
+    }
+    at += size;
+  }
+  if (unwind) unwinder_ = std::make_unique<record::Unwinder>(*symbols_);
+}
+
+// Until the target has gone, the command has ended, --max-events is reached or a stop signal came.
+void Tracer::loop(runtime::Sampler& sampler, const record::Formats& formats, SyscallTrace& trace) {
+  record::Record r;
+  auto consume = [&](std::span<const std::byte> bytes) {
+    if (trace.done()) return;
+    try {
+      formats.decode(bytes, 0, r);
+    } catch (const record::DecodeError&) {
+      return;
+    }
+    if (symbols_) symbols_->apply(r);
+    trace.add(r);
+  };
+  for (;;) {
+    auto p = sampler.poll(100);
+    sampler.read(consume);
+    if (trace.done() || p.state == runtime::Wakeup::target_gone || p.state == runtime::Wakeup::failed) break;
+    if (child_ && child_->wait(0)) {
+      sampler.read(consume);
+      break;
+    }
+    if (signals_received) {
+      if (!child_) break;
+      child_->signal(last_signal);
+    }
+  }
+  if (child_ && !child_->exited() && trace.done()) child_->signal(SIGTERM);  // --max-events: done with it
+}
+
+int Tracer::run() {
+  syscall_names_ = kernel_syscalls(machine_);
+  EventWords words = split_event_words(o_.events, syscall_names_);
+  std::vector<TraceEvent::Kind> kinds;
+  int status = 0;
+  std::optional<EventSet> set = events(words, kinds, status);
+  if (!set) return status;
+  if (!o_.cgroups.empty() && !o_.all_cpus && o_.cpus.empty())
+    throw Error(ErrorKind::usage, "-G/--cgroup: cgroups are traced across CPUs only: add -a or -C");
+  if (std::find(kinds.begin(), kinds.end(), TraceEvent::Kind::sys_enter) != kinds.end())
+    load_enter_formats(words);
+  runtime::Target t = target(set->events.size());
+  runtime::SamplingOptions so;
+  so.sample_type = record::sample_ip | record::sample_tid | record::sample_time | record::sample_cpu;
+  if (!o_.pagefaults.empty()) so.sample_type |= record::sample_addr;
+  so.period = 1;
+  so.wakeup_events = 1;  // lines as they happen, as perf trace (no_buffering)
+  so.pages = o_.pages;
+  // perf: --max-stack alone means dwarf callchains
+  std::string call_graph = o_.call_graph.empty() && o_.max_stack ? "dwarf" : o_.call_graph;
+  if (auto dwarf = dwarf_stack_size(call_graph)) {
+    so.sample_type |= record::sample_callchain | record::sample_regs_user | record::sample_stack_user;
+    so.sample_regs_user = user_regs_mask;
+    so.sample_stack_user = *dwarf;
+    so.exclude_callchain_user = true;
+    so.mmap_data = true;  // an unwinder reads .eh_frame_hdr where it is mapped, which is not executable
+  } else if (call_graph == "fp") {
+    so.sample_type |= record::sample_callchain;
+  }
+  bool locating = !call_graph.empty() || !o_.pagefaults.empty();
+  so.mmap_data = so.mmap_data || !o_.pagefaults.empty();  // faults name the data's mapping, as perf's
+  // perf trace leaves the kernel's frames out of the system calls' chains (--kernel-syscall-graph)
+  for (std::size_t i = 0; i < set->events.size(); ++i)
+    if (kinds[i] == TraceEvent::Kind::sys_enter || kinds[i] == TraceEvent::Kind::sys_exit)
+      set->events[i].attr.exclude_callchain_kernel = 1;
+  // Across the whole system, this process's own system calls are left out (it would trace itself).
+  std::string self = t.kind == runtime::Target::Kind::cpus ? fmt::format("common_pid != {}", ::getpid()) : "";
+  for (std::size_t i = 0; i < set->events.size(); ++i) {
+    bool syscall = kinds[i] == TraceEvent::Kind::sys_enter || kinds[i] == TraceEvent::Kind::sys_exit;
+    std::string filter = syscall ? syscall_filter(words, self) : set->events[i].attr.type == 2 ? self : "";
+    so.filters.push_back(filter);
+  }
+  auto sampler = runtime::Sampler::open(*set, t, so);
+  bool any = false;
+  for (std::size_t i = 0; i < set->events.size(); ++i) {
+    if (sampler.opened(i)) {
+      any = true;
+      continue;
+    }
+    const auto& f = sampler.failures()[i];
+    std::fprintf(stderr, "perfspec trace: cannot trace '%s': %s%s%s\n", set->events[i].name.c_str(),
+                 f ? f->name.c_str() : "?", f && !f->meaning.empty() ? ": " : "", f ? f->meaning.c_str() : "");
+    if (f && !f->hint.empty()) std::fprintf(stderr, "  %s\n", f->hint.c_str());
+  }
+  if (!any) return 3;
+  if (!o_.output.empty()) {
+    out_ = std::fopen(o_.output.c_str(), "w");
+    if (!out_) throw Error(ErrorKind::io, fmt::format("cannot write '{}': {}", o_.output, std::strerror(errno)));
+  }
+  record::Tracepoints formats_of_events = record::Tracepoints::from_tracefs(machine_, *set);
+  record::Formats formats;
+  std::vector<TraceEvent> trace_events;
+  for (std::size_t i = 0; i < set->events.size(); ++i) {
+    if (!sampler.opened(i)) continue;
+    formats.add(sampler.attrs()[i], sampler.ids()[i]);
+    const auto& e = set->events[i];
+    trace_events.push_back({kinds[i], e.tracepoint.empty() ? e.name : e.tracepoint,
+                            formats_of_events.find(e.attr), e.max_events});
+  }
+  if (locating) start_symbols(sampler, formats, t, !call_graph.empty() && call_graph != "fp");
+  bool close_traced = words.syscalls.empty() || words.negated;
+  if (auto close = spec::syscall_number("close"))
+    for (long id : words.syscalls) close_traced |= !words.negated && id == *close;
+  TraceOptions options{.summary = o_.summary_only || o_.with_summary || o_.errno_summary,
+                              .summary_only = o_.summary_only || (o_.errno_summary && !o_.with_summary),
+                              .errno_summary = o_.errno_summary,
+                              .failure_only = o_.failure_only,
+                              .min_duration_ms = o_.duration_ms,
+                              .max_events = o_.max_events,
+                              .show_comm = o_.comm,
+                              .multiple_threads = t.inherit || t.kind == runtime::Target::Kind::cpus ||
+                                                  t.threads.size() > 1,
+                              .fd_paths = close_traced,
+                              .max_stack = o_.max_stack ? o_.max_stack : 127};
+  TraceHost host{.comm = [](int tid) { return runtime::comm_of(tid); },
+                        .fd_path = [](int pid, int fd) { return runtime::fd_path(pid, fd); },
+                        .enter_format = [this](std::string_view name) { return enter_format(name); },
+                        .syscall_name = [this](long number) -> std::optional<std::string> {
+                          auto it = std::lower_bound(syscall_names_.begin(), syscall_names_.end(), number,
+                                                     [](const auto& e, long n) { return e.first < n; });
+                          if (it == syscall_names_.end() || it->first != number) return std::nullopt;
+                          return it->second;
+                        },
+                        .locate = {},
+                        .user_frames = {}};
+  if (symbols_)
+    host.locate = [this](std::uint32_t pid, std::uint64_t address, std::uint16_t misc) {
+      return symbols_->locate(pid, address, misc);
+    };
+  if (unwinder_)
+    host.user_frames = [this](const record::Sample& s, std::vector<std::uint64_t>& frames) {
+      unwinder_->unwind(s, "", 127, frames);
+    };
+  std::FILE* out = out_;
+  SyscallTrace trace(std::move(trace_events), options, std::move(host), [out](std::string_view text) {
+    std::fwrite(text.data(), 1, text.size(), out);
+    std::fflush(out);
+  });
+  catch_stop_signals();
+  if (t.kind == runtime::Target::Kind::cpus || !t.threads.empty())
+    sampler.enable();  // a command of its own starts its events at exec; one beside -p/-a only times
+  if (child_)
+    if (int err = child_->start())
+      throw Error(ErrorKind::usage, fmt::format("cannot run '{}': {}", o_.command.front(), std::strerror(err)));
+  loop(sampler, formats, trace);
+  sampler.disable();
+  trace.finish();
+  if (out_ != stderr) std::fclose(out_);
+  if (auto l = sampler.losses(); l.lost || l.dropped)
+    std::fprintf(stderr, "perfspec trace: the kernel dropped %llu records into full buffers (-m for more pages)\n",
+                 static_cast<unsigned long long>(std::max(l.lost, l.dropped)));
+  if (child_) child_->wait();
+  return 0;
+}
+
+}  // namespace
+
+int run_trace(const TraceCliOptions& options) {
+  int status = 0;
+  {
+    Tracer t(options);
+    status = t.run();
+  }
+  if (options.command.empty()) end_by_stop_signal();
+  return status;
+}
+
+}  // namespace perfspec::tools
