@@ -10,10 +10,10 @@ _perfspec() {
   local sub=""
   local i
   for ((i = 1; i < COMP_CWORD; i++)); do
-    case ${COMP_WORDS[i]} in resolve|stat|list|snapshot|decode|script|report|record|trace|exporter) sub=${COMP_WORDS[i]}; break ;; esac
+    case ${COMP_WORDS[i]} in resolve|stat|list|snapshot|decode|script|report|record|trace|top|exporter) sub=${COMP_WORDS[i]}; break ;; esac
   done
   if [[ -z $sub ]]; then
-    COMPREPLY=($(compgen -W "resolve stat list snapshot decode script report record trace exporter --help --version" -- "$cur"))
+    COMPREPLY=($(compgen -W "resolve stat list snapshot decode script report record trace top exporter --help --version" -- "$cur"))
     return
   fi
   if [[ $sub == stat ]]; then
@@ -38,6 +38,9 @@ _perfspec() {
       --control) COMPREPLY=($(compgen -W "fifo: fd:" -- "$cur")); return ;;
       --color) COMPREPLY=($(compgen -W "auto always never" -- "$cur")); return ;;
     esac
+  fi
+  if [[ $sub == top && ( $prev == -s || $prev == --sort ) ]]; then
+    COMPREPLY=($(compgen -W "comm pid dso sym" -- "${cur##*,}")); return
   fi
   if [[ $sub == trace ]]; then
     case $prev in
@@ -75,6 +78,7 @@ _perfspec() {
       decode) COMPREPLY=($(compgen -W "--type --config --config1 --config2 --config3 --attr --format --sysfs --events-dir --no-tables --cpuid --no-libpfm4" -- "$cur")) ;;
       script) COMPREPLY=($(compgen -W "--time -i --input --format -F --fields --samples --summary --ns --symfs --kallsyms --debuginfod --inline --no-inline --header --header-only -I --show-info --show-task-events --show-mmap-events --show-switch-events --show-namespace-events --show-lost-events --show-bpf-events --show-cgroup-events --show-text-poke-events" -- "$cur")) ;;
       report) COMPREPLY=($(compgen -W "--time -i --input --format -o --output --stdio -s --sort --children --no-children -g --call-graph --percent-limit -n --show-nr-samples -q --quiet --max-stack --no-comm --include-pid --include-tid --kernel --symfs --kallsyms --debuginfod --inline --no-inline --header --header-only -I --show-info" -- "$cur")) ;;
+      top) COMPREPLY=($(compgen -W "-e --event -c --count -F --freq -p --pid -t --tid -a --all-cpus -C --cpu -d --delay -s --sort -n --show-nr-samples -K --hide_kernel_symbols -U --hide_user_symbols -z --zero -g -E --entries -m --mmap-pages --stdio --tui --sysfs --events-dir --no-tables --cpuid --no-libpfm4" -- "$cur")) ;;
       trace) COMPREPLY=($(compgen -W "-e --event --expr -o --output -p --pid -t --tid -a --all-cpus -C --cpu -s --summary -S --with-summary --errno-summary --failure --duration --max-events -F --pf --syscalls --no-syscalls --comm --no-comm --no-inherit -G --cgroup --call-graph --max-stack -m --mmap-pages --sysfs --events-dir --no-tables --cpuid --no-libpfm4" -- "$cur")) ;;
       record) COMPREPLY=($(compgen -W "-e --event --filter -c --count -F --freq -g --call-graph -d --data -p --pid -t --tid -a --all-cpus -C --cpu -G --cgroup -o --output -m --mmap-pages --no-inherit -q --quiet -v --verbose -k --clockid -s --stat -T --timestamp -B --no-buildid --switch-events --namespaces --proc-map-timeout --sysfs --events-dir --no-tables --cpuid --no-libpfm4" -- "$cur")) ;;
       exporter) COMPREPLY=($(compgen -W "--config --listen --check --threads --sysfs --events-dir --no-tables --cpuid --no-libpfm4" -- "$cur")) ;;

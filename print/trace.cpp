@@ -22,8 +22,8 @@ struct SyscallTrace::Impl {
   TraceHost host;
   std::function<void(std::string_view)> out;
   trace_detail::ArgContext args;
-  std::unordered_map<int, std::string> comms;  // tid -> name, from COMM and FORK records and the host
-  std::map<int, ThreadTrace> threads;          // by tid: those perf's handlers have seen
+  std::unordered_map<int, std::string> comms;   // tid -> name, from COMM and FORK records and the host
+  std::map<int, ThreadTrace> threads;           // by tid: those perf's handlers have seen
   std::unordered_map<long, std::string> names;  // system call names, by number
   int current = -1;                             // the thread of the last sys_enter
   std::uint64_t base_time = 0, all_events = 0, printed = 0;
@@ -32,7 +32,11 @@ struct SyscallTrace::Impl {
   bool stop = false;
 
   Impl(std::vector<TraceEvent> e, TraceOptions o, TraceHost h, std::function<void(std::string_view)> w)
-      : events(std::move(e)), options(o), host(std::move(h)), out(std::move(w)), args(host, options.fd_paths),
+      : events(std::move(e)),
+        options(o),
+        host(std::move(h)),
+        out(std::move(w)),
+        args(host, options.fd_paths),
         printed_per_event(events.size(), 0) {
     args.comm = [this](int tid, bool ask_host) { return comm(tid, ask_host); };
   }
@@ -213,7 +217,8 @@ void SyscallTrace::Impl::callchain(const record::Sample& s) {
     record::Location where;
     if (host.locate) where = host.locate(s.pid, ip, mode);
     text.append(39, ' ');
-    text += where.symbol ? where.symbol->name : fmt::format("[{:x}]", where.dso.empty() ? 0 : where.dso_address);
+    text +=
+        where.symbol ? where.symbol->name : fmt::format("[{:x}]", where.dso.empty() ? 0 : where.dso_address);
     text += fmt::format(" ({})\n", where.dso.empty() ? "[unknown]" : where.dso);
   }
 }
@@ -243,7 +248,8 @@ void SyscallTrace::Impl::tracepoint(const record::Sample& s, std::size_t index) 
   const TraceEvent& e = events[index];
   if (e.max_events && printed_per_event[index] >= e.max_events) return;
   interrupted_entry();
-  text += s.time > 0 ? fmt::format("{:10.3f} ", static_cast<double>(s.time - base_time) / 1e6) : "         ? ";
+  text +=
+      s.time > 0 ? fmt::format("{:10.3f} ", static_cast<double>(s.time - base_time) / 1e6) : "         ? ";
   bool syscalls_traced = false;
   for (const auto& other : events) syscalls_traced |= other.kind == TraceEvent::Kind::sys_enter;
   if (syscalls_traced) text += "(         ): ";
@@ -281,9 +287,10 @@ void SyscallTrace::Impl::fault(const record::Sample& s, const TraceEvent& e, std
   char level = record::cpumode_letter(misc);
   std::string at = ip.symbol ? fmt::format("{}+{:#x}", ip.symbol->name, ip.symbol_offset())
                              : fmt::format("{:#x}", ip.dso.empty() ? s.ip : ip.dso_address);
-  std::string to = data.dso.empty() ? fmt::format("{:#x}", s.addr) : fmt::format("{}@{:#x}", data.dso, data.dso_address);
-  text += fmt::format("{}fault [{}] => {} ({}{})\n", major ? "maj" : "min", at, to, data.dso.empty() ? '?' : 'd',
-                      level == 'u' ? '.' : level);
+  std::string to =
+      data.dso.empty() ? fmt::format("{:#x}", s.addr) : fmt::format("{}@{:#x}", data.dso, data.dso_address);
+  text += fmt::format("{}fault [{}] => {} ({}{})\n", major ? "maj" : "min", at, to,
+                      data.dso.empty() ? '?' : 'd', level == 'u' ? '.' : level);
   count_printed();
   callchain(s);
 }

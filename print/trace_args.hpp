@@ -37,8 +37,8 @@ class ArgContext {
 /// The arguments of system call `name` as perf trace prints them between its parentheses: each
 /// non-zero one as `name: value` (field names from `format`, syscalls:sys_enter_NAME; without it
 /// `arg0: ..`), from the six raw words of raw_syscalls:sys_enter.
-std::string syscall_args(std::string_view name, const record::Tracepoint* format, std::span<const std::uint64_t> args,
-                         int pid, ArgContext& context);
+std::string syscall_args(std::string_view name, const record::Tracepoint* format,
+                         std::span<const std::uint64_t> args, int pid, ArgContext& context);
 
 /// How system call `name`'s return value is printed when it is not an error.
 enum class ReturnStyle : std::uint8_t { decimal, hex, pid, timeout };

@@ -13,8 +13,8 @@ namespace perfspec::trace_detail {
 
 namespace {
 
-void thread_table(std::string& out, const ThreadTrace& t, const std::function<std::string(long)>& syscall_name,
-                  bool errno_summary) {
+void thread_table(std::string& out, const ThreadTrace& t,
+                  const std::function<std::string(long)>& syscall_name, bool errno_summary) {
   out += "\n";
   out += "   syscall            calls  errors  total       min       avg       max       stddev\n";
   out += "                                     (msec)    (msec)    (msec)    (msec)        (%)\n";
@@ -31,7 +31,8 @@ void thread_table(std::string& out, const ThreadTrace& t, const std::function<st
                        syscall_name(entry->first), s.n, s.failures, msecs, static_cast<double>(s.min) / 1e6,
                        s.mean / 1e6, static_cast<double>(s.max) / 1e6, pct);
     if (errno_summary)
-      for (const auto& [error, count] : s.errnos) out += fmt::format("\t\t\t\t{}: {}\n", errno_name(error), count);
+      for (const auto& [error, count] : s.errnos)
+        out += fmt::format("\t\t\t\t{}: {}\n", errno_name(error), count);
   }
   out += "\n\n";
 }
@@ -47,7 +48,8 @@ std::string summary_text(const std::map<int, ThreadTrace>& threads, std::uint64_
   std::stable_sort(order.begin(), order.end(),
                    [](const auto& a, const auto& b) { return a.second->events < b.second->events; });
   for (const auto& [tid, t] : order) {
-    double ratio = all_events ? static_cast<double>(t->events) / static_cast<double>(all_events) * 100.0 : 0.0;
+    double ratio =
+        all_events ? static_cast<double>(t->events) / static_cast<double>(all_events) * 100.0 : 0.0;
     out += fmt::format(" {} ({}), {} events, {:.1f}%", comm(tid), tid, t->events, ratio);
     if (t->major_faults) out += fmt::format(", {} majfaults", t->major_faults);
     if (t->minor_faults) out += fmt::format(", {} minfaults", t->minor_faults);

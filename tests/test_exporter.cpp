@@ -191,17 +191,17 @@ TEST_CASE("event strings, metrics, CPU lists and cgroups of a configuration reso
   spec::Machine machine(test::fixture("intel_skx"), test::no_libpfm4());
   // The bad term sits after an escape (\u0063 is the 'c' of 0x3c): its column counts the file's
   // characters, not the string's bytes.
-  CHECK(
-      prepare_error("[[set]]\nname = \"a\"\nevents = [\"task-clock\", \"cpu/event=0x3\\u0063,evnt=1/\"]\n",
-                    machine) ==
-      "exp.toml:3:46: error: unknown term 'evnt' for pmu 'cpu'\n"
-      " 3 | events = [\"task-clock\", \"cpu/event=0x3\\u0063,evnt=1/\"]\n"
-      "   |                                              ^\n"
-      "help: did you mean 'event'?\n"
-      "valid terms: "
-      "any,cmask,edge,event,frontend,in_tx,in_tx_cp,inv,ldlat,offcore_rsp,pc,umask,config,config1,"
-      "config2,config3,name,period,freq,branch_type,time,call-graph,stack-size,max-stack,nr,inherit,no-inherit,"
-      "overwrite,no-overwrite,percore,aux-output,aux-sample-size,metric-id,cpu\n");
+  CHECK(prepare_error("[[set]]\nname = \"a\"\nevents = [\"task-clock\", \"cpu/event=0x3\\u0063,evnt=1/\"]\n",
+                      machine) ==
+        "exp.toml:3:46: error: unknown term 'evnt' for pmu 'cpu'\n"
+        " 3 | events = [\"task-clock\", \"cpu/event=0x3\\u0063,evnt=1/\"]\n"
+        "   |                                              ^\n"
+        "help: did you mean 'event'?\n"
+        "valid terms: "
+        "any,cmask,edge,event,frontend,in_tx,in_tx_cp,inv,ldlat,offcore_rsp,pc,umask,config,config1,"
+        "config2,config3,name,period,freq,branch_type,time,call-graph,stack-size,max-stack,nr,inherit,no-"
+        "inherit,"
+        "overwrite,no-overwrite,percore,aux-output,aux-sample-size,metric-id,cpu\n");
   CHECK(prepare_error("[[set]]\nname = \"a\"\nmetrics = [\"no_such_metric\"]\n", machine)
             .starts_with("exp.toml:3:13: error: unknown metric or metric group 'no_such_metric'\n"));
   CHECK(prepare_error("[[metric]]\nname = \"m\"\nexpr = \"instructions / cyclez\"\n"

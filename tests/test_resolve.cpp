@@ -208,13 +208,14 @@ TEST_CASE("wildcard and glob PMU names") {
   CHECK(cha.groups.size() == 4);
   CHECK(summaries("uncore_imc_free_running/data_read/", adl()).size() == 2);
   CHECK(summaries("*imc_free*/data_read/", adl()).size() == 2);
-  CHECK(test::error_of("uncore_imc/nonesuch/", skx()) ==
-        "event syntax error: 'uncore_imc/nonesuch/'\n"
-        "                                \\___ unknown term 'nonesuch' for pmu 'uncore_imc_0'\n"
-        "help: valid terms: "
-        "edge,event,inv,thresh,umask,config,config1,config2,config3,name,period,freq,branch_type,"
-        "time,call-graph,stack-size,max-stack,nr,inherit,no-inherit,overwrite,no-overwrite,percore,aux-output,"
-        "aux-sample-size,metric-id,cpu\n");
+  CHECK(
+      test::error_of("uncore_imc/nonesuch/", skx()) ==
+      "event syntax error: 'uncore_imc/nonesuch/'\n"
+      "                                \\___ unknown term 'nonesuch' for pmu 'uncore_imc_0'\n"
+      "help: valid terms: "
+      "edge,event,inv,thresh,umask,config,config1,config2,config3,name,period,freq,branch_type,"
+      "time,call-graph,stack-size,max-stack,nr,inherit,no-inherit,overwrite,no-overwrite,percore,aux-output,"
+      "aux-sample-size,metric-id,cpu\n");
 }
 
 TEST_CASE("modifiers: u/k/h, G/H, I, precise, P from caps/max_precise") {
@@ -651,15 +652,15 @@ TEST_CASE("EventSet::append renumbers the appended set's leaders, groups and mem
 }
 
 TEST_CASE("an unknown term: the closest terms and event names of the PMU, and generic events are no terms") {
-  CHECK(
-      test::error_of("cpu/event=0x3c,umsk=1/", skx()) ==
-      "event syntax error: 'cpu/event=0x3c,umsk=1/'\n"
-      "                                    \\___ unknown term 'umsk' for pmu 'cpu'\n"
-      "help: did you mean 'umask' or 'cmask'?\n"
-      "valid terms: "
-      "any,cmask,edge,event,frontend,in_tx,in_tx_cp,inv,ldlat,offcore_rsp,pc,umask,config,config1,"
-      "config2,config3,name,period,freq,branch_type,time,call-graph,stack-size,max-stack,nr,inherit,no-inherit,"
-      "overwrite,no-overwrite,percore,aux-output,aux-sample-size,metric-id,cpu\n");
+  CHECK(test::error_of("cpu/event=0x3c,umsk=1/", skx()) ==
+        "event syntax error: 'cpu/event=0x3c,umsk=1/'\n"
+        "                                    \\___ unknown term 'umsk' for pmu 'cpu'\n"
+        "help: did you mean 'umask' or 'cmask'?\n"
+        "valid terms: "
+        "any,cmask,edge,event,frontend,in_tx,in_tx_cp,inv,ldlat,offcore_rsp,pc,umask,config,config1,"
+        "config2,config3,name,period,freq,branch_type,time,call-graph,stack-size,max-stack,nr,inherit,no-"
+        "inherit,"
+        "overwrite,no-overwrite,percore,aux-output,aux-sample-size,metric-id,cpu\n");
   // An event name of the PMU (a sysfs alias) is a candidate too.
   CHECK(test::error_of("cpu/mem-lods/", skx()).find("help: did you mean 'mem-loads'") != std::string::npos);
   // perf 6.12 rejects these too ("Bad event or PMU"); the help says what was meant.

@@ -1145,12 +1145,13 @@ TEST_CASE("EVENT/terms/: a name that is no PMU is a named event, the terms added
   CHECK(set.events[0].attr.config == 0x1000285);
   CHECK(resolve("UNC_ARB_DAT_OCCUPANCY.RD", tgl).events[0].attr.config == 0x285);
   // A term the event's PMU does not have is still an error, at the term.
-  CHECK(test::error_of("UNC_ARB_DAT_OCCUPANCY.RD/nosuch=1/", tgl) ==
-        "event syntax error: 'UNC_ARB_DAT_OCCUPANCY.RD/nosuch=1/'\n"
-        "                                              \\___ unknown term 'nosuch' for pmu 'uncore_arb'\n"
-        "help: valid terms: cmask,edge,event,inv,umask,config,config1,config2,config3,name,period,freq,"
-        "branch_type,time,call-graph,stack-size,max-stack,nr,inherit,no-inherit,overwrite,no-overwrite,percore,"
-        "aux-output,aux-sample-size,metric-id,cpu\n");
+  CHECK(
+      test::error_of("UNC_ARB_DAT_OCCUPANCY.RD/nosuch=1/", tgl) ==
+      "event syntax error: 'UNC_ARB_DAT_OCCUPANCY.RD/nosuch=1/'\n"
+      "                                              \\___ unknown term 'nosuch' for pmu 'uncore_arb'\n"
+      "help: valid terms: cmask,edge,event,inv,umask,config,config1,config2,config3,name,period,freq,"
+      "branch_type,time,call-graph,stack-size,max-stack,nr,inherit,no-inherit,overwrite,no-overwrite,percore,"
+      "aux-output,aux-sample-size,metric-id,cpu\n");
   // Neither a PMU nor an event: unknown PMU, as before.
   CHECK(test::error_kind_of("NO_SUCH_EVENT/cmask=1/", tgl) == "unknown name");
 }

@@ -11,6 +11,7 @@
 #include <doctest/doctest.h>
 #include <fmt/format.h>
 
+#include "perfspec/top.hpp"
 #include "perfspec/trace.hpp"
 #include "support.hpp"
 
@@ -48,8 +49,8 @@ struct Fixture {
 
   SyscallTrace make(TraceOptions options = {}) {
     std::vector<TraceEvent> events{{Kind::sys_enter, "raw_syscalls:sys_enter", enter, 0},
-                                          {Kind::sys_exit, "raw_syscalls:sys_exit", exit, 0},
-                                          {Kind::tracepoint, "sched:sched_switch", sched_switch, 0}};
+                                   {Kind::sys_exit, "raw_syscalls:sys_exit", exit, 0},
+                                   {Kind::tracepoint, "sched:sched_switch", sched_switch, 0}};
     TraceHost host;
     host.comm = [this](int tid) -> std::optional<std::string> {
       auto it = names.find(tid);
@@ -58,11 +59,13 @@ struct Fixture {
     };
     host.enter_format = [this](std::string_view name) { return name == "openat" ? openat : nullptr; };
     host.syscall_name = [](long nr) -> std::optional<std::string> {
-      static const std::map<long, std::string> n{{12, "brk"}, {257, "openat"}, {231, "exit_group"}, {0, "read"}};
+      static const std::map<long, std::string> n{
+          {12, "brk"}, {257, "openat"}, {231, "exit_group"}, {0, "read"}};
       auto it = n.find(nr);
       return it == n.end() ? std::nullopt : std::optional<std::string>(it->second);
     };
-    return SyscallTrace(std::move(events), options, std::move(host), [this](std::string_view s) { out += s; });
+    return SyscallTrace(std::move(events), options, std::move(host),
+                        [this](std::string_view s) { out += s; });
   }
 
   record::Record sample(std::size_t attr, int tid, std::uint64_t time, std::vector<std::byte> raw) {
@@ -126,11 +129,13 @@ TEST_CASE("trace: a system call is one line when it returns, its arguments named
   t.add(f.sys_enter(42, base, 257, {static_cast<std::uint64_t>(-100), 0x7f00, 0x80000, 0}));
   CHECK(f.out.empty());  // printed when it returns
   t.add(f.sys_exit(42, base + 500'000, 257, 3));
-  t.add(f.sys_enter(42, base + 2'000'000, 257, {static_cast<std::uint64_t>(-100), 0x7f10, 01 | 0100 | 01000, 0644}));
+  t.add(f.sys_enter(42, base + 2'000'000, 257,
+                    {static_cast<std::uint64_t>(-100), 0x7f10, 01 | 0100 | 01000, 0644}));
   t.add(f.sys_exit(42, base + 2'012'000, 257, -2));
   t.add(f.sys_enter(42, base + 3'000'000, 12, {0}));
   t.add(f.sys_exit(42, base + 3'001'000, 12, 0x5000));
-  CHECK(f.out == line("     0.000 ( 0.500 ms): sleep/42 ", "openat(dfd: CWD, filename: 0x7f00, flags: RDONLY|CLOEXEC)", "3") +
+  CHECK(f.out == line("     0.000 ( 0.500 ms): sleep/42 ",
+                      "openat(dfd: CWD, filename: 0x7f00, flags: RDONLY|CLOEXEC)", "3") +
                      line("     2.000 ( 0.012 ms): sleep/42 ",
                           "openat(dfd: CWD, filename: 0x7f10, flags: CREAT|TRUNC|WRONLY, mode: IRUGO|IWUSR)",
                           "-1 ENOENT (No such file or directory)") +
@@ -147,7 +152,8 @@ TEST_CASE("trace: an entry another thread interrupts, its return continued; exit
   t.add(f.sys_exit(43, base + 110'000, 12, 0x9000));
   t.add(f.sys_exit(42, base + 400'000, 0, 64));
   t.add(f.sys_enter(43, base + 500'000, 231, {0}));
-  CHECK(f.out == interrupted("     0.000 (         ): sleep/42 ", "read(arg0: 3, arg1: 4096, arg2: 64") + line("     0.100 ( 0.010 ms): cat/43 ", "brk()", "0x9000") +
+  CHECK(f.out == interrupted("     0.000 (         ): sleep/42 ", "read(arg0: 3, arg1: 4096, arg2: 64") +
+                     line("     0.100 ( 0.010 ms): cat/43 ", "brk()", "0x9000") +
                      line("     0.000 ( 0.400 ms): sleep/42 ", " ... [continued]: read())", "64") +
                      line("     0.500 (         ): cat/43 ", "exit_group()", "?"));
 }
@@ -219,12 +225,15 @@ TEST_CASE("trace -s: per thread, calls, errors and times as perf's Welford figur
       "\n   syscall            calls  errors  total       min       avg       max       stddev\n"
       "                                     (msec)    (msec)    (msec)    (msec)        (%)\n"
       "   --------------- --------  ------ -------- --------- --------- ---------     ------\n";
-  CHECK(f.out == "\n Summary of events:\n\n"
-                 " cat (43), 2 events, 25.0%\n" +
-                     table_head + "   brk                    1      0     0.010     0.010     0.010     0.010      0.00%\n\n\n"
-                     " sleep (42), 6 events, 75.0%\n" +
-                     table_head + "   openat                 3      1     6.000     1.000     2.000     3.000     28.87%\n"
-                     "\t\t\t\tENOENT: 1\n\n\n");
+  CHECK(f.out ==
+        "\n Summary of events:\n\n"
+        " cat (43), 2 events, 25.0%\n" +
+            table_head +
+            "   brk                    1      0     0.010     0.010     0.010     0.010      0.00%\n\n\n"
+            " sleep (42), 6 events, 75.0%\n" +
+            table_head +
+            "   openat                 3      1     6.000     1.000     2.000     3.000     28.87%\n"
+            "\t\t\t\tENOENT: 1\n\n\n");
 }
 
 TEST_CASE("spec: the system calls of this machine by number and name (libaudit)") {
@@ -243,4 +252,40 @@ TEST_CASE("spec: the system calls of this machine by number and name (libaudit)"
   CHECK(*read == 63);
   CHECK(spec::syscall_name(56) == "openat");
 #endif
+}
+
+TEST_CASE("top: perf top's table, its header, and aging by 7/8") {
+  TopTable top({.sort = {"dso", "sym"}, .show_nr_samples = false, .hide_kernel = false, .hide_user = false,
+                .zero = false, .event = "cpu-clock:ppp", .frequency = 4000});
+  for (int i = 0; i < 3; ++i)
+    top.add({.comm = "sh", .pid = 7, .dso = "/usr/bin/dash", .symbol = "evaltree", .address = 0x10, .level = '.',
+             .period = 250000});
+  top.add({.comm = "sh", .pid = 7, .dso = "[kernel.kallsyms]", .symbol = "pvm_safe_halt", .address = 0, .level = 'k',
+           .period = 250000});
+  top.add({.comm = "sh", .pid = 7, .dso = "/usr/lib/x86_64-linux-gnu/libc.so.6", .symbol = {}, .address = 0x1750ce,
+           .level = '.', .period = 250000});
+  CHECK(top.screen(120, 10, 1, 3) ==
+        "Samples: 5 of event 'cpu-clock:ppp', 4000 Hz, Event count (approx.): 1250000 lost: 1/3 drop: 0/0\n"
+        "Overhead  Shared Object  Symbol\n"
+        "  60.00%  dash           [.] evaltree\n"
+        "  20.00%  [kernel]       [k] pvm_safe_halt\n"
+        "  20.00%  libc.so.6      [.] 0x00000000001750ce");
+  // a screen of 3 lines holds one row; 20 columns cut each line
+  CHECK(top.screen(20, 3) == "Samples: 5 of event \nOverhead  Shared Obj\n  60.00%  dash      ");
+  top.age();  // 750000 * 7/8 = 656250, 250000 * 7/8 = 218750
+  CHECK(top.screen(200, 3).starts_with(
+      "Samples: 5 of event 'cpu-clock:ppp', 4000 Hz, Event count (approx.): 1093750 lost: 0/0 drop: 0/0\n"));
+  TopTable by_comm({.sort = {"comm", "pid"}, .show_nr_samples = true, .hide_kernel = true, .hide_user = false,
+                    .zero = true, .event = "cycles", .frequency = 0});
+  by_comm.add({.comm = "sh", .pid = 7, .dso = {}, .symbol = {}, .address = 0, .level = '.', .period = 3});
+  by_comm.add({.comm = "sh", .pid = 7, .dso = {}, .symbol = {}, .address = 0, .level = 'k', .period = 5});  // -K
+  CHECK(by_comm.screen(100, 5) ==
+        "Samples: 1 of event 'cycles', Event count (approx.): 3 lost: 0/0 drop: 0/0\n"
+        "Overhead    Samples  Command      Pid:Command\n"
+        " 100.00%          1  sh             7:sh");
+  by_comm.age();
+  CHECK(by_comm.screen(100, 5).ends_with("Pid:Command"));  // -z: nothing left
+  CHECK_THROWS_WITH_AS(TopTable({.sort = {"srcline"}, .show_nr_samples = false, .hide_kernel = false,
+                                 .hide_user = false, .zero = false, .event = {}, .frequency = 0}),
+                       "unknown --sort key: 'srcline' (perfspec top sorts by comm, pid, dso and sym)", Error);
 }

@@ -382,4 +382,37 @@ int TraceCommand::run(const perfspec::spec::MachineOptions& machine) {
   return perfspec::tools::run_trace(to);
 }
 
+void TopCommand::add(CLI::App& parent, perfspec::spec::MachineOptions& machine) {
+  app = parent.add_subcommand(
+      "top", "a live profile of the system or processes, redrawn every few seconds, as perf top");
+  app->add_option("-e,--event", to.events, "events to sample (default cycles:P, else cpu-clock)");
+  app->add_option("-c,--count", to.period, "sample every N events")->check(CLI::PositiveNumber);
+  app->add_option("-F,--freq", to.frequency, "sample N times a second (default 4000)")
+      ->check(CLI::PositiveNumber);
+  app->add_option("-p,--pid", to.pids, "profile existing processes (comma-separated pids)");
+  app->add_option("-t,--tid", to.tids, "profile existing threads (comma-separated tids)");
+  app->add_flag("-a,--all-cpus", to.all_cpus, "profile every process on every CPU (the default)");
+  app->add_option("-C,--cpu", to.cpus, "profile every process on these CPUs (e.g. 0-3,8)");
+  app->add_option("-d,--delay", to.delay, "seconds between refreshes (default 2)")
+      ->check(CLI::PositiveNumber);
+  app->add_option("-s,--sort", to.sort, "sort keys: comm, pid, dso, sym (default dso,sym)");
+  app->add_flag("-n,--show-nr-samples", to.show_nr_samples, "a column of each entry's samples");
+  app->add_flag("-K,--hide_kernel_symbols", to.hide_kernel, "no kernel samples");
+  app->add_flag("-U,--hide_user_symbols", to.hide_user, "no user samples");
+  app->add_flag("-z,--zero", to.zero, "start each refresh from nothing (else entries age by 7/8)");
+  app->add_flag("-g", to.callgraph, "sample callchains (the table shows where each sample is)");
+  app->add_option("-E,--entries", to.entries, "the most entries shown (default: the terminal's height)");
+  app->add_option("-m,--mmap-pages", to.pages, "data pages of each ring buffer (a power of two)");
+  app->add_flag("--stdio", stdio, "the table as text (what perfspec top always draws)");
+  app->add_flag("--tui", tui, "accepted: perfspec top draws its table as text");
+  app->add_option("--sysfs", to.sysfs, "sysfs root to read PMUs from")->check(sysfs_tree);
+  add_table_options(app, machine);
+  app->footer("q quits on a terminal, as Ctrl-C does.");
+}
+
+int TopCommand::run(const perfspec::spec::MachineOptions& machine) {
+  to.machine = machine;
+  return perfspec::tools::run_top(to);
+}
+
 }  // namespace perfspec::tools::cli

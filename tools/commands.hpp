@@ -18,6 +18,7 @@
 #include "tools/report_command.hpp"
 #include "tools/script.hpp"
 #include "tools/stat.hpp"
+#include "tools/top.hpp"
 #include "tools/trace.hpp"
 
 namespace perfspec::tools::cli {
@@ -141,6 +142,15 @@ struct TraceCommand {
   CLI::App* app = nullptr;
   perfspec::tools::TraceCliOptions to;
   CLI::Option *syscalls_opt = nullptr, *pf_opt = nullptr;
+
+  void add(CLI::App& parent, perfspec::spec::MachineOptions& machine);
+  int run(const perfspec::spec::MachineOptions& machine);
+};
+
+struct TopCommand {
+  CLI::App* app = nullptr;
+  perfspec::tools::TopCliOptions to;
+  bool stdio = false, tui = false;
 
   void add(CLI::App& parent, perfspec::spec::MachineOptions& machine);
   int run(const perfspec::spec::MachineOptions& machine);

@@ -33,6 +33,7 @@ struct Commands {
   ReportCommand report;
   RecordCommand record;
   TraceCommand trace;
+  TopCommand top;
   ExporterCommand exporter;
 
   void add(CLI::App& app, perfspec::spec::MachineOptions& machine) {
@@ -45,6 +46,7 @@ struct Commands {
     report.add(app);
     record.add(app, machine);
     trace.add(app, machine);
+    top.add(app, machine);
     exporter.add(app, machine);
   }
 
@@ -73,6 +75,7 @@ struct Commands {
     if (*report.app) return report.run();
     if (*record.app) return record.run(machine, argc, argv);
     if (*trace.app) return trace.run(machine);
+    if (*top.app) return top.run(machine);
     if (*exporter.app) return exporter.run(machine);
     return 0;
   }

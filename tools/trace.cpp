@@ -91,7 +91,8 @@ EventWords split_event_words(const std::vector<std::string>& lists,
 std::string syscall_filter(const EventWords& w, const std::string& self) {
   std::string ids;
   for (long id : w.syscalls)
-    ids += fmt::format("{}id {} {}", ids.empty() ? "" : (w.negated ? " && " : " || "), w.negated ? "!=" : "==", id);
+    ids += fmt::format("{}id {} {}", ids.empty() ? "" : (w.negated ? " && " : " || "),
+                       w.negated ? "!=" : "==", id);
   if (ids.empty()) return self;
   if (self.empty()) return ids;
   return fmt::format("({}) && {}", ids, self);
@@ -118,8 +119,8 @@ class Tracer {
   runtime::Target target(std::size_t events);
   void load_enter_formats(const EventWords& words);
   const record::Tracepoint* enter_format(std::string_view syscall);
-  void start_symbols(const runtime::Sampler& sampler, const record::Formats& formats, const runtime::Target& t,
-                     bool unwind);
+  void start_symbols(const runtime::Sampler& sampler, const record::Formats& formats,
+                     const runtime::Target& t, bool unwind);
   void loop(runtime::Sampler& sampler, const record::Formats& formats, SyscallTrace& trace);
 };
 
@@ -141,8 +142,9 @@ std::optional<EventSet> Tracer::events(const EventWords& words, std::vector<Trac
     }
   }
   // perf: system calls unless --no-syscalls, or unless -e named only events (or -F only faults)
-  bool syscalls = o_.syscalls_given ? o_.syscalls
-                                    : !words.syscalls.empty() || (words.events.empty() && o_.pagefaults.empty());
+  bool syscalls = o_.syscalls_given
+                      ? o_.syscalls
+                      : !words.syscalls.empty() || (words.events.empty() && o_.pagefaults.empty());
   if (syscalls) {
     add("raw_syscalls:sys_enter", Kind::sys_enter);
     add("raw_syscalls:sys_exit", Kind::sys_exit);
@@ -175,13 +177,15 @@ runtime::Target Tracer::target(std::size_t events) {
         for (int tid : runtime::threads_of(pid)) all.push_back(tid);
       threads = all;
     }
-    auto t = runtime::Target::process(runtime::thread_group(first).value_or(first), o_.tids.empty() && o_.inherit);
+    auto t =
+        runtime::Target::process(runtime::thread_group(first).value_or(first), o_.tids.empty() && o_.inherit);
     t.threads = threads;
     if (!o_.command.empty()) child_ = std::make_unique<runtime::Command>(o_.command);
     return t;
   }
   if (o_.all_cpus || !o_.cpus.empty() || o_.command.empty()) {
-    auto t = runtime::Target::system_wide(o_.cpus.empty() ? std::vector<int>{} : runtime::parse_cpu_list(o_.cpus));
+    auto t =
+        runtime::Target::system_wide(o_.cpus.empty() ? std::vector<int>{} : runtime::parse_cpu_list(o_.cpus));
     if (!o_.cgroups.empty()) {
       std::vector<std::string> per_event = o_.cgroups;
       per_event.resize(events, o_.cgroups.size() == 1 ? o_.cgroups.front() : std::string());
@@ -217,8 +221,8 @@ const record::Tracepoint* Tracer::enter_format(std::string_view syscall) {
 
 // What existed before the trace began, for callchains and page faults: the kernel's text and the
 // processes traced (all of them across the system), as perf synthesizes them.
-void Tracer::start_symbols(const runtime::Sampler& sampler, const record::Formats& formats, const runtime::Target& t,
-                           bool unwind) {
+void Tracer::start_symbols(const runtime::Sampler& sampler, const record::Formats& formats,
+                           const runtime::Target& t, bool unwind) {
   symbols_ = std::make_unique<record::Symbolizer>();
   std::size_t first = 0;
   while (!sampler.opened(first)) ++first;
@@ -329,13 +333,15 @@ int Tracer::run() {
     }
     const auto& f = sampler.failures()[i];
     std::fprintf(stderr, "perfspec trace: cannot trace '%s': %s%s%s\n", set->events[i].name.c_str(),
-                 f ? f->name.c_str() : "?", f && !f->meaning.empty() ? ": " : "", f ? f->meaning.c_str() : "");
+                 f ? f->name.c_str() : "?", f && !f->meaning.empty() ? ": " : "",
+                 f ? f->meaning.c_str() : "");
     if (f && !f->hint.empty()) std::fprintf(stderr, "  %s\n", f->hint.c_str());
   }
   if (!any) return 3;
   if (!o_.output.empty()) {
     out_ = std::fopen(o_.output.c_str(), "w");
-    if (!out_) throw Error(ErrorKind::io, fmt::format("cannot write '{}': {}", o_.output, std::strerror(errno)));
+    if (!out_)
+      throw Error(ErrorKind::io, fmt::format("cannot write '{}': {}", o_.output, std::strerror(errno)));
   }
   record::Tracepoints formats_of_events = record::Tracepoints::from_tracefs(machine_, *set);
   record::Formats formats;
@@ -351,28 +357,28 @@ int Tracer::run() {
   bool close_traced = words.syscalls.empty() || words.negated;
   if (auto close = spec::syscall_number("close"))
     for (long id : words.syscalls) close_traced |= !words.negated && id == *close;
-  TraceOptions options{.summary = o_.summary_only || o_.with_summary || o_.errno_summary,
-                              .summary_only = o_.summary_only || (o_.errno_summary && !o_.with_summary),
-                              .errno_summary = o_.errno_summary,
-                              .failure_only = o_.failure_only,
-                              .min_duration_ms = o_.duration_ms,
-                              .max_events = o_.max_events,
-                              .show_comm = o_.comm,
-                              .multiple_threads = t.inherit || t.kind == runtime::Target::Kind::cpus ||
-                                                  t.threads.size() > 1,
-                              .fd_paths = close_traced,
-                              .max_stack = o_.max_stack ? o_.max_stack : 127};
+  TraceOptions options{
+      .summary = o_.summary_only || o_.with_summary || o_.errno_summary,
+      .summary_only = o_.summary_only || (o_.errno_summary && !o_.with_summary),
+      .errno_summary = o_.errno_summary,
+      .failure_only = o_.failure_only,
+      .min_duration_ms = o_.duration_ms,
+      .max_events = o_.max_events,
+      .show_comm = o_.comm,
+      .multiple_threads = t.inherit || t.kind == runtime::Target::Kind::cpus || t.threads.size() > 1,
+      .fd_paths = close_traced,
+      .max_stack = o_.max_stack ? o_.max_stack : 127};
   TraceHost host{.comm = [](int tid) { return runtime::comm_of(tid); },
-                        .fd_path = [](int pid, int fd) { return runtime::fd_path(pid, fd); },
-                        .enter_format = [this](std::string_view name) { return enter_format(name); },
-                        .syscall_name = [this](long number) -> std::optional<std::string> {
-                          auto it = std::lower_bound(syscall_names_.begin(), syscall_names_.end(), number,
-                                                     [](const auto& e, long n) { return e.first < n; });
-                          if (it == syscall_names_.end() || it->first != number) return std::nullopt;
-                          return it->second;
-                        },
-                        .locate = {},
-                        .user_frames = {}};
+                 .fd_path = [](int pid, int fd) { return runtime::fd_path(pid, fd); },
+                 .enter_format = [this](std::string_view name) { return enter_format(name); },
+                 .syscall_name = [this](long number) -> std::optional<std::string> {
+                   auto it = std::lower_bound(syscall_names_.begin(), syscall_names_.end(), number,
+                                              [](const auto& e, long n) { return e.first < n; });
+                   if (it == syscall_names_.end() || it->first != number) return std::nullopt;
+                   return it->second;
+                 },
+                 .locate = {},
+                 .user_frames = {}};
   if (symbols_)
     host.locate = [this](std::uint32_t pid, std::uint64_t address, std::uint16_t misc) {
       return symbols_->locate(pid, address, misc);
@@ -391,13 +397,15 @@ int Tracer::run() {
     sampler.enable();  // a command of its own starts its events at exec; one beside -p/-a only times
   if (child_)
     if (int err = child_->start())
-      throw Error(ErrorKind::usage, fmt::format("cannot run '{}': {}", o_.command.front(), std::strerror(err)));
+      throw Error(ErrorKind::usage,
+                  fmt::format("cannot run '{}': {}", o_.command.front(), std::strerror(err)));
   loop(sampler, formats, trace);
   sampler.disable();
   trace.finish();
   if (out_ != stderr) std::fclose(out_);
   if (auto l = sampler.losses(); l.lost || l.dropped)
-    std::fprintf(stderr, "perfspec trace: the kernel dropped %llu records into full buffers (-m for more pages)\n",
+    std::fprintf(stderr,
+                 "perfspec trace: the kernel dropped %llu records into full buffers (-m for more pages)\n",
                  static_cast<unsigned long long>(std::max(l.lost, l.dropped)));
   if (child_) child_->wait();
   return 0;

@@ -24,4 +24,5 @@
 #include "perfspec/symbols.hpp"
 #include "perfspec/tables.hpp"
 #include "perfspec/time_ranges.hpp"
+#include "perfspec/top.hpp"
 #include "perfspec/trace.hpp"

@@ -48,22 +48,22 @@ struct TraceEvent {
     minor_fault,
   };
   Kind kind = Kind::tracepoint;
-  std::string name;                              ///< "sched:sched_switch", as printed
-  const record::Tracepoint* format = nullptr;    ///< its format (tracepoints), owned by the caller
-  std::uint64_t max_events = 0;                  ///< the event's `nr=` term: print this many (0: all)
+  std::string name;                            ///< "sched:sched_switch", as printed
+  const record::Tracepoint* format = nullptr;  ///< its format (tracepoints), owned by the caller
+  std::uint64_t max_events = 0;                ///< the event's `nr=` term: print this many (0: all)
 };
 
 /// perf trace's options that change what is printed.
 struct TraceOptions {
-  bool summary = false;        ///< -S / -s: a per-thread table of the system calls at the end
-  bool summary_only = false;   ///< -s: no lines, only the table
-  bool errno_summary = false;  ///< --errno-summary: each error's count under its system call
-  bool failure_only = false;   ///< --failure: only system calls that failed
-  double min_duration_ms = 0;  ///< --duration: only system calls that took longer (0: all)
-  std::uint64_t max_events = 0;  ///< --max-events: stop after this many lines (0: no limit)
-  bool show_comm = true;       ///< --no-comm: only the tid
-  bool multiple_threads = true;  ///< comm/tid on each line (perf: unless one thread, uninherited)
-  bool fd_paths = true;        ///< fds shown with their paths (perf: only when close is traced)
+  bool summary = false;             ///< -S / -s: a per-thread table of the system calls at the end
+  bool summary_only = false;        ///< -s: no lines, only the table
+  bool errno_summary = false;       ///< --errno-summary: each error's count under its system call
+  bool failure_only = false;        ///< --failure: only system calls that failed
+  double min_duration_ms = 0;       ///< --duration: only system calls that took longer (0: all)
+  std::uint64_t max_events = 0;     ///< --max-events: stop after this many lines (0: no limit)
+  bool show_comm = true;            ///< --no-comm: only the tid
+  bool multiple_threads = true;     ///< comm/tid on each line (perf: unless one thread, uninherited)
+  bool fd_paths = true;             ///< fds shown with their paths (perf: only when close is traced)
   std::size_t args_alignment = 70;  ///< the column of " = ret"
   std::size_t max_stack = 127;      ///< --max-stack: the most frames of a callchain printed
 };
@@ -93,9 +93,9 @@ struct TraceHost {
 ///
 /// Example:
 /// ```
-/// perfspec::SyscallTrace trace(events, options, host, [](std::string_view s) { std::fwrite(s.data(), 1, s.size(), stderr); });
-/// sampler.read([&](std::span<const std::byte> r) { trace.add(formats.decode(r, 0)); });
-/// trace.finish();
+/// perfspec::SyscallTrace trace(events, options, host, [](std::string_view s) { std::fwrite(s.data(), 1,
+/// s.size(), stderr); }); sampler.read([&](std::span<const std::byte> r) { trace.add(formats.decode(r, 0));
+/// }); trace.finish();
 /// ```
 class SyscallTrace {
  public:

@@ -1768,5 +1768,40 @@ err=$("$bin" trace --call-graph lbr -- true 2>&1); status=$?
 expect trace-bad-call-graph [ "$status" = 2 ] && expect trace-bad-call-graph-text grep -qF -- "--call-graph lbr: perfspec records fp or dwarf[,SIZE]" <<<"$err"
 "$bin" trace -p 999999999 2>/dev/null; expect trace-no-such-pid [ $? = 2 ]
 
+# ---- top (issue 32): perf top's screen on a real terminal (tmux), refreshed, q to quit ----
+if command -v tmux >/dev/null; then
+  top_dir=$(mktemp -d)
+  sh -c 'while :; do :; done' & busy=$!
+  tm() { tmux -L perfspec-cli-test "$@"; }
+  tm new-session -d -s top -x 110 -y 14 "'$bin' top -d 0.5 -p $busy -ns comm,dso; echo \$? > '$top_dir/status'; sleep 60"
+  screen=""
+  for _ in $(seq 1 100); do
+    screen=$(tm capture-pane -p -t top)
+    grep -qE '^ +[0-9]+\.[0-9]{2}% +[0-9]+  sh  ' <<<"$screen" && break
+    sleep 0.1
+  done
+  expect top-header grep -qE "^Samples: [0-9]+[KMG]? of event '[^']+', 4000 Hz, Event count \(approx\.\): [0-9]+ lost: [0-9]+/[0-9]+ drop: 0/0$" <<<"$screen"
+  expect top-columns grep -qE '^Overhead    Samples  Command  Shared Object$' <<<"$screen"
+  # every sample is the busy loop's: one command, its binary, libc or the kernel, 100% in all
+  expect top-rows-are-the-process [ -z "$(sed -n '3,$p' <<<"$screen" | grep -vE '^ +[0-9]+\.[0-9]{2}% +[0-9]+  sh  +(dash|bash|busybox|libc\.so\.6|\[kernel\]|\[unknown\]) *$|^$')" ]
+  expect top-first-row-first [ "$(sed -n 3p <<<"$screen" | awk '{print $1}')" = "$(sed -n '3,$p' <<<"$screen" | awk 'NF {print $1}' | sort -t% -k1 -rn | head -1)" ]
+  tm send-keys -t top q
+  for _ in $(seq 1 50); do [ -s "$top_dir/status" ] && break; sleep 0.1; done
+  expect top-q-quits [ "$(cat "$top_dir/status" 2>/dev/null)" = 0 ]
+  expect top-q-leaves-the-process kill -0 "$busy"
+  # -p of a process that ends: top ends with it
+  tm kill-session -t top 2>/dev/null
+  sh -c 'sleep 1' & short=$!
+  tm new-session -d -s top2 -x 100 -y 10 "'$bin' top -d 0.3 -p $short; echo \$? > '$top_dir/status2'; sleep 60"
+  for _ in $(seq 1 60); do [ -s "$top_dir/status2" ] && break; sleep 0.1; done
+  expect top-ends-with-its-process [ "$(cat "$top_dir/status2" 2>/dev/null)" = 0 ]
+  tm kill-server 2>/dev/null
+  kill "$busy" 2>/dev/null; wait "$busy" 2>/dev/null
+  rm -rf "$top_dir"
+fi
+err=$("$bin" top -s nosuch 2>&1); status=$?
+expect top-bad-sort [ "$status" = 2 ] && expect top-bad-sort-text grep -qF "unknown --sort key: 'nosuch' (perfspec top sorts by comm, pid, dso and sym)" <<<"$err"
+"$bin" top -p 999999999 2>/dev/null; expect top-no-such-pid [ $? = 2 ]
+
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]

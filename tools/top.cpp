@@ -1,0 +1,276 @@
+// SPDX-License-Identifier: MIT
+// `perfspec top`: the events sampled across the system (or -p/-t/-C) with a runtime::Sampler, each
+// sample placed by a record::Symbolizer (fed what existed before, as perf synthesizes it, and the
+// records as they come), gathered in a TopTable and drawn every -d seconds, perf top's way: the
+// screen cleared, its header, the entries most first. q quits on a terminal, as Ctrl-C does anywhere.
+#include "tools/top.hpp"
+
+#include <poll.h>
+#include <sys/ioctl.h>
+#include <termios.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <memory>
+#include <optional>
+
+#include <fmt/format.h>
+
+#include "perfspec/record.hpp"
+#include "perfspec/resolve.hpp"
+#include "perfspec/runtime.hpp"
+#include "perfspec/sampling.hpp"
+#include "perfspec/symbols.hpp"
+#include "perfspec/top.hpp"
+#include "runtime/cpulist.hpp"
+#include "runtime/process.hpp"
+#include "tools/control.hpp"
+#include "tools/report.hpp"
+#include "tools/signals.hpp"
+
+namespace perfspec::tools {
+
+namespace {
+
+// The terminal on standard input in non-canonical mode without echo while top runs (a key is read as
+// it is pressed), put back as it was on every way out.
+class KeyboardMode {
+ public:
+  KeyboardMode() {
+    if (!::isatty(STDIN_FILENO) || ::tcgetattr(STDIN_FILENO, &saved_) != 0) return;
+    termios raw = saved_;
+    raw.c_lflag &= ~static_cast<tcflag_t>(ICANON | ECHO);
+    raw.c_cc[VMIN] = 0;
+    raw.c_cc[VTIME] = 0;
+    active_ = ::tcsetattr(STDIN_FILENO, TCSANOW, &raw) == 0;
+  }
+  ~KeyboardMode() {
+    if (active_) ::tcsetattr(STDIN_FILENO, TCSANOW, &saved_);
+  }
+  KeyboardMode(const KeyboardMode&) = delete;
+  KeyboardMode& operator=(const KeyboardMode&) = delete;
+  // Whether q or Q was pressed.
+  bool quit() const {
+    if (!active_) return false;
+    char c = 0;
+    while (::read(STDIN_FILENO, &c, 1) == 1)
+      if (c == 'q' || c == 'Q') return true;
+    return false;
+  }
+
+ private:
+  termios saved_{};
+  bool active_ = false;
+};
+
+std::vector<int> ids_of(const std::string& list, const char* option) {
+  std::vector<int> out;
+  for (const auto& word : split_commas(list)) {
+    char* end = nullptr;
+    long n = std::strtol(word.c_str(), &end, 10);
+    if (word.empty() || *end != '\0' || n <= 0)
+      throw Error(ErrorKind::usage, fmt::format("{} {}: ids, comma-separated", option, list));
+    if (runtime::process_state(static_cast<int>(n)) != runtime::Process::running)
+      throw Error(ErrorKind::usage, fmt::format("no process or thread with id {} (or it has exited)", n));
+    out.push_back(static_cast<int>(n));
+  }
+  return out;
+}
+
+runtime::Target target_of(const TopCliOptions& o) {
+  if (!o.pids.empty() || !o.tids.empty()) {
+    std::vector<int> threads = ids_of(o.tids.empty() ? o.pids : o.tids, o.tids.empty() ? "-p" : "-t");
+    int first = threads.front();
+    if (o.tids.empty()) {
+      std::vector<int> all;
+      for (int pid : threads)
+        for (int tid : runtime::threads_of(pid)) all.push_back(tid);
+      threads = all;
+    }
+    auto t = runtime::Target::process(runtime::thread_group(first).value_or(first), o.tids.empty());
+    t.threads = threads;
+    return t;
+  }
+  return runtime::Target::system_wide(o.cpus.empty() ? std::vector<int>{} : runtime::parse_cpu_list(o.cpus));
+}
+
+class Top {
+ public:
+  explicit Top(const TopCliOptions& o) : o_(o), machine_(o.sysfs, o.machine) {}
+  int run();
+
+ private:
+  const TopCliOptions& o_;
+  spec::Machine machine_;
+  record::Symbolizer symbols_;
+  record::Threads threads_;
+  record::Formats formats_;
+
+  runtime::Sampler open(EventSet& set, const runtime::Target& t, const runtime::SamplingOptions& so);
+  void synthesize(const runtime::Sampler& sampler, const runtime::Target& t);
+};
+
+// perf's fallback for cycles where the machine has no such counter: cpu-clock with its modifiers.
+runtime::Sampler Top::open(EventSet& set, const runtime::Target& t, const runtime::SamplingOptions& so) {
+  auto sampler = runtime::Sampler::open(set, t, so);
+  bool changed = false;
+  for (std::size_t i = 0; i < set.events.size(); ++i) {
+    Attr& a = set.events[i].attr;
+    const auto& f = sampler.failures()[i];
+    if (sampler.opened(i) || !f || a.type != 0 || a.config != 0) continue;
+    if (f->error != ENOENT && f->error != ENXIO && f->error != ENODEV) continue;
+    a.type = 1;
+    a.config = 0;  // PERF_COUNT_SW_CPU_CLOCK
+    // named as perf names it then: by the attr, `P` having asked for the most precise (3), which a
+    // software event takes
+    if (set.events[i].precise_max) a.precise_ip = 3;
+    set.events[i].name = "cpu-clock" + (a.precise_ip ? ":" + std::string(a.precise_ip, 'p') : std::string());
+    set.events[i].pmu = "software";
+    changed = true;
+  }
+  if (changed) sampler = runtime::Sampler::open(set, t, so);
+  for (std::size_t i = 0; i < set.events.size(); ++i) {
+    if (sampler.opened(i)) continue;
+    const auto& f = sampler.failures()[i];
+    std::fprintf(stderr, "perfspec top: cannot sample '%s': %s%s%s\n", set.events[i].name.c_str(),
+                 f ? f->name.c_str() : "?", f && !f->meaning.empty() ? ": " : "", f ? f->meaning.c_str() : "");
+    if (f && !f->hint.empty()) std::fprintf(stderr, "  %s\n", f->hint.c_str());
+  }
+  return sampler;
+}
+
+// The kernel's text and the processes watched (all of them across the system), as perf synthesizes
+// them, so that samples of what ran before top began have their binaries and symbols.
+void Top::synthesize(const runtime::Sampler& sampler, const runtime::Target& t) {
+  std::size_t first = 0;
+  while (!sampler.opened(first)) ++first;
+  const Attr& attr = sampler.attrs()[first];
+  std::vector<std::byte> bytes;
+  runtime::synthesize_kernel(attr, bytes);
+  std::vector<int> pids;
+  if (t.kind == runtime::Target::Kind::cpus)
+    pids = runtime::numbered_entries("/proc");
+  else
+    for (int tid : t.threads) pids.push_back(runtime::thread_group(tid).value_or(tid));
+  std::sort(pids.begin(), pids.end());
+  pids.erase(std::unique(pids.begin(), pids.end()), pids.end());
+  for (int pid : pids) (void)runtime::synthesize_process(pid, attr, bytes);
+  record::Record r;
+  for (std::size_t at = 0; at + 8 <= bytes.size();) {
+    std::uint16_t size = 0;
+    std::memcpy(&size, bytes.data() + at + 6, sizeof size);
+    if (size < 8 || at + size > bytes.size()) break;
+    try {
+      formats_.decode(std::span<const std::byte>(bytes.data() + at, size), 0, r);
+      symbols_.apply(r);
+      threads_.apply(r);
+    } catch (const record::DecodeError&) {
+    }
+    at += size;
+  }
+}
+
+// The terminal's size, 80x24 when standard output is none.
+std::pair<std::size_t, std::size_t> screen_size() {
+  winsize ws{};
+  if (::ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_col > 0 && ws.ws_row > 0) return {ws.ws_col, ws.ws_row};
+  return {80, 24};
+}
+
+int Top::run() {
+  EventSet set;
+  std::vector<std::string> lists = o_.events;
+  if (lists.empty()) lists.push_back("cycles:P");
+  for (const auto& text : lists) {
+    try {
+      set.append(resolve(text, machine_));
+    } catch (const Error& e) {
+      return report_error(e, text, ErrorFormat::text);
+    }
+  }
+  std::vector<std::string> keys = split_commas(o_.sort);
+  (void)TopTable({.sort = keys, .show_nr_samples = false, .hide_kernel = false, .hide_user = false, .zero = false,
+                  .event = {}, .frequency = 0});  // a key top does not know, before anything opens
+  runtime::Target t = target_of(o_);
+  runtime::SamplingOptions so;
+  so.period = o_.period;
+  so.frequency = o_.period ? 0 : o_.frequency;
+  so.sample_type = record::sample_ip | record::sample_tid | record::sample_time | record::sample_period;
+  if (o_.callgraph) so.sample_type |= record::sample_callchain;
+  so.pages = o_.pages;
+  auto sampler = open(set, t, so);
+  std::size_t opened = 0;
+  for (std::size_t i = 0; i < set.events.size(); ++i) {
+    if (!sampler.opened(i)) continue;
+    formats_.add(sampler.attrs()[i], sampler.ids()[i]);
+    ++opened;
+  }
+  if (!opened) return 3;
+  const auto& first = *std::find_if(set.events.begin(), set.events.end(),
+                                    [&](const ResolvedEvent& e) { return sampler.opened(&e - set.events.data()); });
+  TopTable table({.sort = keys, .show_nr_samples = o_.show_nr_samples,
+                    .hide_kernel = o_.hide_kernel, .hide_user = o_.hide_user, .zero = o_.zero,
+                    .event = sampler.events().events[static_cast<std::size_t>(&first - set.events.data())].name,
+                    .frequency = o_.period ? 0 : o_.frequency});
+  synthesize(sampler, t);
+  catch_stop_signals();
+  KeyboardMode keyboard;
+  sampler.enable();
+  record::Record r;
+  auto consume = [&](std::span<const std::byte> bytes) {
+    try {
+      formats_.decode(bytes, 0, r);
+    } catch (const record::DecodeError&) {
+      return;
+    }
+    symbols_.apply(r);
+    threads_.apply(r);
+    const auto* s = r.get<record::Sample>();
+    if (!s) return;
+    record::Location where = symbols_.locate(s->pid, s->ip, r.misc);
+    char level = record::cpumode_letter(r.misc);
+    table.add({.comm = threads_.name(static_cast<std::int32_t>(s->pid), static_cast<std::int32_t>(s->tid)), .pid = static_cast<int>(s->pid),
+               .dso = where.dso, .symbol = where.symbol ? std::string_view(where.symbol->name) : std::string_view(),
+               .address = where.dso.empty() ? s->ip : where.dso_address, .level = level == 'u' ? '.' : level,
+               .period = s->has(record::sample_period) ? s->period : 1});
+  };
+  auto next = std::chrono::steady_clock::now() + std::chrono::milliseconds(static_cast<long>(o_.delay * 1000));
+  bool gone = false;
+  std::uint64_t lost_before = 0;
+  while (!signals_received && !gone && !keyboard.quit()) {
+    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(next - std::chrono::steady_clock::now());
+    auto p = sampler.poll(static_cast<int>(std::clamp<long long>(left.count(), 0, 100)));
+    sampler.read(consume);
+    gone = p.state == runtime::Wakeup::target_gone || p.state == runtime::Wakeup::failed;
+    if (std::chrono::steady_clock::now() < next) continue;
+    auto [columns, lines] = screen_size();
+    if (o_.entries) lines = o_.entries + 2;
+    std::uint64_t lost_total = std::max(sampler.losses().lost, sampler.losses().dropped);
+    std::string screen = "\033[H\033[2J" + table.screen(columns, lines, lost_total - lost_before, lost_total);
+    lost_before = lost_total;
+    std::fwrite(screen.data(), 1, screen.size(), stdout);
+    std::fflush(stdout);
+    table.age();
+    next += std::chrono::milliseconds(static_cast<long>(o_.delay * 1000));
+  }
+  sampler.disable();
+  return 0;
+}
+
+}  // namespace
+
+int run_top(const TopCliOptions& options) {
+  int status = 0;
+  {
+    Top top(options);
+    status = top.run();
+  }
+  end_by_stop_signal();
+  return status;
+}
+
+}  // namespace perfspec::tools
