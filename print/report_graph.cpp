@@ -150,7 +150,55 @@ struct Printer {
 
 }  // namespace
 
+namespace {
+
+struct Folded {
+  const Node* node;
+  std::vector<const Node*> path;  // from the root's child down to the node
+};
+
+void collect_folded(const Node& node, std::vector<const Node*>& path, const GraphStyle& style,
+                    const FrameKeys& keys, std::vector<Folded>& out) {
+  std::vector<const Node*> children;
+  for (const auto& c : node.children) children.push_back(c.get());
+  std::sort(children.begin(), children.end(),
+            [&](const Node* a, const Node* b) { return keys.before(a->frames[0], b->frames[0]); });
+  for (const Node* c : children) {
+    path.push_back(c);
+    collect_folded(*c, path, style, keys, out);
+    path.pop_back();
+  }
+  if (node.hit && node.hit >= style.min_hit && !path.empty()) out.push_back({&node, path});
+}
+
+void print_folded(std::string& out, const Node& root, const GraphStyle& style, const FrameKeys& keys) {
+  std::vector<Folded> chains;
+  std::vector<const Node*> path;
+  collect_folded(root, path, style, keys, chains);
+  std::stable_sort(chains.begin(), chains.end(),
+                   [](const Folded& a, const Folded& b) { return a.node->hit > b.node->hit; });
+  for (const Folded& f : chains) {
+    double share =
+        style.total ? 100.0 * static_cast<double>(f.node->hit) / static_cast<double>(style.total) : 0;
+    out += fmt::format("{:.2f}% ", share);
+    bool first = true;
+    for (const Node* n : f.path)
+      for (std::uint32_t frame : n->frames) {
+        if (!first) out += ';';
+        out += keys.name(frame);
+        first = false;
+      }
+    out += '\n';
+  }
+}
+
+}  // namespace
+
 void print_graph(std::string& out, Node& root, const GraphStyle& style, const FrameKeys& keys) {
+  if (style.folded) {
+    print_folded(out, root, style, keys);
+    return;
+  }
   std::size_t start = out.size();
   Printer p{out, style, keys};
   std::vector<Node*> roots = shown(root, style, keys);

@@ -47,10 +47,13 @@ struct GraphStyle {
   std::uint64_t min_hit = 0;  ///< branches with less are left out
   std::uint64_t parent = 0;   ///< the row's period (Self, or Children with children)
   bool skip_first = false;    ///< the sort starts with sym: a lone root's first frame is the row's
+  bool folded = false;        ///< -g folded: one line per chain
 };
 
 /// The graph of one row, as perf's callchain__fprintf_graph prints it (a blank line after it when it
-/// printed anything).
+/// printed anything); with `folded`, as its callchain__fprintf_folded: per node where chains end (of
+/// at least min_hit), `PCT frame;...;frame` from the root, by that period, most first (ties in the
+/// order perf's flat sort visits them: children before their parent, siblings in its tree's order).
 void print_graph(std::string& out, Node& root, const GraphStyle& style, const FrameKeys& keys);
 
 }  // namespace perfspec::report_detail

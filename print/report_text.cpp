@@ -170,7 +170,11 @@ void Event::credit(const Profile::Stack& stack) {
 }
 
 void Event::gather() {
-  for (const Profile::Stack& stack : event_.stacks) credit(stack);
+  auto listed = [](const std::vector<std::int32_t>& ids, std::int32_t id) {
+    return ids.empty() || std::find(ids.begin(), ids.end(), id) != ids.end();
+  };
+  for (const Profile::Stack& stack : event_.stacks)
+    if (listed(options_.pids, stack.pid) && listed(options_.tids, stack.tid)) credit(stack);
 }
 
 template <typename T> int cmp(const T& a, const T& b) { return a < b ? -1 : b < a ? 1 : 0; }
@@ -354,6 +358,7 @@ void Event::print(std::string& out) {
   double graph_percent = limit > 0 ? limit : options_.graph_percent;
   style.min_hit = static_cast<std::uint64_t>(static_cast<double>(event_.period) * graph_percent / 100);
   style.skip_first = options_.sort.front().starts_with("sym");
+  style.folded = options_.folded;
   for (Entry& e : entries_) {
     std::uint64_t weight = children_ ? e.children : e.self;
     if (limit > 0 && 100.0 * static_cast<double>(weight) < limit * static_cast<double>(event_.period))

@@ -53,12 +53,17 @@ struct TopTable::Impl {
 TopTable::TopTable(TopOptions options) : impl_(std::make_unique<Impl>()) {
   impl_->options = std::move(options);
   for (const auto& k : impl_->options.sort) {
-    if (k == "comm") impl_->keys.push_back(Key::comm);
-    else if (k == "pid") impl_->keys.push_back(Key::pid);
-    else if (k == "dso") impl_->keys.push_back(Key::dso);
-    else if (k == "sym" || k == "symbol") impl_->keys.push_back(Key::sym);
+    if (k == "comm")
+      impl_->keys.push_back(Key::comm);
+    else if (k == "pid")
+      impl_->keys.push_back(Key::pid);
+    else if (k == "dso")
+      impl_->keys.push_back(Key::dso);
+    else if (k == "sym" || k == "symbol")
+      impl_->keys.push_back(Key::sym);
     else
-      throw Error(ErrorKind::usage, fmt::format("unknown --sort key: '{}' (perfspec top sorts by comm, pid, dso and sym)", k));
+      throw Error(ErrorKind::usage,
+                  fmt::format("unknown --sort key: '{}' (perfspec top sorts by comm, pid, dso and sym)", k));
   }
   if (impl_->keys.empty()) throw Error(ErrorKind::usage, "--sort: no key");
 }
@@ -101,7 +106,8 @@ void TopTable::age() {
   }
 }
 
-std::string TopTable::screen(std::size_t columns, std::size_t lines, std::uint64_t lost, std::uint64_t lost_total) const {
+std::string TopTable::screen(std::size_t columns, std::size_t lines, std::uint64_t lost,
+                             std::uint64_t lost_total) const {
   const Impl& m = *impl_;
   std::uint64_t total = 0;
   for (const auto& [k, e] : m.entries) total += e.period;
@@ -110,8 +116,10 @@ std::string TopTable::screen(std::size_t columns, std::size_t lines, std::uint64
   out += fmt::format("Event count (approx.): {} lost: {}/{} drop: 0/0", total, lost, lost_total);
   out = out.substr(0, columns) + "\n";
   // the column names, each column as wide as its widest text
-  static const std::map<Key, std::string_view> names{
-      {Key::comm, "Command"}, {Key::pid, "    Pid:Command"}, {Key::dso, "Shared Object"}, {Key::sym, "Symbol"}};
+  static const std::map<Key, std::string_view> names{{Key::comm, "Command"},
+                                                     {Key::pid, "    Pid:Command"},
+                                                     {Key::dso, "Shared Object"},
+                                                     {Key::sym, "Symbol"}};
   std::vector<std::size_t> widths;
   for (std::size_t i = 0; i < m.keys.size(); ++i) {
     std::size_t w = names.at(m.keys[i]).size();

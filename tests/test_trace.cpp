@@ -255,15 +255,35 @@ TEST_CASE("spec: the system calls of this machine by number and name (libaudit)"
 }
 
 TEST_CASE("top: perf top's table, its header, and aging by 7/8") {
-  TopTable top({.sort = {"dso", "sym"}, .show_nr_samples = false, .hide_kernel = false, .hide_user = false,
-                .zero = false, .event = "cpu-clock:ppp", .frequency = 4000});
+  TopTable top({.sort = {"dso", "sym"},
+                .show_nr_samples = false,
+                .hide_kernel = false,
+                .hide_user = false,
+                .zero = false,
+                .event = "cpu-clock:ppp",
+                .frequency = 4000});
   for (int i = 0; i < 3; ++i)
-    top.add({.comm = "sh", .pid = 7, .dso = "/usr/bin/dash", .symbol = "evaltree", .address = 0x10, .level = '.',
+    top.add({.comm = "sh",
+             .pid = 7,
+             .dso = "/usr/bin/dash",
+             .symbol = "evaltree",
+             .address = 0x10,
+             .level = '.',
              .period = 250000});
-  top.add({.comm = "sh", .pid = 7, .dso = "[kernel.kallsyms]", .symbol = "pvm_safe_halt", .address = 0, .level = 'k',
+  top.add({.comm = "sh",
+           .pid = 7,
+           .dso = "[kernel.kallsyms]",
+           .symbol = "pvm_safe_halt",
+           .address = 0,
+           .level = 'k',
            .period = 250000});
-  top.add({.comm = "sh", .pid = 7, .dso = "/usr/lib/x86_64-linux-gnu/libc.so.6", .symbol = {}, .address = 0x1750ce,
-           .level = '.', .period = 250000});
+  top.add({.comm = "sh",
+           .pid = 7,
+           .dso = "/usr/lib/x86_64-linux-gnu/libc.so.6",
+           .symbol = {},
+           .address = 0x1750ce,
+           .level = '.',
+           .period = 250000});
   CHECK(top.screen(120, 10, 1, 3) ==
         "Samples: 5 of event 'cpu-clock:ppp', 4000 Hz, Event count (approx.): 1250000 lost: 1/3 drop: 0/0\n"
         "Overhead  Shared Object  Symbol\n"
@@ -275,17 +295,28 @@ TEST_CASE("top: perf top's table, its header, and aging by 7/8") {
   top.age();  // 750000 * 7/8 = 656250, 250000 * 7/8 = 218750
   CHECK(top.screen(200, 3).starts_with(
       "Samples: 5 of event 'cpu-clock:ppp', 4000 Hz, Event count (approx.): 1093750 lost: 0/0 drop: 0/0\n"));
-  TopTable by_comm({.sort = {"comm", "pid"}, .show_nr_samples = true, .hide_kernel = true, .hide_user = false,
-                    .zero = true, .event = "cycles", .frequency = 0});
+  TopTable by_comm({.sort = {"comm", "pid"},
+                    .show_nr_samples = true,
+                    .hide_kernel = true,
+                    .hide_user = false,
+                    .zero = true,
+                    .event = "cycles",
+                    .frequency = 0});
   by_comm.add({.comm = "sh", .pid = 7, .dso = {}, .symbol = {}, .address = 0, .level = '.', .period = 3});
-  by_comm.add({.comm = "sh", .pid = 7, .dso = {}, .symbol = {}, .address = 0, .level = 'k', .period = 5});  // -K
+  by_comm.add(
+      {.comm = "sh", .pid = 7, .dso = {}, .symbol = {}, .address = 0, .level = 'k', .period = 5});  // -K
   CHECK(by_comm.screen(100, 5) ==
         "Samples: 1 of event 'cycles', Event count (approx.): 3 lost: 0/0 drop: 0/0\n"
         "Overhead    Samples  Command      Pid:Command\n"
         " 100.00%          1  sh             7:sh");
   by_comm.age();
   CHECK(by_comm.screen(100, 5).ends_with("Pid:Command"));  // -z: nothing left
-  CHECK_THROWS_WITH_AS(TopTable({.sort = {"srcline"}, .show_nr_samples = false, .hide_kernel = false,
-                                 .hide_user = false, .zero = false, .event = {}, .frequency = 0}),
+  CHECK_THROWS_WITH_AS(TopTable({.sort = {"srcline"},
+                                 .show_nr_samples = false,
+                                 .hide_kernel = false,
+                                 .hide_user = false,
+                                 .zero = false,
+                                 .event = {},
+                                 .frequency = 0}),
                        "unknown --sort key: 'srcline' (perfspec top sorts by comm, pid, dso and sym)", Error);
 }

@@ -54,6 +54,7 @@ int SnapshotCommand::run(const perfspec::spec::MachineOptions& machine) {
 
 void ScriptCommand::add(CLI::App& parent) {
   app = parent.add_subcommand("script", "print the records of a perf.data file (perf's or perfspec's)");
+  app->add_flag("-f,--force", force, "accepted: perfspec reads a file whoever owns it (perf's -f)");
   app->add_option("-i,--input", so.input, "the file to read ('-': a pipe-mode stream on stdin)")
       ->capture_default_str();
   app->add_option("--format", so.format, "output format: text (as perf script) or json (one line per record)")
@@ -123,6 +124,7 @@ int ScriptCommand::run() {
 void ReportCommand::add(CLI::App& parent) {
   app = parent.add_subcommand("report",
                               "a perf.data file's samples as perf report tables, folded stacks or pprof");
+  app->add_flag("-f,--force", force, "accepted: perfspec reads a file whoever owns it (perf's -f)");
   app->add_option("-i,--input", ro.input, "the file to read ('-': a pipe-mode stream on stdin)")
       ->capture_default_str();
   app->add_option("--format", ro.format,
@@ -138,9 +140,15 @@ void ReportCommand::add(CLI::App& parent) {
       app->add_flag("--children", children, "text: Children and Self columns (the default with callchains)");
   app->add_flag("--no-children", no_children, "text: one Overhead column, the samples' own functions")
       ->excludes(with);
-  app->add_option("-g,--call-graph", ro.call_graph,
-                  "text: graph|none, a threshold in percent (0.5), caller|callee (e.g. graph,0.5,caller); "
-                  "alone: the callchains as graphs (the default where the samples have them)")
+  app->add_flag("--no-call-graph", no_call_graph, "text: no callchain graphs (-g none)");
+  app->add_flag("-G,--inverted", inverted, "text: graphs from the outermost caller (-g caller)");
+  app->add_option(
+      "--samples", samples_kept,
+      "accepted: perf keeps N samples per entry for its interactive browser, which perfspec has not");
+  app->add_option(
+         "-g,--call-graph", ro.call_graph,
+         "text: graph|folded|none, a threshold in percent (0.5), caller|callee (e.g. graph,0.5,caller); "
+         "alone: the callchains as graphs (the default where the samples have them)")
       ->expected(0, 1)
       ->default_str("graph")
       ->type_name("SETTINGS");
@@ -149,6 +157,8 @@ void ReportCommand::add(CLI::App& parent) {
                   "percents of the recording (10%/2, 0%-10%,30%-40%, 25%)")
       ->type_name("RANGES");
 
+  app->add_option("--pid", ro.pids, "only the rows of these processes' samples (comma-separated)");
+  app->add_option("--tid", ro.tids, "only the rows of these threads' samples (comma-separated)");
   app->add_option("--percent-limit", ro.percent_limit,
                   "text: leave out rows (and branches) under this percent")
       ->type_name("PERCENT");
@@ -180,6 +190,8 @@ void ReportCommand::add(CLI::App& parent) {
 }
 
 int ReportCommand::run() {
+  if (no_call_graph) ro.call_graph = "none";
+  if (inverted) ro.call_graph += ro.call_graph.empty() ? "caller" : ",caller";
   if (children) ro.children = true;
   if (no_children) ro.children = false;
   return perfspec::tools::run_report(ro);

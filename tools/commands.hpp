@@ -98,6 +98,7 @@ struct ScriptCommand {
   perfspec::tools::ScriptOptions so;
   // perf's --show-*-events: (flag, the record types it adds)
   std::vector<std::pair<bool, std::uint64_t>> shows;
+  bool force = false;  // -f: accepted (perf refuses another user's file without it; perfspec reads it)
 
   void add(CLI::App& parent);
   int run();
@@ -107,6 +108,9 @@ struct ReportCommand {
   CLI::App* app = nullptr;
   perfspec::tools::ReportCliOptions ro;
   bool children = false, no_children = false;
+  bool force = false;                            // -f: accepted, as script's
+  bool no_call_graph = false, inverted = false;  // -g none; -G: -g caller
+  unsigned samples_kept = 0;                     // --samples: accepted (perf's TUI only)
 
   void add(CLI::App& parent);
   int run();

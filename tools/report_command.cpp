@@ -35,6 +35,9 @@ void call_graph(std::string_view text, ReportOptions& o) {
     std::string_view word =
         text.substr(at, comma == std::string_view::npos ? std::string_view::npos : comma - at);
     if (word == "graph" || word == "function") {
+      o.folded = false;
+    } else if (word == "folded") {
+      o.folded = true;
     } else if (word == "none") {
       o.graph = false;
     } else if (word == "caller" || word == "callee") {
@@ -44,8 +47,9 @@ void call_graph(std::string_view text, ReportOptions& o) {
       std::string number(word);
       double percent = std::strtod(number.c_str(), &end);
       if (number.empty() || *end != '\0' || !(percent >= 0 && percent <= 100))
-        throw Error(ErrorKind::usage, fmt::format("-g: '{}' is no graph setting perfspec report knows", word),
-                    "-g graph|none, a threshold in percent, caller|callee (for example -g graph,0.5,caller)");
+        throw Error(
+            ErrorKind::usage, fmt::format("-g: '{}' is no graph setting perfspec report knows", word),
+            "-g graph|folded|none, a threshold in percent, caller|callee (for example -g graph,0.5,caller)");
       o.graph_percent = percent;
     }
     if (comma == std::string_view::npos) break;
@@ -168,6 +172,15 @@ int run_report(const ReportCliOptions& options) {
                    .samples = options.samples,
                    .quiet = options.quiet};
   if (!options.call_graph.empty()) call_graph(options.call_graph, ro);
+  for (auto [list, ids, option] :
+       {std::tuple{&options.pids, &ro.pids, "--pid"}, std::tuple{&options.tids, &ro.tids, "--tid"}})
+    for (const auto& word : list->empty() ? std::vector<std::string>{} : split(*list)) {
+      char* end = nullptr;
+      long id = std::strtol(word.c_str(), &end, 10);
+      if (word.empty() || *end != '\0' || id < 0 || id > INT32_MAX)
+        throw Error(ErrorKind::usage, fmt::format("{} {}: ids, comma-separated", option, *list));
+      ids->push_back(static_cast<std::int32_t>(id));
+    }
   check_report_options(ro);  // before the file is read
   check_cli_options(options);
   auto file = record::PerfData::open(options.input);

@@ -29,6 +29,7 @@ struct ReportCliOptions {
   unsigned max_stack = 127;
   bool inline_frames = true;                                    ///< --inline (default), --no-inline
   std::string time;                                             ///< --time
+  std::string pids, tids;                                       ///< --pid, --tid: comma-separated
   bool header = false, header_only = false, show_info = false;  ///< --header, --header-only, -I
 };
 

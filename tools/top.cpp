@@ -112,6 +112,8 @@ class Top {
 
   runtime::Sampler open(EventSet& set, const runtime::Target& t, const runtime::SamplingOptions& so);
   void synthesize(const runtime::Sampler& sampler, const runtime::Target& t);
+  void place(std::span<const std::byte> bytes, record::Record& r, TopTable& table);
+  void loop(runtime::Sampler& sampler, TopTable& table);
 };
 
 // perf's fallback for cycles where the machine has no such counter: cpu-clock with its modifiers.
@@ -137,7 +139,8 @@ runtime::Sampler Top::open(EventSet& set, const runtime::Target& t, const runtim
     if (sampler.opened(i)) continue;
     const auto& f = sampler.failures()[i];
     std::fprintf(stderr, "perfspec top: cannot sample '%s': %s%s%s\n", set.events[i].name.c_str(),
-                 f ? f->name.c_str() : "?", f && !f->meaning.empty() ? ": " : "", f ? f->meaning.c_str() : "");
+                 f ? f->name.c_str() : "?", f && !f->meaning.empty() ? ": " : "",
+                 f ? f->meaning.c_str() : "");
     if (f && !f->hint.empty()) std::fprintf(stderr, "  %s\n", f->hint.c_str());
   }
   return sampler;
@@ -177,8 +180,62 @@ void Top::synthesize(const runtime::Sampler& sampler, const runtime::Target& t) 
 // The terminal's size, 80x24 when standard output is none.
 std::pair<std::size_t, std::size_t> screen_size() {
   winsize ws{};
-  if (::ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_col > 0 && ws.ws_row > 0) return {ws.ws_col, ws.ws_row};
+  if (::ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_col > 0 && ws.ws_row > 0)
+    return {ws.ws_col, ws.ws_row};
   return {80, 24};
+}
+
+// One record: the threads' names and the address spaces follow it; a sample goes to its entry.
+void Top::place(std::span<const std::byte> bytes, record::Record& r, TopTable& table) {
+  try {
+    formats_.decode(bytes, 0, r);
+  } catch (const record::DecodeError&) {
+    return;
+  }
+  symbols_.apply(r);
+  threads_.apply(r);
+  const auto* s = r.get<record::Sample>();
+  if (!s) return;
+  record::Location where = symbols_.locate(s->pid, s->ip, r.misc);
+  char level = record::cpumode_letter(r.misc);
+  table.add({.comm = threads_.name(static_cast<std::int32_t>(s->pid), static_cast<std::int32_t>(s->tid)),
+             .pid = static_cast<int>(s->pid),
+             .dso = where.dso,
+             .symbol = where.symbol ? std::string_view(where.symbol->name) : std::string_view(),
+             .address = where.dso.empty() ? s->ip : where.dso_address,
+             .level = level == 'u' ? '.' : level,
+             .period = s->has(record::sample_period) ? s->period : 1});
+}
+
+// Until Ctrl-C, q or the processes watched are gone: the records read as they come, the screen drawn
+// every -d seconds, then aged.
+void Top::loop(runtime::Sampler& sampler, TopTable& table) {
+  catch_stop_signals();
+  KeyboardMode keyboard;
+  sampler.enable();
+  record::Record r;
+  auto consume = [&](std::span<const std::byte> bytes) { place(bytes, r, table); };
+  auto next =
+      std::chrono::steady_clock::now() + std::chrono::milliseconds(static_cast<long>(o_.delay * 1000));
+  bool gone = false;
+  std::uint64_t lost_before = 0;
+  while (!signals_received && !gone && !keyboard.quit()) {
+    auto left =
+        std::chrono::duration_cast<std::chrono::milliseconds>(next - std::chrono::steady_clock::now());
+    auto p = sampler.poll(static_cast<int>(std::clamp<long long>(left.count(), 0, 100)));
+    sampler.read(consume);
+    gone = p.state == runtime::Wakeup::target_gone || p.state == runtime::Wakeup::failed;
+    if (std::chrono::steady_clock::now() < next) continue;
+    auto [columns, lines] = screen_size();
+    if (o_.entries) lines = o_.entries + 2;
+    std::uint64_t lost_total = std::max(sampler.losses().lost, sampler.losses().dropped);
+    std::string screen = "\033[H\033[2J" + table.screen(columns, lines, lost_total - lost_before, lost_total);
+    lost_before = lost_total;
+    std::fwrite(screen.data(), 1, screen.size(), stdout);
+    std::fflush(stdout);
+    table.age();
+    next += std::chrono::milliseconds(static_cast<long>(o_.delay * 1000));
+  }
 }
 
 int Top::run() {
@@ -193,8 +250,13 @@ int Top::run() {
     }
   }
   std::vector<std::string> keys = split_commas(o_.sort);
-  (void)TopTable({.sort = keys, .show_nr_samples = false, .hide_kernel = false, .hide_user = false, .zero = false,
-                  .event = {}, .frequency = 0});  // a key top does not know, before anything opens
+  (void)TopTable({.sort = keys,
+                  .show_nr_samples = false,
+                  .hide_kernel = false,
+                  .hide_user = false,
+                  .zero = false,
+                  .event = {},
+                  .frequency = 0});  // a key top does not know, before anything opens
   runtime::Target t = target_of(o_);
   runtime::SamplingOptions so;
   so.period = o_.period;
@@ -210,53 +272,18 @@ int Top::run() {
     ++opened;
   }
   if (!opened) return 3;
-  const auto& first = *std::find_if(set.events.begin(), set.events.end(),
-                                    [&](const ResolvedEvent& e) { return sampler.opened(&e - set.events.data()); });
-  TopTable table({.sort = keys, .show_nr_samples = o_.show_nr_samples,
-                    .hide_kernel = o_.hide_kernel, .hide_user = o_.hide_user, .zero = o_.zero,
-                    .event = sampler.events().events[static_cast<std::size_t>(&first - set.events.data())].name,
-                    .frequency = o_.period ? 0 : o_.frequency});
+  const auto& first = *std::find_if(set.events.begin(), set.events.end(), [&](const ResolvedEvent& e) {
+    return sampler.opened(&e - set.events.data());
+  });
+  TopTable table({.sort = keys,
+                  .show_nr_samples = o_.show_nr_samples,
+                  .hide_kernel = o_.hide_kernel,
+                  .hide_user = o_.hide_user,
+                  .zero = o_.zero,
+                  .event = sampler.events().events[static_cast<std::size_t>(&first - set.events.data())].name,
+                  .frequency = o_.period ? 0 : o_.frequency});
   synthesize(sampler, t);
-  catch_stop_signals();
-  KeyboardMode keyboard;
-  sampler.enable();
-  record::Record r;
-  auto consume = [&](std::span<const std::byte> bytes) {
-    try {
-      formats_.decode(bytes, 0, r);
-    } catch (const record::DecodeError&) {
-      return;
-    }
-    symbols_.apply(r);
-    threads_.apply(r);
-    const auto* s = r.get<record::Sample>();
-    if (!s) return;
-    record::Location where = symbols_.locate(s->pid, s->ip, r.misc);
-    char level = record::cpumode_letter(r.misc);
-    table.add({.comm = threads_.name(static_cast<std::int32_t>(s->pid), static_cast<std::int32_t>(s->tid)), .pid = static_cast<int>(s->pid),
-               .dso = where.dso, .symbol = where.symbol ? std::string_view(where.symbol->name) : std::string_view(),
-               .address = where.dso.empty() ? s->ip : where.dso_address, .level = level == 'u' ? '.' : level,
-               .period = s->has(record::sample_period) ? s->period : 1});
-  };
-  auto next = std::chrono::steady_clock::now() + std::chrono::milliseconds(static_cast<long>(o_.delay * 1000));
-  bool gone = false;
-  std::uint64_t lost_before = 0;
-  while (!signals_received && !gone && !keyboard.quit()) {
-    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(next - std::chrono::steady_clock::now());
-    auto p = sampler.poll(static_cast<int>(std::clamp<long long>(left.count(), 0, 100)));
-    sampler.read(consume);
-    gone = p.state == runtime::Wakeup::target_gone || p.state == runtime::Wakeup::failed;
-    if (std::chrono::steady_clock::now() < next) continue;
-    auto [columns, lines] = screen_size();
-    if (o_.entries) lines = o_.entries + 2;
-    std::uint64_t lost_total = std::max(sampler.losses().lost, sampler.losses().dropped);
-    std::string screen = "\033[H\033[2J" + table.screen(columns, lines, lost_total - lost_before, lost_total);
-    lost_before = lost_total;
-    std::fwrite(screen.data(), 1, screen.size(), stdout);
-    std::fflush(stdout);
-    table.age();
-    next += std::chrono::milliseconds(static_cast<long>(o_.delay * 1000));
-  }
+  loop(sampler, table);
   sampler.disable();
   return 0;
 }

@@ -10,19 +10,19 @@
 namespace perfspec::tools {
 
 struct TopCliOptions {
-  std::vector<std::string> events;  ///< -e (default cycles:P, else cpu-clock as perf falls back)
-  std::uint64_t period = 0;         ///< -c
-  std::uint64_t frequency = 4000;   ///< -F
-  std::string pids, tids, cpus;     ///< -p, -t, -C
-  bool all_cpus = false;            ///< -a (the default without -p/-t)
-  double delay = 2;                 ///< -d: seconds between refreshes
-  std::string sort = "dso,sym";     ///< -s
-  bool show_nr_samples = false;     ///< -n
+  std::vector<std::string> events;              ///< -e (default cycles:P, else cpu-clock as perf falls back)
+  std::uint64_t period = 0;                     ///< -c
+  std::uint64_t frequency = 4000;               ///< -F
+  std::string pids, tids, cpus;                 ///< -p, -t, -C
+  bool all_cpus = false;                        ///< -a (the default without -p/-t)
+  double delay = 2;                             ///< -d: seconds between refreshes
+  std::string sort = "dso,sym";                 ///< -s
+  bool show_nr_samples = false;                 ///< -n
   bool hide_kernel = false, hide_user = false;  ///< -K, -U
-  bool zero = false;                ///< -z
-  bool callgraph = false;           ///< -g: callchains recorded (the table shows each sample's own place)
-  std::size_t entries = 0;          ///< -E: the most rows (0: the terminal's height)
-  std::size_t pages = 0;            ///< -m
+  bool zero = false;                            ///< -z
+  bool callgraph = false;   ///< -g: callchains recorded (the table shows each sample's own place)
+  std::size_t entries = 0;  ///< -E: the most rows (0: the terminal's height)
+  std::size_t pages = 0;    ///< -m
   std::string sysfs = "/sys";
   spec::MachineOptions machine;
 };

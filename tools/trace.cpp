@@ -118,6 +118,10 @@ class Tracer {
   std::optional<EventSet> events(const EventWords& words, std::vector<TraceEvent::Kind>& kinds, int& status);
   runtime::Target target(std::size_t events);
   void load_enter_formats(const EventWords& words);
+  runtime::SamplingOptions sampling(const EventWords& words, const std::vector<TraceEvent::Kind>& kinds,
+                                    EventSet& set, const runtime::Target& t,
+                                    const std::string& call_graph) const;
+  TraceHost host_of();
   const record::Tracepoint* enter_format(std::string_view syscall);
   void start_symbols(const runtime::Sampler& sampler, const record::Formats& formats,
                      const runtime::Target& t, bool unwind);
@@ -282,26 +286,35 @@ void Tracer::loop(runtime::Sampler& sampler, const record::Formats& formats, Sys
   if (child_ && !child_->exited() && trace.done()) child_->signal(SIGTERM);  // --max-events: done with it
 }
 
-int Tracer::run() {
-  syscall_names_ = kernel_syscalls(machine_);
-  EventWords words = split_event_words(o_.events, syscall_names_);
-  std::vector<TraceEvent::Kind> kinds;
-  int status = 0;
-  std::optional<EventSet> set = events(words, kinds, status);
-  if (!set) return status;
-  if (!o_.cgroups.empty() && !o_.all_cpus && o_.cpus.empty())
-    throw Error(ErrorKind::usage, "-G/--cgroup: cgroups are traced across CPUs only: add -a or -C");
-  if (std::find(kinds.begin(), kinds.end(), TraceEvent::Kind::sys_enter) != kinds.end())
-    load_enter_formats(words);
-  runtime::Target t = target(set->events.size());
+// Each event that could not be opened, said with its reason; whether any opened.
+bool said_failures(const runtime::Sampler& sampler, const EventSet& set) {
+  bool any = false;
+  for (std::size_t i = 0; i < set.events.size(); ++i) {
+    if (sampler.opened(i)) {
+      any = true;
+      continue;
+    }
+    const auto& f = sampler.failures()[i];
+    std::fprintf(stderr, "perfspec trace: cannot trace '%s': %s%s%s\n", set.events[i].name.c_str(),
+                 f ? f->name.c_str() : "?", f && !f->meaning.empty() ? ": " : "",
+                 f ? f->meaning.c_str() : "");
+    if (f && !f->hint.empty()) std::fprintf(stderr, "  %s\n", f->hint.c_str());
+  }
+  return any;
+}
+
+// How the events are opened: what each sample holds (callchains as --call-graph says), one wakeup
+// per sample, and the kernel filters: the system calls asked for, and, across the whole system, not
+// this process's own calls (it would trace itself).
+runtime::SamplingOptions Tracer::sampling(const EventWords& words, const std::vector<TraceEvent::Kind>& kinds,
+                                          EventSet& set, const runtime::Target& t,
+                                          const std::string& call_graph) const {
   runtime::SamplingOptions so;
   so.sample_type = record::sample_ip | record::sample_tid | record::sample_time | record::sample_cpu;
   if (!o_.pagefaults.empty()) so.sample_type |= record::sample_addr;
   so.period = 1;
   so.wakeup_events = 1;  // lines as they happen, as perf trace (no_buffering)
   so.pages = o_.pages;
-  // perf: --max-stack alone means dwarf callchains
-  std::string call_graph = o_.call_graph.empty() && o_.max_stack ? "dwarf" : o_.call_graph;
   if (auto dwarf = dwarf_stack_size(call_graph)) {
     so.sample_type |= record::sample_callchain | record::sample_regs_user | record::sample_stack_user;
     so.sample_regs_user = user_regs_mask;
@@ -311,63 +324,24 @@ int Tracer::run() {
   } else if (call_graph == "fp") {
     so.sample_type |= record::sample_callchain;
   }
-  bool locating = !call_graph.empty() || !o_.pagefaults.empty();
   so.mmap_data = so.mmap_data || !o_.pagefaults.empty();  // faults name the data's mapping, as perf's
   // perf trace leaves the kernel's frames out of the system calls' chains (--kernel-syscall-graph)
-  for (std::size_t i = 0; i < set->events.size(); ++i)
+  for (std::size_t i = 0; i < set.events.size(); ++i)
     if (kinds[i] == TraceEvent::Kind::sys_enter || kinds[i] == TraceEvent::Kind::sys_exit)
-      set->events[i].attr.exclude_callchain_kernel = 1;
+      set.events[i].attr.exclude_callchain_kernel = 1;
   // Across the whole system, this process's own system calls are left out (it would trace itself).
   std::string self = t.kind == runtime::Target::Kind::cpus ? fmt::format("common_pid != {}", ::getpid()) : "";
-  for (std::size_t i = 0; i < set->events.size(); ++i) {
+  for (std::size_t i = 0; i < set.events.size(); ++i) {
     bool syscall = kinds[i] == TraceEvent::Kind::sys_enter || kinds[i] == TraceEvent::Kind::sys_exit;
-    std::string filter = syscall ? syscall_filter(words, self) : set->events[i].attr.type == 2 ? self : "";
+    std::string filter = syscall ? syscall_filter(words, self) : set.events[i].attr.type == 2 ? self : "";
     so.filters.push_back(filter);
   }
-  auto sampler = runtime::Sampler::open(*set, t, so);
-  bool any = false;
-  for (std::size_t i = 0; i < set->events.size(); ++i) {
-    if (sampler.opened(i)) {
-      any = true;
-      continue;
-    }
-    const auto& f = sampler.failures()[i];
-    std::fprintf(stderr, "perfspec trace: cannot trace '%s': %s%s%s\n", set->events[i].name.c_str(),
-                 f ? f->name.c_str() : "?", f && !f->meaning.empty() ? ": " : "",
-                 f ? f->meaning.c_str() : "");
-    if (f && !f->hint.empty()) std::fprintf(stderr, "  %s\n", f->hint.c_str());
-  }
-  if (!any) return 3;
-  if (!o_.output.empty()) {
-    out_ = std::fopen(o_.output.c_str(), "w");
-    if (!out_)
-      throw Error(ErrorKind::io, fmt::format("cannot write '{}': {}", o_.output, std::strerror(errno)));
-  }
-  record::Tracepoints formats_of_events = record::Tracepoints::from_tracefs(machine_, *set);
-  record::Formats formats;
-  std::vector<TraceEvent> trace_events;
-  for (std::size_t i = 0; i < set->events.size(); ++i) {
-    if (!sampler.opened(i)) continue;
-    formats.add(sampler.attrs()[i], sampler.ids()[i]);
-    const auto& e = set->events[i];
-    trace_events.push_back({kinds[i], e.tracepoint.empty() ? e.name : e.tracepoint,
-                            formats_of_events.find(e.attr), e.max_events});
-  }
-  if (locating) start_symbols(sampler, formats, t, !call_graph.empty() && call_graph != "fp");
-  bool close_traced = words.syscalls.empty() || words.negated;
-  if (auto close = spec::syscall_number("close"))
-    for (long id : words.syscalls) close_traced |= !words.negated && id == *close;
-  TraceOptions options{
-      .summary = o_.summary_only || o_.with_summary || o_.errno_summary,
-      .summary_only = o_.summary_only || (o_.errno_summary && !o_.with_summary),
-      .errno_summary = o_.errno_summary,
-      .failure_only = o_.failure_only,
-      .min_duration_ms = o_.duration_ms,
-      .max_events = o_.max_events,
-      .show_comm = o_.comm,
-      .multiple_threads = t.inherit || t.kind == runtime::Target::Kind::cpus || t.threads.size() > 1,
-      .fd_paths = close_traced,
-      .max_stack = o_.max_stack ? o_.max_stack : 127};
+  return so;
+}
+
+// What the printer asks of this machine: names of threads and fds from /proc, formats, system call
+// names, and where addresses lie when callchains or faults are traced.
+TraceHost Tracer::host_of() {
   TraceHost host{.comm = [](int tid) { return runtime::comm_of(tid); },
                  .fd_path = [](int pid, int fd) { return runtime::fd_path(pid, fd); },
                  .enter_format = [this](std::string_view name) { return enter_format(name); },
@@ -387,6 +361,57 @@ int Tracer::run() {
     host.user_frames = [this](const record::Sample& s, std::vector<std::uint64_t>& frames) {
       unwinder_->unwind(s, "", 127, frames);
     };
+  return host;
+}
+
+int Tracer::run() {
+  syscall_names_ = kernel_syscalls(machine_);
+  EventWords words = split_event_words(o_.events, syscall_names_);
+  std::vector<TraceEvent::Kind> kinds;
+  int status = 0;
+  std::optional<EventSet> set = events(words, kinds, status);
+  if (!set) return status;
+  if (!o_.cgroups.empty() && !o_.all_cpus && o_.cpus.empty())
+    throw Error(ErrorKind::usage, "-G/--cgroup: cgroups are traced across CPUs only: add -a or -C");
+  if (std::find(kinds.begin(), kinds.end(), TraceEvent::Kind::sys_enter) != kinds.end())
+    load_enter_formats(words);
+  runtime::Target t = target(set->events.size());
+  std::string call_graph = o_.call_graph.empty() && o_.max_stack ? "dwarf" : o_.call_graph;  // perf's
+  runtime::SamplingOptions so = sampling(words, kinds, *set, t, call_graph);
+  auto sampler = runtime::Sampler::open(*set, t, so);
+  if (!said_failures(sampler, *set)) return 3;
+  if (!o_.output.empty()) {
+    out_ = std::fopen(o_.output.c_str(), "w");
+    if (!out_)
+      throw Error(ErrorKind::io, fmt::format("cannot write '{}': {}", o_.output, std::strerror(errno)));
+  }
+  record::Tracepoints formats_of_events = record::Tracepoints::from_tracefs(machine_, *set);
+  record::Formats formats;
+  std::vector<TraceEvent> trace_events;
+  for (std::size_t i = 0; i < set->events.size(); ++i) {
+    if (!sampler.opened(i)) continue;
+    formats.add(sampler.attrs()[i], sampler.ids()[i]);
+    const auto& e = set->events[i];
+    trace_events.push_back({kinds[i], e.tracepoint.empty() ? e.name : e.tracepoint,
+                            formats_of_events.find(e.attr), e.max_events});
+  }
+  if (!call_graph.empty() || !o_.pagefaults.empty())
+    start_symbols(sampler, formats, t, !call_graph.empty() && call_graph != "fp");
+  bool close_traced = words.syscalls.empty() || words.negated;
+  if (auto close = spec::syscall_number("close"))
+    for (long id : words.syscalls) close_traced |= !words.negated && id == *close;
+  TraceOptions options{
+      .summary = o_.summary_only || o_.with_summary || o_.errno_summary,
+      .summary_only = o_.summary_only || (o_.errno_summary && !o_.with_summary),
+      .errno_summary = o_.errno_summary,
+      .failure_only = o_.failure_only,
+      .min_duration_ms = o_.duration_ms,
+      .max_events = o_.max_events,
+      .show_comm = o_.comm,
+      .multiple_threads = t.inherit || t.kind == runtime::Target::Kind::cpus || t.threads.size() > 1,
+      .fd_paths = close_traced,
+      .max_stack = o_.max_stack ? o_.max_stack : 127};
+  TraceHost host = host_of();
   std::FILE* out = out_;
   SyscallTrace trace(std::move(trace_events), options, std::move(host), [out](std::string_view text) {
     std::fwrite(text.data(), 1, text.size(), out);

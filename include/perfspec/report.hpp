@@ -37,6 +37,9 @@ struct ReportOptions {
   /// Callchain graphs under each row where the samples have callchains (perf's -g graph; false is -g
   /// none).
   bool graph = true;
+  /// Each chain of a row on one line under it, `PCT frame;frame;...`, instead of its graph (perf's -g
+  /// folded): the chains that end where the samples are, by their period, most first.
+  bool folded = false;
   /// Graphs from the outermost caller (caller) or from the sampled function (callee); unset: caller
   /// with children, callee without, as perf.
   std::optional<bool> caller{};
@@ -48,6 +51,9 @@ struct ReportOptions {
   bool quiet = false;    ///< rows only (perf's -q)
   /// The header block was printed before the report (perf's --header): no line saying how to see it.
   bool header_shown = false;
+  /// perf's --pid / --tid: only the rows of these processes' or threads' samples (none given: all); the
+  /// header's counts and the percentages stay those of every sample, as perf's.
+  std::vector<std::int32_t> pids{}, tids{};
   /// perf report's --time as given: each event's Samples line says "(time slices: ...)".
   std::string time_slices{};
 };

@@ -27,8 +27,8 @@ struct TopOptions {
 struct TopSample {
   std::string_view comm;  ///< the thread's name
   int pid = 0;
-  std::string_view dso;     ///< the binary as perf names it (Location::dso); empty when none maps it
-  std::string_view symbol;  ///< empty when the binary has none there
+  std::string_view dso;       ///< the binary as perf names it (Location::dso); empty when none maps it
+  std::string_view symbol;    ///< empty when the binary has none there
   std::uint64_t address = 0;  ///< in the binary's terms (shown when there is no symbol)
   char level = '.';           ///< 'k' kernel, '.' user
   std::uint64_t period = 1;
@@ -58,7 +58,8 @@ class TopTable {
   /// The screen, `columns` wide and at most `lines` high: the header line (samples, event, frequency,
   /// event count, records lost since the last screen and in all), the column names, and the entries by
   /// period, most first.
-  std::string screen(std::size_t columns, std::size_t lines, std::uint64_t lost = 0, std::uint64_t lost_total = 0) const;
+  std::string screen(std::size_t columns, std::size_t lines, std::uint64_t lost = 0,
+                     std::uint64_t lost_total = 0) const;
   /// Samples added since the start.
   std::uint64_t samples() const;
 

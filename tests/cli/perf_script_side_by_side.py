@@ -85,7 +85,8 @@ SYM_FIELDS = [None, "comm,tid,time,event,ip,sym,symoff,dso", "ip,sym", "comm,ip,
               ["comm,tid,ip,sym,dso", "sw:ip,sym,symoff"]]
 # perf report --stdio (and perf's stackcollapse script, for recordings with callchains) on the same
 # recordings of processes in perf's chroot, against perfspec report: the rows, percentages and graphs
-REPORTS = [[], ["--no-children", "--sort", "dso,sym"], ["-g", "none", "--sort", "pid,dso,sym", "-n", "--percent-limit", "1"]]
+REPORTS = [[], ["--no-children", "--sort", "dso,sym"], ["-g", "none", "--sort", "pid,dso,sym", "-n", "--percent-limit", "1"],
+           ["-g", "folded"], ["--no-children", "-g", "folded,0.1,caller"]]
 STACKCOLLAPSE = "/usr/lib/perf-core/scripts/python/stackcollapse.py"
 
 

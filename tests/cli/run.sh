@@ -1243,6 +1243,11 @@ report_check report-callchain-none callchain report_callchain_none.txt -g none
 report_check report-callchain-caller callchain report_callchain_caller.txt --no-children -g caller,5
 report_check report-callchain-sort callchain report_callchain_sort.txt --no-children --sort dso,sym --percent-limit 2 -n
 report_check report-callchain-sym callchain report_callchain_sym.txt --sort sym,comm
+report_check report-callchain-folded callchain report_callchain_folded.txt -g folded
+report_check report-callchain-folded-caller callchain report_callchain_folded_caller.txt --no-children -n -g folded,1,caller
+report_check report-callchain-tid callchain report_callchain_tid.txt --no-children --tid 28808 -n
+report_check report-callchain-tid-none callchain report_callchain_tid_none.txt --tid 1
+report_check report-callchain-inverted callchain report_callchain_inverted.txt -G --no-children
 report_check report-addr addr report_addr.txt
 report_check report-callchain-pipe callchain_pipe report_callchain_pipe.txt
 report_check report-addr-pid addr report_addr_pid.txt --sort pid,dso -n
