@@ -29,6 +29,7 @@
 #include "runtime/cpulist.hpp"
 #include "runtime/process.hpp"
 #include "tools/control.hpp"
+#include "tools/live.hpp"
 #include "tools/report.hpp"
 #include "tools/signals.hpp"
 
@@ -67,34 +68,8 @@ class KeyboardMode {
   bool active_ = false;
 };
 
-std::vector<int> ids_of(const std::string& list, const char* option) {
-  std::vector<int> out;
-  for (const auto& word : split_commas(list)) {
-    char* end = nullptr;
-    long n = std::strtol(word.c_str(), &end, 10);
-    if (word.empty() || *end != '\0' || n <= 0)
-      throw Error(ErrorKind::usage, fmt::format("{} {}: ids, comma-separated", option, list));
-    if (runtime::process_state(static_cast<int>(n)) != runtime::Process::running)
-      throw Error(ErrorKind::usage, fmt::format("no process or thread with id {} (or it has exited)", n));
-    out.push_back(static_cast<int>(n));
-  }
-  return out;
-}
-
 runtime::Target target_of(const TopCliOptions& o) {
-  if (!o.pids.empty() || !o.tids.empty()) {
-    std::vector<int> threads = ids_of(o.tids.empty() ? o.pids : o.tids, o.tids.empty() ? "-p" : "-t");
-    int first = threads.front();
-    if (o.tids.empty()) {
-      std::vector<int> all;
-      for (int pid : threads)
-        for (int tid : runtime::threads_of(pid)) all.push_back(tid);
-      threads = all;
-    }
-    auto t = runtime::Target::process(runtime::thread_group(first).value_or(first), o.tids.empty());
-    t.threads = threads;
-    return t;
-  }
+  if (!o.pids.empty() || !o.tids.empty()) return processes_target(o.pids, o.tids, true);
   return runtime::Target::system_wide(o.cpus.empty() ? std::vector<int>{} : runtime::parse_cpu_list(o.cpus));
 }
 
@@ -111,7 +86,6 @@ class Top {
   record::Formats formats_;
 
   runtime::Sampler open(EventSet& set, const runtime::Target& t, const runtime::SamplingOptions& so);
-  void synthesize(const runtime::Sampler& sampler, const runtime::Target& t);
   void place(std::span<const std::byte> bytes, record::Record& r, TopTable& table);
   void loop(runtime::Sampler& sampler, TopTable& table);
 };
@@ -144,37 +118,6 @@ runtime::Sampler Top::open(EventSet& set, const runtime::Target& t, const runtim
     if (f && !f->hint.empty()) std::fprintf(stderr, "  %s\n", f->hint.c_str());
   }
   return sampler;
-}
-
-// The kernel's text and the processes watched (all of them across the system), as perf synthesizes
-// them, so that samples of what ran before top began have their binaries and symbols.
-void Top::synthesize(const runtime::Sampler& sampler, const runtime::Target& t) {
-  std::size_t first = 0;
-  while (!sampler.opened(first)) ++first;
-  const Attr& attr = sampler.attrs()[first];
-  std::vector<std::byte> bytes;
-  runtime::synthesize_kernel(attr, bytes);
-  std::vector<int> pids;
-  if (t.kind == runtime::Target::Kind::cpus)
-    pids = runtime::numbered_entries("/proc");
-  else
-    for (int tid : t.threads) pids.push_back(runtime::thread_group(tid).value_or(tid));
-  std::sort(pids.begin(), pids.end());
-  pids.erase(std::unique(pids.begin(), pids.end()), pids.end());
-  for (int pid : pids) (void)runtime::synthesize_process(pid, attr, bytes);
-  record::Record r;
-  for (std::size_t at = 0; at + 8 <= bytes.size();) {
-    std::uint16_t size = 0;
-    std::memcpy(&size, bytes.data() + at + 6, sizeof size);
-    if (size < 8 || at + size > bytes.size()) break;
-    try {
-      formats_.decode(std::span<const std::byte>(bytes.data() + at, size), 0, r);
-      symbols_.apply(r);
-      threads_.apply(r);
-    } catch (const record::DecodeError&) {
-    }
-    at += size;
-  }
 }
 
 // The terminal's size, 80x24 when standard output is none.
@@ -282,7 +225,7 @@ int Top::run() {
                   .zero = o_.zero,
                   .event = sampler.events().events[static_cast<std::size_t>(&first - set.events.data())].name,
                   .frequency = o_.period ? 0 : o_.frequency});
-  synthesize(sampler, t);
+  follow_existing(sampler, formats_, t, symbols_, &threads_);
   loop(sampler, table);
   sampler.disable();
   return 0;

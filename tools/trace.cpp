@@ -30,6 +30,7 @@
 #include "runtime/cpulist.hpp"
 #include "runtime/process.hpp"
 #include "tools/control.hpp"
+#include "tools/live.hpp"
 #include "tools/record.hpp"
 #include "tools/report.hpp"
 #include "tools/signals.hpp"
@@ -159,31 +160,8 @@ std::optional<EventSet> Tracer::events(const EventWords& words, std::vector<Trac
 }
 
 runtime::Target Tracer::target(std::size_t events) {
-  auto numbers = [](const std::string& list, const char* option) {
-    std::vector<int> out;
-    for (const auto& word : split_commas(list)) {
-      char* end = nullptr;
-      long n = std::strtol(word.c_str(), &end, 10);
-      if (word.empty() || *end != '\0' || n <= 0)
-        throw Error(ErrorKind::usage, fmt::format("{} {}: ids, comma-separated", option, list));
-      if (runtime::process_state(static_cast<int>(n)) != runtime::Process::running)
-        throw Error(ErrorKind::usage, fmt::format("no process or thread with id {} (or it has exited)", n));
-      out.push_back(static_cast<int>(n));
-    }
-    return out;
-  };
   if (!o_.tids.empty() || !o_.pids.empty()) {
-    std::vector<int> threads = numbers(o_.tids.empty() ? o_.pids : o_.tids, o_.tids.empty() ? "-p" : "-t");
-    int first = threads.front();
-    if (o_.tids.empty()) {  // -p: every thread of each process
-      std::vector<int> all;
-      for (int pid : threads)
-        for (int tid : runtime::threads_of(pid)) all.push_back(tid);
-      threads = all;
-    }
-    auto t =
-        runtime::Target::process(runtime::thread_group(first).value_or(first), o_.tids.empty() && o_.inherit);
-    t.threads = threads;
+    auto t = processes_target(o_.pids, o_.tids, o_.inherit);
     if (!o_.command.empty()) child_ = std::make_unique<runtime::Command>(o_.command);
     return t;
   }
@@ -223,37 +201,11 @@ const record::Tracepoint* Tracer::enter_format(std::string_view syscall) {
   return it == enter_by_name_.end() ? nullptr : it->second;
 }
 
-// What existed before the trace began, for callchains and page faults: the kernel's text and the
-// processes traced (all of them across the system), as perf synthesizes them.
+// What existed before the trace began, for callchains and page faults (as perf synthesizes it).
 void Tracer::start_symbols(const runtime::Sampler& sampler, const record::Formats& formats,
                            const runtime::Target& t, bool unwind) {
   symbols_ = std::make_unique<record::Symbolizer>();
-  std::size_t first = 0;
-  while (!sampler.opened(first)) ++first;
-  const Attr& attr = sampler.attrs()[first];
-  std::vector<std::byte> bytes;
-  runtime::synthesize_kernel(attr, bytes);
-  std::vector<int> pids;
-  if (t.kind == runtime::Target::Kind::cpus) {
-    for (int pid : runtime::numbered_entries("/proc")) pids.push_back(pid);
-  } else if (!t.threads.empty()) {
-    for (int tid : t.threads) pids.push_back(runtime::thread_group(tid).value_or(tid));
-  }
-  std::sort(pids.begin(), pids.end());
-  pids.erase(std::unique(pids.begin(), pids.end()), pids.end());
-  for (int pid : pids) (void)runtime::synthesize_process(pid, attr, bytes);
-  record::Record r;
-  for (std::size_t at = 0; at + 8 <= bytes.size();) {
-    std::uint16_t size = 0;
-    std::memcpy(&size, bytes.data() + at + 6, sizeof size);
-    if (size < 8 || at + size > bytes.size()) break;
-    try {
-      formats.decode(std::span<const std::byte>(bytes.data() + at, size), 0, r);
-      symbols_->apply(r);
-    } catch (const record::DecodeError&) {
-    }
-    at += size;
-  }
+  follow_existing(sampler, formats, t, *symbols_, nullptr);
   if (unwind) unwinder_ = std::make_unique<record::Unwinder>(*symbols_);
 }
 

@@ -1,0 +1,80 @@
+// SPDX-License-Identifier: MIT
+// -p/-t targets and what existed before a live subcommand began (tools/live.hpp).
+#include "tools/live.hpp"
+
+#include <algorithm>
+#include <cstdlib>
+#include <cstring>
+
+#include <fmt/format.h>
+
+#include "runtime/process.hpp"
+#include "tools/control.hpp"
+
+namespace perfspec::tools {
+
+namespace {
+
+std::vector<int> ids_of(const std::string& list, const char* option) {
+  std::vector<int> out;
+  for (const auto& word : split_commas(list)) {
+    char* end = nullptr;
+    long n = std::strtol(word.c_str(), &end, 10);
+    if (word.empty() || *end != '\0' || n <= 0 || n > 0x7fffffff)
+      throw Error(ErrorKind::usage, fmt::format("{} {}: ids, comma-separated", option, list));
+    if (runtime::process_state(static_cast<int>(n)) != runtime::Process::running)
+      throw Error(ErrorKind::usage, fmt::format("no process or thread with id {} (or it has exited)", n));
+    out.push_back(static_cast<int>(n));
+  }
+  return out;
+}
+
+}  // namespace
+
+runtime::Target processes_target(const std::string& pids, const std::string& tids, bool inherit) {
+  const bool by_pid = tids.empty();
+  std::vector<int> threads = ids_of(by_pid ? pids : tids, by_pid ? "-p" : "-t");
+  int first = threads.front();
+  if (by_pid) {  // -p: every thread of each process
+    std::vector<int> all;
+    for (int pid : threads)
+      for (int tid : runtime::threads_of(pid)) all.push_back(tid);
+    threads = all;
+  }
+  auto t = runtime::Target::process(runtime::thread_group(first).value_or(first), by_pid && inherit);
+  t.threads = threads;
+  return t;
+}
+
+void follow_existing(const runtime::Sampler& sampler, const record::Formats& formats,
+                     const runtime::Target& target, record::Symbolizer& symbols, record::Threads* threads) {
+  std::size_t first = 0;
+  while (first < sampler.events().events.size() && !sampler.opened(first)) ++first;
+  if (first == sampler.events().events.size()) return;
+  const Attr& attr = sampler.attrs()[first];
+  std::vector<std::byte> bytes;
+  runtime::synthesize_kernel(attr, bytes);
+  std::vector<int> pids;
+  if (target.kind == runtime::Target::Kind::cpus)
+    pids = runtime::numbered_entries("/proc");
+  else
+    for (int tid : target.threads) pids.push_back(runtime::thread_group(tid).value_or(tid));
+  std::sort(pids.begin(), pids.end());
+  pids.erase(std::unique(pids.begin(), pids.end()), pids.end());
+  for (int pid : pids) (void)runtime::synthesize_process(pid, attr, bytes);
+  record::Record r;
+  for (std::size_t at = 0; at + 8 <= bytes.size();) {
+    std::uint16_t size = 0;
+    std::memcpy(&size, bytes.data() + at + 6, sizeof size);
+    if (size < 8 || at + size > bytes.size()) break;
+    try {
+      formats.decode(std::span<const std::byte>(bytes.data() + at, size), 0, r);
+      symbols.apply(r);
+      if (threads) threads->apply(r);
+    } catch (const record::DecodeError&) {  // a record of a process that changed as it was read
+    }
+    at += size;
+  }
+}
+
+}  // namespace perfspec::tools
