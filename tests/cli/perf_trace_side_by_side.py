@@ -156,7 +156,14 @@ def main():
                 i = options.index("OUT")
                 perf_opts[i] = same + "/perf.out"
                 ours_opts[i] = same + "/ours.out"
-            pst, pout, perf_text = run([args.perf, "trace"] + perf_opts + [prog])
+            # perf 6.12 itself sometimes dies of a signal (seen in a fresh chroot: "assertion failed at
+            # util/build-id.c:954", then "stack smashing detected", as it adds the program to its build-id
+            # cache): the reference is what failed, so it is run again (its words are shown)
+            for attempt in range(4):
+                pst, pout, perf_text = run([args.perf, "trace"] + perf_opts + [prog])
+                if pst >= 0:
+                    break
+                print(f"{name}: perf 6.12 died of signal {-pst} (attempt {attempt + 1}): {perf_text[:200]!r}")
             ost, oout, ours_text = run([perfspec, "trace"] + ours_opts + [prog])
             if "OUT" in options:
                 perf_text = open(os.path.join(inside, "perf.out")).read()
