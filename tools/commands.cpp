@@ -191,7 +191,7 @@ void ReportCommand::add(CLI::App& parent) {
 
 int ReportCommand::run() {
   if (no_call_graph) ro.call_graph = "none";
-  if (inverted) ro.call_graph += ro.call_graph.empty() ? "caller" : ",caller";
+  ro.inverted = inverted;
   if (children) ro.children = true;
   if (no_children) ro.children = false;
   return perfspec::tools::run_report(ro);

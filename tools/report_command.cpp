@@ -152,14 +152,6 @@ record::Profile read_profile(record::PerfData& file, const ReportCliOptions& opt
   }
   if (options.format == "text" && ro.children == false && !ro.graph) po.callchains = false;
   auto profile = record::Profile::read(file, po);
-  // perf says so too, and reports all the same
-  if (!options.call_graph.empty() && ro.graph &&
-      std::none_of(file.events().begin(), file.events().end(),
-                   [](const record::FileEvent& e) { return e.attr.sample_type & record::sample_callchain; }))
-    std::fputs(
-        "perfspec report: -g: the samples have no callchains (perf record -g or --call-graph records "
-        "them)\n",
-        stderr);
   return profile;
 }
 
@@ -172,6 +164,7 @@ int run_report(const ReportCliOptions& options) {
                    .samples = options.samples,
                    .quiet = options.quiet};
   if (!options.call_graph.empty()) call_graph(options.call_graph, ro);
+  if (options.inverted) ro.caller = true;
   for (auto [list, ids, option] :
        {std::tuple{&options.pids, &ro.pids, "--pid"}, std::tuple{&options.tids, &ro.tids, "--tid"}})
     for (const auto& word : list->empty() ? std::vector<std::string>{} : split(*list)) {
@@ -198,6 +191,22 @@ int run_report(const ReportCliOptions& options) {
   std::string header_text;
   if (header && !file.pipe()) header_text = header_block(file, options.input, options.show_info);
   ro.header_shown = header;
+  // Graphs asked for with -g (not -G) of a file whose samples have none: perf says so on standard
+  // error and stops, with status 0, after the header (a pipe's sample types are known only later)
+  if (options.format == "text" && !options.call_graph.empty() && ro.graph && !file.pipe() &&
+      std::none_of(file.events().begin(), file.events().end(), [](const record::FileEvent& e) {
+        return e.attr.sample_type & record::sample_callchain;
+      })) {
+    if (!options.quiet)
+      print(header
+                ? header_text
+                : "# To display the perf.data header info, please use --header/--header-only options.\n#\n");
+    std::fputs(
+        "Error:\nSelected -g or --branch-history.\nBut no callchain or branch data.\nDid you call 'perf "
+        "record' without -g or -b?\n",
+        stderr);
+    return 0;
+  }
   auto profile = read_profile(file, options, ro);
   if (options.format == "pprof") {
     write_pprof(pprof_profile(profile), options.output);

@@ -8,8 +8,6 @@
 
 #include "perfspec/perf_data.hpp"
 
-#include "perfspec/perf_data.hpp"
-
 namespace perfspec::tools {
 
 struct ReportCliOptions {
@@ -19,6 +17,7 @@ struct ReportCliOptions {
   std::string sort = "comm,dso,sym";
   std::optional<bool> children;  ///< --children / --no-children; unset: perf's default
   std::string call_graph;        ///< -g: graph|none|caller|callee[,PERCENT][,caller|callee]
+  bool inverted = false;         ///< -G: graphs from the caller, without asking for graphs as -g does
   double percent_limit = 0;
   bool samples = false;  ///< -n
   bool quiet = false;    ///< -q
