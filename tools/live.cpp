@@ -3,6 +3,7 @@
 #include "tools/live.hpp"
 
 #include <algorithm>
+#include <cerrno>
 #include <cstdlib>
 #include <cstring>
 
@@ -75,6 +76,14 @@ void follow_existing(const runtime::Sampler& sampler, const record::Formats& for
     }
     at += size;
   }
+}
+
+bool fall_back_from_cycles(Attr& attr, const std::optional<runtime::Failure>& failure, bool on_cpus) {
+  if (!failure || attr.type != 0 || attr.config != 0) return false;  // PERF_COUNT_HW_CPU_CYCLES
+  if (failure->error != ENOENT && failure->error != ENXIO && failure->error != ENODEV) return false;
+  attr.type = 1;                  // PERF_TYPE_SOFTWARE
+  attr.config = on_cpus ? 0 : 1;  // PERF_COUNT_SW_CPU_CLOCK, PERF_COUNT_SW_TASK_CLOCK
+  return true;
 }
 
 }  // namespace perfspec::tools

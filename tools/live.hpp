@@ -2,8 +2,13 @@
 #pragma once
 // What the live subcommands that follow processes share (trace, top): the processes or threads named
 // by -p/-t, and what existed before they began, synthesized as perf does for a Symbolizer.
+#include <cstdio>
+#include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
+
+#include "perfspec/event_set.hpp"
 
 #include "perfspec/record.hpp"
 #include "perfspec/runtime.hpp"
@@ -20,5 +25,32 @@ runtime::Target processes_target(const std::string& pids, const std::string& tid
 /// them, applied to `symbols` (and `threads`, when given) through `formats` (the sampler's attrs).
 void follow_existing(const runtime::Sampler& sampler, const record::Formats& formats,
                      const runtime::Target& target, record::Symbolizer& symbols, record::Threads* threads);
+
+/// perf's fallback for a cycles event the machine cannot count (ENOENT, ENXIO, ENODEV): the event, with
+/// its modifiers, becomes the timer of its target: cpu-clock on CPUs, task-clock on tasks (perf's
+/// evsel__fallback). True when `attr` was changed (the set is to be opened again).
+bool fall_back_from_cycles(Attr& attr, const std::optional<runtime::Failure>& failure, bool on_cpus);
+
+/// Each event of `set` that could not be opened, said on standard error with its reason and hint
+/// (`perfspec WHO: cannot VERB 'NAME': ENAME: meaning`); whether any opened. `opened(i)`: the
+/// sampler's or recording's.
+template <typename Opened>
+bool say_open_failures(std::string_view who, std::string_view verb, const EventSet& set,
+                       const std::vector<std::optional<runtime::Failure>>& failures, Opened&& opened) {
+  bool any = false;
+  for (std::size_t i = 0; i < set.events.size(); ++i) {
+    if (opened(i)) {
+      any = true;
+      continue;
+    }
+    const auto& f = failures[i];
+    std::fprintf(stderr, "perfspec %.*s: cannot %.*s '%s': %s%s%s\n", static_cast<int>(who.size()),
+                 who.data(), static_cast<int>(verb.size()), verb.data(), set.events[i].name.c_str(),
+                 f ? f->name.c_str() : "?", f && !f->meaning.empty() ? ": " : "",
+                 f ? f->meaning.c_str() : "");
+    if (f && !f->hint.empty()) std::fprintf(stderr, "  %s\n", f->hint.c_str());
+  }
+  return any;
+}
 
 }  // namespace perfspec::tools

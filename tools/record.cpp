@@ -33,6 +33,7 @@
 #include "runtime/cpulist.hpp"
 #include "runtime/process.hpp"
 #include "spec/sysfs_io.hpp"
+#include "tools/live.hpp"
 #include "tools/report.hpp"
 #include "tools/signals.hpp"
 
@@ -299,11 +300,8 @@ bool Recorder::fall_back(EventSet& set, const runtime::Recording& rec, const run
   for (std::size_t i = 0; i < set.events.size(); ++i) {
     Attr& a = set.events[i].attr;
     const auto& f = rec.failures()[i];
-    if (rec.opened(i) || !f || a.type != 0 || a.config != 0) continue;  // PERF_COUNT_HW_CPU_CYCLES
-    if (f->error != ENOENT && f->error != ENXIO && f->error != ENODEV) continue;
     const bool cpus = t.kind == runtime::Target::Kind::cpus;
-    a.type = 1;               // PERF_TYPE_SOFTWARE
-    a.config = cpus ? 0 : 1;  // PERF_COUNT_SW_CPU_CLOCK, PERF_COUNT_SW_TASK_CLOCK
+    if (rec.opened(i) || !fall_back_from_cycles(a, f, cpus)) continue;
     if (o_.verbose > 0)
       std::fprintf(stderr,
                    "perfspec record: '%s' cannot be opened (%s): sampling %s instead, as perf falls back\n",
@@ -325,14 +323,8 @@ std::optional<runtime::Recording> Recorder::open(EventSet set, const runtime::Ta
   auto rec = runtime::Recording::open(machine_, set, t, options);
   if (fall_back(set, rec, t)) rec = runtime::Recording::open(machine_, set, t, options);
   if (o_.verbose > 1) std::fputs(to_text(rec.events()).c_str(), stderr);
-  for (std::size_t i = 0; i < rec.events().events.size(); ++i) {
-    if (rec.opened(i)) continue;
-    const auto& f = rec.failures()[i];
-    std::fprintf(stderr, "perfspec record: cannot sample '%s': %s%s%s\n", rec.events().events[i].name.c_str(),
-                 f ? f->name.c_str() : "?", f && !f->meaning.empty() ? ": " : "",
-                 f ? f->meaning.c_str() : "");
-    if (f && !f->hint.empty()) std::fprintf(stderr, "  %s\n", f->hint.c_str());
-  }
+  (void)say_open_failures("record", "sample", rec.events(), rec.failures(),
+                          [&](std::size_t i) { return rec.opened(i); });
   if (!rec.sampling()) return std::nullopt;
   return rec;
 }

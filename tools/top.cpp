@@ -93,30 +93,22 @@ class Top {
 // perf's fallback for cycles where the machine has no such counter: cpu-clock with its modifiers.
 runtime::Sampler Top::open(EventSet& set, const runtime::Target& t, const runtime::SamplingOptions& so) {
   auto sampler = runtime::Sampler::open(set, t, so);
+  const bool cpus = t.kind == runtime::Target::Kind::cpus;
   bool changed = false;
   for (std::size_t i = 0; i < set.events.size(); ++i) {
     Attr& a = set.events[i].attr;
-    const auto& f = sampler.failures()[i];
-    if (sampler.opened(i) || !f || a.type != 0 || a.config != 0) continue;
-    if (f->error != ENOENT && f->error != ENXIO && f->error != ENODEV) continue;
-    a.type = 1;
-    a.config = 0;  // PERF_COUNT_SW_CPU_CLOCK
+    if (sampler.opened(i) || !fall_back_from_cycles(a, sampler.failures()[i], cpus)) continue;
     // named as perf names it then: by the attr, `P` having asked for the most precise (3), which a
     // software event takes
     if (set.events[i].precise_max) a.precise_ip = 3;
-    set.events[i].name = "cpu-clock" + (a.precise_ip ? ":" + std::string(a.precise_ip, 'p') : std::string());
+    set.events[i].name = std::string(cpus ? "cpu-clock" : "task-clock") +
+                         (a.precise_ip ? ":" + std::string(a.precise_ip, 'p') : std::string());
     set.events[i].pmu = "software";
     changed = true;
   }
   if (changed) sampler = runtime::Sampler::open(set, t, so);
-  for (std::size_t i = 0; i < set.events.size(); ++i) {
-    if (sampler.opened(i)) continue;
-    const auto& f = sampler.failures()[i];
-    std::fprintf(stderr, "perfspec top: cannot sample '%s': %s%s%s\n", set.events[i].name.c_str(),
-                 f ? f->name.c_str() : "?", f && !f->meaning.empty() ? ": " : "",
-                 f ? f->meaning.c_str() : "");
-    if (f && !f->hint.empty()) std::fprintf(stderr, "  %s\n", f->hint.c_str());
-  }
+  (void)say_open_failures("top", "sample", set, sampler.failures(),
+                          [&](std::size_t i) { return sampler.opened(i); });
   return sampler;
 }
 
