@@ -30,6 +30,7 @@ struct SyscallTrace::Impl {
   std::vector<std::uint64_t> printed_per_event;
   std::string text;
   bool stop = false;
+  bool syscalls_traced = false;  // tracepoint lines then have an empty duration column, as perf's
 
   Impl(std::vector<TraceEvent> e, TraceOptions o, TraceHost h, std::function<void(std::string_view)> w)
       : events(std::move(e)),
@@ -39,6 +40,7 @@ struct SyscallTrace::Impl {
         args(host, options.fd_paths),
         printed_per_event(events.size(), 0) {
     args.comm = [this](int tid, bool ask_host) { return comm(tid, ask_host); };
+    for (const auto& event : events) syscalls_traced |= event.kind == TraceEvent::Kind::sys_enter;
   }
 
   std::string comm(int tid, bool ask_host) {
@@ -250,8 +252,6 @@ void SyscallTrace::Impl::tracepoint(const record::Sample& s, std::size_t index) 
   interrupted_entry();
   text +=
       s.time > 0 ? fmt::format("{:10.3f} ", static_cast<double>(s.time - base_time) / 1e6) : "         ? ";
-  bool syscalls_traced = false;
-  for (const auto& other : events) syscalls_traced |= other.kind == TraceEvent::Kind::sys_enter;
   if (syscalls_traced) text += "(         ): ";
   comm_tid(static_cast<int>(s.tid));
   text += e.name + "(";

@@ -29,7 +29,6 @@ enum class Fmt : std::uint8_t {
   filename,
   pid,
   mode,
-  char_array,
   accmode,
   open_flags,
   mmap_prot,
@@ -151,8 +150,7 @@ Fmt by_type(std::string_view type, std::string_view name) {
   if (pointer || name.find("addr") != std::string_view::npos) return Fmt::ptr;
   if (type == "pid_t") return Fmt::pid;
   if (type == "umode_t") return Fmt::mode;
-  if (type.find('[') != std::string_view::npos && type.find("char") != std::string_view::npos)
-    return Fmt::char_array;
+  // (char arrays, perf's SCA_CHAR_ARRAY, are decoded as strings and printed quoted before this rule)
   if ((type == "int" || type == "unsigned int" || type == "long") && name.ends_with("fd")) return Fmt::fd;
   return Fmt::dec;
 }
@@ -195,7 +193,6 @@ std::string arg_text(const ArgFmt& a, Fmt fmt, std::uint64_t value, int index, P
       return out;
     }
     case Fmt::mode: return flags_text(value & 0xffffffff, mode_bits);
-    case Fmt::char_array: return fmt::format("\"{}\"", value);
     case Fmt::accmode: return access_mode_text(value);
     case Fmt::open_flags:
       if (!(value & 0100)) p.mask |= static_cast<std::uint8_t>(1u << (index + 1));  // no O_CREAT: no mode

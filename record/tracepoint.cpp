@@ -400,22 +400,25 @@ std::string_view Tracepoint::system() const { return ev(event_)->system; }
 std::string_view Tracepoint::name() const { return ev(event_)->name; }
 std::string Tracepoint::full_name() const { return fmt::format("{}:{}", system(), name()); }
 
-std::vector<std::string_view> Tracepoint::field_names(bool common) const {
+namespace {
+
+// A member (name, type) of each field of `e`, in format order, the common fields first when asked.
+std::vector<std::string_view> field_texts(const tep_event* e, bool common, char* tep_format_field::*member) {
   std::vector<std::string_view> out;
-  const tep_event* e = ev(event_);
   if (common)
-    for (const tep_format_field* f = e->format.common_fields; f; f = f->next) out.emplace_back(f->name);
-  for (const tep_format_field* f = e->format.fields; f; f = f->next) out.emplace_back(f->name);
+    for (const tep_format_field* f = e->format.common_fields; f; f = f->next) out.emplace_back(f->*member);
+  for (const tep_format_field* f = e->format.fields; f; f = f->next) out.emplace_back(f->*member);
   return out;
 }
 
+}  // namespace
+
+std::vector<std::string_view> Tracepoint::field_names(bool common) const {
+  return field_texts(ev(event_), common, &tep_format_field::name);
+}
+
 std::vector<std::string_view> Tracepoint::field_types(bool common) const {
-  std::vector<std::string_view> out;
-  const tep_event* e = ev(event_);
-  if (common)
-    for (const tep_format_field* f = e->format.common_fields; f; f = f->next) out.emplace_back(f->type);
-  for (const tep_format_field* f = e->format.fields; f; f = f->next) out.emplace_back(f->type);
-  return out;
+  return field_texts(ev(event_), common, &tep_format_field::type);
 }
 
 std::vector<TracepointField> Tracepoint::decode(std::span<const std::byte> raw, bool common,

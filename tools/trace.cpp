@@ -42,10 +42,15 @@ namespace {
 // The -e words as perf trace reads them: each comma-separated word that names system calls (a name or
 // a glob of names) goes to the system call list, a `!` before a list's first word negates it, and the
 // other words, joined again, are an event list (so `net:x/nr=3,max-stack=16/` stays one event).
+struct EventList {
+  std::string text;                 // the words that are no system calls, joined again
+  std::string written;              // the -e as the user wrote it
+  std::vector<std::uint32_t> from;  // per byte of text, where it is in `written` (errors point there)
+};
 struct EventWords {
   std::vector<long> syscalls;
   bool negated = false;
-  std::vector<std::string> events;  // one event list per -e that had events
+  std::vector<EventList> events;  // one per -e that had events
 };
 
 // The system calls by the names the kernel's tracepoints give them: libaudit names a few by their
@@ -68,22 +73,33 @@ EventWords split_event_words(const std::vector<std::string>& lists,
                              const std::vector<std::pair<long, std::string>>& all) {
   EventWords out;
   for (const auto& list : lists) {
-    std::string text = list;
-    if (!text.empty() && text.front() == '!') {
+    std::size_t at = 0;
+    if (!list.empty() && list.front() == '!') {
       out.negated = true;
-      text.erase(0, 1);
+      at = 1;
     }
-    std::string events;
-    for (const auto& word : split_commas(text)) {
+    EventList events{{}, list, {}};
+    while (at <= list.size()) {
+      std::size_t comma = std::min(list.find(',', at), list.size());
+      std::string word = list.substr(at, comma - at);
       bool matched = false;
       for (const auto& [number, name] : all)
         if (name == word || fnmatch(word.c_str(), name.c_str(), 0) == 0) {
           out.syscalls.push_back(number);
           matched = true;
         }
-      if (!matched) events += (events.empty() ? "" : ",") + word;
+      if (!matched) {
+        if (!events.text.empty()) {
+          events.text += ',';
+          events.from.push_back(static_cast<std::uint32_t>(at - 1));
+        }
+        events.text += word;
+        for (std::size_t i = 0; i < word.size(); ++i)
+          events.from.push_back(static_cast<std::uint32_t>(at + i));
+      }
+      at = comma + 1;
     }
-    if (!events.empty()) out.events.push_back(events);
+    if (!events.text.empty()) out.events.push_back(std::move(events));
   }
   return out;
 }
@@ -111,6 +127,7 @@ class Tracer {
   std::vector<runtime::Fd> cgroup_fds_;
   record::Tracepoints enter_formats_;
   std::map<std::string, const record::Tracepoint*, std::less<>> enter_by_name_;
+  std::unique_ptr<std::FILE, int (*)(std::FILE*)> file_{nullptr, &std::fclose};  // -o
   std::FILE* out_ = stderr;
   std::vector<std::pair<long, std::string>> syscall_names_;  // by number
   std::unique_ptr<record::Symbolizer> symbols_;  // callchains and page faults: where addresses lie
@@ -138,11 +155,18 @@ std::optional<EventSet> Tracer::events(const EventWords& words, std::vector<Trac
     kinds.insert(kinds.end(), one.events.size(), kind.value_or(Kind::tracepoint));
     set.append(std::move(one));
   };
-  for (const auto& text : words.events) {
+  for (const auto& list : words.events) {
     try {
-      add(text, std::nullopt);
-    } catch (const Error& e) {  // drawn under the -e it is in
-      status = report_error(e, text, ErrorFormat::text);
+      add(list.text, std::nullopt);
+    } catch (const Error& e) {  // drawn under the -e as written (its system call words left out to resolve)
+      if (!e.positioned() || list.from.empty()) {
+        status = report_error(e, list.written, ErrorFormat::text);
+      } else {
+        auto to = [&](std::uint32_t i) { return list.from[std::min<std::size_t>(i, list.from.size() - 1)]; };
+        Span span{to(e.span().begin),
+                  e.span().end > e.span().begin ? to(e.span().end - 1) + 1 : to(e.span().begin)};
+        status = report_error(Error(e.kind(), e.message(), span, e.help()), list.written, ErrorFormat::text);
+      }
       return std::nullopt;
     }
   }
@@ -209,25 +233,49 @@ void Tracer::start_symbols(const runtime::Sampler& sampler, const record::Format
   if (unwind) unwinder_ = std::make_unique<record::Unwinder>(*symbols_);
 }
 
-// Until the target has gone, the command has ended, --max-events is reached or a stop signal came.
+// Until the target has gone, the command has ended, --max-events is reached or a stop signal came. A
+// trace that cannot be written ends it (the command too, as perf ends its workload), as an error.
 void Tracer::loop(runtime::Sampler& sampler, const record::Formats& formats, SyscallTrace& trace) {
-  record::Record r;
+  // Each read takes the records of every buffer (one per CPU): they are printed in time order, as a
+  // thread that moved between CPUs entered and left its calls, not buffer after buffer.
+  struct Held {
+    std::vector<std::byte> bytes;  // a copy: the buffers are reused once read
+    record::Record record;         // decoded from `bytes` (a vector's move keeps its storage)
+    std::uint64_t time = 0;
+  };
+  std::vector<Held> held;
   auto consume = [&](std::span<const std::byte> bytes) {
-    if (trace.done()) return;
+    Held h{{bytes.begin(), bytes.end()}, {}, 0};
     try {
-      formats.decode(bytes, 0, r);
+      formats.decode(h.bytes, 0, h.record);
     } catch (const record::DecodeError&) {
       return;
     }
-    if (symbols_) symbols_->apply(r);
-    trace.add(r);
+    const auto* s = h.record.get<record::Sample>();
+    h.time = s ? s->time : h.record.sample_id.time;
+    held.push_back(std::move(h));
+  };
+  auto read = [&] {
+    held.clear();
+    sampler.read(consume);
+    std::stable_sort(held.begin(), held.end(), [](const Held& a, const Held& b) { return a.time < b.time; });
+    for (const Held& h : held) {
+      if (trace.done()) break;
+      if (symbols_) symbols_->apply(h.record);
+      try {
+        trace.add(h.record);
+      } catch (const Error&) {  // the trace cannot be written: the command is not left running
+        if (child_ && !child_->exited()) child_->signal(SIGTERM);
+        throw;
+      }
+    }
   };
   for (;;) {
     auto p = sampler.poll(100);
-    sampler.read(consume);
+    read();
     if (trace.done() || p.state == runtime::Wakeup::target_gone || p.state == runtime::Wakeup::failed) break;
     if (child_ && child_->wait(0)) {
-      sampler.read(consume);
+      read();
       break;
     }
     if (signals_received) {
@@ -236,23 +284,6 @@ void Tracer::loop(runtime::Sampler& sampler, const record::Formats& formats, Sys
     }
   }
   if (child_ && !child_->exited() && trace.done()) child_->signal(SIGTERM);  // --max-events: done with it
-}
-
-// Each event that could not be opened, said with its reason; whether any opened.
-bool said_failures(const runtime::Sampler& sampler, const EventSet& set) {
-  bool any = false;
-  for (std::size_t i = 0; i < set.events.size(); ++i) {
-    if (sampler.opened(i)) {
-      any = true;
-      continue;
-    }
-    const auto& f = sampler.failures()[i];
-    std::fprintf(stderr, "perfspec trace: cannot trace '%s': %s%s%s\n", set.events[i].name.c_str(),
-                 f ? f->name.c_str() : "?", f && !f->meaning.empty() ? ": " : "",
-                 f ? f->meaning.c_str() : "");
-    if (f && !f->hint.empty()) std::fprintf(stderr, "  %s\n", f->hint.c_str());
-  }
-  return any;
 }
 
 // How the events are opened: what each sample holds (callchains as --call-graph says), one wakeup
@@ -331,11 +362,14 @@ int Tracer::run() {
   std::string call_graph = o_.call_graph.empty() && o_.max_stack ? "dwarf" : o_.call_graph;  // perf's
   runtime::SamplingOptions so = sampling(words, kinds, *set, t, call_graph);
   auto sampler = runtime::Sampler::open(*set, t, so);
-  if (!said_failures(sampler, *set)) return 3;
+  if (!say_open_failures("trace", "trace", *set, sampler.failures(),
+                         [&](std::size_t i) { return sampler.opened(i); }))
+    return 3;
   if (!o_.output.empty()) {
-    out_ = std::fopen(o_.output.c_str(), "w");
-    if (!out_)
+    file_.reset(std::fopen(o_.output.c_str(), "w"));
+    if (!file_)
       throw Error(ErrorKind::io, fmt::format("cannot write '{}': {}", o_.output, std::strerror(errno)));
+    out_ = file_.get();
   }
   record::Tracepoints formats_of_events = record::Tracepoints::from_tracefs(machine_, *set);
   record::Formats formats;
@@ -365,9 +399,11 @@ int Tracer::run() {
       .max_stack = o_.max_stack ? o_.max_stack : 127};
   TraceHost host = host_of();
   std::FILE* out = out_;
-  SyscallTrace trace(std::move(trace_events), options, std::move(host), [out](std::string_view text) {
-    std::fwrite(text.data(), 1, text.size(), out);
-    std::fflush(out);
+  std::string where = o_.output.empty() ? "standard error" : o_.output;
+  SyscallTrace trace(std::move(trace_events), options, std::move(host), [out, where](std::string_view text) {
+    // a trace that cannot be written is an error, never lines lost in silence (a full disk, /dev/full)
+    if (std::fwrite(text.data(), 1, text.size(), out) != text.size() || std::fflush(out) != 0)
+      throw Error(ErrorKind::io, fmt::format("cannot write '{}': {}", where, std::strerror(errno)));
   });
   catch_stop_signals();
   if (t.kind == runtime::Target::Kind::cpus || !t.threads.empty())
@@ -379,7 +415,8 @@ int Tracer::run() {
   loop(sampler, formats, trace);
   sampler.disable();
   trace.finish();
-  if (out_ != stderr) std::fclose(out_);
+  if (file_ && std::fclose(file_.release()) != 0)
+    throw Error(ErrorKind::io, fmt::format("cannot write '{}': {}", o_.output, std::strerror(errno)));
   if (auto l = sampler.losses(); l.lost || l.dropped)
     std::fprintf(stderr,
                  "perfspec trace: the kernel dropped %llu records into full buffers (-m for more pages)\n",

@@ -118,15 +118,6 @@ def summary_rows(text):
     return blocks
 
 
-def trace_output(cmd, pid_holder, out_file):
-    status, out, err = run(cmd)
-    text = err
-    if out_file and os.path.exists(out_file):
-        with open(out_file) as f:
-            text = f.read()
-    return status, out, text
-
-
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--perfspec", required=True)
@@ -159,12 +150,15 @@ def main():
             # perf 6.12 itself sometimes dies of a signal (seen in a fresh chroot: "assertion failed at
             # util/build-id.c:954", then "stack smashing detected", as it adds the program to its build-id
             # cache): the reference is what failed, so it is run again (its words are shown)
+            # Both are pinned to one CPU, and the program with them: perf reads its per-CPU buffers one
+            # after another, so a program that moved between CPUs can have its lines out of order there
+            pin = ["taskset", "-c", "0"]
             for attempt in range(4):
-                pst, pout, perf_text = run([args.perf, "trace"] + perf_opts + [prog])
+                pst, pout, perf_text = run(pin + [args.perf, "trace"] + perf_opts + [prog])
                 if pst >= 0:
                     break
                 print(f"{name}: perf 6.12 died of signal {-pst} (attempt {attempt + 1}): {perf_text[:200]!r}")
-            ost, oout, ours_text = run([perfspec, "trace"] + ours_opts + [prog])
+            ost, oout, ours_text = run(pin + [perfspec, "trace"] + ours_opts + [prog])
             if "OUT" in options:
                 perf_text = open(os.path.join(inside, "perf.out")).read()
                 ours_text = open(os.path.join(same, "ours.out")).read()
