@@ -1249,6 +1249,11 @@ report_check report-callchain-tid callchain report_callchain_tid.txt --no-childr
 report_check report-callchain-tid-none callchain report_callchain_tid_none.txt --tid 1
 report_check report-callchain-inverted callchain report_callchain_inverted.txt -G --no-children
 report_check report-addr addr report_addr.txt
+# graphs asked of samples without callchains: perf's error (status 0) for a file; a pipe's reported
+report_check report-addr-graph addr report_addr_graph.txt -g caller
+# (perf 6.12 names one address past the kernel's last symbol otherwise there: docs/perf-compatibility.md)
+expect report-pipe-graph grep -qxF '# Samples: 44  of event '"'task-clock'" <(
+  "$bin" report -i "$pd/pipe.data" --kallsyms "$pd/kallsyms" --symfs "$pd/no-binaries" -g 2>/dev/null)
 report_check report-callchain-pipe callchain_pipe report_callchain_pipe.txt
 report_check report-addr-pid addr report_addr_pid.txt --sort pid,dso -n
 report_check report-mixed mixed report_mixed.txt
@@ -1762,9 +1767,28 @@ if [ -d /sys/kernel/tracing/events/raw_syscalls ] || [ -d /sys/kernel/debug/trac
   "$bin" trace --no-syscalls -e 'sched:sched_process_exec/nr=1/' -- true 2>"$tr_dir/err"; status=$?
   expect trace-tracepoint-status [ "$status" = 0 ]
   expect trace-tracepoint grep -qE '^ +[0-9.]+ true/[0-9]+ sched:sched_process_exec\(filename: "[^"]*/true", pid: [0-9]+ \(true\), old_pid: [0-9]+ \(true\)\)$' "$tr_dir/err"
+  # -p: an existing process (a shell forking sleeps), its wait4 calls, until --max-events
+  sh -c 'while :; do sleep 0.05; done' & looper=$!
+  "$bin" trace -p "$looper" -e wait4 --max-events 2 -o "$tr_dir/p" 2>"$tr_dir/err"; status=$?
+  expect trace-p-status [ "$status" = 0 ]
+  expect trace-p-lines [ "$(grep -cE "^ +[0-9.]+ \( *[0-9.]+ ms\): sh/$looper wait4\(upid: -1, stat_addr: 0x[0-9a-f]+(, options: [A-Z|]+)?\) += ([0-9]+|-1 E[A-Z]+ \(.*\))$|^ +\? \( +\): sh/$looper  \.\.\. \[continued\]: wait4\(\)\) += ([0-9]+|-1 E[A-Z]+ \(.*\))$" "$tr_dir/p")" = 2 ]
+  # (-s prints no lines, so --max-events never ends it: Ctrl-C does, and the summary is printed then)
+  timeout --preserve-status -s INT 1 "$bin" trace -s -p "$looper" -e wait4,clone,clone3 -o "$tr_dir/s" 2>/dev/null; status=$?
+  expect trace-p-summary-interrupted [ "$status" = 130 ]
+  expect trace-p-summary grep -qE "^ sh \($looper\), [0-9]+ events, [0-9.]+%$" "$tr_dir/s"
+  expect trace-p-summary-row grep -qE '^   wait4 +[0-9]+ +[0-9]+ +[0-9.]+ ' "$tr_dir/s"
+  kill "$looper"; wait "$looper" 2>/dev/null
+  # a trace that cannot be written is an error, and the command is not left running
+  err=$("$bin" trace -o /dev/full -e openat -- cat /dev/null 2>&1); status=$?
+  expect trace-write-failure [ "$status" = 3 ] && expect trace-write-failure-text grep -qxF "perfspec: error: cannot write '/dev/full': No space left on device" <<<"$err"
   rm -rf "$tr_dir"
   err=$("$bin" trace -e 'nosuch:thing' -- true 2>&1); status=$?
   expect trace-bad-event-status [ "$status" = 1 ] && expect trace-bad-event grep -qF "event syntax error: 'nosuch:thing'" <<<"$err"
+  # an event beside system calls: the error points into the -e as written, past the system call words
+  err=$("$bin" trace -e 'openat,close,nosuch:thing' -- true 2>&1); status=$?
+  expect trace-bad-event-beside-calls-status [ "$status" = 1 ]
+  expect trace-bad-event-beside-calls grep -qxF "event syntax error: 'openat,close,nosuch:thing'" <<<"$err"
+  expect trace-bad-event-beside-calls-caret grep -qxF "$(printf '%34s' '')\\___ unknown tracepoint 'nosuch:thing'" <<<"$err"
 fi
 err=$("$bin" trace -G foo -- true 2>&1); status=$?
 expect trace-cgroup-needs-cpus [ "$status" = 2 ] && expect trace-cgroup-text grep -qF -- "-G/--cgroup: cgroups are traced across CPUs only: add -a or -C" <<<"$err"
@@ -1794,6 +1818,16 @@ if command -v tmux >/dev/null; then
   for _ in $(seq 1 50); do [ -s "$top_dir/status" ] && break; sleep 0.1; done
   expect top-q-quits [ "$(cat "$top_dir/status" 2>/dev/null)" = 0 ]
   expect top-q-leaves-the-process kill -0 "$busy"
+  # -e and -F: the header names the event and its frequency
+  tm kill-session -t top 2>/dev/null
+  tm new-session -d -s top3 -x 110 -y 8 "'$bin' top -e task-clock -F 499 -d 0.3 -p $busy -s sym; sleep 60"
+  for _ in $(seq 1 60); do
+    screen=$(tm capture-pane -p -t top3)
+    grep -q '^Overhead' <<<"$screen" && break
+    sleep 0.1
+  done
+  expect top-e-F-header grep -qE "^Samples: [0-9]+[KMG]? of event 'task-clock', 499 Hz, " <<<"$screen"
+  expect top-sort-sym grep -qE '^Overhead  Symbol$' <<<"$screen"
   # -p of a process that ends: top ends with it
   tm kill-session -t top 2>/dev/null
   sh -c 'sleep 1' & short=$!
