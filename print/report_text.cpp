@@ -22,7 +22,9 @@ using record::Profile;
 using report_detail::FrameKeys;
 using report_detail::Node;
 
-enum class Key { comm, pid, dso, sym, cpu };
+// ipc_null: perf's column of a --sort that names `symbol` in full, which a recording without branch
+// stacks leaves `-` (perf's sort_sym_ipc_null; it tells no entries apart that sym does not)
+enum class Key { comm, pid, dso, sym, cpu, ipc_null };
 
 std::vector<Key> sort_keys(const std::vector<std::string>& names) {
   std::vector<Key> keys;
@@ -42,6 +44,8 @@ std::vector<Key> sort_keys(const std::vector<std::string>& names) {
                   "perfspec report sorts by comm, pid, dso, sym (symbol) and cpu");
   }
   if (keys.empty()) throw Error(ErrorKind::usage, "--sort names no key", "for example: --sort comm,dso,sym");
+  if (std::any_of(names.begin(), names.end(), [](const std::string& n) { return n == "symbol"; }))
+    keys.push_back(Key::ipc_null);
   return keys;
 }
 
@@ -55,6 +59,7 @@ struct Entry {
   std::uint64_t address = 0;     // without a symbol: the address shown
   char level = '.';
   std::uint64_t self = 0, children = 0, samples = 0;
+  std::uint64_t sys = 0, usr = 0, guest = 0;  // of self: sampled in the kernel, in user space, else
   std::size_t max_depth = 0;
   Node graph;
 };
@@ -128,6 +133,7 @@ std::size_t Event::entry(const Profile::Stack& stack, std::uint32_t frame, bool 
           put(key_, 'A'), put(key_, address);
         break;
       case Key::cpu: put(key_, stack.cpu); break;
+      case Key::ipc_null: break;
     }
   }
   auto [it, made] = index_.try_emplace(key_, entries_.size());
@@ -147,6 +153,9 @@ void Event::credit(const Profile::Stack& stack) {
   std::size_t own = entry(stack, stack.self, true);
   Entry& e = entries_[own];
   e.self += stack.period, e.samples += stack.samples, e.max_depth = std::max(e.max_depth, frames.size());
+  // perf's he_stat__add_cpumode_period: by the sample's cpumode, which placed its own frame
+  const char level = profile_.frame(stack.self).level;
+  (level == 'k' ? e.sys : level == '.' ? e.usr : e.guest) += stack.period;
   if (children_) e.children += stack.period;
   if (graph_) {
     chain_.assign(frames.begin(), frames.end());
@@ -205,6 +214,7 @@ int Event::compare_key(Key k, const Entry& a, const Entry& b, bool collapsed) co
       if (a.frame->symbol || b.frame->symbol) return a.frame->symbol ? -1 : 1;
       return collapsed ? cmp(static_cast<std::int64_t>(a.address - b.address), std::int64_t{0}) : 0;
     case Key::cpu: return cmp(a.cpu, b.cpu);
+    case Key::ipc_null: return 0;
   }
   return 0;
 }
@@ -259,6 +269,7 @@ std::size_t width_of(Key k, const Widths& w) {
     case Key::dso: return w.dso;
     case Key::sym: return w.sym;
     case Key::cpu: return 3;
+    case Key::ipc_null: return 20;
   }
   return 0;
 }
@@ -270,6 +281,7 @@ std::string_view header_of(Key k) {
     case Key::dso: return "Shared Object";
     case Key::sym: return "Symbol";
     case Key::cpu: return "CPU";
+    case Key::ipc_null: return "IPC   [IPC Coverage]";
   }
   return {};
 }
@@ -299,6 +311,7 @@ void Event::header(std::string& out, const Widths& w) const {
     column("Children", 8, true), column("Self", 8, true);
   else
     column("Overhead", 8, true);
+  if (options_.cpu_utilization) column("sys", 8, true), column("usr", 8, true);
   if (options_.samples) column("Samples", 12, true);
   for (Key k : sort_) column(header_of(k), std::max(width_of(k, w), header_of(k).size()), false);
   names.pop_back(), dots.pop_back();
@@ -325,6 +338,7 @@ void Event::row(std::string& out, const Entry& e, const Widths& w) const {
   };
   if (children_) percent(e.children);
   percent(e.self);
+  if (options_.cpu_utilization) percent(e.sys), percent(e.usr);
   if (options_.samples) fmt::format_to(std::back_inserter(out), "   {:11}", e.samples);
   for (std::size_t i = 0; i < sort_.size(); ++i) {
     std::string cell;
@@ -338,6 +352,7 @@ void Event::row(std::string& out, const Entry& e, const Widths& w) const {
       case Key::dso: cell = e.frame->dso.empty() ? "[unknown]" : e.frame->short_dso(); break;
       case Key::sym: sym_cell(cell, e); break;
       case Key::cpu: cell = e.has_cpu ? fmt::format("{:03}", e.cpu) : "-001"; break;
+      case Key::ipc_null: cell = "-      -"; break;
     }
     out += "  ";
     out += cell;
@@ -399,6 +414,31 @@ std::string report_text(const Profile& profile, const ReportOptions& options) {
     event.gather();
     event.order();
     event.print(out);
+  }
+  return out;
+}
+
+std::string thread_counts_text(const Profile& profile) {
+  // perf's perf_read_values__display_pretty
+  const Profile::Reads& reads = profile.reads();
+  std::size_t pid_width = 3, tid_width = 3;
+  std::vector<std::size_t> widths;
+  for (const auto& name : reads.counters) widths.push_back(name.size());
+  for (const auto& t : reads.threads) {
+    pid_width = std::max(pid_width, fmt::formatted_size("{}", t.pid));
+    tid_width = std::max(tid_width, fmt::formatted_size("{}", t.tid));
+    for (std::size_t j = 0; j < t.values.size(); ++j)
+      widths[j] = std::max(widths[j], fmt::formatted_size("{}", t.values[j]));
+  }
+  std::string out = fmt::format("# {:>{}}  {:>{}}", "PID", pid_width, "TID", tid_width);
+  for (std::size_t j = 0; j < widths.size(); ++j)
+    out += fmt::format("  {:>{}}", reads.counters[j], widths[j]);
+  out += '\n';
+  for (const auto& t : reads.threads) {
+    out += fmt::format("  {:>{}}  {:>{}}", t.pid, pid_width, t.tid, tid_width);
+    for (std::size_t j = 0; j < widths.size(); ++j)
+      out += fmt::format("  {:>{}}", j < t.values.size() ? t.values[j] : 0, widths[j]);
+    out += '\n';
   }
   return out;
 }

@@ -68,6 +68,9 @@ struct Profile::Impl {
   Index frame_index, stack_index, comm_index;
   std::uint64_t lost = 0;          // LOST_SAMPLES
   std::uint64_t lost_records = 0;  // LOST
+  Reads reads;
+  std::vector<std::size_t> read_counter;  // by event: its index in reads.counters, npos before its first
+  std::unordered_map<std::uint64_t, std::size_t> read_thread;  // by pid << 32 | tid: in reads.threads
   bool pipe = false;
   std::unordered_map<std::int32_t, std::uint32_t> last_name;  // by tid: a comms() index
   std::string key, frame_key;                                 // a stack's and a frame's key, reused
@@ -90,6 +93,7 @@ struct Profile::Impl {
   std::uint32_t interned(const Location& where, std::uint64_t ip, std::uint16_t cpumode);
   std::uint32_t comm(std::string_view name);
   void sample(const PerfData& file, const Record& r, const Sample& s);
+  void read(const PerfData& file, const Record& r, const Read& rd);
   void callchain(const Sample& s);
 };
 
@@ -207,6 +211,7 @@ Profile Profile::read(PerfData& file, const ProfileOptions& options) {
     // losses as they happen, and perf only warns of them ("lost N chunks")
     if (auto* l = r.get<Lost>()) p.lost_records += l->lost;
     if (auto* l = r.get<LostSamples>()) p.lost += l->lost;
+    if (auto* rd = r.get<Read>()) p.read(file, r, *rd);
     p.symbols.apply(r);
     p.threads.apply(r);
   });
@@ -218,6 +223,29 @@ Profile Profile::read(PerfData& file, const ProfileOptions& options) {
     p.events[i].cpu = (attr.sample_type & sample_cpu) != 0;
   }
   return Profile(std::move(impl));
+}
+
+// perf report's process_read_event: the first value of the READ (its event's own) added to the
+// thread's count of the event the record names (the only event, in a file of one without ids)
+void Profile::Impl::read(const PerfData& file, const Record& r, const Read& rd) {
+  std::size_t event = r.attr;
+  if (event >= file.events().size()) {
+    if (file.events().size() != 1) return;
+    event = 0;
+  }
+  if (read_counter.size() < file.events().size()) read_counter.resize(file.events().size(), Record::npos);
+  std::size_t& counter = read_counter[event];
+  if (counter == Record::npos) {
+    counter = reads.counters.size();
+    reads.counters.push_back(file.event_name(event));
+  }
+  auto [at, added] = read_thread.try_emplace(std::uint64_t{rd.pid} << 32 | rd.tid, reads.threads.size());
+  if (added)
+    reads.threads.push_back(
+        {.pid = static_cast<std::int32_t>(rd.pid), .tid = static_cast<std::int32_t>(rd.tid), .values = {}});
+  ThreadCounts& thread = reads.threads[at->second];
+  if (thread.values.size() <= counter) thread.values.resize(counter + 1);
+  if (rd.values.size() > 0) thread.values[counter] += rd.values[0].value;
 }
 
 Profile::Profile(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
@@ -236,6 +264,7 @@ std::string_view Profile::thread_name(std::int32_t tid) const {
 bool Profile::pipe() const { return impl_->pipe; }
 std::uint64_t Profile::lost() const { return impl_->lost; }
 std::uint64_t Profile::lost_by_kernel() const { return impl_->lost_records; }
+const Profile::Reads& Profile::reads() const { return impl_->reads; }
 std::string Profile::build_id(std::string_view dso) const { return impl_->symbols.recorded_build_id(dso); }
 const std::vector<std::string>& Profile::problems() const { return impl_->symbols.problems(); }
 

@@ -121,6 +121,29 @@ int ScriptCommand::run() {
   return perfspec::tools::run_script(so);
 }
 
+namespace {
+
+// perf report's options beyond the table's keys and graphs
+void add_report_views(CLI::App* app, perfspec::tools::ReportCliOptions& ro) {
+  app->add_flag("-T,--threads", ro.threads,
+                "text: after the report, each thread's counts from the READ records (perf record -s)");
+  app->add_flag("--show-cpu-utilization", ro.cpu_utilization,
+                "text: sys and usr columns, the shares sampled in the kernel and in user space");
+  app->add_flag("--group", ro.group,
+                "text: accepted for recordings without groups (with: not supported yet)");
+  app->add_flag("--show-ref-call-graph", ro.ref_call_graph,
+                "accepted where every event or none has callchains (else: not supported yet)");
+  for (auto [name, flag, what] : {std::tuple{"--total-cycles", &ro.total_cycles, "--total-cycles"},
+                                  std::tuple{"--stitch-lbr", &ro.stitch_lbr, "--stitch-lbr (perf's warning)"},
+                                  std::tuple{"-b,--branch-stack", &ro.branch_stack, "-b (perf's error)"}})
+    app->add_flag(name, *flag,
+                  fmt::format("{} for recordings without branch stacks (with: not supported yet)", what));
+  app->add_flag("--mem-mode", ro.mem_mode,
+                "perf's error for recordings without memory accesses (with: not supported yet)");
+}
+
+}  // namespace
+
 void ReportCommand::add(CLI::App& parent) {
   app = parent.add_subcommand("report",
                               "a perf.data file's samples as perf report tables, folded stacks or pprof");
@@ -187,6 +210,7 @@ void ReportCommand::add(CLI::App& parent) {
       ->expected(0, 1)
       ->default_str("system")
       ->type_name("URLS");
+  add_report_views(app, ro);
 }
 
 int ReportCommand::run() {

@@ -133,6 +133,53 @@ void check_cli_options(const ReportCliOptions& options) {
                 "add --format pprof, or redirect standard output");
 }
 
+bool any_event(const record::PerfData& file, std::uint64_t sample_type_bit) {
+  return std::any_of(file.events().begin(), file.events().end(),
+                     [&](const record::FileEvent& e) { return (e.attr.sample_type & sample_type_bit) != 0; });
+}
+
+// perf's views perfspec cannot show yet: refused (usage) for a file with the data they would show;
+// without it they change nothing, as in perf (or perf refuses them: perf_refusal)
+void check_views(const record::PerfData& file, const ReportCliOptions& options) {
+  auto not_yet = [](std::string_view option, std::string_view why) {
+    throw Error(ErrorKind::usage, fmt::format("{}: {}: not supported yet", option, why));
+  };
+  if (options.group) {
+    auto groups = record::read_header_info(file).groups.value_or(std::vector<record::GroupInfo>{});
+    if (std::any_of(groups.begin(), groups.end(), [](const record::GroupInfo& g) { return g.members > 1; }))
+      not_yet("--group", "a group's members in columns of its leader's rows");
+  }
+  const bool all_callchains = std::all_of(
+      file.events().begin(), file.events().end(),
+      [](const record::FileEvent& e) { return (e.attr.sample_type & record::sample_callchain) != 0; });
+  if (options.ref_call_graph && any_event(file, record::sample_callchain) && !all_callchains)
+    not_yet("--show-ref-call-graph", "the graphs of events recorded without callchains");
+  if ((options.total_cycles || options.stitch_lbr || options.branch_stack) &&
+      any_event(file, record::sample_branch_stack))
+    not_yet(options.total_cycles ? "--total-cycles"
+            : options.stitch_lbr ? "--stitch-lbr"
+                                 : "-b",
+            "perfspec reports no branch stacks");
+  if (options.mem_mode && any_event(file, record::sample_data_src))
+    not_yet("--mem-mode", "the memory accesses' sort keys");
+}
+
+// What perf says, with status 0 after the header, of views the samples have no data for (perf's
+// report__setup_sample_type, in its order); none for a pipe, whose sample types come too late for perf
+const char* perf_refusal(const record::PerfData& file, const ReportCliOptions& options,
+                         const ReportOptions& ro) {
+  if (options.format != "text" || file.pipe()) return nullptr;
+  if (file.has_feature(record::Feature::auxtrace)) return nullptr;  // perf takes callchains from the trace
+  if (!options.call_graph.empty() && ro.graph && !any_event(file, record::sample_callchain))
+    return "Error:\nSelected -g or --branch-history.\nBut no callchain or branch data.\nDid you call 'perf "
+           "record' without -g or -b?\n";
+  if (options.branch_stack && !any_event(file, record::sample_branch_stack))
+    return "Error:\nSelected -b but no branch data. Did you call perf record without -b?\n";
+  if (options.mem_mode && !any_event(file, record::sample_data_src))
+    return "Error:\nSelected --mem-mode but no mem data. Did you call perf record without -d?\n";
+  return nullptr;
+}
+
 // The samples gathered as the options ask (--time keeps some; a table of the samples' own functions
 // needs no callchain, nor their unwinding).
 record::Profile read_profile(record::PerfData& file, const ReportCliOptions& options, ReportOptions& ro) {
@@ -162,6 +209,7 @@ int run_report(const ReportCliOptions& options) {
                    .children = options.children,
                    .percent_limit = options.percent_limit,
                    .samples = options.samples,
+                   .cpu_utilization = options.cpu_utilization,
                    .quiet = options.quiet};
   if (!options.call_graph.empty()) call_graph(options.call_graph, ro);
   if (options.inverted) ro.caller = true;
@@ -191,22 +239,22 @@ int run_report(const ReportCliOptions& options) {
   std::string header_text;
   if (header && !file.pipe()) header_text = header_block(file, options.input, options.show_info);
   ro.header_shown = header;
-  // Graphs asked for with -g (not -G) of a file whose samples have none: perf says so on standard
-  // error and stops, with status 0, after the header (a pipe's sample types are known only later)
-  if (options.format == "text" && !options.call_graph.empty() && ro.graph && !file.pipe() &&
-      std::none_of(file.events().begin(), file.events().end(), [](const record::FileEvent& e) {
-        return e.attr.sample_type & record::sample_callchain;
-      })) {
+  // Graphs asked for with -g (not -G), --mem-mode, -b of a file whose samples have no such data: perf
+  // says so on standard error and stops, with status 0, after the header
+  if (const char* refusal = perf_refusal(file, options, ro)) {
     if (!options.quiet)
       print(header
                 ? header_text
                 : "# To display the perf.data header info, please use --header/--header-only options.\n#\n");
-    std::fputs(
-        "Error:\nSelected -g or --branch-history.\nBut no callchain or branch data.\nDid you call 'perf "
-        "record' without -g or -b?\n",
-        stderr);
+    std::fputs(refusal, stderr);
     return 0;
   }
+  check_views(file, options);
+  if (options.stitch_lbr)  // (a file with branch stacks was refused)
+    std::fputs(
+        "Warning:\nCan't find LBR callchain. Switch off --stitch-lbr.\nPlease apply --call-graph lbr when "
+        "recording.\n",
+        stderr);
   auto profile = read_profile(file, options, ro);
   if (options.format == "pprof") {
     write_pprof(pprof_profile(profile), options.output);
@@ -226,6 +274,7 @@ int run_report(const ReportCliOptions& options) {
     for (const auto& e : profile.events()) any = any || e.samples > 0;
     if (!any) std::fprintf(stderr, "Error:\nThe %s data has no samples!\n", options.input.c_str());
   }
+  if (options.threads && options.format == "text") text += thread_counts_text(profile);
   print(text);
   if (profile.lost_by_kernel() > 0)  // perf warns too: "Processed N events and lost M chunks!"
     std::fprintf(stderr, "perfspec: warning: the kernel lost %llu records of this recording (LOST records)\n",

@@ -30,6 +30,13 @@ struct ReportCliOptions {
   std::string time;                                             ///< --time
   std::string pids, tids;                                       ///< --pid, --tid: comma-separated
   bool header = false, header_only = false, show_info = false;  ///< --header, --header-only, -I
+  bool threads = false;          ///< -T: the READ records' counts per thread after the report
+  bool cpu_utilization = false;  ///< --show-cpu-utilization
+  /// perf's views of data perfspec cannot show yet, followed where the file has no such data (they
+  /// change nothing there, or perf refuses them there): --group, --show-ref-call-graph,
+  /// --total-cycles, --stitch-lbr, --mem-mode, -b
+  bool group = false, ref_call_graph = false, total_cycles = false, stitch_lbr = false, mem_mode = false,
+       branch_stack = false;
 };
 
 /// Runs `perfspec report`. Returns the exit status; throws perfspec::Error for a file that cannot be

@@ -107,6 +107,17 @@ class Profile {
   /// Records the kernel's LOST records say it dropped as they happened: the same losses as lost() in a
   /// file perf wrote, the only count in a file without LOST_SAMPLES (perf only warns of them).
   std::uint64_t lost_by_kernel() const;
+  /// The counts of the recording's PERF_RECORD_READ records (perf record -s: each thread's counts as
+  /// it exits), summed by thread and event: perf report -T's table.
+  struct ThreadCounts {
+    std::int32_t pid = 0, tid = 0;
+    std::vector<std::uint64_t> values;  ///< by counter (0 where the thread has no READ of it)
+  };
+  struct Reads {
+    std::vector<std::string> counters;  ///< the events' names, in the order their first READ came
+    std::vector<ThreadCounts> threads;  ///< in the order their first READ came
+  };
+  const Reads& reads() const;
   /// The build id the recording gives the binary `dso` (Frame::dso), lowercase hex; empty when none.
   std::string build_id(std::string_view dso) const;
   /// Binaries whose symbols could not be read, each once, with why (Symbolizer::problems).

@@ -48,7 +48,10 @@ struct ReportOptions {
   /// Rows under this percentage are left out (perf's --percent-limit; it also sets graph_percent).
   double percent_limit = 0;
   bool samples = false;  ///< a Samples column (perf's -n)
-  bool quiet = false;    ///< rows only (perf's -q)
+  /// sys and usr columns: the shares of the entry's own period sampled in the kernel and in user space
+  /// (perf's --show-cpu-utilization; a guest's samples are in neither, as perf's without guests)
+  bool cpu_utilization = false;
+  bool quiet = false;  ///< rows only (perf's -q)
   /// The header block was printed before the report (perf's --header): no line saying how to see it.
   bool header_shown = false;
   /// perf's --pid / --tid: only the rows of these processes' or threads' samples (none given: all); the
@@ -63,6 +66,9 @@ struct ReportOptions {
 /// graphs. perf's closing tip (a random line) is left out. Throws Error (usage) for a sort key it
 /// does not know.
 std::string report_text(const record::Profile& profile, const ReportOptions& options = {});
+/// perf report -T's table of the recording's READ records (Profile::reads): `# PID  TID` and each
+/// event's name, a row per thread, columns as wide as their widest text.
+std::string thread_counts_text(const record::Profile& profile);
 /// What report_text throws for options it cannot follow, before a file is read.
 void check_report_options(const ReportOptions& options);
 

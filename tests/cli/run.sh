@@ -1251,6 +1251,23 @@ report_check report-callchain-inverted callchain report_callchain_inverted.txt -
 report_check report-addr addr report_addr.txt
 # graphs asked of samples without callchains: perf's error (status 0) for a file; a pipe's reported
 report_check report-addr-graph addr report_addr_graph.txt -g caller
+# views of data the samples lack: perf's errors (status 0) and warning; views of data they have:
+# refused, not shown wrong
+report_check report-mem-mode-no-data callchain report_callchain_mem_mode.txt --mem-mode
+report_check report-branch-no-data callchain report_callchain_branch.txt -b
+report_check report-stitch-lbr-no-lbr callchain report_callchain_stitch_lbr.txt --stitch-lbr --no-children -g none
+err=$("$bin" report -i "$pd/mem.data" --mem-mode 2>&1); status=$?
+expect report-mem-mode-data [ "$status" = 2 ] && expect report-mem-mode-data-text grep -qxF \
+  "perfspec: error: --mem-mode: the memory accesses' sort keys: not supported yet" <<<"$err"
+err=$("$bin" report -i "$pd/group_read.data" --group 2>&1); status=$?
+expect report-group-data [ "$status" = 2 ] && expect report-group-data-text grep -qxF \
+  "perfspec: error: --group: a group's members in columns of its leader's rows: not supported yet" <<<"$err"
+expect report-group-no-groups cmp -s <("$bin" report -i "$pd/callchain.data" --kallsyms "$pd/kallsyms" \
+  --symfs "$pd/no-binaries" --group 2>&1) <(sed '/^--- stderr$/,$d' "$here/expected/report_callchain.txt")
+# a --sort naming symbol in full has perf's IPC column; sys and usr columns; -T's table of READ records
+report_check report-symbol-ipc callchain report_callchain_symbol.txt --no-children --sort dso,symbol -g none
+report_check report-cpu-utilization callchain report_callchain_cpu_utilization.txt --show-cpu-utilization --sort comm,dso -n
+report_check report-threads stat_read report_stat_read_threads.txt -T --no-children --sort comm,pid
 # (perf 6.12 names one address past the kernel's last symbol otherwise there: docs/perf-compatibility.md)
 expect report-pipe-graph grep -qxF '# Samples: 44  of event '"'task-clock'" <(
   "$bin" report -i "$pd/pipe.data" --kallsyms "$pd/kallsyms" --symfs "$pd/no-binaries" -g 2>/dev/null)
