@@ -12,7 +12,8 @@ was stopped, both run again with five times the time (perf's start with -a can t
 command it times).
 
 What is compared is how each ends: by itself with status 0 ("ok"), by itself with another status
-("failed N"), or still running when interrupted ("ran"). perf accepts a line when it ends ok or ran;
+("failed N"; also a line perf answers with its usage, which perf report does with status 0 for
+an unknown --sort key), or still running when interrupted ("ran"). perf accepts a line when it ends ok or ran;
 perfspec agrees on a line when it ends the same way. Lines of subcommands perfspec does not have
 (annotate, probe, ...) are counted apart.
 
@@ -20,6 +21,7 @@ Exit status: 0 when at least --target percent of the lines perf accepts agree (d
 report), 1 otherwise, 77 when perf 6.12 cannot run here (not root).
 """
 import argparse
+import re
 import os
 import shlex
 import signal
@@ -72,6 +74,9 @@ def run_one(cmd, cwd, seconds):
     try:
         out, err = p.communicate(timeout=seconds)
         how = "ok" if p.returncode == 0 else "failed"
+        # perf report prints an unknown --sort key's error and its usage, and exits 0: a refusal
+        if how == "ok" and re.search(rb"^ Usage: perf ", err, re.M):
+            how = "failed"
     except subprocess.TimeoutExpired:
         os.killpg(p.pid, signal.SIGINT)
         try:
