@@ -26,6 +26,10 @@ ScriptPrinter::ScriptPrinter(ScriptOptions options, const std::function<void(std
     throw Error(ErrorKind::usage,
                 "--time picks the samples to print; --summary counts every record of the file",
                 "leave out one of them");
+  if (options_.format == ScriptOptions::Format::json &&
+      (!options_.comms.empty() || !options_.symbols.empty()))
+    throw Error(ErrorKind::usage, "--comm and -S/--symbols pick samples of the text",
+                "leave out --format json");
   for (const std::string& f : options_.fields)
     fields_->spec.parse(f, [&](std::string_view warning) {
       if (options_.format == ScriptOptions::Format::text && warn) warn(warning);

@@ -73,13 +73,12 @@ std::string_view why_not(std::uint64_t field) {
   if (field & (out_dsoff | out_srccode | out_callindent))
     return "perfspec does not print source code, dso offsets or call indents";
   if (field & (out_brstacksym | out_brstackoff)) return "perfspec does not print branch stacks";
-  if (field & (out_brstack | out_brstackinsn | out_brstackinsnlen | out_brstackdisasm | out_brcntr))
+  if (field & (out_brstackinsn | out_brstackinsnlen | out_brstackdisasm | out_brcntr))
     return "perfspec does not print branch stacks";
   if (field & (out_insn | out_insnlen | out_disasm))
     return "perfspec does not read the binaries' instructions";
   if (field & (out_synth | out_ipc)) return "perfspec does not decode AUX-area traces";
   if (field & out_bpf_output) return "perfspec does not print BPF output";
-  if (field & out_metric) return "perfspec script does not compute metrics";
   if (field & (out_machine_pid | out_vcpu)) return "perfspec does not read guest machines";
   return "perfspec does not read the file's clock data";  // tod
 }
@@ -87,7 +86,8 @@ std::string_view why_not(std::uint64_t field) {
 constexpr std::string_view printable_list =
     "comm, tid, pid, time, cpu, misc, event, trace, ip, sym, symoff, dso, srcline, addr, period, iregs, "
     "uregs, "
-    "data_src, weight, ins_lat, retire_lat, phys_addr, data_page_size, code_page_size, cgroup";
+    "data_src, weight, ins_lat, retire_lat, phys_addr, data_page_size, code_page_size, cgroup, brstack, "
+    "metric (of samples without group reads)";
 
 [[noreturn]] void refuse(std::string message, std::string help = {}) {
   throw Error(ErrorKind::usage, std::move(message), std::move(help));

@@ -36,11 +36,11 @@ inline constexpr std::uint64_t out_comm = 1ULL << 0, out_tid = 1ULL << 1, out_pi
 /// The fields perfspec script prints. The others need source lines, the binaries' code, branch stacks,
 /// an AUX-area trace decoder, guest machines or clock data, which perfspec does not have yet; asking
 /// for one of them is an error (removing one from the defaults is not).
-inline constexpr std::uint64_t printable = out_comm | out_tid | out_pid | out_time | out_cpu | out_event |
-                                           out_trace | out_ip | out_sym | out_symoff | out_dso | out_srcline |
-                                           out_addr | out_period | out_iregs | out_uregs | out_data_src |
-                                           out_weight | out_phys_addr | out_misc | out_data_page_size |
-                                           out_code_page_size | out_ins_lat | out_retire_lat | out_cgroup;
+inline constexpr std::uint64_t printable =
+    out_comm | out_tid | out_pid | out_time | out_cpu | out_event | out_trace | out_ip | out_sym |
+    out_symoff | out_dso | out_srcline | out_addr | out_period | out_iregs | out_uregs | out_data_src |
+    out_weight | out_phys_addr | out_misc | out_data_page_size | out_code_page_size | out_ins_lat |
+    out_retire_lat | out_cgroup | out_brstack | out_metric;
 
 /// perf's field name of one field (output_field2str): empty for a mask of none or several.
 std::string_view field_name(std::uint64_t field);

@@ -47,7 +47,8 @@ void JsonPrinter::run() {
   Record r;
   while (file_.next(r)) {
     if (r.kind() == Type::header_attr && file_.pipe()) s_.pipe_attr(file_.events().size() - 1);
-    if (const auto* s = r.get<Sample>(); s && !s_.keeps(*s)) continue;  // --time
+    if (const auto* s = r.get<Sample>(); s ? !s_.keeps(*s) : !s_.keeps_other(r))
+      continue;  // --time, --cpu...
     json(r);
     b_.maybe_flush();
   }

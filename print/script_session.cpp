@@ -93,7 +93,44 @@ void Session::check_attr(const Attr& a, std::string_view name) {
 // (or it is an error, check_stype). A type named in a -F without a field (`sw:`) must have events.
 // Tracepoints print their callchains by default when some have one. In pipe mode there are no events
 // yet: pipe_attr() does the rest as their ATTRs come.
+bool Session::keeps(const record::Sample& s) const {
+  auto has = [](const std::vector<std::int32_t>& ids, std::int32_t id) {
+    return ids.empty() || std::find(ids.begin(), ids.end(), id) != ids.end();
+  };
+  return time_.keeps(s.has(record::sample_time) ? s.time : 0) &&
+         has(options_.pids, static_cast<std::int32_t>(s.pid)) &&
+         has(options_.tids, static_cast<std::int32_t>(s.tid)) && (cpus_.empty() || on_cpus(s.cpu));
+}
+
+// perf's perf_session__cpu_bitmap: the first event of each of perf's types must sample its CPU
+void Session::check_cpus() {
+  if (options_.cpus.empty()) return;
+  for (std::uint32_t type = 0; type < 6; ++type)  // PERF_TYPE_MAX
+    for (const FileEvent& e : file_.events())
+      if (e.attr.type == type) {
+        if (!(e.attr.sample_type & sample_cpu))
+          throw Error(ErrorKind::usage, "File does not contain CPU events. Remove -C option to proceed.");
+        break;
+      }
+  for (int cpu : options_.cpus) {
+    if (cpu < 0 || cpu >= 4096)  // perf's MAX_NR_CPUS
+      throw Error(ErrorKind::usage,
+                  fmt::format("Requested CPU {} too large. Consider raising MAX_NR_CPUS", cpu));
+    if (static_cast<std::size_t>(cpu) >= cpus_.size()) cpus_.resize(static_cast<std::size_t>(cpu) + 1);
+    cpus_[static_cast<std::size_t>(cpu)] = true;
+  }
+}
+
 void Session::check_output() {
+  check_cpus();
+  // perf's metric field: the metrics of the events' group reads of each sample (PERF_SAMPLE_READ),
+  // nothing without them
+  if (fields_any(out_metric))
+    for (const FileEvent& e : file_.events())
+      if (e.attr.sample_type & sample_read)
+        throw Error(ErrorKind::usage,
+                    "-F metric: not supported yet (perfspec script does not compute the metrics of the "
+                    "samples' group reads)");
   if (!options_.time.empty()) {
     const auto span = record::read_header_info(file_).sample_time;
     time_ = record::TimeRanges::parse(options_.time, span ? span->first : 0, span ? span->second : 0,
@@ -114,7 +151,9 @@ void Session::check_output() {
                               event_type_name(j)));
     if (first && t.fields) check_attr(first->attr, first->name);
   }
-  if (!file_.pipe())
+  if (options_.hide_call_graph)
+    use_callchain_ = false;
+  else if (!file_.pipe())
     use_callchain_ = std::any_of(events.begin(), events.end(),
                                  [](const FileEvent& e) { return e.attr.sample_type & sample_callchain; });
   if (use_callchain_ && !fields_[tracepoint].user_set)

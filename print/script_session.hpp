@@ -43,8 +43,12 @@ class Session {
   /// The format of a tracepoint event in the file's tracing data (nullptr: none, and perf prints no
   /// trace).
   const record::Tracepoint* tracepoint_of(const Attr& attr) const;
-  /// Whether --time keeps sample `s` (one without a time always is).
-  bool keeps(const record::Sample& s) const { return time_.keeps(s.has(record::sample_time) ? s.time : 0); }
+  /// Whether --time, --pid, --tid and --cpu keep sample `s` (one without a time always is for --time).
+  bool keeps(const record::Sample& s) const;
+  /// Whether --cpu keeps a record other than a sample: one without a CPU in its sample_id always is.
+  bool keeps_other(const record::Record& r) const {
+    return cpus_.empty() || !r.sample_id.has(record::sample_cpu) || on_cpus(r.sample_id.cpu);
+  }
 
  private:
   record::PerfData& file_;
@@ -54,7 +58,10 @@ class Session {
   script_fields::FieldSpec fields_;
   bool use_callchain_ = true;
   record::TimeRanges time_;  // --time
+  std::vector<bool> cpus_;   // --cpu: by CPU
+  bool on_cpus(std::uint32_t cpu) const { return cpu < cpus_.size() && cpus_[cpu]; }
 
+  void check_cpus();
   void check_attr(const Attr& a, std::string_view name);
   void check_stype(const Attr& a, std::string_view name, std::uint64_t sample_bits, std::string_view bit_name,
                    std::uint64_t field, bool allow_user_set);
@@ -70,6 +77,10 @@ class Layout {
   Buffer& b_;
   fmt::memory_buffer& out_;
 };
+
+/// A record other than a sample as perf script prints it after the line's start (perf's
+/// perf_event__fprintf): `PERF_RECORD_COMM: ...`, ending with a newline.
+void other_record_text(fmt::memory_buffer& out, const record::Record& r);
 
 /// `perfspec script`'s layouts, each over a session whose check_output() has passed.
 void print_text(Session& session, Buffer& out);

@@ -4,6 +4,9 @@
 // callchain, registers, physical address and page sizes; the other records as perf script prints them
 // with --show-task-events, --show-mmap-events, ...; in time order as perf sorts them.
 #include <algorithm>
+#include <cctype>
+#include <cerrno>
+#include <cstdlib>
 #include <optional>
 #include <string>
 #include <unordered_map>
@@ -61,6 +64,41 @@ Weights weights_of(const Sample& s) {
   return w;
 }
 
+// perf's get_branch_type (util/branch.c) of a branch entry's type and new_type bits: nothing for
+// PERF_BR_UNKNOWN, the new types' names for PERF_BR_EXTEND_ABI (those of perf built for x86, as the
+// reference is; glibc's "(null)" for a new type perf has no name for)
+std::string_view branch_type_name(std::uint64_t type, std::uint64_t new_type) {
+  static constexpr std::string_view types[] = {"",         "COND", "UNCOND",  "IND",    "CALL",
+                                               "IND_CALL", "RET",  "SYSCALL", "SYSRET", "COND_CALL",
+                                               "COND_RET", "ERET", "IRQ",     "SERROR", "NO_TX"};
+  static constexpr std::string_view new_types[] = {"FAULT_ALGN", "FAULT_DATA", "FAULT_INST", "ARCH_1",
+                                                   "ARCH_2",     "ARCH_3",     "ARCH_4",     "ARCH_5"};
+  if (type == 15) return new_type < std::size(new_types) ? new_types[new_type] : "(null)";
+  return type < std::size(types) ? types[type] : "(null)";
+}
+
+// perf's branch_spec_desc, "-" for 0
+std::string_view branch_spec_name(std::uint64_t spec) {
+  static constexpr std::string_view specs[] = {"-", "SPEC_WRONG_PATH", "NON_SPEC_CORRECT_PATH",
+                                               "SPEC_CORRECT_PATH"};
+  return specs[spec & 3];
+}
+
+// The words of -S that perf reads as addresses: hexadecimal numbers (strtoul's, base 16: 0x or not,
+// blanks after them)
+std::vector<std::uint64_t> hex_words(const std::vector<std::string>& words) {
+  std::vector<std::uint64_t> out;
+  for (const std::string& w : words) {
+    errno = 0;
+    char* end = nullptr;
+    const unsigned long long v = std::strtoull(w.c_str(), &end, 16);
+    if (errno != 0 || end == w.c_str()) continue;
+    while (*end != '\0' && std::isspace(static_cast<unsigned char>(*end))) ++end;
+    if (*end == '\0') out.push_back(v);
+  }
+  return out;
+}
+
 class TextPrinter : Layout {
  public:
   TextPrinter(Session& session, Buffer& out)
@@ -68,7 +106,8 @@ class TextPrinter : Layout {
         symbols_({.symfs = session.options().symfs,
                   .kallsyms = session.options().kallsyms,
                   .debuginfod = session.options().debuginfod}),
-        unwinder_(symbols_) {}
+        unwinder_(symbols_),
+        symbol_addresses_(hex_words(session.options().symbols)) {}
 
   void run();
 
@@ -82,6 +121,8 @@ class TextPrinter : Layout {
   std::optional<std::string> arch_;  // perf_env__arch, when first needed
   std::unordered_map<std::uint64_t, std::string> cgroups_;      // CGROUP records so far: id -> path
   std::unordered_map<std::uint64_t, std::uint64_t> last_read_;  // PERF_SAMPLE_READ: value by id
+  std::vector<std::uint64_t> symbol_addresses_;  // -S: its words that read as hexadecimal numbers
+  std::uint64_t initial_time_ = 0;               // --reltime: the first record's time
 
   // Callchain frames as printed, by what their text depends on: a profile's return addresses come
   // again in sample after sample, and a frame's line is the same while no mapping changes
@@ -103,6 +144,7 @@ class TextPrinter : Layout {
   };
 
   void text(const Record& r);
+  bool picked(const Record& r, const Sample& s);
   void text_read(const Record& r, const Sample& s);
   void text_sample(const Record& r, const Sample& s, std::size_t attr, std::uint64_t period);
   void text_start(const Record& r, const Start& v, std::int32_t thread_pid, std::int32_t thread_tid,
@@ -113,10 +155,10 @@ class TextPrinter : Layout {
   void frame_line(Out& o, std::uint64_t ip, const Location& where, std::string_view srcline,
                   std::uint64_t fields);
   void text_location(Out& o, const Location& where, std::uint64_t fields);
-  void text_seldom(Out& o, const Sample& s, const Attr& attr, std::uint64_t fields);
+  void text_seldom(Out& o, const Record& r, const Sample& s, const Attr& attr, std::uint64_t fields);
+  void text_brstack(Out& o, const Record& r, const Sample& s, std::uint64_t fields);
   void text_regs(Out& o, const Registers& regs, std::uint64_t mask);
   void text_other(const Record& r);
-  void text_other_body(const Record& r);
   std::uint64_t fields_of(const Attr& attr) const { return s_.fields_of(attr); }
   const std::string& arch();
 };
@@ -137,6 +179,25 @@ void TextPrinter::run() {
         b_.maybe_flush();
       },
       [&](std::size_t i) { s_.pipe_attr(i); });
+}
+
+// perf's --comm and -S/--symbols (machine__resolve's filters): the thread's name when sampled; the
+// function at the sample's address by its name, or the address itself, where a binary maps it, among
+// -S's hexadecimal words (or up to --addr-range bytes after one)
+bool TextPrinter::picked(const Record& r, const Sample& s) {
+  const ScriptOptions& o = s_.options();
+  if (!o.comms.empty() && std::find(o.comms.begin(), o.comms.end(),
+                                    threads_.name(static_cast<std::int32_t>(s.pid),
+                                                  static_cast<std::int32_t>(s.tid))) == o.comms.end())
+    return false;
+  if (o.symbols.empty()) return true;
+  const Location at = symbols_.locate(s.pid, s.ip, r.misc);
+  if (at.symbol && std::find(o.symbols.begin(), o.symbols.end(), at.symbol->name) != o.symbols.end())
+    return true;
+  if (at.dso.empty()) return false;
+  return std::any_of(symbol_addresses_.begin(), symbol_addresses_.end(), [&](std::uint64_t a) {
+    return s.ip >= a && s.ip - a < std::max<std::uint64_t>(o.addr_range, 1);
+  });
 }
 
 const std::string& TextPrinter::arch() {
@@ -210,19 +271,24 @@ void TextPrinter::text_start(const Record& r, const Start& v, std::int32_t threa
     o.put(std::string_view("      ").substr(0, letters < 5 ? 6 - letters : 1));
   }
   if (fields & out_time) {  // "{:>5}.{:09}: " (--ns) or "{:>5}.{:06}: "
-    o.right(v.time / 1000000000, 5);
+    std::uint64_t time = v.time;
+    if (s_.options().reltime) {  // perf's: since the first record printed
+      if (initial_time_ == 0) initial_time_ = time;
+      time -= initial_time_;
+    }
+    o.right(time / 1000000000, 5);
     o.put('.');
     if (s_.options().ns)
-      o.right(v.time % 1000000000, 9, '0');
+      o.right(time % 1000000000, 9, '0');
     else
-      o.right(v.time % 1000000000 / 1000, 6, '0');
+      o.right(time % 1000000000 / 1000, 6, '0');
     o.put(": ");
   }
 }
 
 void TextPrinter::text(const Record& r) {
   if (const auto* s = r.get<Sample>()) {
-    if (!s_.keeps(*s)) return;
+    if (!s_.keeps(*s) || !picked(r, *s)) return;
     if (s->has(sample_read))
       text_read(r, *s);
     else
@@ -236,7 +302,8 @@ void TextPrinter::text(const Record& r) {
   bool exit = r.kind() == Type::exit;
   symbols_.apply(r);
   if (!exit) threads_.apply(r);
-  if (r.type < user_type_start && (!s_.options().samples_only || (s_.options().also_shown >> r.type) & 1))
+  if (r.type < user_type_start && (!s_.options().samples_only || (s_.options().also_shown >> r.type) & 1) &&
+      s_.keeps_other(r))
     text_other(r);
   if (exit) threads_.apply(r);
 }
@@ -294,7 +361,8 @@ void TextPrinter::text_sample(const Record& r, const Sample& s, std::size_t attr
   if (s.has(sample_tid)) v.pid = static_cast<std::int32_t>(s.pid), v.tid = static_cast<std::int32_t>(s.tid);
   if (s.has(sample_cpu)) v.cpu = static_cast<std::int32_t>(s.cpu);
   if (s.has(sample_time)) v.time = s.time;
-  text_start(r, v, v.pid, v.tid, fields, (fields & out_ip) && (attr.sample_type & sample_callchain));
+  text_start(r, v, v.pid, v.tid, fields,
+             (fields & out_ip) && (attr.sample_type & sample_callchain) && s_.use_callchain());
   // One writer for the line (it is the hot path of a large file): the common fields straight into the
   // buffer, fmt only for the fields written seldom.
   Out o(out_);
@@ -344,8 +412,8 @@ void TextPrinter::text_sample(const Record& r, const Sample& s, std::size_t attr
     }
   }
   constexpr std::uint64_t seldom =
-      out_iregs | out_uregs | out_phys_addr | out_data_page_size | out_code_page_size;
-  if (fields & seldom) text_seldom(o, s, attr, fields);
+      out_iregs | out_uregs | out_brstack | out_phys_addr | out_data_page_size | out_code_page_size;
+  if (fields & seldom) text_seldom(o, r, s, attr, fields);
   o.put('\n');
 }
 
@@ -356,7 +424,7 @@ void TextPrinter::text_callchain(Out& o, const Sample& s, std::uint64_t fields) 
   o.put('\n');
   std::size_t start = o.size(), frames = 0;
   Chain read = for_each_frame(s.callchain, [&](std::uint64_t ip, std::uint16_t mode) {
-    if (++frames > 127) return false;
+    if (++frames > s_.options().max_stack) return false;
     text_frame(o, s, ip, mode, fields);
     return true;
   });
@@ -367,7 +435,7 @@ void TextPrinter::text_callchain(Out& o, const Sample& s, std::uint64_t fields) 
   if (!unwindable(s.type)) return;
   // perf's order: the kernel's frames, then the user stack unwound (as many again at most)
   unwound_.clear();
-  unwinder_.unwind(s, arch(), 127, unwound_);
+  unwinder_.unwind(s, arch(), s_.options().max_stack, unwound_);
   for (std::uint64_t ip : unwound_) {
     if (!s_.options().inline_frames) {
       text_frame(o, s, ip, misc_user, fields);
@@ -449,14 +517,40 @@ void TextPrinter::text_location(Out& o, const Location& where, std::uint64_t fie
 }
 
 // The fields after ip, seldom asked for: through fmt.
-void TextPrinter::text_seldom(Out& o, const Sample& s, const Attr& attr, std::uint64_t fields) {
+void TextPrinter::text_seldom(Out& o, const Record& r, const Sample& s, const Attr& attr,
+                              std::uint64_t fields) {
   if ((fields & out_iregs) && s.has(sample_regs_intr)) text_regs(o, s.regs_intr, attr.sample_regs_intr);
   if ((fields & out_uregs) && s.has(sample_regs_user)) text_regs(o, s.regs_user, attr.sample_regs_user);
+  if ((fields & out_brstack) && s.has(sample_branch_stack)) text_brstack(o, r, s, fields);
   if (fields & out_phys_addr) o.format("{:>16x}", s.has(sample_phys_addr) ? s.phys_addr : 0);
   if (fields & out_data_page_size)
     o.format(" {}", page_size_name(s.has(sample_data_page_size) ? s.data_page_size : 0));
   if (fields & out_code_page_size)
     o.format(" {}", page_size_name(s.has(sample_code_page_size) ? s.code_page_size : 0));
+}
+
+// perf's perf_sample__fprintf_brstack: each branch " 0xFROM/0xTO" (with dso: each address's binary,
+// found in the sample's cpumode or else the other's) and its flags, print_bstack_flags'
+// "/M|P|-/X|-/A|-/CYCLES/TYPE/SPEC "
+void TextPrinter::text_brstack(Out& o, const Record& r, const Sample& s, std::uint64_t fields) {
+  auto binary = [&](std::uint64_t address) {
+    Location where = symbols_.locate(s.pid, address, r.misc);
+    if (where.dso.empty()) where = symbols_.locate(s.pid, address, other_cpumode(r.misc));
+    o.put(" (");
+    o.put(where.dso.empty() ? std::string_view("[unknown]") : where.dso);
+    o.put(')');
+  };
+  for (std::size_t i = 0; i < s.branches.size(); ++i) {
+    const Branch b = s.branches[i];
+    o.format(" {:#x}", b.from);
+    if (fields & out_dso) binary(b.from);
+    o.format("/{:#x}", b.to);
+    if (fields & out_dso) binary(b.to);
+    auto bits = [&](unsigned shift, unsigned width) { return (b.flags >> shift) & ((1ULL << width) - 1); };
+    const char mispred = bits(1, 1) ? 'P' : bits(0, 1) ? 'M' : '-';
+    o.format("/{}/{}/{}/{}/{}/{} ", mispred, bits(2, 1) ? 'X' : '-', bits(3, 1) ? 'A' : '-', bits(4, 16),
+             branch_type_name(bits(20, 4), bits(26, 4)), branch_spec_name(bits(24, 2)));
+  }
 }
 
 // Non-sample records as perf script prints them with --show-task-events, --show-mmap-events, ...
@@ -494,66 +588,8 @@ void TextPrinter::text_other(const Record& r) {
   std::uint64_t fields = attr ? fields_of(*attr) : 0;
   text_start(r, v, thread_pid, thread,
              fields & (out_comm | out_pid | out_tid | out_cpu | out_misc | out_time),
-             (fields & out_ip) && attr && (attr->sample_type & sample_callchain));
-  text_other_body(r);
-}
-
-// The record's type and what it says, as perf's perf_event__fprintf does.
-void TextPrinter::text_other_body(const Record& r) {
-  auto name = type_name(r.type);
-  auto it = std::back_inserter(out_);
-  if (name.empty())
-    fmt::format_to(it, "PERF_RECORD type {}", r.type);
-  else
-    fmt::format_to(it, "PERF_RECORD_{}", name);
-  if (auto* m = r.get<Mmap>()) {
-    fmt::format_to(it, " {}/{}: [{}({}) @ {}]: {} {}\n", static_cast<std::int32_t>(m->pid),
-                   static_cast<std::int32_t>(m->tid), CHex{m->addr}, CHex{m->len}, CHex{m->pgoff},
-                   (r.misc & misc_mmap_data) ? 'r' : 'x', m->filename);
-  } else if (auto* m2 = r.get<Mmap2>()) {
-    fmt::format_to(it, " {}/{}: [{}({}) @ {} ", static_cast<std::int32_t>(m2->pid),
-                   static_cast<std::int32_t>(m2->tid), CHex{m2->addr}, CHex{m2->len}, CHex{m2->pgoff});
-    if (r.misc & misc_mmap_build_id) {
-      out_.push_back('<');
-      for (std::byte b : m2->build_id) fmt::format_to(it, "{:02x}", std::to_integer<unsigned>(b));
-      out_.push_back('>');
-    } else {
-      fmt::format_to(it, "{:02x}:{:02x} {} {}", m2->maj, m2->min, m2->ino, m2->ino_generation);
-    }
-    fmt::format_to(it, "]: {}{}{}{} {}\n", (m2->prot & 1) ? 'r' : '-', (m2->prot & 2) ? 'w' : '-',
-                   (m2->prot & 4) ? 'x' : '-', (m2->flags & 1) ? 's' : 'p', m2->filename);
-  } else if (auto* c = r.get<Comm>()) {
-    fmt::format_to(it, "{}: {}:{}/{}\n", c->exec ? " exec" : "", c->comm, static_cast<std::int32_t>(c->pid),
-                   static_cast<std::int32_t>(c->tid));
-  } else if (auto* t = r.get<Task>()) {
-    fmt::format_to(it, "({}:{}):({}:{})\n", static_cast<std::int32_t>(t->pid),
-                   static_cast<std::int32_t>(t->tid), static_cast<std::int32_t>(t->ppid),
-                   static_cast<std::int32_t>(t->ptid));
-  } else if (auto* l = r.get<Lost>()) {
-    fmt::format_to(it, " lost {}\n", l->lost);
-  } else if (auto* ls = r.get<LostSamples>()) {
-    fmt::format_to(it, " lost {}\n", ls->lost);
-  } else if (auto* th = r.get<Throttle>()) {
-    fmt::format_to(it, " {} id {} stream_id {}\n", th->time, th->id, th->stream_id);
-  } else if (auto* sw = r.get<Switch>()) {
-    fmt::format_to(it, " {}{}", sw->out ? "OUT" : "IN ", sw->preempt ? " preempt" : "        ");
-    if (r.kind() == Type::switch_cpu_wide)
-      fmt::format_to(it, "  {} pid/tid: {:>5}/{:<5}", sw->out ? "next" : "prev",
-                     static_cast<std::int32_t>(sw->next_prev_pid),
-                     static_cast<std::int32_t>(sw->next_prev_tid));
-    out_.push_back('\n');
-  } else if (auto* k = r.get<Ksymbol>()) {
-    fmt::format_to(it, " addr {:x} len {} type {} flags {:#x} name {}\n", k->addr, k->len, k->ksym_type,
-                   k->flags, k->name);
-  } else if (auto* g = r.get<Cgroup>()) {
-    fmt::format_to(it, " cgroup: {} {}\n", g->id, g->path);
-  } else if (auto* a = r.get<Aux>()) {
-    fmt::format_to(it, " offset: {:#x} size: {:#x} flags: {:#x}\n", a->aux_offset, a->aux_size, a->flags);
-  } else if (auto* b = r.get<BpfEvent>()) {
-    fmt::format_to(it, " type {}, flags {}, id {}\n", b->type, b->flags, b->id);
-  } else {
-    out_.push_back('\n');
-  }
+             (fields & out_ip) && attr && (attr->sample_type & sample_callchain) && s_.use_callchain());
+  other_record_text(out_, r);
 }
 
 }  // namespace

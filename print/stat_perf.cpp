@@ -271,12 +271,28 @@ class PerfPrinter {
       // At most two more significant digits than the deviation's first (perf's get_precision).
       double sd = run_.elapsed_stddev;
       int precision = (sd > 1 || sd <= 0 ? 0 : static_cast<int>(std::lround(std::ceil(-std::log10(sd))))) + 2;
+      if (!run_.run_seconds.empty()) run_table(precision);
       out_ += fmt::format(" {:17.{}f} +- {:.{}f} seconds time elapsed", run_.elapsed_seconds, precision, sd,
                           precision);
       double pct = run_.elapsed_seconds != 0 ? 100.0 * sd / run_.elapsed_seconds : 0.0;
       if (pct != 0) out_ += fmt::format("  ( +-{:6.2f}% )", pct);
     }
     out_ += "\n\n";
+  }
+
+  // perf's print_table (--table): each run's time and its difference from the mean, a bar of one '#'
+  // and one more per 5 % of difference, under a title indented as the mean's figure
+  void run_table(int precision) {
+    const double avg = run_.elapsed_seconds;
+    const std::string mean = fmt::format(" {:17.{}f}", avg, precision);
+    const std::size_t indent = mean.find_first_not_of(' ');
+    out_ += fmt::format("{:{}}# Table of individual measurements:\n", "", indent);
+    for (double run : run_.run_seconds) {
+      const int bar = 1 + std::abs(static_cast<int>(100.0 * (run - avg) / run) / 5);
+      out_ += fmt::format(" {:17.{}f} ({:+.{}f}) {}\n", run, precision, run - avg, precision,
+                          std::string(bar, '#'));
+    }
+    out_ += fmt::format("\n{:{}}# Final result:\n", "", indent);
   }
 
   // perf's aggregate column(s) before the count.

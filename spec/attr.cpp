@@ -154,9 +154,8 @@ std::span<const std::string_view> attr_bit_names(std::string_view field) {
 }
 
 std::string flag_names(std::string_view field, std::uint64_t value) {
-  // branch_sample_type is left as a number, as it always was here
-  std::span<const std::string_view> names;
-  if (field == "sample_type" || field == "read_format") names = attr_bit_names(field);
+  // (perf's -vv names branch_sample_type's bits too)
+  std::span<const std::string_view> names = attr_bit_names(field);
   if (names.empty()) return {};
   std::string out;
   std::uint64_t unnamed = 0;

@@ -115,4 +115,6 @@ TEST_CASE("sample_type and read_format print as perf names them") {
   CHECK(perfspec::flag_names("read_format", 0xf) == "TOTAL_TIME_ENABLED|TOTAL_TIME_RUNNING|ID|GROUP");
   CHECK(perfspec::flag_names("read_format", 0) == "");
   CHECK(perfspec::flag_names("config", 5) == "");
+  CHECK(perfspec::flag_names("branch_sample_type", 0x11) == "USER|ANY_CALL");  // perf 6.12's -vv
+  CHECK(perfspec::flag_names("branch_sample_type", (1u << 19) | (1u << 20)) == "COUNTERS|0x100000");
 }

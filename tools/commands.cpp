@@ -52,6 +52,31 @@ int SnapshotCommand::run(const perfspec::spec::MachineOptions& machine) {
   return perfspec::tools::run_snapshot(so);
 }
 
+namespace {
+
+// perf script's choice of the samples and their callchains
+void add_script_filters(CLI::App* app, perfspec::tools::ScriptOptions& so) {
+  app->add_option("--pid", so.pids, "only the samples of these processes (comma-separated)")
+      ->type_name("PIDS");
+  app->add_option("--tid", so.tids, "only the samples of these threads (comma-separated)")->type_name("TIDS");
+  app->add_option("-C,--cpu", so.cpus, "only the records on these CPUs (0-3,7)")->type_name("CPUS");
+  app->add_option("--comm", so.comms, "text: only the samples of threads of these names")
+      ->delimiter(',')
+      ->type_name("COMMS");
+  app->add_option("-S,--symbols", so.symbols,
+                  "text: only the samples in these functions, or at these addresses (hexadecimal)")
+      ->delimiter(',')
+      ->type_name("SYMBOLS");
+  app->add_option("--addr-range", so.addr_range, "text: with -S, an address's samples up to N bytes after it")
+      ->type_name("N");
+  app->add_flag("--reltime", so.reltime, "text: times since the first record printed");
+  app->add_option("--max-stack", so.max_stack, "text: at most this many frames of a callchain")
+      ->capture_default_str();
+  app->add_flag("-G,--hide-call-graph", so.hide_call_graph, "text: no callchains");
+}
+
+}  // namespace
+
 void ScriptCommand::add(CLI::App& parent) {
   app = parent.add_subcommand("script", "print the records of a perf.data file (perf's or perfspec's)");
   app->add_flag("-f,--force", force, "accepted: perfspec reads a file whoever owns it (perf's -f)");
@@ -64,7 +89,8 @@ void ScriptCommand::add(CLI::App& parent) {
          "-F,--fields", so.fields,
          "text, as perf script -F (repeatable): [TYPE:][+-]FIELD,... (TYPE: hw, sw, trace, raw, "
          "break, synth); fields: comm,tid,pid,time,cpu,misc,event,trace,ip,sym,symoff,dso,addr,period,"
-         "iregs,uregs,data_src,weight,ins_lat,retire_lat,phys_addr,data_page_size,code_page_size,cgroup")
+         "iregs,uregs,data_src,weight,ins_lat,retire_lat,phys_addr,data_page_size,code_page_size,cgroup,"
+         "brstack,metric")
       ->type_name("FIELDS");
   app->add_flag("--samples", so.samples_only, "text: samples only, as perf script prints by default");
   app->add_flag("--summary", so.summary, "count the records by type, and report what was lost");
@@ -90,6 +116,7 @@ void ScriptCommand::add(CLI::App& parent) {
                   "only the samples of these times: START,STOP in seconds (several apart by "
                   "spaces), or percents of the recording (10%/2, 0%-10%,30%-40%, 25%)")
       ->type_name("RANGES");
+  add_script_filters(app, so);
   // perf's record types by the option that shows them: COMM, FORK, EXIT; MMAP, MMAP2; SWITCH,
   // SWITCH_CPU_WIDE; NAMESPACES; LOST; KSYMBOL, BPF_EVENT; CGROUP; TEXT_POKE
   const std::pair<const char*, std::uint64_t> show_options[] = {
@@ -254,6 +281,32 @@ int DecodeCommand::run(const perfspec::spec::MachineOptions& machine) {
   return perfspec::tools::run_decode(dopt);
 }
 
+namespace {
+
+// perf record's options of what each sample holds beyond -g and -d
+void add_record_samples(CLI::App* app, perfspec::tools::RecordOptions& ro, bool& branch_any,
+                        std::string& branch_filter) {
+  auto* any = app->add_flag("-b,--branch-any", branch_any, "each sample's branch stack (any branch)");
+  app->add_option(
+         "-j,--branch-filter", branch_filter,
+         "each sample's branch stack, of these branches: u,k,hv,any,any_call,any_ret,ind_call,ind_jmp,"
+         "call,cond,... (perf's names)")
+      ->excludes(any)
+      ->type_name("FILTERS");
+  app->add_flag("-P,--period", ro.sample_period, "each sample's period with -c too");
+  app->add_flag("-W,--weight", ro.weight, "each sample's weight (the PMU's latency of it)");
+  app->add_flag("--sample-cpu", ro.sample_cpu, "each sample's CPU, without -a/-C too");
+  app->add_flag("--phys-data", ro.phys_data, "the physical address of each sample's data address");
+  app->add_flag("--data-page-size", ro.data_page_size, "the page size of each sample's data address");
+  app->add_flag("--code-page-size", ro.code_page_size, "the page size of each sample's address");
+  auto* user =
+      app->add_flag("--all-user", ro.all_user, "every event in user space only (over its modifiers)");
+  app->add_flag("--all-kernel", ro.all_kernel, "every event in the kernel only (over its modifiers)")
+      ->excludes(user);
+}
+
+}  // namespace
+
 void RecordCommand::add(CLI::App& parent, perfspec::spec::MachineOptions& machine) {
   app = parent.add_subcommand("record",
                               "sample events into a perf.data file (perf report and perf script read it)");
@@ -287,6 +340,7 @@ void RecordCommand::add(CLI::App& parent, perfspec::spec::MachineOptions& machin
   app->add_flag("-B,--no-buildid", ro.no_buildid, "no build ids of the binaries sampled in the file");
   app->add_flag("--switch-events", ro.switch_events, "record context switches (SWITCH records)");
   app->add_flag("--namespaces", ro.namespaces, "record the namespaces of new threads (NAMESPACES records)");
+  add_record_samples(app, ro, branch_any, branch_filter);
   app->add_option("--proc-map-timeout", ro.proc_map_timeout_ms,
                   "the longest, in ms, a process's /proc/PID/maps is read at the start (default 500)");
   app->add_option("-t,--tid", tids, "sample these existing threads (comma-separated), not their children");
@@ -302,6 +356,8 @@ int RecordCommand::run(const perfspec::spec::MachineOptions& machine, int argc, 
   ro.machine = machine;
   if (*pid_opt) ro.pid = pid;
   if (*period_opt) ro.period = period;
+  if (branch_any) ro.branch_sample_type = 1u << 3;  // PERF_SAMPLE_BRANCH_ANY
+  if (!branch_filter.empty()) ro.branch_sample_type = perfspec::tools::branch_filter(branch_filter);
   if (*freq_opt) {
     if (freq == "max") {
       ro.frequency_max = true;

@@ -136,7 +136,9 @@ struct RecordCommand {
   std::string freq, tids;
   std::vector<std::string> filters;
   bool no_inherit = false;
-  bool timestamp = false;  // -T: accepted; perfspec record always samples the time
+  bool timestamp = false;     // -T: accepted; perfspec record always samples the time
+  bool branch_any = false;    // -b
+  std::string branch_filter;  // -j
 
   void add(CLI::App& parent, perfspec::spec::MachineOptions& machine);
   int run(const perfspec::spec::MachineOptions& machine, int argc, char** argv);

@@ -45,6 +45,41 @@ using runtime::threads_of;
 
 // --call-graph dwarf[,SIZE]: the bytes of stack (perf's rules: rounded up to 8, at most 65528); nullopt
 // for another mode. Throws Error (usage) for a mode perfspec does not record or a size out of range.
+std::uint64_t branch_filter(std::string_view text) {
+  static constexpr std::pair<std::string_view, std::uint64_t> names[] = {
+      {"u", 1u << 0},          {"k", 1u << 1},         {"hv", 1u << 2},        {"any", 1u << 3},
+      {"any_call", 1u << 4},   {"any_ret", 1u << 5},   {"ind_call", 1u << 6},  {"abort_tx", 1u << 7},
+      {"in_tx", 1u << 8},      {"no_tx", 1u << 9},     {"cond", 1u << 10},     {"stack", 1u << 11},
+      {"ind_jmp", 1u << 12},   {"call", 1u << 13},     {"no_flags", 1u << 14}, {"no_cycles", 1u << 15},
+      {"save_type", 1u << 16}, {"hw_index", 1u << 17}, {"priv", 1u << 18},     {"counter", 1u << 19}};
+  std::uint64_t mode = 0;
+  std::size_t at = 0;
+  while (true) {
+    const std::size_t comma = text.find(',', at);
+    const std::string_view word =
+        text.substr(at, comma == std::string_view::npos ? std::string_view::npos : comma - at);
+    auto same = [&](std::string_view name) {
+      return name.size() == word.size() &&
+             std::equal(name.begin(), name.end(), word.begin(),
+                        [](char a, char b) { return a == std::tolower(static_cast<unsigned char>(b)); });
+    };
+    const auto* hit =
+        std::find_if(std::begin(names), std::end(names), [&](const auto& n) { return same(n.first); });
+    if (hit == std::end(names))
+      throw Error(ErrorKind::usage, fmt::format("-j {}: unknown branch filter '{}'", text, word),
+                  "u, k, hv, any, any_call, any_ret, ind_call, ind_jmp, call, cond, abort_tx, in_tx, no_tx, "
+                  "no_flags, no_cycles, save_type, stack, hw_index, priv, counter");
+    mode |= hit->second;
+    if (comma == std::string_view::npos) break;
+    at = comma + 1;
+  }
+  // perf's default, any branch, where only privilege levels are named (which perf then drops: kept
+  // here, docs/perf-compatibility.md)
+  constexpr std::uint64_t levels = 0x7;
+  if ((mode & ~levels) == 0) mode |= 1u << 3;
+  return mode;
+}
+
 std::optional<std::uint32_t> dwarf_stack_size(std::string_view mode) {
   if (mode.empty() || mode == "fp") return std::nullopt;
   if (mode != "dwarf" && !mode.starts_with("dwarf,"))
@@ -235,6 +270,22 @@ runtime::SamplingOptions Recorder::sampling() const {
     s.sample_type |= record::sample_callchain;
   }
   if (o_.data_addr) s.sample_type |= record::sample_addr;
+  // perf's evsel__config: each as its option asks (-W is WEIGHT_STRUCT on x86, as
+  // arch_evsel__set_sample_weight)
+  if (o_.sample_period) s.sample_type |= record::sample_period;
+#if defined(__x86_64__) || defined(__i386__)
+  if (o_.weight) s.sample_type |= record::sample_weight_struct;
+#else
+  if (o_.weight) s.sample_type |= record::sample_weight;
+#endif
+  if (o_.sample_cpu) s.sample_type |= record::sample_cpu;
+  if (o_.phys_data) s.sample_type |= record::sample_phys_addr;
+  if (o_.data_page_size) s.sample_type |= record::sample_data_page_size;
+  if (o_.code_page_size) s.sample_type |= record::sample_code_page_size;
+  if (o_.branch_sample_type) {
+    s.sample_type |= record::sample_branch_stack;
+    s.branch_sample_type = o_.branch_sample_type;
+  }
   s.mmap_data = s.mmap_data || o_.data_addr;  // -d: data mappings too, as perf -d
   s.pages = o_.pages;
   if (o_.frequency_max) {  // -F max: as many samples a second as the kernel allows
@@ -289,6 +340,11 @@ std::optional<EventSet> Recorder::events(int& status) {
     }
   }
   set_filters(set);
+  // perf's evsel__config: --all-user and --all-kernel over every event's own modifiers
+  for (auto& e : set.events) {
+    if (o_.all_user) e.attr.exclude_kernel = 1, e.attr.exclude_user = 0;
+    if (o_.all_kernel) e.attr.exclude_kernel = 0, e.attr.exclude_user = 1;
+  }
   return set;
 }
 

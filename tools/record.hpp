@@ -31,6 +31,13 @@ struct RecordOptions {
   bool no_buildid = false;                 ///< -B: no HEADER_BUILD_ID
   bool switch_events = false;              ///< --switch-events
   bool namespaces = false;                 ///< --namespaces
+  std::uint64_t branch_sample_type = 0;    ///< -b (ANY), -j FILTERS: branch stacks of these branches
+  bool sample_period = false;              ///< -P: the period in each sample with -c too
+  bool weight = false;                     ///< -W: each sample's weight
+  bool sample_cpu = false;                 ///< --sample-cpu: each sample's CPU without -a/-C too
+  bool phys_data = false;                  ///< --phys-data: the data address's physical address
+  bool data_page_size = false, code_page_size = false;  ///< --data-page-size, --code-page-size
+  bool all_user = false, all_kernel = false;            ///< --all-user, --all-kernel: every event's
   /// --filter: (the -e list it follows, by index; the filter), for that list's tracepoints
   std::vector<std::pair<std::size_t, std::string>> filters;
   std::vector<int> tids;               ///< -t: these threads only (no inheritance)
@@ -54,6 +61,11 @@ constexpr std::uint64_t user_regs_mask = 0x1ffffffff;  // x0..x28, fp, lr, sp, p
 #else
 constexpr std::uint64_t user_regs_mask = 0;
 #endif
+
+/// perf record -j's filter: names of PERF_SAMPLE_BRANCH_* bits apart by commas (u, k, hv, any, any_call,
+/// any_ret, ind_call, ind_jmp, call, cond, ...; any case), ANY when only privilege levels are named.
+/// Throws Error (usage) naming a word that is none.
+std::uint64_t branch_filter(std::string_view text);
 
 /// Runs `perfspec record`. Returns the exit status (the command's, when one was run).
 int run_record(const RecordOptions& options);

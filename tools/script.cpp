@@ -4,7 +4,9 @@
 #include "tools/script.hpp"
 
 #include <cerrno>
+#include <cstdint>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 
 #include <fmt/format.h>
@@ -12,9 +14,36 @@
 #include "perfspec/error.hpp"
 #include "perfspec/perf_data.hpp"
 #include "perfspec/script.hpp"
+#include "perfspec/spec.hpp"
 #include "tools/report_command.hpp"
 
 namespace perfspec::tools {
+
+namespace {
+
+// perf's intlist of --pid and --tid: ids apart by commas (or blanks)
+std::vector<std::int32_t> id_list(const std::string& text, std::string_view option) {
+  std::vector<std::int32_t> ids;
+  std::size_t at = 0;
+  while (at < text.size()) {
+    std::size_t end = text.find_first_of(", ", at);
+    if (end == std::string::npos) end = text.size();
+    if (end > at) {
+      std::string word = text.substr(at, end - at);
+      char* stop = nullptr;
+      errno = 0;
+      long id = std::strtol(word.c_str(), &stop, 10);
+      if (*stop != '\0' || errno != 0 || id < INT32_MIN || id > INT32_MAX)
+        throw Error(ErrorKind::usage, fmt::format("{} {}: '{}' is no id", option, text, word),
+                    "ids apart by commas, for example 1234,1240");
+      ids.push_back(static_cast<std::int32_t>(id));
+    }
+    at = end + 1;
+  }
+  return ids;
+}
+
+}  // namespace
 
 int run_script(const ScriptOptions& options) {
   perfspec::ScriptOptions o{
@@ -32,6 +61,15 @@ int run_script(const ScriptOptions& options) {
       .time = options.time,
       .name = options.input,
   };
+  o.pids = id_list(options.pids, "--pid");
+  o.tids = id_list(options.tids, "--tid");
+  if (!options.cpus.empty()) o.cpus = spec::parse_cpu_list(options.cpus);
+  o.comms = options.comms;
+  o.symbols = options.symbols;
+  o.addr_range = options.addr_range;
+  o.reltime = options.reltime;
+  o.max_stack = options.max_stack;
+  o.hide_call_graph = options.hide_call_graph;
   // The -F lists are read first, as perf reads them with its other options: their warnings come
   // before anything of the file.
   ScriptPrinter printer(std::move(o), [](std::string_view warning) {

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: MIT
 #pragma once
 // `perfspec script`: the records of a perf.data file, as perf script prints them or as JSON lines.
+#include <cstddef>
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -20,6 +22,13 @@ struct ScriptOptions {
   bool header = false, header_only = false, show_info = false;  ///< --header, --header-only, -I
   bool inline_frames = true;                                    ///< --inline (default), --no-inline
   std::string time;                                             ///< --time
+  std::string pids, tids, cpus;      ///< --pid, --tid (comma-separated), -C/--cpu (perf's CPU list)
+  std::vector<std::string> comms;    ///< --comm
+  std::vector<std::string> symbols;  ///< -S/--symbols
+  std::uint64_t addr_range = 0;      ///< --addr-range
+  bool reltime = false;              ///< --reltime
+  std::size_t max_stack = 127;       ///< --max-stack
+  bool hide_call_graph = false;      ///< -G/--hide-call-graph
 };
 
 /// Runs `perfspec script`. Returns the exit status; throws perfspec::Error for a file that cannot be

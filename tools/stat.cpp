@@ -5,12 +5,14 @@
 #include "tools/stat.hpp"
 
 #include <signal.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <memory>
 #include <optional>
@@ -55,6 +57,8 @@ class StatSession {
   int run() {
     open_output();
     check_stat_options(o_);
+    if (o_.interval_clear && !::isatty(::fileno(out_)))  // perf's words
+      throw Error(ErrorKind::usage, "--interval-clear does not work with output");
     if (int status = resolve_stat_request(o_, machine_, request_)) return status;
     target_ = stat_target(o_, request_);
     run_.cgroups = request_.cgroups;
@@ -64,8 +68,12 @@ class StatSession {
     std::vector<double> elapsed;
     int status = 0;
     for (int r = 0; r < std::max(1, o_.repeat); ++r) {
+      // perf's run_perf_stat: --pre (a failure ends perf stat with its status), sync, the run, --post
+      if (int pre = shell(o_.pre)) return pre;
+      if (o_.sync) ::sync();
       auto one = run_once();
       if (!one) return status_;
+      if (int post = shell(o_.post)) return post;
       status = status_;
       reports.push_back(std::move(*one));
       elapsed.push_back(run_.elapsed_seconds);
@@ -78,6 +86,7 @@ class StatSession {
       auto [mean, sd] = mean_and_stddev(elapsed);
       r.elapsed_seconds = mean;
       r.elapsed_stddev = sd;
+      if (o_.table) r.run_seconds = elapsed;
       r.user_seconds.reset();
       r.system_seconds.reset();
     }
@@ -88,13 +97,24 @@ class StatSession {
  private:
   void open_output() {
     if (o_.output.empty()) return;
-    file_.reset(std::fopen(o_.output.c_str(), "w"));
+    file_.reset(std::fopen(o_.output.c_str(), o_.append ? "a" : "w"));
     if (!file_)
       throw Error(ErrorKind::io, fmt::format("cannot write '{}': {}", o_.output, std::strerror(errno)));
     out_ = file_.get();
   }
 
+  // system(3)'s status of a --pre/--post command as perf stat returns it (0: none, or it succeeded)
+  static int shell(const std::string& command) {
+    if (command.empty()) return 0;
+    std::fflush(nullptr);
+    const int status = std::system(command.c_str());
+    if (status == -1)
+      throw Error(ErrorKind::io, fmt::format("cannot run '{}': {}", command, std::strerror(errno)));
+    return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + (WIFSIGNALED(status) ? WTERMSIG(status) : 0);
+  }
+
   void emit(const StatReport& counted, const StatRun& r) {
+    if (o_.quiet) return;  // perf's print_counters
     // -M: the metrics of what is shown (an interval's counts, the mean of runs), not of the totals.
     StatReport report = counted;
     if (!request_.plans.empty()) attach_metrics(report, request_.plans);
@@ -119,7 +139,10 @@ class StatSession {
     r.interval_end = counting_->seconds();
     r.elapsed_seconds = *r.interval_end;
     // perf's print_header counts 0..25 before it prints the header again: every 26 intervals.
-    r.print_interval_header = intervals_printed_ % 26 == 0;
+    r.print_interval_header = intervals_printed_ % 26 == 0 || o_.interval_clear;
+    // perf's --interval-clear: the terminal cleared (CONSOLE_CLEAR and puts' newline on standard
+    // output), the header again
+    if (o_.interval_clear && !o_.quiet) std::fputs("\033[H\033[2J\n", stdout), std::fflush(stdout);
     emit(previous_.units.empty() ? now : interval_delta(now, previous_), r);
     ++intervals_printed_;
     previous_ = std::move(now);
@@ -291,7 +314,10 @@ class StatSession {
       // The last, partial interval, as perf prints it; the only one when the run was shorter than -I.
       StatRun r = run_;
       r.interval_end = run_.elapsed_seconds;
-      r.print_interval_header = intervals_printed_ % 26 == 0;
+      r.print_interval_header = intervals_printed_ % 26 == 0 || o_.interval_clear;
+      // perf's --interval-clear: the terminal cleared (CONSOLE_CLEAR and puts' newline on standard
+      // output), the header again
+      if (o_.interval_clear && !o_.quiet) std::fputs("\033[H\033[2J\n", stdout), std::fflush(stdout);
       emit(previous_.units.empty() ? report : interval_delta(report, previous_), r);
     }
     return report;

@@ -40,6 +40,12 @@ struct StatOptions {
   int verbose = 0;                                ///< -v
   std::vector<std::string> cgroups;               ///< -G (comma lists, in order)
   std::string for_each_cgroup;                    ///< --for-each-cgroup
+  bool sync = false;                              ///< -S/--sync: sync(2) before each run
+  std::string pre, post;        ///< --pre, --post: a shell command before and after each run
+  bool append = false;          ///< --append: to the -o file
+  bool quiet = false;           ///< --quiet: print no counts (the exit status says)
+  bool table = false;           ///< --table: with -r, each run's time
+  bool interval_clear = false;  ///< --interval-clear: with -I, clear the terminal before each
   std::vector<std::string> command;
   spec::MachineOptions machine;  ///< event tables
 };

@@ -4,6 +4,33 @@
 
 namespace perfspec::tools::cli {
 
+namespace {
+
+// perf stat's options of when and how often it counts, and around each run and its output
+void add_run_flags(CLI::App& app, perfspec::tools::StatOptions& st) {
+  app.add_option("-D,--delay", st.delay_ms,
+                 "start counting MSEC after the command starts; -1: start disabled (see --control)")
+      ->type_name("MSEC");
+  app.add_option("--control", st.control,
+                 "commands enable, disable, ping, stop arrive on fifo:CTL[,ACK] or fd:CTL[,ACK]")
+      ->type_name("fifo:CTL[,ACK]|fd:CTL[,ACK]");
+  app.add_option("--interval-count", st.interval_count, "with -I: stop after N intervals")->type_name("N");
+  app.add_option("--timeout", st.timeout_ms,
+                 "stop after MSEC milliseconds (at least 10), the command too, and print the counts")
+      ->type_name("MSEC");
+  app.add_flag("-S,--sync", st.sync, "sync(2) before each run");
+  app.add_option("--pre", st.pre, "a shell command before each run (its failure ends stat with its status)")
+      ->type_name("COMMAND");
+  app.add_option("--post", st.post, "a shell command after each run (its failure ends stat with its status)")
+      ->type_name("COMMAND");
+  app.add_flag("--append", st.append, "add to the -o file instead of replacing it");
+  app.add_flag("--quiet", st.quiet, "print no counts (the exit status says how the command ended)");
+  app.add_flag("--table", st.table, "with -r: each run's time, then the mean");
+  app.add_flag("--interval-clear", st.interval_clear, "with -I: clear the terminal before each interval");
+}
+
+}  // namespace
+
 void StatCommand::add(CLI::App& parent, perfspec::spec::MachineOptions& machine) {
   app = parent.add_subcommand("stat", "count events for a command, a process or CPUs");
   app->add_option("-e,--event", st.events,
@@ -50,16 +77,6 @@ void StatCommand::add(CLI::App& parent, perfspec::spec::MachineOptions& machine)
       ->type_name("NAME[,NAME...]");
   app->add_flag("--all-user", st.all_user, "count user space only (every event as with :u)");
   app->add_flag("--all-kernel", st.all_kernel, "count the kernel only (every event as with :k)");
-  app->add_option("-D,--delay", st.delay_ms,
-                  "start counting MSEC after the command starts; -1: start disabled (see --control)")
-      ->type_name("MSEC");
-  app->add_option("--control", st.control,
-                  "commands enable, disable, ping, stop arrive on fifo:CTL[,ACK] or fd:CTL[,ACK]")
-      ->type_name("fifo:CTL[,ACK]|fd:CTL[,ACK]");
-  app->add_option("--interval-count", st.interval_count, "with -I: stop after N intervals")->type_name("N");
-  app->add_option("--timeout", st.timeout_ms,
-                  "stop after MSEC milliseconds (at least 10), the command too, and print the counts")
-      ->type_name("MSEC");
   app->add_flag("-n,--null", st.null_run, "count nothing: only the time elapsed");
   app->add_flag("-d,--detailed", st.detailed,
                 "add perf's detailed events: L1 data cache and last-level cache loads and misses; -dd: "
@@ -79,6 +96,7 @@ void StatCommand::add(CLI::App& parent, perfspec::spec::MachineOptions& machine)
                   "green): auto (when the output is a terminal), always, never")
       ->check(CLI::IsMember({"auto", "always", "never"}))
       ->type_name("WHEN");
+  add_run_flags(*app, st);
   app->add_flag("-v,--verbose", st.verbose,
                 "also print each count's raw value, time enabled and running; -vv: the attrs too");
   app->footer(

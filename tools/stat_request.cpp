@@ -197,6 +197,9 @@ void check_stat_options(const StatOptions& o) {
     throw Error(ErrorKind::usage, "-r repeats a command: give one (a process or CPUs cannot be run again)");
   if (o.repeat > 1 && o.interval_ms) throw Error(ErrorKind::usage, "-r cannot be combined with -I");
   // perf's words
+  if (o.table && o.repeat <= 1) throw Error(ErrorKind::usage, "--table is only supported with -r");
+  if (o.append && o.output.empty()) throw Error(ErrorKind::usage, "--append adds to the -o file: give one");
+  // perf's words
   if (o.timeout_ms && o.timeout_ms < 10) throw Error(ErrorKind::usage, "timeout must be >= 10ms.");
   if (o.timeout_ms && o.interval_ms)
     throw Error(ErrorKind::usage, "timeout option is not supported with interval-print.");

@@ -118,7 +118,7 @@ const AttrField* find_attr_field(std::string_view name);
 
 /// Bit-flag words spelled as perf prints them (`sample_type` 0x104 -> `TID|PERIOD`); unnamed bits
 /// follow as hex. Returns an empty string for fields that are not bit sets (everything but
-/// sample_type and read_format) and for 0.
+/// sample_type, read_format and branch_sample_type) and for 0.
 ///
 /// Example: `flag_names("read_format", 0xf) == "TOTAL_TIME_ENABLED|TOTAL_TIME_RUNNING|ID|GROUP"`.
 std::string flag_names(std::string_view field, std::uint64_t value);

@@ -48,6 +48,8 @@ struct StatRun {
   std::optional<int> exit_status{};  ///< of a counted command
   /// Repeated runs (`-r`): `elapsed_seconds` is their mean and this the standard deviation of it.
   double elapsed_stddev = 0;
+  /// Repeated runs with perf's --table: each run's time, printed before the mean.
+  std::vector<double> run_seconds{};
   /// `--null`: nothing was counted, only the time.
   bool null_run = false;
   /// Interval mode: print perf's column header above this interval (the first, then every 26th).

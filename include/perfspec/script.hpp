@@ -3,6 +3,7 @@
 // The records of a perf.data file printed as `perf script` prints them (perf 6.12's text layout,
 // with its -F field lists), or as JSON lines with every decoded field: the printer behind `perfspec
 // script`, for a program that prints records of its own files.
+#include <cstdint>
 #include <cstdio>
 #include <functional>
 #include <memory>
@@ -45,6 +46,24 @@ struct ScriptOptions {
   /// perf's --time (record::TimeRanges, its percents of the file's HEADER_SAMPLE_TIME): the samples
   /// outside are left out, in text and JSON (the other records are not); not with `summary`.
   std::string time{};
+  /// perf's --pid and --tid: only the samples of these processes and of these threads (empty: all).
+  std::vector<std::int32_t> pids{}, tids{};
+  /// perf's --cpu: only the records on these CPUs (as spec::parse_cpu_list reads perf's `0-3,7`): the
+  /// samples, and other records whose sample_id has their CPU. Every event must sample its CPU
+  /// (perf's "File does not contain CPU events").
+  std::vector<int> cpus{};
+  /// text: perf's --comm: only the samples of threads of these names (named as when sampled).
+  std::vector<std::string> comms{};
+  /// text: perf's -S/--symbols: only the samples in these functions, or at these addresses (the
+  /// words that read as hexadecimal numbers; perf reads them as addresses only), or up to addr_range
+  /// bytes after one (--addr-range).
+  std::vector<std::string> symbols{};
+  std::uint64_t addr_range = 0;
+  bool reltime = false;  ///< text: times since the first record printed (perf's --reltime)
+  /// text: at most this many frames of a callchain, and of a stack unwound from DWARF (perf's
+  /// --max-stack).
+  std::size_t max_stack = 127;
+  bool hide_call_graph = false;    ///< text: no callchains (perf's -G)
   std::string name = "perf.data";  ///< the file, as errors name it
 };
 

@@ -9,8 +9,9 @@ By default one attr: a software event (task-clock) with sample_type TID|TIME|PER
   event NAME KEY=VALUE...          an attr instead of the default one (several: the first is event 0):
                                    type, config, period, sample_type (names joined by '|': ip|tid|time|
                                    addr|cpu|period|weight|weight_struct|data_src|phys_addr|cgroup|
-                                   data_page_size|code_page_size|regs_user|regs_intr|callchain|raw),
-                                   regs_user and regs_intr (the attr's register masks). With several
+                                   data_page_size|code_page_size|regs_user|regs_intr|callchain|raw|
+                                   branch_stack), regs_user and regs_intr (the attr's register masks),
+                                   branch_sample_type. With several
                                    events every one has IDENTIFIER too, and its ids are 1, 2, ...
   arch NAME                        HEADER_ARCH (uname's machine: x86_64, aarch64, ...)
   comm PID TID TIME NAME           PERF_RECORD_COMM
@@ -23,7 +24,8 @@ By default one attr: a software event (task-clock) with sample_type TID|TIME|PER
                                    weight, data_src, phys_addr, cgroup, data_page_size, code_page_size,
                                    misc (the header's, 2 by default: user), uregs and iregs as
                                    ABI:V1,V2,... (one value per bit of the mask; ABI 0: none), callchain
-                                   as V1,V2,..., raw as hex bytes
+                                   as V1,V2,..., raw as hex bytes, branches as FROM/TO/FLAGS,... (and
+                                   hw_idx with branch_sample_type HW_INDEX)
 The non-sample records carry event 0's sample_id (its TID, TIME, CPU and IDENTIFIER bits).
 usage: craft_perf_data.py OUT.data < script
 """
@@ -31,7 +33,7 @@ import struct
 import sys
 
 BITS = {"ip": 1 << 0, "tid": 1 << 1, "time": 1 << 2, "addr": 1 << 3, "cpu": 1 << 7, "period": 1 << 8,
-        "callchain": 1 << 5, "raw": 1 << 10, "regs_user": 1 << 12, "weight": 1 << 14,
+        "callchain": 1 << 5, "raw": 1 << 10, "branch_stack": 1 << 11, "regs_user": 1 << 12, "weight": 1 << 14,
         "data_src": 1 << 15, "identifier": 1 << 16, "regs_intr": 1 << 18, "phys_addr": 1 << 19,
         "cgroup": 1 << 21, "data_page_size": 1 << 22, "code_page_size": 1 << 23, "weight_struct": 1 << 24}
 ATTR_SIZE = 136  # PERF_ATTR_SIZE_VER8, as perf 6.12 writes
@@ -57,6 +59,7 @@ class Event:
             self.sample_type |= BITS[bit]
         self.regs_user = num(keys.pop("regs_user", "0"))
         self.regs_intr = num(keys.pop("regs_intr", "0"))
+        self.branch_sample_type = num(keys.pop("branch_sample_type", "0"))
         if keys:
             raise SystemExit(f"craft_perf_data: unknown event keys {sorted(keys)}")
 
@@ -65,6 +68,7 @@ class Event:
         # flags: sample_id_all (bit 18), exclude_guest (bit 21)
         struct.pack_into("<IIQQQQQ", a, 0, self.type, ATTR_SIZE, self.config, self.period, self.sample_type, 0,
                          (1 << 18) | (1 << 21))
+        struct.pack_into("<Q", a, 72, self.branch_sample_type)
         struct.pack_into("<Q", a, 80, self.regs_user)
         struct.pack_into("<Q", a, 96, self.regs_intr)
         return bytes(a)
@@ -116,6 +120,12 @@ def sample(ev, ident, pid, tid, time, period, keys):
         raw = bytes.fromhex(keys.get("raw", ""))
         raw += b"\0" * (-(len(raw) + 4) % 8)
         b += struct.pack("<I", len(raw)) + raw
+    if st & BITS["branch_stack"]:
+        entries = [[num(x) for x in e.split("/")] for e in keys.get("branches", "").split(",") if e]
+        b += struct.pack("<Q", len(entries))
+        if ev.branch_sample_type & (1 << 17):  # PERF_SAMPLE_BRANCH_HW_INDEX
+            b += struct.pack("<Q", num(keys.get("hw_idx", "0")))
+        b += b"".join(struct.pack("<QQQ", *e) for e in entries)
     if st & BITS["regs_user"]:
         b += regs(keys.get("uregs", "0"))
     if st & (BITS["weight"] | BITS["weight_struct"]):

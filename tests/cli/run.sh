@@ -870,6 +870,42 @@ import sys
 s, t0, t1 = float(sys.argv[1]), float(sys.argv[2]), float(sys.argv[3])
 assert 0.05 <= s <= t1 - t0, sys.argv[1:]
 ' "${secs:-0}" "$t0" "$t1"
+# --table with -r: each run's time and its difference from the mean (perf's layout: their sum is 0 and
+# the mean is the one printed), then the result; not without -r
+out=$("$bin" stat --null -r 3 --table -- sleep 0.02 2>&1); status=$?
+expect stat-table-status [ "$status" = 0 ]
+expect stat-table python3 -c '
+import re, sys
+lines = sys.argv[1].split("\n")
+i = [k for k, l in enumerate(lines) if re.fullmatch(r" +# Table of individual measurements:", l)][0]
+indent = lines[i].index("#")
+runs = [re.fullmatch(r" +(\d+\.(\d+)) \(([+-]\d+\.\d+)\) #+", l) for l in lines[i + 1:i + 4]]
+assert all(runs), lines
+assert lines[i + 4:i + 6] == ["", " " * indent + "# Final result:"], lines
+final = re.fullmatch(r"( +)(\d+\.\d+) \+- .* seconds time elapsed .*", lines[i + 6])
+assert len(final.group(1)) == indent, lines  # the titles start where the mean does
+mean, unit = float(final.group(2)), 10.0 ** -len(runs[0].group(2))
+for m in runs:  # each difference is the run less the mean (each rounded to the last digit shown)
+    assert abs(float(m.group(1)) - mean - float(m.group(3))) <= 1.5 * unit, (m.group(0), mean)
+' "$out"
+err=$("$bin" stat --null --table -- true 2>&1); status=$?
+expect stat-table-needs-runs [ "$status" = 2 ] && expect stat-table-needs-runs-text grep -qxF \
+  "perfspec: error: --table is only supported with -r" <<<"$err"
+# --pre and --post around each run (a failing --pre ends stat with its status, before the run); -S;
+# --append adds to -o; --quiet prints nothing
+st_dir=$(mktemp -d)
+"$bin" stat -S --null -r 2 --pre "echo pre >>$st_dir/log" --post "echo post >>$st_dir/log" -o "$st_dir/out" \
+  -- sh -c "echo run >>$st_dir/log"
+expect stat-pre-post [ "$(tr '\n' ' ' <"$st_dir/log")" = "pre run post pre run post " ]
+"$bin" stat --null --pre "exit 7" -- sh -c "echo ran >>$st_dir/never" 2>/dev/null; status=$?
+expect stat-pre-fails [ "$status" = 7 ] && expect stat-pre-fails-no-run [ ! -e "$st_dir/never" ]
+"$bin" stat --null --append -o "$st_dir/out" -- true
+expect stat-append [ "$(grep -c 'seconds time elapsed' "$st_dir/out")" = 2 ]
+expect stat-quiet [ -z "$("$bin" stat --quiet -e task-clock -- true 2>&1)" ]
+err=$("$bin" stat -I 100 --interval-clear -e task-clock -- true 2>&1); status=$?
+expect stat-interval-clear-not-tty [ "$status" = 2 ] && expect stat-interval-clear-not-tty-text grep -qxF \
+  "perfspec: error: --interval-clear does not work with output" <<<"$err"
+rm -rf "$st_dir"
 # -D: counting starts late, and perf's two messages say so. The command lives until perfspec has
 # enabled the events (its second message is out), and ends by the SIGINT perfspec passes on to it:
 # woken, it runs to its exit, so its clock is counted.
@@ -1229,6 +1265,40 @@ check script-sym-callchain 0 script_sym_callchain.txt -- script --samples -i "$p
   --kallsyms "$pd/kallsyms" --symfs "$pd/no-binaries" -F comm,tid,ip,sym,symoff,dso
 check script-sym-addr 0 script_sym_addr.txt -- script --samples -i "$pd/addr.data" \
   --kallsyms "$pd/kallsyms" --symfs "$pd/no-binaries" -F comm,tid,ip,sym,symoff,dso,addr
+# perf script's choice of samples and callchains (make.sh: perf 6.12's output on the same files)
+sym_check() {  # NAME FILE EXPECTED ARGS...
+  local name=$1 file=$2 want=$3
+  shift 3
+  check "$name" 0 "$want" -- script --samples -i "$pd/$file.data" --kallsyms "$pd/kallsyms" --symfs "$pd/no-binaries" "$@"
+}
+sym_check script-filter-pid stat_read script_filter_pid.txt --pid 32647 -F comm,pid,tid,time,event
+sym_check script-filter-tid stat_read script_filter_tid.txt --tid 32648,32645 -F comm,pid,tid,time,event
+sym_check script-filter-comm stat_read script_filter_comm.txt --comm ls -F comm,pid,time,event
+sym_check script-filter-cpu tracepoint script_filter_cpu.txt -C 1 -F comm,tid,cpu,time,event
+sym_check script-filter-symbols callchain script_filter_symbols.txt \
+  -S __handle_mm_fault,folio_add_lru,7f32cd5bbcbf,0xffffffff8225fd19,nosuch -G -F comm,tid,ip,sym,dso
+sym_check script-filter-addr-range callchain script_filter_addr_range.txt \
+  -S 0x7f32cd5ba2f0,0xffffffff81775b90 --addr-range 16 -G -F comm,tid,ip,sym,dso
+check script-reltime 0 script_reltime.txt -- script -i "$pd/callchain.data" --reltime --show-task-events \
+  -F comm,tid,time,event
+sym_check script-max-stack callchain script_max_stack.txt --max-stack 3
+sym_check script-hide-call-graph callchain script_hide_call_graph.txt -G
+# metrics: nothing for samples without group reads; refused for samples with them
+sym_check script-metric addr script_fields_metric.txt -F +metric
+err=$("$bin" script -i "$pd/group_read.data" -F +metric 2>&1); status=$?
+expect script-metric-group-read [ "$status" = 2 ] && expect script-metric-group-read-text grep -qxF \
+  "perfspec: error: -F metric: not supported yet (perfspec script does not compute the metrics of the samples' group reads)" <<<"$err"
+err=$("$bin" script -i "$pd/callchain.data" -C 0 2>&1); status=$?
+expect script-filter-cpu-none [ "$status" = 2 ] && expect script-filter-cpu-none-text grep -qxF \
+  "perfspec: error: File does not contain CPU events. Remove -C option to proceed." <<<"$err"
+err=$("$bin" script -i "$pd/stat_read.data" --pid 32647,abc 2>&1); status=$?
+expect script-filter-bad-pid [ "$status" = 2 ] && expect script-filter-bad-pid-text grep -qxF \
+  "perfspec: error: --pid 32647,abc: 'abc' is no id" <<<"$err"
+err=$("$bin" script -i "$pd/stat_read.data" --format json --comm ls 2>&1); status=$?
+expect script-filter-comm-json [ "$status" = 2 ]
+# JSON keeps the samples --pid keeps: the four of 32647
+expect script-filter-pid-json [ "$("$bin" script -i "$pd/stat_read.data" --format json --pid 32647 |
+  grep -c '"type":"SAMPLE"')" = 4 ]
 # perf report --stdio as perf 6.12 prints it (make.sh: its output on the same files, the kallsyms
 # fixture and no binaries), but for the random tip it ends with: children and graphs by default, -g
 # none, callee and caller graphs with a threshold, sort keys, --percent-limit, -n
@@ -1362,6 +1432,10 @@ out=$(for arch in x86_64 i686 aarch64 armv7l csky loongarch64 mips64 ppc64le ris
   "$bin" script --samples -i "$crafted" -F tid,iregs,uregs 2>&1
 done)
 expect script-regs-arches [ "$out" = "$(cat "$here/expected/script_regs_arches.txt")" ]
+# branch stacks (perf record -b with LBR): every flag perf prints, with and without binaries
+python3 "$here/craft_perf_data.py" "$crafted" <"$pd/branches.records"
+check script-brstack 0 script_brstack.txt -- script --samples -i "$crafted" -F brstack
+check script-brstack-dso 0 script_brstack_dso.txt -- script --samples -i "$crafted" -F comm,tid,ip,brstack,dso
 rm -f "$crafted"
 # perf's refusals, with its words
 check script-fields-mix 2 script_fields_mix.txt -- script -i "$pd/addr.data" -F comm,+addr
@@ -1587,6 +1661,28 @@ done
 # -vv: each event's attr as opened
 err=$("$bin" record -vv -q -e task-clock -o "$rec_dir/x.data" -- true 2>&1)
 expect record-vv-attrs grep -qE '^  sample_type +IP\|TID\|TIME\|PERIOD' <<<"$err"
+# what each sample holds, as perf 6.12's evsel__config sets it (its -vv shows the same bits); the
+# file's samples then have them (a CPU each)
+err=$("$bin" record -vv -q -P -c 100000 -W --sample-cpu --phys-data --data-page-size --code-page-size --all-user \
+  -e task-clock:k -o "$rec_dir/bits.data" -- true 2>&1); status=$?
+expect record-sample-bits-status [ "$status" = 0 ]
+want_bits='IP|TID|TIME|CPU|PERIOD|PHYS_ADDR|DATA_PAGE_SIZE|CODE_PAGE_SIZE|WEIGHT'
+[ "$(uname -m)" = x86_64 ] && want_bits+=_STRUCT
+expect record-sample-bits grep -qxE "  sample_type +${want_bits//|/\\|}" <<<"$err"
+expect record-all-user grep -qxE '  exclude_kernel +1' <<<"$err"
+expect record-all-user-not-user-excluded bash -c '! grep -qE "^  exclude_user " <<<"$1"' _ "$err"
+expect record-sample-bits-cpu [ "$("$bin" script --samples -F cpu -i "$rec_dir/bits.data" 2>/dev/null | grep -c '^\[')" -gt 0 ]
+# branch stacks: perf's filter names (a wrong one named), -b and -j exclude each other; a software event
+# cannot have them (EOPNOTSUPP, explained)
+err=$("$bin" record -j any_call,bogus -e task-clock -o "$rec_dir/b.data" -- true 2>&1); status=$?
+expect record-branch-filter-bad [ "$status" = 2 ] && expect record-branch-filter-bad-text grep -qxF \
+  "perfspec: error: -j any_call,bogus: unknown branch filter 'bogus'" <<<"$err"
+err=$("$bin" record -b -j any -e task-clock -o "$rec_dir/b.data" -- true 2>&1); status=$?
+expect record-branch-any-and-filter [ "$status" = 2 ]
+err=$("$bin" record -vv -j ANY_CALL,u -e task-clock -o "$rec_dir/b.data" -- true 2>&1); status=$?
+expect record-branch-software [ "$status" = 3 ] && expect record-branch-software-text grep -qF \
+  "perfspec record: cannot sample 'task-clock': EOPNOTSUPP" <<<"$err"
+expect record-branch-bits grep -qxE '  branch_sample_type +USER\|ANY_CALL' <<<"$err"
 # -t: the threads named, not their children, not the rest of their process
 sh -c 'while :; do :; done' & spinner=$!
 "$bin" record -q -t "$spinner" -e task-clock -F 500 -o "$rec_dir/t.data" -- sleep 0.3; status=$?
