@@ -441,7 +441,8 @@ std::string Symbolizer::srcline(std::uint32_t pid, std::uint64_t address, std::u
       const std::string& source = bin->debug_file.empty() ? bin->file : bin->debug_file;
       if (impl_->lines.has_lines(source)) {  // what addr2line answers: a line, else "??:?" in a function
         if (auto line = impl_->lines.line(source, own)) return *line;
-        if (where.symbol) return "??:0";
+        // (a PLT entry's name is perf's, made from the relocations: addr2line knows no function there)
+        if (where.symbol && !where.symbol->name.ends_with("@plt")) return "??:0";
       }
     }
   }
