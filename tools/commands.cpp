@@ -33,6 +33,22 @@ void ListCommand::add(CLI::App& parent, perfspec::spec::MachineOptions& machine)
 
 int ListCommand::run(const perfspec::spec::MachineOptions& machine) {
   lo.machine = machine;
+  // perf list's keywords name kinds of events, not patterns (perf's cmd_list); each with its aliases
+  static constexpr std::pair<std::string_view, std::string_view> keywords[] = {
+      {"hw", "hw"},         {"hardware", "hw"},
+      {"sw", "sw"},         {"software", "sw"},
+      {"cache", "cache"},   {"hwcache", "cache"},
+      {"pmu", "pmu"},       {"tracepoint", "tracepoint"},
+      {"metric", "metric"}, {"metricgroup", "metricgroup"},
+      {"pfm", "pfm"}};
+  for (auto [word, keyword] : keywords)
+    if (lo.filter.pattern == word) {
+      lo.keyword = keyword;
+      lo.filter.pattern.clear();
+      if (keyword == "tracepoint") lo.filter.tracepoints = true;
+      if (keyword == "metric") lo.metrics = true;
+      break;
+    }
   // `sys:name` is the form of a tracepoint: `perfspec list 'sched:sched_sw*'` asks for them.
   if (lo.filter.source == "tracepoint" || lo.filter.pattern.find(':') != std::string::npos)
     lo.filter.tracepoints = true;

@@ -117,13 +117,47 @@ int list_metrics(const spec::Machine& machine, const ListOptions& o) {
   return 0;
 }
 
+// perf list's keywords (its cmd_list): each a kind of event, the built-in ones as perf prints them
+// for it (sw: the software events and the tool events)
+bool of_kind(const spec::ListedEvent& e, std::string_view keyword) {
+  const bool builtin = e.source == spec::Source::builtin && e.pmu != "tracepoint";
+  if (keyword == "hw") return builtin && e.topic == "hardware";
+  if (keyword == "sw") return builtin && (e.topic == "software" || e.topic == "tool");
+  if (keyword == "cache") return builtin && e.topic == "cache";
+  if (keyword == "tracepoint") return e.pmu == "tracepoint";
+  if (keyword == "pmu") return e.source == spec::Source::sysfs || e.source == spec::Source::json;
+  if (keyword == "pfm") return e.source == spec::Source::libpfm4;
+  return true;
+}
+
+// `list metricgroup`: perf's "Metric Groups:" and the groups' names, sorted
+int list_metric_groups(const spec::Machine& machine) {
+  std::vector<std::string> groups;
+  for (const auto& d : metric::machine_metrics(machine))
+    for (auto& g : metric::groups_of(d)) groups.push_back(std::move(g));
+  std::sort(groups.begin(), groups.end());
+  groups.erase(std::unique(groups.begin(), groups.end()), groups.end());
+  if (groups.empty()) {
+    std::fputs("no metric groups: this machine has no event tables with metrics (see --events-dir)\n",
+               stdout);
+    return 0;
+  }
+  std::string text = "\nMetric Groups:\n\n";
+  for (const auto& g : groups) text += spec::printable(g) + "\n";
+  std::fputs(text.c_str(), stdout);
+  return 0;
+}
+
 }  // namespace
 
 int run_list(const ListOptions& o) {
   spec::Machine machine(o.sysfs, o.machine);
+  if (o.keyword == "metricgroup") return list_metric_groups(machine);
   if (o.metrics) return list_metrics(machine, o);
   check_pmu_filter(machine, o.filter);
   auto events = spec::list_events(machine, o.filter);
+  if (!o.keyword.empty())
+    std::erase_if(events, [&](const spec::ListedEvent& e) { return !of_kind(e, o.keyword); });
   warn_about_table_cache(machine);
   if (o.filter.tracepoints) {
     // Tracepoints that cannot be listed would otherwise look like tracepoints that are not there.

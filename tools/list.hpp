@@ -13,6 +13,9 @@ struct ListOptions {
   bool pmus = false;     ///< list PMUs too
   bool verbose = false;  ///< also say on stderr what the event tables skipped, and why
   bool metrics = false;  ///< list the tables' metrics instead (filter.pattern: a group or a name)
+  /// perf list's keyword given as the pattern: hw (hardware), sw (software), cache (hwcache),
+  /// tracepoint, pmu, metric, metricgroup, pfm; empty: none (the pattern is one)
+  std::string keyword;
   std::string format = "text";
 };
 

@@ -14,6 +14,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <ctime>
 #include <memory>
 #include <optional>
 #include <utility>
@@ -101,6 +102,13 @@ class StatSession {
     if (!file_)
       throw Error(ErrorKind::io, fmt::format("cannot write '{}': {}", o_.output, std::strerror(errno)));
     out_ = file_.get();
+    // perf's first line of a -o file in its layouts but JSON (the text and -x): when the count started
+    // (ctime(3)'s text, with its newline), and a blank line; not in perfspec's own CSV and JSON
+    if (!o_.perf_json && (o_.field_separator || o_.format == "text")) {
+      const std::time_t now = std::time(nullptr);
+      char when[64];
+      if (::ctime_r(&now, when)) std::fprintf(out_, "# started on %s\n", when);
+    }
   }
 
   // system(3)'s status of a --pre/--post command as perf stat returns it (0: none, or it succeeded)

@@ -410,9 +410,13 @@ expect stat-x-stdout-empty [ -z "$out" ]
 perf_csv stat-x-lines , "$(cat "$tmp")"$'\n' \
   "N2 msec task-clock N0 100.00 N3 'CPUs utilized'" \
   "N0 '' page-faults N0 100.00 N3 RATE"
-# A multi-character separator, as perf allows; -o writes the same lines to the file instead.
+# A multi-character separator, as perf allows; -o writes the same lines to the file instead, after
+# perf's line of when the count started (ctime's text) and a blank line
 "$bin" stat -x ';;' -o "$tmp" -e task-clock,page-faults true 2>/dev/null
-perf_csv stat-x-multichar ';;' "$(cat "$tmp")"$'\n' \
+expect stat-o-started-on grep -qxE '# started on [A-Z][a-z]{2} [A-Z][a-z]{2} [ 0-9][0-9] [0-9]{2}:[0-9]{2}:[0-9]{2} [0-9]{4}' \
+  <(head -1 "$tmp")
+expect stat-o-started-on-blank [ -z "$(sed -n 2p "$tmp")" ]
+perf_csv stat-x-multichar ';;' "$(tail -n +3 "$tmp")"$'\n' \
   "N2 msec task-clock N0 100.00 N3 'CPUs utilized'" \
   "N0 '' page-faults N0 100.00 N3 RATE"
 # An empty separator, as perf allows: the fields run together.
@@ -488,6 +492,32 @@ assert (a["type"], a["config"], a["precise_ip"], a["sample_period"]) == (4, 0x8d
   out=$("$bin" list --sysfs "$fixtures/intel_skx" --events-dir "$events" --cpuid GenuineIntel-6-55-4 --source json \
         '*l1_miss' 2>&1)
   expect list-json-source grep -qE '^  MEM_LOAD_RETIRED.L1_MISS +event=0xd1,period=100003,umask=8$' <<<"$out"
+  out=$("$bin" list --sysfs "$fixtures/intel_skx" tracepoint 2>&1)
+  expect list-tracepoint grep -qE '^  sched:sched_switch +2:[0-9]+$' <<<"$out"
+  expect list-tracepoint-only [ "$(grep -cE '^builtin events|^  (cycles|task-clock) ' <<<"$out")" = 0 ]
+  # perf list's keywords: kinds of events, not patterns (hw: the hardware events alone, sw: software and
+  # tool, cache: the hardware cache ones, pmu: sysfs and tables, metricgroup: perf's list of groups)
+  skx=(--sysfs "$fixtures/intel_skx" --no-libpfm4 --events-dir "$events" --cpuid GenuineIntel-6-55-4)
+  out=$("$bin" list "${skx[@]}" hw 2>&1)
+  expect list-hw [ "$(grep -cE '^  [a-z-]+ +0:0x[0-9a-f]+$' <<<"$out")" = "$(grep -c '^  [^ ]' <<<"$out")" ]
+  expect list-hw-cycles grep -qE '^  cycles +0:0x0$' <<<"$out"
+  out=$("$bin" list "${skx[@]}" sw 2>&1)
+  expect list-sw grep -qE '^  task-clock +1:0x1$' <<<"$out" && expect list-sw-tool grep -qE '^  duration_time +tool$' <<<"$out"
+  expect list-sw-only [ "$(grep -cE '^  [a-z]' <<<"$out")" = "$(grep -cE '^  [a-z_-]+ +(1:0x[0-9a-f]+|tool)$' <<<"$out")" ]
+  out=$("$bin" list "${skx[@]}" cache 2>&1)
+  expect list-cache grep -qE '^  L1-dcache-loads +3:0x0$' <<<"$out"
+  expect list-cache-only [ "$(grep -cE '^  [A-Za-z]' <<<"$out")" = "$(grep -cE '^  [A-Za-z1-]+ +3:0x[0-9a-f]+$' <<<"$out")" ]
+  out=$("$bin" list "${skx[@]}" pmu 2>&1)
+  expect list-pmu grep -qE '^  MEM_LOAD_RETIRED.L1_MISS ' <<<"$out"
+  expect list-pmu-no-builtin [ "$(grep -cE '^builtin events|^  (cycles|task-clock) ' <<<"$out")" = 0 ]
+  out=$("$bin" list "${skx[@]}" metricgroup 2>&1)
+  expect list-metricgroup python3 -c '
+import sys
+lines = sys.argv[1].split("\n")
+assert lines[:3] == ["", "Metric Groups:", ""], lines[:3]
+groups = [l for l in lines[3:] if l]
+assert groups == sorted(set(groups)) and "TopdownL1" in groups, groups
+' "$out"
   out=$("$bin" list --sysfs "$fixtures/intel_skx" --events-dir "$events" --cpuid GenuineIntel-6-55-4 --format json \
         --pmu uncore_imc_0 2>&1)
   expect list-json python3 -c '
@@ -1666,8 +1696,9 @@ expect record-vv-attrs grep -qE '^  sample_type +IP\|TID\|TIME\|PERIOD' <<<"$err
 err=$("$bin" record -vv -q -P -c 100000 -W --sample-cpu --phys-data --data-page-size --code-page-size --all-user \
   -e task-clock:k -o "$rec_dir/bits.data" -- true 2>&1); status=$?
 expect record-sample-bits-status [ "$status" = 0 ]
-want_bits='IP|TID|TIME|CPU|PERIOD|PHYS_ADDR|DATA_PAGE_SIZE|CODE_PAGE_SIZE|WEIGHT'
-[ "$(uname -m)" = x86_64 ] && want_bits+=_STRUCT
+# (in bit order: x86's WEIGHT_STRUCT is bit 24, the others' WEIGHT bit 14)
+want_bits='IP|TID|TIME|CPU|PERIOD|WEIGHT|PHYS_ADDR|DATA_PAGE_SIZE|CODE_PAGE_SIZE'
+[ "$(uname -m)" = x86_64 ] && want_bits='IP|TID|TIME|CPU|PERIOD|PHYS_ADDR|DATA_PAGE_SIZE|CODE_PAGE_SIZE|WEIGHT_STRUCT'
 expect record-sample-bits grep -qxE "  sample_type +${want_bits//|/\\|}" <<<"$err"
 expect record-all-user grep -qxE '  exclude_kernel +1' <<<"$err"
 expect record-all-user-not-user-excluded bash -c '! grep -qE "^  exclude_user " <<<"$1"' _ "$err"
