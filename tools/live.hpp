@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: MIT
 #pragma once
-// What the live subcommands that follow processes share (trace, top): the processes or threads named
-// by -p/-t, and what existed before they began, synthesized as perf does for a Symbolizer.
+// What the subcommands that open events share: for those that follow processes live (trace, top) the
+// processes or threads named by -p/-t and what existed before they began, synthesized as perf does
+// for a Symbolizer; for all that open events (record, stat too), perf's changes to the attrs asked for
+// (--all-user, --all-kernel, the fallback from cycles) and its words for events that did not open.
 #include <cstdio>
 #include <optional>
 #include <string>
@@ -25,6 +27,15 @@ runtime::Target processes_target(const std::string& pids, const std::string& tid
 /// them, applied to `symbols` (and `threads`, when given) through `formats` (the sampler's attrs).
 void follow_existing(const runtime::Sampler& sampler, const record::Formats& formats,
                      const runtime::Target& target, record::Symbolizer& symbols, record::Threads* threads);
+
+/// perf's --all-user and --all-kernel (evsel__config for record, create_perf_stat_counter for stat):
+/// every event counts only user space, or only the kernel, whatever its own modifiers said.
+inline void restrict_privilege(EventSet& set, bool all_user, bool all_kernel) {
+  for (auto& e : set.events) {
+    if (all_user) e.attr.exclude_kernel = 1, e.attr.exclude_user = 0;
+    if (all_kernel) e.attr.exclude_kernel = 0, e.attr.exclude_user = 1;
+  }
+}
 
 /// perf's fallback for a cycles event the machine cannot count (ENOENT, ENXIO, ENODEV): the event, with
 /// its modifiers, becomes the timer of its target: cpu-clock on CPUs, task-clock on tasks (perf's

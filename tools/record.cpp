@@ -340,11 +340,7 @@ std::optional<EventSet> Recorder::events(int& status) {
     }
   }
   set_filters(set);
-  // perf's evsel__config: --all-user and --all-kernel over every event's own modifiers
-  for (auto& e : set.events) {
-    if (o_.all_user) e.attr.exclude_kernel = 1, e.attr.exclude_user = 0;
-    if (o_.all_kernel) e.attr.exclude_kernel = 0, e.attr.exclude_user = 1;
-  }
+  restrict_privilege(set, o_.all_user, o_.all_kernel);
   return set;
 }
 

@@ -97,7 +97,7 @@ class StatSession {
 
  private:
   void open_output() {
-    if (o_.output.empty()) return;
+    if (o_.output.empty() || o_.quiet) return;  // perf's --quiet writes no -o file at all
     file_.reset(std::fopen(o_.output.c_str(), o_.append ? "a" : "w"));
     if (!file_)
       throw Error(ErrorKind::io, fmt::format("cannot write '{}': {}", o_.output, std::strerror(errno)));

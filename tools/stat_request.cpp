@@ -16,6 +16,7 @@
 #include "runtime/cpulist.hpp"
 #include "tools/control.hpp"
 #include "tools/exit_status.hpp"
+#include "tools/live.hpp"
 #include "tools/report.hpp"
 
 namespace perfspec::tools {
@@ -77,10 +78,7 @@ class Resolver {
     // -d, -dd, -ddd: perf's detailed cache and TLB events after everything else
     for (int level = 0; level < std::min(o_.detailed, 3); ++level)
       once.append(resolve(detailed_stat_events[level], machine_));
-    for (auto& e : once.events) {
-      if (o_.all_user) e.attr.exclude_kernel = 1;
-      if (o_.all_kernel) e.attr.exclude_user = 1;
-    }
+    restrict_privilege(once, o_.all_user, o_.all_kernel);  // over :k and :u, as perf's
     if (o_.for_each_cgroup.empty()) {
       out_.set = std::move(once);
       return 0;
