@@ -93,17 +93,17 @@ void Session::check_attr(const Attr& a, std::string_view name) {
 // (or it is an error, check_stype). A type named in a -F without a field (`sw:`) must have events.
 // Tracepoints print their callchains by default when some have one. In pipe mode there are no events
 // yet: pipe_attr() does the rest as their ATTRs come.
-bool Session::keeps(const record::Sample& s) const {
+bool Session::keeps_ids(const record::Sample& s) const {
   auto has = [](const std::vector<std::int32_t>& ids, std::int32_t id) {
     return ids.empty() || std::find(ids.begin(), ids.end(), id) != ids.end();
   };
-  return time_.keeps(s.has(record::sample_time) ? s.time : 0) &&
-         has(options_.pids, static_cast<std::int32_t>(s.pid)) &&
+  return has(options_.pids, static_cast<std::int32_t>(s.pid)) &&
          has(options_.tids, static_cast<std::int32_t>(s.tid)) && (cpus_.empty() || on_cpus(s.cpu));
 }
 
 // perf's perf_session__cpu_bitmap: the first event of each of perf's types must sample its CPU
 void Session::check_cpus() {
+  by_ids_ = !options_.pids.empty() || !options_.tids.empty() || !options_.cpus.empty();
   if (options_.cpus.empty()) return;
   for (std::uint32_t type = 0; type < 6; ++type)  // PERF_TYPE_MAX
     for (const FileEvent& e : file_.events())

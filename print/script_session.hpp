@@ -44,7 +44,9 @@ class Session {
   /// trace).
   const record::Tracepoint* tracepoint_of(const Attr& attr) const;
   /// Whether --time, --pid, --tid and --cpu keep sample `s` (one without a time always is for --time).
-  bool keeps(const record::Sample& s) const;
+  bool keeps(const record::Sample& s) const {
+    return time_.keeps(s.has(record::sample_time) ? s.time : 0) && (!by_ids_ || keeps_ids(s));
+  }
   /// Whether --cpu keeps a record other than a sample: one without a CPU in its sample_id always is.
   bool keeps_other(const record::Record& r) const {
     return cpus_.empty() || !r.sample_id.has(record::sample_cpu) || on_cpus(r.sample_id.cpu);
@@ -59,6 +61,8 @@ class Session {
   bool use_callchain_ = true;
   record::TimeRanges time_;  // --time
   std::vector<bool> cpus_;   // --cpu: by CPU
+  bool by_ids_ = false;      // --pid, --tid or --cpu given
+  bool keeps_ids(const record::Sample& s) const;
   bool on_cpus(std::uint32_t cpu) const { return cpu < cpus_.size() && cpus_[cpu]; }
 
   void check_cpus();
