@@ -482,4 +482,23 @@ std::string page_size_name(std::uint64_t size) {
   return fmt::format("{}{}", size, units[i]);
 }
 
+Weights weights_of(const record::Sample& s) {
+  Weights w;
+  if (!s.has(record::sample_weight) && !s.has(record::sample_weight_struct)) return w;
+#if defined(__x86_64__) || defined(__i386__) || defined(__powerpc__) || defined(__powerpc64__)
+  if (s.has(record::sample_weight)) {
+    w.weight = s.weight.full;
+  } else {
+    w.weight = s.weight.var1_dw();
+    w.ins_lat = s.weight.var2_w();
+#if defined(__x86_64__) || defined(__i386__)
+    w.retire_lat = s.weight.var3_w();
+#endif
+  }
+#else
+  w.weight = s.weight.full;
+#endif
+  return w;
+}
+
 }  // namespace perfspec::script_fields

@@ -10,6 +10,8 @@
 #include <string>
 #include <string_view>
 
+#include "perfspec/record.hpp"
+
 namespace perfspec::script_fields {
 
 // perf's enum perf_output_field: one bit per field. The values are perf's (their order is the order of
@@ -112,5 +114,15 @@ std::string_view register_name(std::string_view arch, unsigned id);
 
 /// get_page_size_name(): "4K", "2M", "1024B", "N/A" for 0.
 std::string page_size_name(std::uint64_t size);
+
+/// How perf reads the weight of a sample (arch_perf_parse_sample_weight), which depends on the machine
+/// perf runs on, not on the file's: on x86 and powerpc PERF_SAMPLE_WEIGHT_STRUCT is split into the
+/// weight (its low 32 bits), ins_lat (the next 16) and, on x86, retire_lat (the top 16); elsewhere the
+/// weight is the whole value and the other two are 0. perfspec does as perf built for its own machine.
+struct Weights {
+  std::uint64_t weight = 0;
+  std::uint16_t ins_lat = 0, retire_lat = 0;
+};
+Weights weights_of(const record::Sample& s);
 
 }  // namespace perfspec::script_fields
