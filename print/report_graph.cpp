@@ -12,7 +12,8 @@ namespace perfspec::report_detail {
 
 using record::Frame;
 
-FrameKeys::FrameKeys(const record::Profile& profile) : profile_(profile) {
+FrameKeys::FrameKeys(const record::Profile& profile, bool addresses)
+    : profile_(profile), addresses_(addresses) {
   std::unordered_map<std::string_view, std::uint32_t> ranks;
   dso_rank_.reserve(profile.frames());
   for (std::uint32_t i = 0; i < profile.frames(); ++i) {
@@ -33,19 +34,19 @@ bool FrameKeys::same(std::uint32_t a, std::uint32_t b) const {
 
 bool FrameKeys::before(std::uint32_t a, std::uint32_t b) const {
   const Frame &l = profile_.frame(a), &r = profile_.frame(b);
-  if (l.symbol && r.symbol && (l.symbol->inlined || r.symbol->inlined))
-    return l.symbol->name > r.symbol->name;
+  const bool symbols = !addresses_ && l.symbol && r.symbol;
+  if (symbols && (l.symbol->inlined || r.symbol->inlined)) return l.symbol->name > r.symbol->name;
   // perf's match_chain_dso_addresses compares the binaries' objects by address: no binary (NULL)
   // is the least, the others as malloc placed them (the one made later, usually)
   if (l.dso.empty() != r.dso.empty()) return r.dso.empty();
   if (dso_rank_[a] != dso_rank_[b]) return dso_rank_[a] > dso_rank_[b];
-  if (l.symbol && r.symbol) return l.symbol->start > r.symbol->start;
+  if (symbols) return l.symbol->start > r.symbol->start;
   return l.ip > r.ip;
 }
 
 std::string FrameKeys::name(std::uint32_t frame) const {
   const Frame& f = profile_.frame(frame);
-  if (f.symbol) return f.symbol->inlined ? f.symbol->name + " (inlined)" : f.symbol->name;
+  if (f.symbol && !addresses_) return f.symbol->inlined ? f.symbol->name + " (inlined)" : f.symbol->name;
   return f.ip ? fmt::format("{:#x}", f.ip) : "0";  // printf's %#llx: no 0x before a 0
 }
 

@@ -27,7 +27,10 @@ struct Node {
 /// siblings in before it sorts them by period.
 class FrameKeys {
  public:
-  explicit FrameKeys(const record::Profile& profile);
+  /// `addresses`: the frames as perf's --hierarchy draws them, whose callchain_merge into the leaf
+  /// entries keeps each frame's binary but not its symbol: named by address, ordered by binary and
+  /// address (the graph's branches stay the functions' of the samples' chains).
+  explicit FrameKeys(const record::Profile& profile, bool addresses = false);
   bool same(std::uint32_t a, std::uint32_t b) const;
   /// perf's sibling order: descending by binary (the one perf made later first) and by address.
   bool before(std::uint32_t a, std::uint32_t b) const;
@@ -36,6 +39,7 @@ class FrameKeys {
 
  private:
   const record::Profile& profile_;
+  bool addresses_ = false;
   std::vector<std::uint32_t> dso_rank_;  // by frame: the order its binary first appeared in
 };
 

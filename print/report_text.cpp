@@ -6,6 +6,7 @@
 #include <string>
 #include <string_view>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include <fmt/format.h>
@@ -59,10 +60,13 @@ struct Entry {
   std::uint64_t address = 0;     // without a symbol: the address shown
   char level = '.';
   std::uint64_t self = 0, children = 0, samples = 0;
-  std::uint64_t sys = 0, usr = 0, guest = 0;  // of self: sampled in the kernel, in user space, else
+  std::uint64_t sys = 0, usr = 0;  // of self: sampled in the kernel, in user space (a guest's in neither)
   std::size_t max_depth = 0;
   Node graph;
 };
+
+// perf's HIERARCHY_INDENT: the spaces of each level of --hierarchy
+constexpr std::size_t hierarchy_indent = 3;
 
 struct Widths {
   std::size_t comm = 7, pid = 15, dso = 13, sym = 6;
@@ -78,6 +82,7 @@ class Event {
     children_ = !profile.pipe() && options.children.value_or(event.callchains);
     graph_ = options.graph && event.callchains;
     caller_ = options.caller.value_or(profile.pipe() ? options.children.value_or(true) : children_);
+    if (options.hierarchy) children_ = false;  // perf's report turns it off after choosing the order
   }
   void gather();
   void order();
@@ -91,6 +96,12 @@ class Event {
   int compare_output(const Entry& a, const Entry& b) const;
   void header(std::string& out, const Widths& w) const;
   void row(std::string& out, const Entry& e, const Widths& w) const;
+  std::string cell(Key k, const Entry& e, const Widths& w) const;
+  std::vector<std::pair<std::string_view, std::size_t>> overhead_columns() const;
+  void overhead_cells(std::string& out, const Entry& e) const;
+  void hierarchy_header(std::string& out, const Widths& w) const;
+  bool hierarchy_level(std::string& out, const Widths& w, std::vector<Entry*> members, std::size_t depth,
+                       report_detail::GraphStyle& style);
   Widths widths() const;
 
   const Profile& profile_;
@@ -155,7 +166,8 @@ void Event::credit(const Profile::Stack& stack) {
   e.self += stack.period, e.samples += stack.samples, e.max_depth = std::max(e.max_depth, frames.size());
   // perf's he_stat__add_cpumode_period: by the sample's cpumode, which placed its own frame
   const char level = profile_.frame(stack.self).level;
-  (level == 'k' ? e.sys : level == '.' ? e.usr : e.guest) += stack.period;
+  if (level == 'k') e.sys += stack.period;
+  if (level == '.') e.usr += stack.period;
   if (children_) e.children += stack.period;
   if (graph_) {
     chain_.assign(frames.begin(), frames.end());
@@ -300,6 +312,7 @@ void Event::header(std::string& out, const Widths& w) const {
       samples_text(event_.samples), event_.name,
       options_.time_slices.empty() ? std::string() : " (time slices: " + options_.time_slices + ")",
       event_.period);
+  if (options_.hierarchy) return hierarchy_header(out, w);
   std::string names = "#", dots = "#";
   auto column = [&](std::string_view name, std::size_t width, bool right) {
     names += right ? fmt::format(" {:>{}}", name, width) : fmt::format(" {:<{}}", name, width);
@@ -307,12 +320,7 @@ void Event::header(std::string& out, const Widths& w) const {
     dots.append(width, '.');
     names += ' ', dots += ' ';
   };
-  if (children_)
-    column("Children", 8, true), column("Self", 8, true);
-  else
-    column("Overhead", 8, true);
-  if (options_.cpu_utilization) column("sys", 8, true), column("usr", 8, true);
-  if (options_.samples) column("Samples", 12, true);
+  for (auto [name, width] : overhead_columns()) column(name, width, true);
   for (Key k : sort_) column(header_of(k), std::max(width_of(k, w), header_of(k).size()), false);
   names.pop_back(), dots.pop_back();
   out += names, out += '\n', out += dots, out += "\n#\n";
@@ -331,7 +339,36 @@ void sym_cell(std::string& cell, const Entry& e) {
   }
 }
 
-void Event::row(std::string& out, const Entry& e, const Widths& w) const {
+std::string Event::cell(Key k, const Entry& e, const Widths& w) const {
+  std::string cell;
+  switch (k) {
+    // %-*.*s: cut to the column (whose width is of the threads' last names)
+    case Key::comm: cell = profile_.comm(e.comm).substr(0, w.comm); break;
+    // perf's hist_entry__thread_snprintf: the name the thread has last, not the entry's own
+    case Key::pid:
+      cell = fmt::format("{:>7}:{}", e.tid, profile_.thread_name(e.tid).substr(0, w.pid - 8));
+      break;
+    case Key::dso: cell = e.frame->dso.empty() ? "[unknown]" : e.frame->short_dso(); break;
+    case Key::sym: sym_cell(cell, e); break;
+    case Key::cpu: cell = e.has_cpu ? fmt::format("{:03}", e.cpu) : "-001"; break;
+    case Key::ipc_null: cell = "-      -"; break;
+  }
+  return cell;
+}
+
+// The columns before the keys': their names and widths.
+std::vector<std::pair<std::string_view, std::size_t>> Event::overhead_columns() const {
+  std::vector<std::pair<std::string_view, std::size_t>> c;
+  if (children_)
+    c = {{"Children", 8}, {"Self", 8}};
+  else
+    c = {{"Overhead", 8}};
+  if (options_.cpu_utilization) c.emplace_back("sys", 8), c.emplace_back("usr", 8);
+  if (options_.samples) c.emplace_back("Samples", 12);
+  return c;
+}
+
+void Event::overhead_cells(std::string& out, const Entry& e) const {
   auto percent = [&](std::uint64_t v) {
     double share = event_.period ? 100.0 * static_cast<double>(v) / static_cast<double>(event_.period) : 0;
     fmt::format_to(std::back_inserter(out), "   {:6.2f}%", share);
@@ -340,20 +377,12 @@ void Event::row(std::string& out, const Entry& e, const Widths& w) const {
   percent(e.self);
   if (options_.cpu_utilization) percent(e.sys), percent(e.usr);
   if (options_.samples) fmt::format_to(std::back_inserter(out), "   {:11}", e.samples);
+}
+
+void Event::row(std::string& out, const Entry& e, const Widths& w) const {
+  overhead_cells(out, e);
   for (std::size_t i = 0; i < sort_.size(); ++i) {
-    std::string cell;
-    switch (sort_[i]) {
-      // %-*.*s: cut to the column (whose width is of the threads' last names)
-      case Key::comm: cell = profile_.comm(e.comm).substr(0, w.comm); break;
-      // perf's hist_entry__thread_snprintf: the name the thread has last, not the entry's own
-      case Key::pid:
-        cell = fmt::format("{:>7}:{}", e.tid, profile_.thread_name(e.tid).substr(0, w.pid - 8));
-        break;
-      case Key::dso: cell = e.frame->dso.empty() ? "[unknown]" : e.frame->short_dso(); break;
-      case Key::sym: sym_cell(cell, e); break;
-      case Key::cpu: cell = e.has_cpu ? fmt::format("{:03}", e.cpu) : "-001"; break;
-      case Key::ipc_null: cell = "-      -"; break;
-    }
+    std::string cell = this->cell(sort_[i], e, w);
     out += "  ";
     out += cell;
     // perf pads every cell to its column but a symbol's, which only the columns after it pad
@@ -362,6 +391,100 @@ void Event::row(std::string& out, const Entry& e, const Widths& w) const {
     if (padded && cell.size() < width) out.append(width - cell.size(), ' ');
   }
   out += '\n';
+}
+
+// perf's print_hierarchy_headers: the overhead columns after room for the deepest level's indent, the
+// keys' names joined by " / ", dots as wide as the widest level (its indent and its key's column)
+void Event::hierarchy_header(std::string& out, const Widths& w) const {
+  const std::size_t indent = (sort_.size() - 1) * hierarchy_indent;
+  std::string names = "# " + std::string(indent, ' '), dots = "# " + std::string(indent, '.');
+  bool first = true;
+  for (auto [name, width] : overhead_columns()) {
+    names += fmt::format("{:>{}}  ", name, width);
+    if (!first) dots += "..";
+    first = false;
+    dots.append(width, '.');
+  }
+  std::string keys;
+  std::size_t width = 0;
+  for (std::size_t i = 0; i < sort_.size(); ++i) {
+    std::string_view h = header_of(sort_[i]);
+    h.remove_prefix(std::min(h.find_first_not_of(' '), h.size()));
+    if (i) keys += " / ";
+    keys += h;
+    width =
+        std::max(width, i * hierarchy_indent + std::max(width_of(sort_[i], w), header_of(sort_[i]).size()));
+  }
+  width = std::max(width, keys.size());
+  out += names, out += keys, out += '\n';
+  out += dots, out += "  ", out.append(width, '.'), out += "\n#\n";
+}
+
+// One level of perf's --hierarchy: the members (entries equal in the keys above) by this level's key,
+// heaviest first; each with the level below under it, or its graph at the last level.
+bool Event::hierarchy_level(std::string& out, const Widths& w, std::vector<Entry*> members, std::size_t depth,
+                            report_detail::GraphStyle& style) {
+  const Key k = sort_[depth];
+  std::stable_sort(members.begin(), members.end(),
+                   [&](const Entry* a, const Entry* b) { return compare_key(k, *a, *b, true) < 0; });
+  struct Group {
+    std::size_t begin = 0, end = 0;
+    Entry sum;  // the first member's keys (not its graph), the members' sums
+  };
+  std::vector<Group> groups;
+  for (std::size_t i = 0; i < members.size(); ++i) {
+    if (groups.empty() || compare_key(k, *members[groups.back().begin], *members[i], true) != 0) {
+      Group& g = groups.emplace_back();
+      const Entry& m = *members[i];
+      g.begin = i;
+      g.sum.comm = m.comm, g.sum.tid = m.tid, g.sum.cpu = m.cpu, g.sum.has_cpu = m.has_cpu;
+      g.sum.frame = m.frame, g.sum.address = m.address, g.sum.level = m.level;
+    }
+    Group& g = groups.back();
+    g.end = i + 1;
+    g.sum.self += members[i]->self, g.sum.samples += members[i]->samples;
+    g.sum.sys += members[i]->sys, g.sum.usr += members[i]->usr;
+  }
+  std::stable_sort(groups.begin(), groups.end(), [&](const Group& a, const Group& b) {
+    if (a.sum.self != b.sum.self) return a.sum.self > b.sum.self;
+    return compare_key(k, a.sum, b.sum, false) < 0;
+  });
+  const double limit = options_.percent_limit;
+  auto shown = [&](std::uint64_t v) {
+    return !(limit > 0 && 100.0 * static_cast<double>(v) < limit * static_cast<double>(event_.period));
+  };
+  const bool leaf = depth + 1 == sort_.size();
+  bool printed = false;
+  for (const Group& g : groups) {
+    if (!shown(g.sum.self)) continue;
+    printed = true;
+    out.append(depth * hierarchy_indent, ' ');
+    overhead_cells(out, g.sum);
+    out.append((sort_.size() - 1) * hierarchy_indent, ' ');
+    out += "  ";
+    std::string c = cell(k, g.sum, w);
+    std::size_t width = std::max(width_of(k, w), header_of(k).size());
+    if (k != Key::sym && c.size() < width) c.append(width - c.size(), ' ');
+    out.append(c, std::min(c.find_first_not_of(' '), c.size()));  // perf's skip_spaces
+    out += '\n';
+    if (leaf) {
+      if (graph_) {
+        style.parent = g.sum.self;
+        report_detail::print_graph(out, members[g.begin]->graph, style, keys_);
+      }
+      continue;
+    }
+    std::vector<Entry*> below(members.begin() + static_cast<std::ptrdiff_t>(g.begin),
+                              members.begin() + static_cast<std::ptrdiff_t>(g.end));
+    if (!hierarchy_level(out, w, std::move(below), depth + 1, style)) {
+      // perf's line for a level whose entries are all under --percent-limit
+      std::size_t overhead = 0;
+      for (auto [name, columns] : overhead_columns()) overhead += (overhead ? 2 : 0) + columns;
+      out.append((sort_.size() + depth) * hierarchy_indent + overhead + 4, ' ');
+      fmt::format_to(std::back_inserter(out), "no entry >= {:.2f}%\n", limit);
+    }
+  }
+  return printed;
 }
 
 void Event::print(std::string& out) {
@@ -374,6 +497,13 @@ void Event::print(std::string& out) {
   style.min_hit = static_cast<std::uint64_t>(static_cast<double>(event_.period) * graph_percent / 100);
   style.skip_first = options_.sort.front().starts_with("sym");
   style.folded = options_.folded;
+  if (options_.hierarchy) {
+    std::vector<Entry*> all;
+    for (Entry& e : entries_) all.push_back(&e);
+    hierarchy_level(out, w, std::move(all), 0, style);
+    out += "\n\n";
+    return;
+  }
   for (Entry& e : entries_) {
     std::uint64_t weight = children_ ? e.children : e.self;
     if (limit > 0 && 100.0 * static_cast<double>(weight) < limit * static_cast<double>(event_.period))
@@ -407,7 +537,7 @@ std::string report_text(const Profile& profile, const ReportOptions& options) {
   if (!any) return out;
   if (!options.quiet)
     fmt::format_to(std::back_inserter(out), "#\n# Total Lost Samples: {}\n#\n", profile.lost());
-  FrameKeys keys(profile);
+  FrameKeys keys(profile, options.hierarchy);
   for (const Profile::Event& e : profile.events()) {
     if (e.samples == 0) continue;  // perf skips an event without samples
     Event event(profile, e, options, keys);

@@ -45,6 +45,25 @@ void ScriptPrinter::print(record::PerfData& file, const std::function<void(std::
   script::Session session(file, options_, fields_->spec);
   session.check_output();
   script::Buffer out(write);
+  print_into(session, out);
+}
+
+std::vector<std::uint64_t> ScriptPrinter::print_per_event(
+    record::PerfData& file, const std::function<void(std::string_view)>& write,
+    const std::function<void(std::size_t, std::string_view)>& write_event) const {
+  if (options_.format != ScriptOptions::Format::text || options_.summary)
+    throw Error(ErrorKind::usage, "--per-event-dump writes the text of each event's samples",
+                "leave out --format json and --summary");
+  script::Session session(file, options_, fields_->spec);
+  session.check_output();
+  script::Buffer out(write, &write_event);
+  print_into(session, out);
+  std::vector<std::uint64_t> samples = out.samples();
+  samples.resize(file.events().size());
+  return samples;
+}
+
+void ScriptPrinter::print_into(script::Session& session, script::Buffer& out) const {
   // What was printed before a record that does not follow the format is written, then the error.
   try {
     if (options_.summary)

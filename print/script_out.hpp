@@ -9,6 +9,7 @@
 #include <iterator>
 #include <string_view>
 #include <utility>
+#include <vector>
 
 #include <fmt/format.h>
 
@@ -20,21 +21,50 @@ struct CHex {
 };
 
 // The text of the records so far, handed to the writer when it has grown past 64 KiB and at the end.
+// Per event (perf's --per-event-dump): each sample's text to its event's writer, the rest to `write`,
+// and the samples of each event counted.
 class Buffer {
  public:
-  explicit Buffer(const std::function<void(std::string_view)>& write) : write_(write) {}
+  using EventWriter = std::function<void(std::size_t, std::string_view)>;
+  static constexpr std::size_t others = ~std::size_t{0};
+  explicit Buffer(const std::function<void(std::string_view)>& write,
+                  const EventWriter* write_event = nullptr)
+      : write_(write), write_event_(write_event) {}
   fmt::memory_buffer& text() { return text_; }
   auto it() { return std::back_inserter(text_); }
   void flush() {
-    if (text_.size()) write_(std::string_view(text_.data(), text_.size()));
+    if (text_.size()) {
+      std::string_view t(text_.data(), text_.size());
+      if (to_ == others)
+        write_(t);
+      else
+        (*write_event_)(to_, t);
+    }
     text_.clear();
   }
   void maybe_flush() {
     if (text_.size() > (1 << 16)) flush();
   }
+  // What is written next is a sample of event `event` (others: another record's text). Nothing may be
+  // writing into text() meanwhile (no Out on it).
+  void route(std::size_t event) {
+    if (!write_event_) return;
+    if (event != others) {
+      if (samples_.size() <= event) samples_.resize(event + 1);
+      ++samples_[event];
+    }
+    if (event == to_) return;
+    flush();
+    to_ = event;
+  }
+  // Per event: the samples routed to each event, by index (events of none left out at the end).
+  const std::vector<std::uint64_t>& samples() const { return samples_; }
 
  private:
   const std::function<void(std::string_view)>& write_;
+  const EventWriter* write_event_;
+  std::size_t to_ = others;
+  std::vector<std::uint64_t> samples_;
   fmt::memory_buffer text_;
 };
 

@@ -27,10 +27,6 @@ namespace {
 using namespace perfspec::record;
 using namespace perfspec::script_fields;
 
-// How perf reads the weight of a sample (arch_perf_parse_sample_weight), which depends on the machine
-// perf runs on, not on the file's: on x86 and powerpc PERF_SAMPLE_WEIGHT_STRUCT is split into the
-// weight (its low 32 bits), ins_lat (the next 16) and, on x86, retire_lat (the top 16); elsewhere the
-// weight is the whole value and the other two are 0. perfspec does as perf built for its own machine.
 // perf's sample_addr_correlates_sym: the address of a page fault is of memory a symbol may name.
 bool addr_correlates(const Attr& attr) {
   return attr.type == 1 &&
@@ -39,29 +35,6 @@ bool addr_correlates(const Attr& attr) {
 // perf's fallback when an address is not in the mappings of the sample's cpumode: the other side's.
 std::uint16_t other_cpumode(std::uint16_t misc) {
   return (misc & misc_cpumode_mask) == misc_kernel ? misc_user : misc_kernel;
-}
-
-struct Weights {
-  std::uint64_t weight = 0;
-  std::uint16_t ins_lat = 0, retire_lat = 0;
-};
-Weights weights_of(const Sample& s) {
-  Weights w;
-  if (!s.has(sample_weight) && !s.has(sample_weight_struct)) return w;
-#if defined(__x86_64__) || defined(__i386__) || defined(__powerpc__) || defined(__powerpc64__)
-  if (s.has(sample_weight)) {
-    w.weight = s.weight.full;
-  } else {
-    w.weight = s.weight.var1_dw();
-    w.ins_lat = s.weight.var2_w();
-#if defined(__x86_64__) || defined(__i386__)
-    w.retire_lat = s.weight.var3_w();
-#endif
-  }
-#else
-  w.weight = s.weight.full;
-#endif
-  return w;
 }
 
 // perf's get_branch_type (util/branch.c) of a branch entry's type and new_type bits: nothing for
@@ -179,6 +152,8 @@ void TextPrinter::run() {
         b_.maybe_flush();
       },
       [&](std::size_t i) { s_.pipe_attr(i); });
+  if (s_.options().problems)
+    for (const std::string& p : symbols_.problems()) s_.options().problems(p);
 }
 
 // perf's --comm and -S/--symbols (machine__resolve's filters): the thread's name when sampled; the
@@ -303,8 +278,10 @@ void TextPrinter::text(const Record& r) {
   symbols_.apply(r);
   if (!exit) threads_.apply(r);
   if (r.type < user_type_start && (!s_.options().samples_only || (s_.options().also_shown >> r.type) & 1) &&
-      s_.keeps_other(r))
+      s_.keeps_other(r)) {
+    b_.route(Buffer::others);
     text_other(r);
+  }
   if (exit) threads_.apply(r);
 }
 
@@ -340,6 +317,7 @@ void TextPrinter::text_sample(const Record& r, const Sample& s, std::size_t attr
   const Attr& attr = file_.formats().attr(attr_index);
   std::uint64_t fields = fields_of(attr);
   if (!fields) return;
+  b_.route(attr_index);
   if (name_width_ < 0 && (fields & out_event)) {  // when an event name is first printed
     name_width_ = 0;
     for (std::size_t i = 0; i < file_.events().size(); ++i)

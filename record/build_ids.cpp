@@ -21,6 +21,7 @@
 
 #include <fmt/format.h>
 
+#include "perfspec/error.hpp"
 #include "perfspec/symbols.hpp"
 #include "record/elf_files.hpp"
 
@@ -199,6 +200,29 @@ std::vector<std::byte> build_id_section(const std::vector<BinaryBuildId>& binari
     put(12, b.build_id.data(), n);
     out[at + 12 + 20] = static_cast<std::byte>(n);  // its size (misc BUILD_ID_SIZE)
     put(36, b.name.data(), b.name.size());
+  }
+  return out;
+}
+
+std::vector<BinaryBuildId> read_build_id_section(std::span<const std::byte> section) {
+  std::vector<BinaryBuildId> out;
+  std::size_t at = 0;
+  while (at + 8 <= section.size()) {
+    std::uint16_t misc = 0, size = 0;
+    std::memcpy(&misc, section.data() + at + 4, 2);
+    std::memcpy(&size, section.data() + at + 6, 2);
+    if (size < 8 + 4 + 24 || at + size > section.size())
+      throw DecodeError(
+          at, fmt::format("a build id entry of {} bytes at byte {} of the build id section", size, at));
+    const std::byte* id = section.data() + at + 12;
+    std::size_t id_size = 20;
+    if (misc & misc_ext_reserved) id_size = std::min<std::size_t>(static_cast<std::size_t>(id[20]), 20);
+    const char* name = reinterpret_cast<const char*>(section.data() + at + 36);
+    const std::uint16_t mode = misc & misc_cpumode_mask;
+    out.push_back({.name = std::string(name, strnlen(name, size - 36u)),
+                   .build_id = std::vector<std::byte>(id, id + id_size),
+                   .kernel = mode == misc_kernel || mode == misc_guest_kernel});
+    at += size;
   }
   return out;
 }

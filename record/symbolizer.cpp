@@ -505,22 +505,7 @@ void Symbolizer::build_id(std::string_view path, std::span<const std::byte> id) 
 // HEADER_BUILD_ID: perf_record_header_build_id entries, each its own header (type, misc, size), pid,
 // 24 bytes of build id (20, then its size when misc has BUILD_ID_SIZE), a NUL-padded filename.
 void Symbolizer::read_build_ids(std::span<const std::byte> section) {
-  std::size_t at = 0;
-  while (at + 8 <= section.size()) {
-    std::uint16_t misc = 0, size = 0;
-    std::memcpy(&misc, section.data() + at + 4, 2);
-    std::memcpy(&size, section.data() + at + 6, 2);
-    if (size < 8 + 4 + 24 || at + size > section.size())
-      throw DecodeError(
-          at, fmt::format("a build id entry of {} bytes at byte {} of the build id section", size, at));
-    const std::byte* id = section.data() + at + 12;
-    std::size_t id_size = 20;
-    if (misc & misc_ext_reserved) id_size = std::min<std::size_t>(static_cast<std::size_t>(id[20]), 20);
-    const char* name = reinterpret_cast<const char*>(section.data() + at + 36);
-    std::string_view filename(name, strnlen(name, size - 36));
-    build_id(filename, std::span<const std::byte>(id, id_size));
-    at += size;
-  }
+  for (const BinaryBuildId& b : read_build_id_section(section)) build_id(b.name, b.build_id);
 }
 
 std::string_view Symbolizer::binary_of(std::uint32_t pid, std::uint64_t address, std::uint16_t misc) {

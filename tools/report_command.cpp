@@ -128,6 +128,9 @@ void check_cli_options(const ReportCliOptions& options) {
                 "add --format folded");
   if (options.no_comm && (options.include_pid || options.include_tid))
     throw Error(ErrorKind::usage, "--include-pid and --include-tid add to the comm: not with --no-comm");
+  if ((options.threads || options.cpu_utilization || options.hierarchy) && options.format != "text")
+    throw Error(ErrorKind::usage, "-T, --show-cpu-utilization and --hierarchy are of the text report",
+                "leave out --format, or them");
   if (!options.output.empty() && options.format != "pprof")
     throw Error(ErrorKind::usage, "-o writes a pprof profile",
                 "add --format pprof, or redirect standard output");
@@ -210,7 +213,8 @@ int run_report(const ReportCliOptions& options) {
                    .percent_limit = options.percent_limit,
                    .samples = options.samples,
                    .cpu_utilization = options.cpu_utilization,
-                   .quiet = options.quiet};
+                   .quiet = options.quiet,
+                   .hierarchy = options.hierarchy};
   if (!options.call_graph.empty()) call_graph(options.call_graph, ro);
   if (options.inverted) ro.caller = true;
   for (auto [list, ids, option] :
@@ -274,7 +278,7 @@ int run_report(const ReportCliOptions& options) {
     for (const auto& e : profile.events()) any = any || e.samples > 0;
     if (!any) std::fprintf(stderr, "Error:\nThe %s data has no samples!\n", options.input.c_str());
   }
-  if (options.threads && options.format == "text") text += thread_counts_text(profile);
+  if (options.threads) text += thread_counts_text(profile);
   print(text);
   if (profile.lost_by_kernel() > 0)  // perf warns too: "Processed N events and lost M chunks!"
     std::fprintf(stderr, "perfspec: warning: the kernel lost %llu records of this recording (LOST records)\n",

@@ -32,6 +32,7 @@ struct ReportCliOptions {
   bool header = false, header_only = false, show_info = false;  ///< --header, --header-only, -I
   bool threads = false;          ///< -T: the READ records' counts per thread after the report
   bool cpu_utilization = false;  ///< --show-cpu-utilization
+  bool hierarchy = false;        ///< --hierarchy
   /// perf's views of data perfspec cannot show yet, followed where the file has no such data (they
   /// change nothing there, or perf refuses them there): --group, --show-ref-call-graph,
   /// --total-cycles, --stitch-lbr, --mem-mode, -b

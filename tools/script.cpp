@@ -3,11 +3,18 @@
 // (perfspec/script.hpp) to standard output.
 #include "tools/script.hpp"
 
+#include <sys/stat.h>
+
 #include <cerrno>
+#include <cinttypes>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <iterator>
+#include <memory>
+#include <string>
+#include <vector>
 
 #include <fmt/format.h>
 
@@ -15,6 +22,7 @@
 #include "perfspec/perf_data.hpp"
 #include "perfspec/script.hpp"
 #include "perfspec/spec.hpp"
+#include "perfspec/symbols.hpp"
 #include "tools/report_command.hpp"
 
 namespace perfspec::tools {
@@ -41,6 +49,68 @@ std::vector<std::int32_t> id_list(const std::string& text, std::string_view opti
     at = end + 1;
   }
   return ids;
+}
+
+void write_all(std::FILE* out, std::string_view text, const std::string& name) {
+  if (std::fwrite(text.data(), 1, text.size(), out) != text.size())
+    throw Error(ErrorKind::io, fmt::format("cannot write {}: {}", name, std::strerror(errno)));
+}
+
+// perf -v's line for each binary of HEADER_BUILD_ID, as perf's reader of the section says it
+void say_build_ids(record::PerfData& file) {
+  if (!file.has_feature(record::Feature::build_id)) return;
+  for (const record::BinaryBuildId& b :
+       record::read_build_id_section(file.feature(record::Feature::build_id))) {
+    std::string hex;
+    for (std::byte c : b.build_id)
+      fmt::format_to(std::back_inserter(hex), "{:02x}", static_cast<unsigned>(c));
+    std::fprintf(stderr, "build id event received for %s: %s [%zu]\n", b.name.c_str(), hex.c_str(),
+                 b.build_id.size());
+  }
+}
+
+// perf's --per-event-dump: INPUT.EVENT.dump for each event (made before the records are read, as
+// perf makes them; a pipe's events are known as they come), the samples' text in them, the other
+// records' on standard output, then perf's line for each file. The size is the file's whole size
+// (perf's fstat before its last fflush leaves out what its stdio buffer still holds).
+void per_event_dump(const ScriptPrinter& printer, record::PerfData& file, const std::string& input) {
+  struct Dump {
+    std::string name;
+    std::FILE* out = nullptr;
+    ~Dump() {
+      if (out) std::fclose(out);
+    }
+  };
+  std::vector<std::unique_ptr<Dump>> dumps;
+  auto dump = [&](std::size_t event) -> Dump& {
+    if (dumps.size() <= event) dumps.resize(event + 1);
+    if (!dumps[event]) {
+      auto d = std::make_unique<Dump>();
+      d->name = fmt::format("{}.{}.dump", input, file.event_name(event));
+      d->out = std::fopen(d->name.c_str(), "w");
+      if (!d->out)
+        throw Error(ErrorKind::io, fmt::format("cannot create {}: {}", d->name, std::strerror(errno)),
+                    "perf script --per-event-dump writes beside its input");
+      dumps[event] = std::move(d);
+    }
+    return *dumps[event];
+  };
+  for (std::size_t i = 0; i < file.events().size(); ++i) dump(i);
+  std::vector<std::uint64_t> samples = printer.print_per_event(
+      file, [](std::string_view text) { write_all(stdout, text, "standard output"); },
+      [&](std::size_t event, std::string_view text) {
+        Dump& d = dump(event);
+        write_all(d.out, text, d.name);
+      });
+  for (std::size_t i = 0; i < samples.size(); ++i) {
+    Dump& d = dump(i);
+    if (std::fflush(d.out) != 0)
+      throw Error(ErrorKind::io, fmt::format("cannot write {}: {}", d.name, std::strerror(errno)));
+    struct stat st {};
+    fstat(fileno(d.out), &st);
+    std::printf("[ perf script: Wrote %.3f MB %s (%" PRIu64 " samples) ]\n",
+                static_cast<double>(st.st_size) / 1024.0 / 1024.0, d.name.c_str(), samples[i]);
+  }
 }
 
 }  // namespace
@@ -70,6 +140,10 @@ int run_script(const ScriptOptions& options) {
   o.reltime = options.reltime;
   o.max_stack = options.max_stack;
   o.hide_call_graph = options.hide_call_graph;
+  if (options.verbose)
+    o.problems = [](std::string_view problem) {
+      std::fprintf(stderr, "%.*s\n", static_cast<int>(problem.size()), problem.data());
+    };
   // The -F lists are read first, as perf reads them with its other options: their warnings come
   // before anything of the file.
   ScriptPrinter printer(std::move(o), [](std::string_view warning) {
@@ -91,6 +165,14 @@ int run_script(const ScriptOptions& options) {
         throw Error(ErrorKind::io, fmt::format("cannot write standard output: {}", std::strerror(errno)));
       return 0;
     }
+  }
+  if (options.verbose) say_build_ids(file);
+  if (options.per_event_dump) {
+    if (options.format != "text" || options.summary)  // before any file is made
+      throw Error(ErrorKind::usage, "--per-event-dump writes the text of each event's samples",
+                  "leave out --format json and --summary");
+    per_event_dump(printer, file, options.input);
+    return 0;
   }
   printer.print(file, stdout);
   return 0;

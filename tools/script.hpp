@@ -29,6 +29,10 @@ struct ScriptOptions {
   bool reltime = false;              ///< --reltime
   std::size_t max_stack = 127;       ///< --max-stack
   bool hide_call_graph = false;      ///< -G/--hide-call-graph
+  bool per_event_dump = false;       ///< --per-event-dump: each event's samples into INPUT.EVENT.dump
+  /// -v: on stderr, the recorded build ids first (as perf says them), the binaries whose symbols
+  /// could not be read last
+  int verbose = 0;
 };
 
 /// Runs `perfspec script`. Returns the exit status; throws perfspec::Error for a file that cannot be

@@ -52,6 +52,10 @@ struct ReportOptions {
   /// (perf's --show-cpu-utilization; a guest's samples are in neither, as perf's without guests)
   bool cpu_utilization = false;
   bool quiet = false;  ///< rows only (perf's -q)
+  /// The sort keys as levels of a tree (perf's --hierarchy): each level's entries under the one above,
+  /// the graphs under the last level's; no Children column (perf turns it off), the graphs in the
+  /// order children would have given them.
+  bool hierarchy = false;
   /// The header block was printed before the report (perf's --header): no line saying how to see it.
   bool header_shown = false;
   /// perf's --pid / --tid: only the rows of these processes' or threads' samples (none given: all); the

@@ -63,9 +63,17 @@ struct ScriptOptions {
   /// text: at most this many frames of a callchain, and of a stack unwound from DWARF (perf's
   /// --max-stack).
   std::size_t max_stack = 127;
-  bool hide_call_graph = false;    ///< text: no callchains (perf's -G)
+  bool hide_call_graph = false;  ///< text: no callchains (perf's -G)
+  /// text: told, once the records are printed, each binary whose symbols could not be read, with why
+  /// (Symbolizer::problems: what perf -v says as "continuing without symbols").
+  std::function<void(std::string_view)> problems{};
   std::string name = "perf.data";  ///< the file, as errors name it
 };
+
+namespace script {
+class Session;
+class Buffer;
+}  // namespace script
 
 /// Prints the records of perf.data files.
 ///
@@ -92,9 +100,16 @@ class ScriptPrinter {
   void print(record::PerfData& file, const std::function<void(std::string_view)>& write) const;
   /// The same, written to `out` with fwrite. Throws Error (io) when a write fails.
   void print(record::PerfData& file, std::FILE* out) const;
+  /// perf's --per-event-dump (text only): the same, each sample's text handed to `write_event` with
+  /// its event's index (record::PerfData::events()), the other records' text to `write`. Returns how
+  /// many samples of each event were printed, by index (a vector as long as the file's events).
+  std::vector<std::uint64_t> print_per_event(
+      record::PerfData& file, const std::function<void(std::string_view)>& write,
+      const std::function<void(std::size_t, std::string_view)>& write_event) const;
 
  private:
   struct Fields;
+  void print_into(script::Session& session, script::Buffer& out) const;
   ScriptOptions options_;
   std::unique_ptr<Fields> fields_;
 };

@@ -301,5 +301,10 @@ struct BinaryBuildId {
 /// USER with BUILD_ID_SIZE, pid -1 for the host, 20 bytes of id and its size, the name NUL-padded to
 /// 64 bytes). Binaries without a build id are left out.
 std::vector<std::byte> build_id_section(const std::vector<BinaryBuildId>& binaries);
+/// The binaries of a HEADER_BUILD_ID section (PerfData::feature(Feature::build_id)), in its order: the
+/// inverse of build_id_section (an id of the size its entry gives, 20 bytes without misc
+/// BUILD_ID_SIZE; `kernel` for the kernel's and a guest kernel's). Throws DecodeError for an entry
+/// that does not fit the section.
+std::vector<BinaryBuildId> read_build_id_section(std::span<const std::byte> section);
 
 }  // namespace perfspec::record
