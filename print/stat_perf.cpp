@@ -84,6 +84,8 @@ std::vector<Column> metric_only_columns(const EventSet& set, const StatUnit& u, 
 std::size_t aggregate_width(Aggregation a) {
   switch (a) {
     case Aggregation::core: return 18;
+    case Aggregation::cache: return 22;
+    case Aggregation::cluster: return 20;
     case Aggregation::die: return 12;
     case Aggregation::socket:
     case Aggregation::node:
@@ -99,6 +101,8 @@ std::size_t aggregate_width(Aggregation a) {
 std::string_view aggregate_fields_csv(Aggregation a) {
   switch (a) {
     case Aggregation::core: return "core,cpus,";
+    case Aggregation::cache: return "cache,cpus,";
+    case Aggregation::cluster: return "cluster,cpus,";
     case Aggregation::die: return "die,cpus,";
     case Aggregation::socket: return "socket,cpus,";
     case Aggregation::node: return "node,";
@@ -129,8 +133,8 @@ class PerfPrinter {
     if (run_.metric_only) return print_metric_only();
     if (layout_ == Layout::std) header();
     const auto a = report_.aggregation;
-    bool per_unit_first =
-        a == Aggregation::core || a == Aggregation::die || a == Aggregation::socket || a == Aggregation::node;
+    bool per_unit_first = a == Aggregation::core || a == Aggregation::die || a == Aggregation::socket ||
+                          a == Aggregation::node || a == Aggregation::cache || a == Aggregation::cluster;
     if (per_unit_first) {
       for (const auto& u : report_.units)
         for (std::size_t e = 0; e < set_.events.size(); ++e) row(u, e);
@@ -159,6 +163,8 @@ class PerfPrinter {
       out_ += fmt::format("#{:>15}", "time");
       switch (report_.aggregation) {
         case Aggregation::core: out_ += fmt::format(" {:<18} cpus", "core"); break;
+        case Aggregation::cache: out_ += fmt::format(" {:<22} cpus", "cache"); break;
+        case Aggregation::cluster: out_ += fmt::format(" {:<20} cpus", "cluster"); break;
         case Aggregation::die: out_ += fmt::format(" {:<12} cpus", "die"); break;
         case Aggregation::socket: out_ += fmt::format(" {:<6} cpus", "socket"); break;
         case Aggregation::node: out_ += fmt::format(" {:<6} cpus", "node"); break;
@@ -306,9 +312,7 @@ class PerfPrinter {
           auto dash = u.label.rfind('-');
           return fmt::format("{:>16}-{:<7} ", u.label.substr(0, dash), u.label.substr(dash + 1));
         }
-        case Aggregation::core: return fmt::format("{:<18} {:>4} ", u.label, c.members);
-        case Aggregation::die: return fmt::format("{:<12} {:>4} ", u.label, c.members);
-        default: return fmt::format("{:<6} {:>4} ", u.label, c.members);
+        default: return fmt::format("{:<{}} {:>4} ", u.label, aggregate_width(a), c.members);
       }
     }
     if (layout_ == Layout::csv) {

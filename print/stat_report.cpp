@@ -24,6 +24,8 @@ std::string_view aggregation_option(Aggregation a) {
     case Aggregation::socket: return "--per-socket";
     case Aggregation::node: return "--per-node";
     case Aggregation::thread: return "--per-thread";
+    case Aggregation::cache: return "--per-cache";
+    case Aggregation::cluster: return "--per-cluster";
   }
   return "";
 }
@@ -37,6 +39,8 @@ std::string_view aggregation_name(Aggregation a) {
     case Aggregation::socket: return "socket";
     case Aggregation::node: return "node";
     case Aggregation::thread: return "thread";
+    case Aggregation::cache: return "cache";
+    case Aggregation::cluster: return "cluster";
   }
   return "global";
 }
@@ -53,9 +57,19 @@ namespace {
 
 // The key a place sorts and groups by, and its label.
 struct UnitKey {
-  std::tuple<int, int, int> id;
+  std::tuple<int, int, int, int> id;
   std::string label;
 };
+
+// perf's cpu__get_cache_details: the cache of `level` (0: the CPU's highest; the last index of the
+// level, as perf's loop leaves it), its level and instance
+std::pair<int, int> cache_of(const spec::CpuTopology& t, int level) {
+  const spec::CpuTopology::Cache* found = nullptr;
+  for (const auto& c : t.caches)
+    if (level ? c.level == level : (!found || c.level > found->level)) found = &c;
+  if (!found) return {level, -1};
+  return {found->level, found->first_cpu};
+}
 
 const spec::CpuTopology* find_cpu(const std::vector<spec::CpuTopology>& topology, int cpu) {
   auto it = std::lower_bound(topology.begin(), topology.end(), cpu,
@@ -64,23 +78,31 @@ const spec::CpuTopology* find_cpu(const std::vector<spec::CpuTopology>& topology
 }
 
 UnitKey key_of(const runtime::Place& p, Aggregation by, const std::vector<spec::CpuTopology>& topology,
-               const std::function<std::string(int)>& thread_name) {
+               const std::function<std::string(int)>& thread_name, int cache_level) {
   spec::CpuTopology t;
   if (const auto* found = find_cpu(topology, p.cpu)) t = *found;
   switch (by) {
-    case Aggregation::global: return {{0, 0, 0}, ""};
-    case Aggregation::cpu: return {{p.cpu, 0, 0}, fmt::format("CPU{}", p.cpu)};
+    case Aggregation::global: return {{0, 0, 0, 0}, ""};
+    case Aggregation::cpu: return {{p.cpu, 0, 0, 0}, fmt::format("CPU{}", p.cpu)};
     case Aggregation::core:
-      return {{t.socket, t.die, t.core}, fmt::format("S{}-D{}-C{}", t.socket, t.die, t.core)};
-    case Aggregation::die: return {{t.socket, t.die, 0}, fmt::format("S{}-D{}", t.socket, t.die)};
-    case Aggregation::socket: return {{t.socket, 0, 0}, fmt::format("S{}", t.socket)};
-    case Aggregation::node: return {{t.node, 0, 0}, fmt::format("N{}", t.node)};
+      return {{t.socket, t.die, t.core, 0}, fmt::format("S{}-D{}-C{}", t.socket, t.die, t.core)};
+    case Aggregation::die: return {{t.socket, t.die, 0, 0}, fmt::format("S{}-D{}", t.socket, t.die)};
+    case Aggregation::socket: return {{t.socket, 0, 0, 0}, fmt::format("S{}", t.socket)};
+    case Aggregation::node: return {{t.node, 0, 0, 0}, fmt::format("N{}", t.node)};
     case Aggregation::thread: {
       std::string name = thread_name ? thread_name(p.thread) : std::string{};
-      return {{p.thread, 0, 0}, fmt::format("{}-{}", name, p.thread)};
+      return {{p.thread, 0, 0, 0}, fmt::format("{}-{}", name, p.thread)};
+    }
+    case Aggregation::cache: {
+      auto [level, id] = cache_of(t, cache_level);
+      return {{t.socket, t.die, level, id}, fmt::format("S{}-D{}-L{}-ID{}", t.socket, t.die, level, id)};
+    }
+    case Aggregation::cluster: {
+      const int cluster = t.cluster < 0 ? 0 : t.cluster;  // perf: no cluster_id on older kernels is 0
+      return {{t.socket, t.die, cluster, 0}, fmt::format("S{}-D{}-CLS{}", t.socket, t.die, cluster)};
     }
   }
-  return {{0, 0, 0}, ""};
+  return {{0, 0, 0, 0}, ""};
 }
 
 // Adds one place's count into a unit's: values and times summed, as perf sums an aggregate's CPUs
@@ -108,15 +130,15 @@ void add_into(StatCell& cell, const Count& c, bool here) {
 
 StatReport aggregate(const std::vector<runtime::PlaceCounts>& places, Aggregation by,
                      const std::vector<spec::CpuTopology>& topology,
-                     const std::function<std::string(int)>& thread_name) {
+                     const std::function<std::string(int)>& thread_name, int cache_level) {
   if (by == Aggregation::thread)
     for (const auto& p : places)
       if (p.place.thread < 0)
         throw Error(ErrorKind::usage, "--per-thread needs counts taken per thread (a process's threads)");
   // Keyed by id, so the units come out ordered as perf's aggregation map is sorted.
-  std::map<std::tuple<int, int, int>, StatUnit> units;
+  std::map<std::tuple<int, int, int, int>, StatUnit> units;
   for (const auto& p : places) {
-    UnitKey k = key_of(p.place, by, topology, thread_name);
+    UnitKey k = key_of(p.place, by, topology, thread_name, cache_level);
     auto [it, added] = units.try_emplace(k.id);
     StatUnit& u = it->second;
     if (added) {

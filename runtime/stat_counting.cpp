@@ -188,7 +188,9 @@ StatReport StatCounting::Impl::read() {
     r = global_report(counters->read());
   } else {
     counters->read_places(places);
-    r = aggregate(places, options.aggregation, machine.cpu_topology(), [this](int tid) { return comm(tid); });
+    r = aggregate(
+        places, options.aggregation, machine.cpu_topology(), [this](int tid) { return comm(tid); },
+        options.cache_level);
     // Every thread of the system: perf shows only what a thread counted, not hundreds of zeros (nor
     // of <not counted> for threads that never ran). An event that could not be opened is shown once,
     // in the first line, not once per thread.

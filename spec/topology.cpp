@@ -6,6 +6,8 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include <fmt/format.h>
 
@@ -107,6 +109,19 @@ std::vector<CpuTopology> read_cpu_topology(const io::Jail& jail, const std::stri
     c.socket = topology_number(jail, t + "physical_package_id", -1);
     c.die = topology_number(jail, t + "die_id", 0);
     c.core = topology_number(jail, t + "core_id", -1);
+    c.cluster = topology_number(jail, t + "cluster_id", -1);
+    const std::string cache_dir = fmt::format("{}/{}/cache", cpu_dir, entry);
+    std::vector<std::pair<int, std::string>> indexes;
+    for (const auto& index : io::list_dir(jail, cache_dir))
+      if (auto n = numbered(index, "index")) indexes.emplace_back(*n, index);
+    std::sort(indexes.begin(), indexes.end());
+    for (const auto& [n, index] : indexes) {
+      const std::string dir = fmt::format("{}/{}/", cache_dir, index);
+      int level = topology_number(jail, dir + "level", 0);
+      if (level <= 0) continue;
+      std::vector<int> shared = listed(jail, dir + "shared_cpu_list");
+      c.caches.push_back({level, shared.empty() ? *cpu : *std::min_element(shared.begin(), shared.end())});
+    }
   }
   const std::string node_dir = root + "/devices/system/node";
   for (const auto& entry : io::list_dir(jail, node_dir)) {

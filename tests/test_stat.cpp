@@ -64,11 +64,21 @@ std::vector<runtime::PlaceCounts> two_cpus_counted() {
 TEST_CASE("cpu topology from sysfs: sockets, dies, cores and nodes of a round-robin 2-socket machine") {
   const auto& t = two_socket().cpu_topology();
   REQUIRE(t.size() == 16);
-  CHECK(t[0] == spec::CpuTopology{0, 0, 0, 0, 0});
-  CHECK(t[1] == spec::CpuTopology{1, 1, 0, 0, 1});
-  CHECK(t[2] == spec::CpuTopology{2, 0, 0, 1, 0});
-  CHECK(t[9] == spec::CpuTopology{9, 1, 0, 0, 1});  // cpu1's SMT sibling
-  CHECK(t[15] == spec::CpuTopology{15, 1, 0, 3, 1});
+  auto ids = [](const spec::CpuTopology& c) {
+    return std::vector<int>{c.cpu, c.socket, c.die, c.core, c.node};
+  };
+  CHECK(ids(t[0]) == std::vector<int>{0, 0, 0, 0, 0});
+  CHECK(ids(t[1]) == std::vector<int>{1, 1, 0, 0, 1});
+  CHECK(ids(t[2]) == std::vector<int>{2, 0, 0, 1, 0});
+  CHECK(ids(t[9]) == std::vector<int>{9, 1, 0, 0, 1});  // cpu1's SMT sibling
+  CHECK(ids(t[15]) == std::vector<int>{15, 1, 0, 3, 1});
+  // clusters of two cores; caches by index (L1 data, L1 instruction, L2 per core, L3 per socket), each
+  // named by the first CPU that shares it
+  using Cache = spec::CpuTopology::Cache;
+  CHECK(t[1].cluster == 2);
+  CHECK(t[15].cluster == 3);
+  CHECK(t[9].caches == std::vector<Cache>{{1, 1}, {1, 1}, {2, 1}, {3, 1}});
+  CHECK(t[15].caches == std::vector<Cache>{{1, 7}, {1, 7}, {2, 7}, {3, 1}});
   // A machine with no topology files (a fixture of PMUs only) has none, and that is not an error.
   spec::Machine bare(test::fixture("amd_zen3"));
   CHECK(bare.cpu_topology().empty());
@@ -97,6 +107,20 @@ TEST_CASE("aggregate: per socket, core, node and CPU sum the right CPUs, ordered
   auto cpus = aggregate(places, Aggregation::cpu, topo);
   CHECK(labels(cpus) == std::vector<std::string>{"CPU0", "CPU1", "CPU2", "CPU3"});
   CHECK(cpus.units[3].cpu == 3);
+
+  // perf's --per-cache: the highest level by default (L3, a socket's here), or the level asked for; a
+  // level the CPUs lack is instance -1; --per-cluster
+  auto l3 = aggregate(places, Aggregation::cache, topo);
+  CHECK(labels(l3) == std::vector<std::string>{"S0-D0-L3-ID0", "S1-D0-L3-ID1"});
+  CHECK(l3.units[1].cells[0].count.raw == 2 + 4);
+  auto l2 = aggregate(places, Aggregation::cache, topo, {}, 2);
+  CHECK(labels(l2) ==
+        std::vector<std::string>{"S0-D0-L2-ID0", "S0-D0-L2-ID2", "S1-D0-L2-ID1", "S1-D0-L2-ID3"});
+  CHECK(labels(aggregate(places, Aggregation::cache, topo, {}, 4)) ==
+        std::vector<std::string>{"S0-D0-L4-ID-1", "S1-D0-L4-ID-1"});
+  auto clusters = aggregate(places, Aggregation::cluster, topo);
+  CHECK(labels(clusters) == std::vector<std::string>{"S0-D0-CLS0", "S1-D0-CLS2"});
+  CHECK(clusters.units[0].cells[0].members == 2);
 
   // An event opened only on CPU 0 (an uncore PMU's cpumask) is in socket 0 alone.
   for (auto& p : places)

@@ -42,7 +42,8 @@ std::pair<std::vector<std::string>, std::vector<std::string>> split_stat_command
     if (w[1] == '-') {  // --name, --name=value, --name value
       auto eq = w.find('=');
       if (eq == std::string::npos) {
-        if (takes_next(w, i + 1)) options.push_back(words[++i]);
+        // perf's --per-cache takes its level only as --per-cache=L2 (PARSE_OPT_OPTARG)
+        if (w != "--per-cache" && takes_next(w, i + 1)) options.push_back(words[++i]);
       } else if (eq + 1 == w.size() && takes_value(w.substr(0, eq))) {
         // `--name=` gives an empty value; CLI11 would take the next word instead, so give it apart.
         options.back().pop_back();

@@ -89,6 +89,12 @@ void add_script_filters(CLI::App* app, perfspec::tools::ScriptOptions& so) {
   app->add_option("--max-stack", so.max_stack, "text: at most this many frames of a callchain")
       ->capture_default_str();
   app->add_flag("-G,--hide-call-graph", so.hide_call_graph, "text: no callchains");
+  app->add_flag("--per-event-dump", so.per_event_dump,
+                "text: each event's samples into a file of its own, INPUT.EVENT.dump (the other "
+                "records to standard output)");
+  app->add_flag("-v,--verbose", so.verbose,
+                "say on standard error the build ids the file records, and the binaries whose symbols "
+                "could not be read");
 }
 
 }  // namespace
@@ -172,6 +178,8 @@ void add_report_views(CLI::App* app, perfspec::tools::ReportCliOptions& ro) {
                 "text: after the report, each thread's counts from the READ records (perf record -s)");
   app->add_flag("--show-cpu-utilization", ro.cpu_utilization,
                 "text: sys and usr columns, the shares sampled in the kernel and in user space");
+  app->add_flag("--hierarchy", ro.hierarchy,
+                "text: the sort keys as levels of a tree (no Children column; graphs under the last level)");
   app->add_flag("--group", ro.group,
                 "text: accepted for recordings without groups (with: not supported yet)");
   app->add_flag("--show-ref-call-graph", ro.ref_call_graph,

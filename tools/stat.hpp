@@ -26,6 +26,7 @@ struct StatOptions {
   bool inherit = true;
   int repeat = 1;                                 ///< -r
   Aggregation aggregation = Aggregation::global;  ///< -A, --per-*
+  std::string cache_level;                        ///< --per-cache=LEVEL as given (`L2`); empty: the highest
   bool all_user = false, all_kernel = false;      ///< --all-user, --all-kernel
   int delay_ms = 0;                               ///< -D: start counting this late; -1: on --control
   std::string control;                            ///< --control fifo:CTL[,ACK] | fd:CTL[,ACK]

@@ -66,10 +66,19 @@ void StatCommand::add(CLI::App& parent, perfspec::spec::MachineOptions& machine)
   auto* per_socket = app->add_flag("--per-socket")->description("one line per socket (with -a or -C)");
   auto* per_node = app->add_flag("--per-node")->description("one line per NUMA node (with -a or -C)");
   auto* per_thread = app->add_flag("--per-thread")->description("one line per thread (with -p, -t or -a)");
+  auto* per_cache = app->add_option("--per-cache", st.cache_level)
+                        ->expected(0, 1)
+                        ->type_name("=LEVEL")
+                        ->description(
+                            "one line per instance of a cache level (with -a or -C): --per-cache=L2; "
+                            "without LEVEL, each CPU's highest");
+  auto* per_cluster =
+      app->add_flag("--per-cluster")->description("one line per cluster of CPUs (with -a or -C)");
   aggregation_flags = std::vector<std::pair<CLI::Option*, perfspec::Aggregation>>{
-      {per_cpu, perfspec::Aggregation::cpu},   {per_core, perfspec::Aggregation::core},
-      {per_die, perfspec::Aggregation::die},   {per_socket, perfspec::Aggregation::socket},
-      {per_node, perfspec::Aggregation::node}, {per_thread, perfspec::Aggregation::thread}};
+      {per_cpu, perfspec::Aggregation::cpu},     {per_core, perfspec::Aggregation::core},
+      {per_die, perfspec::Aggregation::die},     {per_socket, perfspec::Aggregation::socket},
+      {per_node, perfspec::Aggregation::node},   {per_thread, perfspec::Aggregation::thread},
+      {per_cache, perfspec::Aggregation::cache}, {per_cluster, perfspec::Aggregation::cluster}};
   app->add_option("-G,--cgroup", st.cgroups,
                   "count only in these cgroups: the n-th name for the n-th event, one name for all (with -a)")
       ->type_name("NAME[,NAME...]");
@@ -120,7 +129,8 @@ int StatCommand::run(const perfspec::spec::MachineOptions& machine) {
     if (*flag) st.aggregation = mode, ++modes;
   if (modes > 1)
     throw Error(ErrorKind::usage,
-                "-A, --per-core, --per-die, --per-socket, --per-node and --per-thread exclude each other: "
+                "-A, --per-core, --per-die, --per-socket, --per-node, --per-thread, --per-cache and "
+                "--per-cluster exclude each other: "
                 "give one");
   if ((*separator_opt || *format_opt) && st.perf_json)
     throw Error(ErrorKind::usage, "-j prints perf's JSON; -x and --format pick other outputs: give one");

@@ -23,6 +23,17 @@ namespace perfspec::tools {
 
 namespace {
 
+// perf's parse_cache_level: --per-cache=L1 to L4 (or l1 to l4); no level: each CPU's highest (0)
+int cache_level(const std::string& text) {
+  if (text.empty()) return 0;
+  if (text.size() != 2 || (text[0] != 'L' && text[0] != 'l') || text[1] < '1' || text[1] > '9')
+    throw Error(ErrorKind::usage,
+                fmt::format("--per-cache={}: a cache level is L1 to L4 (or l1 to l4)", text));
+  if (text[1] > '4')
+    throw Error(ErrorKind::usage, fmt::format("--per-cache={}: perf knows cache levels up to L4", text));
+  return text[1] - '0';
+}
+
 bool system_wide(const StatOptions& o) { return o.all_cpus || !o.cpus.empty(); }
 
 // -C: every CPU must exist (online), or the error would be the kernel's EINVAL or ENODEV.
@@ -264,6 +275,7 @@ StatTarget stat_target(const StatOptions& o, const StatRequest& request) {
   t.command = o.command;
   t.inherit = o.inherit;
   t.aggregation = o.aggregation;
+  t.cache_level = cache_level(o.cache_level);
   t.cgroups = request.cgroups;
   t.enable_later = o.delay_ms != 0;  // later (-D), or on command (-D -1): not at exec
   return t;

@@ -188,10 +188,19 @@ class Pmu {
 /// kernel without dies has no `die_id`: perf then counts one die per socket, as here: `die` 0).
 struct CpuTopology {
   int cpu = -1;
-  int socket = -1;  ///< physical_package_id
-  int die = -1;     ///< die_id (0 when the file is absent)
-  int core = -1;    ///< core_id, unique within its die
-  int node = -1;    ///< the NUMA node listing it (-1: none does)
+  int socket = -1;   ///< physical_package_id
+  int die = -1;      ///< die_id (0 when the file is absent)
+  int core = -1;     ///< core_id, unique within its die
+  int node = -1;     ///< the NUMA node listing it (-1: none does)
+  int cluster = -1;  ///< cluster_id (-1 when the file is absent)
+  /// One of its caches (`cache/indexN`): its level, and the first CPU of its shared_cpu_list (the
+  /// CPU itself when the list is empty or absent): perf's id of the cache's instance.
+  struct Cache {
+    int level = 0;
+    int first_cpu = -1;
+    friend bool operator==(const Cache&, const Cache&) = default;
+  };
+  std::vector<Cache> caches{};  ///< by index, those with a level
   friend bool operator==(const CpuTopology&, const CpuTopology&) = default;
 };
 

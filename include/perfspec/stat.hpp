@@ -16,12 +16,13 @@
 namespace perfspec {
 
 /// perf stat's aggregation modes: the default (everything summed), `-A` (per CPU), `--per-core`,
-/// `--per-die`, `--per-socket`, `--per-node`, `--per-thread`.
-enum class Aggregation { global, cpu, core, die, socket, node, thread };
+/// `--per-die`, `--per-socket`, `--per-node`, `--per-thread`, `--per-cache` (an instance of a cache
+/// level: StatTarget::cache_level), `--per-cluster`.
+enum class Aggregation { global, cpu, core, die, socket, node, thread, cache, cluster };
 
 /// The option that asks for `a` (`--per-core`, `-A` for cpu, "" for global).
 std::string_view aggregation_option(Aggregation a);
-/// Its name in outputs: `global`, `cpu`, `core`, `die`, `socket`, `node`, `thread`.
+/// Its name in outputs: `global`, `cpu`, `core`, `die`, `socket`, `node`, `thread`, `cache`, `cluster`.
 std::string_view aggregation_name(Aggregation a);
 
 /// What a stat run counts: perf stat's target options (StatCounting, stat_counting.hpp, counts it;
@@ -36,6 +37,8 @@ struct StatTarget {
   std::vector<std::string> command{};
   bool inherit = true;                            ///< count the children a counted task creates
   Aggregation aggregation = Aggregation::global;  ///< how read() groups the counts
+  /// Aggregation::cache: the cache level (perf's --per-cache=L2 is 2); 0: each CPU's highest.
+  int cache_level = 0;
   /// -G: per event, the cgroup it counts in ("" every process; a path under the cgroup mount); empty:
   /// no cgroups. System-wide only.
   std::vector<std::string> cgroups{};
@@ -70,7 +73,9 @@ struct StatCell {
 
 /// One aggregate: a CPU, a core, a die, a socket, a node, a thread, or (global) everything.
 struct StatUnit {
-  std::string label;            ///< perf's: "" (global), "CPU0", "S0-D0-C1", "S0-D0", "S0", "N0", "bash-1234"
+  /// perf's: "" (global), "CPU0", "S0-D0-C1", "S0-D0", "S0", "N0", "bash-1234", "S0-D0-L3-ID0" (a
+  /// cache: its level and the first CPU sharing it), "S0-D0-CLS1"
+  std::string label;
   int cpu = -1;                 ///< Aggregation::cpu: the CPU
   int thread = -1;              ///< Aggregation::thread: the thread id
   std::vector<StatCell> cells;  ///< one per event of the set, in order
@@ -88,12 +93,13 @@ StatReport global_report(const std::vector<runtime::Count>& counts);
 
 /// Groups the per-place counts of one read (runtime::Counters::read_places) by `by`: CPUs by their
 /// place in `topology` (spec::Machine::cpu_topology), threads by id, labelled `thread_name(tid)-tid`.
-/// Units are ordered by their id (socket, die, core; node; CPU; thread); a CPU missing from the
-/// topology is its own socket, die and core -1. Throws perfspec::Error (usage) for
-/// Aggregation::thread over counts that were not taken per thread.
+/// Units are ordered by their id (socket, die, core, cache, cluster; node; CPU; thread); a CPU missing
+/// from the topology is its own socket, die and core -1. Aggregation::cache groups by the cache of
+/// `cache_level` (0: each CPU's highest level; a CPU without that level is in instance -1). Throws
+/// perfspec::Error (usage) for Aggregation::thread over counts that were not taken per thread.
 StatReport aggregate(const std::vector<runtime::PlaceCounts>& places, Aggregation by,
                      const std::vector<spec::CpuTopology>& topology,
-                     const std::function<std::string(int tid)>& thread_name = {});
+                     const std::function<std::string(int tid)>& thread_name = {}, int cache_level = 0);
 
 /// The mean of several runs' reports (same events, same units), each cell's `noise` the standard
 /// deviation of its mean in percent, as `perf stat -r` shows it. Units are matched by label; a unit

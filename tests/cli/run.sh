@@ -373,7 +373,7 @@ err=$("$bin" stat -x, --format json -e task-clock true 2>&1)
 expect stat-x-and-format-json [ "$err" = '{"schema":"perfspec-error/1","kind":"usage","message":"-x prints perf'"'"'s CSV and --format picks perfspec'"'"'s own output: give one of them","input":null,"span":null,"help":null}' ]
 err=$("$bin" stat -A --per-core -a true 2>&1); status=$?
 expect stat-two-aggregations [ "$status" = 2 ]
-expect stat-two-aggregations-msg [ "$err" = "perfspec: error: -A, --per-core, --per-die, --per-socket, --per-node and --per-thread exclude each other: give one" ]
+expect stat-two-aggregations-msg [ "$err" = "perfspec: error: -A, --per-core, --per-die, --per-socket, --per-node, --per-thread, --per-cache and --per-cluster exclude each other: give one" ]
 err=$("$bin" stat -j -x, true 2>&1); status=$?
 expect stat-j-and-x [ "$status" = 2 ]
 err=$("$bin" stat --format json -e 'cpu/nosuch/' true 2>&1); status=$?
@@ -931,7 +931,8 @@ expect stat-pre-post [ "$(tr '\n' ' ' <"$st_dir/log")" = "pre run post pre run p
 expect stat-pre-fails [ "$status" = 7 ] && expect stat-pre-fails-no-run [ ! -e "$st_dir/never" ]
 "$bin" stat --null --append -o "$st_dir/out" -- true
 expect stat-append [ "$(grep -c 'seconds time elapsed' "$st_dir/out")" = 2 ]
-expect stat-quiet [ -z "$("$bin" stat --quiet -e task-clock -- true 2>&1)" ]
+expect stat-quiet [ -z "$("$bin" stat --quiet -e task-clock -o "$st_dir/quiet" -- true 2>&1)" ] &&
+  expect stat-quiet-no-file [ ! -e "$st_dir/quiet" ]
 err=$("$bin" stat -I 100 --interval-clear -e task-clock -- true 2>&1); status=$?
 expect stat-interval-clear-not-tty [ "$status" = 2 ] && expect stat-interval-clear-not-tty-text grep -qxF \
   "perfspec: error: --interval-clear does not work with output" <<<"$err"
@@ -984,6 +985,14 @@ expect stat-all-user-attrs [ "$(grep -c '^  exclude_kernel  *1$' <<<"$out")" = 2
 expect stat-all-user-not-user [ "$(grep -c '^  exclude_user ' <<<"$out")" = 0 ]
 out=$("$bin" stat -vv --all-kernel -e task-clock,cs -- true 2>&1)
 expect stat-all-kernel-attrs [ "$(grep -c '^  exclude_user  *1$' <<<"$out")" = 2 ]
+# over the events' own modifiers, as perf 6.12 (its -vv for `--all-user -e task-clock:k`: exclude_kernel
+# alone; :k's exclude_user is cleared)
+out=$("$bin" stat -vv --all-user -e task-clock:k -- true 2>&1)
+expect stat-all-user-over-k [ "$(grep -cE '^  exclude_(user|kernel) ' <<<"$out")" = 1 ] &&
+  expect stat-all-user-over-k-kernel grep -qE '^  exclude_kernel +1$' <<<"$out"
+out=$("$bin" stat -vv --all-kernel -e task-clock:u -- true 2>&1)
+expect stat-all-kernel-over-u [ "$(grep -cE '^  exclude_(user|kernel|hv) ' <<<"$out")" = 2 ] &&
+  expect stat-all-kernel-over-u-user grep -qE '^  exclude_user +1$' <<<"$out"
 err=$("$bin" stat --all-user --all-kernel true 2>&1); status=$?
 expect stat-all-user-kernel [ "$status" = 2 ]
 out=$("$bin" stat -v -e task-clock -- true 2>&1)
@@ -1312,6 +1321,49 @@ sym_check script-filter-addr-range callchain script_filter_addr_range.txt \
 check script-reltime 0 script_reltime.txt -- script -i "$pd/callchain.data" --reltime --show-task-events \
   -F comm,tid,time,event
 sym_check script-max-stack callchain script_max_stack.txt --max-stack 3
+# --per-cache's level comes only after '=' (as perf's PARSE_OPT_OPTARG): the next word is the command
+out=$("$bin" stat --per-cache -a -x, -e task-clock true 2>&1); status=$?
+expect stat-per-cache-command [ "$status" = 0 ] && expect stat-per-cache-command-line grep -qE '^S[0-9]+-D[0-9]+-L[0-9]-ID-?[0-9]+,[0-9]+,[0-9.]+,msec,task-clock,' <<<"$out"
+for bad in "x2:a cache level is L1 to L4 (or l1 to l4)" "L0:a cache level is L1 to L4 (or l1 to l4)" "L5:perf knows cache levels up to L4"; do
+  err=$("$bin" stat --per-cache="${bad%%:*}" -a -e task-clock true 2>&1); status=$?
+  expect "stat-per-cache-${bad%%:*}" [ "$status" = 2 ] && expect "stat-per-cache-${bad%%:*}-text" grep -qxF \
+    "perfspec: error: --per-cache=${bad%%:*}: ${bad#*:}" <<<"$err"
+done
+err=$("$bin" stat --per-cluster -e task-clock true 2>&1); status=$?
+expect stat-per-cluster-not-system-wide [ "$status" = 2 ] && expect stat-per-cluster-not-system-wide-text grep -qxF \
+  "perfspec: error: --per-cluster groups counts by CPU: it needs -a or -C (system-wide counting)" <<<"$err"
+# --per-event-dump: perf 6.12's files, and its lines on stdout; the size is the file's own (perf's is
+# what it had flushed when it asked: tests/cli/expected/script_dump.txt's are under it)
+dump_dir=$(mktemp -d) dump_bin=$(realpath "$bin")
+mkdir -p "$dump_dir/tmp/dump" && cp "$pd/callchain.data" "$dump_dir/tmp/dump/"
+(cd "$dump_dir" && "$dump_bin" script -i tmp/dump/callchain.data --kallsyms "$pd/kallsyms" --symfs "$pd/no-binaries" \
+  --per-event-dump --show-task-events >stdout 2>stderr); status=$?
+expect script-per-event-dump [ "$status" = 0 ] && expect script-per-event-dump-quiet [ ! -s "$dump_dir/stderr" ]
+for e in task-clock page-faults; do
+  expect "script-per-event-dump-$e" cmp -s "$dump_dir/tmp/dump/callchain.data.$e.dump" "$here/expected/script_dump_$e.txt"
+done
+mb() { python3 -c 'import os, sys; print("%.3f" % (os.path.getsize(sys.argv[1]) / 1048576))' "$1"; }
+expect script-per-event-dump-stdout diff <(sed 's/Wrote [0-9.]* MB/Wrote MB/' "$here/expected/script_dump.txt") \
+  <(sed 's/Wrote [0-9.]* MB/Wrote MB/' "$dump_dir/stdout")
+expect script-per-event-dump-size grep -qxF \
+  "[ perf script: Wrote $(mb "$dump_dir/tmp/dump/callchain.data.page-faults.dump") MB tmp/dump/callchain.data.page-faults.dump (26 samples) ]" \
+  "$dump_dir/stdout"
+# an event name no file can have (a '/' in it): an error naming the file, no records printed
+cp "$pd/mixed.data" "$dump_dir/"
+err=$(cd "$dump_dir" && "$dump_bin" script -i mixed.data --per-event-dump 2>&1 >"$dump_dir/mixed.out"); status=$?
+expect script-per-event-dump-bad-name [ "$status" = 3 ] && expect script-per-event-dump-bad-name-text grep -qxF \
+  "perfspec: error: cannot create mixed.data.page-faults/period=40/.dump: No such file or directory" <<<"$err"
+expect script-per-event-dump-bad-name-nothing [ ! -s "$dump_dir/mixed.out" ]
+rm -f "$dump_dir"/tmp/dump/*.dump
+err=$(cd "$dump_dir" && "$dump_bin" script -i tmp/dump/callchain.data --per-event-dump --summary 2>&1); status=$?
+expect script-per-event-dump-json [ "$status" = 2 ] && expect script-per-event-dump-json-text grep -qxF \
+  "perfspec: error: --per-event-dump writes the text of each event's samples" <<<"$err"
+expect script-per-event-dump-json-no-files [ ! -e "$dump_dir/tmp/dump/callchain.data.task-clock.dump" ]
+rm -rf "$dump_dir"
+# -v: perf's line for each recorded build id first; the binaries without symbols after the records
+err=$("$bin" script -i "$pd/callchain.data" --kallsyms "$pd/kallsyms" --symfs "$pd/no-binaries" -v 2>&1 >/dev/null)
+expect script-verbose-build-ids diff <(grep '^build id event received' <<<"$err") "$here/expected/script_verbose_build_ids.txt"
+expect script-verbose-problems grep -qxF "cannot open $pd/no-binaries/usr/bin/ls: No such file or directory" <<<"$err"
 sym_check script-hide-call-graph callchain script_hide_call_graph.txt -G
 # metrics: nothing for samples without group reads; refused for samples with them
 sym_check script-metric addr script_fields_metric.txt -F +metric
@@ -1344,6 +1396,14 @@ report_check report-callchain-caller callchain report_callchain_caller.txt --no-
 report_check report-callchain-sort callchain report_callchain_sort.txt --no-children --sort dso,sym --percent-limit 2 -n
 report_check report-callchain-sym callchain report_callchain_sym.txt --sort sym,comm
 report_check report-callchain-folded callchain report_callchain_folded.txt -g folded
+report_check report-hierarchy callchain report_callchain_hierarchy.txt --hierarchy
+report_check report-hierarchy-sort callchain report_callchain_hierarchy_sort.txt --sort dso,sym --hierarchy
+report_check report-hierarchy-pid callchain report_callchain_hierarchy_pid.txt --sort pid,sym --hierarchy -g none -n --percent-limit 3
+report_check report-hierarchy-limit callchain report_callchain_hierarchy_limit.txt --hierarchy --percent-limit 20 -g none -n
+report_check report-hierarchy-folded callchain report_callchain_hierarchy_folded.txt --hierarchy -g folded --sort comm,sym
+report_check report-hierarchy-callee callchain report_callchain_hierarchy_callee.txt --hierarchy -g callee --sort cpu,dso -n --show-cpu-utilization
+report_check report-hierarchy-addr addr report_addr_hierarchy.txt --hierarchy
+report_check report-hierarchy-mixed mixed report_mixed_hierarchy.txt --hierarchy --sort pid,dso
 report_check report-callchain-folded-caller callchain report_callchain_folded_caller.txt --no-children -n -g folded,1,caller
 report_check report-callchain-tid callchain report_callchain_tid.txt --no-children --tid 28808 -n
 report_check report-callchain-tid-none callchain report_callchain_tid_none.txt --tid 1
@@ -1364,6 +1424,19 @@ expect report-group-data [ "$status" = 2 ] && expect report-group-data-text grep
   "perfspec: error: --group: a group's members in columns of its leader's rows: not supported yet" <<<"$err"
 expect report-group-no-groups cmp -s <("$bin" report -i "$pd/callchain.data" --kallsyms "$pd/kallsyms" \
   --symfs "$pd/no-binaries" --group 2>&1) <(sed '/^--- stderr$/,$d' "$here/expected/report_callchain.txt")
+for view in --total-cycles --show-ref-call-graph; do  # nothing to change without branch stacks or mixed graphs
+  expect "report$view-no-data" cmp -s <("$bin" report -i "$pd/callchain.data" --kallsyms "$pd/kallsyms" \
+    --symfs "$pd/no-binaries" "$view" 2>&1) <(sed '/^--- stderr$/,$d' "$here/expected/report_callchain.txt")
+done
+branches_pd=$(mktemp)
+python3 "$here/craft_perf_data.py" "$branches_pd" <"$pd/branches.records"
+err=$("$bin" report -i "$branches_pd" --total-cycles 2>&1); status=$?
+expect report-total-cycles-branches [ "$status" = 2 ] && expect report-total-cycles-branches-text grep -qxF \
+  "perfspec: error: --total-cycles: perfspec reports no branch stacks: not supported yet" <<<"$err"
+rm -f "$branches_pd"
+err=$("$bin" report -i "$pd/stat_read.data" -T --format folded 2>&1); status=$?
+expect report-threads-text-only [ "$status" = 2 ] && expect report-threads-text-only-text grep -qxF \
+  "perfspec: error: -T, --show-cpu-utilization and --hierarchy are of the text report" <<<"$err"
 # a --sort naming symbol in full has perf's IPC column; sys and usr columns; -T's table of READ records
 report_check report-symbol-ipc callchain report_callchain_symbol.txt --no-children --sort dso,symbol -g none
 report_check report-cpu-utilization callchain report_callchain_cpu_utilization.txt --show-cpu-utilization --sort comm,dso -n
@@ -1702,6 +1775,9 @@ want_bits='IP|TID|TIME|CPU|PERIOD|WEIGHT|PHYS_ADDR|DATA_PAGE_SIZE|CODE_PAGE_SIZE
 expect record-sample-bits grep -qxE "  sample_type +${want_bits//|/\\|}" <<<"$err"
 expect record-all-user grep -qxE '  exclude_kernel +1' <<<"$err"
 expect record-all-user-not-user-excluded bash -c '! grep -qE "^  exclude_user " <<<"$1"' _ "$err"
+err=$("$bin" record -vv -q --all-kernel -e task-clock:u -o "$rec_dir/k.data" -- true 2>&1)
+expect record-all-kernel grep -qxE '  exclude_user +1' <<<"$err" &&
+  expect record-all-kernel-not-kernel-excluded [ "$(grep -c '^  exclude_kernel ' <<<"$err")" = 0 ]
 expect record-sample-bits-cpu [ "$("$bin" script --samples -F cpu -i "$rec_dir/bits.data" 2>/dev/null | grep -c '^\[')" -gt 0 ]
 # branch stacks: perf's filter names (a wrong one named), -b and -j exclude each other; a software event
 # cannot have them (EOPNOTSUPP, explained)
