@@ -3,6 +3,7 @@
 
 #include <signal.h>
 
+#include <cerrno>
 #include <cstdio>
 #include <initializer_list>
 
@@ -46,6 +47,22 @@ void end_by_stop_signal() {
   ::sigaddset(&one, sig);
   ::sigprocmask(SIG_UNBLOCK, &one, nullptr);
   ::raise(sig);
+}
+
+bool write_through_signals(std::FILE* out, std::string_view text) {
+  while (!text.empty()) {
+    errno = 0;
+    text.remove_prefix(std::fwrite(text.data(), 1, text.size(), out));
+    if (text.empty()) break;
+    if (errno != EINTR) return false;
+    std::clearerr(out);
+  }
+  for (;;) {
+    errno = 0;
+    if (std::fflush(out) == 0) return true;
+    if (errno != EINTR) return false;
+    std::clearerr(out);
+  }
 }
 
 extern "C" void on_broken_pipe(int) {}

@@ -3,6 +3,8 @@
 // Signals to the command: SIGINT, SIGTERM and SIGHUP counted instead of ending perfspec while it
 // runs or watches a workload (stat, record), and SIGPIPE made an error a write can report.
 #include <csignal>
+#include <cstdio>
+#include <string_view>
 
 namespace perfspec::tools {
 
@@ -20,5 +22,9 @@ void end_by_stop_signal();
 /// it can say so and end its command. A handler, not SIG_IGN: a command perfspec runs gets the default
 /// back at exec.
 void catch_broken_pipe();
+/// Writes all of `text` to `out` and flushes it, again where a caught signal interrupted the write:
+/// catch_stop_signals' handlers do not restart system calls (so that waiting ends at once), and stdio
+/// gives up on a write that EINTR cut short. False, with errno, for another error (a full disk, EPIPE).
+bool write_through_signals(std::FILE* out, std::string_view text);
 
 }  // namespace perfspec::tools

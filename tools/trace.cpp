@@ -402,7 +402,7 @@ int Tracer::run() {
   std::string where = o_.output.empty() ? "standard error" : o_.output;
   SyscallTrace trace(std::move(trace_events), options, std::move(host), [out, where](std::string_view text) {
     // a trace that cannot be written is an error, never lines lost in silence (a full disk, /dev/full)
-    if (std::fwrite(text.data(), 1, text.size(), out) != text.size() || std::fflush(out) != 0)
+    if (!write_through_signals(out, text))
       throw Error(ErrorKind::io, fmt::format("cannot write '{}': {}", where, std::strerror(errno)));
   });
   catch_stop_signals();
