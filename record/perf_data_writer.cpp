@@ -13,12 +13,16 @@
 #include <map>
 
 #include <fmt/format.h>
+#include <zstd.h>
 
 #include "perfspec/perf_data.hpp"
 
 namespace perfspec::record {
 
 namespace {
+
+// perf record -z: the records of a round, or this much of them, make one zstd frame
+constexpr std::uint32_t compress_chunk = 128 * 1024;
 
 constexpr std::uint64_t magic2 = 0x32454c4946524550ULL;  // "PERFILE2"
 constexpr std::size_t header_size = 104;
@@ -78,9 +82,52 @@ struct PerfDataWriter::Impl {
   std::vector<std::byte> buffer;
   std::map<unsigned, std::vector<std::byte>> features;
   bool finished = false;
+  // compress(): the records gathered for the next frame, and the bytes before and after compression
+  struct Zstd {
+    ZSTD_CCtx* cctx = nullptr;
+    int level = 1;
+    std::uint32_t mmap_len = 0;
+    std::vector<std::byte> pending, out;
+    std::uint64_t original = 0, compressed = 0;
+  } zstd;
 
   ~Impl() {
     if (fd >= 0 && own_fd) ::close(fd);
+    if (zstd.cctx) ZSTD_freeCCtx(zstd.cctx);
+  }
+  // perf record -z: what was gathered, as one zstd frame in PERF_RECORD_COMPRESSED records of at most
+  // 64 KiB (each record's data a piece of the frame; a reader decompresses them as one stream)
+  void compress_pending() {
+    if (zstd.pending.empty()) return;
+    zstd.out.resize(ZSTD_compressBound(zstd.pending.size()));
+    std::size_t n = ZSTD_compressCCtx(zstd.cctx, zstd.out.data(), zstd.out.size(), zstd.pending.data(),
+                                      zstd.pending.size(), zstd.level);
+    if (ZSTD_isError(n))
+      throw Error(ErrorKind::io,
+                  fmt::format("cannot compress the records of '{}': {}", path, ZSTD_getErrorName(n)));
+    zstd.original += zstd.pending.size();
+    zstd.pending.clear();
+    constexpr std::size_t most = 0xffff - 8;
+    for (std::size_t at = 0; at < n; at += most) {
+      std::size_t piece = std::min(most, n - at);
+      std::vector<std::byte> r;
+      put_header(r, Type::compressed, 8 + piece);
+      r.insert(r.end(), zstd.out.begin() + static_cast<std::ptrdiff_t>(at),
+               zstd.out.begin() + static_cast<std::ptrdiff_t>(at + piece));
+      append(r);
+      zstd.compressed += r.size();
+    }
+  }
+  // HEADER_COMPRESSED as perf writes it: version 1, type 1 (zstd), the level, the ratio (whole), the
+  // length a reader's decompression buffer needs
+  std::vector<std::byte> compressed_feature() const {
+    std::vector<std::byte> b;
+    put32(b, 1);
+    put32(b, 1);
+    put32(b, static_cast<std::uint32_t>(zstd.level));
+    put32(b, static_cast<std::uint32_t>(zstd.compressed ? zstd.original / zstd.compressed : 0));
+    put32(b, zstd.mmap_len);
+    return b;
   }
   [[noreturn]] void fail(std::string_view what, int err) const {
     throw Error(ErrorKind::io, fmt::format("cannot {} '{}': {}", what, path, std::strerror(err)));
@@ -327,7 +374,26 @@ void PerfDataWriter::write(std::span<const std::byte> records) {
   if (m.finished)
     throw Error(ErrorKind::usage, fmt::format("'{}' is finished: nothing more can be written", m.path));
   m.send_features();
-  m.append(records);
+  if (!m.zstd.cctx) return m.append(records);
+  m.zstd.pending.insert(m.zstd.pending.end(), records.begin(), records.end());
+  if (m.zstd.pending.size() >= compress_chunk) m.compress_pending();
+}
+
+void PerfDataWriter::compress(int level, std::uint32_t mmap_len) {
+  Impl& m = *impl_;
+  if (m.zstd.cctx) return;
+  m.zstd.cctx = ZSTD_createCCtx();
+  if (!m.zstd.cctx) throw Error(ErrorKind::io, "cannot start zstd compression: out of memory");
+  m.zstd.level = std::clamp(level, 1, ZSTD_maxCLevel());
+  // a COMPRESSED record decompresses to at most a chunk, after at most a record carried over
+  m.zstd.mmap_len = std::max<std::uint32_t>(mmap_len, 2 * compress_chunk);
+  // a pipe's features go first, as perf sends them: its ratio is not known yet (0)
+  if (m.pipe && !m.features_sent)
+    m.features[static_cast<unsigned>(Feature::compressed)] = m.compressed_feature();
+}
+
+std::pair<std::uint64_t, std::uint64_t> PerfDataWriter::compressed_sizes() const {
+  return {impl_->zstd.original, impl_->zstd.compressed};
 }
 
 void PerfDataWriter::finish_round() {
@@ -336,7 +402,13 @@ void PerfDataWriter::finish_round() {
   std::uint16_t size = 8;
   std::memcpy(r.data(), &type, 4);
   std::memcpy(r.data() + 6, &size, 2);
-  write(r);
+  if (impl_->zstd.cctx && !impl_->finished) {  // the round's records in a frame, the round's end as it is
+    impl_->send_features();
+    impl_->compress_pending();
+    impl_->append(r);
+  } else {
+    write(r);
+  }
   // A pipe's reader reads as the recording goes (perf script -i -): each round reaches it at once.
   if (impl_->pipe) impl_->flush();
 }
@@ -458,6 +530,11 @@ void PerfDataWriter::set_tracing_data(std::vector<std::byte> bytes) {
 void PerfDataWriter::finish() {
   Impl& m = *impl_;
   if (m.finished) return;
+  if (m.zstd.cctx) {
+    m.send_features();
+    m.compress_pending();
+    if (!m.pipe) m.features[static_cast<unsigned>(Feature::compressed)] = m.compressed_feature();
+  }
   if (m.pipe) {  // nothing to go back to: what is in the stream is the file
     m.send_features();
     m.finished = true;

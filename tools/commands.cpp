@@ -2,6 +2,7 @@
 // The options of list, snapshot, script, decode, record and exporter.
 #include "tools/commands.hpp"
 
+#include <algorithm>
 #include <charconv>
 
 #include <fmt/format.h>
@@ -353,6 +354,13 @@ void RecordCommand::add(CLI::App& parent, perfspec::spec::MachineOptions& machin
   app->add_option("-C,--cpu", ro.cpus, "sample every process on these CPUs (e.g. 0-3,8)");
   app->add_option("-o,--output", ro.output, "the file to write")->capture_default_str();
   app->add_option("-m,--mmap-pages", ro.pages, "data pages of each ring buffer (a power of two)");
+  compression_opt =
+      app->add_option("-z,--compression-level", ro.compression,
+                      "write the records zstd-compressed, as perf record -z: -z (level 1), -z3 or "
+                      "--compression-level=3 (up to 22; the level only attached)")
+          ->expected(0, 1)
+          ->default_str("1")
+          ->type_name("[N]");
   app->add_flag("--no-inherit", no_inherit, "do not sample the command's children");
   app->add_flag("-q,--quiet", ro.quiet, "no summary on stderr");
   app->add_flag("-v,--verbose", ro.verbose, "say the fallbacks taken; twice: each event's attr as opened");
@@ -380,7 +388,8 @@ int RecordCommand::run(const perfspec::spec::MachineOptions& machine, int argc, 
   ro.machine = machine;
   if (*pid_opt) ro.pid = pid;
   if (*period_opt) ro.period = period;
-  if (branch_any) ro.branch_sample_type = 1u << 3;  // PERF_SAMPLE_BRANCH_ANY
+  if (*compression_opt) ro.compression = std::clamp(ro.compression, 1, 22);  // perf's -z0 is level 1
+  if (branch_any) ro.branch_sample_type = 1u << 3;                           // PERF_SAMPLE_BRANCH_ANY
   if (!branch_filter.empty()) ro.branch_sample_type = perfspec::tools::branch_filter(branch_filter);
   if (*freq_opt) {
     if (freq == "max") {

@@ -130,7 +130,7 @@ struct RecordCommand {
   CLI::App* app = nullptr;
   perfspec::tools::RecordOptions ro;
   CLI::Option *pid_opt = nullptr, *period_opt = nullptr, *freq_opt = nullptr, *event_opt = nullptr,
-              *filter_opt = nullptr;
+              *filter_opt = nullptr, *compression_opt = nullptr;
   int pid = 0;
   std::uint64_t period = 0;
   std::string freq, tids;

@@ -438,6 +438,7 @@ int Recorder::run() {
   // and scripts wait for it to appear before they signal).
   catch_stop_signals();
   record::PerfDataWriter out = create(*rec);
+  if (o_.compression) out.compress(o_.compression, 0);
   rec->begin(out);
   for (int pid : rec->map_timeouts())
     std::fprintf(stderr,
@@ -455,10 +456,15 @@ int Recorder::run() {
   runtime::RecordingSummary summary = rec->finish();
   if (!o_.quiet) {
     std::fprintf(stderr, "[ perfspec record: Woken up %d times to write data ]\n", summary.wakeups);
-    std::fprintf(stderr, "[ perfspec record: Captured and wrote %.3f MB %s (%llu samples) ]\n",
+    std::string compressed;
+    if (auto [original, written] = out.compressed_sizes(); written)
+      compressed = fmt::format(", compressed (original {:.3f} MB, ratio is {:.3f})",
+                               static_cast<double>(original) / (1024.0 * 1024.0),
+                               static_cast<double>(original) / static_cast<double>(written));
+    std::fprintf(stderr, "[ perfspec record: Captured and wrote %.3f MB %s (%llu samples)%s ]\n",
                  static_cast<double>(summary.bytes) / (1024.0 * 1024.0),
                  o_.output == "-" ? "standard output" : o_.output.c_str(),
-                 static_cast<unsigned long long>(summary.samples));
+                 static_cast<unsigned long long>(summary.samples), compressed.c_str());
   }
   say_losses(summary.losses, o_.period.has_value());
   if (child_) {

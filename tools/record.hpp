@@ -24,6 +24,7 @@ struct RecordOptions {
   std::string output = "perf.data";        ///< -o
   bool inherit = true;                     ///< --no-inherit clears it
   std::size_t pages = 0;                   ///< -m: data pages per buffer (0: perf's default)
+  int compression = 0;                     ///< -z[N]: zstd level of the records written (0: none)
   bool quiet = false;                      ///< -q
   int verbose = 0;                         ///< -v: the fallbacks taken; -vv: each event's attr as opened
   std::string clockid;                     ///< -k: a clock's name or number (empty: the perf clock)

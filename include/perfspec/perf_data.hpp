@@ -228,6 +228,14 @@ class PerfDataWriter {
   /// A PERF_RECORD_FINISHED_ROUND: nothing before it is reordered after it by a reader. In pipe mode
   /// everything written so far is then sent.
   void finish_round();
+  /// perf record -z: from here on the records written are gathered, and each round's (or each 128 KiB
+  /// of them) written as one zstd frame of `level` (1 to 22) in PERF_RECORD_COMPRESSED records;
+  /// HEADER_COMPRESSED says so, with `mmap_len` (the recording's ring buffer length, at least what
+  /// one frame needs) as the length a reader decompresses into. Call before the first write.
+  void compress(int level, std::uint32_t mmap_len);
+  /// With compress(): the bytes of records given to write() so far, and of the COMPRESSED records
+  /// they became (perf's "original" size and its ratio).
+  std::pair<std::uint64_t, std::uint64_t> compressed_sizes() const;
   /// The bytes of the data section so far.
   std::uint64_t data_size() const;
 

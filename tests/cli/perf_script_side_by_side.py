@@ -27,6 +27,7 @@ import re
 import shutil
 import subprocess
 import sys
+import struct
 import tempfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -323,6 +324,21 @@ def run(cmd, stdin=None):
     return p.returncode, p.stdout, p.stderr
 
 
+def record_types(path):
+    """The type of each record in a perf.data file's data section (file mode), in order."""
+    with open(path, "rb") as f:
+        b = f.read()
+    offset, size = struct.unpack_from("<QQ", b, 40)
+    types, at = [], offset
+    while at + 8 <= offset + size:
+        kind, _, length = struct.unpack_from("<IHH", b, at)
+        if length < 8:
+            break
+        types.append(kind)
+        at += length
+    return types
+
+
 def show_diff(theirs, ours, lines=20):
     """The first lines of a unified diff of perf's output against perfspec's, indented."""
     for i, line in enumerate(difflib.unified_diff(theirs.decode(errors="replace").splitlines(),
@@ -411,6 +427,28 @@ def check_record(perf, perfspec, root, inside, chroot_dir):
                  f"perfspec script {sst}, {'the same' if pout == sout else 'different'}")
             show_diff(pout, sout)
         print(f"record dwarf: perf 6.12 unwinds perfspec's recording to main in {mains} samples, as perfspec does")
+    # 1c. -z: the records zstd-compressed (COMPRESSED records, HEADER_COMPRESSED with the level), as
+    # perf 6.12 reads them: the same lines as perfspec's
+    p, host, inner = record("spin-z", ["-z3", "-e", "task-clock", "-F", "1000", "-g"], ["burn", "200"])
+    checks += 1
+    header = run([perf, "report", "--header-only", "-i", inner])[1].decode(errors="replace")
+    compressed = record_types(host).count(81)  # PERF_RECORD_COMPRESSED
+    if p.returncode != 0 or compressed < 1 or "# compressed : Zstd, level = 3, ratio = " not in header:
+        fail(f"record -z3: status {p.returncode}, {compressed} COMPRESSED records, perf's header: "
+             f"{[l for l in header.splitlines() if 'compress' in l]}")
+    for fields in ["comm,tid,time,event,ip", "comm,tid,time,event,ip,sym,symoff,dso"]:
+        checks += 1
+        pst, pout, perr = run([perf, "script", "-i", inner] + fields_args(fields))
+        sst, sout, serr = run([perfspec, "script", "--samples", "--symfs", root, "-i", host] + fields_args(fields))
+        keep = lambda out: b"\n\n".join(b for b in out.split(b"\n\n")
+                                         if not b.lstrip().startswith(b"chroot ") and b"sys_execve" not in b)
+        pout, sout = keep(pout), keep(sout)
+        lines = pout.count(b"\n")
+        if pst != 0 or sst != 0 or pout != sout or lines < 100:
+            fail(f"record -z3 -F {fields}: perf script (status {pst}, {lines} lines) and perfspec "
+                 f"script (status {sst}) differ: {perr.decode(errors='replace')[:200]}")
+            show_diff(pout, sout)
+    print(f"record -z3: {compressed} COMPRESSED records; perf 6.12 prints them as perfspec does")
     # perf record's build ids: perf 6.12 lists the workload, with the build id its ELF note says
     checks += 1
     note = subprocess.run(["readelf", "-n", exe], stdout=subprocess.PIPE).stdout.decode()
@@ -525,7 +563,7 @@ def check_record(perf, perfspec, root, inside, chroot_dir):
     if not os.access(old_perf, os.X_OK):
         fail(f"no perf 6.1 at {old_perf} (scripts/setup.sh installs linux-perf)")
     else:
-        for data in ["spin.data", "touch.data", "fork.data", "tracepoints.data", "tracepoints-pipe.data"]:
+        for data in ["spin.data", "spin-z.data", "touch.data", "fork.data", "tracepoints.data", "tracepoints-pipe.data"]:
             checks += 1
             path = os.path.join(inside, data)
             pipe = "pipe" in data
