@@ -13,6 +13,7 @@ packages=(cmake make g++ pkg-config python3
           zlib1g-dev golang-go  # pprof profiles are gzipped (print/profile_export.cpp); go tool pprof reads them in the tests
           nodejs  # a JIT writing /tmp/perf-PID.map (node --perf-basic-prof), recorded in tests/cli/perf_script_side_by_side.py
           tmux  # perfspec top is tested on a real terminal (tests/cli/run.sh)
+          zsh fish  # the zsh and fish completions are tested in them (tests/cli/run.sh)
           groff-base  # the man page is checked for troff's warnings (tests/cli/run.sh)
           libpfm4-dev libzstd-dev libbenchmark-dev linux-perf
           prometheus-cpp-dev libtomlplusplus-dev  # the exporter: HTTP and metric families; its configuration file
