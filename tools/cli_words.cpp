@@ -27,8 +27,13 @@ std::pair<std::vector<std::string>, std::vector<std::string>> split_stat_command
   };
   // An option whose value may be left out (trace's -F) takes the next word only when it is no option
   // (perf's PARSE_OPT_LASTARG_DEFAULT).
+  // perf's options whose value may only be attached (PARSE_OPT_OPTARG): --per-cache=L2, -z3,
+  // --compression-level=3; the next word is never theirs
+  auto attached_only = [](const std::string& name) {
+    return name == "--per-cache" || name == "-z" || name == "--compression-level";
+  };
   auto takes_next = [&](const std::string& name, std::size_t next) {
-    if (!takes_value(name) || next >= words.size()) return false;
+    if (!takes_value(name) || next >= words.size() || attached_only(name)) return false;
     const CLI::Option* opt = stat.get_option_no_throw(name);
     return opt->get_items_expected_min() != 0 || words[next].empty() || words[next][0] != '-';
   };
@@ -42,8 +47,7 @@ std::pair<std::vector<std::string>, std::vector<std::string>> split_stat_command
     if (w[1] == '-') {  // --name, --name=value, --name value
       auto eq = w.find('=');
       if (eq == std::string::npos) {
-        // perf's --per-cache takes its level only as --per-cache=L2 (PARSE_OPT_OPTARG)
-        if (w != "--per-cache" && takes_next(w, i + 1)) options.push_back(words[++i]);
+        if (takes_next(w, i + 1)) options.push_back(words[++i]);
       } else if (eq + 1 == w.size() && takes_value(w.substr(0, eq))) {
         // `--name=` gives an empty value; CLI11 would take the next word instead, so give it apart.
         options.back().pop_back();

@@ -137,8 +137,8 @@ class StatSession {
                        : o_.format == "csv"  ? stat_csv(events, report, shown, !csv_header_done_)
                                              : stat_text(events, report, shown);
     csv_header_done_ = true;
-    std::fputs(text.c_str(), out_);
-    std::fflush(out_);
+    (void)write_through_signals(out_,
+                                text);  // a failure stays in the stream's error flag: close_output says it
   }
 
   // The counts of the interval that ends now (since the last one printed, or since the start).
@@ -282,12 +282,13 @@ class StatSession {
       if (stop_) break;
       int wait_ms = tick;
       if (o_.timeout_ms) {
-        const auto left =
-            std::chrono::duration_cast<std::chrono::milliseconds>(stop_at - Clock::now()).count();
-        if (left <= 0) {
+        // not a moment early: the time left rounded up (perf's elapsed time is never under --timeout)
+        const auto now = Clock::now();
+        if (now >= stop_at) {
           timed_out_ = true;
           break;
         }
+        const auto left = std::chrono::ceil<std::chrono::milliseconds>(stop_at - now).count();
         wait_ms = static_cast<int>(std::min<long long>(wait_ms, left));
       }
       if (o_.interval_ms)

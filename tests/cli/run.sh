@@ -1761,6 +1761,20 @@ for target in cmd cpus; do
     expect "record-cycles-$target-said" grep -qF "perfspec record: 'cycles:u' cannot be opened" <<<"$err"
   fi
 done
+# -z: zstd-compressed records (perf 6.12 reads them: perf_script_side_by_side.py); the level attached
+# only, clamped to 1..22 as perf's; what the summary says, and the same samples as without -z
+err=$("$bin" record -z -e task-clock -c 100000 -o "$rec_dir/z.data" true 2>&1); status=$?
+expect record-z [ "$status" = 0 ] && expect record-z-summary grep -qE \
+  '^\[ perfspec record: Captured and wrote [0-9.]+ MB .*/z\.data \([0-9]+ samples\), compressed \(original [0-9.]+ MB, ratio is [0-9.]+\) \]$' <<<"$err"
+for z in "-z0:1" "-z7:7" "--compression-level=30:22"; do
+  "$bin" record -q "${z%:*}" -e task-clock -o "$rec_dir/z.data" true
+  expect "record-z-level${z%:*}" grep -qxF "# compressed : Zstd, level = ${z##*:}, ratio = $(
+    "$bin" report -i "$rec_dir/z.data" --header-only | sed -n 's/^# compressed : Zstd, level = [0-9]*, ratio = //p')" \
+    <("$bin" report -i "$rec_dir/z.data" --header-only)
+done
+err=$("$bin" record -z -e page-faults -c 1 -o "$rec_dir/z.data" -- ls -R /usr/share/doc 2>&1 >/dev/null)
+expect record-z-samples [ "$(sed -n 's/.*(\([0-9]*\) samples).*/\1/p' <<<"$err")" = \
+  "$("$bin" script --summary -i "$rec_dir/z.data" | awk '$1 == "SAMPLE" {print $2}')" ]
 # -vv: each event's attr as opened
 err=$("$bin" record -vv -q -e task-clock -o "$rec_dir/x.data" -- true 2>&1)
 expect record-vv-attrs grep -qE '^  sample_type +IP\|TID\|TIME\|PERIOD' <<<"$err"
@@ -1912,6 +1926,54 @@ expect completion-command-args [ "$(complete_words 4 perfspec stat -- ls /et)" =
 if "$bin" list --tracepoints 'sched:sched_switch' 2>/dev/null | grep -q sched_switch; then
   # readline splits words at ':' (COMP_WORDBREAKS), so the reply is the part after the colon.
   expect completion-tracepoint [ "$(complete_words 3 perfspec stat -e sched:sched_swi)" = "sched_switch" ]
+fi
+# ---- zsh and fish completion: the same options (each subcommand's --help), events and commands ----
+every_option_completed() {  # every_option_completed SHELL FUNCTION: FUNCTION SUB lists the options offered
+  local shell=$1 options=$2 sub missing
+  for sub in stat record script report list resolve decode exporter snapshot top trace; do
+    missing=$(comm -23 <("$bin" $sub --help | grep -oE -- '--[a-z][a-z0-9_-]+' | sort -u) <($options $sub | sort -u))
+    expect "$shell-completion-every-$sub-option" [ -z "$missing" ]
+    [ -z "$missing" ] || echo "  $shell: not completed: $missing"
+  done
+}
+zsh_complete() {  # zsh_complete WORD...: what completions/_perfspec offers for the last word (zsh's
+  # completion builtins stubbed: compadd prints its words, _files and _command_names say so)
+  PATH=$(dirname "$bin"):$PATH zsh -f -c '
+    compadd() { while (( $# )) && [[ $1 != -- ]]; do shift; done; shift; print -rl -- "$@"; }
+    compset() { return 1; }
+    _files() { print FILES; }
+    _command_names() { print COMMANDS; }
+    words=("$@"); CURRENT=$#; PREFIX=$words[CURRENT]
+    source $0' "$here/../../completions/_perfspec" "$@"
+}
+if command -v zsh >/dev/null; then
+  expect zsh-completion-subcommands [ "$(zsh_complete perfspec "" | head -3 | tr '\n' ' ')" = "resolve stat list " ]
+  expect zsh-completion-event grep -qx task-clock <<<"$(zsh_complete perfspec stat -e "")"
+  expect zsh-completion-resolve-event grep -qx page-faults <<<"$(zsh_complete perfspec resolve "")"
+  expect zsh-completion-command [ "$(zsh_complete perfspec stat -a -- "")" = COMMANDS ]
+  expect zsh-completion-command-args [ "$(zsh_complete perfspec record -g -- ls "")" = FILES ]
+  expect zsh-completion-input [ "$(zsh_complete perfspec report -i "")" = FILES ]
+  zsh_options() { zsh_complete perfspec "$1" -; }
+  every_option_completed zsh zsh_options
+else
+  echo "skipped: zsh completion (no zsh: scripts/setup.sh installs it)"
+  [ "${PERFSPEC_REQUIRE_ALL:-}" != 1 ] || { echo "FAIL zsh-completion: no zsh"; fail=$((fail + 1)); }
+fi
+if command -v fish >/dev/null; then
+  fish_complete() {  # fish_complete COMMAND-LINE: fish's own completion of it
+    PATH=$(dirname "$bin"):$PATH fish -c 'source $argv[1]; complete -C $argv[2]' \
+      "$here/../../completions/perfspec.fish" "$1"
+  }
+  expect fish-completion-subcommand [ "$(fish_complete "perfspec res")" = "resolve" ]
+  expect fish-completion-option [ "$(fish_complete "perfspec stat --per-so")" = "--per-socket" ]
+  expect fish-completion-event [ "$(fish_complete "perfspec stat -e task-cl")" = "task-clock" ]
+  expect fish-completion-list-item [ "$(fish_complete "perfspec resolve cycles,page-fa")" = "cycles,page-faults" ]
+  expect fish-completion-input grep -qx "$pd/callchain.data" <<<"$(fish_complete "perfspec script -i $pd/callch")"
+  fish_options() { fish_complete "perfspec $1 --"; }
+  every_option_completed fish fish_options
+else
+  echo "skipped: fish completion (no fish: scripts/setup.sh installs it)"
+  [ "${PERFSPEC_REQUIRE_ALL:-}" != 1 ] || { echo "FAIL fish-completion: no fish"; fail=$((fail + 1)); }
 fi
 
 # The exporter's configuration: --check resolves it against a machine and opens nothing; every error is
