@@ -31,9 +31,14 @@ namespace {
 // What to do about a `model::EVENT` name libpfm4 does not know, from the models libpfm4 uses: which
 // one it took (from this CPU, or from LIBPFM_FORCE_PMU, which it reads once per process), a prefix
 // naming another, or a forced name that is no model at all (then libpfm4 has no core events).
-std::string libpfm4_help(std::string_view name) {
+std::string libpfm4_help(std::string_view name, const spec::Machine& machine) {
   if (!spec::pfm::available())
     return "names of the form 'pmu::EVENT:UMASK' need libpfm4, which this build lacks";
+  if (machine.options().libpfm4 && !spec::pfm::describes(machine))
+    return fmt::format(
+        "libpfm4 knows this host's CPU, and the machine here is another ({}): LIBPFM_FORCE_PMU names the "
+        "model for libpfm4 to take (e.g. 'skx', 'amd64_fam19h_zen3')",
+        machine.cpuid());
   const auto& m = spec::pfm::models();
   std::string prefix(name.substr(0, name.find("::")));
   auto quoted = [](const std::vector<std::string>& names) {
@@ -264,7 +269,8 @@ void Resolver::resolve_named(const ast::Event& ev, Events& out) {
     return remember_name(n, found);
   }
   if (n.find("::") != std::string::npos)
-    throw Error(ErrorKind::unknown_name, fmt::format("unknown event '{}'", n), ev.name_span, libpfm4_help(n));
+    throw Error(ErrorKind::unknown_name, fmt::format("unknown event '{}'", n), ev.name_span,
+                libpfm4_help(n, machine_));
   if (machine_.pmu(n))
     throw Error(ErrorKind::unknown_name, fmt::format("'{}' is a PMU, not an event", n), ev.name_span,
                 fmt::format("write '{}/.../' with terms, e.g. '{}/config=0x1/'", n, n));

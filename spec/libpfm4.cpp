@@ -6,6 +6,9 @@
 #include <cstring>
 #include <mutex>
 
+#include "perfspec/spec.hpp"
+#include "perfspec/tables.hpp"
+
 #ifdef PERFSPEC_HAVE_LIBPFM4
 #include <dlfcn.h>
 #include <perfmon/pfmlib_perf_event.h>
@@ -107,5 +110,12 @@ const Models& models() {
 }
 std::optional<Encoding> encode(std::string_view) { return std::nullopt; }
 #endif
+
+bool describes(const Machine& machine) {
+  if (models().forced) return true;
+  if (machine.cpuid_origin() == Machine::CpuidOrigin::this_host) return true;
+  static const std::string host = detect_cpuid();
+  return machine.cpuid() == host;
+}
 
 }  // namespace perfspec::spec::pfm

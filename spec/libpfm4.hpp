@@ -4,12 +4,18 @@
 // with libpfm4 (PERFSPEC_LIBPFM4); libpfm4 picks its CPU model itself from this host's CPU, or takes
 // the one LIBPFM_FORCE_PMU names (libpfm4's name for it: `skx`, `amd64_fam19h_zen3`). libpfm4 reads
 // the variable once per process, when perfspec first asks it something: one model for every Machine,
-// whatever its sysfs root, which is why a fixture of another CPU needs the variable.
+// whatever its sysfs root, which is why a fixture of another CPU needs the variable. A Machine told
+// it is another CPU (a cpuid given, or a snapshot's, that is not this host's) is not asked libpfm4's
+// names without it (describes()).
 #include <cstdint>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
+
+namespace perfspec::spec {
+class Machine;
+}
 
 namespace perfspec::spec::pfm {
 
@@ -37,5 +43,8 @@ const Models& models();
 /// Encode `name` (`INST_RETIRED:ANY_P`, `INST_RETIRED.ANY_P`, `skx::INST_RETIRED:ANY_P:u`) for
 /// perf_event_open; nullopt when libpfm4 does not know it (or is absent). Thread-safe.
 std::optional<Encoding> encode(std::string_view name);
+/// Whether libpfm4's model is the CPU `machine` describes: LIBPFM_FORCE_PMU is set (the user picked
+/// the model), or the machine's cpuid is this host's (the one libpfm4 detected its model from).
+bool describes(const Machine& machine);
 
 }  // namespace perfspec::spec::pfm

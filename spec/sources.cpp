@@ -203,6 +203,7 @@ class Libpfm4Source final : public EventSource {
     // often have no unit mask (`RETIRED_INSTRUCTIONS`). perf's generic names (`cycles`, `L1-dcache-
     // loads`, also asked for as `cpu/cycles/`) are not libpfm4's core events, and are not sent.
     if (!pmu.is_core() || find_symbol(name) || parse_cache_name(name)) return nullptr;
+    if (!pfm::describes(machine_)) return nullptr;  // libpfm4's model is another CPU's
     std::string key = fmt::format("{}/{}", pmu.name(), name);
     {
       std::lock_guard lock(mutex_);

@@ -46,6 +46,10 @@ TEST_CASE("libpfm4 names resolve through the provider, with perfspec modifiers a
         "help: libpfm4 does not know it for model 'skx' (LIBPFM_FORCE_PMU)\n");
   // Intel's plain names (the architectural events) are libpfm4's too.
   CHECK(one("UNHALTED_CORE_CYCLES", m) == "type=4 config=0x3c");
+  // a machine of another CPU (a cpuid no CPU has) is asked too: LIBPFM_FORCE_PMU picked the model
+  spec::MachineOptions other;
+  other.cpuid = "GenuineIntel-6-FF-F";
+  CHECK(one("INST_RETIRED:ANY_P", spec::Machine(test::fixture("intel_skx"), other)) == "type=4 config=0xc0");
   // sysfs and the JSON tables come first
   spec::MachineOptions o;
   o.events_dir = shared_events();

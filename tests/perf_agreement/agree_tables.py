@@ -771,9 +771,11 @@ def main():
 
         def sjob(item):
             mn, c = item
+            # perf's tables against perfspec's: libpfm4, which perf 6.12 lacks and whose model is this
+            # host's, is left out (a name of another model it knows would be accepted on an Intel host)
             return agree.run_perfspec(a.perfspec, roots[mn], c.event,
                                       ("--events-dir", a.events_dir,
-                                       "--cpuid", by_name[mn].cpuid))
+                                       "--cpuid", by_name[mn].cpuid, "--no-libpfm4"))
 
         with concurrent.futures.ThreadPoolExecutor(a.jobs) as ex:
             spec_results = list(ex.map(sjob, jobs))
