@@ -86,7 +86,6 @@ struct PerfDataWriter::Impl {
   struct Zstd {
     ZSTD_CCtx* cctx = nullptr;
     int level = 1;
-    std::uint32_t mmap_len = 0;
     std::vector<std::byte> pending, out;
     std::uint64_t original = 0, compressed = 0;
   } zstd;
@@ -118,15 +117,15 @@ struct PerfDataWriter::Impl {
       zstd.compressed += r.size();
     }
   }
-  // HEADER_COMPRESSED as perf writes it: version 1, type 1 (zstd), the level, the ratio (whole), the
-  // length a reader's decompression buffer needs
+  // HEADER_COMPRESSED as perf 6.12 writes it: version 0, type 1 (zstd), the level, the ratio (whole),
+  // the length a reader's decompression buffer needs (perf's: its ring buffers')
   std::vector<std::byte> compressed_feature() const {
     std::vector<std::byte> b;
-    put32(b, 1);
+    put32(b, 0);
     put32(b, 1);
     put32(b, static_cast<std::uint32_t>(zstd.level));
     put32(b, static_cast<std::uint32_t>(zstd.compressed ? zstd.original / zstd.compressed : 0));
-    put32(b, zstd.mmap_len);
+    put32(b, 2 * compress_chunk);  // a frame's records, after at most a record carried over
     return b;
   }
   [[noreturn]] void fail(std::string_view what, int err) const {
@@ -379,14 +378,12 @@ void PerfDataWriter::write(std::span<const std::byte> records) {
   if (m.zstd.pending.size() >= compress_chunk) m.compress_pending();
 }
 
-void PerfDataWriter::compress(int level, std::uint32_t mmap_len) {
+void PerfDataWriter::compress(int level) {
   Impl& m = *impl_;
   if (m.zstd.cctx) return;
   m.zstd.cctx = ZSTD_createCCtx();
   if (!m.zstd.cctx) throw Error(ErrorKind::io, "cannot start zstd compression: out of memory");
   m.zstd.level = std::clamp(level, 1, ZSTD_maxCLevel());
-  // a COMPRESSED record decompresses to at most a chunk, after at most a record carried over
-  m.zstd.mmap_len = std::max<std::uint32_t>(mmap_len, 2 * compress_chunk);
   // a pipe's features go first, as perf sends them: its ratio is not known yet (0)
   if (m.pipe && !m.features_sent)
     m.features[static_cast<unsigned>(Feature::compressed)] = m.compressed_feature();

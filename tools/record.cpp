@@ -438,7 +438,7 @@ int Recorder::run() {
   // and scripts wait for it to appear before they signal).
   catch_stop_signals();
   record::PerfDataWriter out = create(*rec);
-  if (o_.compression) out.compress(o_.compression, 0);
+  if (o_.compression) out.compress(o_.compression);
   rec->begin(out);
   for (int pid : rec->map_timeouts())
     std::fprintf(stderr,

@@ -230,9 +230,9 @@ class PerfDataWriter {
   void finish_round();
   /// perf record -z: from here on the records written are gathered, and each round's (or each 128 KiB
   /// of them) written as one zstd frame of `level` (1 to 22) in PERF_RECORD_COMPRESSED records;
-  /// HEADER_COMPRESSED says so, with `mmap_len` (the recording's ring buffer length, at least what
-  /// one frame needs) as the length a reader decompresses into. Call before the first write.
-  void compress(int level, std::uint32_t mmap_len);
+  /// HEADER_COMPRESSED says so, with the length a reader decompresses into (what one frame needs).
+  /// Call before the first write (a pipe sends its features with the first).
+  void compress(int level);
   /// With compress(): the bytes of records given to write() so far, and of the COMPRESSED records
   /// they became (perf's "original" size and its ratio).
   std::pair<std::uint64_t, std::uint64_t> compressed_sizes() const;

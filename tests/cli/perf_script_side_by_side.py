@@ -339,6 +339,20 @@ def record_types(path):
     return types
 
 
+def feature_words(path, bit):
+    """The u32 words of a feature section (HEADER_COMPRESSED is bit 27) of a perf.data file; () when the
+    file does not have it."""
+    with open(path, "rb") as f:
+        b = f.read()
+    offset, size = struct.unpack_from("<QQ", b, 40)
+    bits = int.from_bytes(b[72:104], "little")
+    if not bits >> bit & 1:
+        return ()
+    index = offset + size + 16 * bin(bits & ((1 << bit) - 1)).count("1")
+    at, length = struct.unpack_from("<QQ", b, index)
+    return struct.unpack_from("<%dI" % (length // 4), b, at)
+
+
 def show_diff(theirs, ours, lines=20):
     """The first lines of a unified diff of perf's output against perfspec's, indented."""
     for i, line in enumerate(difflib.unified_diff(theirs.decode(errors="replace").splitlines(),
@@ -433,8 +447,14 @@ def check_record(perf, perfspec, root, inside, chroot_dir):
     checks += 1
     header = run([perf, "report", "--header-only", "-i", inner])[1].decode(errors="replace")
     compressed = record_types(host).count(81)  # PERF_RECORD_COMPRESSED
-    if p.returncode != 0 or compressed < 1 or "# compressed : Zstd, level = 3, ratio = " not in header:
-        fail(f"record -z3: status {p.returncode}, {compressed} COMPRESSED records, perf's header: "
+    # HEADER_COMPRESSED's version and type as perf 6.12's own -z recording has them
+    run([perf, "record", "-q", "-z", "-e", "task-clock", "-o", chroot_dir + "/perf-z.data", "true"])
+    theirs = feature_words(os.path.join(inside, "perf-z.data"), 27)[:2]
+    ours = feature_words(host, 27)[:3]
+    if (p.returncode != 0 or compressed < 1 or "# compressed : Zstd, level = 3, ratio = " not in header
+            or len(theirs) != 2 or ours != theirs + (3,)):
+        fail(f"record -z3: status {p.returncode}, {compressed} COMPRESSED records, HEADER_COMPRESSED "
+             f"{ours} (perf's own starts {theirs}), perf's header: "
              f"{[l for l in header.splitlines() if 'compress' in l]}")
     for fields in ["comm,tid,time,event,ip", "comm,tid,time,event,ip,sym,symoff,dso"]:
         checks += 1
@@ -448,7 +468,8 @@ def check_record(perf, perfspec, root, inside, chroot_dir):
             fail(f"record -z3 -F {fields}: perf script (status {pst}, {lines} lines) and perfspec "
                  f"script (status {sst}) differ: {perr.decode(errors='replace')[:200]}")
             show_diff(pout, sout)
-    print(f"record -z3: {compressed} COMPRESSED records; perf 6.12 prints them as perfspec does")
+    print(f"record -z3: {compressed} COMPRESSED records, HEADER_COMPRESSED {ours} as perf 6.12's own -z "
+          f"begins it; perf 6.12 prints them as perfspec does")
     # perf record's build ids: perf 6.12 lists the workload, with the build id its ELF note says
     checks += 1
     note = subprocess.run(["readelf", "-n", exe], stdout=subprocess.PIPE).stdout.decode()

@@ -1766,6 +1766,9 @@ done
 err=$("$bin" record -z -e task-clock -c 100000 -o "$rec_dir/z.data" true 2>&1); status=$?
 expect record-z [ "$status" = 0 ] && expect record-z-summary grep -qE \
   '^\[ perfspec record: Captured and wrote [0-9.]+ MB .*/z\.data \([0-9]+ samples\), compressed \(original [0-9.]+ MB, ratio is [0-9.]+\) \]$' <<<"$err"
+# (-z right before the command: the command is not its level)
+err=$("$bin" record -e task-clock -o "$rec_dir/z.data" -z true 2>&1); status=$?
+expect record-z-before-command [ "$status" = 0 ] && expect record-z-before-command-compressed grep -qF ', compressed (original' <<<"$err"
 for z in "-z0:1" "-z7:7" "--compression-level=30:22"; do
   "$bin" record -q "${z%:*}" -e task-clock -o "$rec_dir/z.data" true
   expect "record-z-level${z%:*}" grep -qxF "# compressed : Zstd, level = ${z##*:}, ratio = $(
