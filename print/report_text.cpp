@@ -99,6 +99,11 @@ class Event {
   std::string cell(Key k, const Entry& e, const Widths& w) const;
   std::vector<std::pair<std::string_view, std::size_t>> overhead_columns() const;
   void overhead_cells(std::string& out, const Entry& e) const;
+  // perf's --percent-limit: a row of this weight is left out
+  bool under_limit(std::uint64_t weight) const {
+    const double limit = options_.percent_limit;
+    return limit > 0 && 100.0 * static_cast<double>(weight) < limit * static_cast<double>(event_.period);
+  }
   void hierarchy_header(std::string& out, const Widths& w) const;
   bool hierarchy_level(std::string& out, const Widths& w, std::vector<Entry*> members, std::size_t depth,
                        report_detail::GraphStyle& style);
@@ -298,6 +303,9 @@ std::string_view header_of(Key k) {
   return {};
 }
 
+// A key's column: its cells' widest, at least its header
+std::size_t column_width(Key k, const Widths& w) { return std::max(width_of(k, w), header_of(k).size()); }
+
 // perf's convert_unit: 1000 and under as they are (a space for the unit), above by thousands
 std::string samples_text(std::uint64_t n) {
   char unit = ' ';
@@ -321,7 +329,7 @@ void Event::header(std::string& out, const Widths& w) const {
     names += ' ', dots += ' ';
   };
   for (auto [name, width] : overhead_columns()) column(name, width, true);
-  for (Key k : sort_) column(header_of(k), std::max(width_of(k, w), header_of(k).size()), false);
+  for (Key k : sort_) column(header_of(k), column_width(k, w), false);
   names.pop_back(), dots.pop_back();
   out += names, out += '\n', out += dots, out += "\n#\n";
 }
@@ -386,7 +394,7 @@ void Event::row(std::string& out, const Entry& e, const Widths& w) const {
     out += "  ";
     out += cell;
     // perf pads every cell to its column but a symbol's, which only the columns after it pad
-    std::size_t width = std::max(width_of(sort_[i], w), header_of(sort_[i]).size());
+    std::size_t width = column_width(sort_[i], w);
     bool padded = sort_[i] != Key::sym || i + 1 < sort_.size();
     if (padded && cell.size() < width) out.append(width - cell.size(), ' ');
   }
@@ -412,8 +420,7 @@ void Event::hierarchy_header(std::string& out, const Widths& w) const {
     h.remove_prefix(std::min(h.find_first_not_of(' '), h.size()));
     if (i) keys += " / ";
     keys += h;
-    width =
-        std::max(width, i * hierarchy_indent + std::max(width_of(sort_[i], w), header_of(sort_[i]).size()));
+    width = std::max(width, i * hierarchy_indent + column_width(sort_[i], w));
   }
   width = std::max(width, keys.size());
   out += names, out += keys, out += '\n';
@@ -449,21 +456,17 @@ bool Event::hierarchy_level(std::string& out, const Widths& w, std::vector<Entry
     if (a.sum.self != b.sum.self) return a.sum.self > b.sum.self;
     return compare_key(k, a.sum, b.sum, false) < 0;
   });
-  const double limit = options_.percent_limit;
-  auto shown = [&](std::uint64_t v) {
-    return !(limit > 0 && 100.0 * static_cast<double>(v) < limit * static_cast<double>(event_.period));
-  };
   const bool leaf = depth + 1 == sort_.size();
   bool printed = false;
   for (const Group& g : groups) {
-    if (!shown(g.sum.self)) continue;
+    if (under_limit(g.sum.self)) continue;
     printed = true;
     out.append(depth * hierarchy_indent, ' ');
     overhead_cells(out, g.sum);
     out.append((sort_.size() - 1) * hierarchy_indent, ' ');
     out += "  ";
     std::string c = cell(k, g.sum, w);
-    std::size_t width = std::max(width_of(k, w), header_of(k).size());
+    std::size_t width = column_width(k, w);
     if (k != Key::sym && c.size() < width) c.append(width - c.size(), ' ');
     out.append(c, std::min(c.find_first_not_of(' '), c.size()));  // perf's skip_spaces
     out += '\n';
@@ -481,7 +484,7 @@ bool Event::hierarchy_level(std::string& out, const Widths& w, std::vector<Entry
       std::size_t overhead = 0;
       for (auto [name, columns] : overhead_columns()) overhead += (overhead ? 2 : 0) + columns;
       out.append((sort_.size() + depth) * hierarchy_indent + overhead + 4, ' ');
-      fmt::format_to(std::back_inserter(out), "no entry >= {:.2f}%\n", limit);
+      fmt::format_to(std::back_inserter(out), "no entry >= {:.2f}%\n", options_.percent_limit);
     }
   }
   return printed;
@@ -506,8 +509,7 @@ void Event::print(std::string& out) {
   }
   for (Entry& e : entries_) {
     std::uint64_t weight = children_ ? e.children : e.self;
-    if (limit > 0 && 100.0 * static_cast<double>(weight) < limit * static_cast<double>(event_.period))
-      continue;
+    if (under_limit(weight)) continue;
     row(out, e, w);
     if (!graph_) continue;
     style.parent = weight;

@@ -1404,6 +1404,8 @@ report_check report-hierarchy-folded callchain report_callchain_hierarchy_folded
 report_check report-hierarchy-callee callchain report_callchain_hierarchy_callee.txt --hierarchy -g callee --sort cpu,dso -n --show-cpu-utilization
 report_check report-hierarchy-addr addr report_addr_hierarchy.txt --hierarchy
 report_check report-hierarchy-mixed mixed report_mixed_hierarchy.txt --hierarchy --sort pid,dso
+# a --sort naming symbol in full: perf's IPC column is a level of its own
+report_check report-hierarchy-symbol callchain report_callchain_hierarchy_symbol.txt --hierarchy --sort dso,symbol -g none
 report_check report-callchain-folded-caller callchain report_callchain_folded_caller.txt --no-children -n -g folded,1,caller
 report_check report-callchain-tid callchain report_callchain_tid.txt --no-children --tid 28808 -n
 report_check report-callchain-tid-none callchain report_callchain_tid_none.txt --tid 1
