@@ -196,6 +196,7 @@ class Resolver {
 }  // namespace
 
 void check_stat_options(const StatOptions& o) {
+  (void)cache_level(o.cache_level);  // a level perf refuses, before anything is resolved
   if (!o.tids.empty() && (o.pid || o.all_cpus || !o.cpus.empty()))
     throw Error(ErrorKind::usage, "-t cannot be combined with -p, -a or -C");
   if (o.pid && (o.all_cpus || !o.cpus.empty()))

@@ -1322,7 +1322,7 @@ check script-reltime 0 script_reltime.txt -- script -i "$pd/callchain.data" --re
   -F comm,tid,time,event
 sym_check script-max-stack callchain script_max_stack.txt --max-stack 3
 # --per-cache's level comes only after '=' (as perf's PARSE_OPT_OPTARG): the next word is the command
-out=$("$bin" stat --per-cache -a -x, -e task-clock true 2>&1); status=$?
+out=$("$bin" stat -a -x, -e task-clock --per-cache true 2>&1); status=$?
 expect stat-per-cache-command [ "$status" = 0 ] && expect stat-per-cache-command-line grep -qE '^S-?[0-9]+-D-?[0-9]+-L[0-9]+-ID-?[0-9]+,[0-9]+,[0-9.]+,msec,task-clock,' <<<"$out"
 for bad in "x2:a cache level is L1 to L4 (or l1 to l4)" "L0:a cache level is L1 to L4 (or l1 to l4)" "L5:perf knows cache levels up to L4"; do
   err=$("$bin" stat --per-cache="${bad%%:*}" -a -e task-clock true 2>&1); status=$?
