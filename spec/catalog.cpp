@@ -247,7 +247,8 @@ class Snapshotter {
     }
   }
 
-  // The CPU topology metrics' literals read (#smt_on, #num_cores, ...).
+  // The CPU topology metrics' literals read (#smt_on, #num_cores, ...), and what stat's --per-cache
+  // and --per-cluster group by (read_cpu_topology).
   void topology() {
     const std::string cpu = machine_.root() + "/devices/system/cpu";
     const fs::path cpu_out = fs::path(out_) / "devices/system/cpu";
@@ -258,9 +259,15 @@ class Snapshotter {
         if (!entry.starts_with("cpu") || entry.size() == 3 ||
             entry.find_first_not_of("0123456789", 3) != std::string::npos)
           continue;
-        for (const char* f : {"physical_package_id", "die_id", "core_id"})
+        for (const char* f : {"physical_package_id", "die_id", "core_id", "cluster_id"})
           copy_file(jail_, fmt::format("{}/{}/topology/{}", cpu, entry, f), cpu_out / entry / "topology" / f,
                     report_);
+        const std::string caches = fmt::format("{}/{}/cache", cpu, entry);
+        for (const auto& index : io::list_dir(jail_, caches))
+          if (index.starts_with("index"))
+            for (const char* f : {"level", "shared_cpu_list"})
+              copy_file(jail_, fmt::format("{}/{}/{}", caches, index, f),
+                        cpu_out / entry / "cache" / index / f, report_);
       }
     });
   }

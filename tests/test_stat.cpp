@@ -6,6 +6,7 @@
 #include <cerrno>
 #include <cmath>
 #include <ctime>
+#include <filesystem>
 
 #include <unistd.h>
 
@@ -79,6 +80,16 @@ TEST_CASE("cpu topology from sysfs: sockets, dies, cores and nodes of a round-ro
   CHECK(t[15].cluster == 3);
   CHECK(t[9].caches == std::vector<Cache>{{1, 1}, {1, 1}, {2, 1}, {3, 1}});
   CHECK(t[15].caches == std::vector<Cache>{{1, 7}, {1, 7}, {2, 7}, {3, 1}});
+  // A snapshot of the machine keeps what --per-cache and --per-cluster group by.
+  test::TempTree snap;
+  std::filesystem::remove_all(snap.root());
+  spec::snapshot(two_socket(), snap.root(), {});
+  spec::Machine copy(snap.root(), test::no_libpfm4());
+  REQUIRE(copy.cpu_topology().size() == 16);
+  for (std::size_t i = 0; i < 16; ++i) {
+    CHECK(copy.cpu_topology()[i].cluster == t[i].cluster);
+    CHECK(copy.cpu_topology()[i].caches == t[i].caches);
+  }
   // A machine with no topology files (a fixture of PMUs only) has none, and that is not an error.
   spec::Machine bare(test::fixture("amd_zen3"));
   CHECK(bare.cpu_topology().empty());
