@@ -2059,6 +2059,13 @@ if [ -d /sys/kernel/tracing/events/raw_syscalls ] || [ -d /sys/kernel/debug/trac
   "$bin" trace -p "$looper" -e wait4 --max-events 2 -o "$tr_dir/p" 2>"$tr_dir/err"; status=$?
   expect trace-p-status [ "$status" = 0 ]
   expect trace-p-lines [ "$(grep -cE "^ +[0-9.]+ \( *[0-9.]+ ms\): sh/$looper wait4\(upid: -1, stat_addr: 0x[0-9a-f]+(, options: [A-Z|]+)?\) += ([0-9]+|-1 E[A-Z]+ \(.*\))$|^ +\? \( +\): sh/$looper  \.\.\. \[continued\]: wait4\(\)\) += ([0-9]+|-1 E[A-Z]+ \(.*\))$" "$tr_dir/p")" = 2 ]
+  # Ctrl-C while the trace's writes to standard error wait on a full pipe (the reader sleeps): the write
+  # the signal interrupts (EINTR) is written again, and the trace ends by the signal, as perf's (it
+  # ended with "cannot write 'standard error': Interrupted system call", status 3)
+  ( "$bin" trace -F all 2>&1 >/dev/null & echo $! >"$tr_dir/pid"; wait $!; echo $? >"$tr_dir/status" ) |
+    { sleep 1.5; kill -INT "$(cat "$tr_dir/pid")"; sleep 0.5; cat; } >"$tr_dir/eintr"
+  expect trace-eintr-status [ "$(cat "$tr_dir/status")" = 130 ]
+  expect trace-eintr-no-error [ "$(grep -c 'cannot write' "$tr_dir/eintr")" = 0 ]
   # (-s prints no lines, so --max-events never ends it: Ctrl-C does, and the summary is printed then)
   timeout --preserve-status -s INT 1 "$bin" trace -s -p "$looper" -e wait4,clone,clone3 -o "$tr_dir/s" 2>/dev/null; status=$?
   expect trace-p-summary-interrupted [ "$status" = 130 ]
