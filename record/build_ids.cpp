@@ -204,6 +204,8 @@ std::vector<std::byte> build_id_section(const std::vector<BinaryBuildId>& binari
   return out;
 }
 
+// HEADER_BUILD_ID: perf_record_header_build_id entries, each its own header (type, misc, size), pid,
+// 24 bytes of build id (20, then its size when misc has BUILD_ID_SIZE), a NUL-padded filename.
 std::vector<BinaryBuildId> read_build_id_section(std::span<const std::byte> section) {
   std::vector<BinaryBuildId> out;
   std::size_t at = 0;

@@ -502,8 +502,6 @@ void Symbolizer::build_id(std::string_view path, std::span<const std::byte> id) 
   impl_->build_ids[std::string(path)] = std::move(hex);
 }
 
-// HEADER_BUILD_ID: perf_record_header_build_id entries, each its own header (type, misc, size), pid,
-// 24 bytes of build id (20, then its size when misc has BUILD_ID_SIZE), a NUL-padded filename.
 void Symbolizer::read_build_ids(std::span<const std::byte> section) {
   for (const BinaryBuildId& b : read_build_id_section(section)) build_id(b.name, b.build_id);
 }

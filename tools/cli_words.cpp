@@ -25,13 +25,13 @@ std::pair<std::vector<std::string>, std::vector<std::string>> split_stat_command
     return opt != nullptr &&
            opt->get_items_expected_max() != 0;  // an unknown option is CLI11's error to report
   };
-  // An option whose value may be left out (trace's -F) takes the next word only when it is no option
-  // (perf's PARSE_OPT_LASTARG_DEFAULT).
   // perf's options whose value may only be attached (PARSE_OPT_OPTARG): --per-cache=L2, -z3,
   // --compression-level=3; the next word is never theirs
   auto attached_only = [](const std::string& name) {
     return name == "--per-cache" || name == "-z" || name == "--compression-level";
   };
+  // An option whose value may be left out (trace's -F) takes the next word only when it is no option
+  // (perf's PARSE_OPT_LASTARG_DEFAULT).
   auto takes_next = [&](const std::string& name, std::size_t next) {
     if (!takes_value(name) || next >= words.size() || attached_only(name)) return false;
     const CLI::Option* opt = stat.get_option_no_throw(name);

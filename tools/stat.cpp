@@ -137,8 +137,8 @@ class StatSession {
                        : o_.format == "csv"  ? stat_csv(events, report, shown, !csv_header_done_)
                                              : stat_text(events, report, shown);
     csv_header_done_ = true;
-    (void)write_through_signals(out_,
-                                text);  // a failure stays in the stream's error flag: close_output says it
+    // a failure stays in the stream's error flag, which close_output reports
+    (void)write_through_signals(out_, text);
   }
 
   // The counts of the interval that ends now (since the last one printed, or since the start).
