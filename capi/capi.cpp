@@ -2,6 +2,7 @@
 // The C API (include/perfspec/perfspec.h) over the C++ library: no exception crosses it.
 #include "perfspec/perfspec.h"
 
+#include <algorithm>
 #include <cerrno>
 #include <cmath>
 #include <csignal>
@@ -332,6 +333,16 @@ uint64_t perfspec_record_callchain(const perfspec_record* r, size_t i) {
   return v;
 }
 
+namespace {
+
+// 0 and 0: perf's default frequency, lowered as perf lowers it to the kernel's limit when that is lower
+// (the kernel lowers its limit itself when sampling takes long).
+std::uint64_t default_frequency() {
+  return std::min<std::uint64_t>(4000, perfspec::runtime::max_sample_rate().value_or(4000));
+}
+
+}  // namespace
+
 int perfspec_sampler_open(const perfspec_event_set* set, int pid, uint64_t period, uint64_t frequency,
                           uint64_t sample_type, perfspec_sampler** out) {
   perfspec_sampling o{};
@@ -360,7 +371,7 @@ int perfspec_sampler_open_with(const perfspec_event_set* set, const perfspec_sam
     namespace rt = perfspec::runtime;
     rt::SamplingOptions o;
     o.period = options->period;
-    o.frequency = options->period ? 0 : (options->frequency ? options->frequency : 4000);
+    o.frequency = options->period ? 0 : (options->frequency ? options->frequency : default_frequency());
     if (options->sample_type) o.sample_type = options->sample_type;
     o.pages = options->pages;
     auto target = pid == 0  ? rt::Target::self_thread()
@@ -528,7 +539,7 @@ int perfspec_record_command(const perfspec_machine* machine, const perfspec_even
   int code = guarded([&] {
     rt::SamplingOptions o;
     o.period = period;
-    o.frequency = period ? 0 : (frequency ? frequency : 4000);
+    o.frequency = period ? 0 : (frequency ? frequency : default_frequency());
     o.sample_type = perfspec::sample_ip | perfspec::sample_tid | perfspec::sample_time;
     if (!period) o.sample_type |= perfspec::sample_period;
     rt::Command cmd(command);

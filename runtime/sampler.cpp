@@ -361,10 +361,11 @@ struct Sampler::Impl {
       if (target.inherit && (a.sample_type & record::sample_read)) {
         words = spec::failure_words({.what = spec::FailureCase::inherit_sample_read});
       } else if (a.freq) {
-        auto max = spec::io::read_proc_number("/proc/sys/kernel/perf_event_max_sample_rate");
-        if (max && a.sample_period > static_cast<std::uint64_t>(*max))
-          words = spec::failure_words(
-              {.what = spec::FailureCase::frequency_too_high, .count = a.sample_period, .limit = *max});
+        auto max = max_sample_rate();
+        if (max && a.sample_period > *max)
+          words = spec::failure_words({.what = spec::FailureCase::frequency_too_high,
+                                       .count = a.sample_period,
+                                       .limit = static_cast<std::int64_t>(*max)});
       }
       if (words) {
         f->detail = std::move(words->detail);
@@ -373,6 +374,12 @@ struct Sampler::Impl {
     }
   }
 };
+
+std::optional<std::uint64_t> max_sample_rate() {
+  auto rate = spec::io::read_proc_number("/proc/sys/kernel/perf_event_max_sample_rate");
+  if (!rate || *rate <= 0) return std::nullopt;
+  return static_cast<std::uint64_t>(*rate);
+}
 
 Sampler::Sampler(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 Sampler::Sampler(Sampler&&) noexcept = default;

@@ -11,6 +11,24 @@
 
 namespace perfspec::tools::cli {
 
+namespace {
+
+// -F of record and top: a number of samples a second, or max (the kernel's limit, read when sampling).
+void parse_frequency(const std::string& text, std::optional<std::uint64_t>& hz, bool& max) {
+  if (text == "max") {
+    max = true;
+    return;
+  }
+  std::uint64_t n = 0;
+  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), n);
+  if (ec != std::errc{} || end != text.data() + text.size() || n == 0)
+    throw perfspec::Error(perfspec::ErrorKind::usage,
+                          fmt::format("-F {}: a number of samples a second, or max", text));
+  hz = n;
+}
+
+}  // namespace
+
 void ListCommand::add(CLI::App& parent, perfspec::spec::MachineOptions& machine) {
   app = parent.add_subcommand("list", "list PMUs and named events from every source");
   app->add_option("pattern", lo.filter.pattern, "glob (*?[) or case-insensitive substring of the event name");
@@ -343,6 +361,9 @@ void RecordCommand::add(CLI::App& parent, perfspec::spec::MachineOptions& machin
   period_opt = app->add_option("-c,--count", period, "sample every N events")->check(CLI::PositiveNumber);
   freq_opt = app->add_option(
       "-F,--freq", freq, "sample N times a second (default 4000; max: kernel.perf_event_max_sample_rate)");
+  app->add_flag(
+      "--strict-freq", ro.strict_freq,
+      "-F over the kernel's limit (kernel.perf_event_max_sample_rate) is an error, not lowered to it");
   app->add_flag("-g", ro.callgraph, "record callchains (frame pointers)");
   app->add_option("--call-graph", ro.call_graph,
                   "callchains: fp (frame pointers, as -g) or dwarf[,SIZE] (user registers and SIZE bytes of "
@@ -391,18 +412,7 @@ int RecordCommand::run(const perfspec::spec::MachineOptions& machine, int argc, 
   if (*compression_opt) ro.compression = std::clamp(ro.compression, 1, 22);  // perf's -z0 is level 1
   if (branch_any) ro.branch_sample_type = 1u << 3;                           // PERF_SAMPLE_BRANCH_ANY
   if (!branch_filter.empty()) ro.branch_sample_type = perfspec::tools::branch_filter(branch_filter);
-  if (*freq_opt) {
-    if (freq == "max") {
-      ro.frequency_max = true;
-    } else {
-      std::uint64_t hz = 0;
-      auto [end, ec] = std::from_chars(freq.data(), freq.data() + freq.size(), hz);
-      if (ec != std::errc{} || end != freq.data() + freq.size() || hz == 0)
-        throw perfspec::Error(perfspec::ErrorKind::usage,
-                              fmt::format("-F {}: a number of samples a second, or max", freq));
-      ro.frequency = hz;
-    }
-  }
+  if (*freq_opt) parse_frequency(freq, ro.frequency, ro.frequency_max);
   if (!tids.empty()) {
     for (const auto& word : split_commas(tids)) {
       int tid = 0;
@@ -512,8 +522,8 @@ void TopCommand::add(CLI::App& parent, perfspec::spec::MachineOptions& machine) 
       "top", "a live profile of the system or processes, redrawn every few seconds, as perf top");
   app->add_option("-e,--event", to.events, "events to sample (default cycles:P, else cpu-clock)");
   app->add_option("-c,--count", to.period, "sample every N events")->check(CLI::PositiveNumber);
-  app->add_option("-F,--freq", to.frequency, "sample N times a second (default 4000)")
-      ->check(CLI::PositiveNumber);
+  freq_opt = app->add_option(
+      "-F,--freq", freq, "sample N times a second (default 4000; max: kernel.perf_event_max_sample_rate)");
   app->add_option("-p,--pid", to.pids, "profile existing processes (comma-separated pids)");
   app->add_option("-t,--tid", to.tids, "profile existing threads (comma-separated tids)");
   app->add_flag("-a,--all-cpus", to.all_cpus, "profile every process on every CPU (the default)");
@@ -537,6 +547,7 @@ void TopCommand::add(CLI::App& parent, perfspec::spec::MachineOptions& machine) 
 
 int TopCommand::run(const perfspec::spec::MachineOptions& machine) {
   to.machine = machine;
+  if (*freq_opt) parse_frequency(freq, to.frequency, to.frequency_max);
   return perfspec::tools::run_top(to);
 }
 

@@ -157,6 +157,8 @@ struct TopCommand {
   CLI::App* app = nullptr;
   perfspec::tools::TopCliOptions to;
   bool stdio = false, tui = false;
+  CLI::Option* freq_opt = nullptr;
+  std::string freq;  ///< -F as given: a number or max
 
   void add(CLI::App& parent, perfspec::spec::MachineOptions& machine);
   int run(const perfspec::spec::MachineOptions& machine);

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
-// -p/-t targets and what existed before a live subcommand began (tools/live.hpp).
+// -p/-t targets and what existed before a live subcommand began; the frequency record and top sample at
+// (tools/live.hpp).
 #include "tools/live.hpp"
 
 #include <algorithm>
@@ -9,6 +10,7 @@
 
 #include <fmt/format.h>
 
+#include "perfspec/error.hpp"
 #include "runtime/process.hpp"
 #include "tools/control.hpp"
 
@@ -76,6 +78,41 @@ void follow_existing(const runtime::Sampler& sampler, const record::Formats& for
     }
     at += size;
   }
+}
+
+std::uint64_t sampling_frequency(std::string_view who, std::optional<std::uint64_t> asked, bool max,
+                                 bool strict, bool quiet) {
+  constexpr std::uint64_t default_frequency = 4000;  // perf's record_opts.freq
+  auto limit = runtime::max_sample_rate();
+  auto say = [&](const std::string& text) {
+    if (!quiet)
+      std::fprintf(stderr, "perfspec %.*s: %s\n", static_cast<int>(who.size()), who.data(), text.c_str());
+  };
+  if (max) {
+    if (!limit)
+      throw Error(ErrorKind::machine, "-F max: cannot read /proc/sys/kernel/perf_event_max_sample_rate");
+    say(fmt::format("-F max: {} samples a second (kernel.perf_event_max_sample_rate)", *limit));
+    return *limit;
+  }
+  std::uint64_t hz = asked.value_or(default_frequency);
+  if (!limit || hz <= *limit) return hz;
+  if (!asked) {
+    say(
+        fmt::format("sampling at {} Hz, not the default {}: the kernel allows at most {} samples a second "
+                    "(kernel.perf_event_max_sample_rate, which it lowers itself when sampling takes long)",
+                    *limit, hz, *limit));
+    return *limit;
+  }
+  if (strict)
+    throw Error(ErrorKind::usage,
+                fmt::format("-F {} with --strict-freq: the kernel allows at most {} samples a second "
+                            "(kernel.perf_event_max_sample_rate)",
+                            hz, *limit));
+  say(
+      fmt::format("-F {}: sampling at {} Hz, the most the kernel allows (kernel.perf_event_max_sample_rate); "
+                  "--strict-freq refuses instead",
+                  hz, *limit));
+  return *limit;
 }
 
 bool fall_back_from_cycles(Attr& attr, const std::optional<runtime::Failure>& failure, bool on_cpus) {

@@ -37,6 +37,15 @@ inline void restrict_privilege(EventSet& set, bool all_user, bool all_kernel) {
   }
 }
 
+/// perf's -F of record and top (record_opts__config_freq): the frequency to sample at for -F `asked`
+/// (nullopt: perf's default, 4000 Hz) or -F max (`max`: the kernel's limit, runtime::max_sample_rate).
+/// A default above the limit, which the kernel lowers itself when sampling takes long, is lowered to it,
+/// as is an asked one unless `strict` (--strict-freq): said on standard error (as `perfspec WHO: ...`)
+/// unless `quiet`. Throws Error: (usage) for an asked frequency over the limit with `strict`, (machine)
+/// for -F max when the limit cannot be read.
+std::uint64_t sampling_frequency(std::string_view who, std::optional<std::uint64_t> asked, bool max,
+                                 bool strict, bool quiet);
+
 /// perf's fallback for a cycles event the machine cannot count (ENOENT, ENXIO, ENODEV): the event, with
 /// its modifiers, becomes the timer of its target: cpu-clock on CPUs, task-clock on tasks (perf's
 /// evsel__fallback). True when `attr` was changed (the set is to be opened again).

@@ -32,7 +32,6 @@
 #include "perfspec/tracepoint.hpp"
 #include "runtime/cpulist.hpp"
 #include "runtime/process.hpp"
-#include "spec/sysfs_io.hpp"
 #include "tools/live.hpp"
 #include "tools/report.hpp"
 #include "tools/signals.hpp"
@@ -129,7 +128,7 @@ void say_losses(const runtime::Losses& losses, bool by_period) {
     // interrupts take too long.
     std::string times = losses.throttles == 1 ? "once" : fmt::format("{} times", losses.throttles);
     std::string limit;
-    if (auto rate = spec::io::read_proc_number("/proc/sys/kernel/perf_event_max_sample_rate"))
+    if (auto rate = runtime::max_sample_rate())
       limit = fmt::format(" (kernel.perf_event_max_sample_rate = {})", *rate);
     std::fputs(
         fmt::format("perfspec record: sampling was throttled {}: more samples a second than the kernel "
@@ -158,6 +157,7 @@ class Recorder {
   std::vector<std::pair<std::size_t, std::size_t>> lists_;  // each -e list's events, [first, end)
   std::vector<std::string> filters_;                        // per event (--filter)
   std::vector<runtime::Fd> cgroup_fds_;                     // -G: open until the events are
+  std::uint64_t frequency_ = 0;                             // -F as sampled (0: a period)
 
   void check_options() const;
   runtime::Target target(std::size_t events);
@@ -202,7 +202,7 @@ std::optional<std::int32_t> clock_id(const std::string& text) {
 
 void Recorder::check_options() const {
   (void)dwarf_stack_size(o_.call_graph);  // a mode it cannot record, before anything starts
-  if (o_.period && o_.frequency)
+  if (o_.period && (o_.frequency || o_.frequency_max))
     throw Error(ErrorKind::usage, "-c and -F cannot go together: a period or a frequency");
   if (o_.pid && (o_.all_cpus || !o_.cpus.empty()))
     throw Error(ErrorKind::usage, "-p and -a/-C cannot go together");
@@ -251,7 +251,7 @@ runtime::Target Recorder::target(std::size_t events) {
 runtime::SamplingOptions Recorder::sampling() const {
   runtime::SamplingOptions s;
   s.period = o_.period.value_or(0);
-  s.frequency = o_.period ? 0 : o_.frequency.value_or(4000);
+  s.frequency = frequency_;
   // perf record's samples: IP, TID, TIME, and PERIOD when the period varies (a frequency)
   s.sample_type = record::sample_ip | record::sample_tid | record::sample_time;
   if (!o_.period) s.sample_type |= record::sample_period;
@@ -288,12 +288,6 @@ runtime::SamplingOptions Recorder::sampling() const {
   }
   s.mmap_data = s.mmap_data || o_.data_addr;  // -d: data mappings too, as perf -d
   s.pages = o_.pages;
-  if (o_.frequency_max) {  // -F max: as many samples a second as the kernel allows
-    auto rate = spec::io::read_proc_number("/proc/sys/kernel/perf_event_max_sample_rate");
-    if (!rate || *rate <= 0)
-      throw Error(ErrorKind::machine, "-F max: cannot read /proc/sys/kernel/perf_event_max_sample_rate");
-    s.frequency = static_cast<std::uint64_t>(*rate);
-  }
   s.clockid = clock_id(o_.clockid);
   s.inherit_stat = o_.inherit_stat;
   s.context_switch = o_.switch_events;
@@ -431,6 +425,10 @@ int Recorder::run() {
   int status = 0;
   std::optional<EventSet> set = events(status);
   if (!set) return status;
+  // the frequency under the kernel's limit (said, or refused) before the command starts, as perf's
+  // record_opts__config
+  frequency_ =
+      o_.period ? 0 : sampling_frequency("record", o_.frequency, o_.frequency_max, o_.strict_freq, o_.quiet);
   runtime::Target t = target(set->events.size());
   std::optional<runtime::Recording> rec = open(std::move(*set), t);
   if (!rec) return 3;

@@ -44,6 +44,7 @@ struct RecordOptions {
   std::vector<int> tids;               ///< -t: these threads only (no inheritance)
   std::vector<std::string> cgroups;    ///< -G/--cgroup: per event (one for all), with -a/-C
   bool frequency_max = false;          ///< -F max: kernel.perf_event_max_sample_rate
+  bool strict_freq = false;            ///< --strict-freq: -F over the kernel's limit is an error
   unsigned proc_map_timeout_ms = 500;  ///< --proc-map-timeout
   std::string sysfs = "/sys";
   spec::MachineOptions machine;

@@ -174,6 +174,8 @@ void Top::loop(runtime::Sampler& sampler, TopTable& table) {
 }
 
 int Top::run() {
+  if (o_.period && (o_.frequency || o_.frequency_max))
+    throw Error(ErrorKind::usage, "-c and -F cannot go together: a period or a frequency");
   EventSet set;
   std::vector<std::string> lists = o_.events;
   if (lists.empty()) lists.push_back("cycles:P");
@@ -192,10 +194,12 @@ int Top::run() {
                   .zero = false,
                   .event = {},
                   .frequency = 0});  // a key top does not know, before anything opens
+  std::uint64_t frequency =
+      o_.period ? 0 : sampling_frequency("top", o_.frequency, o_.frequency_max, false, false);
   runtime::Target t = target_of(o_);
   runtime::SamplingOptions so;
   so.period = o_.period;
-  so.frequency = o_.period ? 0 : o_.frequency;
+  so.frequency = frequency;
   so.sample_type = record::sample_ip | record::sample_tid | record::sample_time | record::sample_period;
   if (o_.callgraph) so.sample_type |= record::sample_callchain;
   so.pages = o_.pages;
@@ -216,7 +220,7 @@ int Top::run() {
                   .hide_user = o_.hide_user,
                   .zero = o_.zero,
                   .event = sampler.events().events[static_cast<std::size_t>(&first - set.events.data())].name,
-                  .frequency = o_.period ? 0 : o_.frequency});
+                  .frequency = frequency});
   follow_existing(sampler, formats_, t, symbols_, &threads_);
   loop(sampler, table);
   sampler.disable();

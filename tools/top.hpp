@@ -2,6 +2,7 @@
 #pragma once
 // `perfspec top`: perf top's live profile, redrawn every few seconds on the terminal.
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -12,7 +13,8 @@ namespace perfspec::tools {
 struct TopCliOptions {
   std::vector<std::string> events;              ///< -e (default cycles:P, else cpu-clock as perf falls back)
   std::uint64_t period = 0;                     ///< -c
-  std::uint64_t frequency = 4000;               ///< -F
+  std::optional<std::uint64_t> frequency;       ///< -F (default 4000, lowered to the kernel's limit)
+  bool frequency_max = false;                   ///< -F max: the kernel's limit
   std::string pids, tids, cpus;                 ///< -p, -t, -C
   bool all_cpus = false;                        ///< -a (the default without -p/-t)
   double delay = 2;                             ///< -d: seconds between refreshes

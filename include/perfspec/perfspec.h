@@ -178,9 +178,10 @@ uint64_t perfspec_record_callchain(const perfspec_record* record, size_t i);
 
 /* Open `set` for sampling: pid 0 this thread, pid > 0 that process and the children it makes, pid -1
  * every process on every CPU. `period` samples every N events; else `frequency` samples N times a
- * second (0 and 0: 4000 Hz); an event whose string says period= or freq= keeps its own. `sample_type`
- * is the PERF_SAMPLE_* bits every sample holds (0: IP|TID|TIME|PERIOD). Events that cannot be opened
- * are left out (PERFSPEC_E_SYSTEM when none could be, with the reason in perfspec_last_error()). */
+ * second (0 and 0: perf's default, 4000 Hz, or the kernel's perf_event_max_sample_rate when lower);
+ * an event whose string says period= or freq= keeps its own. `sample_type` is the PERF_SAMPLE_* bits
+ * every sample holds (0: IP|TID|TIME|PERIOD). Events that cannot be opened are left out
+ * (PERFSPEC_E_SYSTEM when none could be, with the reason in perfspec_last_error()). */
 int perfspec_sampler_open(const perfspec_event_set* set, int pid, uint64_t period, uint64_t frequency,
                           uint64_t sample_type, perfspec_sampler** out);
 /* The same with every option, the size of the ring buffers among them. Zero the struct, set `size`
@@ -195,7 +196,7 @@ typedef struct perfspec_sampling {
   size_t size;          /* sizeof(perfspec_sampling) */
   int pid;              /* 0 this thread, > 0 that process and its children, -1 every process */
   uint64_t period;      /* as perfspec_sampler_open */
-  uint64_t frequency;   /* as perfspec_sampler_open (0 and 0: 4000 Hz) */
+  uint64_t frequency;   /* as perfspec_sampler_open (0 and 0: perf's default) */
   uint64_t sample_type; /* as perfspec_sampler_open (0: IP|TID|TIME|PERIOD) */
   size_t pages;         /* data pages of each ring buffer, a power of two; 0: 512 KiB worth, as perf */
 } perfspec_sampling;
@@ -300,9 +301,9 @@ int perfspec_symbolizer_locate_build_id(perfspec_symbolizer* symbolizer, const v
 
 /* Record a command into the perf.data file `path`, as `perfspec record -e ... -c/-F ... -o path --
  * argv...` does: the events of `set` (resolved on `machine`) sampled every `period` events, else
- * `frequency` times a second (0 and 0: 4000 Hz), samples with IP|TID|TIME (and PERIOD with a
- * frequency), the records perf writes beside them. `argv` is the command and its arguments, NULL
- * terminated (argv[0] looked up in PATH). Blocks until the command exits. `*exit_status` (may be NULL)
+ * `frequency` times a second (0 and 0: as perfspec_sampler_open), samples with IP|TID|TIME (and
+ * PERIOD with a frequency), the records perf writes beside them. `argv` is the command and its arguments,
+ * NULL terminated (argv[0] looked up in PATH). Blocks until the command exits. `*exit_status` (may be NULL)
  * is its exit status (128+N when killed by signal N), `*samples` (may be NULL) the samples written.
  * PERFSPEC_E_SYSTEM when no event can sample, PERFSPEC_E_IO when the file cannot be written or the
  * command cannot be run, each with the reason in perfspec_last_error().

@@ -441,6 +441,12 @@ class Sampler {
   std::unique_ptr<Impl> impl_;
 };
 
+/// The most samples a second the kernel lets an event ask for (kernel.perf_event_max_sample_rate): a
+/// frequency above it is EINVAL. The kernel lowers it by itself when sampling interrupts take longer than
+/// kernel.perf_cpu_time_max_percent of a CPU, so it can differ from one moment to the next; nullopt when
+/// it cannot be read (an event's own frequency is then the kernel's to judge).
+std::optional<std::uint64_t> max_sample_rate();
+
 /// The records perf synthesizes at the start of a recording for what existed before it began, so that a
 /// reader can name the threads and map the addresses of samples: the kernel's text as PERF_RECORD_MMAP
 /// `[kernel.kallsyms]_text` (from /proc/kallsyms `_text`.._etext`; none when its addresses are hidden),
