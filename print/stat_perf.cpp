@@ -180,6 +180,7 @@ class PerfPrinter {
       out_ += fmt::format(" {:>18} {:>{}} events\n", "counts", "unit", unit_width_);
       return;
     }
+    if (run_.summary) return;  // the intervals' header said it all
     out_ += fmt::format("\n Performance counter stats for {}", run_.target);
     if (report_.runs > 1) out_ += fmt::format(" ({} runs)", report_.runs);
     out_ += ":\n\n";
@@ -194,7 +195,7 @@ class PerfPrinter {
   // aggregate holding its figures, each in its column.
   std::string print_metric_only() {
     if (layout_ == Layout::std) header();
-    if (layout_ == Layout::csv && (!run_.interval_end || run_.print_interval_header)) {
+    if (layout_ == Layout::csv && !run_.summary && (!run_.interval_end || run_.print_interval_header)) {
       // print_metric_headers_csv: the time, the aggregate's fields, then one field per column.
       if (run_.interval_end) out_ += "time" + sep_;
       std::string_view fields = aggregate_fields_csv(report_.aggregation);
@@ -377,6 +378,8 @@ class PerfPrinter {
     for (const auto& m : cell.metrics)
       if (Metric figure = metric_figure(m)) r.extra.push_back(std::move(figure));  // none without a value
     out_ += prefix_;
+    // --summary in -x: "summary" first on a count's line (not on its further figures' lines)
+    if (layout_ == Layout::csv && run_.summary && !run_.no_csv_summary) out_ += "summary" + sep_;
     out_ += r.id;
     switch (layout_) {
       case Layout::std: return std_row(r);

@@ -80,9 +80,11 @@ class StatSession {
       elapsed.push_back(run_.elapsed_seconds);
       if (signals_received) break;
     }
-    if (o_.interval_ms) return status;
+    if (o_.interval_ms && (!o_.summary || reports.empty())) return status;
     StatReport report = average(reports);
     StatRun r = run_;
+    r.summary = o_.interval_ms != 0;  // --summary: the whole run after its intervals
+    r.no_csv_summary = o_.no_csv_summary;
     if (reports.size() > 1) {
       auto [mean, sd] = mean_and_stddev(elapsed);
       r.elapsed_seconds = mean;
@@ -205,6 +207,9 @@ class StatSession {
     counting_ = std::make_unique<StatCounting>(o_.null_run ? EventSet{} : request_.set, target_, machine_);
     StatCounting& c = *counting_;
     run_.target = stat_target_words(target_);
+    // perf's wall time of every interval, the last partial one too: the period asked for (its
+    // walltime_nsecs_stats in process_interval), what "CPUs utilized" divides by
+    if (o_.interval_ms) run_.interval_seconds = static_cast<double>(o_.interval_ms) / 1000.0;
     // A group whose members count on other CPUs than its leader: each such member alone, said as perf
     // stat says it (once, before the first run).
     if (!ungroup_said_) {

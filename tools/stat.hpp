@@ -47,6 +47,8 @@ struct StatOptions {
   bool quiet = false;           ///< --quiet: print no counts (the exit status says)
   bool table = false;           ///< --table: with -r, each run's time
   bool interval_clear = false;  ///< --interval-clear: with -I, clear the terminal before each
+  bool summary = false;         ///< --summary: with -I, the whole run's counts after the intervals
+  bool no_csv_summary = false;  ///< --no-csv-summary: -x's summary lines without "summary"
   std::vector<std::string> command;
   spec::MachineOptions machine;  ///< event tables
 };

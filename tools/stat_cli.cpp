@@ -27,6 +27,34 @@ void add_run_flags(CLI::App& app, perfspec::tools::StatOptions& st) {
   app.add_flag("--quiet", st.quiet, "print no counts (the exit status says how the command ended)");
   app.add_flag("--table", st.table, "with -r: each run's time, then the mean");
   app.add_flag("--interval-clear", st.interval_clear, "with -I: clear the terminal before each interval");
+  app.add_flag("--summary", st.summary, "with -I: the whole run's counts after the intervals");
+  app.add_flag("--no-csv-summary", st.no_csv_summary,
+               "with --summary and -x: the summary's lines without their first field, 'summary'");
+}
+
+// perf stat's aggregations (-A, --per-core, ...), each flag with the aggregation it asks for
+std::vector<std::pair<CLI::Option*, perfspec::Aggregation>> add_aggregation_flags(
+    CLI::App& app, perfspec::tools::StatOptions& st) {
+  auto* per_cpu = app.add_flag("-A,--no-aggr,--no-merge")
+                      ->description("one line per CPU (with -a or -C); --no-merge: the same, as perf 6.12");
+  auto* per_core =
+      app.add_flag("--per-core")->description("one line per core: sum of its CPUs (with -a or -C)");
+  auto* per_die = app.add_flag("--per-die")->description("one line per die (with -a or -C)");
+  auto* per_socket = app.add_flag("--per-socket")->description("one line per socket (with -a or -C)");
+  auto* per_node = app.add_flag("--per-node")->description("one line per NUMA node (with -a or -C)");
+  auto* per_thread = app.add_flag("--per-thread")->description("one line per thread (with -p, -t or -a)");
+  auto* per_cache = app.add_option("--per-cache", st.cache_level)
+                        ->expected(0, 1)
+                        ->type_name("=LEVEL")
+                        ->description(
+                            "one line per instance of a cache level (with -a or -C): --per-cache=L2; "
+                            "without LEVEL, each CPU's highest");
+  auto* per_cluster =
+      app.add_flag("--per-cluster")->description("one line per cluster of CPUs (with -a or -C)");
+  return {{per_cpu, perfspec::Aggregation::cpu},     {per_core, perfspec::Aggregation::core},
+          {per_die, perfspec::Aggregation::die},     {per_socket, perfspec::Aggregation::socket},
+          {per_node, perfspec::Aggregation::node},   {per_thread, perfspec::Aggregation::thread},
+          {per_cache, perfspec::Aggregation::cache}, {per_cluster, perfspec::Aggregation::cluster}};
 }
 
 }  // namespace
@@ -59,26 +87,7 @@ void StatCommand::add(CLI::App& parent, perfspec::spec::MachineOptions& machine)
   app->add_flag("--no-inherit", no_inherit, "do not count the command's children");
   app->add_option("-r,--repeat", st.repeat, "run the command N times: mean counts and their variation")
       ->type_name("N");
-  auto* per_cpu = app->add_flag("-A,--no-aggr")->description("one line per CPU (with -a or -C)");
-  auto* per_core =
-      app->add_flag("--per-core")->description("one line per core: sum of its CPUs (with -a or -C)");
-  auto* per_die = app->add_flag("--per-die")->description("one line per die (with -a or -C)");
-  auto* per_socket = app->add_flag("--per-socket")->description("one line per socket (with -a or -C)");
-  auto* per_node = app->add_flag("--per-node")->description("one line per NUMA node (with -a or -C)");
-  auto* per_thread = app->add_flag("--per-thread")->description("one line per thread (with -p, -t or -a)");
-  auto* per_cache = app->add_option("--per-cache", st.cache_level)
-                        ->expected(0, 1)
-                        ->type_name("=LEVEL")
-                        ->description(
-                            "one line per instance of a cache level (with -a or -C): --per-cache=L2; "
-                            "without LEVEL, each CPU's highest");
-  auto* per_cluster =
-      app->add_flag("--per-cluster")->description("one line per cluster of CPUs (with -a or -C)");
-  aggregation_flags = std::vector<std::pair<CLI::Option*, perfspec::Aggregation>>{
-      {per_cpu, perfspec::Aggregation::cpu},     {per_core, perfspec::Aggregation::core},
-      {per_die, perfspec::Aggregation::die},     {per_socket, perfspec::Aggregation::socket},
-      {per_node, perfspec::Aggregation::node},   {per_thread, perfspec::Aggregation::thread},
-      {per_cache, perfspec::Aggregation::cache}, {per_cluster, perfspec::Aggregation::cluster}};
+  aggregation_flags = add_aggregation_flags(*app, st);
   app->add_option("-G,--cgroup", st.cgroups,
                   "count only in these cgroups: the n-th name for the n-th event, one name for all (with -a)")
       ->type_name("NAME[,NAME...]");

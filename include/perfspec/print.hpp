@@ -62,6 +62,11 @@ struct StatRun {
   /// stat_text colours figures as perf does on a terminal: a metric red when its MetricThreshold
   /// holds and green when it does not, the miss ratios red, magenta or yellow by how high they are.
   bool color = false;
+  /// perf stat --summary: the whole run's counts after its intervals (`interval_end` unset), without
+  /// the header; in perf's -x layout each count's line begins with a field "summary" unless
+  /// `no_csv_summary`.
+  bool summary = false;
+  bool no_csv_summary = false;
 };
 
 /// perf's description of a group as it was, on the first member ungroup_by_cpus took out of it:

@@ -69,6 +69,18 @@ CASES = [
     ("breakpoint", ["-e", "mem:0x1000:rw,task-clock", "true"], None),
     ("delay", ["-D", "50", "-a", "-e", "task-clock"], STOP_WHEN_ENABLED),
     ("interval-count", ["-I", "100", "--interval-count", "2", "-a", "-e", "cs"], None),
+    # --summary: the whole run after its intervals, without the header; "summary" first in -x
+    ("summary", ["-I", "100", "--interval-count", "2", "-a", "--summary", "-e", "task-clock,cs"], None),
+    ("summary-command", ["-I", "100", "--interval-count", "2", "--summary", "-e", "task-clock,page-faults",
+                         "--", "sleep", "5"], None),
+    ("summary-no-aggr", ["-I", "100", "--interval-count", "2", "-a", "-A", "--summary", "-e", "cs"], None),
+    ("summary-csv", ["-x", ",", "-I", "100", "--interval-count", "2", "-a", "-A", "--summary", "-e", "task-clock"], None),
+    ("summary-no-csv-summary", ["-x", ";", "-I", "100", "--interval-count", "2", "-a", "--summary",
+                                "--no-csv-summary", "-e", "task-clock,cs"], None),
+    ("summary-json", ["-j", "-I", "100", "--interval-count", "2", "-a", "--summary", "-e", "task-clock"], None),
+    ("summary-metric-only", ["--metric-only", "-I", "100", "--interval-count", "2", "-a", "--per-socket",
+                             "--summary", "-e", "task-clock"], None),
+    ("no-merge", ["-a", "--no-merge", "-e", "task-clock,cs", "--", "sleep", "0.2"], CPU_CLOCK),
     # --metric-only over software events: perf shows no figure of theirs in a column (not CPUs
     # utilized, not the rates), so what is compared is where the headers and lines stand.
     ("metric-only", ["--metric-only", "-e", "task-clock,page-faults", "true"], None),

@@ -806,6 +806,9 @@ assert all(Decimal(r["counter-value"]) * 1000000 == r["event-runtime"] and r["pc
 ' "$out"
 out=$("$bin" stat -A -a -e task-clock,cs -- sleep 0.05 2>&1)
 expect stat-no-aggr [ "$(grep -oE '^CPU[01] +[0-9.]+ +(msec )?[a-z-]+ \[software\]' <<<"$out" | awk '{print $1, $NF}' | tr '\n' '|')" = "CPU0 [software]|CPU1 [software]|CPU0 [software]|CPU1 [software]|" ]
+# --no-merge is -A in perf 6.12 (OPT_SET_UINT of AGGR_NONE): the same lines
+merged=$("$bin" stat --no-merge -a -e task-clock,cs -- sleep 0.05 2>&1)
+expect stat-no-merge-is-A [ "$(grep -oE '^CPU[0-9]+ .*\]' <<<"$merged" | awk '{print $1, $NF}')" = "$(grep -oE '^CPU[0-9]+ .*\]' <<<"$out" | awk '{print $1, $NF}')" ]
 err=$("$bin" stat --per-socket -e task-clock true 2>&1); status=$?
 expect stat-per-socket-needs-cpus [ "$status" = 2 ]
 expect stat-per-socket-needs-cpus-text grep -qF -- "--per-socket groups counts by CPU: it needs -a or -C" <<<"$err"
@@ -886,6 +889,22 @@ expect stat-interval-count [ "$(grep -cE '^ +[0-9]+\.[0-9]{9} +([0-9.]+|<not cou
 expect stat-interval-count-stopped [ "$status" = 143 ]
 out=$("$bin" stat -I 100 -e task-clock -- sleep 0.15 2>&1)
 expect stat-interval-header grep -qxF "#           time             counts unit events" <<<"$out"
+# --summary: after the intervals, the whole run (one process's page-faults: the sum of the intervals'),
+# without the header; in -x each count's line begins with "summary" (--no-csv-summary: not)
+out=$("$bin" stat -I 100 --summary -x, -e page-faults -- sleep 0.25 2>&1)
+intervals=$(grep -E '^[0-9]+\.[0-9]{9},' <<<"$out" | awk -F, '{ s += $2 } END { print s }')
+expect stat-summary-csv [ "$(grep -c '^summary,' <<<"$out")" = 1 ] &&
+  expect stat-summary-is-the-sum [ "$(grep '^summary,' <<<"$out" | cut -d, -f2)" = "$intervals" ]
+out=$("$bin" stat -I 100 --summary -x, --no-csv-summary -e page-faults -- sleep 0.15 2>&1)
+expect stat-no-csv-summary [ "$(grep -cE '^[0-9]+,,page-faults,' <<<"$out")" = 1 ]
+out=$("$bin" stat -I 100 --summary -e page-faults -- sleep 0.15 2>&1)
+expect stat-summary-text [ "$(grep -cE '^ +[0-9]+      page-faults ' <<<"$out"):$(grep -c 'Performance counter stats' <<<"$out"):$(grep -c 'seconds time elapsed$' <<<"$out")" = 1:0:1 ]
+out=$("$bin" stat --summary -e page-faults -- true 2>&1)
+expect stat-summary-without-I grep -qF " Performance counter stats for 'true':" <<<"$out"
+# An interval's "CPUs utilized" is its task-clock over the interval asked for, as perf's (each interval,
+# not the time since the start: the third was a third of the first)
+out=$("$bin" stat -x, -I 100 --interval-count 3 -a -e task-clock 2>&1)
+expect stat-interval-cpus-utilized [ "$(awk -F, '{ d = $7 - $2 / 100; if (d < 0) d = -d; if (d > 0.001) bad++ } END { print NR ":" bad + 0 }' <<<"$out")" = "3:0" ]
 # The header comes again after 26 intervals, as perf 6.12's print_header repeats it: 27 intervals are
 # the header, 26 lines, the header, a line.
 out=$(timeout 60 "$bin" stat -I 10 --interval-count 27 -e task-clock -- sleep 30 2>&1)
