@@ -34,7 +34,8 @@ pass=0
 ok() { pass=$((pass + 1)); }
 failed() { echo "FAIL sample-rate: $*"; fail=1; }
 # expect NAME STATUS STDERR-LINE... -- ARGS: the exit status and standard error exactly (but record's
-# summary, "[ perfspec record: ... ]")
+# summary, "[ perfspec record: ... ]", and its word on throttling, which a slow kernel gives even at
+# these rates: the emulated arm64 guest throttles a frequency's first samples)
 expect() {
   local name=$1 status=$2
   shift 2
@@ -47,7 +48,7 @@ expect() {
   local expected
   expected=$(printf '%s\n' "${want[@]}")
   local said
-  said=$(grep -v '^\[ perfspec record: ' "$work/err")
+  said=$(grep -v '^\[ perfspec record: \|^perfspec record: sampling was throttled ' "$work/err")
   [ "$said" = "$expected" ] && ok || failed "$name: stderr: $said // expected: $expected"
 }
 # The frequency the file's events were opened with, as the header says it.
@@ -84,8 +85,8 @@ expect max 0 "perfspec record: -F max: $limit samples a second (kernel.perf_even
 [ $? = 3 ] && ok || failed "term: status"
 grep -qF "the kernel allows at most $limit samples per second" "$work/err" && ok || failed "term: $(cat "$work/err")"
 # a period is not a frequency: nothing said
-expect period 0 -- record -c 100000 -e task-clock -o "$work/period.data" -- true
-[ "$(freq_of "$work/period.data")" = "task-clock 100000" ] && ok || failed "period: $(freq_of "$work/period.data")"
+expect period 0 -- record -c 1000000 -e task-clock -o "$work/period.data" -- true
+[ "$(freq_of "$work/period.data")" = "task-clock 1000000" ] && ok || failed "period: $(freq_of "$work/period.data")"
 
 if [ "$(cat "$rate")" != "$limit" ]; then
   echo "sample-rate: skipped: the kernel changed the limit to $(cat "$rate") during the run"
