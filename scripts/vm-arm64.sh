@@ -62,7 +62,8 @@ case "$mode" in
     "$0" "${inner[@]}" --smp "$smp" --with-source --mem 2048 -- sh /opt/perfspec-tests/unit.sh "$root/build-arm64" "$root" ||
       status=1
     echo "== arm64 tests: the CLI suite in the guest, $smp CPUs" >&2
-    "$0" "${inner[@]}" --smp "$smp" --with-source --userland --mem 2048 -- \
+    # (its 800 checks under emulation passed 900 s on a slower CI machine: twice the time given)
+    "$0" "${inner[@]}" --timeout $((timeout * 2)) --smp "$smp" --with-source --userland --mem 2048 -- \
       bash /opt/perfspec-tests/cli.sh "$root/build-arm64" "$root" || status=1
     exit $status
     ;;
