@@ -338,7 +338,8 @@ namespace {
 // 0 and 0: perf's default frequency, lowered as perf lowers it to the kernel's limit when that is lower
 // (the kernel lowers its limit itself when sampling takes long).
 std::uint64_t default_frequency() {
-  return std::min<std::uint64_t>(4000, perfspec::runtime::max_sample_rate().value_or(4000));
+  namespace rt = perfspec::runtime;
+  return std::min(rt::default_frequency, rt::max_sample_rate().value_or(rt::default_frequency));
 }
 
 }  // namespace

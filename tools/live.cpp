@@ -82,7 +82,6 @@ void follow_existing(const runtime::Sampler& sampler, const record::Formats& for
 
 std::uint64_t sampling_frequency(std::string_view who, std::optional<std::uint64_t> asked, bool max,
                                  bool strict, bool quiet) {
-  constexpr std::uint64_t default_frequency = 4000;  // perf's record_opts.freq
   auto limit = runtime::max_sample_rate();
   auto say = [&](const std::string& text) {
     if (!quiet)
@@ -94,7 +93,7 @@ std::uint64_t sampling_frequency(std::string_view who, std::optional<std::uint64
     say(fmt::format("-F max: {} samples a second (kernel.perf_event_max_sample_rate)", *limit));
     return *limit;
   }
-  std::uint64_t hz = asked.value_or(default_frequency);
+  std::uint64_t hz = asked.value_or(runtime::default_frequency);
   if (!limit || hz <= *limit) return hz;
   if (!asked) {
     say(

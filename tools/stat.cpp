@@ -80,7 +80,7 @@ class StatSession {
       elapsed.push_back(run_.elapsed_seconds);
       if (signals_received) break;
     }
-    if (o_.interval_ms && (!o_.summary || reports.empty())) return status;
+    if (o_.interval_ms && !o_.summary) return status;
     StatReport report = average(reports);
     StatRun r = run_;
     r.summary = o_.interval_ms != 0;  // --summary: the whole run after its intervals

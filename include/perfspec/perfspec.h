@@ -302,11 +302,11 @@ int perfspec_symbolizer_locate_build_id(perfspec_symbolizer* symbolizer, const v
 /* Record a command into the perf.data file `path`, as `perfspec record -e ... -c/-F ... -o path --
  * argv...` does: the events of `set` (resolved on `machine`) sampled every `period` events, else
  * `frequency` times a second (0 and 0: as perfspec_sampler_open), samples with IP|TID|TIME (and
- * PERIOD with a frequency), the records perf writes beside them. `argv` is the command and its arguments,
- * NULL terminated (argv[0] looked up in PATH). Blocks until the command exits. `*exit_status` (may be NULL)
- * is its exit status (128+N when killed by signal N), `*samples` (may be NULL) the samples written.
- * PERFSPEC_E_SYSTEM when no event can sample, PERFSPEC_E_IO when the file cannot be written or the
- * command cannot be run, each with the reason in perfspec_last_error().
+ * PERIOD with a frequency), the records perf writes beside them. `argv` is the command and its
+ * arguments, NULL terminated (argv[0] looked up in PATH). Blocks until the command exits.
+ * `*exit_status` (may be NULL) is its exit status (128+N when killed by signal N), `*samples` (may be
+ * NULL) the samples written. PERFSPEC_E_SYSTEM when no event can sample, PERFSPEC_E_IO when the file cannot
+ * be written or the command cannot be run, each with the reason in perfspec_last_error().
  *
  *   char* argv[] = {"make", "-j8", NULL};
  *   int status;

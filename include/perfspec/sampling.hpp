@@ -206,6 +206,9 @@ class RingBuffer {
   void skip_to_head(Problem why);
 };
 
+/// perf's default frequency for events without a period of their own (record_opts.freq): 4000 Hz.
+inline constexpr std::uint64_t default_frequency = 4000;
+
 /// How Sampler opens events.
 ///
 /// Example: `runtime::SamplingOptions o; o.frequency = 1000; o.sample_type |=
@@ -215,7 +218,7 @@ struct SamplingOptions {
   /// tracepoint); 0: use `frequency`.
   std::uint64_t period = 0;
   /// `-F HZ`: samples per second for those events when `period` is 0 (perf's default is 4000).
-  std::uint64_t frequency = 4000;
+  std::uint64_t frequency = default_frequency;
   /// What every sample holds (record::sample_* bits), added to what an event asks itself (a tracepoint's
   /// RAW). Sampler adds IDENTIFIER when several events share a buffer, CPU for CPUs, ID for `:S` reads, and
   /// TID for `:S` reads of an inherited event (the kernel needs it).
