@@ -2145,6 +2145,17 @@ if command -v tmux >/dev/null; then
   done
   expect top-e-F-header grep -qE "^Samples: [0-9]+[KMG]? of event 'task-clock', 499 Hz, " <<<"$screen"
   expect top-sort-sym grep -qE '^Overhead  Symbol$' <<<"$screen"
+  # -F max: the kernel's limit, as the header says
+  tm kill-session -t top3 2>/dev/null
+  limit=$(cat /proc/sys/kernel/perf_event_max_sample_rate)
+  tm new-session -d -s top4 -x 110 -y 8 "'$bin' top -e task-clock -F max -d 0.3 -p $busy; sleep 60"
+  for _ in $(seq 1 60); do
+    screen=$(tm capture-pane -p -t top4)
+    grep -q '^Overhead' <<<"$screen" && break
+    sleep 0.1
+  done
+  expect top-F-max-header grep -qE "^Samples: [0-9]+[KMG]? of event 'task-clock', $limit Hz, " <<<"$screen"
+  tm kill-session -t top4 2>/dev/null
   # -p of a process that ends: top ends with it
   tm kill-session -t top 2>/dev/null
   sh -c 'sleep 1' & short=$!
