@@ -29,8 +29,8 @@ void parse_frequency(const std::string& text, std::optional<std::uint64_t>& hz, 
 
 }  // namespace
 
-void ListCommand::add(CLI::App& parent, perfspec::spec::MachineOptions& machine) {
-  app = parent.add_subcommand("list", "list PMUs and named events from every source");
+void ListCommand::add(CLI::App* sub, perfspec::spec::MachineOptions& machine) {
+  app = sub;
   app->add_option("pattern", lo.filter.pattern, "glob (*?[) or case-insensitive substring of the event name");
   app->add_option("--pmu", lo.filter.pmu, "only events of this PMU (name, wildcard or glob)");
   app->add_option("--topic", lo.filter.topic,
@@ -74,8 +74,8 @@ int ListCommand::run(const perfspec::spec::MachineOptions& machine) {
   return perfspec::tools::run_list(lo);
 }
 
-void SnapshotCommand::add(CLI::App& parent, perfspec::spec::MachineOptions& machine) {
-  app = parent.add_subcommand("snapshot", "copy this machine's PMU description into a folder for --sysfs");
+void SnapshotCommand::add(CLI::App* sub, perfspec::spec::MachineOptions& machine) {
+  app = sub;
   app->add_option("out", so.out, "the folder to create")->required();
   app->add_option("--sysfs", so.sysfs, "sysfs root to copy from")->check(sysfs_tree);
   app->add_flag("--tracepoints", so.tracepoints, "copy tracepoint ids too");
@@ -118,8 +118,8 @@ void add_script_filters(CLI::App* app, perfspec::tools::ScriptOptions& so) {
 
 }  // namespace
 
-void ScriptCommand::add(CLI::App& parent) {
-  app = parent.add_subcommand("script", "print the records of a perf.data file (perf's or perfspec's)");
+void ScriptCommand::add(CLI::App* sub) {
+  app = sub;
   app->add_flag("-f,--force", force, "accepted: perfspec reads a file whoever owns it (perf's -f)");
   app->add_option("-i,--input", so.input, "the file to read ('-': a pipe-mode stream on stdin)")
       ->capture_default_str();
@@ -214,9 +214,8 @@ void add_report_views(CLI::App* app, perfspec::tools::ReportCliOptions& ro) {
 
 }  // namespace
 
-void ReportCommand::add(CLI::App& parent) {
-  app = parent.add_subcommand("report",
-                              "a perf.data file's samples as perf report tables, folded stacks or pprof");
+void ReportCommand::add(CLI::App* sub) {
+  app = sub;
   app->add_flag("-f,--force", force, "accepted: perfspec reads a file whoever owns it (perf's -f)");
   app->add_option("-i,--input", ro.input, "the file to read ('-': a pipe-mode stream on stdin)")
       ->capture_default_str();
@@ -291,8 +290,8 @@ int ReportCommand::run() {
   return perfspec::tools::run_report(ro);
 }
 
-void DecodeCommand::add(CLI::App& parent, perfspec::spec::MachineOptions& machine) {
-  app = parent.add_subcommand("decode", "the event string for a perf_event_attr (the inverse of resolve)");
+void DecodeCommand::add(CLI::App* sub, perfspec::spec::MachineOptions& machine) {
+  app = sub;
   app->add_option("--type", type, "attr.type");
   app->add_option("--config", config, "attr.config");
   app->add_option("--config1", config1, "attr.config1");
@@ -350,9 +349,8 @@ void add_record_samples(CLI::App* app, perfspec::tools::RecordOptions& ro, bool&
 
 }  // namespace
 
-void RecordCommand::add(CLI::App& parent, perfspec::spec::MachineOptions& machine) {
-  app = parent.add_subcommand("record",
-                              "sample events into a perf.data file (perf report and perf script read it)");
+void RecordCommand::add(CLI::App* sub, perfspec::spec::MachineOptions& machine) {
+  app = sub;
   event_opt = app->add_option("-e,--event", ro.events,
                               "events to sample (repeatable; default cycles, else task-clock, or cpu-clock "
                               "with -a/-C)");
@@ -442,9 +440,8 @@ int RecordCommand::run(const perfspec::spec::MachineOptions& machine, int argc, 
   return perfspec::tools::run_record(ro);
 }
 
-void ExporterCommand::add(CLI::App& parent, perfspec::spec::MachineOptions& machine) {
-  app = parent.add_subcommand("exporter",
-                              "serve events and metrics to Prometheus, as a configuration file says");
+void ExporterCommand::add(CLI::App* sub, perfspec::spec::MachineOptions& machine) {
+  app = sub;
   app->add_option("--config", eo.config, "the configuration (TOML): sets of event strings and metrics")
       ->required()
       ->type_name("FILE");
@@ -466,9 +463,8 @@ int ExporterCommand::run(const perfspec::spec::MachineOptions& machine) {
   return perfspec::tools::exporter::run(eo);
 }
 
-void TraceCommand::add(CLI::App& parent, perfspec::spec::MachineOptions& machine) {
-  app = parent.add_subcommand("trace",
-                              "trace system calls (as strace), tracepoints and page faults, as perf trace");
+void TraceCommand::add(CLI::App* sub, perfspec::spec::MachineOptions& machine) {
+  app = sub;
   app->add_option("-e,--event,--expr", to.events,
                   "system calls (names, globs, a leading ! for all but these) and events, comma-separated "
                   "(repeatable)");
@@ -517,9 +513,8 @@ int TraceCommand::run(const perfspec::spec::MachineOptions& machine) {
   return perfspec::tools::run_trace(to);
 }
 
-void TopCommand::add(CLI::App& parent, perfspec::spec::MachineOptions& machine) {
-  app = parent.add_subcommand(
-      "top", "a live profile of the system or processes, redrawn every few seconds, as perf top");
+void TopCommand::add(CLI::App* sub, perfspec::spec::MachineOptions& machine) {
+  app = sub;
   app->add_option("-e,--event", to.events, "events to sample (default cycles:P, else cpu-clock)");
   app->add_option("-c,--count", to.period, "sample every N events")->check(CLI::PositiveNumber);
   freq_opt = app->add_option(

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 #pragma once
-// The perfspec command line's subcommands: each one's options, added to the app (CLI11), and how it
-// runs once they are parsed; and the helpers they share.
+// The perfspec command line's subcommands: each one's options, added to its subcommand (CLI11), and
+// how it runs once they are parsed; and the helpers they share.
 #include <cstdint>
 #include <string>
 #include <utility>
@@ -60,7 +60,7 @@ struct ResolveCommand {
   bool keep_going = false;
   bool no_group = false, no_merge = false, no_threshold = false;
 
-  void add(CLI::App& parent, perfspec::spec::MachineOptions& machine);
+  void add(CLI::App* sub, perfspec::spec::MachineOptions& machine);
   int run(const perfspec::spec::MachineOptions& machine) const;
 };
 
@@ -73,7 +73,7 @@ struct StatCommand {
   CLI::Option *pid_opt = nullptr, *format_opt = nullptr, *separator_opt = nullptr, *metric_only_opt = nullptr;
   std::vector<std::pair<CLI::Option*, perfspec::Aggregation>> aggregation_flags;
 
-  void add(CLI::App& parent, perfspec::spec::MachineOptions& machine);
+  void add(CLI::App* sub, perfspec::spec::MachineOptions& machine);
   int run(const perfspec::spec::MachineOptions& machine);
 };
 
@@ -81,7 +81,7 @@ struct ListCommand {
   CLI::App* app = nullptr;
   perfspec::tools::ListOptions lo;
 
-  void add(CLI::App& parent, perfspec::spec::MachineOptions& machine);
+  void add(CLI::App* sub, perfspec::spec::MachineOptions& machine);
   int run(const perfspec::spec::MachineOptions& machine);
 };
 
@@ -89,7 +89,7 @@ struct SnapshotCommand {
   CLI::App* app = nullptr;
   perfspec::tools::SnapshotCliOptions so;
 
-  void add(CLI::App& parent, perfspec::spec::MachineOptions& machine);
+  void add(CLI::App* sub, perfspec::spec::MachineOptions& machine);
   int run(const perfspec::spec::MachineOptions& machine);
 };
 
@@ -100,7 +100,7 @@ struct ScriptCommand {
   std::vector<std::pair<bool, std::uint64_t>> shows;
   bool force = false;  // -f: accepted (perf refuses another user's file without it; perfspec reads it)
 
-  void add(CLI::App& parent);
+  void add(CLI::App* sub);
   int run();
 };
 
@@ -112,7 +112,7 @@ struct ReportCommand {
   bool no_call_graph = false, inverted = false;  // -g none; -G: -g caller
   unsigned samples_kept = 0;                     // --samples: accepted (perf's TUI only)
 
-  void add(CLI::App& parent);
+  void add(CLI::App* sub);
   int run();
 };
 
@@ -122,7 +122,7 @@ struct DecodeCommand {
   std::string type, config, config1, config2, config3;
   std::vector<std::string> attrs;
 
-  void add(CLI::App& parent, perfspec::spec::MachineOptions& machine);
+  void add(CLI::App* sub, perfspec::spec::MachineOptions& machine);
   int run(const perfspec::spec::MachineOptions& machine);
 };
 
@@ -140,7 +140,7 @@ struct RecordCommand {
   bool branch_any = false;    // -b
   std::string branch_filter;  // -j
 
-  void add(CLI::App& parent, perfspec::spec::MachineOptions& machine);
+  void add(CLI::App* sub, perfspec::spec::MachineOptions& machine);
   int run(const perfspec::spec::MachineOptions& machine, int argc, char** argv);
 };
 
@@ -149,7 +149,7 @@ struct TraceCommand {
   perfspec::tools::TraceCliOptions to;
   CLI::Option *syscalls_opt = nullptr, *pf_opt = nullptr;
 
-  void add(CLI::App& parent, perfspec::spec::MachineOptions& machine);
+  void add(CLI::App* sub, perfspec::spec::MachineOptions& machine);
   int run(const perfspec::spec::MachineOptions& machine);
 };
 
@@ -160,7 +160,7 @@ struct TopCommand {
   CLI::Option* freq_opt = nullptr;
   std::string freq;  ///< -F as given: a number or max
 
-  void add(CLI::App& parent, perfspec::spec::MachineOptions& machine);
+  void add(CLI::App* sub, perfspec::spec::MachineOptions& machine);
   int run(const perfspec::spec::MachineOptions& machine);
 };
 
@@ -168,7 +168,7 @@ struct ExporterCommand {
   CLI::App* app = nullptr;
   perfspec::tools::exporter::ExporterOptions eo;
 
-  void add(CLI::App& parent, perfspec::spec::MachineOptions& machine);
+  void add(CLI::App* sub, perfspec::spec::MachineOptions& machine);
   int run(const perfspec::spec::MachineOptions& machine);
 };
 

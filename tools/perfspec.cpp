@@ -6,6 +6,7 @@
 #include <cstdlib>
 #include <iostream>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -36,18 +37,34 @@ struct Commands {
   TopCommand top;
   ExporterCommand exporter;
 
-  void add(CLI::App& app, perfspec::spec::MachineOptions& machine) {
-    resolve.add(app, machine);
-    stat.add(app, machine);
-    list.add(app, machine);
-    snapshot.add(app, machine);
-    decode.add(app, machine);
-    script.add(app);
-    report.add(app);
-    record.add(app, machine);
-    trace.add(app, machine);
-    top.add(app, machine);
-    exporter.add(app, machine);
+  // Every subcommand with the line --help prints for it, in that order. Only the one the words name
+  // (`chosen`) gets its options: CLI11 reads no other's, and building all of them took half of
+  // perfspec's start (CLI11 checks each new option's names against all before it).
+  void add(CLI::App& app, perfspec::spec::MachineOptions& machine, std::string_view chosen) {
+    auto sub = [&](const char* name, const char* about, CLI::App*& into, auto&& options) {
+      into = app.add_subcommand(name, about);
+      if (chosen == name) options(into);
+    };
+    auto with_machine = [&](auto& command) { return [&](CLI::App* s) { command.add(s, machine); }; };
+    sub("resolve", "print the perf_event_attr encoding of event lists", resolve.app, with_machine(resolve));
+    sub("stat", "count events for a command, a process or CPUs", stat.app, with_machine(stat));
+    sub("list", "list PMUs and named events from every source", list.app, with_machine(list));
+    sub("snapshot", "copy this machine's PMU description into a folder for --sysfs", snapshot.app,
+        with_machine(snapshot));
+    sub("decode", "the event string for a perf_event_attr (the inverse of resolve)", decode.app,
+        with_machine(decode));
+    sub("script", "print the records of a perf.data file (perf's or perfspec's)", script.app,
+        [&](CLI::App* s) { script.add(s); });
+    sub("report", "a perf.data file's samples as perf report tables, folded stacks or pprof", report.app,
+        [&](CLI::App* s) { report.add(s); });
+    sub("record", "sample events into a perf.data file (perf report and perf script read it)", record.app,
+        with_machine(record));
+    sub("trace", "trace system calls (as strace), tracepoints and page faults, as perf trace", trace.app,
+        with_machine(trace));
+    sub("top", "a live profile of the system or processes, redrawn every few seconds, as perf top", top.app,
+        with_machine(top));
+    sub("exporter", "serve events and metrics to Prometheus, as a configuration file says", exporter.app,
+        with_machine(exporter));
   }
 
   // Once parsed: the chosen subcommand's own --format says how errors are written.
@@ -111,9 +128,12 @@ int main(int argc, char** argv) {
   auto machine = perfspec::spec::MachineOptions::from_environment();
   // The tables installed with perfspec, unless $PERFSPEC_EVENTS_DIR is set (set and empty: no tables).
   if (!std::getenv("PERFSPEC_EVENTS_DIR")) machine.events_dir = perfspec::spec::default_events_dir();
-  Commands commands;
-  commands.add(app, machine);
   std::vector<std::string> words(argv + 1, argv + argc);
+  // The subcommand CLI11 will choose: the first word that is no option (perfspec's own are flags).
+  auto first_word =
+      std::find_if(words.begin(), words.end(), [](const std::string& w) { return !w.starts_with('-'); });
+  Commands commands;
+  commands.add(app, machine, first_word == words.end() ? std::string_view{} : std::string_view{*first_word});
   std::string abbreviated;
   if (auto could_be = tools::cli::expand_long_options(app, words, abbreviated); !could_be.empty()) {
     std::string list;  // perf's words: "Ambiguous option: ti (could be --tid or --timeout)"

@@ -112,8 +112,8 @@ int run_resolve(const std::string& sysfs, const perfspec::spec::MachineOptions& 
 
 }  // namespace
 
-void ResolveCommand::add(CLI::App& parent, perfspec::spec::MachineOptions& machine) {
-  app = parent.add_subcommand("resolve", "print the perf_event_attr encoding of event lists");
+void ResolveCommand::add(CLI::App* sub, perfspec::spec::MachineOptions& machine) {
+  app = sub;
   app->add_option("-M,--metrics", metrics,
                   "print the plan of metrics instead (repeatable): names, groups or 'NAME = EXPR'; "
                   "the metric trees, constants folded, inputs, and the events in their groups")

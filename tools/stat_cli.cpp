@@ -59,8 +59,8 @@ std::vector<std::pair<CLI::Option*, perfspec::Aggregation>> add_aggregation_flag
 
 }  // namespace
 
-void StatCommand::add(CLI::App& parent, perfspec::spec::MachineOptions& machine) {
-  app = parent.add_subcommand("stat", "count events for a command, a process or CPUs");
+void StatCommand::add(CLI::App* sub, perfspec::spec::MachineOptions& machine) {
+  app = sub;
   app->add_option("-e,--event", st.events,
                   "event list (repeatable); default: " + std::string(perfspec::tools::default_stat_events));
   app->add_option("-M,--metrics", st.metrics,
