@@ -11,22 +11,28 @@ pass=0 fail=0
 # The command is "${wrap[@]}" "$bin" ARGS...: wrap runs it elsewhere (another user, a mount namespace).
 # `stdin_from=FILE check ...` gives it FILE on standard input.
 wrap=()
+# The command's output goes to two files kept for the run: a check forks nothing but the command (the
+# suite runs in an emulated arm64 machine too, where each program started costs a tenth of a second).
+check_out=$(mktemp) check_err=$(mktemp)
 check() {
   local name=$1 want_status=$2 want_file=$3
   shift 4
-  local out err status
-  out=$(mktemp) err=$(mktemp)
+  local status
   if [ -n "${stdin_from:-}" ]; then
-    "${wrap[@]}" "$bin" "$@" <"$stdin_from" >"$out" 2>"$err"
+    "${wrap[@]}" "$bin" "$@" <"$stdin_from" >"$check_out" 2>"$check_err"
   else
-    "${wrap[@]}" "$bin" "$@" >"$out" 2>"$err"
+    "${wrap[@]}" "$bin" "$@" >"$check_out" 2>"$check_err"
   fi
   status=$?
-  local got
-  got=$(cat "$out"; echo '--- stderr'; cat "$err")
+  # stdout as written, the marker right after it (on its last line when that has no newline), stderr;
+  # the trailing newlines dropped
+  local out err got want
+  IFS= read -r -d '' out <"$check_out"
+  IFS= read -r -d '' err <"$check_err"
+  got="$out--- stderr"$'\n'"$err"
+  got=${got%"${got##*[!$'\n']}"}
   got=${got//$fixtures/FIXTURES}
-  local want
-  want=$(cat "$here/expected/$want_file")
+  want=$(<"$here/expected/$want_file")
   if [ "$status" != "$want_status" ] || [ "$got" != "$want" ]; then
     echo "FAIL $name (status $status, want $want_status)"
     diff <(echo "$want") <(echo "$got") | head -40
@@ -34,7 +40,6 @@ check() {
   else
     pass=$((pass + 1))
   fi
-  rm -f "$out" "$err"
 }
 
 check text-group 0 text_group.txt -- resolve --sysfs "$fixtures/intel_skx" '{cpu/event=0x2,inv,ldlat=3/u,instructions}:k' 'uncore_imc_0/cas_count_read/'
@@ -697,6 +702,8 @@ rm -f "$tmp"
 err=$("$bin" stats 2>&1); status=$?
 expect unknown-subcommand [ "$status" = 2 ] && expect unknown-subcommand-msg [ "$err" = $'perfspec: \'stats\' is not a subcommand; did you mean \'stat\'?\nRun with --help for more information.' ]
 expect usage-names-program grep -q '^Usage: perfspec ' <<<"$("$bin" --help)"
+# Every subcommand with its line, in order (only the one named gets its options: tools/perfspec.cpp).
+check help-subcommands 0 help.txt -- --help
 notree=$(mktemp -d)
 err=$("$bin" resolve --sysfs "$notree" cycles 2>&1); status=$?
 expect sysfs-not-a-tree [ "$status" = 2 ] && expect sysfs-not-a-tree-msg grep -qxF -- "--sysfs: '$notree' is not a sysfs tree: it has no bus/event_source/devices" <<<"$err"
@@ -2176,5 +2183,6 @@ expect top-F-word [ "$status:$err" = "2:perfspec: error: -F often: a number of s
 err=$("$bin" record -c 1000 -F max -- true 2>&1); status=$?
 expect record-c-and-F-max [ "$status:$err" = "2:perfspec: error: -c and -F cannot go together: a period or a frequency" ]
 
+rm -f "$check_out" "$check_err"
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]
