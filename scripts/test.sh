@@ -19,12 +19,12 @@ scripts/setup.sh
 run() {
   local kind=$1 only=${2:-} target=${3:-} skip=
   [ "$kind" = sanitize ] && skip='agreement|tables'
-  echo "== $kind build"
+  echo "== $kind build ($(date +%T))"
   scripts/build.sh "$kind" $target | tail -n 1 >/tmp/perfspec-builddir.$$
   local dir
   dir=$(cat /tmp/perfspec-builddir.$$)
   rm -f /tmp/perfspec-builddir.$$
-  echo "== $kind tests"
+  echo "== $kind tests ($(date +%T))"
   ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
   LSAN_OPTIONS=suppressions=$PWD/tests/lsan.supp:print_suppressions=0 TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1:suppressions=$PWD/tests/tsan.supp \
     ctest --test-dir "$dir" --output-on-failure -j"$(nproc)" ${only:+-R "$only"} ${skip:+-LE "$skip"}
@@ -33,7 +33,7 @@ run() {
 examples() {
   local prefix
   prefix=$(mktemp -d)
-  echo "== examples against an installed perfspec"
+  echo "== examples against an installed perfspec ($(date +%T))"
   cmake --install build --prefix "$prefix" >/dev/null
   cmake -S examples -B "$prefix/examples-build" -DCMAKE_PREFIX_PATH="$prefix" >/dev/null
   cmake --build "$prefix/examples-build" -j"$(nproc)" >/dev/null
@@ -166,14 +166,14 @@ EOF
 # arm64: the cross build, then its suites in QEMU's emulated arm64 machine, on Linux's armv8_pmuv3
 # driver (scripts/vm-arm64.sh --tests). Only what the guest runs is built.
 arm64() {
-  echo "== arm64 build"
+  echo "== arm64 build ($(date +%T))"
   scripts/setup-arm64.sh
   scripts/build.sh arm64 perfspec_cli perfspec_event_tables perfspec_tests perfspec_pfm_tests perfspec_c_test \
     perfspec_arm64_tests perfspec_arm64_spin perfspec_workload | tail -n 1
-  echo "== arm64 tests"
+  echo "== arm64 tests ($(date +%T))"
   scripts/vm-arm64.sh --no-build --tests
   # What needs no PMU runs under qemu-user too: the arm64 binary against perf 6.12's recorded answers.
-  echo "== arm64: agreement with perf 6.12, under qemu-user"
+  echo "== arm64: agreement with perf 6.12, under qemu-user ($(date +%T))"
   local wrap
   wrap=$(mktemp -d)
   printf '#!/bin/sh\nexec qemu-aarch64-static -L / %s "$@"\n' "$PWD/build-arm64/perfspec" >"$wrap/perfspec"
