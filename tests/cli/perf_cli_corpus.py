@@ -21,9 +21,12 @@ Exit status: 0 when at least --target percent of the lines perf accepts agree (d
 report), 1 otherwise, 77 when perf 6.12 cannot run here (not root).
 """
 import argparse
+import concurrent.futures
 import re
 import os
+import queue
 import shlex
+import shutil
 import signal
 import subprocess
 import sys
@@ -105,71 +108,93 @@ def main():
     ap.add_argument("--target", type=float, default=0.0, help="percent of perf's accepted lines to agree on")
     ap.add_argument("--only", help="the lines whose as-written text contains this")
     ap.add_argument("--verbose", action="store_true", help="every line, not only those that differ")
+    ap.add_argument("--jobs", type=int, default=1,
+                    help="lines run at a time (most of a line's time is waiting: sleep, a run stopped after "
+                         "--seconds), each in a folder of its own")
     args = ap.parse_args()
     if os.geteuid() != 0 or not os.access(os.path.join(args.root, "usr/bin/perf"), os.X_OK):
         print("perf 6.12's chroot cannot run here (needs root and ../shared/tools/perf-current once)")
         return 77
     perfspec = os.path.abspath(args.perfspec)
-    inside = f"/tmp/perfspec-corpus-{os.getpid()}"
-    folder = args.root + inside
-    os.makedirs(folder, exist_ok=True)
-    perf = ["unshare", "-m", "sh", "-c", CHROOT_SH, args.root, inside]
+    base = f"/tmp/perfspec-corpus-{os.getpid()}"
+    perf_of = lambda inside: ["unshare", "-m", "sh", "-c", CHROOT_SH, args.root, inside]
     # a perf.data of perf 6.12's, with callchains, for the lines that read one
-    st = subprocess.run(perf + ["record", "-q", "-g", "-o", "perf.data", "--", "sh", "-c",
-                                "i=0; while [ $i -lt 200000 ]; do i=$((i+1)); done"],
+    os.makedirs(args.root + base, exist_ok=True)
+    st = subprocess.run(perf_of(base) + ["record", "-q", "-g", "-o", "perf.data", "--", "sh", "-c",
+                                         "i=0; while [ $i -lt 200000 ]; do i=$((i+1)); done"],
                         stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     if st.returncode != 0:
         print(f"perf 6.12 cannot record here: {st.stderr.decode(errors='replace')[-300:]}")
         return 77
-    os.rename(os.path.join(folder, "perf.data"), os.path.join(folder, "pristine.data"))
+    # a folder of its own for each line run at a time, each with that perf.data
+    folders = queue.Queue()
+    for k in range(args.jobs):
+        inside = f"{base}/{k}"
+        os.makedirs(args.root + inside)
+        shutil.copy2(os.path.join(args.root + base, "perf.data"), os.path.join(args.root + inside, "pristine.data"))
+        folders.put(inside)
     sleeper = subprocess.Popen(["sh", "-c", "while :; do sleep 0.05; done"], start_new_session=True)
     fill = {"PID": str(sleeper.pid), "TID": str(sleeper.pid), "CMD": "sleep 0.2", "DATA": "perf.data",
             "CGROUP": "/"}
     rows = read_corpus(args.corpus)
     if args.only:
         rows = [r for r in rows if args.only in r["written"]]
-    by_sub = {}
+    runs = []  # (row, words) of the lines to run, in the corpus's order
     not_run = other = 0
-    try:
-        for r in rows:
-            if r["runnable"] == "-":
-                not_run += 1
-                continue
-            if r["sub"] not in MEASURED:
-                other += 1
-                continue
+    for r in rows:
+        if r["runnable"] == "-":
+            not_run += 1
+        elif r["sub"] not in MEASURED:
+            other += 1
+        else:
             words, _ = words_of(r["runnable"], fill)
             if words is None:
                 not_run += 1
-                continue
-            # each run starts from the same folder: perf 6.12's perf.data, nothing a line wrote before
+            else:
+                runs.append((r, words))
+
+    def both(words):
+        """How perf 6.12 and perfspec end on these words, each from the same folder: perf 6.12's
+        perf.data and nothing a line wrote before."""
+        inside = folders.get()
+        folder = args.root + inside
+        try:
             reset(folder)
-            theirs = run_one(perf + words, folder, args.seconds)
+            theirs = run_one(perf_of(inside) + words, folder, args.seconds)
             reset(folder)
             ours = run_one([perfspec] + words, folder, args.seconds)
             if {theirs[0], ours[0]} == {"ok", "ran"}:
                 # one ended by itself and the other was stopped: a slow start (perf's synthesis of every
                 # process with -a) is not a different ending. Both again, with time to end by themselves.
                 reset(folder)
-                theirs = run_one(perf + words, folder, args.seconds * 5)
+                theirs = run_one(perf_of(inside) + words, folder, args.seconds * 5)
                 reset(folder)
                 ours = run_one([perfspec] + words, folder, args.seconds * 5)
-            accepted = theirs[0] in ("ok", "ran")
-            same = theirs[0] == ours[0]
-            s = by_sub.setdefault(r["sub"], {"lines": 0, "accepted": 0, "agree": 0})
-            s["lines"] += 1
-            s["accepted"] += accepted
-            s["agree"] += accepted and same
-            if args.verbose or (accepted and not same):
-                mark = "same  " if same else "DIFFER"
-                print(f"{mark} {r['sub']:7} perf {theirs[0]} {theirs[1]}, perfspec {ours[0]} {ours[1]}: "
-                      f"{' '.join(words)[:150]}  [{r['source']}]")
-                if not same and ours[2]:
-                    print(f"         perfspec: {ours[2][:200]}")
+            return theirs, ours
+        finally:
+            folders.put(inside)
+
+    by_sub = {}
+    try:
+        with concurrent.futures.ThreadPoolExecutor(max_workers=args.jobs) as pool:
+            ends = list(pool.map(lambda run: both(run[1]), runs))
     finally:
         os.killpg(sleeper.pid, signal.SIGKILL)
         sleeper.wait()
-        subprocess.run(["rm", "-rf", folder])
+        subprocess.run(["rm", "-rf", args.root + base])
+    for (r, words), (theirs, ours) in zip(runs, ends):
+        accepted = theirs[0] in ("ok", "ran")
+        same = theirs[0] == ours[0]
+        s = by_sub.setdefault(r["sub"], {"lines": 0, "accepted": 0, "agree": 0})
+        s["lines"] += 1
+        s["accepted"] += accepted
+        s["agree"] += accepted and same
+        if args.verbose or (accepted and not same):
+            mark = "same  " if same else "DIFFER"
+            print(f"{mark} {r['sub']:7} perf {theirs[0]} {theirs[1]}, perfspec {ours[0]} {ours[1]}: "
+                  f"{' '.join(words)[:150]}  [{r['source']}]")
+            if not same and ours[2]:
+                print(f"         perfspec: {ours[2][:200]}")
     total = {k: sum(s[k] for s in by_sub.values()) for k in ("lines", "accepted", "agree")}
     for sub in MEASURED:
         if sub in by_sub:
