@@ -4,7 +4,7 @@ _perfspec_stat_options="-e --event -M --metrics --metric-no-group --metric-no-me
   -A --no-aggr --no-merge --per-core --per-die --per-socket --per-node --per-thread --per-cache --per-cluster -G --cgroup --for-each-cgroup
   --all-user --all-kernel -D --delay --control -n --null -d --detailed -j --json-output --metric-only --color -v --verbose --format -x
   --field-separator --sysfs -o --output --no-inherit --events-dir --no-tables --cpuid --no-libpfm4 -S --sync --pre --post --append --quiet --table --interval-clear
-  --summary --no-csv-summary"
+  --summary --no-csv-summary -B --big-num --no-big-num"
 _perfspec() {
   local cur prev words cword
   _init_completion -n =: 2>/dev/null || { cur=${COMP_WORDS[COMP_CWORD]}; prev=${COMP_WORDS[COMP_CWORD-1]}; }

@@ -70,7 +70,9 @@ struct StatCommand {
   int pid = 0;
   std::string separator;
   bool no_inherit = false;
-  CLI::Option *pid_opt = nullptr, *format_opt = nullptr, *separator_opt = nullptr, *metric_only_opt = nullptr;
+  CLI::Option *pid_opt = nullptr, *format_opt = nullptr, *separator_opt = nullptr, *metric_only_opt = nullptr,
+              *big_num_opt = nullptr;
+  bool big_num = true;  // -B, --no-big-num: perf's default; perfspec never groups digits
   std::vector<std::pair<CLI::Option*, perfspec::Aggregation>> aggregation_flags;
 
   void add(CLI::App* sub, perfspec::spec::MachineOptions& machine);

@@ -88,6 +88,9 @@ void StatCommand::add(CLI::App* sub, perfspec::spec::MachineOptions& machine) {
   app->add_option("-r,--repeat", st.repeat, "run the command N times: mean counts and their variation")
       ->type_name("N");
   aggregation_flags = add_aggregation_flags(*app, st);
+  big_num_opt = app->add_flag("-B,--big-num,!--no-big-num", big_num,
+                              "accepted, as perf's default: counts are printed with the C locale's digits, "
+                              "without thousands' separators (perf groups them as the locale says)");
   app->add_option("-G,--cgroup", st.cgroups,
                   "count only in these cgroups: the n-th name for the n-th event, one name for all (with -a)")
       ->type_name("NAME[,NAME...]");
@@ -141,6 +144,9 @@ int StatCommand::run(const perfspec::spec::MachineOptions& machine) {
                 "-A, --per-core, --per-die, --per-socket, --per-node, --per-thread, --per-cache and "
                 "--per-cluster exclude each other: "
                 "give one");
+  // perf: -B given (its last word, not --no-big-num) with -x is refused, as a count in CSV is not grouped
+  if (*big_num_opt && big_num && *separator_opt)
+    throw Error(ErrorKind::usage, "-B option not supported with -x");
   if ((*separator_opt || *format_opt) && st.perf_json)
     throw Error(ErrorKind::usage, "-j prints perf's JSON; -x and --format pick other outputs: give one");
   if (*pid_opt) st.pid = pid;

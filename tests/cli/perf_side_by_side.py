@@ -81,6 +81,9 @@ CASES = [
     ("summary-metric-only", ["--metric-only", "-I", "100", "--interval-count", "2", "-a", "--per-socket",
                              "--summary", "-e", "task-clock"], None),
     ("no-merge", ["-a", "--no-merge", "-e", "task-clock,cs", "--", "sleep", "0.2"], CPU_CLOCK),
+    # -B is perf's default (in the C locale, as these run, no digit is grouped); --no-big-num lets -x be
+    ("big-num", ["-B", "-e", "task-clock,page-faults", "--", "sleep", "0.1"], None),
+    ("no-big-num-csv", ["-B", "--no-big-num", "-x", ",", "-e", "task-clock,page-faults", "true"], None),
     # --metric-only over software events: perf shows no figure of theirs in a column (not CPUs
     # utilized, not the rates), so what is compared is where the headers and lines stand.
     ("metric-only", ["--metric-only", "-e", "task-clock,page-faults", "true"], None),
@@ -264,6 +267,9 @@ def main():
     ap.add_argument("--perf", default=os.path.join(SHARED, "tools", "perf-current"))
     ap.add_argument("--only")
     args = ap.parse_args()
+    # Both in the C locale: perf stat groups a count's digits and writes a float's decimal point as the
+    # locale says (setlocale(LC_ALL, "")), which perfspec does not (docs/perf-compatibility.md).
+    os.environ["LC_ALL"] = "C"
     root = os.environ.get("PERF_CURRENT_ROOT", "/opt/perf-current")
     if os.geteuid() != 0 or not os.path.exists(args.perf) or not os.access(os.path.join(root, "usr/bin/perf"), os.X_OK):
         # Making the chroot takes minutes and the network: a test does not do it behind one's back.

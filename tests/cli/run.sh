@@ -908,6 +908,15 @@ out=$("$bin" stat -I 100 --summary -e page-faults -- sleep 0.15 2>&1)
 expect stat-summary-text [ "$(grep -cE '^ +[0-9]+      page-faults ' <<<"$out"):$(grep -c 'Performance counter stats' <<<"$out"):$(grep -c 'seconds time elapsed$' <<<"$out")" = 1:0:1 ]
 out=$("$bin" stat --summary -e page-faults -- true 2>&1)
 expect stat-summary-without-I grep -qF " Performance counter stats for 'true':" <<<"$out"
+# -B is perf's default; with -x it is refused unless a later --no-big-num takes it back, as perf's
+out=$("$bin" stat -B -x, -e page-faults true 2>&1); status=$?
+expect stat-big-num-csv [ "$status:$out" = "2:perfspec: error: -B option not supported with -x" ]
+out=$("$bin" stat -B --no-big-num -x, -e page-faults true 2>&1); status=$?
+expect stat-no-big-num-csv [ "$status:$(grep -cE '^[0-9]+,,page-faults,' <<<"$out")" = 0:1 ]
+out=$("$bin" stat --no-big-num --big-num -x, -e page-faults true 2>&1); status=$?
+expect stat-big-num-last [ "$status" = 2 ]
+out=$("$bin" stat -B -e page-faults true 2>&1); status=$?
+expect stat-big-num-text [ "$status:$(grep -cE '^ +[0-9]+      page-faults ' <<<"$out")" = 0:1 ]
 # An interval's "CPUs utilized" is its task-clock over the interval asked for, as perf's (each interval,
 # not the time since the start: the third was a third of the first)
 out=$("$bin" stat -x, -I 100 --interval-count 3 -a -e task-clock 2>&1)
