@@ -183,7 +183,7 @@ struct Relocations {
 // entry's `jmp *disp(%rip)` reads (perf's get_plt_got_name).
 std::string plt_got_name(const ElfFile& f, const GElf_Shdr& shdr, Elf_Data* code, std::size_t i,
                          bool demangle) {
-  if (f.ehdr.e_machine != EM_X86_64 || !code || i >= code->d_size) return {};
+  if (f.ehdr.e_machine != EM_X86_64 || !code || !code->d_buf || i >= code->d_size) return {};
   const auto* p = static_cast<const unsigned char*>(code->d_buf) + i;
   const std::size_t left = code->d_size - i;  // an entry is 8 or 16 bytes: the last may have only 8
   std::size_t n = 0;
@@ -219,7 +219,7 @@ std::string plt_got_name(const ElfFile& f, const GElf_Shdr& shdr, Elf_Data* code
 void add_plt_got_symbols(std::vector<Symbol>& added, const ElfFile& f, bool demangle) {
   GElf_Shdr got{};
   Elf_Scn* scn = f.section_named(".plt.got", got);
-  if (!scn || !got.sh_entsize) return;
+  if (!scn || !got.sh_entsize || got.sh_type == SHT_NOBITS) return;
   Elf_Data* code = elf_getdata(scn, nullptr);
   for (std::size_t i = 0; i < got.sh_size; i += got.sh_entsize) {
     std::string name = plt_got_name(f, got, code, i, demangle);
@@ -263,14 +263,15 @@ struct PltNames {
   }
 };
 
-// Symbols for the PLT of the binary itself (a debug file's is empty), as perf 6.12's
-// dso__synthesize_plt_symbols makes them: `.plt` for its header, `NAME@plt` for each entry in the
-// order of the relocations' GOT slots, `NAME@plt` for .plt.got entries. Added after the fix-ups, as
-// perf adds them.
+// Symbols for the PLT of the binary itself, as perf 6.12's dso__synthesize_plt_symbols makes them:
+// `.plt` for its header, `NAME@plt` for each entry in the order of the relocations' GOT slots,
+// `NAME@plt` for .plt.got entries. Added after the fix-ups, as perf adds them. None for a debug file
+// read without its binary: its PLT sections have no bytes (SHT_NOBITS; reading .plt.got's entries
+// there read through a null pointer).
 void add_plt_symbols(std::vector<Symbol>& out, const std::vector<char>& ifunc, const ElfFile& f,
                      bool demangle) {
   GElf_Shdr plt{};
-  if (!f.section_named(".plt", plt)) return;
+  if (!f.section_named(".plt", plt) || plt.sh_type == SHT_NOBITS) return;
   for (Symbol& s : out)  // a symbol stretched over the PLT by the fix-ups ends where it starts
     if (s.start < plt.sh_offset && s.end > plt.sh_offset) s.end = plt.sh_offset;
   std::uint64_t header = 0, entry = 0;

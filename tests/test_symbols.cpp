@@ -329,6 +329,41 @@ TEST_CASE("symbols: an address of a binary known by its build id, from /usr/lib/
   std::filesystem::remove_all(dir);
 }
 
+// A debug file read alone (`objcopy --only-keep-debug`, as -dbgsym packages hold them): its symbols,
+// and no PLT symbols from PLT sections that have no bytes there (SHT_NOBITS). Reading .plt.got's
+// entries there went through a null pointer: `perfspec trace -F all` ended by SIGSEGV when a process
+// with such a file faulted (tests/cli/perf_cli_corpus.py, 1 run in 3).
+TEST_CASE("symbols: a debug file without its binary: its symbols, no PLT entries; with it, the binary's") {
+  const std::uint64_t marker = address_of(&symbols_test::symbols_test_marker);
+  OwnCode code = own_code(marker);
+  REQUIRE(!code.path.empty());
+  if (std::system("command -v objcopy >/dev/null") != 0) {
+    MESSAGE("skipped: no objcopy (binutils) here");
+    return;
+  }
+  const auto debug =
+      std::filesystem::temp_directory_path() / ("perfspec-debug-" + std::to_string(::getpid()));
+  REQUIRE(std::system(("objcopy --only-keep-debug '" + code.path + "' '" + debug.string() + "'").c_str()) ==
+          0);
+  auto plt_symbols = [](const SymbolTable& t) {
+    std::size_t n = 0;
+    for (const Symbol& each : t.symbols()) n += each.name.ends_with("@plt") || each.name == ".plt";
+    return n;
+  };
+  const SymbolTable alone = SymbolTable::from_elf(debug.string());
+  CHECK(alone.symbols().size() > 1000);
+  CHECK(plt_symbols(alone) == 0);
+  // with its binary, as the symbolizer pairs them: the functions where the binary has them, and its PLT
+  const SymbolTable paired = SymbolTable::from_elf(debug.string(), code.path);
+  const SymbolTable binary = SymbolTable::from_elf(code.path);
+  std::filesystem::remove(debug);
+  const Symbol* s = paired.find(marker - code.start + code.pgoff);
+  REQUIRE(s);
+  CHECK(s->name == "symbols_test_marker");
+  CHECK(plt_symbols(paired) > 10);
+  CHECK(plt_symbols(paired) == plt_symbols(binary));
+}
+
 TEST_CASE("symbols: a mapped name that is a FIFO or a device is not read (it would block), and says so") {
   auto dir = std::filesystem::temp_directory_path() / ("perfspec-fifo-" + std::to_string(::getpid()));
   std::filesystem::create_directories(dir / "bin");
