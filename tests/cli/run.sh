@@ -1773,6 +1773,8 @@ out=$("$bin" script --samples -i "$rec_dir/filter.data")
 expect record-filter-status [ "$status" = 0 ]
 expect record-filter-some grep -q 'prev_pid=[1-9]' <<<"$out"
 expect record-filter-none-filtered bash -c '! grep -q "prev_pid=0 " <<<"$1"' _ "$out"
+grep -q "prev_pid=0 " <<<"$out" &&
+  { echo "  samples the filter should have left out, of $(wc -l <<<"$out"):"; grep -m 3 "prev_pid=0 " <<<"$out"; }
 err=$("$bin" record -q -e sched:sched_switch --filter 'no_such_field == 1' -o "$rec_dir/x.data" -- true 2>&1); status=$?
 expect record-filter-refused [ "$status" = 3 ]
 expect record-filter-refused-text grep -qF "cannot sample 'sched:sched_switch': EINVAL: the kernel refused the filter \"no_such_field == 1\"" <<<"$err"
