@@ -2097,7 +2097,11 @@ if [ -d /sys/kernel/tracing/events/raw_syscalls ] || [ -d /sys/kernel/debug/trac
   sh -c 'while :; do sleep 0.05; done' & looper=$!
   "$bin" trace -p "$looper" -e wait4 --max-events 2 -o "$tr_dir/p" 2>"$tr_dir/err"; status=$?
   expect trace-p-status [ "$status" = 0 ]
-  expect trace-p-lines [ "$(grep -cE "^ +[0-9.]+ \( *[0-9.]+ ms\): sh/$looper wait4\(upid: -1, stat_addr: 0x[0-9a-f]+(, options: [A-Z|]+)?\) += ([0-9]+|-1 E[A-Z]+ \(.*\))$|^ +\? \( +\): sh/$looper  \.\.\. \[continued\]: wait4\(\)\) += ([0-9]+|-1 E[A-Z]+ \(.*\))$" "$tr_dir/p")" = 2 ]
+  lines=$(grep -cE "^ +[0-9.]+ \( *[0-9.]+ ms\): sh/$looper wait4\(upid: -1, stat_addr: 0x[0-9a-f]+(, options: [A-Z|]+)?\) += ([0-9]+|-1 E[A-Z]+ \(.*\))$|^ +\? \( +\): sh/$looper  \.\.\. \[continued\]: wait4\(\)\) += ([0-9]+|-1 E[A-Z]+ \(.*\))$" "$tr_dir/p")
+  expect trace-p-lines [ "$lines" = 2 ]
+  # (it failed 2 runs in 15 in the arm64 guest: a NOHANG wait4 shown unfinished, then the next one's
+  # return with its child's comm, `= 226 (sleep)`; not understood yet: the lines, when it fails)
+  [ "$lines" = 2 ] || { echo "  trace -p wrote:"; sed 's/^/  | /' "$tr_dir/p"; }
   # Ctrl-C while the trace's writes to standard error wait on a full pipe (the reader sleeps): the write
   # the signal interrupts (EINTR) is written again, and the trace ends by the signal, as perf's (it
   # ended with "cannot write 'standard error': Interrupted system call", status 3)
