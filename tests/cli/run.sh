@@ -2139,14 +2139,20 @@ if command -v tmux >/dev/null; then
   top_dir=$(mktemp -d)
   sh -c 'while :; do :; done' & busy=$!
   tm() { tmux -L perfspec-cli-test "$@"; }
+  # wait_screen SESSION PATTERN TRIES: the session's screen once a line matches PATTERN (grep -E), or
+  # after TRIES tenths of a second
+  wait_screen() {
+    local shown=""
+    for _ in $(seq 1 "$3"); do
+      shown=$(tm capture-pane -p -t "$1")
+      grep -qE "$2" <<<"$shown" && break
+      sleep 0.1
+    done
+    printf '%s\n' "$shown"
+  }
   rate_before=$(cat /proc/sys/kernel/perf_event_max_sample_rate)
   tm new-session -d -s top -x 110 -y 14 "'$bin' top -d 0.5 -p $busy -ns comm,dso; echo \$? > '$top_dir/status'; sleep 60"
-  screen=""
-  for _ in $(seq 1 100); do
-    screen=$(tm capture-pane -p -t top)
-    grep -qE '^ +[0-9]+\.[0-9]{2}% +[0-9]+  sh  ' <<<"$screen" && break
-    sleep 0.1
-  done
+  screen=$(wait_screen top '^ +[0-9]+\.[0-9]{2}% +[0-9]+  sh  ' 100)
   expect top-header grep -qE "^Samples: [0-9]+[KMG]? of event '[^']+', [0-9]+ Hz, Event count \(approx\.\): [0-9]+ lost: [0-9]+/[0-9]+ drop: 0/0$" <<<"$screen"
   # perf's default 4000 Hz, or the kernel's limit when that is lower (a slow emulated kernel lowers it)
   hz=$(sed -n "s/^Samples: .* of event '[^']*', \([0-9]*\) Hz, .*/\1/p" <<<"$screen")
@@ -2162,22 +2168,14 @@ if command -v tmux >/dev/null; then
   # -e and -F: the header names the event and its frequency
   tm kill-session -t top 2>/dev/null
   tm new-session -d -s top3 -x 110 -y 8 "'$bin' top -e task-clock -F 499 -d 0.3 -p $busy -s sym; sleep 60"
-  for _ in $(seq 1 60); do
-    screen=$(tm capture-pane -p -t top3)
-    grep -q '^Overhead' <<<"$screen" && break
-    sleep 0.1
-  done
+  screen=$(wait_screen top3 '^Overhead' 60)
   expect top-e-F-header grep -qE "^Samples: [0-9]+[KMG]? of event 'task-clock', 499 Hz, " <<<"$screen"
   expect top-sort-sym grep -qE '^Overhead  Symbol$' <<<"$screen"
   # -F max: the kernel's limit, as the header says
   tm kill-session -t top3 2>/dev/null
   limit=$(cat /proc/sys/kernel/perf_event_max_sample_rate)
   tm new-session -d -s top4 -x 110 -y 8 "'$bin' top -e task-clock -F max -d 0.3 -p $busy; sleep 60"
-  for _ in $(seq 1 60); do
-    screen=$(tm capture-pane -p -t top4)
-    grep -q '^Overhead' <<<"$screen" && break
-    sleep 0.1
-  done
+  screen=$(wait_screen top4 '^Overhead' 60)
   expect top-F-max-header grep -qE "^Samples: [0-9]+[KMG]? of event 'task-clock', $limit Hz, " <<<"$screen"
   tm kill-session -t top4 2>/dev/null
   # -p of a process that ends: top ends with it
