@@ -27,6 +27,8 @@
 #include <functional>
 #include <map>
 #include <set>
+#include <string>
+#include <vector>
 
 #include "perfspec/errno_facts.hpp"
 #include "perfspec/perfspec.hpp"
@@ -855,6 +857,46 @@ std::size_t open_fd_count() {
 }
 
 }  // namespace
+
+TEST_CASE("time order: a record read before an earlier one of another CPU waits for it") {
+  // A thread enters a call on CPU 0 at 15 and leaves it on CPU 1 at 20, then enters the next at 30 on
+  // CPU 0. The second read takes CPU 0's buffer before the entry was written and CPU 1's after the exit
+  // was: the exit comes one read ahead of its entry.
+  runtime::TimeOrder<std::string> order;
+  std::vector<std::string> out;
+  auto take = [&](std::string& s) { out.push_back(s); };
+  order.hold(5, "a");
+  order.round(take);
+  CHECK(out.empty());  // the first read's limit is nothing seen before it
+  order.hold(20, "exit");
+  order.round(take);
+  CHECK(out == std::vector<std::string>{"a"});
+  order.hold(30, "next entry");
+  order.hold(15, "entry");
+  order.hold(0, "untimed");
+  order.round(take);
+  CHECK(out == std::vector<std::string>{"a", "untimed", "entry", "exit"});
+  CHECK(order.held() == 1);
+  order.round(take);  // a read that found nothing: what the read before had seen goes on
+  CHECK(out.back() == "next entry");
+  CHECK(order.held() == 0);
+}
+
+TEST_CASE("time order: equal times keep the order held; flush hands on all") {
+  runtime::TimeOrder<int> order;
+  std::vector<int> out;
+  auto take = [&](int i) { out.push_back(i); };
+  order.hold(7, 1);
+  order.hold(7, 2);
+  order.hold(3, 3);
+  order.round(take);
+  CHECK(out.empty());
+  order.hold(7, 4);
+  order.hold(9, 5);
+  order.flush(take);
+  CHECK(out == std::vector<int>{3, 1, 2, 4, 5});
+  CHECK(order.held() == 0);
+}
 
 TEST_CASE("real: task-clock at 1000 Hz over 0.3 s of CPU gives about 300 samples of this thread") {
   live();

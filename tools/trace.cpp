@@ -237,49 +237,55 @@ void Tracer::start_symbols(const runtime::Sampler& sampler, const record::Format
 // trace that cannot be written ends it (the command too, as perf ends its workload), as an error.
 void Tracer::loop(runtime::Sampler& sampler, const record::Formats& formats, SyscallTrace& trace) {
   // Each read takes the records of every buffer (one per CPU): they are printed in time order, as a
-  // thread that moved between CPUs entered and left its calls, not buffer after buffer.
+  // thread that moved between CPUs entered and left its calls, not buffer after buffer (TimeOrder: a
+  // call's exit read from one CPU before its entry is, from another).
   struct Held {
     std::vector<std::byte> bytes;  // a copy: the buffers are reused once read
     record::Record record;         // decoded from `bytes` (a vector's move keeps its storage)
-    std::uint64_t time = 0;
   };
-  std::vector<Held> held;
+  runtime::TimeOrder<Held> order;
   auto consume = [&](std::span<const std::byte> bytes) {
-    Held h{{bytes.begin(), bytes.end()}, {}, 0};
+    Held h{{bytes.begin(), bytes.end()}, {}};
     try {
       formats.decode(h.bytes, 0, h.record);
     } catch (const record::DecodeError&) {
       return;
     }
     const auto* s = h.record.get<record::Sample>();
-    h.time = s ? s->time : h.record.sample_id.time;
-    held.push_back(std::move(h));
+    std::uint64_t time = s ? s->time : h.record.sample_id.time;
+    order.hold(time, std::move(h));
   };
-  auto read = [&] {
-    held.clear();
-    sampler.read(consume);
-    std::stable_sort(held.begin(), held.end(), [](const Held& a, const Held& b) { return a.time < b.time; });
-    for (const Held& h : held) {
-      if (trace.done()) break;
-      if (symbols_) symbols_->apply(h.record);
-      try {
-        trace.add(h.record);
-      } catch (const Error&) {  // the trace cannot be written: the command is not left running
-        if (child_ && !child_->exited()) child_->signal(SIGTERM);
-        throw;
-      }
+  auto print = [&](Held& h) {
+    if (trace.done()) return;
+    if (symbols_) symbols_->apply(h.record);
+    try {
+      trace.add(h.record);
+    } catch (const Error&) {  // the trace cannot be written: the command is not left running
+      if (child_ && !child_->exited()) child_->signal(SIGTERM);
+      throw;
     }
+  };
+  auto read = [&](bool last) {
+    sampler.read(consume);
+    if (last)
+      order.flush(print);
+    else
+      order.round(print);
   };
   for (;;) {
     auto p = sampler.poll(100);
-    read();
-    if (trace.done() || p.state == runtime::Wakeup::target_gone || p.state == runtime::Wakeup::failed) break;
+    bool end = p.state == runtime::Wakeup::target_gone || p.state == runtime::Wakeup::failed;
+    read(end);
+    if (end || trace.done()) break;
     if (child_ && child_->wait(0)) {
-      read();
+      read(true);
       break;
     }
     if (signals_received) {
-      if (!child_) break;
+      if (!child_) {
+        read(true);
+        break;
+      }
       child_->signal(last_signal);
     }
   }

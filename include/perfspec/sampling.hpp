@@ -4,10 +4,12 @@
 // mapped from their fds (REFERENCE §11; perf_event_open(2), "MMAP layout"). RingBuffer reads one such
 // buffer; Sampler opens an event set for sampling, one buffer per CPU or per thread, and reads them all.
 // Records are handed out as bytes, header included: decoding their bodies is not done here.
+#include <algorithm>
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <iterator>
 #include <memory>
 #include <optional>
 #include <span>
@@ -465,5 +467,53 @@ void synthesize_kernel(const Attr& attr, std::vector<std::byte>& out, const std:
 bool synthesize_process(int pid, const Attr& attr, std::vector<std::byte>& out,
                         const std::string& proc = "/proc",
                         std::chrono::milliseconds map_timeout = std::chrono::milliseconds{500});
+
+/// What a live reader reads from every buffer, handed on in time order. Each buffer's records come in
+/// time order, but a read of all the buffers, one after another, can take a CPU's record and miss an
+/// earlier one of a CPU it read before it (a thread's system call entered on the one, left on the
+/// other, while the buffers were read). As perf's ordered events do a recording's rounds, after each
+/// read of every buffer (round()) only what is no later than the latest time the read before had seen
+/// is handed on: a record a read missed was written after that read began, so later than anything the
+/// read before had. The rest waits for the next read; flush() hands on everything (at the end).
+/// Records of equal times keep the order they were held in; a record of time 0 goes with the next round.
+///
+/// Example: `order.hold(sample.time, copy); ... sampler.read(f); order.round([&](T& t) { print(t); });`
+template <typename T> class TimeOrder {
+ public:
+  void hold(std::uint64_t time, T item) {
+    latest_ = std::max(latest_, time);
+    held_.push_back({time, std::move(item)});
+  }
+
+  /// After a read of every buffer: calls `take(T&)` for each held record no later than the limit.
+  template <typename Take> void round(Take&& take) {
+    hand_on(take, false);
+    limit_ = latest_;
+  }
+
+  /// Calls `take(T&)` for every held record.
+  template <typename Take> void flush(Take&& take) { hand_on(take, true); }
+
+  std::size_t held() const { return held_.size(); }
+
+ private:
+  struct Entry {
+    std::uint64_t time;
+    T item;
+  };
+  std::vector<Entry> held_, due_;
+  std::uint64_t latest_ = 0, limit_ = 0;
+
+  template <typename Take> void hand_on(Take& take, bool all) {
+    auto later = std::stable_partition(held_.begin(), held_.end(),
+                                       [&](const Entry& e) { return all || e.time <= limit_; });
+    due_.assign(std::make_move_iterator(held_.begin()), std::make_move_iterator(later));
+    held_.erase(held_.begin(), later);
+    std::stable_sort(due_.begin(), due_.end(),
+                     [](const Entry& a, const Entry& b) { return a.time < b.time; });
+    for (Entry& e : due_) take(e.item);
+    due_.clear();
+  }
+};
 
 }  // namespace perfspec::runtime
