@@ -391,6 +391,46 @@ std::vector<Ungrouped> ungroup_by_cpus(EventSet& set, const Target& target, Sysc
   return changed;
 }
 
+// Each event's tracepoint filter on each of its fds (OpenOptions::filters); an instance where the kernel
+// refuses one is closed, and its events fail with the reason (a group's other events with it).
+void apply_filters(OpenedSet& out, const std::vector<std::string>& filters, Syscalls& sys) {
+  std::vector<Instance> kept;
+  for (auto& inst : out.instances) {
+    std::optional<std::pair<std::size_t, int>> refused;  // (event, errno)
+    for (std::size_t k = 0; k < inst.fds.size() && !refused; ++k) {
+      const std::size_t e = inst.events[k];
+      if (e >= filters.size() || filters[e].empty()) continue;
+      const auto text = reinterpret_cast<unsigned long>(filters[e].c_str());
+      if (int r = retry_eintr([&] { return sys.ioctl(inst.fds[k].get(), PERF_EVENT_IOC_SET_FILTER, text); }))
+        refused.emplace(e, r < 0 ? -r : EINVAL);
+    }
+    if (!refused) {
+      kept.push_back(std::move(inst));
+      continue;
+    }
+    for (std::size_t e : inst.events) {
+      auto words = spec::failure_words({.what = spec::FailureCase::filter_refused,
+                                        .error = refused->second,
+                                        .name = filters[refused->first],
+                                        .count = e != refused->first ? 1u : 0u});
+      if (!out.failures[e]) {
+        Failure f;
+        f.error = refused->second;
+        f.name = spec::errno_name(f.error);
+        f.meaning = std::move(words.meaning);
+        f.hint = std::move(words.hint);
+        f.detail = std::move(words.detail);
+        f.filter_refused = true;
+        out.failures[e] = std::move(f);
+      }
+      out.opened[e] = 0;
+    }
+  }
+  out.instances = std::move(kept);
+  for (const auto& inst : out.instances)
+    for (std::size_t e : inst.events) out.opened[e] = 1;
+}
+
 OpenedSet open_set(const EventSet& set, const Target& target, const OpenOptions& options, Syscalls& sys,
                    const PrepareAttr& prepare, bool task_per_cpu) {
   if (target.kind == Target::Kind::process && target.pid <= 0)
@@ -438,6 +478,7 @@ OpenedSet open_set(const EventSet& set, const Target& target, const OpenOptions&
   if (target.kind == Target::Kind::process && target.threads.size() > 1)
     for (std::size_t i = 0; i < n; ++i)
       if (out.opened[i] && out.failures[i] && out.failures[i]->error == ESRCH) out.failures[i].reset();
+  if (!options.filters.empty()) apply_filters(out, options.filters, sys);
   return out;
 }
 

@@ -264,14 +264,18 @@ void Recording::begin(record::PerfDataWriter& out) {
     at += size;
   }
   out.finish_round();
-  if (!r.target.enable_on_exec) r.sampler.enable();
+  if (!r.target.enable_on_exec && !r.options.sampling.start_disabled) r.sampler.enable();
 }
+
+int Recording::enable() { return impl_->sampler.enable(false); }
+int Recording::disable() { return impl_->sampler.disable(false); }
 
 Wakeup Recording::drain(int timeout_ms) {
   Impl& r = *impl_;
   if (!r.out) throw Error(ErrorKind::usage, "Recording::drain before begin()");
   auto p = r.sampler.poll(timeout_ms);
   if (p.state == Wakeup::failed) throw Error(ErrorKind::io, fmt::format("poll: {}", std::strerror(p.error)));
+  if (r.options.sampling.overwrite) return p.state;  // the newest records, at finish()
   if (r.take()) ++r.summary.wakeups;
   return p.state;
 }

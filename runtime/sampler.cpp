@@ -134,7 +134,7 @@ void configure(EventSet& set, const Target& target, const SamplingOptions& o) {
     }
   }
   if (o.track && first) {
-    Attr& a = set.events[o.track_at_open ? set.events.size() - 1 : *first].attr;
+    Attr& a = set.events[o.track_at_open || o.start_disabled ? set.events.size() - 1 : *first].attr;
     a.mmap = a.mmap2 = a.comm = a.comm_exec = a.task = 1;
     // each MMAP2 with the build id of the file mapped, read by the kernel as it maps it (so a process
     // of another mount namespace gives its own file's): what HEADER_BUILD_ID is made from
@@ -210,49 +210,10 @@ struct Sampler::Impl {
   Losses kernel;  // what the records said
   bool overwrite = false;
   std::size_t pages = 0, page_size = 0;
+  std::size_t tracking = ~std::size_t{0};  // the tracking event's index (track_at_open), else none
 
   void fail(std::size_t event, const Failure& f) {
     if (!opened.failures[event]) opened.failures[event] = f;
-  }
-
-  // Each event's tracepoint filter on each of its fds; an instance where the kernel refuses one is
-  // closed, and the event fails with the reason (its group's other events with it).
-  void set_filters(const std::vector<std::string>& filters) {
-    if (filters.empty()) return;
-    std::vector<Instance> kept;
-    for (auto& inst : opened.instances) {
-      std::optional<std::pair<std::size_t, int>> refused;  // (event, errno)
-      for (std::size_t k = 0; k < inst.fds.size() && !refused; ++k) {
-        const std::size_t e = inst.events[k];
-        if (e >= filters.size() || filters[e].empty()) continue;
-        const auto text = reinterpret_cast<unsigned long>(filters[e].c_str());
-        if (int r =
-                retry_eintr([&] { return sys->ioctl(inst.fds[k].get(), PERF_EVENT_IOC_SET_FILTER, text); }))
-          refused.emplace(e, r < 0 ? -r : EINVAL);
-      }
-      if (!refused) {
-        kept.push_back(std::move(inst));
-        continue;
-      }
-      for (std::size_t e : inst.events) {
-        spec::FailureFacts facts{.what = spec::FailureCase::filter_refused,
-                                 .error = refused->second,
-                                 .name = filters[refused->first],
-                                 .count = e != refused->first ? 1u : 0u};
-        auto words = spec::failure_words(facts);
-        Failure f;
-        f.error = refused->second;
-        f.name = spec::errno_name(f.error);
-        f.meaning = std::move(words.meaning);
-        f.hint = std::move(words.hint);
-        f.detail = std::move(words.detail);
-        fail(e, f);
-        opened.opened[e] = 0;
-      }
-    }
-    opened.instances = std::move(kept);
-    for (const auto& inst : opened.instances)
-      for (std::size_t e : inst.events) opened.opened[e] = 1;
   }
 
   // Maps a buffer for `fd`; false (and errno in `error`) when the kernel refuses.
@@ -396,33 +357,42 @@ Sampler Sampler::open(const EventSet& set, const Target& target, const SamplingO
   impl->pages = data_pages(options, impl->page_size);
   impl->overwrite = options.overwrite;
   EventSet sampled = set;
-  const bool immediate = options.track && options.track_at_open &&
+  const bool immediate = options.track && (options.track_at_open || options.start_disabled) &&
                          std::any_of(set.events.begin(), set.events.end(),
                                      [](const ResolvedEvent& e) { return e.tool == ToolEvent::none; });
   if (immediate) add_tracking_event(sampled);
   configure(sampled, target, options);
   OpenOptions oo;
   oo.fallback_to_user = options.fallback_to_user;
+  oo.filters = options.filters;
   const bool on_exec = target.enable_on_exec;
   const std::size_t tracking = immediate ? sampled.events.size() - 1 : sampled.events.size();
-  auto prepare = [on_exec, tracking](Attr& a, bool leader, std::size_t event) {
-    a.disabled = leader && event != tracking ? 1 : 0;
-    a.enable_on_exec = leader && on_exec && event != tracking ? 1 : 0;
+  impl->tracking = tracking;
+  // The tracking event starts as it opens, or at a command's exec when the others wait for enable().
+  auto prepare = [on_exec, tracking, later = options.start_disabled](Attr& a, bool leader,
+                                                                     std::size_t event) {
+    if (event == tracking) {
+      a.disabled = on_exec && later ? 1 : 0;
+      a.enable_on_exec = on_exec && later ? 1 : 0;
+      return;
+    }
+    a.disabled = leader ? 1 : 0;
+    a.enable_on_exec = leader && on_exec && !later ? 1 : 0;
   };
   // An inherited task has buffers per CPU: the kernel maps none for an inherited per-task event.
   const bool per_cpu = target.inherit && target.kind != Target::Kind::cpus;
   impl->opened = open_set(sampled, target, oo, sys, prepare, per_cpu);
   impl->explain_einval(target);
-  impl->set_filters(options.filters);
   impl->map_buffers();
   impl->index_ids();
   impl->pollfds.resize(impl->buffers.size());
   return Sampler(std::move(impl));
 }
 
-int Sampler::enable() {
+int Sampler::enable(bool tracking) {
   int first = 0;
   for (auto& inst : impl_->opened.instances) {
+    if (!tracking && !inst.events.empty() && inst.events.front() == impl_->tracking) continue;
     int r = retry_eintr([&] {
       return impl_->sys->ioctl(inst.fds.front().get(), PERF_EVENT_IOC_ENABLE, PERF_IOC_FLAG_GROUP);
     });
@@ -431,9 +401,10 @@ int Sampler::enable() {
   return first;
 }
 
-int Sampler::disable() {
+int Sampler::disable(bool tracking) {
   int first = 0;
   for (auto& inst : impl_->opened.instances) {
+    if (!tracking && !inst.events.empty() && inst.events.front() == impl_->tracking) continue;
     int r = retry_eintr([&] {
       return impl_->sys->ioctl(inst.fds.front().get(), PERF_EVENT_IOC_DISABLE, PERF_IOC_FLAG_GROUP);
     });
@@ -452,7 +423,9 @@ PollResult Sampler::poll(int timeout_ms) {
     for (std::size_t b = 0; b < I.buffers.size(); ++b) {
       // A buffer that hung up is left out: poll(2) would report it again at once, forever.
       I.pollfds[b].fd = I.buffers[b].hung_up ? -1 : I.buffers[b].fd;
-      I.pollfds[b].events = POLLIN;
+      // Overwrite buffers are read when the reader chooses: waited on for their hangup only, as perf
+      // polls its backward buffers (the kernel signals them readable whenever it wakes a reader).
+      I.pollfds[b].events = I.overwrite ? 0 : POLLIN;
       I.pollfds[b].revents = 0;
       if (!I.buffers[b].hung_up) ++live;
     }

@@ -230,7 +230,8 @@ StatCounting::StatCounting(EventSet set, const StatTarget& target, const spec::M
   // A group whose members count on other CPUs than its leader: each such member alone.
   impl_->ungrouped = runtime::ungroup_by_cpus(impl_->set, t);
   if (!impl_->set.events.empty())
-    impl_->counters.emplace(runtime::Counters::open(impl_->set, t, runtime::OpenOptions{}));
+    impl_->counters.emplace(
+        runtime::Counters::open(impl_->set, t, runtime::OpenOptions{.filters = target.filters}));
   impl_->on_exec = t.enable_on_exec;
 }
 

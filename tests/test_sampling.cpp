@@ -314,6 +314,8 @@ struct FakeKernel final : runtime::Syscalls {
   int set_output_errno = 0;
   std::function<int(const Attr&)> refuse;  // errno for an open, 0: opens
   std::vector<int> cpus = {0, 1};
+  std::function<int(int cpu)> filter_errno;          // errno for PERF_EVENT_IOC_SET_FILTER on a CPU
+  std::vector<std::pair<int, std::string>> filters;  // fd, filter set
   std::function<int(::pollfd*, std::size_t, int)> poll_script;
   int next = 100;
 
@@ -335,6 +337,12 @@ struct FakeKernel final : runtime::Syscalls {
     ioctls.emplace_back(fd, request);
     if (request == PERF_EVENT_IOC_ID) {
       *reinterpret_cast<std::uint64_t*>(argument) = static_cast<std::uint64_t>(fd) * 7;
+      return 0;
+    }
+    if (request == PERF_EVENT_IOC_SET_FILTER) {
+      if (filter_errno)
+        if (int e = filter_errno(cpu_of(fd))) return -e;
+      filters.emplace_back(fd, reinterpret_cast<const char*>(argument));
       return 0;
     }
     if (request == PERF_EVENT_IOC_SET_OUTPUT) {
@@ -380,6 +388,90 @@ const Attr& attr_of(const FakeKernel& k, std::uint64_t config, std::uint32_t typ
 }
 
 }  // namespace
+
+TEST_CASE("sampler: start_disabled: the events wait for enable(), a tracking event starts at the exec") {
+  auto set = resolve("task-clock", live());
+  FakeKernel k;
+  runtime::SamplingOptions o;
+  o.start_disabled = true;
+  runtime::Target t = runtime::Target::process(::getpid(), true);
+  t.enable_on_exec = true;  // as Target::command makes it
+  auto s = runtime::Sampler::open(set, t, o, k);
+  REQUIRE(s.events().events.size() == 2);
+  CHECK(s.events().events[1].name == "dummy:u");
+  const Attr& sampled = attr_of(k, PERF_COUNT_SW_TASK_CLOCK);
+  CHECK(sampled.disabled == 1);
+  CHECK(sampled.enable_on_exec == 0);  // not at the exec: at enable()
+  CHECK((sampled.mmap | sampled.comm | sampled.task) == 0);
+  const Attr& tracking = attr_of(k, PERF_COUNT_SW_DUMMY);
+  CHECK(tracking.disabled == 1);
+  CHECK(tracking.enable_on_exec == 1);  // what the command maps from its exec on
+  CHECK((tracking.mmap && tracking.mmap2 && tracking.comm && tracking.comm_exec && tracking.task));
+  // enable(false), disable(false): the sampled event's fds only (one a CPU: inherited)
+  std::set<int> sampled_fds, tracking_fds;
+  for (const auto& op : k.opens)
+    (op.attr.config == PERF_COUNT_SW_DUMMY ? tracking_fds : sampled_fds).insert(op.fd);
+  REQUIRE(sampled_fds.size() == 2);
+  for (bool on : {true, false}) {
+    k.ioctls.clear();
+    CHECK((on ? s.enable(false) : s.disable(false)) == 0);
+    std::set<int> touched;
+    for (auto [fd, request] : k.ioctls) {
+      CHECK(request == (on ? PERF_EVENT_IOC_ENABLE : PERF_EVENT_IOC_DISABLE));
+      touched.insert(fd);
+    }
+    CHECK(touched == sampled_fds);
+  }
+  k.ioctls.clear();
+  CHECK(s.disable() == 0);  // every event
+  CHECK(k.ioctls.size() == sampled_fds.size() + tracking_fds.size());
+}
+
+TEST_CASE(
+    "open: a tracepoint filter on each of its fds; where the kernel refuses it, that CPU's group "
+    "closes and its events fail with the reason") {
+  auto set = resolve("{sched:sched_switch,sched:sched_wakeup}", live());  // the first one filtered
+  auto check = [](const std::vector<std::optional<runtime::Failure>>& failures, auto opened) {
+    CHECK(opened(0));  // still on CPU 0
+    CHECK(opened(1));
+    REQUIRE(failures[0]);
+    CHECK(failures[0]->filter_refused);
+    CHECK(failures[0]->name == "EINVAL");
+    CHECK(failures[0]->cpu == -1);
+    CHECK(failures[0]->meaning == "the kernel refused the filter \"prev_pid != 0\" (Invalid argument)");
+    REQUIRE(failures[1]);
+    CHECK(failures[1]->filter_refused);
+    CHECK(failures[1]->detail == "its group's other event had its filter refused");
+  };
+  {
+    FakeKernel k;
+    k.filter_errno = [](int cpu) { return cpu == 1 ? EINVAL : 0; };
+    runtime::SamplingOptions o;
+    o.filters = {"prev_pid != 0"};
+    auto s = runtime::Sampler::open(set, runtime::Target::system_wide(), o, k);
+    REQUIRE(k.filters.size() == 1);  // CPU 0's sched_switch; sched_wakeup has none
+    CHECK(k.filters[0].second == "prev_pid != 0");
+    CHECK(k.cpu_of(k.filters[0].first) == 0);
+    CHECK(s.open_fds() == 2);  // CPU 1's group closed
+    check(s.failures(), [&](std::size_t e) { return s.opened(e); });
+  }
+  {
+    FakeKernel k;
+    k.filter_errno = [](int cpu) { return cpu == 1 ? EINVAL : 0; };
+    auto c = runtime::Counters::open(set, runtime::Target::system_wide(),
+                                     runtime::OpenOptions{.filters = {"prev_pid != 0"}}, k);
+    REQUIRE(k.filters.size() == 1);
+    CHECK(k.cpu_of(k.filters[0].first) == 0);
+    CHECK(k.open_fds.size() == 2);
+    check(c.failures(), [&](std::size_t e) { return c.opened(e); });
+  }
+  {
+    FakeKernel k;  // no filters: no SET_FILTER
+    auto c = runtime::Counters::open(set, runtime::Target::system_wide(), {}, k);
+    CHECK(k.filters.empty());
+    CHECK(!c.failures()[0]);
+  }
+}
 
 TEST_CASE("sampler attrs: -F and -c defaults only where an event has no period, :S groups, tracking, ids") {
   auto set = resolve("{task-clock,page-faults}:S,sched:sched_switch,cpu-clock/period=1000/,context-switches",

@@ -87,12 +87,18 @@ class Recording {
   /// (hostname, osrelease, arch, nrcpus, cpudesc, cpuid, total memory, cmdline), the records of what
   /// exists (the kernel's text; the target's process, or every process for every CPU), a
   /// FINISHED_ROUND. Then enables the events, unless the target is a command not yet started
-  /// (Target::command: they enable at its exec). Throws Error (usage) when no event samples, Error
-  /// (io) when the file cannot be written.
+  /// (Target::command: they enable at its exec) or SamplingOptions::start_disabled asks for enable(). Throws
+  /// Error (usage) when no event samples, Error (io) when the file cannot be written.
   void begin(record::PerfDataWriter& out);
+  /// Start or stop sampling (perf record -D, --control): the events but the tracking event, whose
+  /// side-band records go on. Returns 0 or the first errno (Sampler::enable).
+  int enable();
+  int disable();
   /// Wait up to `timeout_ms` for records, then write every record the buffers hold, and a
-  /// FINISHED_ROUND when there were some. Returns what the wait found (target_gone: every buffer hung
-  /// up, the target has exited). Throws Error (io) when the file cannot be written or poll fails.
+  /// FINISHED_ROUND when there were some. With SamplingOptions::overwrite, only wait: finish() writes
+  /// what the buffers hold then, the newest records (perf record --overwrite). Returns what the wait found
+  /// (target_gone: every buffer hung up, the target has exited). Throws Error (io) when the file cannot be
+  /// written or poll fails.
   Wakeup drain(int timeout_ms);
   /// Disable the events, write what is left, the samples' time range, and finish the file.
   RecordingSummary finish();

@@ -179,6 +179,10 @@ struct OpenOptions {
   /// or the PMU registers (arm64) when every page of a group allows it (index != 0 and
   /// cap_user_rdpmc); otherwise, or on other architectures, read() uses read(2). Same results.
   bool user_page = false;
+  /// Per event (by index; empty: none): a tracepoint filter set on each of its fds before anything is
+  /// enabled (PERF_EVENT_IOC_SET_FILTER, perf's --filter). Where the kernel refuses one, that instance
+  /// is closed and its events fail with the reason (FailureCase::filter_refused).
+  std::vector<std::string> filters{};
 };
 
 /// Why an event could not be opened.
@@ -189,6 +193,9 @@ struct Failure {
   std::string hint;     ///< what to do
   int cpu = -1;         ///< the CPU it failed on (-1: any)
   std::string detail;   ///< e.g. "its group leader could not be opened"
+  /// The kernel refused the event's tracepoint filter (OpenOptions::filters), or its group's other
+  /// event's: the event itself could be opened.
+  bool filter_refused = false;
 };
 
 /// Something to know when reading an event's count: a fallback taken when it was opened, or a fault

@@ -245,7 +245,9 @@ struct SamplingOptions {
   /// Wake poll() when this many bytes are waiting (attr.watermark); overrides `wakeup_events`.
   std::uint32_t wakeup_watermark = 0;
   /// Overwrite buffers (a flight recorder): the kernel writes backwards over the oldest records and
-  /// never waits; a read gives the newest first.
+  /// never waits; a read gives the newest first. poll() then waits for the target's end or the
+  /// timeout only: what the buffers hold is read when the reader chooses (perf record --overwrite: at
+  /// the end).
   bool overwrite = false;
   /// Side-band records (mmap, mmap2, comm with comm_exec, task) from the first event, as perf record's
   /// tracking event.
@@ -256,6 +258,10 @@ struct SamplingOptions {
   /// misses nothing that changes meanwhile: a process born during the scan has its FORK and COMM. The
   /// event is the last of events(), in a group of its own.
   bool track_at_open = false;
+  /// The events start disabled, at open and at a command's exec alike: enable() starts them (perf record
+  /// -D). With `track`, the side-band records come from a tracking event as with track_at_open, which
+  /// starts with the target (at a command's exec), so what the target maps meanwhile is known.
+  bool start_disabled = false;
   /// With `track`: MMAP2 records of data mappings too (attr.mmap_data, perf record -d), not only of
   /// executable ones.
   bool mmap_data = false;
@@ -369,11 +375,12 @@ class Sampler {
   ~Sampler();
 
   /// PERF_EVENT_IOC_ENABLE / DISABLE on every group leader (with PERF_IOC_FLAG_GROUP). Returns 0, or the
-  /// errno of the first that failed (the others are still tried).
+  /// errno of the first that failed (the others are still tried). `tracking` false leaves the tracking
+  /// event of SamplingOptions::track_at_open or start_disabled as it is (its side-band records go on).
   ///
   /// Example: `if (int err = sampler.enable()) std::printf("%s\n", std::strerror(err));`
-  int enable();
-  int disable();
+  int enable(bool tracking = true);
+  int disable(bool tracking = true);
 
   /// poll(2) on every buffer for up to `timeout_ms` (-1: no limit), EINTR repeated with the time left.
   /// A buffer that hung up is not polled again; when all have, target_gone (read() once more, then stop).

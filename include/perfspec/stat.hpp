@@ -42,6 +42,10 @@ struct StatTarget {
   /// -G: per event, the cgroup it counts in ("" every process; a path under the cgroup mount); empty:
   /// no cgroups. System-wide only.
   std::vector<std::string> cgroups{};
+  /// Per event (by index; empty: none): a tracepoint filter (perf's --filter), set before counting
+  /// starts; an event whose filter the kernel refuses is not counted, with the reason
+  /// (runtime::OpenOptions::filters).
+  std::vector<std::string> filters{};
   /// Counting starts at enable() (perf's -D), not at once or at the command's exec.
   bool enable_later = false;
   /// The CPUs or threads as the user wrote them (`-C 0,1`), which perf's header quotes; empty: the
