@@ -323,6 +323,25 @@ int DecodeCommand::run(const perfspec::spec::MachineOptions& machine) {
   return perfspec::tools::run_decode(dopt);
 }
 
+std::vector<std::pair<std::size_t, std::string>> filters_by_list(const CLI::App& app,
+                                                                 const CLI::Option* event_opt,
+                                                                 const CLI::Option* filter_opt,
+                                                                 const std::vector<std::string>& filters) {
+  std::vector<std::pair<std::size_t, std::string>> out;
+  std::size_t lists = 0, next = 0;
+  for (const CLI::Option* opt : app.parse_order()) {
+    if (opt == event_opt) ++lists;
+    if (opt != filter_opt) continue;
+    const std::string& text = filters.at(next++);
+    if (lists == 0)
+      throw perfspec::Error(
+          perfspec::ErrorKind::usage,
+          fmt::format("--filter '{}': a filter follows the -e of the tracepoints it is for", text));
+    out.emplace_back(lists - 1, text);
+  }
+  return out;
+}
+
 namespace {
 
 // perf record's options of what each sample holds beyond -g and -d
@@ -392,6 +411,14 @@ void RecordCommand::add(CLI::App* sub, perfspec::spec::MachineOptions& machine) 
   app->add_flag("--switch-events", ro.switch_events, "record context switches (SWITCH records)");
   app->add_flag("--namespaces", ro.namespaces, "record the namespaces of new threads (NAMESPACES records)");
   add_record_samples(app, ro, branch_any, branch_filter);
+  app->add_option("-D,--delay", ro.delay,
+                  "sample from MSEC after the command starts (-1: start disabled), or in ranges of ms "
+                  "START-END,... (the recording ends with the last)")
+      ->type_name("MSEC");
+  app->add_flag("--overwrite", ro.overwrite,
+                "overwrite buffers (a flight recorder): the newest records they hold, written at the end");
+  app->add_option("--max-size", max_size, "end the recording once its data reach SIZE (B, K, M, G: 200M)")
+      ->type_name("SIZE");
   app->add_option("--proc-map-timeout", ro.proc_map_timeout_ms,
                   "the longest, in ms, a process's /proc/PID/maps is read at the start (default 500)");
   app->add_option("-t,--tid", tids, "sample these existing threads (comma-separated), not their children");
@@ -411,6 +438,7 @@ int RecordCommand::run(const perfspec::spec::MachineOptions& machine, int argc, 
   if (branch_any) ro.branch_sample_type = 1u << 3;                           // PERF_SAMPLE_BRANCH_ANY
   if (!branch_filter.empty()) ro.branch_sample_type = perfspec::tools::branch_filter(branch_filter);
   if (*freq_opt) parse_frequency(freq, ro.frequency, ro.frequency_max);
+  if (!max_size.empty()) ro.max_size = perfspec::tools::record_max_size(max_size);
   if (!tids.empty()) {
     for (const auto& word : split_commas(tids)) {
       int tid = 0;
@@ -423,18 +451,7 @@ int RecordCommand::run(const perfspec::spec::MachineOptions& machine, int argc, 
   }
   // perf: nothing to record named (no command, process, threads or CPUs) is the whole system
   if (ro.command.empty() && !ro.pid && ro.tids.empty() && ro.cpus.empty()) ro.all_cpus = true;
-  // Each --filter belongs to the -e given before it, as perf reads them.
-  std::size_t lists = 0, next_filter = 0;
-  for (const CLI::Option* opt : app->parse_order()) {
-    if (opt == event_opt) ++lists;
-    if (opt != filter_opt) continue;
-    const std::string& text = filters.at(next_filter++);
-    if (lists == 0)
-      throw perfspec::Error(
-          perfspec::ErrorKind::usage,
-          fmt::format("--filter '{}': a filter follows the -e of the tracepoints it is for", text));
-    ro.filters.emplace_back(lists - 1, text);
-  }
+  ro.filters = filters_by_list(*app, event_opt, filter_opt, filters);
   ro.inherit = !no_inherit;
   ro.argv.assign(argv, argv + argc);
   return perfspec::tools::run_record(ro);

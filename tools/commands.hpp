@@ -52,6 +52,12 @@ std::vector<std::string> take_script_fields(std::vector<std::string>& words);
 /// error perf reports as ambiguous; `ambiguous` is the word), else empty.
 std::vector<std::string> expand_long_options(const CLI::App& app, std::vector<std::string>& words,
                                              std::string& ambiguous);
+/// perf's --filter (record, stat) belongs to the -e given before it: each filter with the index of that
+/// -e among `app`'s, in the order given. Throws Error (usage) for a filter before any -e.
+std::vector<std::pair<std::size_t, std::string>> filters_by_list(const CLI::App& app,
+                                                                 const CLI::Option* event_opt,
+                                                                 const CLI::Option* filter_opt,
+                                                                 const std::vector<std::string>& filters);
 
 struct ResolveCommand {
   CLI::App* app = nullptr;
@@ -71,8 +77,9 @@ struct StatCommand {
   std::string separator;
   bool no_inherit = false;
   CLI::Option *pid_opt = nullptr, *format_opt = nullptr, *separator_opt = nullptr, *metric_only_opt = nullptr,
-              *big_num_opt = nullptr;
-  bool big_num = true;  // -B, --no-big-num: perf's default; perfspec never groups digits
+              *big_num_opt = nullptr, *event_opt = nullptr, *filter_opt = nullptr;
+  std::vector<std::string> filters;  // --filter, each for the -e before it
+  bool big_num = true;               // -B, --no-big-num: perf's default; perfspec never groups digits
   std::vector<std::pair<CLI::Option*, perfspec::Aggregation>> aggregation_flags;
 
   void add(CLI::App* sub, perfspec::spec::MachineOptions& machine);
@@ -135,7 +142,7 @@ struct RecordCommand {
               *filter_opt = nullptr, *compression_opt = nullptr;
   int pid = 0;
   std::uint64_t period = 0;
-  std::string freq, tids;
+  std::string freq, tids, max_size;
   std::vector<std::string> filters;
   bool no_inherit = false;
   bool timestamp = false;     // -T: accepted; perfspec record always samples the time

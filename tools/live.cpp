@@ -80,6 +80,28 @@ void follow_existing(const runtime::Sampler& sampler, const record::Formats& for
   }
 }
 
+std::vector<std::string> tracepoint_filters(const EventSet& set,
+                                            const std::vector<std::pair<std::size_t, std::size_t>>& lists,
+                                            const std::vector<std::pair<std::size_t, std::string>>& filters) {
+  std::vector<std::string> out;
+  if (filters.empty()) return out;
+  out.resize(set.events.size());
+  for (const auto& [list, text] : filters) {
+    if (list >= lists.size()) continue;
+    for (std::size_t e = lists[list].first; e < lists[list].second; ++e) {
+      if (set.events[e].attr.type != 2)  // PERF_TYPE_TRACEPOINT
+        throw Error(
+            ErrorKind::usage,
+            fmt::format("--filter '{}': '{}' is not a tracepoint (a filter is for the tracepoints of the "
+                        "-e before it)",
+                        text, set.events[e].name));
+      std::string& f = out[e];
+      f = f.empty() ? text : fmt::format("({}) && ({})", f, text);
+    }
+  }
+  return out;
+}
+
 std::uint64_t sampling_frequency(std::string_view who, std::optional<std::uint64_t> asked, bool max,
                                  bool strict, bool quiet) {
   auto limit = runtime::max_sample_rate();

@@ -37,6 +37,14 @@ inline void restrict_privilege(EventSet& set, bool all_user, bool all_kernel) {
   }
 }
 
+/// perf's --filter of record and stat: each (the -e list it follows, by index; the filter) for the
+/// tracepoints of that list, whose events are [first, end) of `set` per list (several for one list are
+/// all required, as perf joins them). Per event of `set`, its filter (empty: none). Throws Error (usage)
+/// for a filter after a list with an event that is not a tracepoint.
+std::vector<std::string> tracepoint_filters(const EventSet& set,
+                                            const std::vector<std::pair<std::size_t, std::size_t>>& lists,
+                                            const std::vector<std::pair<std::size_t, std::string>>& filters);
+
 /// perf's -F of record and top (record_opts__config_freq): the frequency to sample at for -F `asked`
 /// (nullopt: perf's default, 4000 Hz) or -F max (`max`: the kernel's limit, runtime::max_sample_rate).
 /// A default above the limit, which the kernel lowers itself when sampling takes long, is lowered to it,

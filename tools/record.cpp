@@ -13,6 +13,8 @@
 #include <cctype>
 #include <cerrno>
 #include <charconv>
+#include <chrono>
+#include <climits>
 #include <csignal>
 #include <cstdio>
 #include <ctime>
@@ -96,6 +98,68 @@ std::optional<std::uint32_t> dwarf_stack_size(std::string_view mode) {
   return static_cast<std::uint32_t>(size);
 }
 
+std::uint64_t record_max_size(std::string_view text) {
+  std::uint64_t n = 0;
+  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), n);
+  const std::size_t at = static_cast<std::size_t>(end - text.data());
+  if (ec == std::errc{} && at > 0 && at + 1 == text.size()) {
+    const int shift = text[at] == 'B'   ? 0
+                      : text[at] == 'K' ? 10
+                      : text[at] == 'M' ? 20
+                      : text[at] == 'G' ? 30
+                                        : -1;
+    if (shift >= 0 && n <= (~std::uint64_t{0} >> shift)) return n << shift;
+  }
+  throw Error(
+      ErrorKind::usage,
+      fmt::format("--max-size '{}': not a size: a number and its unit, B, K, M or G (e.g. 200M)", text));
+}
+
+RecordDelay record_delay(std::string_view text) {
+  auto refuse = [&] {
+    return Error(ErrorKind::usage,
+                 fmt::format("-D/--delay '{}': not a delay: milliseconds after the start (-1: start "
+                             "disabled), or ranges of them to sample in, e.g. '-D 10-20,30-40'",
+                             text));
+  };
+  RecordDelay d;
+  long whole = 0;
+  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), whole);
+  if (ec == std::errc{} && end == text.data() + text.size() && whole >= -1 && whole <= INT_MAX &&
+      whole != 0) {
+    d.initial = static_cast<int>(whole);
+    return d;
+  }
+  // START-END, then ,START-END ...: whitespace around the numbers, as perf's sscanf takes it
+  std::size_t at = 0;
+  auto spaces = [&] {
+    while (at < text.size() && (text[at] == ' ' || text[at] == '\t')) ++at;
+  };
+  auto number = [&] {
+    spaces();
+    int n = 0;
+    auto [e, err] = std::from_chars(text.data() + at, text.data() + text.size(), n);
+    if (err != std::errc{} || n < 0 || text[at] == '-') throw refuse();
+    at = static_cast<std::size_t>(e - text.data());
+    spaces();
+    return n;
+  };
+  while (at < text.size() || d.ranges.empty()) {
+    if (!d.ranges.empty()) {
+      if (text[at] != ',') throw refuse();
+      ++at;
+    }
+    const int start = number();
+    if (at >= text.size() || text[at] != '-') throw refuse();
+    ++at;
+    const int stop = number();
+    if (stop <= start || (!d.ranges.empty() && start <= d.ranges.back().second)) throw refuse();
+    d.ranges.emplace_back(start, stop);
+  }
+  d.initial = d.ranges.front().first;
+  return d;
+}
+
 namespace {
 
 // Whether the pipe or socket `fd` writes into has no reader left (poll(2) says POLLERR or POLLHUP on
@@ -158,6 +222,7 @@ class Recorder {
   std::vector<std::string> filters_;                        // per event (--filter)
   std::vector<runtime::Fd> cgroup_fds_;                     // -G: open until the events are
   std::uint64_t frequency_ = 0;                             // -F as sampled (0: a period)
+  RecordDelay delay_;                                       // -D
 
   void check_options() const;
   runtime::Target target(std::size_t events);
@@ -166,11 +231,10 @@ class Recorder {
   int command_stdout() const { return o_.output == "-" ? STDERR_FILENO : -1; }
   runtime::SamplingOptions sampling() const;
   std::optional<EventSet> events(int& status);
-  void set_filters(const EventSet& set);
   bool fall_back(EventSet& set, const runtime::Recording& rec, const runtime::Target& t) const;
   std::optional<runtime::Recording> open(EventSet set, const runtime::Target& t);
   record::PerfDataWriter create(const runtime::Recording& rec) const;
-  void drain(runtime::Recording& rec);
+  void drain(runtime::Recording& rec, const record::PerfDataWriter& out);
 };
 
 // -k: a clock by perf's names (monotonic, monotonic_raw, realtime, boottime, tai, their short forms
@@ -211,6 +275,18 @@ void Recorder::check_options() const {
   if (!o_.cgroups.empty() && !o_.all_cpus && o_.cpus.empty())
     throw Error(ErrorKind::usage, "-G/--cgroup: cgroups are sampled on CPUs: add -a or -C");
   (void)clock_id(o_.clockid);
+}
+
+// -D's moments, from the start: (ms, true) sampling starts, (ms, false) it stops; the recording ends
+// with the last stop of ranges.
+std::vector<std::pair<int, bool>> delay_steps(const RecordDelay& d) {
+  std::vector<std::pair<int, bool>> steps;
+  if (d.initial > 0) steps.emplace_back(d.initial, true);
+  for (std::size_t i = 0; i < d.ranges.size(); ++i) {
+    if (i > 0) steps.emplace_back(d.ranges[i].first, true);
+    steps.emplace_back(d.ranges[i].second, false);
+  }
+  return steps;
 }
 
 runtime::Target Recorder::target(std::size_t events) {
@@ -293,26 +369,9 @@ runtime::SamplingOptions Recorder::sampling() const {
   s.context_switch = o_.switch_events;
   s.namespaces = o_.namespaces;
   s.filters = filters_;
+  s.overwrite = o_.overwrite;
+  s.start_disabled = delay_.initial != 0;  // -D: from enable(), the side-band from the start
   return s;
-}
-
-// --filter: each for the tracepoints of the -e list it follows (several for one list are all required,
-// as perf joins them).
-void Recorder::set_filters(const EventSet& set) {
-  filters_.assign(set.events.size(), {});
-  for (const auto& [list, text] : o_.filters) {
-    if (list >= lists_.size()) continue;
-    for (std::size_t e = lists_[list].first; e < lists_[list].second; ++e) {
-      if (set.events[e].attr.type != 2)  // PERF_TYPE_TRACEPOINT
-        throw Error(
-            ErrorKind::usage,
-            fmt::format("--filter '{}': '{}' is not a tracepoint (a filter is for the tracepoints of the "
-                        "-e before it)",
-                        text, set.events[e].name));
-      std::string& f = filters_[e];
-      f = f.empty() ? text : fmt::format("({}) && ({})", f, text);
-    }
-  }
 }
 
 // The -e lists resolved (cycles when none). Nothing when one is wrong: said, and `status` the exit
@@ -333,7 +392,7 @@ std::optional<EventSet> Recorder::events(int& status) {
       return std::nullopt;
     }
   }
-  set_filters(set);
+  filters_ = tracepoint_filters(set, lists_, o_.filters);
   restrict_privilege(set, o_.all_user, o_.all_kernel);
   return set;
 }
@@ -398,11 +457,38 @@ record::PerfDataWriter Recorder::create(const runtime::Recording& rec) const {
   return record::PerfDataWriter::create(o_.output, rec.file_events());
 }
 
-// Until the target has gone, the command has ended or a stop signal came (passed on to the command).
-void Recorder::drain(runtime::Recording& rec) {
+// Until the target has gone, the command has ended or a stop signal came (passed on to the command), or
+// the last of -D's ranges is over (the command ended by SIGTERM, as perf ends it). -D's steps are
+// timed from here, as perf's from the command's start.
+void Recorder::drain(runtime::Recording& rec, const record::PerfDataWriter& out) {
+  using Clock = std::chrono::steady_clock;
+  const auto start = Clock::now();
+  const auto steps = delay_steps(delay_);
+  std::size_t next = 0;
   try {
     for (;;) {
-      auto state = rec.drain(100);
+      int wait = 100;
+      if (next < steps.size()) {
+        const auto due = start + std::chrono::milliseconds(steps[next].first);
+        const auto left = std::chrono::ceil<std::chrono::milliseconds>(due - Clock::now()).count();
+        wait = static_cast<int>(std::clamp<long long>(left, 0, 100));
+      }
+      auto state = rec.drain(wait);
+      if (o_.max_size && out.data_size() >= o_.max_size) {  // perf's words and its end of the command
+        std::fprintf(stderr, "[ perfspec record: perf size limit reached (%llu KB), stopping session ]\n",
+                     static_cast<unsigned long long>(out.data_size() >> 10));
+        if (child_ && !child_->exited()) child_->signal(SIGTERM);
+        break;
+      }
+      if (next < steps.size() && Clock::now() >= start + std::chrono::milliseconds(steps[next].first)) {
+        const bool on = steps[next].second;
+        (void)(on ? rec.enable() : rec.disable());  // as perf, a failure shows as samples missing
+        std::fputs(on ? "Events enabled\n" : "Events disabled\n", stderr);
+        if (++next == steps.size() && !delay_.ranges.empty()) {
+          if (child_ && !child_->exited()) child_->signal(SIGTERM);
+          break;
+        }
+      }
       if (o_.output == "-" && reader_gone(STDOUT_FILENO))
         throw Error(ErrorKind::io, "cannot write 'standard output': the reader of the pipe is gone");
       if (state == runtime::Wakeup::target_gone) break;
@@ -422,6 +508,7 @@ void Recorder::drain(runtime::Recording& rec) {
 
 int Recorder::run() {
   check_options();
+  if (!o_.delay.empty()) delay_ = record_delay(o_.delay);
   int status = 0;
   std::optional<EventSet> set = events(status);
   if (!set) return status;
@@ -450,7 +537,8 @@ int Recorder::run() {
                   fmt::format("cannot run '{}': {}", o_.command.front(), std::strerror(err)));
     }
   }
-  drain(*rec);
+  if (delay_.initial != 0) std::fputs("Events disabled\n", stderr);
+  drain(*rec, out);
   runtime::RecordingSummary summary = rec->finish();
   if (!o_.quiet) {
     std::fprintf(stderr, "[ perfspec record: Woken up %d times to write data ]\n", summary.wakeups);

@@ -46,6 +46,9 @@ struct RecordOptions {
   bool frequency_max = false;          ///< -F max: kernel.perf_event_max_sample_rate
   bool strict_freq = false;            ///< --strict-freq: -F over the kernel's limit is an error
   unsigned proc_map_timeout_ms = 500;  ///< --proc-map-timeout
+  std::string delay;                   ///< -D: MSEC, -1, or ranges START-END,... (record_delay)
+  bool overwrite = false;              ///< --overwrite: the newest records, written at the end
+  std::uint64_t max_size = 0;          ///< --max-size: bytes of data after which the recording ends (0: none)
   std::string sysfs = "/sys";
   spec::MachineOptions machine;
   std::vector<std::string> command;
@@ -68,6 +71,19 @@ constexpr std::uint64_t user_regs_mask = 0;
 /// any_ret, ind_call, ind_jmp, call, cond, ...; any case), ANY when only privilege levels are named.
 /// Throws Error (usage) naming a word that is none.
 std::uint64_t branch_filter(std::string_view text);
+
+/// perf record -D: the milliseconds after the command starts (the recording, without one) that sampling
+/// starts, -1 for never (the events stay disabled), or ranges `START-END,...` (each START past the END
+/// before it) that sampling is on in, the recording ending with the last.
+struct RecordDelay {
+  int initial = 0;                          ///< when sampling starts (0: at once; -1: never)
+  std::vector<std::pair<int, int>> ranges;  ///< [start, end) in ms, when given as ranges
+};
+/// Reads -D's text as perf's: an integer from -1 on that is not 0, else ranges. Throws Error (usage).
+RecordDelay record_delay(std::string_view text);
+
+/// perf record --max-size: digits and one of B, K, M, G (powers of 1024). Throws Error (usage).
+std::uint64_t record_max_size(std::string_view text);
 
 /// Runs `perfspec record`. Returns the exit status (the command's, when one was run).
 int run_record(const RecordOptions& options);

@@ -201,6 +201,26 @@ class StatSession {
     return true;
   }
 
+  // --filter: a filter the kernel refuses is the user's to mend, not an event to show <not supported>
+  // (perf stat ends there too): each said, with the kernel's reason. Whether there was one.
+  bool refused_filter(StatCounting& c) const {
+    if (request_.filters.empty()) return false;
+    const StatReport report = c.read();
+    if (report.units.empty()) return false;
+    const auto& cells = report.units.front().cells;
+    bool any = false;
+    for (std::size_t i = 0; i < cells.size() && i < c.events().events.size(); ++i) {
+      const auto& f = cells[i].count.failure;
+      if (!f || !f->filter_refused) continue;
+      any = true;
+      std::fprintf(stderr, "perfspec stat: cannot count '%s': %s: %s%s%s\n",
+                   c.events().events[i].name.c_str(), f->name.c_str(), f->meaning.c_str(),
+                   f->detail.empty() ? "" : "; ", f->detail.c_str());
+      if (!f->hint.empty()) std::fprintf(stderr, "  %s\n", f->hint.c_str());
+    }
+    return any;
+  }
+
   // One run: open, count until done, read. nullopt: stop with status_ (nothing counted).
   std::optional<StatReport> run_once() {
     counting_.reset();  // the last run's counters closed before the next one's open
@@ -221,6 +241,10 @@ class StatSession {
     previous_ = StatReport{};
     intervals_printed_ = 0;
     stop_ = interval_count_reached_ = timed_out_ = false;
+    if (refused_filter(c)) {  // perf stat's "failed to set filter" ends it before anything runs
+      status_ = 3;
+      return std::nullopt;
+    }
     if (o_.delay_ms > 0 || o_.delay_ms == -1) std::fputs("Events disabled\n", stderr);
     if (int e = c.start()) {
       std::fprintf(stderr, "perfspec stat: cannot run '%s': %s\n", o_.command[0].c_str(), std::strerror(e));

@@ -40,8 +40,10 @@ struct StatOptions {
   std::string color = "auto";                     ///< --color: auto (a terminal), always, never
   int verbose = 0;                                ///< -v
   std::vector<std::string> cgroups;               ///< -G (comma lists, in order)
-  std::string for_each_cgroup;                    ///< --for-each-cgroup
-  bool sync = false;                              ///< -S/--sync: sync(2) before each run
+  /// --filter: (the -e list it follows, by index; the filter), for that list's tracepoints
+  std::vector<std::pair<std::size_t, std::string>> filters;
+  std::string for_each_cgroup;  ///< --for-each-cgroup
+  bool sync = false;            ///< -S/--sync: sync(2) before each run
   std::string pre, post;        ///< --pre, --post: a shell command before and after each run
   bool append = false;          ///< --append: to the -o file
   bool quiet = false;           ///< --quiet: print no counts (the exit status says)

@@ -61,8 +61,11 @@ std::vector<std::pair<CLI::Option*, perfspec::Aggregation>> add_aggregation_flag
 
 void StatCommand::add(CLI::App* sub, perfspec::spec::MachineOptions& machine) {
   app = sub;
-  app->add_option("-e,--event", st.events,
-                  "event list (repeatable); default: " + std::string(perfspec::tools::default_stat_events));
+  event_opt = app->add_option(
+      "-e,--event", st.events,
+      "event list (repeatable); default: " + std::string(perfspec::tools::default_stat_events));
+  filter_opt = app->add_option(
+      "--filter", filters, "a filter for the tracepoints of the -e before it (PERF_EVENT_IOC_SET_FILTER)");
   app->add_option("-M,--metrics", st.metrics,
                   "metrics to compute (repeatable): names or groups of the tables, comma-separated, or "
                   "one 'NAME = EXPR' of perf's metric language")
@@ -135,6 +138,7 @@ int StatCommand::run(const perfspec::spec::MachineOptions& machine) {
                 "-x prints perf's CSV and --format picks perfspec's own output: give one of them");
   // perf: --topdown prints metrics only, unless --metric-only was given either way.
   if (st.topdown && !*metric_only_opt) st.metric_only = true;
+  st.filters = filters_by_list(*app, event_opt, filter_opt, filters);
   if (st.td_level != 0 && !st.topdown) throw Error(ErrorKind::usage, "--td-level goes with --topdown");
   int modes = 0;
   for (auto& [flag, mode] : aggregation_flags)

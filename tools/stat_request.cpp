@@ -75,12 +75,15 @@ class Resolver {
     const bool default_metrics =
         lists.empty() && o_.metrics.empty() && !o_.topdown && default_request(lists, metrics);
     EventSet once;
+    std::vector<std::pair<std::size_t, std::size_t>> ranges;  // each -e list's events
     for (const auto& text : lists) {
       try {
         EventSet one = resolve(text, machine_);
         // perf's words when a written group was split or reordered by PMU (its parse_events)
         if (one.regrouped) std::fputs("WARNING: events were regrouped to match PMUs\n", stderr);
+        const std::size_t first = once.events.size();
         once.append(std::move(one));
+        ranges.emplace_back(first, once.events.size());
       } catch (const Error& e) {
         return report_error(e, text, error_format(o_.format));
       }
@@ -90,14 +93,17 @@ class Resolver {
     for (int level = 0; level < std::min(o_.detailed, 3); ++level)
       once.append(resolve(detailed_stat_events[level], machine_));
     restrict_privilege(once, o_.all_user, o_.all_kernel);  // over :k and :u, as perf's
+    std::vector<std::string> filters = tracepoint_filters(once, ranges, o_.filters);
     if (o_.for_each_cgroup.empty()) {
       out_.set = std::move(once);
+      out_.filters = std::move(filters);
       return 0;
     }
     // --for-each-cgroup: the whole list once per cgroup, in the cgroups' order (as perf expands it).
     for (const auto& name : split_commas(o_.for_each_cgroup)) {
       out_.set.append(EventSet(once));
       out_.cgroups.resize(out_.set.events.size(), name);
+      out_.filters.insert(out_.filters.end(), filters.begin(), filters.end());
     }
     return 0;
   }
@@ -278,6 +284,7 @@ StatTarget stat_target(const StatOptions& o, const StatRequest& request) {
   t.aggregation = o.aggregation;
   t.cache_level = cache_level(o.cache_level);
   t.cgroups = request.cgroups;
+  t.filters = request.filters;
   t.enable_later = o.delay_ms != 0;  // later (-D), or on command (-D -1): not at exec
   return t;
 }

@@ -16,6 +16,7 @@ struct StatRequest {
   EventSet set;                      ///< every -e list, then the metrics' events
   std::vector<StatPlan> plans;       ///< -M, each with where its events start in `set`
   std::vector<std::string> cgroups;  ///< per event: -G's or --for-each-cgroup's cgroup; empty: none
+  std::vector<std::string> filters;  ///< per event: --filter's (empty: none)
 };
 
 /// Throws Error (usage) for options that do not go together, or CPUs (-C) that are not online.

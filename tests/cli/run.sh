@@ -1012,6 +1012,15 @@ err=$(timeout 60 "$bin" stat --control fd:0 -e task-clock -- sleep 0.3 2>&1 </de
 expect stat-control-endless [ "$status" = 0 ] && expect stat-control-endless-once [ "$(grep -c 'longer than 4096 bytes' <<<"$err")" = 1 ]
 err=$("$bin" stat -D -1 -e task-clock true 2>&1); status=$?
 expect stat-delay-needs-control [ "$status" = 2 ]
+# --filter: on the tracepoints of the -e before it (the shell closes fd 7 once, then its other fds)
+out=$("$bin" stat -x, -e syscalls:sys_enter_close --filter 'fd == 7' -e syscalls:sys_enter_close -- sh -c 'exec 7</dev/null; exec 7<&-' 2>&1); status=$?
+expect stat-filter-status [ "$status" = 0 ]
+expect stat-filter-count [ "$(cut -d, -f1 <<<"$out" | head -n 1)" = 1 ]
+expect stat-filter-unfiltered [ "$(cut -d, -f1 <<<"$out" | sed -n 2p)" -gt 1 ]
+err=$("$bin" stat -x, -e syscalls:sys_enter_close --filter 'no_such_field == 1' -- true 2>&1); status=$?
+expect stat-filter-refused [ "$status" = 3 ] && expect stat-filter-refused-text [ "$(head -n 1 <<<"$err")" = "perfspec stat: cannot count 'syscalls:sys_enter_close': EINVAL: the kernel refused the filter \"no_such_field == 1\" (Invalid argument)" ]
+err=$("$bin" stat -e task-clock --filter 'fd == 7' -- true 2>&1); status=$?
+expect stat-filter-not-tracepoint [ "$status" = 2 ] && expect stat-filter-not-tracepoint-text grep -qF "'task-clock' is not a tracepoint" <<<"$err"
 # -C with a CPU this machine does not have.
 err=$("$bin" stat -C 4095 -e task-clock -- true 2>&1); status=$?
 expect stat-missing-cpu [ "$status" = 2 ]
@@ -1784,6 +1793,49 @@ err=$("$bin" record -q -e task-clock --filter 'x == 1' -o "$rec_dir/x.data" -- t
 expect record-filter-not-tracepoint [ "$status" = 2 ] && expect record-filter-not-tracepoint-text grep -qF "'task-clock' is not a tracepoint" <<<"$err"
 err=$("$bin" record -q --filter 'x == 1' -o "$rec_dir/x.data" -- true 2>&1); status=$?
 expect record-filter-no-e [ "$status" = 2 ]
+# -D: sampling from MSEC after the command starts, -1 never (the side-band records from the start),
+# ranges START-END ending the recording with the last (the command ended by SIGTERM), as perf 6.12
+err=$("$bin" record -D -1 -e task-clock -c 10000 -o "$rec_dir/d.data" -- sh -c 'while :; do :; done & sleep 0.3; kill $!' 2>&1); status=$?
+expect record-D-never-status [ "$status" = 0 ] && expect record-D-never-said [ "$(head -n 1 <<<"$err")" = "Events disabled" ]
+out=$("$bin" script --show-task-events -i "$rec_dir/d.data" 2>&1)
+expect record-D-never-no-samples [ "$("$bin" script --samples -i "$rec_dir/d.data" | wc -l)" = 0 ]
+expect record-D-never-side-band grep -qE 'PERF_RECORD_COMM exec: sh:[0-9]+/[0-9]+' <<<"$out"
+err=$("$bin" record -D 200 -e task-clock -c 100000 -o "$rec_dir/d.data" -- sh -c 'while :; do :; done & sleep 0.6; kill $!' 2>&1); status=$?
+expect record-D-status [ "$status" = 0 ] && expect record-D-said [ "$(head -n 2 <<<"$err" | tr '\n' ' ')" = "Events disabled Events enabled " ]
+expect record-D-samples [ "$("$bin" script --samples -i "$rec_dir/d.data" | wc -l)" -gt 0 ]
+start=$(date +%s)
+err=$("$bin" record -D 10-50,100-150 -e task-clock -o "$rec_dir/d.data" -- sleep 5 2>&1); status=$?
+expect record-D-ranges-status [ "$status" = 143 ]
+expect record-D-ranges-said [ "$(grep Events <<<"$err" | tr '\n' ' ')" = "Events disabled Events enabled Events disabled Events enabled Events disabled " ]
+expect record-D-ranges-end [ $(( $(date +%s) - start )) -lt 5 ]
+for bad in 0 abc 50-10 10-20,15-30 -2 10-; do
+  err=$("$bin" record -D "$bad" -o "$rec_dir/x.data" -- true 2>&1); status=$?
+  expect "record-D-refused-$bad" [ "$status" = 2 ] && expect "record-D-refused-$bad-text" grep -qF -- "-D/--delay '$bad': not a delay" <<<"$err"
+done
+# --overwrite: a flight recorder: the buffers keep the newest records, written at the end. Two spinners
+# one after the other, all on CPU 0 (one buffer), each far longer than one page of samples: only the
+# second is left.
+taskset -c 0 "$bin" record -q --overwrite -m 1 -e task-clock -c 100000 -o "$rec_dir/o.data" -- sh -c '
+  sh -c "while :; do :; done" & a=$!; sleep 0.4; kill $a; wait $a
+  sh -c "while :; do :; done" & b=$!; sleep 0.4; kill $b; wait $b
+  echo "$a $b" >"$0"' "$rec_dir/o.pids" 2>/dev/null; status=$?
+read -r first second <"$rec_dir/o.pids"
+pids=$("$bin" script --samples -F pid -i "$rec_dir/o.data" | sort | uniq -c)
+expect record-overwrite-status [ "$status" = 0 ]
+expect record-overwrite-newest grep -qE "^ +[0-9]+ +$second *\$" <<<"$pids"
+expect record-overwrite-oldest-gone lacks -E "^ +[0-9]+ +$first *\$" "$pids"
+expect record-overwrite-one-page [ "$("$bin" script --samples -i "$rec_dir/o.data" | wc -l)" -le $(($(nproc) * 4096 / 32)) ]  # a 1-page buffer a CPU, of 32-byte samples
+# --max-size: the recording ends once its data reach the size, the command by SIGTERM, the file whole
+start=$(date +%s)
+err=$("$bin" record --max-size 64K -e task-clock -c 20000 -o "$rec_dir/m.data" -- sh -c 'while :; do :; done' 2>&1); status=$?
+expect record-max-size-status [ "$status" = 143 ]
+expect record-max-size-said grep -qE '^\[ perfspec record: perf size limit reached \(([6-9][0-9]|[1-9][0-9]{2,}) KB\), stopping session \]$' <<<"$err"
+expect record-max-size-readable [ "$("$bin" script --samples -i "$rec_dir/m.data" | wc -l)" -gt 0 ]
+expect record-max-size-ends [ $(( $(date +%s) - start )) -lt 30 ]
+for bad in 1 10k 1.5M -1K 20KB; do
+  err=$("$bin" record --max-size "$bad" -o "$rec_dir/x.data" -- true 2>&1); status=$?
+  expect "record-max-size-refused-$bad" [ "$status" = 2 ] && expect "record-max-size-refused-$bad-text" grep -qF -- "--max-size '$bad': not a size" <<<"$err"
+done
 # cycles where the machine has no such counter falls back to task-clock (cpu-clock on CPUs), its
 # modifiers kept, as perf 6.12; where it has one, cycles is recorded
 for target in cmd cpus; do
