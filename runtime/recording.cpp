@@ -249,6 +249,7 @@ void Recording::begin(record::PerfDataWriter& out) {
   const Attr& first = r.file_events.front().attr;
   std::vector<std::byte> synthesized;
   synthesize_kernel(first, synthesized);
+  if (r.options.cgroups) synthesize_cgroups(first, synthesized, cgroup_root());
   auto process = [&](int pid) {
     if (synthesize_process(pid, first, synthesized, "/proc", r.options.proc_map_timeout))
       r.map_timeouts.push_back(pid);

@@ -142,6 +142,7 @@ void configure(EventSet& set, const Target& target, const SamplingOptions& o) {
     if (o.mmap_data) a.mmap_data = 1;
     if (o.context_switch) a.context_switch = 1;
     if (o.namespaces) a.namespaces = 1;
+    if (o.cgroup) a.cgroup = 1;
   }
 }
 

@@ -3,6 +3,7 @@
 // does the same from the same files): the kernel's text mapping, and a process's threads and
 // executable mappings.
 #include <dirent.h>
+#include <fcntl.h>
 
 #include <chrono>
 #include <cstring>
@@ -141,6 +142,44 @@ bool synthesize_process(int pid, const Attr& attr, std::vector<std::byte>& out, 
     put_record(out, record::Type::mmap2, record::misc_user, body, trailer);
   }
   return false;
+}
+
+namespace {
+
+// The cgroup at `path` and those below it, depth first: `name` is its path below the mount ("/" for
+// the mount itself). Its id is the kernel's file handle of the folder (8 bytes on kernfs).
+void cgroup_tree(const std::string& path, const std::string& name, std::size_t trailer,
+                 std::vector<std::byte>& out, int depth) {
+  std::uint64_t id = 0;
+  alignas(file_handle) unsigned char buffer[sizeof(file_handle) + sizeof id] = {};
+  auto* handle = reinterpret_cast<file_handle*>(buffer);
+  handle->handle_bytes = sizeof id;
+  int mount_id = 0;
+  if (::name_to_handle_at(AT_FDCWD, path.c_str(), handle, &mount_id, 0) != 0 ||
+      handle->handle_bytes != sizeof id)
+    return;
+  std::memcpy(&id, buffer + sizeof(file_handle), sizeof id);
+  std::vector<std::byte> body;
+  put<std::uint64_t>(body, id);
+  put_cstring(body, name);
+  put_record(out, record::Type::cgroup, 0, body, trailer);
+  if (depth >= 64) return;  // deeper than any cgroup tree: a loop of bind mounts
+  DIR* d = ::opendir(path.c_str());
+  if (!d) return;
+  std::vector<std::string> children;
+  while (dirent* e = ::readdir(d))
+    if (e->d_type == DT_DIR && std::strcmp(e->d_name, ".") != 0 && std::strcmp(e->d_name, "..") != 0)
+      children.emplace_back(e->d_name);
+  ::closedir(d);
+  for (const auto& c : children)
+    cgroup_tree(path + "/" + c, (name == "/" ? "" : name) + "/" + c, trailer, out, depth + 1);
+}
+
+}  // namespace
+
+void synthesize_cgroups(const Attr& attr, std::vector<std::byte>& out, const std::string& root) {
+  if (root.empty()) return;
+  cgroup_tree(root, "/", record::sample_id_size(attr), out, 0);
 }
 
 }  // namespace perfspec::runtime

@@ -415,6 +415,9 @@ void RecordCommand::add(CLI::App* sub, perfspec::spec::MachineOptions& machine) 
                   "sample from MSEC after the command starts (-1: start disabled), or in ranges of ms "
                   "START-END,... (the recording ends with the last)")
       ->type_name("MSEC");
+  app->add_flag(
+      "--all-cgroups", ro.all_cgroups,
+      "record each sample's cgroup, and the cgroups there are (CGROUP records, for script -F cgroup)");
   app->add_flag("--overwrite", ro.overwrite,
                 "overwrite buffers (a flight recorder): the newest records they hold, written at the end");
   app->add_option("--max-size", max_size, "end the recording once its data reach SIZE (B, K, M, G: 200M)")

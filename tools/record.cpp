@@ -370,6 +370,8 @@ runtime::SamplingOptions Recorder::sampling() const {
   s.namespaces = o_.namespaces;
   s.filters = filters_;
   s.overwrite = o_.overwrite;
+  if (o_.all_cgroups) s.sample_type |= record::sample_cgroup;  // perf's --all-cgroups
+  s.cgroup = o_.all_cgroups;
   s.start_disabled = delay_.initial != 0;  // -D: from enable(), the side-band from the start
   return s;
 }
@@ -424,7 +426,8 @@ std::optional<runtime::Recording> Recorder::open(EventSet set, const runtime::Ta
   runtime::RecordingOptions options{.sampling = sampling(),
                                     .cmdline = o_.argv,
                                     .build_ids = !o_.no_buildid,
-                                    .proc_map_timeout = std::chrono::milliseconds(o_.proc_map_timeout_ms)};
+                                    .proc_map_timeout = std::chrono::milliseconds(o_.proc_map_timeout_ms),
+                                    .cgroups = o_.all_cgroups};
   auto rec = runtime::Recording::open(machine_, set, t, options);
   if (fall_back(set, rec, t)) rec = runtime::Recording::open(machine_, set, t, options);
   if (o_.verbose > 1) std::fputs(to_text(rec.events()).c_str(), stderr);

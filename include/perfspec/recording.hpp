@@ -31,6 +31,9 @@ struct RecordingOptions {
   /// The longest a process's /proc/PID/maps is read when the processes that exist are synthesized
   /// (perf record --proc-map-timeout): Recording::map_timeouts() names those cut short.
   std::chrono::milliseconds proc_map_timeout{500};
+  /// A CGROUP record of every cgroup that exists, at the start (synthesize_cgroups; perf record
+  /// --all-cgroups, with SamplingOptions::cgroup for those made later).
+  bool cgroups = false;
 };
 
 /// What a recording wrote, once finished.

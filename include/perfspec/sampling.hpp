@@ -281,6 +281,9 @@ struct SamplingOptions {
   /// With `track`: NAMESPACES records as threads are created or change namespaces (attr.namespaces, perf
   /// record --namespaces).
   bool namespaces = false;
+  /// With `track`: CGROUP records as cgroups are created (attr.cgroup, perf record --all-cgroups;
+  /// each sample's cgroup is sample_type's PERF_SAMPLE_CGROUP).
+  bool cgroup = false;
   /// Per event of the set (by index; a shorter list or an empty string: none), a tracepoint filter set on
   /// each of its fds (PERF_EVENT_IOC_SET_FILTER, perf record --filter). A filter the kernel refuses is the
   /// event's failure (EINVAL: the filter names no field of the tracepoint, or does not parse).
@@ -474,6 +477,13 @@ void synthesize_kernel(const Attr& attr, std::vector<std::byte>& out, const std:
 bool synthesize_process(int pid, const Attr& attr, std::vector<std::byte>& out,
                         const std::string& proc = "/proc",
                         std::chrono::milliseconds map_timeout = std::chrono::milliseconds{500});
+/// A PERF_RECORD_CGROUP for each cgroup under `root` (a cgroup file system's mount: perf's choice is the
+/// hierarchy with the perf_event controller, else the cgroup2 mount), the root itself first as "/": its
+/// id (the kernel's, from name_to_handle_at, as samples' PERF_SAMPLE_CGROUP give it) and its path below
+/// `root`, as perf record --all-cgroups synthesizes them. A folder that cannot be read is left out.
+///
+/// Example: `runtime::synthesize_cgroups(attr, bytes, "/sys/fs/cgroup");`
+void synthesize_cgroups(const Attr& attr, std::vector<std::byte>& out, const std::string& root);
 
 /// What a live reader reads from every buffer, handed on in time order. Each buffer's records come in
 /// time order, but a read of all the buffers, one after another, can take a CPU's record and miss an

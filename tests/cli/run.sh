@@ -1812,6 +1812,24 @@ for bad in 0 abc 50-10 10-20,15-30 -2 10-; do
   err=$("$bin" record -D "$bad" -o "$rec_dir/x.data" -- true 2>&1); status=$?
   expect "record-D-refused-$bad" [ "$status" = 2 ] && expect "record-D-refused-$bad-text" grep -qF -- "-D/--delay '$bad': not a delay" <<<"$err"
 done
+# --all-cgroups: each sample's cgroup, and a CGROUP record of each cgroup there is (perf's mount: the
+# hierarchy with the perf_event controller, else cgroup2): this shell's cgroup names the samples
+if grep -qE '^[^ ]+ [^ ]+ cgroup [^ ]*perf_event' /proc/mounts; then cg=$(sed -n 's/^[0-9]*:[^:]*perf_event[^:]*://p' /proc/self/cgroup)
+elif grep -qE '^[^ ]+ [^ ]+ cgroup2 ' /proc/mounts; then cg=$(sed -n 's/^0:://p' /proc/self/cgroup)
+else cg=; fi
+"$bin" record -q --all-cgroups -e task-clock -o "$rec_dir/cg.data" -- true; status=$?
+hdr=$("$bin" script --header -i "$rec_dir/cg.data" | grep '^# event :' | head -n 1)
+expect record-all-cgroups-status [ "$status" = 0 ]
+expect record-all-cgroups-sample-type grep -qF 'sample_type = IP|TID|TIME|PERIOD|CGROUP,' <<<"$hdr"
+expect record-all-cgroups-attr grep -qF ', cgroup = 1' <<<"$hdr"
+if [ -n "$cg" ]; then
+  out=$("$bin" script -i "$rec_dir/cg.data")
+  expect record-all-cgroups-root grep -qE '^ +swapper +0 +0\.000000: PERF_RECORD_CGROUP cgroup: [0-9]+ /$' <<<"$out"
+  expect record-all-cgroups-own grep -qE "PERF_RECORD_CGROUP cgroup: [0-9]+ $cg\$" <<<"$out"
+  expect record-all-cgroups-samples [ "$("$bin" script --samples -F cgroup -i "$rec_dir/cg.data" | sed 's/^ *//; s/ *$//' | sort -u)" = "$cg" ]
+else
+  echo "skipped: record --all-cgroups's cgroups (no cgroup file system mounted)"
+fi
 # --overwrite: a flight recorder: the buffers keep the newest records, written at the end. Two spinners
 # one after the other, all on CPU 0 (one buffer), each far longer than one page of samples: only the
 # second is left.
