@@ -418,8 +418,6 @@ void RecordCommand::add(CLI::App* sub, perfspec::spec::MachineOptions& machine) 
   app->add_flag(
       "--all-cgroups", ro.all_cgroups,
       "record each sample's cgroup, and the cgroups there are (CGROUP records, for script -F cgroup)");
-  app->add_flag("--overwrite", ro.overwrite,
-                "overwrite buffers (a flight recorder): the newest records they hold, written at the end");
   app->add_option("--max-size", max_size, "end the recording once its data reach SIZE (B, K, M, G: 200M)")
       ->type_name("SIZE");
   app->add_option("--proc-map-timeout", ro.proc_map_timeout_ms,

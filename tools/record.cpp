@@ -369,7 +369,6 @@ runtime::SamplingOptions Recorder::sampling() const {
   s.context_switch = o_.switch_events;
   s.namespaces = o_.namespaces;
   s.filters = filters_;
-  s.overwrite = o_.overwrite;
   if (o_.all_cgroups) s.sample_type |= record::sample_cgroup;  // perf's --all-cgroups
   s.cgroup = o_.all_cgroups;
   s.start_disabled = delay_.initial != 0;  // -D: from enable(), the side-band from the start

@@ -47,10 +47,8 @@ struct RecordOptions {
   bool strict_freq = false;            ///< --strict-freq: -F over the kernel's limit is an error
   unsigned proc_map_timeout_ms = 500;  ///< --proc-map-timeout
   std::string delay;                   ///< -D: MSEC, -1, or ranges START-END,... (record_delay)
-  bool overwrite = false;
-  bool all_cgroups = false;    ///< --all-cgroups: each sample's cgroup, CGROUP records              ///<
-                               ///< --overwrite: the newest records, written at the end
-  std::uint64_t max_size = 0;  ///< --max-size: bytes of data after which the recording ends (0: none)
+  bool all_cgroups = false;            ///< --all-cgroups: each sample's cgroup, CGROUP records
+  std::uint64_t max_size = 0;          ///< --max-size: bytes of data after which the recording ends
   std::string sysfs = "/sys";
   spec::MachineOptions machine;
   std::vector<std::string> command;

@@ -1830,19 +1830,6 @@ if [ -n "$cg" ]; then
 else
   echo "skipped: record --all-cgroups's cgroups (no cgroup file system mounted)"
 fi
-# --overwrite: a flight recorder: the buffers keep the newest records, written at the end. Two spinners
-# one after the other, all on CPU 0 (one buffer), each far longer than one page of samples: only the
-# second is left.
-taskset -c 0 "$bin" record -q --overwrite -m 1 -e task-clock -c 100000 -o "$rec_dir/o.data" -- sh -c '
-  sh -c "while :; do :; done" & a=$!; sleep 0.4; kill $a; wait $a
-  sh -c "while :; do :; done" & b=$!; sleep 0.4; kill $b; wait $b
-  echo "$a $b" >"$0"' "$rec_dir/o.pids" 2>/dev/null; status=$?
-read -r first second <"$rec_dir/o.pids"
-pids=$("$bin" script --samples -F pid -i "$rec_dir/o.data" | sort | uniq -c)
-expect record-overwrite-status [ "$status" = 0 ]
-expect record-overwrite-newest grep -qE "^ +[0-9]+ +$second *\$" <<<"$pids"
-expect record-overwrite-oldest-gone lacks -E "^ +[0-9]+ +$first *\$" "$pids"
-expect record-overwrite-one-page [ "$("$bin" script --samples -i "$rec_dir/o.data" | wc -l)" -le $(($(nproc) * 4096 / 32)) ]  # a 1-page buffer a CPU, of 32-byte samples
 # --max-size: the recording ends once its data reach the size, the command by SIGTERM, the file whole
 start=$(date +%s)
 err=$("$bin" record --max-size 64K -e task-clock -c 20000 -o "$rec_dir/m.data" -- sh -c 'while :; do :; done' 2>&1); status=$?
