@@ -25,6 +25,7 @@
 #include "perfspec/stat_counting.hpp"
 #include "spec/printable.hpp"
 #include "tools/control.hpp"
+#include "tools/live.hpp"
 #include "tools/signals.hpp"
 #include "tools/stat_request.hpp"
 
@@ -207,17 +208,15 @@ class StatSession {
     if (request_.filters.empty()) return false;
     const StatReport report = c.read();
     if (report.units.empty()) return false;
-    const auto& cells = report.units.front().cells;
+    std::vector<std::optional<runtime::Failure>> failures;
+    for (const auto& cell : report.units.front().cells) failures.push_back(cell.count.failure);
+    failures.resize(c.events().events.size());
+    auto refused = [&](std::size_t i) { return failures[i] && failures[i]->filter_refused; };
     bool any = false;
-    for (std::size_t i = 0; i < cells.size() && i < c.events().events.size(); ++i) {
-      const auto& f = cells[i].count.failure;
-      if (!f || !f->filter_refused) continue;
-      any = true;
-      std::fprintf(stderr, "perfspec stat: cannot count '%s': %s: %s%s%s\n",
-                   c.events().events[i].name.c_str(), f->name.c_str(), f->meaning.c_str(),
-                   f->detail.empty() ? "" : "; ", f->detail.c_str());
-      if (!f->hint.empty()) std::fprintf(stderr, "  %s\n", f->hint.c_str());
-    }
+    for (std::size_t i = 0; i < failures.size(); ++i) any = any || refused(i);
+    if (any)
+      (void)say_open_failures("stat", "count", c.events(), failures,
+                              [&](std::size_t i) { return !refused(i); });
     return any;
   }
 
