@@ -368,7 +368,7 @@ Sampler Sampler::open(const EventSet& set, const Target& target, const SamplingO
   oo.filters = options.filters;
   const bool on_exec = target.enable_on_exec;
   const std::size_t tracking = immediate ? sampled.events.size() - 1 : sampled.events.size();
-  impl->tracking = tracking;
+  if (immediate) impl->tracking = tracking;
   // The tracking event starts as it opens, or at a command's exec when the others wait for enable().
   auto prepare = [on_exec, tracking, later = options.start_disabled](Attr& a, bool leader,
                                                                      std::size_t event) {

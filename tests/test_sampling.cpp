@@ -668,6 +668,23 @@ TEST_CASE("sampler options a program gets wrong are usage errors") {
   CHECK(k.open_fds.empty());
 }
 
+TEST_CASE("sampler poll: overwrite buffers are waited on for their hangup only, forward ones for data") {
+  auto set = resolve("task-clock", live());
+  for (bool overwrite : {false, true}) {
+    FakeKernel k;
+    runtime::SamplingOptions o;
+    o.overwrite = overwrite;
+    auto s = runtime::Sampler::open(set, runtime::Target::system_wide(), o, k);
+    std::vector<short> asked;
+    k.poll_script = [&](::pollfd* fds, std::size_t n, int) {
+      for (std::size_t i = 0; i < n; ++i) asked.push_back(fds[i].events);
+      return 0;
+    };
+    CHECK(s.poll(10).state == runtime::Wakeup::timeout);
+    CHECK(asked == std::vector<short>(2, overwrite ? 0 : POLLIN));
+  }
+}
+
 TEST_CASE("sampler poll: EINTR repeated, a hung-up buffer left out, all hung up is target_gone") {
   auto set = resolve("task-clock", live());
   FakeKernel k;
