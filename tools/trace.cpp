@@ -367,16 +367,20 @@ int Tracer::run() {
   runtime::Target t = target(set->events.size());
   std::string call_graph = o_.call_graph.empty() && o_.max_stack ? "dwarf" : o_.call_graph;  // perf's
   runtime::SamplingOptions so = sampling(words, kinds, *set, t, call_graph);
-  auto sampler = runtime::Sampler::open(*set, t, so);
-  if (!say_open_failures("trace", "trace", *set, sampler.failures(),
-                         [&](std::size_t i) { return sampler.opened(i); }))
-    return 3;
+  // The -o file is made, and a stop signal counted, before the events are opened, as perf does: a
+  // Ctrl-C while they are set up (slow where there are many CPUs, or under emulation) ends the trace
+  // with its summary, not perfspec by the signal with nothing written.
   if (!o_.output.empty()) {
     file_.reset(std::fopen(o_.output.c_str(), "w"));
     if (!file_)
       throw Error(ErrorKind::io, fmt::format("cannot write '{}': {}", o_.output, std::strerror(errno)));
     out_ = file_.get();
   }
+  catch_stop_signals();
+  auto sampler = runtime::Sampler::open(*set, t, so);
+  if (!say_open_failures("trace", "trace", *set, sampler.failures(),
+                         [&](std::size_t i) { return sampler.opened(i); }))
+    return 3;
   record::Tracepoints formats_of_events = record::Tracepoints::from_tracefs(machine_, *set);
   record::Formats formats;
   std::vector<TraceEvent> trace_events;
@@ -411,7 +415,6 @@ int Tracer::run() {
     if (!write_through_signals(out, text))
       throw Error(ErrorKind::io, fmt::format("cannot write '{}': {}", where, std::strerror(errno)));
   });
-  catch_stop_signals();
   if (t.kind == runtime::Target::Kind::cpus || !t.threads.empty())
     sampler.enable();  // a command of its own starts its events at exec; one beside -p/-a only times
   if (child_)
