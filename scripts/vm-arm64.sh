@@ -52,19 +52,29 @@ case "$mode" in
     # -icount shift=0 on one CPU (deterministic: a cycle is an instruction, inst_retired exists).
     [ $build = 1 ] && flock /tmp/perfspec-build.lock "$root/scripts/build.sh" arm64 >/dev/null
     status=0
+    # Each stage's output is kept too: what failed is said again at the end, where a log cut to its
+    # last lines (CI's report) still shows it.
+    log=$(mktemp)
+    stage() { "$0" "$@" 2>&1 | tee -a "$log"; }
     echo "== arm64 tests: $cpu, $smp CPUs ($(date +%T))" >&2
     # With Debian's arm64 perf 6.1 and 6.12 as references (tests/arm64/run.sh compares attrs and counts).
     inner=(--no-build --cpu "$cpu" --mem "$mem" --timeout "$timeout")
-    "$0" "${inner[@]}" --perf --smp "$smp" -- sh /opt/perfspec-tests/run.sh || status=1
+    stage "${inner[@]}" --perf --smp "$smp" -- sh /opt/perfspec-tests/run.sh || status=1
     echo "== arm64 tests: $cpu, 1 CPU, -icount shift=0 ($(date +%T))" >&2
-    "$0" "${inner[@]}" --perf --smp 1 --icount 0 -- sh /opt/perfspec-tests/run.sh || status=1
+    stage "${inner[@]}" --perf --smp 1 --icount 0 -- sh /opt/perfspec-tests/run.sh || status=1
     echo "== arm64 tests: the unit suite in the guest, $smp CPUs ($(date +%T))" >&2
-    "$0" "${inner[@]}" --smp "$smp" --with-source --mem 2048 -- sh /opt/perfspec-tests/unit.sh "$root/build-arm64" "$root" ||
+    stage "${inner[@]}" --smp "$smp" --with-source --mem 2048 -- sh /opt/perfspec-tests/unit.sh "$root/build-arm64" "$root" ||
       status=1
     echo "== arm64 tests: the CLI suite in the guest, $smp CPUs ($(date +%T))" >&2
     # (its 800 checks under emulation passed 900 s on a slower CI machine: twice the time given)
-    "$0" "${inner[@]}" --timeout $((timeout * 2)) --smp "$smp" --with-source --userland --mem 2048 -- \
+    stage "${inner[@]}" --timeout $((timeout * 2)) --smp "$smp" --with-source --userland --mem 2048 -- \
       bash /opt/perfspec-tests/cli.sh "$root/build-arm64" "$root" || status=1
+    if [ $status != 0 ]; then
+      # doctest's failed checks (the test case, the check, its values) and the suites' FAIL lines
+      echo "== arm64 tests: what failed"
+      grep -E '^TEST CASE:|ERROR:|^  values:|^FAIL |^not ok|timed out' "$log" | head -n 60
+    fi
+    rm -f "$log"
     exit $status
     ;;
   *) usage ;;
