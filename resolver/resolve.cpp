@@ -115,6 +115,34 @@ ResolvedEvent& Resolver::start_for_type(Events& out, const ast::Event& ev, std::
 
 const std::vector<const Pmu*>& Resolver::cores() const { return machine_.core_pmus(); }
 
+namespace {
+std::vector<std::string_view> pmu_names_of(const std::vector<const Pmu*>& pmus) {
+  std::vector<std::string_view> names;
+  for (const Pmu* p : pmus) names.push_back(p->name());
+  return names;
+}
+std::vector<std::string_view> pmu_names_of(const Resolver::Named& found) {
+  std::vector<std::string_view> names;
+  for (const auto& t : found) names.push_back(t.first->name());
+  return names;
+}
+}  // namespace
+
+// The PMUs that have an alias of the event's name, but those the filter leaves out (into `kept`): an
+// error when only those have it.
+const Resolver::Named& Resolver::aliases_named(const ast::Event& ev, Named& kept) const {
+  const Named& found = machine_.aliases_named(ev.name);
+  if (options_.pmu_filter.empty()) return found;
+  for (const auto& target : found)
+    if (!filtered_out(target.first->name())) kept.push_back(target);
+  if (kept.empty() && !found.empty())
+    throw Error(ErrorKind::unknown_name,
+                fmt::format("PMU '{}' has no event '{}' (--cputype)", options_.pmu_filter, ev.name),
+                ev.name_span,
+                fmt::format("'{}' is an event of {}", ev.name, fmt::join(pmu_names_of(found), ", ")));
+  return kept;
+}
+
 // The PMU the kernel hands an event of `type` to, and its name: nullptr (and the name perf shows)
 // for software, tracepoint and breakpoint events, which every kernel registers, and for a hardware
 // event on a machine without a core PMU.
@@ -156,7 +184,14 @@ void Resolver::generic(const ast::Event& ev, std::uint32_t type, std::uint64_t c
   bool symbolic = ev.kind == ast::EventKind::named || ev.kind == ast::EventKind::pmu;
   if (symbolic && (type == spec::type_hardware || type == spec::type_hw_cache)) {
     const auto& c = cores();
-    if (c.size() > 1) targets = c;
+    if (c.size() > 1)
+      for (const Pmu* p : c)
+        if (!filtered_out(p->name())) targets.push_back(p);
+    if (c.size() > 1 && targets.empty())
+      throw Error(ErrorKind::unknown_name,
+                  fmt::format("'{}' is counted by the core PMUs ({}), and --cputype picks '{}'", ev.name,
+                              fmt::join(pmu_names_of(c), ", "), options_.pmu_filter),
+                  ev.name_span);
   }
   auto make = [&](const Pmu* pmu) {
     ResolvedEvent& e = pmu ? start(out, ev, pmu->name(), pmu) : start_for_type(out, ev, type);
@@ -242,7 +277,7 @@ void Resolver::resolve_named(const ast::Event& ev, Events& out) {
   if (symbol) return generic(ev, symbol->type, symbol->config, out);
   // A bare name resolved before as an alias (the memo keeps only those): it is no tool or cache
   // name, so those checks are not made again.
-  if (ev.kind == ast::EventKind::named)
+  if (ev.kind == ast::EventKind::named && options_.pmu_filter.empty())
     if (const auto* known = remembered_name(n)) return on_known_name(ev, *known, out);
   if (ev.kind == ast::EventKind::named)
     if (ToolEvent tool = tool_event(n); tool != ToolEvent::none) {
@@ -262,11 +297,13 @@ void Resolver::resolve_named(const ast::Event& ev, Events& out) {
     return generic(ev, spec::type_hw_cache, cache->event.config(), out);
   }
   if (ev.kind == ast::EventKind::pmu) return resolve_pmu_form(ev, out);
-  if (const auto& found = machine_.aliases_named(n); !found.empty()) {
+  Named kept;
+  if (const auto& found = aliases_named(ev, kept); !found.empty()) {
     on_each_target(ev, found, out, [&](const auto& target, const ast::Term& t) {
       on_pmu(ev, *target.first, out, KnownName{&t, target.second});
     });
-    return remember_name(n, found);
+    if (options_.pmu_filter.empty()) remember_name(n, found);
+    return;
   }
   if (n.find("::") != std::string::npos)
     throw Error(ErrorKind::unknown_name, fmt::format("unknown event '{}'", n), ev.name_span,
@@ -319,6 +356,7 @@ void Resolver::resolve_pmu_form(const ast::Event& ev, Events& out) {
   if (const Pmu* pmu = machine_.find_pmu(ev.name)) return on_pmu(ev, *pmu, out);
   // Folders without a readable `type` are not PMUs.
   auto matches = machine_.pmu_names() | ranges::views::filter([&](const std::string& n) {
+                   if (filtered_out(n)) return false;
                    if (spec::pmu_name_matches(ev.name, n)) return machine_.pmu(n) != nullptr;
                    // or by its `alias` file; a PMU that cannot be read is not one the name asked for
                    try {
@@ -334,9 +372,11 @@ void Resolver::resolve_pmu_form(const ast::Event& ev, Events& out) {
     // write `UNC_ARB_DAT_OCCUPANCY.RD@cmask\=1@`): that event on every PMU that has it, all or nothing.
     // (A PMU that cannot be read while looking for the name does not hide that no PMU has it.)
     const std::vector<std::pair<const Pmu*, const spec::Alias*>>* named = nullptr;
+    Named kept;
     try {
-      named = &machine_.aliases_named(ev.name);
+      named = &aliases_named(ev, kept);
     } catch (const Error&) {
+      if (!options_.pmu_filter.empty()) throw;  // the filter's own error: on no PMU it picks
     }
     if (named && !named->empty()) {
       const auto& found = *named;
@@ -421,6 +461,22 @@ void Resolver::resolve_event(const ast::Event& ev, Events& out) {
 
 void resolve(const ast::EventList& list, const spec::Machine& machine, EventSet& out) {
   resolver::Resolver(list, machine).run(out);
+}
+
+void resolve(const ast::EventList& list, const spec::Machine& machine, EventSet& out,
+             const ResolveOptions& options) {
+  resolver::Resolver(list, machine, &options).run(out);
+}
+
+void resolve(std::string_view text, const spec::Machine& machine, EventSet& out,
+             const ResolveOptions& options) {
+  resolve(parse(text), machine, out, options);
+}
+
+EventSet resolve(std::string_view text, const spec::Machine& machine, const ResolveOptions& options) {
+  EventSet set;
+  resolve(text, machine, set, options);
+  return set;
 }
 
 EventSet resolve(const ast::EventList& list, const spec::Machine& machine) {

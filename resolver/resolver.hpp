@@ -12,6 +12,7 @@
 
 #include "perfspec/ast.hpp"
 #include "perfspec/event_set.hpp"
+#include "perfspec/resolve.hpp"
 #include "perfspec/spec.hpp"
 #include "resolver/memo.hpp"
 #include "resolver/suggest.hpp"
@@ -76,12 +77,19 @@ using spec::has_glob;
 // Everything one event string resolves through.
 class Resolver {
  public:
-  Resolver(const ast::EventList& list, const Machine& machine) : list_(list), machine_(machine) {}
+  Resolver(const ast::EventList& list, const Machine& machine, const ResolveOptions* options = nullptr)
+      : list_(list), machine_(machine), options_(options ? *options : no_options()) {}
   void run(EventSet& set);
+  using Named = std::vector<std::pair<const Pmu*, const spec::Alias*>>;  // PMUs with an alias of a name
 
  private:
   const ast::EventList& list_;
   const Machine& machine_;
+  const ResolveOptions& options_;  // the caller's, which outlive the Resolver
+  static const ResolveOptions& no_options() {
+    static const ResolveOptions none;
+    return none;
+  }
   // perf's "events were regrouped to match PMUs": a written group split or reordered; not said when a
   // PMU name matched several PMUs (perf's wild_card_pmus).
   bool regrouped_ = false;
@@ -126,6 +134,10 @@ class Resolver {
                     bool from_alias) const;
   [[noreturn]] void unknown_term(const ast::Term& t, std::string_view what, const Pmu* pmu) const;
   const std::vector<const Pmu*>& cores() const;
+  bool filtered_out(std::string_view pmu) const {
+    return !options_.pmu_filter.empty() && pmu != options_.pmu_filter;
+  }
+  const Named& aliases_named(const ast::Event& ev, Named& kept) const;
   unsigned max_precise_for(const ResolvedEvent& e) const;
   std::pair<std::string_view, const Pmu*> pmu_of_type(std::uint32_t type) const;
   // Every name a bare event could have meant; views of names the Machine and the tables keep.

@@ -108,9 +108,10 @@ std::string attr_input_error(std::string_view text) {
   return "no error";
 }
 
-std::string error_of(std::string_view text, const perfspec::spec::Machine& machine) {
+std::string error_of(std::string_view text, const perfspec::spec::Machine& machine,
+                     const perfspec::ResolveOptions& options) {
   try {
-    perfspec::resolve(text, machine);
+    perfspec::resolve(text, machine, options);
   } catch (const perfspec::Error& e) {
     return perfspec::render(e, text);
   }

@@ -77,7 +77,8 @@ inline perfspec::spec::MachineOptions no_libpfm4() {
 /// The message of the error decode's input reader (parse_attr_input) gives `text`, or "no error".
 std::string attr_input_error(std::string_view text);
 /// The rendered diagnostic of parse+resolve, or "" when it resolves.
-std::string error_of(std::string_view text, const perfspec::spec::Machine& machine);
+std::string error_of(std::string_view text, const perfspec::spec::Machine& machine,
+                     const perfspec::ResolveOptions& options = {});
 /// The kind of the error resolving `text` gives, by name ("machine description"), or "resolved".
 inline std::string error_kind_of(std::string_view text, const perfspec::spec::Machine& machine) {
   try {

@@ -184,6 +184,42 @@ TEST_CASE("hybrid: generic hardware and cache events become one per core PMU wit
   CHECK(test::error_of("cpu/event=1/", adl()).find("unknown PMU 'cpu'") != std::string::npos);
 }
 
+TEST_CASE("a PMU filter (stat --cputype): lookups across PMUs pick that one; a PMU written stays") {
+  // each event's PMU and attr, a `|` apart (a difference shows whole)
+  auto filtered = [](std::string_view text, const Machine& m, const char* pmu) {
+    std::string out;
+    for (const auto& e : perfspec::resolve(text, m, {.pmu_filter = pmu}).events)
+      out += (out.empty() ? "" : "|") + e.pmu + " " + test::attr_summary(e.attr);
+    return out;
+  };
+  // generic events fanned out over the core PMUs, and an alias both have
+  CHECK(filtered("cycles,L1-dcache-load-misses,mem-loads", adl(), "cpu_atom") ==
+        "cpu_atom type=0 config=0xa00000000|cpu_atom type=3 config=0xa00010000|cpu_atom type=10 config=0x5d0 "
+        "config1=0x3");
+  CHECK(filtered("instructions:u", adl(), "cpu_core") ==
+        "cpu_core type=0 config=0x400000001 exclude_kernel=1 exclude_hv=1");
+  // a PMU by its own name is as written, whatever the filter; literal events are no lookup
+  CHECK(filtered("cpu_core/event=0x3c/,r1a8,task-clock", adl(), "cpu_atom") ==
+        "cpu_core type=4 config=0x3c|cpu_core type=4 config=0x1a8|software type=1 config=0x1");
+  // a wildcard PMU name matches the filter's PMU only
+  auto set = perfspec::resolve("imc/cas_count_read/", skx(), {.pmu_filter = "uncore_imc_3"});
+  REQUIRE(set.events.size() == 1);
+  CHECK(set.events[0].pmu == "uncore_imc_3");
+  // an alias only another PMU has: said, with where it is
+  CHECK(test::error_of("topdown-heavy-ops", adl(), {.pmu_filter = "cpu_atom"}) ==
+        "event syntax error: 'topdown-heavy-ops'\n"
+        "                     \\___ PMU 'cpu_atom' has no event 'topdown-heavy-ops' (--cputype)\n"
+        "help: 'topdown-heavy-ops' is an event of cpu_core\n");
+  CHECK(test::error_of("cycles", adl(), {.pmu_filter = "msr"}) ==
+        "event syntax error: 'cycles'\n"
+        "                     \\___ 'cycles' is counted by the core PMUs (cpu_atom, cpu_core), and --cputype "
+        "picks 'msr'\n");
+  // the memo of names resolved is neither used nor filled under a filter
+  CHECK(filtered("mem-loads", adl(), "cpu_core") == "cpu_core type=4 config=0x1cd config1=0x3");
+  CHECK(summaries("mem-loads", adl()).size() == 2);
+  CHECK(filtered("mem-loads", adl(), "cpu_atom") == "cpu_atom type=10 config=0x5d0 config1=0x3");
+}
+
 TEST_CASE("wildcard and glob PMU names") {
   auto set = perfspec::resolve("imc/cas_count_read/", skx());
   REQUIRE(set.events.size() == 6);

@@ -77,7 +77,7 @@ struct StatCommand {
   std::string separator;
   bool no_inherit = false;
   CLI::Option *pid_opt = nullptr, *format_opt = nullptr, *separator_opt = nullptr, *metric_only_opt = nullptr,
-              *big_num_opt = nullptr, *event_opt = nullptr, *filter_opt = nullptr;
+              *big_num_opt = nullptr, *event_opt = nullptr, *filter_opt = nullptr, *cputype_opt = nullptr;
   std::vector<std::string> filters;  // --filter, each for the -e before it
   bool big_num = true;               // -B, --no-big-num: perf's default; perfspec never groups digits
   std::vector<std::pair<CLI::Option*, perfspec::Aggregation>> aggregation_flags;
@@ -142,7 +142,8 @@ struct RecordCommand {
               *filter_opt = nullptr, *compression_opt = nullptr;
   int pid = 0;
   std::uint64_t period = 0;
-  std::string freq, tids, max_size;
+  std::string freq, tids, max_size, user_regs, intr_regs;
+  CLI::Option *user_regs_opt = nullptr, *intr_regs_opt = nullptr;
   std::vector<std::string> filters;
   bool no_inherit = false;
   bool timestamp = false;     // -T: accepted; perfspec record always samples the time

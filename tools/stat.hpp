@@ -36,6 +36,8 @@ struct StatOptions {
   bool perf_json = false;                         ///< -j
   bool metric_only = false;                       ///< --metric-only
   bool topdown = false;                           ///< --topdown: -M TopdownL<td_level>, metric-only
+  std::string cputype;                            ///< --cputype: the PMU cross-PMU lookups pick (perf's)
+  bool transaction = false;                       ///< -T: -M transaction (and neither --topdown nor defaults)
   unsigned td_level = 0;                          ///< --td-level (0: 1)
   std::string color = "auto";                     ///< --color: auto (a terminal), always, never
   int verbose = 0;                                ///< -v

@@ -108,6 +108,14 @@ void StatCommand::add(CLI::App* sub, perfspec::spec::MachineOptions& machine) {
   app->add_flag("-j,--json-output", st.perf_json, "print counts as perf stat -j does (JSON lines)");
   app->add_flag("--topdown", st.topdown,
                 "Top-down analysis: the tables' TopdownL1 metrics (or --td-level's), as --metric-only");
+  cputype_opt =
+      app->add_option("--cputype", st.cputype,
+                      "the PMU that events found on several PMUs are counted on (a hybrid machine's "
+                      "core or atom: cpu_core, cpu_atom); before -e and -M, as perf")
+          ->type_name("TYPE");
+  app->add_flag("-T,--transaction", st.transaction,
+                "the tables' transaction metrics (hardware transactional memory), as -M transaction; "
+                "no default events, no --topdown beside them (as perf)");
   app->add_option("--td-level", st.td_level, "with --topdown: the Top-down level (1, 2, ...)")
       ->type_name("N")
       ->check(CLI::Range(0u, 9u));
@@ -136,8 +144,15 @@ int StatCommand::run(const perfspec::spec::MachineOptions& machine) {
     // exclude each other.
     throw Error(ErrorKind::usage,
                 "-x prints perf's CSV and --format picks perfspec's own output: give one of them");
+  // perf: --cputype applies to the -e and -M after it only, and it refuses it after one
+  if (*cputype_opt)
+    for (const CLI::Option* o : app->parse_order()) {
+      if (o == cputype_opt) break;
+      if (o == event_opt || o->check_lname("metrics"))
+        throw Error(ErrorKind::usage, "--cputype goes before the events and metrics (-e, -M) it applies to");
+    }
   // perf: --topdown prints metrics only, unless --metric-only was given either way.
-  if (st.topdown && !*metric_only_opt) st.metric_only = true;
+  if (st.topdown && !st.transaction && !*metric_only_opt) st.metric_only = true;  // (-T: no --topdown)
   st.filters = filters_by_list(*app, event_opt, filter_opt, filters);
   if (st.td_level != 0 && !st.topdown) throw Error(ErrorKind::usage, "--td-level goes with --topdown");
   int modes = 0;

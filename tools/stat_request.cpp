@@ -70,15 +70,22 @@ class Resolver {
     if (o_.null_run) return 0;
     std::vector<std::string> lists = o_.events;
     std::vector<std::string> metrics = o_.metrics;
-    if (o_.topdown)
+    // perf's -T is -M transaction after -M's metrics, and it takes the place of --topdown and of the
+    // default events (its add_default_attributes returns with it)
+    if (o_.transaction) {
+      if (int status = transaction_request(metrics)) return status;
+    } else if (o_.topdown) {
       if (int status = topdown_request(metrics)) return status;
-    const bool default_metrics =
-        lists.empty() && o_.metrics.empty() && !o_.topdown && default_request(lists, metrics);
+    }
+    const bool default_metrics = lists.empty() && o_.metrics.empty() && !o_.topdown && !o_.transaction &&
+                                 default_request(lists, metrics);
+    ResolveOptions resolve_options;
+    if (!o_.cputype.empty()) resolve_options.pmu_filter = cputype_pmu();
     EventSet once;
     std::vector<std::pair<std::size_t, std::size_t>> ranges;  // each -e list's events
     for (const auto& text : lists) {
       try {
-        EventSet one = resolve(text, machine_);
+        EventSet one = resolve(text, machine_, resolve_options);
         // perf's words when a written group was split or reordered by PMU (its parse_events)
         if (one.regrouped) std::fputs("WARNING: events were regrouped to match PMUs\n", stderr);
         const std::size_t first = once.events.size();
@@ -105,6 +112,33 @@ class Resolver {
       out_.cgroups.resize(out_.set.events.size(), name);
       out_.filters.insert(out_.filters.end(), filters.begin(), filters.end());
     }
+    return 0;
+  }
+
+  // perf's --cputype: a PMU named so, or uncore_ or cpu_ and so (perf_pmus__pmu_for_pmu_filter), in
+  // the order the machine lists them; a usage error when there is none, as perf's "is not supported".
+  std::string cputype_pmu() const {
+    const std::string& t = o_.cputype;
+    for (const std::string& n : machine_.pmu_names())
+      if (n == t || n == "uncore_" + t || n == "cpu_" + t) return n;
+    throw Error(
+        ErrorKind::usage,
+        fmt::format("--cputype {}: this machine has no PMU named '{}', 'cpu_{}' or 'uncore_{}'", t, t, t, t),
+        fmt::format("its PMUs: {}", fmt::join(machine_.pmu_names(), ", ")));
+  }
+
+  // perf's -T: the tables' transaction metrics (a group, or a metric of that name), or an error as perf's
+  // "Missing transaction metrics". 0, or the status of the error said.
+  int transaction_request(std::vector<std::string>& metrics) const {
+    const auto defs = metric::machine_metrics(machine_);
+    if (std::none_of(defs.begin(), defs.end(), [](const auto& d) {
+          return d.name == "transaction" || metric::in_group(d, "transaction");
+        }))
+      return report_error(
+          Error(ErrorKind::machine, "-T/--transaction: this machine's tables have no transaction metrics",
+                "see perfspec list --metrics"),
+          error_format(o_.format));
+    metrics.push_back("transaction");
     return 0;
   }
 

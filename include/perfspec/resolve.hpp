@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
 #pragma once
+#include <string>
 #include <string_view>
 
 #include "perfspec/ast.hpp"
@@ -7,6 +8,15 @@
 #include "perfspec/spec.hpp"
 
 namespace perfspec {
+
+/// How names are looked up.
+struct ResolveOptions {
+  /// perf stat's --cputype: the one PMU (by its name) that the lookups made across PMUs may pick: a
+  /// name found as an alias of several PMUs, a PMU name written as a wildcard (`imc/.../`), a generic
+  /// hardware or cache event fanned out over a hybrid machine's core PMUs. A PMU written by its own
+  /// name stays as written. Empty: every PMU.
+  std::string pmu_filter;
+};
 
 /// Resolve a parsed event list against a machine's PMUs. Pure: reads sysfs files through `machine`
 /// only. Throws perfspec::Error positioned on the offending text.
@@ -33,5 +43,11 @@ EventSet resolve(std::string_view text, const spec::Machine& machine);
 void resolve(std::string_view text, const spec::Machine& machine, EventSet& out);
 /// The same from a parsed list.
 void resolve(const ast::EventList& list, const spec::Machine& machine, EventSet& out);
+/// Any of them with options (ResolveOptions): `resolve(text, machine, {.pmu_filter = "cpu_atom"})`.
+EventSet resolve(std::string_view text, const spec::Machine& machine, const ResolveOptions& options);
+void resolve(std::string_view text, const spec::Machine& machine, EventSet& out,
+             const ResolveOptions& options);
+void resolve(const ast::EventList& list, const spec::Machine& machine, EventSet& out,
+             const ResolveOptions& options);
 
 }  // namespace perfspec
