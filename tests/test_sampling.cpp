@@ -15,6 +15,10 @@
 #include <sys/resource.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
+#if defined(__aarch64__)
+#include <asm/hwcap.h>
+#include <sys/auxv.h>
+#endif
 #include <time.h>
 #include <unistd.h>
 
@@ -683,6 +687,42 @@ TEST_CASE("sampler poll: overwrite buffers are waited on for their hangup only, 
     CHECK(s.poll(10).state == runtime::Wakeup::timeout);
     CHECK(asked == std::vector<short>(2, overwrite ? 0 : POLLIN));
   }
+}
+
+TEST_CASE("sample_register_masks: the general registers, the extended ones where the kernel's probe opens") {
+  FakeKernel refusing;
+  refusing.refuse = [](const Attr&) { return EOPNOTSUPP; };
+  const auto base = runtime::sample_register_masks(refusing);
+  FakeKernel opening;
+  const auto more = runtime::sample_register_masks(opening);
+  CHECK(opening.open_fds.empty());  // each probe closed
+#if defined(__x86_64__)
+  CHECK(base.user == 0xff0fff);  // AX .. R15 but DS, ES, FS, GS
+  CHECK(base.intr == 0xff0fff);
+  CHECK(more.user == 0xff0fff);
+  CHECK(more.intr == (0xff0fffULL | 0xffffffff00000000ULL));  // XMM0 .. XMM15, two numbers each
+  REQUIRE(opening.opens.size() == 1);
+  const FakeKernel::Open& o = opening.opens[0];
+  CHECK(o.attr.type == PERF_TYPE_HARDWARE);
+  CHECK(o.attr.config == PERF_COUNT_HW_CPU_CYCLES);
+  CHECK(o.attr.sample_type == PERF_SAMPLE_REGS_INTR);
+  CHECK(o.attr.sample_regs_intr == 0xffffffff00000000ULL);
+  CHECK(o.attr.precise_ip == 1);
+  CHECK(o.attr.sample_period == 1);
+  CHECK((o.attr.disabled == 1 && o.attr.exclude_kernel == 1));
+  CHECK((o.pid == 0 && o.cpu == -1 && o.group_fd == -1));
+#elif defined(__aarch64__)
+  CHECK(base.user == 0x1ffffffffULL);  // x0 .. x30, sp, pc
+  CHECK(base.intr == 0x1ffffffffULL);
+  CHECK(more.intr == 0x1ffffffffULL);
+  // vg, the SVE vector length, only where the CPU has SVE (and then a probe asked for it)
+  const bool sve = (::getauxval(AT_HWCAP) & HWCAP_SVE) != 0;
+  CHECK(more.user == (sve ? 0x1ffffffffULL | (1ULL << 46) : 0x1ffffffffULL));
+  CHECK(opening.opens.size() == (sve ? 1u : 0u));
+#else
+  CHECK(base.user == 0);
+  CHECK(more.intr == 0);
+#endif
 }
 
 TEST_CASE("sampler poll: EINTR repeated, a hung-up buffer left out, all hung up is target_gone") {

@@ -27,8 +27,12 @@ std::pair<std::vector<std::string>, std::vector<std::string>> split_stat_command
   };
   // perf's options whose value may only be attached (PARSE_OPT_OPTARG): --per-cache=L2, -z3,
   // --compression-level=3; the next word is never theirs
-  auto attached_only = [](const std::string& name) {
-    return name == "--per-cache" || name == "-z" || name == "--compression-level";
+  auto attached_only = [&](const std::string& name) {
+    const CLI::Option* opt = stat.get_option_no_throw(name);
+    if (opt == nullptr) return false;
+    for (const char* lname : {"per-cache", "compression-level", "user-regs", "intr-regs"})
+      if (opt->check_lname(lname)) return true;
+    return false;
   };
   // An option whose value may be left out (trace's -F) takes the next word only when it is no option
   // (perf's PARSE_OPT_LASTARG_DEFAULT).

@@ -7,7 +7,9 @@
 
 #include <fmt/format.h>
 
+#include "perfspec/sampling.hpp"
 #include "tools/control.hpp"
+#include "tools/registers.hpp"
 
 namespace perfspec::tools::cli {
 
@@ -420,6 +422,17 @@ void RecordCommand::add(CLI::App* sub, perfspec::spec::MachineOptions& machine) 
       "record each sample's cgroup, and the cgroups there are (CGROUP records, for script -F cgroup)");
   app->add_option("--max-size", max_size, "end the recording once its data reach SIZE (B, K, M, G: 200M)")
       ->type_name("SIZE");
+  // perf's optional values, attached only: --user-regs=AX,BX, -IAX, -I?
+  user_regs_opt = app->add_option("--user-regs", user_regs,
+                                  "each sample's user registers: all, or those named (--user-regs=AX,BX; "
+                                  "--user-regs=? names this machine's)")
+                      ->expected(0, 1)
+                      ->type_name("[=REGS]");
+  intr_regs_opt = app->add_option("-I,--intr-regs", intr_regs,
+                                  "each sample's registers where the sample was taken (kernel or user): all, "
+                                  "or those named (-IAX,BX; -I? names this machine's)")
+                      ->expected(0, 1)
+                      ->type_name("[=REGS]");
   app->add_option("--proc-map-timeout", ro.proc_map_timeout_ms,
                   "the longest, in ms, a process's /proc/PID/maps is read at the start (default 500)");
   app->add_option("-t,--tid", tids, "sample these existing threads (comma-separated), not their children");
@@ -440,6 +453,13 @@ int RecordCommand::run(const perfspec::spec::MachineOptions& machine, int argc, 
   if (!branch_filter.empty()) ro.branch_sample_type = perfspec::tools::branch_filter(branch_filter);
   if (*freq_opt) parse_frequency(freq, ro.frequency, ro.frequency_max);
   if (!max_size.empty()) ro.max_size = perfspec::tools::record_max_size(max_size);
+  if (*user_regs_opt || *intr_regs_opt) {
+    auto masks = perfspec::runtime::sample_register_masks();
+    if (*user_regs_opt)
+      ro.sample_regs_user = perfspec::tools::sample_registers("--user-regs", user_regs, masks.user);
+    if (*intr_regs_opt)
+      ro.sample_regs_intr = perfspec::tools::sample_registers("--intr-regs", intr_regs, masks.intr);
+  }
   if (!tids.empty()) {
     for (const auto& word : split_commas(tids)) {
       int tid = 0;

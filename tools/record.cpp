@@ -337,6 +337,15 @@ runtime::SamplingOptions Recorder::sampling() const {
     // from the registers (perf's PERF_REGS_MASK of the arch) and the stack copied with each sample
     s.sample_type |= record::sample_callchain | record::sample_regs_user | record::sample_stack_user;
     s.sample_regs_user = user_regs_mask;
+    if (o_.sample_regs_user) {
+      // perf's: --user-regs' subset, with the two an unwinder cannot start without, and a warning
+      s.sample_regs_user = o_.sample_regs_user | dwarf_minimal_regs;
+      std::fputs(
+          "WARNING: The use of --call-graph=dwarf may require all the user registers, specifying a "
+          "subset with --user-regs may render DWARF unwinding unreliable, so the minimal registers "
+          "set (IP, SP) is explicitly forced.\n",
+          stderr);
+    }
     s.sample_stack_user = *dwarf;
     s.exclude_callchain_user = true;
     // the mappings of data too (as perf's dwarf mode turns on -d's): an unwinder reads a binary's
@@ -346,6 +355,14 @@ runtime::SamplingOptions Recorder::sampling() const {
     s.sample_type |= record::sample_callchain;
   }
   if (o_.data_addr) s.sample_type |= record::sample_addr;
+  if (o_.sample_regs_user && !(s.sample_type & record::sample_regs_user)) {
+    s.sample_type |= record::sample_regs_user;
+    s.sample_regs_user = o_.sample_regs_user;
+  }
+  if (o_.sample_regs_intr) {
+    s.sample_type |= record::sample_regs_intr;
+    s.sample_regs_intr = o_.sample_regs_intr;
+  }
   // perf's evsel__config: each as its option asks (-W is WEIGHT_STRUCT on x86, as
   // arch_evsel__set_sample_weight)
   if (o_.sample_period) s.sample_type |= record::sample_period;

@@ -49,6 +49,8 @@ struct RecordOptions {
   std::string delay;                   ///< -D: MSEC, -1, or ranges START-END,... (record_delay)
   bool all_cgroups = false;            ///< --all-cgroups: each sample's cgroup, CGROUP records
   std::uint64_t max_size = 0;          ///< --max-size: bytes of data after which the recording ends
+  std::uint64_t sample_regs_user = 0;  ///< --user-regs: each sample's user registers (perf_regs bits)
+  std::uint64_t sample_regs_intr = 0;  ///< -I/--intr-regs: each sample's registers at the interrupt
   std::string sysfs = "/sys";
   spec::MachineOptions machine;
   std::vector<std::string> command;
@@ -59,12 +61,16 @@ struct RecordOptions {
 /// at most 65528); nullopt for fp or none. Throws Error (usage) for a mode perfspec does not record.
 std::optional<std::uint32_t> dwarf_stack_size(std::string_view mode);
 /// The user registers perf's dwarf mode samples on this architecture (its PERF_REGS_MASK); 0: unknown.
+/// With --user-regs' subset, perf's DWARF_MINIMAL_REGS: the instruction and stack pointers.
 #if defined(__x86_64__)
-constexpr std::uint64_t user_regs_mask = 0xff0fff;  // ax..r15 but ds, es, fs, gs
+constexpr std::uint64_t user_regs_mask = 0xff0fff;                   // ax..r15 but ds, es, fs, gs
+constexpr std::uint64_t dwarf_minimal_regs = (1u << 8) | (1u << 7);  // IP, SP
 #elif defined(__aarch64__)
 constexpr std::uint64_t user_regs_mask = 0x1ffffffff;  // x0..x28, fp, lr, sp, pc
+constexpr std::uint64_t dwarf_minimal_regs = (std::uint64_t{1} << 32) | (std::uint64_t{1} << 31);  // pc, sp
 #else
 constexpr std::uint64_t user_regs_mask = 0;
+constexpr std::uint64_t dwarf_minimal_regs = 0;
 #endif
 
 /// perf record -j's filter: names of PERF_SAMPLE_BRANCH_* bits apart by commas (u, k, hv, any, any_call,

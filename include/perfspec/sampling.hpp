@@ -462,6 +462,17 @@ class Sampler {
 /// it cannot be read (an event's own frequency is then the kernel's to judge).
 std::optional<std::uint64_t> max_sample_rate();
 
+/// The registers a sample can carry on this machine, as perf_regs bits of its architecture (perf's
+/// arch__user_reg_mask and arch__intr_reg_mask). x86-64: AX to R15 but DS, ES, FS and GS, and for
+/// regs_intr the XMM registers too where the PMU samples them (a precise cycles event asking for them
+/// opens); arm64: x0 to pc, and for regs_user the SVE vector granule (vg) where the CPU has SVE and a
+/// cycles event asking for it opens. Both 0 where perfspec does not know the architecture's registers.
+struct RegisterMasks {
+  std::uint64_t user = 0;
+  std::uint64_t intr = 0;
+};
+RegisterMasks sample_register_masks(Syscalls& sys = system_calls());
+
 /// The records perf synthesizes at the start of a recording for what existed before it began, so that a
 /// reader can name the threads and map the addresses of samples: the kernel's text as PERF_RECORD_MMAP
 /// `[kernel.kallsyms]_text` (from /proc/kallsyms `_text`.._etext`; none when its addresses are hidden),
