@@ -5,6 +5,7 @@ set -u
 here=$(cd "$(dirname "$0")" && pwd)
 fixtures=$here/../fixtures
 bin=${PERFSPEC:?set PERFSPEC to the perfspec binary}
+workload=${PERFSPEC_WORKLOAD:-$(dirname "$bin")/tests/perfspec_workload}
 pass=0 fail=0
 
 # check NAME EXPECTED_STATUS EXPECTED_FILE -- ARGS...   (EXPECTED_FILE holds stdout, then stderr after a line '--- stderr')
@@ -1163,6 +1164,28 @@ expect topdown-level-max [ "$status:$err" = "2:perfspec: error: --td-level 7: th
 err=$("$bin" stat --sysfs "$fixtures/intel_skx" --no-tables --topdown -- true 2>&1); status=$?
 expect topdown-no-tables [ "$status:$err" = "3:perfspec: error: --topdown: this machine's tables have no Top-down metric groups (TopdownL1, ...)
 help: see perfspec list --metrics" ]
+# -T: the tables' transaction metrics, as -M transaction, without the default events; an error without them
+skx_t=(--sysfs "$fixtures/intel_skx" --events-dir "$events" --cpuid GenuineIntel-6-55-4)
+out=$("$bin" stat "${skx_t[@]}" -T -x, -- true 2>&1); status=$?
+expect stat-T-status [ "$status" = 0 ]
+expect stat-T-events [ "$(grep -E '^(<not|[0-9])' <<<"$out" | cut -d, -f3 | tr '\n' ' ')" = "cycles-t cycles-ct cycles cycles-t el-start cycles-t tx-start " ]
+out=$("$bin" stat "${skx_t[@]}" -T -e task-clock -x, -- true 2>&1)
+expect stat-T-beside-e [ "$(grep -E '^(<not|[0-9])' <<<"$out" | cut -d, -f3 | tr '\n' ' ')" = "task-clock cycles-t cycles-ct cycles cycles-t el-start cycles-t tx-start " ]
+err=$("$bin" stat --sysfs "$fixtures/intel_skx" --no-tables -T -- true 2>&1); status=$?
+expect stat-T-no-tables [ "$status:$err" = "3:perfspec: error: -T/--transaction: this machine's tables have no transaction metrics
+help: see perfspec list --metrics" ]
+# --cputype: the -e lists after it resolve across PMUs on that one only (a hybrid machine's core or
+# atom); after an -e it is refused, and a machine without such a PMU is a usage error, as perf's
+adl=(--sysfs "$fixtures/hybrid_adl" --no-tables)
+out=$("$bin" stat "${adl[@]}" --cputype atom -vv -e mem-loads,cycles -- true 2>&1); status=$?
+expect stat-cputype-status [ "$status" = 0 ]
+expect stat-cputype-attrs [ "$(grep -oE '^  pmu: [a-z_]+|^  (type|config) +[0-9a-fx]+' <<<"$out" | tr -s ' ' | tr '\n' '|')" = " pmu: cpu_atom| type 10| config 0x5d0| pmu: cpu_atom| type 0| config 0xa00000000|" ]
+err=$("$bin" stat "${adl[@]}" -e cycles --cputype atom -- true 2>&1); status=$?
+expect stat-cputype-after-e [ "$status:$err" = "2:perfspec: error: --cputype goes before the events and metrics (-e, -M) it applies to" ]
+err=$("$bin" stat "${adl[@]}" --cputype bogus -- true 2>&1); status=$?
+expect stat-cputype-unknown [ "$status:$(head -n 1 <<<"$err")" = "2:perfspec: error: --cputype bogus: this machine has no PMU named 'bogus', 'cpu_bogus' or 'uncore_bogus'" ]
+err=$("$bin" stat "${adl[@]}" --cputype atom -e topdown-heavy-ops -- true 2>&1); status=$?
+expect stat-cputype-not-there [ "$status" = 1 ] && expect stat-cputype-not-there-text grep -qF "PMU 'cpu_atom' has no event 'topdown-heavy-ops' (--cputype)" <<<"$err"
 err=$("$bin" stat --td-level 2 -- true 2>&1); status=$?
 expect topdown-level-alone [ "$status:$err" = "2:perfspec: error: --td-level goes with --topdown" ]
 # Default: with no -e on a machine whose tables have a Default group, its metrics join the default events.
@@ -1855,6 +1878,45 @@ for bad in 1 10k 1.5M -1K 20KB; do
   err=$("$bin" record --max-size "$bad" -o "$rec_dir/x.data" -- true 2>&1); status=$?
   expect "record-max-size-refused-$bad" [ "$status" = 2 ] && expect "record-max-size-refused-$bad-text" grep -qF -- "--max-size '$bad': not a size" <<<"$err"
 done
+# --user-regs and -I/--intr-regs: perf's register names of the arch, case aside, the value attached only;
+# each sample holds those asked for (script -F uregs/iregs names them), ? names the machine's
+case $(uname -m) in
+  x86_64) regs='AX BX CX DX SI DI BP SP IP FLAGS CS SS R8 R9 R10 R11 R12 R13 R14 R15'; two='ax,SP'; names='AX SP'; mask=0x81 ;;
+  aarch64) regs='x0 x1 x2 x3 x4 x5 x6 x7 x8 x9 x10 x11 x12 x13 x14 x15 x16 x17 x18 x19 x20 x21 x22 x23 x24 x25 x26 x27 x28 x29 lr sp pc'
+    two='X0,SP'; names='x0 sp'; mask=0x80000001 ;;
+  *) regs= ;;
+esac
+if [ -n "$regs" ]; then
+  err=$("$bin" record --user-regs=? -o "$rec_dir/x.data" -- true 2>&1); status=$?
+  # (arm64: vg, the SVE vector length, follows where the CPU has SVE and the kernel samples it)
+  expect record-user-regs-list [ "$status:${err% vg}" = "2:perfspec: error: --user-regs: available registers: $regs" ]
+  err=$("$bin" record -I? -o "$rec_dir/x.data" -- true 2>&1); status=$?
+  expect record-intr-regs-list grep -qxE "perfspec: error: --intr-regs: available registers: $regs( XMM0 .* XMM15)?" <<<"$err"
+  err=$("$bin" record --user-regs=AX,bogus -o "$rec_dir/x.data" -- true 2>&1); status=$?
+  expect record-user-regs-unknown [ "$status:$(head -n 1 <<<"$err")" = "2:perfspec: error: --user-regs: unknown register 'bogus'" ]
+  "$bin" record -q --user-regs="$two" -e task-clock -c 100000 -o "$rec_dir/ur.data" -- "$workload" burn 30; status=$?
+  hdr=$("$bin" script --header -i "$rec_dir/ur.data" | grep '^# event :' | head -n 1)
+  expect record-user-regs-status [ "$status" = 0 ]
+  expect record-user-regs-attr grep -qF "sample_regs_user = $mask" <<<"$hdr"
+  expect record-user-regs-sample-type grep -qF 'sample_type = IP|TID|TIME|REGS_USER,' <<<"$hdr"
+  # the spinner's samples in user space hold the two registers, by name, and nothing else
+  got=$("$bin" script --samples -F uregs -i "$rec_dir/ur.data" | grep -F 'ABI:2' | head -n 1 |
+    grep -oE '[A-Za-z0-9]+:0x' | sed 's/:0x//' | tr '\n' ' ')
+  expect record-user-regs-names [ "$got" = "$names " ]
+  # -I alone: every register at the interrupt (kernel or user)
+  "$bin" record -q -I -e task-clock -c 100000 -o "$rec_dir/ir.data" -- "$workload" burn 30; status=$?
+  hdr=$("$bin" script --header -i "$rec_dir/ir.data" | grep '^# event :' | head -n 1)
+  expect record-intr-regs-status [ "$status" = 0 ]
+  expect record-intr-regs-sample-type grep -qF 'sample_type = IP|TID|TIME|REGS_INTR,' <<<"$hdr"
+  got=$("$bin" script --samples -F iregs -i "$rec_dir/ir.data" | head -n 1 | grep -oE '[A-Za-z0-9]+:0x' |
+    sed 's/:0x//' | tr '\n' ' ')
+  expect record-intr-regs-names [ "${got% XMM*}" = "$regs " ]
+  # with --call-graph dwarf, perf's warning, and the instruction and stack pointers added
+  err=$("$bin" record -q --call-graph dwarf --user-regs=${two%%,*} -e task-clock -o "$rec_dir/x.data" -- true 2>&1)
+  expect record-user-regs-dwarf-warning grep -qF "WARNING: The use of --call-graph=dwarf may require all the user registers" <<<"$err"
+else
+  echo "skipped: record --user-regs (perfspec knows no registers of $(uname -m))"
+fi
 # cycles where the machine has no such counter falls back to task-clock (cpu-clock on CPUs), its
 # modifiers kept, as perf 6.12; where it has one, cycles is recorded
 for target in cmd cpus; do
@@ -1950,7 +2012,6 @@ expect record-cgroup-needs-cpus [ "$status" = 2 ]
 # kernel throttled the event (more samples in a tick than perf_event_max_sample_rate allows, which
 # it lowers when its interrupts take long, as in an emulator): a throttled event takes no samples and
 # counts none, and record says so.
-workload=${PERFSPEC_WORKLOAD:-$(dirname "$bin")/tests/perfspec_workload}
 err=$("$bin" record -m 1 -e page-faults:u -c 1 -d -o "$rec_dir/m1.data" -- "$workload" touch 8192 2>&1)
 dropped=$(sed -nE 's/^perfspec record: the kernel dropped ([0-9]+) records into full buffers .*/\1/p' <<<"$err")
 region=$(sed -nE 's/^region (0x[0-9a-f]+) (0x[0-9a-f]+)$/\1 \2/p' <<<"$err")
