@@ -53,7 +53,8 @@ RegisterMasks sample_register_masks([[maybe_unused]] Syscalls& sys) {
   constexpr std::uint64_t vg = std::uint64_t{1} << 46;
   m = {general, general};
 #if defined(HWCAP_SVE)
-  if ((::getauxval(AT_HWCAP) & HWCAP_SVE) && samples_registers(sys, PERF_SAMPLE_REGS_USER, general | vg, 0, 0))
+  if ((::getauxval(AT_HWCAP) & HWCAP_SVE) &&
+      samples_registers(sys, PERF_SAMPLE_REGS_USER, general | vg, 0, 0))
     m.user |= vg;
 #endif
 #endif

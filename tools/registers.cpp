@@ -57,21 +57,22 @@ std::string register_names(std::uint64_t available) {
 std::uint64_t sample_registers(std::string_view option, std::string_view names, std::uint64_t available) {
   const std::vector<Register> regs = registers(available);
   if (regs.empty())
-    throw Error(ErrorKind::usage, fmt::format("{}: this architecture's registers are not known to perfspec", option));
+    throw Error(ErrorKind::usage,
+                fmt::format("{}: this architecture's registers are not known to perfspec", option));
   if (names.empty()) return available;
   std::uint64_t mask = 0;
   for (;;) {
     const std::size_t comma = names.find(',');
     const std::string_view name = names.substr(0, comma);
     if (name == "?")
-      throw Error(ErrorKind::usage, fmt::format("{}: available registers: {}", option, register_names(available)));
+      throw Error(ErrorKind::usage,
+                  fmt::format("{}: available registers: {}", option, register_names(available)));
     const Register* found = nullptr;
     for (const Register& r : regs)
       if (r.name.size() == name.size() && ::strncasecmp(r.name.data(), name.data(), name.size()) == 0)
         found = &r;
     if (!found)
-      throw Error(ErrorKind::usage,
-                  fmt::format("{}: unknown register '{}'", option, name),
+      throw Error(ErrorKind::usage, fmt::format("{}: unknown register '{}'", option, name),
                   fmt::format("the registers of this machine: {}", register_names(available)));
     mask |= found->mask;
     if (comma == std::string_view::npos) break;
