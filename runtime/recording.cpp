@@ -149,6 +149,7 @@ struct Recording::Impl {
   record::Formats formats;
   EventSet recorded;  // the events that opened
   record::PerfDataWriter* out = nullptr;
+  bool begun = false;  // a first file was begun (the events were enabled then)
   RecordingSummary summary;
   std::uint64_t first_time = ~std::uint64_t{0}, last_time = 0;
   BuildIds build_ids{formats};          // the binaries samples hit, for HEADER_BUILD_ID
@@ -254,7 +255,8 @@ void Recording::begin(record::PerfDataWriter& out) {
     if (synthesize_process(pid, first, synthesized, "/proc", r.options.proc_map_timeout))
       r.map_timeouts.push_back(pid);
   };
-  if (r.target.kind == Target::Kind::process && !r.target.enable_on_exec) process(r.target.pid);
+  // (a command's own records come from its exec, in the first file; a later file has them synthesized)
+  if (r.target.kind == Target::Kind::process && (!r.target.enable_on_exec || r.begun)) process(r.target.pid);
   if (r.target.kind == Target::Kind::cpus)
     for (int pid : numbered_entries("/proc")) process(pid);
   out.write(synthesized);
@@ -265,7 +267,8 @@ void Recording::begin(record::PerfDataWriter& out) {
     at += size;
   }
   out.finish_round();
-  if (!r.target.enable_on_exec && !r.options.sampling.start_disabled) r.sampler.enable();
+  if (!r.begun && !r.target.enable_on_exec && !r.options.sampling.start_disabled) r.sampler.enable();
+  r.begun = true;
 }
 
 int Recording::enable() { return impl_->sampler.enable(false); }
@@ -285,6 +288,12 @@ RecordingSummary Recording::finish() {
   Impl& r = *impl_;
   if (!r.out) throw Error(ErrorKind::usage, "Recording::finish before begin()");
   r.sampler.disable();
+  return end_file();
+}
+
+RecordingSummary Recording::end_file() {
+  Impl& r = *impl_;
+  if (!r.out) throw Error(ErrorKind::usage, "Recording::end_file before begin()");
   r.take();
   if (r.first_time <= r.last_time) r.out->set_sample_time(r.first_time, r.last_time);
   // perf record's post-processing: the build ids of the binaries samples hit (not in pipe mode,
@@ -296,7 +305,11 @@ RecordingSummary Recording::finish() {
   r.out->finish();
   r.out = nullptr;
   r.summary.losses = r.sampler.losses();
-  return r.summary;
+  RecordingSummary file = r.summary;
+  r.summary = {};  // the next file's
+  r.first_time = ~std::uint64_t{0};
+  r.last_time = 0;
+  return file;
 }
 
 }  // namespace perfspec::runtime

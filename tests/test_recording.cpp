@@ -121,6 +121,69 @@ TEST_CASE("a recording of a command: every page fault a sample, the file perf re
   CHECK(summary.bytes == file.data_size());
 }
 
+TEST_CASE("a recording switched to a second file (--switch-output): the next file maps what exists") {
+  // The workload (--wait) execs, maps its pages, says "ready" and waits for a line on its standard input:
+  // the file is switched then, and the faults it makes next are all the second file's, each found in
+  // touch_pages through the mappings synthesized at the switch (its exec's are in the first file).
+  spec::Machine machine("/sys", test::no_libpfm4());
+  test::TempTree dir;
+  const std::string first_path = dir.root() + "/one.data", second_path = dir.root() + "/two.data";
+  const int pages = 300;
+  int in[2], out[2];
+  REQUIRE(::pipe2(in, O_CLOEXEC) == 0);
+  REQUIRE(::pipe2(out, O_CLOEXEC) == 0);
+  const int saved_stdin = ::dup(0);
+  ::dup2(in[0], 0);  // the command's standard input, from its fork on
+  runtime::Command cmd({PERFSPEC_WORKLOAD, "--wait", "touch", std::to_string(pages)}, out[1]);
+  ::dup2(saved_stdin, 0);
+  ::close(saved_stdin);
+  ::close(in[0]);
+  ::close(out[1]);
+  runtime::SamplingOptions sampling;
+  sampling.period = 1;
+  sampling.sample_type = record::sample_ip | record::sample_tid | record::sample_time;
+  auto rec = runtime::Recording::open(machine, resolve("page-faults:u", machine),
+                                      runtime::Target::command(cmd, true), {.sampling = sampling});
+  auto one = record::PerfDataWriter::create(first_path, rec.file_events());
+  rec.begin(one);
+  REQUIRE(cmd.start() == 0);
+  std::string said;
+  for (char c = 0; c != '\n' && ::read(out[0], &c, 1) == 1;) said += c;
+  REQUIRE(said == "ready\n");
+  const runtime::RecordingSummary first = rec.end_file();
+  CHECK_THROWS_AS(rec.drain(0), Error);  // no file to write into between the two
+  auto two = record::PerfDataWriter::create(second_path, rec.file_events());
+  rec.begin(two);
+  REQUIRE(::write(in[1], "\n", 1) == 1);
+  ::close(in[1]);  // then the end of its input: it exits
+  while (rec.drain(100) != runtime::Wakeup::target_gone) {
+  }
+  const runtime::RecordingSummary second = rec.finish();
+  ::close(out[0]);
+  cmd.wait();
+  CHECK(cmd.exit_status() == 0);
+  std::vector<std::uint64_t> in_touch;
+  for (const auto& [path, summary] : {std::pair{first_path, first}, std::pair{second_path, second}}) {
+    CAPTURE(path);
+    auto file = record::PerfData::open(path);
+    record::Symbolizer symbols;
+    std::uint64_t located = 0, count = 0;
+    record::for_each_in_time_order(file, [&](const record::Record& r) {
+      symbols.apply(r);
+      if (auto* s = r.get<record::Sample>()) {
+        ++count;
+        record::Location where = symbols.locate(s->pid, s->ip, r.misc);
+        if (where.dso == PERFSPEC_WORKLOAD && where.symbol && where.symbol->name == "touch_pages") ++located;
+      }
+    });
+    CHECK(count == summary.samples);
+    CHECK(summary.bytes == file.data_size());
+    in_touch.push_back(located);
+  }
+  CHECK(in_touch[1] == static_cast<std::uint64_t>(pages));
+  CHECK(second.losses.dropped == 0);
+}
+
 TEST_CASE("a recording whose events cannot sample has nothing to begin") {
   // a tracepoint id no kernel has: EINVAL everywhere
   test::TempTree tree;

@@ -30,7 +30,7 @@ std::pair<std::vector<std::string>, std::vector<std::string>> split_stat_command
   auto attached_only = [&](const std::string& name) {
     const CLI::Option* opt = stat.get_option_no_throw(name);
     if (opt == nullptr) return false;
-    for (const char* lname : {"per-cache", "compression-level", "user-regs", "intr-regs"})
+    for (const char* lname : {"per-cache", "compression-level", "user-regs", "intr-regs", "switch-output"})
       if (opt->check_lname(lname)) return true;
     return false;
   };

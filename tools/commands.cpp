@@ -433,6 +433,13 @@ void RecordCommand::add(CLI::App* sub, perfspec::spec::MachineOptions& machine) 
                                   "or those named (-IAX,BX; -I? names this machine's)")
                       ->expected(0, 1)
                       ->type_name("[=REGS]");
+  switch_output_opt = app->add_option("--switch-output", switch_output,
+                                      "files of the recording so far, each named PATH.TIME: at each SIGUSR2 "
+                                      "(signal, the default), a size (100M) or a time (30s); attached only")
+                          ->expected(0, 1)
+                          ->default_str("signal")
+                          ->type_name("[=WHAT]");
+  app->add_option("--switch-max-files", ro.switch_max_files, "with --switch-output: keep the newest N files");
   app->add_option("--proc-map-timeout", ro.proc_map_timeout_ms,
                   "the longest, in ms, a process's /proc/PID/maps is read at the start (default 500)");
   app->add_option("-t,--tid", tids, "sample these existing threads (comma-separated), not their children");
@@ -453,6 +460,7 @@ int RecordCommand::run(const perfspec::spec::MachineOptions& machine, int argc, 
   if (!branch_filter.empty()) ro.branch_sample_type = perfspec::tools::branch_filter(branch_filter);
   if (*freq_opt) parse_frequency(freq, ro.frequency, ro.frequency_max);
   if (!max_size.empty()) ro.max_size = perfspec::tools::record_max_size(max_size);
+  if (*switch_output_opt) ro.switch_output = perfspec::tools::switch_output(switch_output);
   if (*user_regs_opt || *intr_regs_opt) {
     auto masks = perfspec::runtime::sample_register_masks();
     if (*user_regs_opt)

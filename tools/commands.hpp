@@ -142,8 +142,8 @@ struct RecordCommand {
               *filter_opt = nullptr, *compression_opt = nullptr;
   int pid = 0;
   std::uint64_t period = 0;
-  std::string freq, tids, max_size, user_regs, intr_regs;
-  CLI::Option *user_regs_opt = nullptr, *intr_regs_opt = nullptr;
+  std::string freq, tids, max_size, user_regs, intr_regs, switch_output;
+  CLI::Option *user_regs_opt = nullptr, *intr_regs_opt = nullptr, *switch_output_opt = nullptr;
   std::vector<std::string> filters;
   bool no_inherit = false;
   bool timestamp = false;     // -T: accepted; perfspec record always samples the time

@@ -17,10 +17,13 @@
 #include <climits>
 #include <csignal>
 #include <cstdio>
+#include <cstring>
 #include <ctime>
 #include <fstream>
 #include <memory>
 #include <optional>
+#include <string>
+#include <vector>
 
 #include <fmt/format.h>
 
@@ -43,122 +46,6 @@ namespace perfspec::tools {
 using runtime::Process;
 using runtime::process_state;
 using runtime::threads_of;
-
-// --call-graph dwarf[,SIZE]: the bytes of stack (perf's rules: rounded up to 8, at most 65528); nullopt
-// for another mode. Throws Error (usage) for a mode perfspec does not record or a size out of range.
-std::uint64_t branch_filter(std::string_view text) {
-  static constexpr std::pair<std::string_view, std::uint64_t> names[] = {
-      {"u", 1u << 0},          {"k", 1u << 1},         {"hv", 1u << 2},        {"any", 1u << 3},
-      {"any_call", 1u << 4},   {"any_ret", 1u << 5},   {"ind_call", 1u << 6},  {"abort_tx", 1u << 7},
-      {"in_tx", 1u << 8},      {"no_tx", 1u << 9},     {"cond", 1u << 10},     {"stack", 1u << 11},
-      {"ind_jmp", 1u << 12},   {"call", 1u << 13},     {"no_flags", 1u << 14}, {"no_cycles", 1u << 15},
-      {"save_type", 1u << 16}, {"hw_index", 1u << 17}, {"priv", 1u << 18},     {"counter", 1u << 19}};
-  std::uint64_t mode = 0;
-  std::size_t at = 0;
-  while (true) {
-    const std::size_t comma = text.find(',', at);
-    const std::string_view word =
-        text.substr(at, comma == std::string_view::npos ? std::string_view::npos : comma - at);
-    auto same = [&](std::string_view name) {
-      return name.size() == word.size() &&
-             std::equal(name.begin(), name.end(), word.begin(),
-                        [](char a, char b) { return a == std::tolower(static_cast<unsigned char>(b)); });
-    };
-    const auto* hit =
-        std::find_if(std::begin(names), std::end(names), [&](const auto& n) { return same(n.first); });
-    if (hit == std::end(names))
-      throw Error(ErrorKind::usage, fmt::format("-j {}: unknown branch filter '{}'", text, word),
-                  "u, k, hv, any, any_call, any_ret, ind_call, ind_jmp, call, cond, abort_tx, in_tx, no_tx, "
-                  "no_flags, no_cycles, save_type, stack, hw_index, priv, counter");
-    mode |= hit->second;
-    if (comma == std::string_view::npos) break;
-    at = comma + 1;
-  }
-  // perf's default, any branch, where only privilege levels are named (which perf then drops: kept
-  // here, docs/perf-compatibility.md)
-  constexpr std::uint64_t levels = 0x7;
-  if ((mode & ~levels) == 0) mode |= 1u << 3;
-  return mode;
-}
-
-std::optional<std::uint32_t> dwarf_stack_size(std::string_view mode) {
-  if (mode.empty() || mode == "fp") return std::nullopt;
-  if (mode != "dwarf" && !mode.starts_with("dwarf,"))
-    throw Error(ErrorKind::usage, fmt::format("--call-graph {}: perfspec records fp or dwarf[,SIZE]", mode));
-  if (user_regs_mask == 0)
-    throw Error(ErrorKind::usage, "--call-graph dwarf: this arch's user registers are not known to perfspec");
-  if (mode == "dwarf") return 8192;
-  std::string_view text = mode.substr(6);
-  std::uint64_t size = 0;
-  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), size);
-  if (ec == std::errc{} && end == text.data() + text.size()) size = (size + 7) / 8 * 8;
-  if (ec != std::errc{} || end != text.data() + text.size() || size == 0 || size > 65528)
-    throw Error(ErrorKind::usage,
-                fmt::format("--call-graph {}: the stack dump size is 8 to 65528 bytes", mode));
-  return static_cast<std::uint32_t>(size);
-}
-
-std::uint64_t record_max_size(std::string_view text) {
-  std::uint64_t n = 0;
-  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), n);
-  const std::size_t at = static_cast<std::size_t>(end - text.data());
-  if (ec == std::errc{} && at > 0 && at + 1 == text.size()) {
-    const int shift = text[at] == 'B'   ? 0
-                      : text[at] == 'K' ? 10
-                      : text[at] == 'M' ? 20
-                      : text[at] == 'G' ? 30
-                                        : -1;
-    if (shift >= 0 && n <= (~std::uint64_t{0} >> shift)) return n << shift;
-  }
-  throw Error(
-      ErrorKind::usage,
-      fmt::format("--max-size '{}': not a size: a number and its unit, B, K, M or G (e.g. 200M)", text));
-}
-
-RecordDelay record_delay(std::string_view text) {
-  auto refuse = [&] {
-    return Error(ErrorKind::usage,
-                 fmt::format("-D/--delay '{}': not a delay: milliseconds after the start (-1: start "
-                             "disabled), or ranges of them to sample in, e.g. '-D 10-20,30-40'",
-                             text));
-  };
-  RecordDelay d;
-  long whole = 0;
-  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), whole);
-  if (ec == std::errc{} && end == text.data() + text.size() && whole >= -1 && whole <= INT_MAX &&
-      whole != 0) {
-    d.initial = static_cast<int>(whole);
-    return d;
-  }
-  // START-END, then ,START-END ...: whitespace around the numbers, as perf's sscanf takes it
-  std::size_t at = 0;
-  auto spaces = [&] {
-    while (at < text.size() && (text[at] == ' ' || text[at] == '\t')) ++at;
-  };
-  auto number = [&] {
-    spaces();
-    int n = 0;
-    auto [e, err] = std::from_chars(text.data() + at, text.data() + text.size(), n);
-    if (err != std::errc{} || n < 0 || text[at] == '-') throw refuse();
-    at = static_cast<std::size_t>(e - text.data());
-    spaces();
-    return n;
-  };
-  while (at < text.size() || d.ranges.empty()) {
-    if (!d.ranges.empty()) {
-      if (text[at] != ',') throw refuse();
-      ++at;
-    }
-    const int start = number();
-    if (at >= text.size() || text[at] != '-') throw refuse();
-    ++at;
-    const int stop = number();
-    if (stop <= start || (!d.ranges.empty() && start <= d.ranges.back().second)) throw refuse();
-    d.ranges.emplace_back(start, stop);
-  }
-  d.initial = d.ranges.front().first;
-  return d;
-}
 
 namespace {
 
@@ -234,35 +121,14 @@ class Recorder {
   bool fall_back(EventSet& set, const runtime::Recording& rec, const runtime::Target& t) const;
   std::optional<runtime::Recording> open(EventSet set, const runtime::Target& t);
   record::PerfDataWriter create(const runtime::Recording& rec) const;
-  void drain(runtime::Recording& rec, const record::PerfDataWriter& out);
+  void drain(runtime::Recording& rec, record::PerfDataWriter& out);
+  // --switch-output
+  std::chrono::steady_clock::time_point switch_due_{};  // a time's next switch
+  sig_atomic_t switch_signals_seen_ = 0;
+  std::vector<std::string> switched_;  // the files named so far, oldest first (--switch-max-files)
+  bool switch_due(const record::PerfDataWriter& out);
+  std::string name_switched();
 };
-
-// -k: a clock by perf's names (monotonic, monotonic_raw, realtime, boottime, tai, their short forms
-// mono, raw, real, boot, with or without CLOCK_, any case) or number; nullopt for none.
-std::optional<std::int32_t> clock_id(const std::string& text) {
-  if (text.empty()) return std::nullopt;
-  std::string name;
-  for (char c : text) name += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  if (name.starts_with("clock_")) name = name.substr(6);
-  static const std::pair<const char*, std::int32_t> clocks[] = {{"monotonic", CLOCK_MONOTONIC},
-                                                                {"monotonic_raw", CLOCK_MONOTONIC_RAW},
-                                                                {"realtime", CLOCK_REALTIME},
-                                                                {"boottime", CLOCK_BOOTTIME},
-                                                                {"tai", CLOCK_TAI},
-                                                                {"mono", CLOCK_MONOTONIC},
-                                                                {"raw", CLOCK_MONOTONIC_RAW},
-                                                                {"real", CLOCK_REALTIME},
-                                                                {"boot", CLOCK_BOOTTIME}};
-  for (auto [n, id] : clocks)
-    if (name == n) return id;
-  std::int32_t id = 0;
-  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), id);
-  if (ec == std::errc{} && end == text.data() + text.size() && id >= 0) return id;
-  throw Error(ErrorKind::usage,
-              fmt::format("-k {}: not a clock (monotonic, monotonic_raw, realtime, boottime, "
-                          "tai, or a number)",
-                          text));
-}
 
 void Recorder::check_options() const {
   (void)dwarf_stack_size(o_.call_graph);  // a mode it cannot record, before anything starts
@@ -275,6 +141,10 @@ void Recorder::check_options() const {
   if (!o_.cgroups.empty() && !o_.all_cpus && o_.cpus.empty())
     throw Error(ErrorKind::usage, "-G/--cgroup: cgroups are sampled on CPUs: add -a or -C");
   (void)clock_id(o_.clockid);
+  if (o_.switch_output && o_.output == "-")
+    throw Error(ErrorKind::usage, "--switch-output switches files: not with -o - (a pipe)");
+  if (o_.switch_max_files && !o_.switch_output)
+    throw Error(ErrorKind::usage, "--switch-max-files goes with --switch-output");
 }
 
 // -D's moments, from the start: (ms, true) sampling starts, (ms, false) it stops; the recording ends
@@ -479,7 +349,37 @@ record::PerfDataWriter Recorder::create(const runtime::Recording& rec) const {
 // Until the target has gone, the command has ended or a stop signal came (passed on to the command), or
 // the last of -D's ranges is over (the command ended by SIGTERM, as perf ends it). -D's steps are
 // timed from here, as perf's from the command's start.
-void Recorder::drain(runtime::Recording& rec, const record::PerfDataWriter& out) {
+// --switch-output: whether the file is to be switched now (a SIGUSR2 came, its data reached the size,
+// its time is over).
+bool Recorder::switch_due(const record::PerfDataWriter& out) {
+  const SwitchOutput& s = *o_.switch_output;
+  if (s.signal && switch_signals != switch_signals_seen_) {
+    switch_signals_seen_ = switch_signals;
+    return true;
+  }
+  if (s.size && out.data_size() >= s.size) return true;
+  return s.seconds && std::chrono::steady_clock::now() >= switch_due_;
+}
+
+// The file finished is given its name with the time (PATH.YYYYmmddHHMMSScc), said as perf says it; past
+// --switch-max-files the oldest of those named goes. Returns the name.
+std::string Recorder::name_switched() {
+  std::string name = timestamped(o_.output);
+  if (::rename(o_.output.c_str(), name.c_str()) != 0)
+    throw Error(ErrorKind::io,
+                fmt::format("cannot move '{}' to '{}': {}", o_.output, name, std::strerror(errno)));
+  if (!o_.quiet) std::fprintf(stderr, "[ perfspec record: Dump %s ]\n", name.c_str());
+  switched_.push_back(name);
+  if (o_.switch_max_files && switched_.size() > o_.switch_max_files) {
+    ::unlink(switched_.front().c_str());
+    switched_.erase(switched_.begin());
+  }
+  if (o_.switch_output->seconds)
+    switch_due_ = std::chrono::steady_clock::now() + std::chrono::seconds(o_.switch_output->seconds);
+  return name;
+}
+
+void Recorder::drain(runtime::Recording& rec, record::PerfDataWriter& out) {
   using Clock = std::chrono::steady_clock;
   const auto start = Clock::now();
   const auto steps = delay_steps(delay_);
@@ -498,6 +398,15 @@ void Recorder::drain(runtime::Recording& rec, const record::PerfDataWriter& out)
                      static_cast<unsigned long long>(out.data_size() >> 10));
         if (child_ && !child_->exited()) child_->signal(SIGTERM);
         break;
+      }
+      if (o_.switch_output && switch_due(out)) {  // the file so far under its name with the time, a new one
+        const runtime::RecordingSummary file = rec.end_file();
+        if (!o_.quiet)
+          std::fprintf(stderr, "[ perfspec record: dump data: Woken up %d times ]\n", file.wakeups);
+        name_switched();
+        out = create(rec);
+        if (o_.compression) out.compress(o_.compression);
+        rec.begin(out);
       }
       if (next < steps.size() && Clock::now() >= start + std::chrono::milliseconds(steps[next].first)) {
         const bool on = steps[next].second;
@@ -541,6 +450,7 @@ int Recorder::run() {
   // From here on a stop signal ends the recording with a whole file (before the file exists: tests
   // and scripts wait for it to appear before they signal).
   catch_stop_signals();
+  if (o_.switch_output && o_.switch_output->signal) catch_switch_signal();  // (before the file appears too)
   record::PerfDataWriter out = create(*rec);
   if (o_.compression) out.compress(o_.compression);
   rec->begin(out);
@@ -557,19 +467,26 @@ int Recorder::run() {
     }
   }
   if (delay_.initial != 0) std::fputs("Events disabled\n", stderr);
+  if (o_.switch_output && o_.switch_output->seconds)
+    switch_due_ = std::chrono::steady_clock::now() + std::chrono::seconds(o_.switch_output->seconds);
   drain(*rec, out);
   runtime::RecordingSummary summary = rec->finish();
-  if (!o_.quiet) {
+  if (!o_.quiet)
     std::fprintf(stderr, "[ perfspec record: Woken up %d times to write data ]\n", summary.wakeups);
+  if (o_.switch_output) name_switched();  // the last file too, as perf's --switch-output names it
+  if (!o_.quiet) {
     std::string compressed;
     if (auto [original, written] = out.compressed_sizes(); written)
       compressed = fmt::format(", compressed (original {:.3f} MB, ratio is {:.3f})",
                                static_cast<double>(original) / (1024.0 * 1024.0),
                                static_cast<double>(original) / static_cast<double>(written));
-    std::fprintf(stderr, "[ perfspec record: Captured and wrote %.3f MB %s (%llu samples)%s ]\n",
+    // (perf's words after switches: the last file's size, the names' pattern, no count of samples)
+    const std::string samples =
+        o_.switch_output ? ".<timestamp>" : fmt::format(" ({} samples)", summary.samples);
+    std::fprintf(stderr, "[ perfspec record: Captured and wrote %.3f MB %s%s%s ]\n",
                  static_cast<double>(summary.bytes) / (1024.0 * 1024.0),
-                 o_.output == "-" ? "standard output" : o_.output.c_str(),
-                 static_cast<unsigned long long>(summary.samples), compressed.c_str());
+                 o_.output == "-" ? "standard output" : o_.output.c_str(), samples.c_str(),
+                 compressed.c_str());
   }
   say_losses(summary.losses, o_.period.has_value());
   if (child_) {

@@ -11,6 +11,14 @@
 
 namespace perfspec::tools {
 
+/// --switch-output's WHAT, as perf reads it: `signal` (each SIGUSR2 switches), a size (a number and B, K,
+/// M or G: once the file's data reach it) or a time (a number and s, m, h or d: that often).
+struct SwitchOutput {
+  bool signal = false;
+  std::uint64_t size = 0;
+  unsigned seconds = 0;
+};
+
 struct RecordOptions {
   std::vector<std::string> events;         ///< -e lists; empty: cycles, else cpu-clock (as perf falls back)
   std::optional<std::uint64_t> period;     ///< -c
@@ -41,22 +49,33 @@ struct RecordOptions {
   bool all_user = false, all_kernel = false;            ///< --all-user, --all-kernel: every event's
   /// --filter: (the -e list it follows, by index; the filter), for that list's tracepoints
   std::vector<std::pair<std::size_t, std::string>> filters;
-  std::vector<int> tids;               ///< -t: these threads only (no inheritance)
-  std::vector<std::string> cgroups;    ///< -G/--cgroup: per event (one for all), with -a/-C
-  bool frequency_max = false;          ///< -F max: kernel.perf_event_max_sample_rate
-  bool strict_freq = false;            ///< --strict-freq: -F over the kernel's limit is an error
-  unsigned proc_map_timeout_ms = 500;  ///< --proc-map-timeout
-  std::string delay;                   ///< -D: MSEC, -1, or ranges START-END,... (record_delay)
-  bool all_cgroups = false;            ///< --all-cgroups: each sample's cgroup, CGROUP records
-  std::uint64_t max_size = 0;          ///< --max-size: bytes of data after which the recording ends
-  std::uint64_t sample_regs_user = 0;  ///< --user-regs: each sample's user registers (perf_regs bits)
-  std::uint64_t sample_regs_intr = 0;  ///< -I/--intr-regs: each sample's registers at the interrupt
+  std::vector<int> tids;                      ///< -t: these threads only (no inheritance)
+  std::vector<std::string> cgroups;           ///< -G/--cgroup: per event (one for all), with -a/-C
+  bool frequency_max = false;                 ///< -F max: kernel.perf_event_max_sample_rate
+  bool strict_freq = false;                   ///< --strict-freq: -F over the kernel's limit is an error
+  unsigned proc_map_timeout_ms = 500;         ///< --proc-map-timeout
+  std::string delay;                          ///< -D: MSEC, -1, or ranges START-END,... (record_delay)
+  bool all_cgroups = false;                   ///< --all-cgroups: each sample's cgroup, CGROUP records
+  std::uint64_t max_size = 0;                 ///< --max-size: bytes of data after which the recording ends
+  std::optional<SwitchOutput> switch_output;  ///< --switch-output: files switched, each named PATH.TIME
+  unsigned switch_max_files = 0;              ///< --switch-max-files: only the newest N kept (0: all)
+  std::uint64_t sample_regs_user = 0;         ///< --user-regs: each sample's user registers (perf_regs bits)
+  std::uint64_t sample_regs_intr = 0;         ///< -I/--intr-regs: each sample's registers at the interrupt
   std::string sysfs = "/sys";
   spec::MachineOptions machine;
   std::vector<std::string> command;
   std::vector<std::string> argv;  ///< the whole command line, for the file's HEADER_CMDLINE
 };
 
+/// -k: a clock by perf's names (monotonic, monotonic_raw, realtime, boottime, tai, their short forms
+/// mono, raw, real, boot, with or without CLOCK_, any case) or number; nullopt for none. Throws Error
+/// (usage) for another word.
+std::optional<std::int32_t> clock_id(const std::string& text);
+/// --switch-output's WHAT (SwitchOutput). Throws Error (usage) for anything else.
+SwitchOutput switch_output(std::string_view what);
+/// The name a file switched out gets, as perf names it: PATH.YYYYmmddHHMMSScc (local time, to the
+/// hundredth of a second).
+std::string timestamped(const std::string& path);
 /// --call-graph dwarf[,SIZE]: the bytes of user stack each sample copies (perf's rules: rounded up to 8,
 /// at most 65528); nullopt for fp or none. Throws Error (usage) for a mode perfspec does not record.
 std::optional<std::uint32_t> dwarf_stack_size(std::string_view mode);

@@ -67,6 +67,16 @@ bool write_through_signals(std::FILE* out, std::string_view text) {
 
 extern "C" void on_broken_pipe(int) {}
 
+volatile sig_atomic_t switch_signals = 0;
+extern "C" void on_switch_signal(int) { switch_signals = switch_signals + 1; }
+
+void catch_switch_signal() {
+  struct sigaction sa {};
+  sa.sa_handler = on_switch_signal;
+  ::sigemptyset(&sa.sa_mask);
+  ::sigaction(SIGUSR2, &sa, nullptr);
+}
+
 void catch_broken_pipe() {
   struct sigaction sa {};
   sa.sa_handler = on_broken_pipe;

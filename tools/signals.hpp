@@ -22,6 +22,10 @@ void end_by_stop_signal();
 /// it can say so and end its command. A handler, not SIG_IGN: a command perfspec runs gets the default
 /// back at exec.
 void catch_broken_pipe();
+/// SIGUSR2 to perfspec (record --switch-output=signal): how many came, counted by catch_switch_signal's
+/// handler instead of ending perfspec.
+extern volatile sig_atomic_t switch_signals;
+void catch_switch_signal();
 /// Writes all of `text` to `out` and flushes it, again where a caught signal interrupted the write:
 /// catch_stop_signals' handlers do not restart system calls (so that waiting ends at once), and stdio
 /// gives up on a write that EINTR cut short. False, with errno, for another error (a full disk, EPIPE).

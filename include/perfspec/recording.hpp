@@ -105,6 +105,11 @@ class Recording {
   Wakeup drain(int timeout_ms);
   /// Disable the events, write what is left, the samples' time range, and finish the file.
   RecordingSummary finish();
+  /// Finish the file as finish() does, but with the events still sampling, and return what it holds
+  /// (its samples, bytes and wake-ups; the losses so far): perf record --switch-output. The records the
+  /// buffers take meanwhile wait for the next file, which begin() starts (its features, and the records
+  /// of what exists then: the command's or process's, or every process for every CPU).
+  RecordingSummary end_file();
 
  private:
   struct Impl;

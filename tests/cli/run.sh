@@ -1878,6 +1878,43 @@ for bad in 1 10k 1.5M -1K 20KB; do
   err=$("$bin" record --max-size "$bad" -o "$rec_dir/x.data" -- true 2>&1); status=$?
   expect "record-max-size-refused-$bad" [ "$status" = 2 ] && expect "record-max-size-refused-$bad-text" grep -qF -- "--max-size '$bad': not a size" <<<"$err"
 done
+# --switch-output: the recording in files named PATH.YYYYmmddHHMMSScc (the last one too), each whole and
+# begun with the processes that exist; by size, by SIGUSR2, by time; --switch-max-files keeps the newest
+so_dir=$(mktemp -d)
+err=$("$bin" record --switch-output=64K -e task-clock -c 20000 -o "$so_dir/s.data" -- "$workload" burn 400 2>&1); status=$?
+files=$(ls "$so_dir" | grep -cE '^s\.data\.[0-9]{16}$')
+expect record-switch-size-status [ "$status" = 0 ]
+expect record-switch-size-files [ "$files" -ge 2 ] && expect record-switch-size-no-path [ ! -e "$so_dir/s.data" ]
+expect record-switch-size-dumps [ "$(grep -cE "^\[ perfspec record: Dump $so_dir/s\.data\.[0-9]{16} \]\$" <<<"$err")" = "$files" ]
+expect record-switch-size-woken [ "$(grep -cE '^\[ perfspec record: dump data: Woken up [0-9]+ times \]$' <<<"$err")" = $((files - 1)) ]
+expect record-switch-size-captured grep -qE "^\[ perfspec record: Captured and wrote [0-9.]+ MB $so_dir/s\.data\.<timestamp> \]\$" <<<"$err"
+# every file is whole: its samples are the workload's, named from its own COMM record (the last may have
+# none: the workload can end just after a switch)
+bad=0 with=0
+for f in "$so_dir"/s.data.*; do
+  comms=$("$bin" script --samples -F comm -i "$f" 2>/dev/null | sort -u | tr -d ' ')
+  [ -n "$comms" ] && with=$((with + 1))
+  [ -z "$comms" ] || [ "$comms" = perfspec_worklo ] || { bad=$((bad + 1)); echo "  $f: samples of '$comms'"; }
+done
+expect record-switch-size-whole [ "$bad:$((with >= files - 1))" = 0:1 ]
+rm -f "$so_dir"/*
+"$bin" record -q --switch-output --switch-max-files 2 -e task-clock -o "$so_dir/g.data" -- "$workload" burn 1500 & rec=$!
+for _ in $(seq 300); do [ -s "$so_dir/g.data" ] && break; sleep 0.1; done
+for _ in 1 2 3; do kill -USR2 "$rec"; sleep 0.2; done
+wait "$rec"; status=$?
+expect record-switch-signal-status [ "$status" = 0 ]
+expect record-switch-max-files [ "$(ls "$so_dir" | grep -cE '^g\.data\.[0-9]{16}$')" = 2 ]
+rm -f "$so_dir"/*
+"$bin" record -q --switch-output=1s -e task-clock -o "$so_dir/t.data" -- "$workload" spin 2500; status=$?
+expect record-switch-time-status [ "$status" = 0 ]
+expect record-switch-time-files [ "$(ls "$so_dir" | grep -cE '^t\.data\.[0-9]{16}$')" -ge 2 ]
+for bad in 10 100Kx 0M 1w signals; do
+  err=$("$bin" record --switch-output="$bad" -o "$so_dir/x.data" -- true 2>&1); status=$?
+  expect "record-switch-refused-$bad" [ "$status" = 2 ] && expect "record-switch-refused-$bad-text" grep -qF -- "--switch-output '$bad': 'signal' (SIGUSR2), a size" <<<"$err"
+done
+err=$("$bin" record --switch-output -o - -- true 2>&1 >/dev/null); status=$?
+expect record-switch-pipe [ "$status:$err" = "2:perfspec: error: --switch-output switches files: not with -o - (a pipe)" ]
+rm -rf "$so_dir"
 # --user-regs and -I/--intr-regs: perf's register names of the arch, case aside, the value attached only;
 # each sample holds those asked for (script -F uregs/iregs names them), ? names the machine's
 case $(uname -m) in
