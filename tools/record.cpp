@@ -23,6 +23,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include <fmt/format.h>
@@ -364,7 +365,11 @@ bool Recorder::switch_due(const record::PerfDataWriter& out) {
 // The file finished is given its name with the time (PATH.YYYYmmddHHMMSScc), said as perf says it; past
 // --switch-max-files the oldest of those named goes. Returns the name.
 std::string Recorder::name_switched() {
+  // Two switches within a hundredth of a second would get one name, and the rename would replace the
+  // first file (as perf's does): the second waits for a name no file has.
   std::string name = timestamped(o_.output);
+  for (struct stat st {}; ::lstat(name.c_str(), &st) == 0; name = timestamped(o_.output))
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
   if (::rename(o_.output.c_str(), name.c_str()) != 0)
     throw Error(ErrorKind::io,
                 fmt::format("cannot move '{}' to '{}': {}", o_.output, name, std::strerror(errno)));

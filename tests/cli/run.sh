@@ -1898,6 +1898,13 @@ for f in "$so_dir"/s.data.*; do
 done
 expect record-switch-size-whole [ "$bad:$((with >= files - 1))" = 0:1 ]
 rm -f "$so_dir"/*
+# a switch at every pass (1 byte): each file kept under a name of its own (two in one hundredth of a
+# second would get one name: the second waits for the next)
+err=$("$bin" record --switch-output=1B -e task-clock -c 100000 -o "$so_dir/b.data" -- "$workload" burn 400 2>&1); status=$?
+dumps=$(grep -cE "^\[ perfspec record: Dump $so_dir/b\.data\.[0-9]{16} \]\$" <<<"$err")
+expect record-switch-fast-status [ "$status" = 0 ]
+expect record-switch-fast-kept [ "$dumps:$(ls "$so_dir" | grep -cE '^b\.data\.[0-9]{16}$')" = "$dumps:$dumps" ] && expect record-switch-fast-many [ "$dumps" -ge 3 ]
+rm -f "$so_dir"/*
 "$bin" record -q --switch-output --switch-max-files 2 -e task-clock -o "$so_dir/g.data" -- "$workload" burn 1500 & rec=$!
 for _ in $(seq 300); do [ -s "$so_dir/g.data" ] && break; sleep 0.1; done
 for _ in 1 2 3; do kill -USR2 "$rec"; sleep 0.2; done
