@@ -368,7 +368,7 @@ std::string Recorder::name_switched() {
   // Two switches within a hundredth of a second would get one name, and the rename would replace the
   // first file (as perf's does): the second waits for a name no file has.
   std::string name = timestamped(o_.output);
-  for (struct stat st {}; ::lstat(name.c_str(), &st) == 0; name = timestamped(o_.output))
+  for (struct stat st{}; ::lstat(name.c_str(), &st) == 0; name = timestamped(o_.output))
     std::this_thread::sleep_for(std::chrono::milliseconds(2));
   if (::rename(o_.output.c_str(), name.c_str()) != 0)
     throw Error(ErrorKind::io,
