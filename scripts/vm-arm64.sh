@@ -72,7 +72,8 @@ case "$mode" in
     if [ $status != 0 ]; then
       # doctest's failed checks (the test case, the check, its values) and the suites' FAIL lines
       echo "== arm64 tests: what failed"
-      grep -E '^TEST CASE:|ERROR:|^  values:|^FAIL |^not ok|timed out' "$log" | head -n 60
+      awk '/^TEST CASE:/ { tc = $0 } /ERROR:/ { if (tc != "") print tc; tc = ""; print }
+           /^  values:|^FAIL |^not ok|timed out/ { print }' "$log" | head -n 60
     fi
     rm -f "$log"
     exit $status
