@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <ctime>
 #include <optional>
+#include <span>
 #include <string>
 
 #include <fmt/format.h>
@@ -70,18 +71,30 @@ std::optional<std::uint32_t> dwarf_stack_size(std::string_view mode) {
   return static_cast<std::uint32_t>(size);
 }
 
-std::uint64_t record_max_size(std::string_view text) {
+namespace {
+
+// perf's parse_tag_value: a number and one unit of `tags` (the unit's multiplier), nothing after it
+// (perf takes what follows as well: a deliberate difference); nullopt otherwise or on overflow.
+struct Tag {
+  char unit;
+  std::uint64_t multiplier;
+};
+constexpr Tag size_tags[] = {{'B', 1}, {'K', 1ULL << 10}, {'M', 1ULL << 20}, {'G', 1ULL << 30}};
+constexpr Tag time_tags[] = {{'s', 1}, {'m', 60}, {'h', 3600}, {'d', 86400}};
+std::optional<std::uint64_t> tag_value(std::string_view text, std::span<const Tag> tags) {
   std::uint64_t n = 0;
   auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), n);
   const std::size_t at = static_cast<std::size_t>(end - text.data());
-  if (ec == std::errc{} && at > 0 && at + 1 == text.size()) {
-    const int shift = text[at] == 'B'   ? 0
-                      : text[at] == 'K' ? 10
-                      : text[at] == 'M' ? 20
-                      : text[at] == 'G' ? 30
-                                        : -1;
-    if (shift >= 0 && n <= (~std::uint64_t{0} >> shift)) return n << shift;
-  }
+  if (ec != std::errc{} || at == 0 || at + 1 != text.size()) return std::nullopt;
+  for (const Tag& t : tags)
+    if (text[at] == t.unit && n <= ~std::uint64_t{0} / t.multiplier) return n * t.multiplier;
+  return std::nullopt;
+}
+
+}  // namespace
+
+std::uint64_t record_max_size(std::string_view text) {
+  if (auto size = tag_value(text, size_tags)) return *size;
   throw Error(
       ErrorKind::usage,
       fmt::format("--max-size '{}': not a size: a number and its unit, B, K, M or G (e.g. 200M)", text));
@@ -163,23 +176,14 @@ SwitchOutput switch_output(std::string_view what) {
     s.signal = true;
     return s;
   }
-  // perf's parse_tag_value: digits and one unit, sizes' in capitals and times' in small letters
-  std::uint64_t n = 0;
-  auto [end, ec] = std::from_chars(what.data(), what.data() + what.size(), n);
-  const std::size_t at = static_cast<std::size_t>(end - what.data());
-  if (ec == std::errc{} && at > 0 && at + 1 == what.size() && n > 0) {
-    static constexpr std::pair<char, int> sizes[] = {{'B', 0}, {'K', 10}, {'M', 20}, {'G', 30}};
-    static constexpr std::pair<char, unsigned> times[] = {{'s', 1}, {'m', 60}, {'h', 3600}, {'d', 86400}};
-    for (auto [unit, shift] : sizes)
-      if (what[at] == unit && n <= (~std::uint64_t{0} >> shift)) {
-        s.size = n << shift;
-        return s;
-      }
-    for (auto [unit, mult] : times)
-      if (what[at] == unit && n <= 0xffffffffu / mult) {
-        s.seconds = static_cast<unsigned>(n) * mult;
-        return s;
-      }
+  // sizes' units in capitals, times' in small letters; zero is no threshold
+  if (auto size = tag_value(what, size_tags); size && *size) {
+    s.size = *size;
+    return s;
+  }
+  if (auto seconds = tag_value(what, time_tags); seconds && *seconds && *seconds <= 0xffffffffu) {
+    s.seconds = static_cast<unsigned>(*seconds);
+    return s;
   }
   throw Error(
       ErrorKind::usage,
