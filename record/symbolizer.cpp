@@ -53,6 +53,13 @@ namespace {
 constexpr std::uint32_t prot_exec = 0x4;        // PROT_EXEC
 constexpr std::uint32_t map_hugetlb = 0x40000;  // MAP_HUGETLB
 
+// perf's build-id cache: $PERF_BUILDID_DIR, else ~/.debug (perf's set_buildid_dir); none without either.
+std::optional<std::string> buildid_dir() {
+  if (const char* dir = std::getenv("PERF_BUILDID_DIR"); dir && *dir) return std::string(dir);
+  if (const char* home = std::getenv("HOME"); home && *home) return std::string(home) + "/.debug";
+  return std::nullopt;
+}
+
 }  // namespace
 
 struct Symbolizer::Impl {
@@ -213,8 +220,8 @@ struct Symbolizer::Impl {
     auto b = build_ids.find("[vdso]");
     const std::string* wanted = b == build_ids.end() ? nullptr : &b->second;
     std::vector<std::string> candidates;
-    if (const char* home = std::getenv("HOME"); home && wanted)
-      candidates.push_back(fmt::format("{}/.debug/[vdso]/{}/vdso", home, *wanted));
+    if (auto ids = buildid_dir(); ids && wanted)
+      candidates.push_back(fmt::format("{}/[vdso]/{}/vdso", *ids, *wanted));
     int fd = own_vdso();
     if (fd >= 0) candidates.push_back(fmt::format("/proc/self/fd/{}", fd));
     for (const auto& c : candidates) {
@@ -257,9 +264,8 @@ struct Symbolizer::Impl {
     }
     std::string id = wanted ? *wanted : file_build_id(path);
     if (id.size() > 2) {
-      if (const char* home = std::getenv("HOME"))
-        candidates.push_back(std::string(home) + "/.debug/.build-id/" + id.substr(0, 2) + "/" + id.substr(2) +
-                             "/elf");
+      if (auto ids = buildid_dir())
+        candidates.push_back(*ids + "/.build-id/" + id.substr(0, 2) + "/" + id.substr(2) + "/elf");
       candidates.push_back(
           under_symfs("/usr/lib/debug/.build-id/" + id.substr(0, 2) + "/" + id.substr(2) + ".debug"));
     }
@@ -527,8 +533,8 @@ Location Symbolizer::locate_build_id(std::span<const std::byte> id, std::uint64_
   for (std::byte b : id) hex += fmt::format("{:02x}", static_cast<unsigned>(b));
   if (hex.size() < 4) return out;
   std::vector<std::string> candidates;
-  if (const char* home = std::getenv("HOME"))
-    candidates.push_back(fmt::format("{}/.debug/.build-id/{}/{}/elf", home, hex.substr(0, 2), hex.substr(2)));
+  if (auto ids = buildid_dir())
+    candidates.push_back(fmt::format("{}/.build-id/{}/{}/elf", *ids, hex.substr(0, 2), hex.substr(2)));
   candidates.push_back(
       I.under_symfs(fmt::format("/usr/lib/debug/.build-id/{}/{}.debug", hex.substr(0, 2), hex.substr(2))));
   for (const auto& c : candidates) {

@@ -15,6 +15,10 @@ wrap=()
 # The command's output goes to two files kept for the run: a check forks nothing but the command (the
 # suite runs in an emulated arm64 machine too, where each program started costs a tenth of a second).
 check_out=$(mktemp) check_err=$(mktemp)
+# perf's build-id cache (~/.debug, which perf fills as it records) holds this machine's libraries once
+# perf has run here: symbols the checks expect not to find would be found there. The suite's is empty.
+PERF_BUILDID_DIR=$(mktemp -d)
+export PERF_BUILDID_DIR
 check() {
   local name=$1 want_status=$2 want_file=$3
   shift 4
@@ -568,6 +572,28 @@ import json, sys
 assert [e["name"] for e in json.loads(sys.argv[1])["events"]] == ["cycles", "instructions"], sys.argv[1]
 ' "$out"
   expect keep-going-error grep -qF "unknown term 'nosuch' for pmu 'cpu'" /tmp/kg.$$
+  rm -f /tmp/kg.$$
+  # --stdin: a list a line, each answered in turn on its own line, errors too (as JSON documents).
+  out=$(printf 'cycles\ncpu/nosuch/\r\n{instructions,cycles}:u\n' |
+        "$bin" resolve --stdin --sysfs "$fixtures/intel_skx" --no-libpfm4 --format json 2>/tmp/kg.$$)
+  status=$?
+  expect stdin-status [ "$status" = 1 ]
+  expect stdin-quiet [ ! -s /tmp/kg.$$ ]
+  expect stdin-lines python3 -c '
+import json, sys
+docs = [json.loads(l) for l in sys.argv[1].split("\n")]
+assert [d["schema"] for d in docs] == ["perfspec-resolve/1", "perfspec-error/1", "perfspec-resolve/1"], docs
+assert [e["name"] for e in docs[0]["events"]] == ["cycles"], docs[0]
+assert (docs[1]["input"], docs[1]["span"]) == ("cpu/nosuch/", [4, 10]), docs[1]
+assert [(e["name"], e["group"], e["attr"]["exclude_kernel"]) for e in docs[2]["events"]] == \
+    [("instructions", 0, 1), ("cycles", 0, 1)], docs[2]
+' "$out"
+  err=$("$bin" resolve --stdin cycles 2>&1 </dev/null)
+  expect stdin-with-events [ "$?" = 2 ]
+  expect stdin-with-events-text grep -qF -- "--stdin reads the event lists: give none, nor -M" <<<"$err"
+  out=$(printf 'cycles\nbogus\n' | "$bin" resolve --stdin --sysfs "$fixtures/intel_skx" --no-libpfm4 2>/tmp/kg.$$)
+  expect stdin-text [ "$(grep -c '^event 0: cycles$' <<<"$out")" = 1 ]
+  expect stdin-text-error grep -qF "unknown event 'bogus'" /tmp/kg.$$
   rm -f /tmp/kg.$$
   # A table entry that cannot be used is skipped, and list -v says which and why; deprecated names
   # resolve but are listed only with --deprecated.
@@ -2385,5 +2411,6 @@ err=$("$bin" record -c 1000 -F max -- true 2>&1); status=$?
 expect record-c-and-F-max [ "$status:$err" = "2:perfspec: error: -c and -F cannot go together: a period or a frequency" ]
 
 rm -f "$check_out" "$check_err"
+rm -rf "$PERF_BUILDID_DIR"
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]
