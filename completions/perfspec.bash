@@ -73,7 +73,7 @@ _perfspec() {
   if [[ $cur == -* ]]; then
     case $sub in
       stat) COMPREPLY=($(compgen -W "$_perfspec_stat_options" -- "$cur")) ;;
-      resolve) COMPREPLY=($(compgen -W "-M --metrics --metric-no-group --metric-no-merge --metric-no-threshold -k --keep-going --sysfs --format --events-dir --no-tables --cpuid --no-libpfm4" -- "$cur")) ;;
+      resolve) COMPREPLY=($(compgen -W "-M --metrics --metric-no-group --metric-no-merge --metric-no-threshold -k --keep-going --stdin --sysfs --format --events-dir --no-tables --cpuid --no-libpfm4" -- "$cur")) ;;
       list) COMPREPLY=($(compgen -W "--pmu --topic --source --tracepoints --deprecated --pmus --metrics -v --verbose --format --sysfs --events-dir --no-tables --cpuid --no-libpfm4" -- "$cur")) ;;
       snapshot) COMPREPLY=($(compgen -W "--sysfs --tracepoints --events-dir --no-tables --cpuid --no-libpfm4" -- "$cur")) ;;
       decode) COMPREPLY=($(compgen -W "--type --config --config1 --config2 --config3 --attr --format --sysfs --events-dir --no-tables --cpuid --no-libpfm4" -- "$cur")) ;;

@@ -63,7 +63,7 @@ struct ResolveCommand {
   CLI::App* app = nullptr;
   std::string sysfs = "/sys", format = "text";
   std::vector<std::string> lists, metrics;
-  bool keep_going = false;
+  bool keep_going = false, from_stdin = false;
   bool no_group = false, no_merge = false, no_threshold = false;
 
   void add(CLI::App* sub, perfspec::spec::MachineOptions& machine);

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <iostream>
+#include <string>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -110,6 +111,36 @@ int run_resolve(const std::string& sysfs, const perfspec::spec::MachineOptions& 
   return status;
 }
 
+// `resolve --stdin`: each line of standard input a list of its own, resolved against one Machine (its
+// tables and PMUs read once), each answered in input order: one JSON document per line (an error as
+// its perfspec-error/1 document, on standard output too, so that answer N is line N), or the text
+// of each list with its errors on standard error. The status is the highest of theirs.
+int run_each_line(const std::string& sysfs, const perfspec::spec::MachineOptions& options,
+                  const std::string& format) {
+  perfspec::spec::Machine machine(sysfs, options);
+  int status = 0;
+  std::string text;
+  while (std::getline(std::cin, text)) {
+    if (!text.empty() && text.back() == '\r') text.pop_back();
+    try {
+      auto set = perfspec::resolve(text, machine);
+      std::cout << (format == "json" ? perfspec::to_json(set) + "\n" : perfspec::to_text(set));
+    } catch (const perfspec::Error& e) {
+      if (format == "json") {
+        std::string doc = perfspec::error_json(e, text);
+        while (!doc.empty() && doc.back() == '\n') doc.pop_back();
+        std::cout << doc << '\n';
+        status = std::max(status, perfspec::tools::exit_status(e.kind()));
+      } else {
+        status = std::max(status, perfspec::tools::report_error(e, text, perfspec::tools::ErrorFormat::text));
+      }
+    }
+    std::cout.flush();
+  }
+  perfspec::tools::warn_about_table_cache(machine);
+  return status;
+}
+
 }  // namespace
 
 void ResolveCommand::add(CLI::App* sub, perfspec::spec::MachineOptions& machine) {
@@ -126,10 +157,19 @@ void ResolveCommand::add(CLI::App* sub, perfspec::spec::MachineOptions& machine)
   app->add_flag("-k,--keep-going", keep_going,
                 "resolve every list even when some fail (each failure is reported; the status is the highest "
                 "of theirs)");
+  app->add_flag(
+      "--stdin", from_stdin,
+      "read event lists from standard input, one a line, and answer each in turn (with --format json, "
+      "one document a line, errors too)");
   app->add_option("events", lists, "event lists, e.g. 'cycles,{cpu/event=0x3c/u,instructions}:k'");
 }
 
 int ResolveCommand::run(const perfspec::spec::MachineOptions& machine) const {
+  if (from_stdin) {
+    if (!lists.empty() || !metrics.empty())
+      throw perfspec::Error(perfspec::ErrorKind::usage, "--stdin reads the event lists: give none, nor -M");
+    return run_each_line(sysfs, machine, format);
+  }
   if (lists.empty() && metrics.empty())
     throw perfspec::Error(perfspec::ErrorKind::usage, "give event lists, or metrics with -M");
   if (!lists.empty() && !metrics.empty())

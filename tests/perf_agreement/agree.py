@@ -1249,20 +1249,13 @@ def parse_perf(text, rc=None, family=None):
 # --------------------------------------------------------------------------- perfspec side
 
 
-def run_perfspec(binary, root, event, extra=()):
-    """`perfspec resolve --sysfs ROOT [EXTRA...] --format json EVENT` -> a perfspec entry.
-    EXTRA: more resolve options (agree_tables.py passes --events-dir/--cpuid)."""
+def perfspec_entry(rc, out, err):
+    """One answer of `perfspec resolve --format json` -> a perfspec entry: rc its status, out the
+    perfspec-resolve/1 document (when rc is 0), err the error shown (when it is not)."""
+    if rc != 0:
+        return {"status": "rejected", "error": err.strip()[-400:], "rc": rc}
     try:
-        p = subprocess.run([binary, "resolve", "--sysfs", root, *extra, "--format", "json", event],
-                           capture_output=True, text=True, timeout=60)
-    except subprocess.TimeoutExpired:
-        return {"status": "error", "error": "timeout"}
-    except OSError as e:
-        return {"status": "error", "error": str(e)}
-    if p.returncode != 0:
-        return {"status": "rejected", "error": p.stderr.strip()[-400:], "rc": p.returncode}
-    try:
-        doc = json.loads(p.stdout)
+        doc = json.loads(out)
         evs = doc["events"]
         attrs = [dict(e["attr"]) for e in evs]
         for a in attrs:
@@ -1274,8 +1267,73 @@ def run_perfspec(binary, root, event, extra=()):
                 if not isinstance(v, int):
                     raise ValueError("attr.%s is not an integer" % k)
     except (ValueError, KeyError, TypeError) as e:
-        return {"status": "error", "error": "bad JSON from perfspec: %s: %s" % (e, p.stdout[:300])}
+        return {"status": "error", "error": "bad JSON from perfspec: %s: %s" % (e, out[:300])}
     return {"status": "accepted", "events": attrs}
+
+
+def run_perfspec(binary, root, event, extra=()):
+    """`perfspec resolve --sysfs ROOT [EXTRA...] --format json EVENT` -> a perfspec entry.
+    EXTRA: more resolve options (agree_tables.py passes --events-dir/--cpuid)."""
+    try:
+        p = subprocess.run([binary, "resolve", "--sysfs", root, *extra, "--format", "json", event],
+                           capture_output=True, text=True, timeout=60)
+    except subprocess.TimeoutExpired:
+        return {"status": "error", "error": "timeout"}
+    except OSError as e:
+        return {"status": "error", "error": str(e)}
+    return perfspec_entry(p.returncode, p.stdout, p.stderr)
+
+
+def run_perfspec_each(binary, root, events, extra=()):
+    """run_perfspec for each of EVENTS, in one `perfspec resolve --stdin` (one process: its start,
+    the tables' load, paid once; under qemu-user that start is most of a run's time) -> a list of
+    entries, in order. A process that ends early (a crash) leaves the rest as errors."""
+    if any("\n" in e or "\r" in e for e in events):
+        return [run_perfspec(binary, root, e, extra) for e in events]
+    try:
+        p = subprocess.run([binary, "resolve", "--sysfs", root, *extra, "--format", "json", "--stdin"],
+                           input="".join(e + "\n" for e in events), capture_output=True, text=True,
+                           timeout=60 + 2 * len(events))
+        lines, rc, err = p.stdout.splitlines(), p.returncode, p.stderr
+    except subprocess.TimeoutExpired:
+        lines, rc, err = [], -1, "timeout"
+    except OSError as e:
+        lines, rc, err = [], -1, str(e)
+    entries = []
+    for i, event in enumerate(events):
+        if i >= len(lines):
+            entries.append({"status": "error", "error": "perfspec resolve --stdin ended (status %d) before "
+                            "this line: %s" % (rc, err.strip()[-300:])})
+            continue
+        try:
+            doc = json.loads(lines[i])
+        except ValueError:
+            entries.append({"status": "error", "error": "bad JSON from perfspec: " + lines[i][:300]})
+            continue
+        if doc.get("schema") == "perfspec-error/1":
+            entries.append(perfspec_entry(1, "", doc.get("message", "")))
+        else:
+            entries.append(perfspec_entry(0, lines[i], ""))
+    return entries
+
+
+def run_perfspec_jobs(binary, jobs, root_of, extra_of=lambda key: (), workers=2):
+    """perfspec's entries for JOBS, (key, case) pairs in order: one `resolve --stdin` per key (a
+    fixture or model), WORKERS at a time."""
+    by_key = {}
+    for i, (key, c) in enumerate(jobs):
+        by_key.setdefault(key, []).append(i)
+
+    def run_key(key):
+        idx = by_key[key]
+        return key, run_perfspec_each(binary, root_of(key), [jobs[i][1].event for i in idx], extra_of(key))
+
+    results = [None] * len(jobs)
+    with concurrent.futures.ThreadPoolExecutor(workers) as ex:
+        for key, entries in ex.map(run_key, list(by_key)):
+            for i, entry in zip(by_key[key], entries):
+                results[i] = entry
+    return results
 
 # --------------------------------------------------------------------------- comparison
 
@@ -1541,12 +1599,7 @@ def main():
             for c in cases:
                 jobs.append((fx, c))
 
-        def sjob(item):
-            fx, c = item
-            return run_perfspec(a.perfspec, roots[fx], c.event)
-
-        with concurrent.futures.ThreadPoolExecutor(a.jobs) as ex:
-            spec_results = list(ex.map(sjob, jobs))
+        spec_results = run_perfspec_jobs(a.perfspec, jobs, lambda fx: roots[fx], workers=a.jobs)
         return report(a, jobs, spec_results, cache, known)
     finally:
         for d in tmpdirs:

@@ -769,16 +769,12 @@ def main():
         # ---- perfspec and comparison
         jobs = [(mn, c) for mn, cases in case_lists.items() for c in cases]
 
-        def sjob(item):
-            mn, c = item
-            # perf's tables against perfspec's: libpfm4, which perf 6.12 lacks and whose model is this
-            # host's, is left out (a name of another model it knows would be accepted on an Intel host)
-            return agree.run_perfspec(a.perfspec, roots[mn], c.event,
-                                      ("--events-dir", a.events_dir,
-                                       "--cpuid", by_name[mn].cpuid, "--no-libpfm4"))
-
-        with concurrent.futures.ThreadPoolExecutor(a.jobs) as ex:
-            spec_results = list(ex.map(sjob, jobs))
+        # perf's tables against perfspec's: libpfm4, which perf 6.12 lacks and whose model is this
+        # host's, is left out (a name of another model it knows would be accepted on an Intel host)
+        spec_results = agree.run_perfspec_jobs(
+            a.perfspec, jobs, lambda mn: roots[mn],
+            lambda mn: ("--events-dir", a.events_dir, "--cpuid", by_name[mn].cpuid, "--no-libpfm4"),
+            workers=a.jobs)
         rc = agree.report(a, jobs, spec_results, view, agree.load_known(a.known))
         tag_summary(jobs, spec_results, cache["results"])
         uncached = sum(1 for mn, c in jobs if c.event not in cache["results"].get(mn, {}))
