@@ -37,8 +37,15 @@ if ! command -v clang++ >/dev/null || ! echo 'extern "C" int LLVMFuzzerTestOneIn
   { $SUDO apt-get update -qq && $SUDO apt-get install -y -qq clang >/dev/null; } || { echo "fuzz/run.sh: cannot install clang" >&2; exit 2; }
 fi
 
+# ccache as scripts/build.sh uses it (PERFSPEC_CCACHE=0 compiles everything): the fuzz build is the
+# slowest of CI's, and most of its objects are those of the run before.
+launcher=()
+if command -v ccache >/dev/null && [ "${PERFSPEC_CCACHE:-1}" = 1 ]; then
+  launcher=(-DCMAKE_C_COMPILER_LAUNCHER=ccache -DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
+  export CCACHE_BASEDIR=$ROOT CCACHE_NOHASHDIR=1
+fi
 cmake -S "$ROOT" -B "$BUILD" -DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_COMPILER=clang++ -DPERFSPEC_FUZZ=ON \
-      -DBUILD_TESTING=OFF >/dev/null || exit 2
+      "${launcher[@]}" -DBUILD_TESTING=OFF >/dev/null || exit 2
 cmake --build "$BUILD" -j2 --target $(for t in $TARGETS; do printf 'fuzz_%s ' "$t"; done) || exit 2
 
 dict_for() {
