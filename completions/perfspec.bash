@@ -74,7 +74,7 @@ _perfspec() {
     case $sub in
       stat) COMPREPLY=($(compgen -W "$_perfspec_stat_options" -- "$cur")) ;;
       resolve) COMPREPLY=($(compgen -W "-M --metrics --metric-no-group --metric-no-merge --metric-no-threshold -k --keep-going --stdin --sysfs --format --events-dir --no-tables --cpuid --no-libpfm4" -- "$cur")) ;;
-      list) COMPREPLY=($(compgen -W "--pmu --topic --source --tracepoints --deprecated --pmus --metrics -v --verbose --format --sysfs --events-dir --no-tables --cpuid --no-libpfm4" -- "$cur")) ;;
+      list) COMPREPLY=($(compgen -W "--pmu --unit --topic --source --tracepoints --deprecated --pmus --metrics -v --verbose -d --desc --no-desc --details -o --output -j --json --format --sysfs --events-dir --no-tables --cpuid --no-libpfm4" -- "$cur")) ;;
       snapshot) COMPREPLY=($(compgen -W "--sysfs --tracepoints --events-dir --no-tables --cpuid --no-libpfm4" -- "$cur")) ;;
       decode) COMPREPLY=($(compgen -W "--type --config --config1 --config2 --config3 --attr --format --sysfs --events-dir --no-tables --cpuid --no-libpfm4" -- "$cur")) ;;
       script) COMPREPLY=($(compgen -W "-f --force --time -i --input --format -F --fields --samples --summary --ns --symfs --kallsyms --debuginfod --inline --no-inline --header --header-only -I --show-info --show-task-events --show-mmap-events --show-switch-events --show-namespace-events --show-lost-events --show-bpf-events --show-cgroup-events --show-text-poke-events --pid --tid -C --cpu --comm -S --symbols --addr-range --reltime --max-stack -G --hide-call-graph --per-event-dump -v --verbose" -- "$cur")) ;;

@@ -40,7 +40,7 @@ std::string one_line(std::string text) {
 }  // namespace
 
 std::string list_text(const std::vector<spec::ListedPmu>& pmus, const std::vector<spec::ListedEvent>& events,
-                      std::size_t width) {
+                      std::size_t width, bool descriptions) {
   std::string out;
   if (!pmus.empty()) {
     out += "PMUs:\n";
@@ -62,7 +62,7 @@ std::string list_text(const std::vector<spec::ListedPmu>& pmus, const std::vecto
     }
     std::string unit = e.unit.empty() ? "" : fmt::format("  [{} {}]", e.scale, spec::printable(e.unit));
     out += fmt::format("  {:<40} {}{}\n", spec::printable(e.name), spec::printable(e.encoding), unit);
-    if (!e.description.empty() && e.pmu != "tracepoint")
+    if (descriptions && !e.description.empty() && e.pmu != "tracepoint")
       out += wrap(spec::printable(one_line(e.description)), 6, width);
   }
   return out;
@@ -95,6 +95,70 @@ std::string list_json(const std::vector<spec::ListedPmu>& pmus,
   j["pmus"] = std::move(ps);
   j["events"] = std::move(es);
   return j.dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace) + "\n";
+}
+
+namespace {
+
+// A value as perf's list -j writes it: newline, carriage return, backslash and quote escaped as perf
+// escapes them; the other control characters, which perf writes raw (a document no JSON reader takes),
+// as \u00XX.
+void json_string(std::string& out, std::string_view text) {
+  out += '"';
+  for (char c : text) {
+    switch (c) {
+      case '\n': out += "\\n"; break;
+      case '\r': out += "\\r"; break;
+      case '\\': out += "\\\\"; break;
+      case '"': out += "\\\""; break;
+      default:
+        if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f)
+          out += fmt::format("\\u{:04x}", static_cast<unsigned char>(c));
+        else
+          out += c;
+    }
+  }
+  out += '"';
+}
+
+}  // namespace
+
+std::string perf_list_json(const std::vector<spec::PerfListEntry>& entries) {
+  std::string out = "[\n";
+  bool first = true;
+  for (const auto& e : entries) {
+    out += first ? "{\n" : ",\n{\n";
+    first = false;
+    bool sep = false;
+    auto key = [&](std::string_view name, const std::optional<std::string>& value, bool when = true) {
+      if (!value || !when) return;
+      out += sep ? ",\n\t\"" : "\t\"";
+      out += name;
+      out += "\": ";
+      json_string(out, *value);
+      sep = true;
+    };
+    if (e.metric) {
+      key("MetricGroup", e.group);
+      key("MetricName", e.name);
+      key("MetricExpr", e.expr);
+      key("MetricThreshold", e.threshold);
+      key("ScaleUnit", e.unit);
+    } else {
+      key("Unit", e.pmu_name);
+      key("Topic", e.topic);
+      key("EventName", e.name);
+      key("EventAlias", e.alias, e.alias && !e.alias->empty());
+      key("ScaleUnit", e.scale_unit, e.scale_unit && !e.scale_unit->empty());
+      key("EventType", e.type);
+      key("Deprecated", std::string("1"), e.deprecated);
+    }
+    key("BriefDescription", e.desc);
+    key("PublicDescription", e.long_desc);
+    if (!e.metric) key("Encoding", e.encoding);
+    out += sep ? "\n}" : "}";
+  }
+  out += first ? "]\n" : "\n]\n";
+  return out;
 }
 
 }  // namespace perfspec

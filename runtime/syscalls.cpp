@@ -99,6 +99,24 @@ Syscalls& system_calls() {
   return real;
 }
 
+bool event_opens(std::uint32_t type, std::uint64_t config, Syscalls& sys) {
+  Attr attr;
+  attr.type = type;
+  attr.size = attr_size_ver8;
+  attr.config = config;
+  attr.disabled = 1;
+  for (int tries = 0; tries < 3; ++tries) {
+    if (tries == 1) attr.exclude_kernel = 1;
+    if (tries == 2) attr.exclude_guest = 1;
+    int fd = sys.perf_event_open(attr, 0, -1, -1, PERF_FLAG_FD_CLOEXEC);
+    if (fd >= 0) {
+      sys.close(fd);
+      return true;
+    }
+  }
+  return false;
+}
+
 Fd& Fd::operator=(Fd&& o) noexcept {
   if (this != &o) {
     reset();

@@ -210,7 +210,7 @@ std::string_view trim(std::string_view s) {
   return s;
 }
 
-std::vector<std::string> list_dir(const Jail& jail, const std::string& path, bool strict) {
+std::vector<std::string> list_dir(const Jail& jail, const std::string& path, bool strict, bool sorted) {
   std::vector<std::string> out;
   int fd = jail.open(path, O_RDONLY | O_DIRECTORY);
   if (fd < 0) {
@@ -229,7 +229,7 @@ std::vector<std::string> list_dir(const Jail& jail, const std::string& path, boo
     if (n != "." && n != "..") out.emplace_back(n);
   }
   ::closedir(dir);
-  std::sort(out.begin(), out.end());
+  if (sorted) std::sort(out.begin(), out.end());
   return out;
 }
 

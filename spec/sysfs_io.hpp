@@ -64,9 +64,11 @@ std::optional<std::string> read_small_file(const std::string& path);
 /// perf_user_access, the cpu PMU's rdpmc), nullopt when it is absent, unreadable or no number.
 std::optional<long> read_proc_number(const std::string& path);
 std::string_view trim(std::string_view s);
-/// Entries of a folder, sorted; empty when it does not exist. `strict`: one that exists but cannot be
-/// listed (EACCES) is an error naming it; otherwise it lists as empty. Outside the root is always an error.
-std::vector<std::string> list_dir(const Jail& jail, const std::string& path, bool strict = false);
+/// Entries of a folder, sorted (or in the order readdir(3) gives them, as perf lists formats, when not
+/// `sorted`); empty when it does not exist. `strict`: one that exists but cannot be listed (EACCES) is
+/// an error naming it; otherwise it lists as empty. Outside the root is always an error.
+std::vector<std::string> list_dir(const Jail& jail, const std::string& path, bool strict = false,
+                                  bool sorted = true);
 /// Whether `path` exists (lstat-like for the last component's target). Outside the root is an error.
 bool exists(const Jail& jail, const std::string& path);
 bool is_directory(const Jail& jail, const std::string& path);

@@ -287,7 +287,10 @@ TableEvent table_event(const Entry& e, const std::string& file, const std::strin
   if (!e.scale_unit.empty()) parse_scale_unit(e.scale_unit, ev.alias);
   ev.alias.per_pkg = e.perpkg == "1";
   ev.deprecated = e.deprecated == "1";
-  if (descriptions) ev.description = e.desc;
+  if (descriptions) {
+    ev.description = e.desc;
+    ev.long_description = e.long_desc;
+  }
   return ev;
 }
 
@@ -327,7 +330,7 @@ void load_file(const fs::path& path, const StdEvents& std_events, bool descripti
                       e.desc,         e.default_group,
                       e.aggregation,  e.pmu,
                       e.compat,       path.string(),
-                      e.no_group};
+                      e.no_group,     e.long_desc};
         out.metrics.push_back(std::move(m));
       }
       if (e.name.empty()) {

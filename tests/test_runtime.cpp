@@ -1554,3 +1554,26 @@ TEST_CASE("the words of failures beyond an event's own errno: spec's, for runtim
         "the kernel allows at most 100000 samples per second (/proc/sys/kernel/perf_event_max_sample_rate): "
         "ask for fewer");
 }
+
+TEST_CASE("event_opens: perf's probe of a generic event, then with exclude_kernel, then exclude_guest") {
+  FakeSyscalls sys;
+  std::vector<Attr> tried;
+  sys.decide = [&](const Attr& a) {
+    tried.push_back(a);
+    return a.exclude_kernel ? 0 : EACCES;  // perf_event_paranoid 2
+  };
+  CHECK(runtime::event_opens(1, 3, sys));
+  REQUIRE(tried.size() == 2);
+  CHECK((tried[0].type == 1 && tried[0].config == 3 && tried[0].disabled == 1 && !tried[0].exclude_kernel));
+  CHECK((tried[1].exclude_kernel == 1 && tried[1].exclude_guest == 0));
+  CHECK(sys.closed == sys.handed_out);
+  CHECK(sys.handed_out == 1);
+  tried.clear();
+  sys.decide = [&](const Attr& a) {
+    tried.push_back(a);
+    return ENOENT;
+  };
+  CHECK_FALSE(runtime::event_opens(0, 0, sys));
+  REQUIRE(tried.size() == 3);
+  CHECK((tried[2].exclude_kernel == 1 && tried[2].exclude_guest == 1));
+}

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-// The options of list, snapshot, script, decode, record and exporter.
+// The options of script, report, decode, record, exporter, trace and top.
 #include "tools/commands.hpp"
 
 #include <algorithm>
@@ -30,64 +30,6 @@ void parse_frequency(const std::string& text, std::optional<std::uint64_t>& hz, 
 }
 
 }  // namespace
-
-void ListCommand::add(CLI::App* sub, perfspec::spec::MachineOptions& machine) {
-  app = sub;
-  app->add_option("pattern", lo.filter.pattern, "glob (*?[) or case-insensitive substring of the event name");
-  app->add_option("--pmu", lo.filter.pmu, "only events of this PMU (name, wildcard or glob)");
-  app->add_option("--topic", lo.filter.topic,
-                  "only this topic (hardware, software, cache, sysfs, or a table topic)");
-  app->add_option("--source", lo.filter.source, "only this source")
-      ->check(CLI::IsMember({"builtin", "sysfs", "json", "tracepoint"}));
-  app->add_flag("--tracepoints", lo.filter.tracepoints,
-                "include tracepoints (implied by a PATTERN with ':')");
-  app->add_flag("--deprecated", lo.filter.deprecated, "include deprecated table events");
-  app->add_flag("--pmus", lo.pmus, "list the PMUs and their formats too");
-  app->add_flag("--metrics", lo.metrics,
-                "list the tables' metrics instead: PATTERN is a metric group, else a name pattern");
-  app->add_flag("-v,--verbose", lo.verbose,
-                "also report, on stderr, table entries and files that were skipped and why");
-  app->add_option("--format", lo.format, "output format")->check(CLI::IsMember({"text", "json"}));
-  app->add_option("--sysfs", lo.sysfs, "sysfs root to read PMUs from")->check(sysfs_tree);
-  add_table_options(app, machine);
-}
-
-int ListCommand::run(const perfspec::spec::MachineOptions& machine) {
-  lo.machine = machine;
-  // perf list's keywords name kinds of events, not patterns (perf's cmd_list); each with its aliases
-  static constexpr std::pair<std::string_view, std::string_view> keywords[] = {
-      {"hw", "hw"},         {"hardware", "hw"},
-      {"sw", "sw"},         {"software", "sw"},
-      {"cache", "cache"},   {"hwcache", "cache"},
-      {"pmu", "pmu"},       {"tracepoint", "tracepoint"},
-      {"metric", "metric"}, {"metricgroup", "metricgroup"},
-      {"pfm", "pfm"}};
-  for (auto [word, keyword] : keywords)
-    if (lo.filter.pattern == word) {
-      lo.keyword = keyword;
-      lo.filter.pattern.clear();
-      if (keyword == "tracepoint") lo.filter.tracepoints = true;
-      if (keyword == "metric") lo.metrics = true;
-      break;
-    }
-  // `sys:name` is the form of a tracepoint: `perfspec list 'sched:sched_sw*'` asks for them.
-  if (lo.filter.source == "tracepoint" || lo.filter.pattern.find(':') != std::string::npos)
-    lo.filter.tracepoints = true;
-  return perfspec::tools::run_list(lo);
-}
-
-void SnapshotCommand::add(CLI::App* sub, perfspec::spec::MachineOptions& machine) {
-  app = sub;
-  app->add_option("out", so.out, "the folder to create")->required();
-  app->add_option("--sysfs", so.sysfs, "sysfs root to copy from")->check(sysfs_tree);
-  app->add_flag("--tracepoints", so.tracepoints, "copy tracepoint ids too");
-  add_table_options(app, machine);
-}
-
-int SnapshotCommand::run(const perfspec::spec::MachineOptions& machine) {
-  so.machine = machine;
-  return perfspec::tools::run_snapshot(so);
-}
 
 namespace {
 

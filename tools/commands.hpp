@@ -89,6 +89,7 @@ struct StatCommand {
 struct ListCommand {
   CLI::App* app = nullptr;
   perfspec::tools::ListOptions lo;
+  std::string output;  ///< -o: the list goes to this file
 
   void add(CLI::App* sub, perfspec::spec::MachineOptions& machine);
   int run(const perfspec::spec::MachineOptions& machine);

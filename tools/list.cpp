@@ -17,6 +17,7 @@
 #include "perfspec/event_source.hpp"
 #include "perfspec/metric.hpp"
 #include "perfspec/print.hpp"
+#include "perfspec/runtime.hpp"
 #include "perfspec/tables.hpp"
 #include "resolver/suggest.hpp"
 #include "spec/ascii.hpp"
@@ -108,10 +109,13 @@ int list_metrics(const spec::Machine& machine, const ListOptions& o) {
         "  {:<40} {}\n", spec::printable(d.name),
         groups.empty() ? std::string{}
                        : fmt::format("[{}]", spec::printable(fmt::format("{}", fmt::join(groups, ", ")))));
-    if (!d.description.empty()) text += fmt::format("      {}\n", spec::printable(d.description));
+    if (o.descriptions && !d.description.empty())
+      text += fmt::format("      {}\n", spec::printable(d.description));
     text += fmt::format(
         "      = {}{}\n", spec::printable(d.expr),
         d.scale_unit.empty() ? std::string{} : fmt::format("  ({})", spec::printable(d.scale_unit)));
+    if (o.details && !d.threshold.empty())
+      text += fmt::format("      threshold: {}\n", spec::printable(d.threshold));
   }
   std::fputs(text.c_str(), stdout);
   return 0;
@@ -127,6 +131,7 @@ bool of_kind(const spec::ListedEvent& e, std::string_view keyword) {
   if (keyword == "tracepoint") return e.pmu == "tracepoint";
   if (keyword == "pmu") return e.source == spec::Source::sysfs || e.source == spec::Source::json;
   if (keyword == "pfm") return e.source == spec::Source::libpfm4;
+  if (keyword == "sdt") return false;  // perfspec reads no SDT probes (perf's build-id cache of them)
   return true;
 }
 
@@ -148,10 +153,38 @@ int list_metric_groups(const spec::Machine& machine) {
   return 0;
 }
 
+// `list -j`: perf's document of the kinds perf's keyword (or pattern, which JSON does not filter by)
+// selects, generic events listed when they open here, as perf lists them.
+int list_perf_json(const spec::Machine& machine, const ListOptions& o) {
+  static constexpr std::pair<std::string_view, unsigned> keywords[] = {
+      {"hw", spec::perf_list_hardware},
+      {"sw", spec::perf_list_software},
+      {"cache", spec::perf_list_cache},
+      {"pmu", spec::perf_list_pmu},
+      {"tracepoint", spec::perf_list_tracepoint},
+      {"metric", spec::perf_list_metric},
+      {"metricgroup", spec::perf_list_metric},
+      {"sdt", spec::perf_list_sdt},
+      {"pfm", 0}};
+  unsigned kinds = spec::perf_list_all;
+  for (auto [word, k] : keywords)
+    if (o.keyword == word) kinds = k;
+  if (o.keyword.empty() && !o.filter.pattern.empty())
+    kinds = o.filter.pattern.find(':') != std::string::npos
+                ? spec::perf_list_tracepoint | spec::perf_list_sdt | spec::perf_list_metric
+                : spec::perf_list_all & ~(spec::perf_list_raw | spec::perf_list_breakpoint);
+  auto opens = [](std::uint32_t type, std::uint64_t config) { return runtime::event_opens(type, config); };
+  std::string doc = perf_list_json(spec::perf_list(machine, kinds, opens));
+  warn_about_table_cache(machine);
+  std::fputs(doc.c_str(), stdout);
+  return 0;
+}
+
 }  // namespace
 
 int run_list(const ListOptions& o) {
   spec::Machine machine(o.sysfs, o.machine);
+  if (o.perf_json) return list_perf_json(machine, o);
   if (o.keyword == "metricgroup") return list_metric_groups(machine);
   if (o.metrics) return list_metrics(machine, o);
   check_pmu_filter(machine, o.filter);
@@ -177,7 +210,7 @@ int run_list(const ListOptions& o) {
   bool tty = ::isatty(STDOUT_FILENO);
   std::size_t width = 100;
   if (winsize ws{}; tty && ::ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_col >= 40) width = ws.ws_col;
-  std::string text = list_text(pmus, events, width);
+  std::string text = list_text(pmus, events, width, o.descriptions);
   if (events.empty() && pmus.empty()) text = "no events match\n";
   // On a terminal, a long listing goes through the pager, as git and perf do.
   if (tty) {

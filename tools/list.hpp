@@ -17,6 +17,9 @@ struct ListOptions {
   /// tracepoint, pmu, metric, metricgroup, pfm; empty: none (the pattern is one)
   std::string keyword;
   std::string format = "text";
+  bool descriptions = true;  ///< false: perf's --no-desc
+  bool details = false;      ///< perf's --details: the metrics' thresholds too (encodings are always shown)
+  bool perf_json = false;    ///< -j: perf's JSON document (every event of the keyword's kinds, unfiltered)
 };
 
 /// `perfspec list`: text through a pager when stdout is a terminal.

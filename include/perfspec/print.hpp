@@ -161,16 +161,23 @@ std::string stat_json(const EventSet& set, const StatReport& report, const StatR
 std::string stat_json(const EventSet& set, const std::vector<runtime::Count>& counts, const StatRun& run);
 
 /// `perfspec list` for a terminal `width` columns wide: PMUs (when given), then events grouped by
-/// source and PMU, each with its encoding, unit, and its description wrapped below it.
+/// source and PMU, each with its encoding, unit, and its description wrapped below it (unless not
+/// `descriptions`: perf list's --no-desc).
 ///
 /// Example: `list_text({}, spec::list_events(machine, {.pattern = "l1d"}), 100)`
 std::string list_text(const std::vector<spec::ListedPmu>& pmus, const std::vector<spec::ListedEvent>& events,
-                      std::size_t width = 100);
+                      std::size_t width = 100, bool descriptions = true);
 /// `{"schema":"perfspec-list/1","pmus":[...],"events":[{"name","pmu","encoding","description","topic",
 /// "unit","scale","source","deprecated"}]}` and a newline.
 ///
 /// Example: `list_json(spec::list_pmus(machine, {}), spec::list_events(machine, {}))`
 std::string list_json(const std::vector<spec::ListedPmu>& pmus, const std::vector<spec::ListedEvent>& events);
+/// `perf list -j`'s document, byte for byte as perf 6.12 writes it (a tab before each key, the keys
+/// perf gives in its order, every value a string), but for control characters other than newline and
+/// carriage return, which perf writes raw and this escapes (`\u0009`) so that the document is JSON.
+///
+/// Example: `perf_list_json(spec::perf_list(machine, spec::perf_list_all, opens))`
+std::string perf_list_json(const std::vector<spec::PerfListEntry>& entries);
 
 /// `perfspec decode --format json`: `{"schema":"perfspec-decode/1","events":[{"event","how","leftovers",
 /// "notes"}]}` and a newline, one entry per decoded attr in order.

@@ -67,6 +67,13 @@ class Syscalls {
 /// Example: `runtime::system_calls().close(fd);`
 Syscalls& system_calls();
 
+/// Whether an event of `type` and `config` opens on this thread (any CPU), as perf's
+/// is_event_supported() asks before `perf list` shows a generic event: disabled, then again with
+/// exclude_kernel (perf_event_paranoid 2), then also with exclude_guest (PMUs that require it).
+///
+/// Example: `event_opens(1, 0)  // cpu-clock: true wherever perf_event_open(2) is allowed`
+bool event_opens(std::uint32_t type, std::uint64_t config, Syscalls& sys = system_calls());
+
 /// An owned file descriptor: closed exactly once, through the Syscalls that opened it.
 ///
 /// Example: `runtime::Fd fd(runtime::system_calls(), raw_fd);  // closed when fd goes out of scope`

@@ -27,6 +27,9 @@ struct TableEvent {
   std::string pmu;
   std::string topic;        ///< as perf shows it: the file name without .json, `-` as space ("uncore memory")
   std::string description;  ///< BriefDescription as perf shows it (empty when loaded from the index)
+  /// PublicDescription as perf shows it (fixed up as the brief one is); empty when the entry has none,
+  /// and when loaded from the index.
+  std::string long_description;
   std::string compat;  ///< Compat: for events of `sys` folders, the regex a PMU's `identifier` must match
   bool deprecated = false;
   /// Counter: the counters it may be scheduled on (`0,1,2,3`, `Fixed counter 1`, `FIXED`; Intel's
@@ -41,6 +44,7 @@ struct TableMetric {
   std::string name, expr, groups, threshold, scale_unit, constraint, description, default_group, aggregation;
   std::string pmu, compat, origin;  ///< origin: the file it came from
   std::string no_group;  ///< MetricgroupNoGroup: `;`-separated groups asked by which it is not grouped
+  std::string long_description;  ///< PublicDescription, fixed up as perf shows it; empty when none
 };
 
 /// Where metric `name`'s MetricExpr `expr` is written in the table file `file`: its line and column,

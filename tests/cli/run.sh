@@ -612,7 +612,42 @@ assert [(e["name"], e["group"], e["attr"]["exclude_kernel"]) for e in docs[2]["e
   out=$(PERFSPEC_CACHE_DIR=none "$bin" resolve --sysfs "$fixtures/intel_skx" --no-libpfm4 --events-dir "$tables/x86" \
         --cpuid GenuineIntel-6-55-4 old 2>&1)
   expect deprecated-resolves grep -qE '^  config +0x2$' <<<"$out"
+  # -j: perf's document; deprecated events in it, flagged; a table event without a description is
+  # named by its PMU and name, as perf names it (PMU events only: `pmu`).
+  out=$(PERFSPEC_CACHE_DIR=none "$bin" list -j pmu --sysfs "$fixtures/intel_skx" --no-libpfm4 --events-dir "$tables/x86" \
+        --cpuid GenuineIntel-6-55-4 2>&1)
+  expect list-j-table python3 -c '
+import json, sys
+doc = json.loads(sys.argv[1])
+by_name = {o["EventName"]: o for o in doc}
+assert by_name["good"] == {"Unit": "cpu", "Topic": "core", "EventName": "good", "EventAlias": "cpu/good/",
+                           "EventType": "Kernel PMU event", "Encoding": "cpu/event=0x1/"}, by_name["good"]
+assert by_name["old"]["Deprecated"] == "1", by_name["old"]
+assert [o["EventName"] for o in doc if o["EventName"].startswith("uncore_imc_")][:2] == \
+    ["uncore_imc_0/cas_count_read/", "uncore_imc_0/cas_count_write/"], doc
+assert all(o["EventType"] == "Kernel PMU event" for o in doc)
+' "$out"
   rm -rf "$tables" "$cache"
+  # The tables' metrics: --details adds each one's threshold, --no-desc leaves descriptions out; -o
+  # writes the list to a file; -j's metric and metricgroup keywords give the same pairs.
+  if [ -f "$events/mapfile.csv" ]; then
+    skx=(--sysfs "$fixtures/intel_skx" --no-libpfm4 --events-dir "$events" --cpuid GenuineIntel-6-55-4)
+    out=$("$bin" list --metrics tma_core_bound --details --no-desc "${skx[@]}" 2>&1)
+    expect list-details [ "$out" = "  tma_core_bound                           [Backend, Compute, TmaL2, TopdownL2, tma_L2_group, tma_backend_bound_group]
+      = tma_backend_bound - tma_memory_bound  (100%)
+      threshold: tma_core_bound > 0.1 & tma_backend_bound > 0.2" ]
+    listed=$(mktemp)
+    "$bin" list --metrics tma_core_bound "${skx[@]}" -o "$listed" >/dev/null 2>&1
+    expect list-output-file [ "$(cat "$listed")" = "$("$bin" list --metrics tma_core_bound "${skx[@]}")" ]
+    expect list-output-file-desc grep -qx '      This metric represents fraction of slots where Core non-memory issues were of a bottleneck' "$listed"
+    rm -f "$listed"
+    a=$("$bin" list -j metric "${skx[@]}" | md5sum)
+    b=$("$bin" list -j metricgroup "${skx[@]}" | md5sum)
+    expect list-j-metric-groups [ "$a" = "$b" ]
+    expect list-j-metric-pairs [ "$("$bin" list -j metric "${skx[@]}" | grep -c '"MetricName"')" = 820 ]
+  fi
+  err=$("$bin" list -o /nonexistent/list.txt 2>&1)
+  expect list-output-unwritable [ "$?:$err" = "3:perfspec: error: cannot write '/nonexistent/list.txt': No such file or directory" ]
 fi
 snap=$(mktemp -d)/snap
 "$bin" snapshot --sysfs "$fixtures/hybrid_adl" --tracepoints --cpuid GenuineIntel-6-97-2 "$snap" 2>/dev/null; status=$?
