@@ -18,6 +18,40 @@
 
 namespace perfspec {
 
+std::string grouped_digits(std::string_view plain, const DigitStyle& style) {
+  std::size_t begin = !plain.empty() && (plain[0] == '-' || plain[0] == '+') ? 1 : 0;
+  std::size_t end = begin;
+  while (end < plain.size() && plain[end] >= '0' && plain[end] <= '9') ++end;
+  // The integer digits' groups from the right: each size of `grouping` in turn, its last repeated
+  // (a size of 0 repeats the one before; CHAR_MAX or a size past the digits ends the grouping).
+  std::vector<std::size_t> cuts;  // digits from the right before which a separator goes
+  std::size_t at = 0, k = 0, size = 0;
+  while (!style.separator.empty()) {
+    if (k < style.grouping.size()) {
+      const auto g = static_cast<unsigned char>(style.grouping[k++]);
+      if (g == 0 && k == 1) break;
+      if (g != 0) size = g;
+      if (g >= 127) break;
+    }
+    if (size == 0) break;
+    at += size;
+    if (at >= end - begin) break;
+    cuts.push_back(at);
+  }
+  std::string out(plain.substr(0, begin));
+  for (std::size_t i = begin; i < end; ++i) {
+    out += plain[i];
+    const std::size_t left = end - i - 1;  // digits after this one
+    if (left != 0 && std::find(cuts.begin(), cuts.end(), left) != cuts.end()) out += style.separator;
+  }
+  for (std::size_t i = end; i < plain.size(); ++i)
+    if (plain[i] == '.')
+      out += style.point;
+    else
+      out += plain[i];
+  return out;
+}
+
 namespace {
 
 using runtime::Count;
@@ -268,21 +302,21 @@ class PerfPrinter {
     if (run_.interval_end) return;
     if (!run_.null_run) out_ += "\n";
     if (report_.runs <= 1) {
-      out_ += fmt::format(" {:17.9f} seconds time elapsed", run_.elapsed_seconds);
+      out_ += point(fmt::format(" {:17.9f} seconds time elapsed", run_.elapsed_seconds));
       if (run_.user_seconds && run_.system_seconds) {
         out_ += "\n\n";
-        out_ += fmt::format(" {:17.9f} seconds user\n", *run_.user_seconds);
-        out_ += fmt::format(" {:17.9f} seconds sys\n", *run_.system_seconds);
+        out_ += point(fmt::format(" {:17.9f} seconds user\n", *run_.user_seconds));
+        out_ += point(fmt::format(" {:17.9f} seconds sys\n", *run_.system_seconds));
       }
     } else {
       // At most two more significant digits than the deviation's first (perf's get_precision).
       double sd = run_.elapsed_stddev;
       int precision = (sd > 1 || sd <= 0 ? 0 : static_cast<int>(std::lround(std::ceil(-std::log10(sd))))) + 2;
       if (!run_.run_seconds.empty()) run_table(precision);
-      out_ += fmt::format(" {:17.{}f} +- {:.{}f} seconds time elapsed", run_.elapsed_seconds, precision, sd,
-                          precision);
+      out_ += point(fmt::format(" {:17.{}f} +- {:.{}f} seconds time elapsed", run_.elapsed_seconds, precision,
+                                sd, precision));
       double pct = run_.elapsed_seconds != 0 ? 100.0 * sd / run_.elapsed_seconds : 0.0;
-      if (pct != 0) out_ += fmt::format("  ( +-{:6.2f}% )", pct);
+      if (pct != 0) out_ += point(fmt::format("  ( +-{:6.2f}% )", pct));
     }
     out_ += "\n\n";
   }
@@ -391,17 +425,20 @@ class PerfPrinter {
   void std_row(const Row& r) {
     const bool noise = report_.runs > 1 && report_.aggregation == Aggregation::global;
     const Count& c = r.c;
-    if (r.ok)
-      out_ += r.scaled ? fmt::format("{:>18.2f} ", r.value) : fmt::format("{:>18.0f} ", r.value);
-    else
+    if (r.ok) {
+      std::string count = r.scaled ? fmt::format("{:.2f}", r.value) : fmt::format("{:.0f}", r.value);
+      if (run_.digits) count = grouped_digits(count, *run_.digits);
+      out_ += fmt::format("{:>18} ", count);
+    } else {
       out_ += fmt::format("{:>18} ", r.bad);
+    }
     out_ += fmt::format("{:<{}} {:<32}", r.unit, unit_width_, r.name);
     if (!run_.cgroups.empty()) out_ += fmt::format(" {:<16}", cgroup(r.e));
     std_metric(r.first());
-    if (noise && r.cell.noise != 0) out_ += fmt::format("  ( +-{:6.2f}% )", r.cell.noise);
+    if (noise && r.cell.noise != 0) out_ += point(fmt::format("  ( +-{:6.2f}% )", r.cell.noise));
     if (c.time_running != c.time_enabled && c.time_enabled != 0)
-      out_ += fmt::format("  ({:.2f}%)",
-                          100.0 * static_cast<double>(c.time_running) / static_cast<double>(c.time_enabled));
+      out_ += point(fmt::format(
+          "  ({:.2f}%)", 100.0 * static_cast<double>(c.time_running) / static_cast<double>(c.time_enabled)));
     out_ += "\n";
     for (std::size_t k = 1; k < r.extra.size(); ++k) {
       out_ += prefix_ + r.id;
@@ -454,9 +491,22 @@ class PerfPrinter {
       out_ += std::string(38, ' ');
       return;
     }
-    std::string value = metric_text(m);
+    std::string value = point(metric_text(m));
     int n = 3 + static_cast<int>(value.size());  // what shows: the escapes take no room
     out_ += " # " + painted(value, m.color) + fmt::format(" {:<{}}", m.unit, std::max(0, 38 - n - 1));
+  }
+
+  // A figure of the text layout with the locale's decimal point (perf's printf after setlocale), when
+  // -B gave a locale's digits.
+  std::string point(std::string text) const {
+    if (!run_.digits || run_.digits->point == ".") return text;
+    std::string out;
+    for (char c : text)
+      if (c == '.')
+        out += run_.digits->point;
+      else
+        out += c;
+    return out;
   }
 
   std::string cgroup(std::size_t e) const { return e < run_.cgroups.size() ? run_.cgroups[e] : ""; }

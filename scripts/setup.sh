@@ -15,6 +15,7 @@ packages=(cmake make g++ pkg-config python3
           tmux  # perfspec top is tested on a real terminal (tests/cli/run.sh)
           zsh fish  # the zsh and fish completions are tested in them (tests/cli/run.sh)
           groff-base  # the man page is checked for troff's warnings (tests/cli/run.sh)
+          locales  # the sources of en_US and de_DE, made with localedef for stat -B's digits (tests/cli/run.sh)
           libpfm4-dev libzstd-dev libbenchmark-dev linux-perf
           prometheus-cpp-dev libtomlplusplus-dev  # the exporter: HTTP and metric families; its configuration file
           prometheus python3-prometheus-client  # the exporter's tests: a real Prometheus server; an OpenMetrics parser

@@ -388,3 +388,18 @@ TEST_CASE("/proc stat fields: after the name, whatever it holds; a process's sta
   CHECK(*self >= *runtime::start_ticks(1));  // after init
   CHECK_FALSE(runtime::start_ticks(-5));
 }
+
+TEST_CASE("grouped_digits: a count's digits as a locale writes them (perf's %' after setlocale)") {
+  const DigitStyle en{",", "\3\3", "."}, de{".", "\3", ","}, in{",", "\3\2", "."}, none{"", "", ","};
+  CHECK(grouped_digits("1234567", en) == "1,234,567");
+  CHECK(grouped_digits("1234567.50", en) == "1,234,567.50");
+  CHECK(grouped_digits("-1234567.50", de) == "-1.234.567,50");
+  CHECK(grouped_digits("123", en) == "123");
+  CHECK(grouped_digits("1000", en) == "1,000");
+  CHECK(grouped_digits("999.99", de) == "999,99");
+  CHECK(grouped_digits("123456789", in) == "12,34,56,789");  // Indian grouping: 3, then 2 repeated
+  CHECK(grouped_digits("1234567.25", none) == "1234567,25");
+  CHECK(grouped_digits("1234567", {"\u202f", "\3", ","}) == "1\u202f234\u202f567");  // fr_FR's narrow space
+  CHECK(grouped_digits("12345678", {",", "\3\x7f", "."}) == "12345,678");  // CHAR_MAX: no further groups
+  CHECK(grouped_digits("nan", en) == "nan");
+}

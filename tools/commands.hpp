@@ -79,7 +79,7 @@ struct StatCommand {
   CLI::Option *pid_opt = nullptr, *format_opt = nullptr, *separator_opt = nullptr, *metric_only_opt = nullptr,
               *big_num_opt = nullptr, *event_opt = nullptr, *filter_opt = nullptr, *cputype_opt = nullptr;
   std::vector<std::string> filters;  // --filter, each for the -e before it
-  bool big_num = true;               // -B, --no-big-num: perf's default; perfspec never groups digits
+  bool big_num = true;               // -B, --no-big-num: perf's default, counts grouped as the locale says
   std::vector<std::pair<CLI::Option*, perfspec::Aggregation>> aggregation_flags;
 
   void add(CLI::App* sub, perfspec::spec::MachineOptions& machine);

@@ -4,6 +4,8 @@
 // -D, --control, signals, and the layouts chosen.
 #include "tools/stat.hpp"
 
+#include <langinfo.h>
+#include <locale.h>
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -35,6 +37,24 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
+// The digits of the environment's LC_NUMERIC locale (LC_ALL, else LC_NUMERIC, else LANG), as perf's
+// setlocale(LC_ALL, "") makes printf write them: its decimal point, and with `%'` (-B, `group`) its
+// thousands' groups; nullopt where they are C's, or the machine lacks that locale (setlocale fails and
+// perf stays in C).
+std::optional<DigitStyle> environment_digits(bool group) {
+  locale_t numeric = ::newlocale(LC_NUMERIC_MASK, "", static_cast<locale_t>(nullptr));
+  if (!numeric) return std::nullopt;
+  DigitStyle d{::nl_langinfo_l(THOUSEP, numeric), ::nl_langinfo_l(GROUPING, numeric),
+               ::nl_langinfo_l(RADIXCHAR, numeric)};
+  ::freelocale(numeric);
+  if (!group || d.separator.empty() || d.grouping.empty() || d.grouping[0] == 0 ||
+      static_cast<unsigned char>(d.grouping[0]) >= 127)
+    d.separator.clear();
+  if (d.point.empty()) d.point = ".";
+  if (d.separator.empty() && d.point == ".") return std::nullopt;
+  return d;
+}
+
 // One `perfspec stat` invocation: its output, its request, each run's loop and what it prints.
 class StatSession {
  public:
@@ -64,6 +84,7 @@ class StatSession {
     if (int status = resolve_stat_request(o_, machine_, request_)) return status;
     target_ = stat_target(o_, request_);
     run_.cgroups = request_.cgroups;
+    run_.digits = environment_digits(o_.big_num);
     control_.open(o_.control);
     catch_stop_signals();
     std::vector<StatReport> reports;

@@ -20,6 +20,7 @@ struct StatOptions {
   std::string cpus;          ///< -C
   unsigned interval_ms = 0;  ///< -I
   std::string format = "text";
+  bool big_num = true;  ///< -B (perf's default): counts in perf's text layout grouped as the locale says
   std::optional<std::string> field_separator;  ///< -x SEP: perf stat's CSV form instead of `format`
   std::string sysfs = "/sys";
   std::string output;  ///< -o FILE (default: stderr, as perf does)

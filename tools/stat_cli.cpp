@@ -92,8 +92,8 @@ void StatCommand::add(CLI::App* sub, perfspec::spec::MachineOptions& machine) {
       ->type_name("N");
   aggregation_flags = add_aggregation_flags(*app, st);
   big_num_opt = app->add_flag("-B,--big-num,!--no-big-num", big_num,
-                              "accepted, as perf's default: counts are printed with the C locale's digits, "
-                              "without thousands' separators (perf groups them as the locale says)");
+                              "counts in perf's text layout with the locale's thousands' separators and "
+                              "decimal point (LC_NUMERIC; the default, as perf's), or not");
   app->add_option("-G,--cgroup", st.cgroups,
                   "count only in these cgroups: the n-th name for the n-th event, one name for all (with -a)")
       ->type_name("NAME[,NAME...]");
@@ -169,6 +169,7 @@ int StatCommand::run(const perfspec::spec::MachineOptions& machine) {
   if ((*separator_opt || *format_opt) && st.perf_json)
     throw Error(ErrorKind::usage, "-j prints perf's JSON; -x and --format pick other outputs: give one");
   if (*pid_opt) st.pid = pid;
+  st.big_num = big_num;
   // perf: nothing to count named (no command, process, threads or CPUs) is the whole system
   if (st.command.empty() && !st.pid && st.tids.empty() && st.cpus.empty()) st.all_cpus = true;
   if (*separator_opt) st.field_separator = separator;

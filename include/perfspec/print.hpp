@@ -37,6 +37,20 @@ std::string to_json(const EventSet& set, int indent = -1);
 /// What a `stat` run counted, besides the counts themselves.
 // Every member has an initializer, so that `StatRun{.target = ..., .elapsed_seconds = ...}` names only
 // what it sets, without -Wmissing-field-initializers.
+/// How a locale writes a number's digits (its LC_NUMERIC: std::numpunct): what perf's `%'` printf
+/// flag follows.
+struct DigitStyle {
+  std::string separator{};  ///< between groups ("," in en_US, "." in de_DE; "" in C: no grouping)
+  std::string grouping{};   ///< group sizes from the right, as std::numpunct::grouping ("\3")
+  std::string point = ".";  ///< the decimal point
+};
+
+/// `plain`, a number as `{:.2f}` or `{:.0f}` writes it ("-1234567.50"), with its integer digits grouped
+/// and its decimal point as `style` says ("-1,234,567.50" in en_US, "-1.234.567,50" in de_DE).
+///
+/// Example: `grouped_digits("1234567", {",", "\3"}) == "1,234,567"`
+std::string grouped_digits(std::string_view plain, const DigitStyle& style);
+
 struct StatRun {
   std::string target{};  ///< shown in the header: "'ls -l'", "process 1234", "all CPUs"
   double elapsed_seconds = 0;
@@ -67,6 +81,10 @@ struct StatRun {
   /// `no_csv_summary`.
   bool summary = false;
   bool no_csv_summary = false;
+  /// The locale's digits, which perf's text layout writes its figures with: the decimal point of
+  /// every figure, and with -B (its default) the thousands' groups of the counts (`printf("%'18.0f")`);
+  /// nullopt: the C locale's. The -x and -j layouts are not affected.
+  std::optional<DigitStyle> digits{};
 };
 
 /// perf's description of a group as it was, on the first member ungroup_by_cpus took out of it:

@@ -997,6 +997,29 @@ out=$("$bin" stat --no-big-num --big-num -x, -e page-faults true 2>&1); status=$
 expect stat-big-num-last [ "$status" = 2 ]
 out=$("$bin" stat -B -e page-faults true 2>&1); status=$?
 expect stat-big-num-text [ "$status:$(grep -cE '^ +[0-9]+      page-faults ' <<<"$out")" = 0:1 ]
+# The text layout's figures as the locale writes them, as perf's after setlocale: counts grouped (-B),
+# every figure with the locale's decimal point; -x and C untouched. The locales are made here
+# (localedef, from the locales package's sources), as a machine with only C has none.
+if locales=$(mktemp -d) && localedef -i en_US -f UTF-8 "$locales/en_US.UTF-8" >/dev/null 2>&1 &&
+   localedef -i de_DE -f UTF-8 "$locales/de_DE.UTF-8" >/dev/null 2>&1; then
+  # burn: at least 1,100 ms of CPU time (however long it takes), so task-clock has four digits
+  out=$(LOCPATH=$locales LC_ALL=en_US.UTF-8 "$bin" stat -e task-clock -- "$workload" burn 1100 2>&1)
+  expect stat-locale-en [ "$(grep -cE '^ +[1-9],[0-9]{3}\.[0-9]{2} msec task-clock +# +[0-9]\.[0-9]{3} CPUs utilized' <<<"$out"):$(grep -cE '^ +[0-9]+\.[0-9]{9} seconds time elapsed$' <<<"$out")" = 1:1 ]
+  out=$(LOCPATH=$locales LANG=de_DE.UTF-8 LC_ALL= "$bin" stat -e task-clock -- "$workload" burn 1100 2>&1)
+  expect stat-locale-de [ "$(grep -cE '^ +[1-9]\.[0-9]{3},[0-9]{2} msec task-clock +# +[0-9],[0-9]{3} CPUs utilized' <<<"$out"):$(grep -cE '^ +[0-9]+,[0-9]{9} seconds time elapsed$' <<<"$out")" = 1:1 ]
+  out=$(LOCPATH=$locales LC_ALL=de_DE.UTF-8 "$bin" stat --no-big-num -e task-clock -- "$workload" burn 1100 2>&1)
+  expect stat-locale-de-no-big-num grep -qE '^ +[1-9][0-9]{3},[0-9]{2} msec task-clock ' <<<"$out"
+  out=$(LOCPATH=$locales LC_ALL=de_DE.UTF-8 "$bin" stat -x, -e task-clock -- "$workload" burn 1100 2>&1)
+  expect stat-locale-de-csv grep -qE '^[1-9][0-9]{3}\.[0-9]{2},msec,task-clock,' <<<"$out"
+  out=$(LOCPATH=$locales LC_ALL=C "$bin" stat -e task-clock -- "$workload" burn 1100 2>&1)
+  expect stat-locale-c grep -qE '^ +[1-9][0-9]{3}\.[0-9]{2} msec task-clock ' <<<"$out"
+  out=$(LOCPATH=$locales LC_ALL=xx_NO.UTF-8 "$bin" stat -e task-clock -- "$workload" burn 1100 2>&1)
+  expect stat-locale-missing grep -qE '^ +[1-9][0-9]{3}\.[0-9]{2} msec task-clock ' <<<"$out"
+elif [ "${PERFSPEC_REQUIRE_ALL:-}" = 1 ]; then
+  echo "FAIL stat-locale: localedef could not make en_US.UTF-8 and de_DE.UTF-8 (the locales package)"
+  fail=$((fail + 1))
+fi
+rm -rf "$locales"
 # An interval's "CPUs utilized" is its task-clock over the interval asked for, as perf's (each interval,
 # not the time since the start: the third was a third of the first)
 out=$("$bin" stat -x, -I 100 --interval-count 3 -a -e task-clock 2>&1)
