@@ -139,7 +139,8 @@ struct Opened {
 struct Planner::Shared {
   Shared(const spec::Machine& m, const Options& o) : machine(m), options(o) {
     for (const auto& d : options.extra) defs.add(d);
-    for (auto& d : machine_metrics(machine)) defs.add(std::move(d));
+    for (auto& d : machine_metrics(machine))
+      if (options.pmu.empty() || d.pmu == options.pmu) defs.add(std::move(d));
   }
   const spec::Machine& machine;
   const Options options;
@@ -249,8 +250,11 @@ class Planning {
         for (const Definition* d : defs_.in_group(item)) want(*d, item), found = true;
       if (!found)
         throw Error(ErrorKind::unknown_name, fmt::format("unknown metric or metric group '{}'", item), span,
-                    defs_.all.empty() ? "this machine has no metric tables (see --events-dir)"
-                                      : "see perfspec list --metrics");
+                    !options_.pmu.empty()
+                        ? fmt::format("only the metrics of PMU '{}' are looked up (--cputype){}",
+                                      options_.pmu, defs_.all.empty() ? ", and the tables have none" : "")
+                    : defs_.all.empty() ? "this machine has no metric tables (see --events-dir)"
+                                        : "see perfspec list --metrics");
     }
   }
 

@@ -379,6 +379,34 @@ TEST_CASE("hybrid: a table metric refers to the metric of its own core PMU") {
   }
 }
 
+TEST_CASE("--cputype: only the metrics of that PMU's table section are looked up, as perf's") {
+  if (!std::filesystem::exists(test::source_dir() + "/../shared/pmu-events/x86")) return;
+  auto adl = with_tables("hybrid_adl", "GenuineIntel-6-97-2");
+  metric::Options o;
+  o.pmu = "cpu_core";
+  auto plan = metric::plan("tma_frontend_bound", adl, o);
+  REQUIRE(plan.metrics.size() == 1);  // cpu_core's, where without the filter there are two
+  CHECK(plan.metrics[0].definition.pmu == "cpu_core");
+  for (const auto& e : plan.events.events) CHECK(e.pmu == "cpu_core");
+  // tma_branch_detect is cpu_atom's only
+  CHECK_THROWS_WITH(metric::plan("tma_branch_detect", adl, o),
+                    "unknown metric or metric group 'tma_branch_detect'");
+  try {
+    (void)metric::plan("tma_branch_detect", adl, o);
+  } catch (const Error& e) {
+    CHECK(e.help() == "only the metrics of PMU 'cpu_core' are looked up (--cputype)");
+  }
+  o.pmu = "cpu_atom";
+  CHECK(metric::plan("tma_branch_detect", adl, o).metrics.size() == 1);
+  // A machine that is not hybrid: its core metrics belong to no PMU by name (perf's default_core), so
+  // --cputype cpu finds none of them.
+  auto tgl = with_tables("intel_tgl", "GenuineIntel-6-8C-1");
+  o.pmu = "cpu";
+  CHECK_THROWS_WITH(metric::plan("tma_frontend_bound", tgl, o),
+                    "unknown metric or metric group 'tma_frontend_bound'");
+  CHECK(metric::plan("tma_frontend_bound", tgl).metrics.size() == 1);
+}
+
 TEST_CASE("topdown: slots leads its group and the metric events follow, as the kernel requires") {
   if (!std::filesystem::exists(test::source_dir() + "/../shared/pmu-events/x86")) return;
   auto tgl = with_tables("intel_tgl", "GenuineIntel-6-8C-1");

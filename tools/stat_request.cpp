@@ -189,6 +189,7 @@ class Resolver {
     mo.group = !o_.metric_no_group;
     mo.merge = !o_.metric_no_merge;
     mo.thresholds = !o_.metric_no_threshold && !default_metrics;
+    if (!o_.cputype.empty()) mo.pmu = cputype_pmu();
     mo.target.system_wide = system_wide(o_);
     if (!o_.cpus.empty()) mo.target.cpus = runtime::parse_cpu_list(o_.cpus);
     for (std::size_t t = 0; t < metrics.size(); ++t) {

@@ -177,6 +177,10 @@ struct Options {
                            ///< --metric-no-merge, every metric its own groups)
   bool thresholds = true;  ///< resolve MetricThreshold too, its events opened (false: --metric-no-threshold)
   std::vector<Definition> extra;  ///< metrics besides the machine's (a config file's); these win
+  /// perf stat --cputype: only the tables' metrics of this PMU (Definition::pmu equal to it, as perf
+  /// looks metrics up by their table's PMU: a core metric of a machine that is not hybrid belongs to
+  /// no PMU by name, perf's `default_core`); "" = every metric.
+  std::string pmu;
 };
 
 /// A metric resolved against a machine: its expression with the constants folded and only the
