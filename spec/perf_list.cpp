@@ -19,6 +19,7 @@
 #include "perfspec/tables.hpp"
 #include "spec/ascii.hpp"
 #include "spec/builtin.hpp"
+#include "spec/perf_metric_expr.hpp"
 #include "spec/sysfs_io.hpp"
 
 namespace perfspec::spec {
@@ -469,7 +470,8 @@ void metric_entries(const Machine& machine, std::vector<Entry>& out) {
       e.name = m->name;
       e.desc = given(m->description);
       e.long_desc = given(m->long_description);
-      e.expr = m->expr;
+      // the expression as perf's build printed it again (where that build could read it)
+      e.expr = perf_metric_expr(m->expr).value_or(m->expr);
       e.threshold = given(m->threshold);
       e.unit = given(m->scale_unit);
       pairs[{group, m->name}] = std::move(e);

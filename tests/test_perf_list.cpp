@@ -9,6 +9,7 @@
 
 #include "perfspec/catalog.hpp"
 #include "perfspec/print.hpp"
+#include "spec/perf_metric_expr.hpp"
 #include "support.hpp"
 
 using namespace perfspec;
@@ -193,4 +194,48 @@ TEST_CASE("perf list -j: PMUs in perf's order, instance suffixes, terms printed 
             "uncore_imc/umask=0..255/modifier | uncore_imc/umask=0..255/modifier"});
   CHECK(all[0].pmu_name == "msr");
   CHECK(!all[0].alias);
+}
+
+TEST_CASE("perf_metric_expr: a MetricExpr as perf 6.12's build prints it again (pmu-events/metric.py)") {
+  using spec::perf_metric_expr;
+  CHECK(perf_metric_expr("(UNC_M_POWER_CHANNEL_PPD / UNC_M_CLOCKTICKS) * 100") ==
+        "UNC_M_POWER_CHANNEL_PPD / UNC_M_CLOCKTICKS * 100");
+  CHECK(perf_metric_expr("d_ratio(umc_act_cmd.all * 1000, umc_mem_clk)") ==
+        "d_ratio(umc_act_cmd.all * 1e3, umc_mem_clk)");
+  CHECK(perf_metric_expr("(l3_xi_sampled_latency.all * 10) / l3_xi_sampled_latency_requests.all") ==
+        "l3_xi_sampled_latency.all * 10 / l3_xi_sampled_latency_requests.all");
+  CHECK(perf_metric_expr("d_ratio((6 * cpu@de_no_dispatch_per_slot.no_ops_from_frontend\\,cmask\\=0x6@), "
+                         "total_dispatch_slots)") ==
+        "d_ratio(6 * cpu@de_no_dispatch_per_slot.no_ops_from_frontend\\,cmask\\=0x6@, total_dispatch_slots)");
+  CHECK(perf_metric_expr("max(cycles\\-t - cycles\\-ct, 0) / cycles if has_event(cycles\\-t) else 0") ==
+        "(max(cycles\\-t - cycles\\-ct, 0) / cycles if has_event(cycles\\-t) else 0)");
+  // Python's arithmetic on numbers, Simplify's rules, numbers as Decimal writes them
+  CHECK(perf_metric_expr("a * (2 * 500)") == "a * 1e3");
+  CHECK(perf_metric_expr("a * 1 + 0") == "a");
+  CHECK(perf_metric_expr("0 * slots + b") == "0 * slots + b");
+  CHECK(perf_metric_expr("a / (b * c)") == "a / (b * c)");
+  CHECK(perf_metric_expr("a - (b - c)") == "a - (b - c)");
+  CHECK(perf_metric_expr("(a - b) - c") == "a - b - c");
+  CHECK(perf_metric_expr("a * 0.0000001 + b * 100 + c * 0.5 + d * 2000003 + e * 1e9") ==
+        "a * 100e-9 + b * 100 + c * 0.5 + d * 2000003 + e * 1e9");
+  CHECK_FALSE(perf_metric_expr("a * 1e-7"));  // metric.py's substitutions take only `e` and digits back
+  CHECK(perf_metric_expr("(a if #smt_on else b) * 2") == "(a if #smt_on else b) * 2");
+  CHECK(perf_metric_expr("a if 1 else b") == "a");
+  CHECK(perf_metric_expr("cpu@INST_RETIRED.ANY@ / 0x1F") == "cpu@INST_RETIRED.ANY@ / 0x1F");
+  CHECK_FALSE(perf_metric_expr("-a"));         // no Expression has __neg__: perf's build fails
+  CHECK_FALSE(perf_metric_expr("min(1, 2)"));  // Simplify hands it to ast.literal_eval, which refuses it
+}
+
+TEST_CASE("perf_metric_expr: long and deep input ends, as perf's build would, without taking the stack") {
+  using spec::perf_metric_expr;
+  const std::string name(1 << 20, 'a');
+  CHECK(perf_metric_expr(name + " / b") == name + " / b");
+  CHECK_FALSE(perf_metric_expr(std::string(100000, '(') + "a" + std::string(100000, ')')));
+  CHECK(perf_metric_expr(std::string(150, '(') + "a" + std::string(150, ')')) == "a");
+  CHECK_FALSE(perf_metric_expr(std::string(100000, '-') + "1"));
+  CHECK(perf_metric_expr("a\\,b=c / d") == "a\\,b\\=c / d");  // _FixEscapes: `=` gets its backslash
+  CHECK(perf_metric_expr("#smt_on * 2 + 0x10") == "#smt_on * 2 + 0x10");
+  CHECK_FALSE(perf_metric_expr(""));
+  CHECK_FALSE(perf_metric_expr("a +"));
+  CHECK_FALSE(perf_metric_expr("a < b < c"));
 }
