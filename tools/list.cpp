@@ -153,6 +153,15 @@ int list_metric_groups(const spec::Machine& machine) {
   return 0;
 }
 
+// Tracepoints that cannot be listed would otherwise look like tracepoints that are not there.
+void warn_without_tracepoints(const spec::Machine& machine) {
+  auto problem = machine.tracefs_problem();
+  if (problem.kind == spec::Machine::TracefsProblem::Kind::none) return;
+  std::fprintf(stderr, "perfspec list: no tracepoints: %s\n",
+               (problem.reason.empty() ? problem.remedy : problem.reason).c_str());
+  if (!problem.reason.empty()) std::fprintf(stderr, "help: %s\n", problem.remedy.c_str());
+}
+
 // `list -j`: perf's document of the kinds perf's keyword (or pattern, which JSON does not filter by)
 // selects, generic events listed when they open here, as perf lists them.
 int list_perf_json(const spec::Machine& machine, const ListOptions& o) {
@@ -176,6 +185,7 @@ int list_perf_json(const spec::Machine& machine, const ListOptions& o) {
   auto opens = [](std::uint32_t type, std::uint64_t config) { return runtime::event_opens(type, config); };
   std::string doc = perf_list_json(spec::perf_list(machine, kinds, opens));
   warn_about_table_cache(machine);
+  if (kinds & spec::perf_list_tracepoint) warn_without_tracepoints(machine);
   std::fputs(doc.c_str(), stdout);
   return 0;
 }
@@ -192,15 +202,7 @@ int run_list(const ListOptions& o) {
   if (!o.keyword.empty())
     std::erase_if(events, [&](const spec::ListedEvent& e) { return !of_kind(e, o.keyword); });
   warn_about_table_cache(machine);
-  if (o.filter.tracepoints) {
-    // Tracepoints that cannot be listed would otherwise look like tracepoints that are not there.
-    auto problem = machine.tracefs_problem();
-    if (problem.kind != spec::Machine::TracefsProblem::Kind::none) {
-      std::fprintf(stderr, "perfspec list: no tracepoints: %s\n",
-                   (problem.reason.empty() ? problem.remedy : problem.reason).c_str());
-      if (!problem.reason.empty()) std::fprintf(stderr, "help: %s\n", problem.remedy.c_str());
-    }
-  }
+  if (o.filter.tracepoints) warn_without_tracepoints(machine);
   auto pmus = o.pmus ? spec::list_pmus(machine, o.filter) : std::vector<spec::ListedPmu>{};
   report_skipped(machine, o.verbose);
   if (o.format == "json") {
