@@ -76,12 +76,27 @@ TEST_CASE("perf list -j: a Skylake-X machine's PMU events, raw descriptors and m
   });
   REQUIRE(cpu != all.end());
   CHECK(cpu->desc == "(see 'man perf-list' or 'man perf-record' on how to encode it)");
-  CHECK(
-      cpu->encoding->ends_with(",ldlat=0..0xffff,config=0..0xffffffffffffffff,config1=0..0xffffffffffffffff,"
-                               "config2=0..0xffffffffffffffff,config3=0..0xffffffffffffffff,name=string,"
-                               "period=number,freq=number,branch_type=(u|k|hv|any|...),time,call-graph=(fp|"
-                               "dwarf|lbr),stack-size=number,max-stack=number,nr=number,inherit,no-inherit,"
-                               "overwrite,no-overwrite,percore,aux-output,aux-sample-size=number/modifier"));
+  // the formats in the folder's readdir order (the filesystem's, so not checked here: the side by
+  // side reads the same folder with perf), then perf's terms for a core PMU, in its order
+  const std::string builtin =
+      ",config=0..0xffffffffffffffff,config1=0..0xffffffffffffffff,config2=0..0xffffffffffffffff,"
+      "config3=0..0xffffffffffffffff,name=string,period=number,freq=number,branch_type=(u|k|hv|any|...),time,"
+      "call-graph=(fp|dwarf|lbr),stack-size=number,max-stack=number,nr=number,inherit,no-inherit,overwrite,"
+      "no-overwrite,percore,aux-output,aux-sample-size=number/modifier";
+  REQUIRE(cpu->encoding->ends_with(builtin));
+  const std::string formats = cpu->encoding->substr(4, cpu->encoding->size() - builtin.size() - 4);
+  std::vector<std::string> parts;
+  for (std::size_t at = 0; at <= formats.size();) {
+    const std::size_t comma = std::min(formats.find(',', at), formats.size());
+    parts.push_back(formats.substr(at, comma - at));
+    at = comma + 1;
+  }
+  CHECK(cpu->name == "cpu/" + parts[0] + "," + parts[1] + "," + parts[2] + ",.../modifier");
+  std::sort(parts.begin(), parts.end());
+  CHECK(parts == std::vector<std::string>{"any", "cmask=0..255", "edge", "event=0..255",
+                                          "frontend=0..0xffffff", "in_tx", "in_tx_cp", "inv",
+                                          "ldlat=0..0xffff", "offcore_rsp=0..0xffffffffffffffff", "pc",
+                                          "umask=0..255"});
   CHECK(std::count_if(all.begin(), all.end(), [](const auto& e) {
           return e.type == "Raw event descriptor" && e.name.starts_with("uncore_imc/");
         }) == 6);

@@ -2091,7 +2091,7 @@ expect record-vv-attrs grep -qE '^  sample_type +IP\|TID\|TIME\|PERIOD' <<<"$err
 # what each sample holds, as perf 6.12's evsel__config sets it (its -vv shows the same bits); the
 # file's samples then have them (a CPU each)
 err=$("$bin" record -vv -q -P -c 100000 -W --sample-cpu --phys-data --data-page-size --code-page-size --all-user \
-  -e task-clock:k -o "$rec_dir/bits.data" -- true 2>&1); status=$?
+  -e task-clock:k -o "$rec_dir/bits.data" -- "$workload" burn 30 2>&1); status=$?
 expect record-sample-bits-status [ "$status" = 0 ]
 # (in bit order: x86's WEIGHT_STRUCT is bit 24, the others' WEIGHT bit 14)
 want_bits='IP|TID|TIME|CPU|PERIOD|WEIGHT|PHYS_ADDR|DATA_PAGE_SIZE|CODE_PAGE_SIZE'
@@ -2102,6 +2102,8 @@ expect record-all-user-not-user-excluded lacks -E "^  exclude_user " "$err"
 err=$("$bin" record -vv -q --all-kernel -e task-clock:u -o "$rec_dir/k.data" -- true 2>&1)
 expect record-all-kernel grep -qxE '  exclude_user +1' <<<"$err" &&
   expect record-all-kernel-not-kernel-excluded [ "$(grep -c '^  exclude_kernel ' <<<"$err")" = 0 ]
+# (30 ms of the workload's CPU time in user space at a sample each 100 us: `true` alone had none in the
+# emulated arm64 guest once, its user time under 100 us)
 expect record-sample-bits-cpu [ "$("$bin" script --samples -F cpu -i "$rec_dir/bits.data" 2>/dev/null | grep -c '^\[')" -gt 0 ]
 # branch stacks: perf's filter names (a wrong one named), -b and -j exclude each other; a software event
 # cannot have them (EOPNOTSUPP, explained)
