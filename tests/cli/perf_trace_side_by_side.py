@@ -65,10 +65,11 @@ def normal(line, pid):
     line = re.sub(r"^( *[0-9]+\.[0-9]{3}|         \?) \(( *[0-9]+\.[0-9]{3} ms|         )\): ",
                   lambda m: ("T " if "?" not in m.group(1) else "? ") + ("(D): " if "ms" in m.group(2) else "(): "),
                   line)
-    line = line.replace(str(pid), "PID")
+    # addresses before the pid: an address may hold the pid's digits ("0x7ffe2d4531234")
+    line = ADDRESS.sub("ADDR", line)
+    line = re.sub(rf"\b{pid}\b", "PID", line)
     line = re.sub(r"getppid\(\)\s+= [0-9]+", "getppid() = PID", line)  # perf's parent or perfspec's
     line = re.sub(r"\b[0-9]{3,7}\b(?= \()", "PID", line)  # pids with their names: "= 123 (prog)"
-    line = ADDRESS.sub("ADDR", line)
     line = re.sub(r"<[^>]*>", "", line)  # an fd's path
     line = re.sub(r"/tmp/perf-vdso\.so-\w+", "[vdso]", line)  # perf's name of its copy of the vdso
     line = re.sub(r"\)\s+= ", ") = ", line)
