@@ -60,8 +60,8 @@ struct Profile::Impl {
   Symbolizer symbols;
   Unwinder unwinder;  // --call-graph dwarf samples' user frames
   std::vector<std::uint64_t> unwound;
-  std::string arch;  // the recording's (HEADER_ARCH), for the unwinder
-  Threads threads;
+  std::string arch;       // the recording's (HEADER_ARCH), for the unwinder
+  Threads threads{true};  // perf report keeps exited threads: a sample after its EXIT keeps its name
   std::vector<Event> events;
   std::deque<Frame> frames;  // stable: frames point into the symbolizer, which lives as long
   std::vector<std::string> comms;

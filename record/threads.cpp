@@ -8,7 +8,7 @@
 
 namespace perfspec::record {
 
-Threads::Threads() { threads_[0] = {"swapper", 0, true}; }
+Threads::Threads(bool keep_exited) : keep_exited_(keep_exited) { threads_[0] = {"swapper", 0, true}; }
 
 void Threads::apply(const Record& r) {
   last_ = nullptr;
@@ -29,7 +29,7 @@ void Threads::apply(const Record& r) {
     if (tid != 0) threads_.erase(tid);
     Thread& child = findnew(static_cast<std::int32_t>(f->pid), tid);
     if (inherited) child.name = std::move(*inherited), child.named = true;
-  } else if (auto* x = r.get<Task>(); x && r.kind() == Type::exit && x->tid != 0) {
+  } else if (auto* x = r.get<Task>(); x && r.kind() == Type::exit && x->tid != 0 && !keep_exited_) {
     threads_.erase(static_cast<std::int32_t>(x->tid));  // perf forgets a thread that exited
   }
 }

@@ -255,7 +255,10 @@ class Symbolizer {
 /// `swapper`. Feed it the records in time order, as Symbolizer.
 class Threads {
  public:
-  Threads();
+  /// `keep_exited`: a thread that exited keeps its name for the records after its EXIT (perf report
+  /// keeps exited threads; perf script does for a file with an AUX area trace), until a FORK makes its
+  /// tid anew. Otherwise EXIT forgets it, as perf script.
+  explicit Threads(bool keep_exited = false);
   /// Follows a COMM, FORK or EXIT record; other records change nothing.
   void apply(const Record& record);
   /// The name of thread `tid` (of process `pid`) now, made unnamed when it is not known. The view is
@@ -280,6 +283,7 @@ class Threads {
   std::unordered_map<std::int32_t, Thread> threads_;
   std::int32_t last_tid_ = 0;
   const std::string* last_ = nullptr;
+  bool keep_exited_ = false;
 };
 
 /// The GNU build id of an ELF file (its NT_GNU_BUILD_ID note), empty when it has none or is no
