@@ -26,6 +26,10 @@ ScriptPrinter::ScriptPrinter(ScriptOptions options, const std::function<void(std
     throw Error(ErrorKind::usage,
                 "--time picks the samples to print; --summary counts every record of the file",
                 "leave out one of them");
+  if (options_.dump_raw && (options_.format != ScriptOptions::Format::text || options_.summary))
+    throw Error(ErrorKind::usage, "-D dumps the records as perf does, in text",
+                "leave out --format json and --summary");
+  if (options_.dump_raw) options_.samples_only = true;  // perf's: the other records with --show-* only
   if (options_.format == ScriptOptions::Format::json &&
       (!options_.comms.empty() || !options_.symbols.empty()))
     throw Error(ErrorKind::usage, "--comm and -S/--symbols pick samples of the text",

@@ -4,7 +4,10 @@
 // sizes (util/mem-events.c, util/perf-regs-arch/, util/units.c).
 #include "print/script_fields.hpp"
 
+#include <sys/utsname.h>
+
 #include <algorithm>
+#include <optional>
 #include <span>
 
 #include <fmt/format.h>
@@ -499,6 +502,35 @@ Weights weights_of(const record::Sample& s) {
   w.weight = s.weight.full;
 #endif
   return w;
+}
+
+// perf's get_branch_type (util/branch.c) of a branch entry's type and new_type bits: nothing for
+// PERF_BR_UNKNOWN, the new types' names for PERF_BR_EXTEND_ABI (those of perf built for x86, as the
+// reference is; glibc's "(null)" for a new type perf has no name for)
+std::string_view branch_type_name(std::uint64_t type, std::uint64_t new_type) {
+  static constexpr std::string_view types[] = {"",         "COND", "UNCOND",  "IND",    "CALL",
+                                               "IND_CALL", "RET",  "SYSCALL", "SYSRET", "COND_CALL",
+                                               "COND_RET", "ERET", "IRQ",     "SERROR", "NO_TX"};
+  static constexpr std::string_view new_types[] = {"FAULT_ALGN", "FAULT_DATA", "FAULT_INST", "ARCH_1",
+                                                   "ARCH_2",     "ARCH_3",     "ARCH_4",     "ARCH_5"};
+  if (type == 15) return new_type < std::size(new_types) ? new_types[new_type] : "(null)";
+  return type < std::size(types) ? types[type] : "(null)";
+}
+
+// perf's branch_spec_desc, "-" for 0
+std::string_view branch_spec_name(std::uint64_t spec) {
+  static constexpr std::string_view specs[] = {"-", "SPEC_WRONG_PATH", "NON_SPEC_CORRECT_PATH",
+                                               "SPEC_CORRECT_PATH"};
+  return specs[spec & 3];
+}
+
+std::string file_arch(const record::PerfData& file) {
+  std::optional<std::string> a = file.feature_string(record::Feature::arch);
+  if (!a) {
+    utsname u{};
+    a = ::uname(&u) == 0 ? u.machine : "";
+  }
+  return normalize_arch(*a);
 }
 
 }  // namespace perfspec::script_fields

@@ -10,6 +10,7 @@
 #include <string>
 #include <string_view>
 
+#include "perfspec/perf_data.hpp"
 #include "perfspec/record.hpp"
 
 namespace perfspec::script_fields {
@@ -107,6 +108,14 @@ std::string data_src_text(std::uint64_t data_src);
 /// perf's arch of a file (perf_env__arch): HEADER_ARCH, or this machine's uname, normalised
 /// ("x86_64" and "i686" are "x86", "aarch64" is "arm64", "ppc64le" is "powerpc", ...).
 std::string normalize_arch(std::string_view uname_machine);
+/// perf_env__arch of `file`: its HEADER_ARCH normalised, else this machine's.
+std::string file_arch(const record::PerfData& file);
+/// perf's get_branch_type (util/branch.c) of a branch entry's type and new_type bits.
+///
+/// Example: `branch_type_name(4, 0) == "CALL"`, `branch_type_name(0, 0) == ""`
+std::string_view branch_type_name(std::uint64_t type, std::uint64_t new_type);
+/// perf's branch_spec_desc of a branch entry's spec bits, "-" for 0.
+std::string_view branch_spec_name(std::uint64_t spec);
 /// perf_reg_name(id, arch): the register's name, "unknown" for one perf does not name.
 ///
 /// Example: `register_name("x86", 8) == "IP"`, `register_name("arm64", 32) == "pc"`

@@ -12,13 +12,12 @@
 #include <unordered_map>
 #include <vector>
 
-#include <sys/utsname.h>
-
 #include <fmt/format.h>
 
 #include "perfspec/error.hpp"
 #include "perfspec/symbols.hpp"
 #include "perfspec/unwind.hpp"
+#include "print/raw_dump.hpp"
 #include "print/script_session.hpp"
 
 namespace perfspec::script {
@@ -35,26 +34,6 @@ bool addr_correlates(const Attr& attr) {
 // perf's fallback when an address is not in the mappings of the sample's cpumode: the other side's.
 std::uint16_t other_cpumode(std::uint16_t misc) {
   return (misc & misc_cpumode_mask) == misc_kernel ? misc_user : misc_kernel;
-}
-
-// perf's get_branch_type (util/branch.c) of a branch entry's type and new_type bits: nothing for
-// PERF_BR_UNKNOWN, the new types' names for PERF_BR_EXTEND_ABI (those of perf built for x86, as the
-// reference is; glibc's "(null)" for a new type perf has no name for)
-std::string_view branch_type_name(std::uint64_t type, std::uint64_t new_type) {
-  static constexpr std::string_view types[] = {"",         "COND", "UNCOND",  "IND",    "CALL",
-                                               "IND_CALL", "RET",  "SYSCALL", "SYSRET", "COND_CALL",
-                                               "COND_RET", "ERET", "IRQ",     "SERROR", "NO_TX"};
-  static constexpr std::string_view new_types[] = {"FAULT_ALGN", "FAULT_DATA", "FAULT_INST", "ARCH_1",
-                                                   "ARCH_2",     "ARCH_3",     "ARCH_4",     "ARCH_5"};
-  if (type == 15) return new_type < std::size(new_types) ? new_types[new_type] : "(null)";
-  return type < std::size(types) ? types[type] : "(null)";
-}
-
-// perf's branch_spec_desc, "-" for 0
-std::string_view branch_spec_name(std::uint64_t spec) {
-  static constexpr std::string_view specs[] = {"-", "SPEC_WRONG_PATH", "NON_SPEC_CORRECT_PATH",
-                                               "SPEC_CORRECT_PATH"};
-  return specs[spec & 3];
 }
 
 // The words of -S that perf reads as addresses: hexadecimal numbers (strtoul's, base 16: 0x or not,
@@ -116,6 +95,10 @@ class TextPrinter : Layout {
     std::uint64_t time = ~std::uint64_t{0};
   };
 
+  raw_dump::Dumper* dump_ = nullptr;  // -D
+
+  void run_dump();
+  void resolved(const Record& r, const Sample& s);
   void text(const Record& r);
   bool picked(const Record& r, const Sample& s);
   void text_read(const Record& r, const Sample& s);
@@ -137,6 +120,7 @@ class TextPrinter : Layout {
 };
 
 void TextPrinter::run() {
+  threads_ = record::Threads(file_.has_feature(Feature::auxtrace));  // perf script keeps exited threads then
   // Which builds of the binaries were recorded: another build is not read for their symbols.
   if (s_.fields_any(out_sym | out_dso) && file_.has_feature(Feature::build_id)) {
     try {
@@ -144,6 +128,10 @@ void TextPrinter::run() {
     } catch (const DecodeError& e) {
       throw DecodeError(e.offset(), fmt::format("{}: {}", s_.options().name, e.message()));
     }
+  }
+  if (s_.options().dump_raw) {
+    run_dump();
+    return;
   }
   for_each_in_time_order(
       file_,
@@ -176,14 +164,7 @@ bool TextPrinter::picked(const Record& r, const Sample& s) {
 }
 
 const std::string& TextPrinter::arch() {
-  if (!arch_) {
-    std::optional<std::string> a = file_.feature_string(Feature::arch);
-    if (!a) {
-      utsname u{};
-      a = uname(&u) == 0 ? u.machine : "";
-    }
-    arch_ = normalize_arch(*a);
-  }
+  if (!arch_) arch_ = file_arch(file_);
   return *arch_;
 }
 
@@ -263,10 +244,13 @@ void TextPrinter::text_start(const Record& r, const Start& v, std::int32_t threa
 
 void TextPrinter::text(const Record& r) {
   if (const auto* s = r.get<Sample>()) {
-    if (!s_.keeps(*s) || !picked(r, *s)) return;
-    if (s->has(sample_read))
+    if (!s_.keeps(*s)) return;
+    if (s->has(sample_read)) {
       text_read(r, *s);
-    else
+      return;
+    }
+    if (dump_) resolved(r, *s);
+    if (picked(r, *s))
       text_sample(r, *s, r.attr,
                   s->has(sample_period) ? s->period : file_.formats().attr(r.attr).sample_period);
     return;
@@ -289,6 +273,7 @@ void TextPrinter::text(const Record& r) {
 // that id's last sample as its period; a zero period is no sample (as perf delivers them). A value
 // whose id no attr has is not printed (--summary counts it).
 void TextPrinter::text_read(const Record& r, const Sample& s) {
+  const bool pick = picked(r, s);
   for (std::size_t i = 0; i < s.read.size(); ++i) {
     ReadValue v = s.read[i];
     std::size_t attr = (s.read.format & 4) ? file_.formats().attr_of_id(v.id) : r.attr;
@@ -296,8 +281,35 @@ void TextPrinter::text_read(const Record& r, const Sample& s) {
     std::uint64_t& last = last_read_[(s.read.format & 4) ? v.id : ~std::uint64_t{0}];
     std::uint64_t period = v.value - last;
     last = v.value;
-    if (period) text_sample(r, s, attr, period);
+    if (!period) continue;
+    if (dump_) resolved(r, s);
+    if (pick) text_sample(r, s, attr, period);
   }
+}
+
+// -D: perf's lines as it resolves a sample's thread and binary (machine__resolve), before its line
+void TextPrinter::resolved(const Record& r, const Sample& s) {
+  const auto tid = static_cast<std::int32_t>(s.tid);
+  raw_dump::Dumper::resolved(out_, threads_.name(static_cast<std::int32_t>(s.pid), tid), tid, r.misc,
+                             symbols_.binary_of(s.pid, s.ip, r.misc));
+}
+
+// -D: every record as perf's session delivers it, its dump then what perf script prints of it
+void TextPrinter::run_dump() {
+  const bool ordered = s_.options().dump_ordered;
+  if (ordered && delivered_unordered(file_))
+    b_.text().append(
+        std::string_view("WARNING: No sample_id_all support, falling back to unordered processing\n"));
+  raw_dump::Dumper dump(file_, raw_dump::Tool::script, ordered, symbols_);
+  dump_ = &dump;
+  for_each_as_delivered(file_, ordered, [&](const Record& r, const PerfData::Place& at) {
+    b_.route(Buffer::others);
+    dump.record(out_, r, at);
+    if (r.kind() == Type::header_attr && file_.pipe()) s_.pipe_attr(file_.events().size() - 1);
+    if (r.type < user_type_start) text(r);
+    b_.maybe_flush();
+  });
+  dump_ = nullptr;
 }
 
 // perf_sample__fprintf_regs: " ABI:N " then "NAME:0xVALUE " for each register of the attr's mask

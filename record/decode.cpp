@@ -154,6 +154,7 @@ void sample_body(Cursor& c, const Attr& attr, Sample& s) {
   s.regs_user = (t & sample_regs_user) ? read_registers(c, attr.sample_regs_user, "REGS_USER") : Registers{};
   s.stack_user = {};
   if (t & sample_stack_user) {
+    s.stack_user.offset = static_cast<std::uint32_t>(8 + c.position());
     std::uint64_t size = c.u64("STACK_USER size");
     s.stack_user.data = c.take(size, "STACK_USER data");
     if (size != 0) s.stack_user.dyn_size = c.u64("STACK_USER dyn_size");

@@ -144,6 +144,7 @@ void PerfData::Impl::open_streams(const std::string& folder) {
     }
     Stream s;
     s.name = file;
+    s.path = path;
     s.base = virtual_end;
     if (st.st_size > 0) {
       s.map = ::mmap(nullptr, static_cast<std::size_t>(st.st_size), PROT_READ, MAP_PRIVATE, fd, 0);
@@ -308,6 +309,8 @@ bool PerfData::next(Record& out) {
           m.name_tracepoints();
         }
         m.apply_pipe_record(out);
+      } else if (out.kind() == Type::event_update) {  // perf renames the event in file mode too
+        m.apply_pipe_record(out);
       }
       return true;
     }
@@ -326,6 +329,7 @@ void PerfData::Impl::decompress(const Record& compressed) {
     if (!zstd || ZSTD_isError(ZSTD_initDStream(zstd)))
       throw Error(ErrorKind::io, "zstd: cannot make a stream");
   }
+  ++compressed_records;
   Chunk c;
   c.from = compressed.offset;
   if (!chunks.empty() && chunk_pos < chunks.back().bytes.size()) {
@@ -385,7 +389,7 @@ bool PerfData::Impl::next_decompressed(Record& out) {
     if (size <= left) {
       formats.decode(std::span<const std::byte>(c.bytes).subspan(chunk_pos, size), c.base + chunk_pos, out);
       chunk_pos += size;
-      if (pipe) apply_pipe_record(out);
+      if (pipe || out.kind() == Type::event_update) apply_pipe_record(out);
       return true;
     }
   }
@@ -401,7 +405,7 @@ void PerfData::rewind() {
   m.in_chunk = false;
   m.chunk_pos = 0;
   m.next_base = 0;
-  m.zstd_in = m.zstd_out = m.held = 0;
+  m.zstd_in = m.zstd_out = m.held = m.compressed_records = 0;
   if (m.zstd) ZSTD_initDStream(m.zstd);
 }
 
@@ -420,6 +424,24 @@ void PerfData::release_decompressed_before(std::uint64_t offset) {
 }
 
 std::uint64_t PerfData::decompressed_held() const { return impl_->held; }
+
+std::uint64_t PerfData::compressed_records() const { return impl_->compressed_records; }
+
+PerfData::Place PerfData::place(const Record& r) const {
+  const Impl& m = *impl_;
+  std::uint64_t offset = r.offset;
+  // a decompressed record: its COMPRESSED record's place (the chunk being read, or an earlier one held)
+  if (decompressed(offset))
+    for (auto it = m.chunks.rbegin(); it != m.chunks.rend(); ++it)
+      if (offset >= it->base) {
+        offset = it->from;
+        break;
+      }
+  if (m.pipe) return {"pipe", offset - m.data_offset};
+  for (const auto& s : m.streams)
+    if (offset >= s.base && offset - s.base < s.bytes.size()) return {s.path, offset - s.base};
+  return {m.name, offset};
+}
 
 void PerfData::decode_at(std::uint64_t offset, Record& out) const {
   const Impl& m = *impl_;

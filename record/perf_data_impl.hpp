@@ -125,14 +125,16 @@ struct PerfData::Impl {
   std::size_t chunk_pos = 0;
   std::uint64_t next_base = 0;
   std::uint64_t zstd_in = 0,
-                zstd_out = 0;  // the bytes of every COMPRESSED record so far, and of their chunks
-  std::uint64_t held = 0;      // of the chunks not released (release_decompressed_before)
+                zstd_out = 0;            // the bytes of every COMPRESSED record so far, and of their chunks
+  std::uint64_t held = 0;                // of the chunks not released (release_decompressed_before)
+  std::uint64_t compressed_records = 0;  // COMPRESSED records read (next() yields their records instead)
 
   // A folder of perf record --threads: the records of its data.N files after the header file's data
   // section, each file's numbered from `base` (offsets past the end of the header file; decode_at finds
   // them again), its errors named by the file and its own offsets.
   struct Stream {
     std::string name;  // "data.1"
+    std::string path;  // "folder/data.1"
     std::uint64_t base = 0;
     void* map = nullptr;
     std::size_t map_size = 0;

@@ -52,6 +52,10 @@ void add_script_filters(CLI::App* app, perfspec::tools::ScriptOptions& so) {
   app->add_option("--max-stack", so.max_stack, "text: at most this many frames of a callchain")
       ->capture_default_str();
   app->add_flag("-G,--hide-call-graph", so.hide_call_graph, "text: no callchains");
+  app->add_flag("-D,--dump-raw-trace", so.dump_raw,
+                "text: every record as perf script -D dumps it (where it is, its bytes, its fields), each "
+                "sample followed by its line");
+  app->add_flag("--dump-unsorted-raw-trace", so.dump_unsorted, "text: -D, the records in file order");
   app->add_flag("--per-event-dump", so.per_event_dump,
                 "text: each event's samples into a file of its own, INPUT.EVENT.dump (the other "
                 "records to standard output)");
@@ -200,6 +204,10 @@ void ReportCommand::add(CLI::App* sub) {
       ->type_name("PERCENT");
   app->add_flag("-n,--show-nr-samples", ro.samples, "text: a Samples column");
   app->add_flag("-q,--quiet", ro.quiet, "text: the rows only");
+  app->add_flag("-D,--dump-raw-trace", ro.dump_raw,
+                "every record as perf report -D dumps it (where it is, its bytes, its fields), then the "
+                "records counted by type");
+  app->add_flag("--disable-order", ro.disable_order, "-D: the records in file order, not by time");
   app->add_flag("--header", ro.header, "text: the file's header (where and how it was recorded) first");
   app->add_flag("--header-only", ro.header_only, "the file's header only");
   app->add_flag("-I,--show-info", ro.show_info,

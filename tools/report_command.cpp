@@ -205,6 +205,21 @@ record::Profile read_profile(record::PerfData& file, const ReportCliOptions& opt
   return profile;
 }
 
+// -D: perf's warning for a file read in its order, the header or perf's hint of it, the records dumped
+int dump_report(record::PerfData& file, const ReportCliOptions& options, const std::string& header_text) {
+  if (!options.disable_order && record::delivered_unordered(file))
+    print("WARNING: No sample_id_all support, falling back to unordered processing\n");
+  if (!options.quiet)
+    print(!header_text.empty()
+              ? header_text
+              : "# To display the perf.data header info, please use --header/--header-only options.\n#\n");
+  dump_raw_trace(
+      file,
+      {.ordered = !options.disable_order, .symbols = {.symfs = options.symfs, .kallsyms = options.kallsyms}},
+      [](std::string_view text) { print(std::string(text)); });
+  return 0;
+}
+
 }  // namespace
 
 int run_report(const ReportCliOptions& options) {
@@ -242,6 +257,7 @@ int run_report(const ReportCliOptions& options) {
   }
   std::string header_text;
   if (header && !file.pipe()) header_text = header_block(file, options.input, options.show_info);
+  if (options.dump_raw) return dump_report(file, options, header ? header_text : std::string());
   ro.header_shown = header;
   // Graphs asked for with -g (not -G), --mem-mode, -b of a file whose samples have no such data: perf
   // says so on standard error and stops, with status 0, after the header

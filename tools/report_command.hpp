@@ -19,9 +19,11 @@ struct ReportCliOptions {
   std::string call_graph;        ///< -g: graph|none|caller|callee[,PERCENT][,caller|callee]
   bool inverted = false;         ///< -G: graphs from the caller, without asking for graphs as -g does
   double percent_limit = 0;
-  bool samples = false;  ///< -n
-  bool quiet = false;    ///< -q
-  bool stdio = false;    ///< --stdio: accepted (the only interface)
+  bool samples = false;        ///< -n
+  bool quiet = false;          ///< -q
+  bool dump_raw = false;       ///< -D: the records as perf report -D dumps them, then its statistics
+  bool disable_order = false;  ///< --disable-order: -D in file order
+  bool stdio = false;          ///< --stdio: accepted (the only interface)
   bool no_comm = false, include_pid = false, include_tid = false, kernel = false;  ///< folded
   std::string symfs, kallsyms;
   std::string debuginfod;  ///< SymbolOptions::debuginfod

@@ -140,6 +140,8 @@ int run_script(const ScriptOptions& options) {
   o.reltime = options.reltime;
   o.max_stack = options.max_stack;
   o.hide_call_graph = options.hide_call_graph;
+  o.dump_raw = options.dump_raw || options.dump_unsorted;
+  o.dump_ordered = !options.dump_unsorted;
   if (options.verbose)
     o.problems = [](std::string_view problem) {
       std::fprintf(stderr, "%.*s\n", static_cast<int>(problem.size()), problem.data());

@@ -30,6 +30,8 @@ struct ScriptOptions {
   std::size_t max_stack = 127;       ///< --max-stack
   bool hide_call_graph = false;      ///< -G/--hide-call-graph
   bool per_event_dump = false;       ///< --per-event-dump: each event's samples into INPUT.EVENT.dump
+  bool dump_raw = false;             ///< -D/--dump-raw-trace: the records as perf script -D dumps them
+  bool dump_unsorted = false;        ///< --dump-unsorted-raw-trace: -D in file order
   /// -v: on stderr, the recorded build ids first (as perf says them), the binaries whose symbols
   /// could not be read last
   int verbose = 0;

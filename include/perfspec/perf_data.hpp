@@ -68,9 +68,9 @@ std::string_view feature_name(Feature feature);
 /// as perf record sets it: `exclude_guest = 1` gives `task-clock`).
 std::string attr_name(const Attr& attr);
 
-/// One event of the file: its attr, the kernel ids of its fds, and its name (from HEADER_EVENT_DESC or,
-/// in pipe mode, EVENT_UPDATE; until then, or when the file does not name it, a tracepoint's
-/// `sys:name` from the tracing data, else attr_name's).
+/// One event of the file: its attr, the kernel ids of its fds, and its name (from HEADER_EVENT_DESC, or
+/// the last EVENT_UPDATE record read that renamed it, as perf renames it; until then, or when the file
+/// does not name it, a tracepoint's `sys:name` from the tracing data, else attr_name's).
 struct FileEvent {
   Attr attr;
   std::vector<std::uint64_t> ids;
@@ -111,7 +111,8 @@ class PerfData {
 
   /// The next record of the data section, false at its end. Throws DecodeError for a record that
   /// does not follow the format (the offset is the file's). In pipe mode, ATTR, EVENT_UPDATE and
-  /// FEATURE records are also applied to events() and the features as they pass.
+  /// FEATURE records are also applied to events() and the features as they pass; in file mode
+  /// EVENT_UPDATE records (an event's new name).
   bool next(Record& out);
   /// Start again from the first record.
   void rewind();
@@ -127,6 +128,18 @@ class PerfData {
   void release_decompressed_before(std::uint64_t offset);
   /// The bytes of decompressed records held in memory.
   std::uint64_t decompressed_held() const;
+  /// perf record -z: the COMPRESSED records read so far (next() yields the records they hold instead).
+  std::uint64_t compressed_records() const;
+
+  /// Where a record is, as perf's -D names it: the file (a folder's `data` or `data.N`; `pipe` for a
+  /// stream) and the offset in it (a stream's counted after its 16-byte header); a record decompressed
+  /// from a COMPRESSED record is at that record's place. For the record next() returned last (the
+  /// chunk of a decompressed one is released later).
+  struct Place {
+    std::string_view path;
+    std::uint64_t offset = 0;
+  };
+  Place place(const Record& r) const;
 
   /// Where the data section starts and how long it is (in pipe mode: everything after the header).
   std::uint64_t data_offset() const;
@@ -184,6 +197,26 @@ enum class Order {
 /// ```
 Order for_each_in_time_order(PerfData& file, const std::function<void(const Record&)>& visit,
                              const std::function<void(std::size_t)>& on_attr = {});
+
+/// What for_each_as_delivered() calls with each record: the record and where perf's -D says it is.
+using DeliveryVisit = std::function<void(const Record&, const PerfData::Place&)>;
+
+/// Every record of `file`, perf's own (attrs, rounds, features, ...) too, in the order perf's session
+/// delivers them to a tool: what perf script -D and perf report -D print, record by record. perf's
+/// records and the kernel's without a time (or of time 0) as read; the others queued by time (stable),
+/// and at each FINISHED_ROUND those no later than the latest time queued at the round before with a
+/// queue are delivered (after the round itself); the rest at the end. `ordered` false (perf's
+/// --disable-order), or a file whose first attr has no sample_id_all (delivered_unordered()): all as
+/// read. A record that does not follow the format ends the walk with its DecodeError, the records
+/// still queued never visited (as perf, which fails before its last flush).
+///
+/// Example: `record::for_each_as_delivered(file, true, [&](const record::Record& r, const auto& at) {
+/// std::printf("%#llx@%s\n", (unsigned long long)at.offset, std::string(at.path).c_str()); });`
+void for_each_as_delivered(PerfData& file, bool ordered, const DeliveryVisit& visit);
+/// perf's session falls back to the file's order: a file (not a pipe) whose first attr has no
+/// sample_id_all (perf stat record's), "WARNING: No sample_id_all support, falling back to unordered
+/// processing".
+bool delivered_unordered(const PerfData& file);
 
 /// Writes a perf.data file laid out as perf record lays it out. File mode: the header, the attrs with
 /// their ids, the data section (records as they came, header included), then the feature sections;

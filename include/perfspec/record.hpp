@@ -201,6 +201,7 @@ struct Registers {
 struct UserStack {
   std::span<const std::byte> data;  ///< `size` bytes as the kernel reserved them
   std::uint64_t dyn_size = 0;       ///< how many of them were really copied
+  std::uint32_t offset = 0;         ///< where its size field is in the record (perf's -D prints it)
 };
 
 /// PERF_SAMPLE_WEIGHT (full) or PERF_SAMPLE_WEIGHT_STRUCT (var1_dw, var2_w, var3_w).

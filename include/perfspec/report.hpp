@@ -5,13 +5,16 @@
 // open). The printers behind `perfspec report`.
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "perfspec/perf_data.hpp"
 #include "perfspec/profile.hpp"
 #include "perfspec/spec.hpp"
+#include "perfspec/symbols.hpp"
 
 namespace perfspec {
 
@@ -104,4 +107,21 @@ struct HeaderTextOptions {
 /// For a pipe-mode stream: the layout (all 0), then the features read so far, as perf prints each as
 /// its record passes. Throws DecodeError for a feature section that does not follow perf's layout.
 std::string header_text(const record::PerfData& file, const HeaderTextOptions& options = {});
+
+/// Every member has an initializer, so that `RawDumpOptions{.ordered = false}` names only what it sets.
+struct RawDumpOptions {
+  bool ordered = true;              ///< false: every record as read (perf report's --disable-order)
+  record::SymbolOptions symbols{};  ///< where TEXT_POKE records' kernel functions are found
+};
+/// perf report -D (--dump-raw-trace) of perf 6.12, without what perf prints before (its warning for a
+/// file delivered_unordered(), then its two lines of preamble): every record as
+/// perf's session delivers it (record::for_each_as_delivered), where it is, its bytes and what perf's
+/// handlers print of it, each sample's thread and binary; then perf's "Aggregated stats" (records by
+/// type, each event's samples). Written in pieces to `write`. Throws DecodeError where perf fails (what
+/// was delivered before is written first; no statistics).
+///
+/// Example: `perfspec::dump_raw_trace(file, {}, [](std::string_view t) { std::fwrite(t.data(), 1,
+/// t.size(), stdout); });`
+void dump_raw_trace(record::PerfData& file, const RawDumpOptions& options,
+                    const std::function<void(std::string_view)>& write);
 }  // namespace perfspec

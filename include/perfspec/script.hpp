@@ -68,6 +68,12 @@ struct ScriptOptions {
   /// (Symbolizer::problems: what perf -v says as "continuing without symbols").
   std::function<void(std::string_view)> problems{};
   std::string name = "perf.data";  ///< the file, as errors name it
+  /// text: perf's -D (--dump-raw-trace): every record as perf's session delivers it (perf's own
+  /// too), where it is, its bytes and its fields as perf dumps them, each sample followed by its line
+  /// (and, as perf, only the other records also_shown asks for). `dump_ordered` false: all in file
+  /// order (perf's --dump-unsorted-raw-trace).
+  bool dump_raw = false;
+  bool dump_ordered = true;
 };
 
 namespace script {

@@ -26,6 +26,8 @@ By default one attr: a software event (task-clock) with sample_type TID|TIME|PER
                                    ABI:V1,V2,... (one value per bit of the mask; ABI 0: none), callchain
                                    as V1,V2,..., raw as hex bytes, branches as FROM/TO/FLAGS,... (and
                                    hw_idx with branch_sample_type HW_INDEX)
+  raw TYPE MISC HEX [PID TID TIME] any record: its body as hex bytes ("-": none), and
+                                   for a kernel type (< 64) event 0's sample_id of PID, TID and TIME
 The non-sample records carry event 0's sample_id (its TID, TIME, CPU and IDENTIFIER bits).
 usage: craft_perf_data.py OUT.data < script
 """
@@ -185,6 +187,11 @@ def main():
             keys = dict(kv.split("=", 1) for kv in args[4:])
             index = int(keys.pop("event", "0"))
             data += sample(events[index], index + 1, pid, tid, time, period, keys)
+        elif kind == "raw":
+            body = bytes.fromhex(args[2]) if args[2] != "-" else b""
+            if len(args) > 3:
+                body += first.trailer(int(args[3]), int(args[4]), int(args[5]), 1)
+            data += record(num(args[0]), body, misc=num(args[1]))
         else:
             raise SystemExit(f"craft_perf_data: unknown record '{kind}'")
     # header (104 bytes), each event's ids, the attrs section, the data, the feature index and sections
