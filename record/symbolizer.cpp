@@ -53,13 +53,6 @@ namespace {
 constexpr std::uint32_t prot_exec = 0x4;        // PROT_EXEC
 constexpr std::uint32_t map_hugetlb = 0x40000;  // MAP_HUGETLB
 
-// perf's build-id cache: $PERF_BUILDID_DIR, else ~/.debug (perf's set_buildid_dir); none without either.
-std::optional<std::string> buildid_dir() {
-  if (const char* dir = std::getenv("PERF_BUILDID_DIR"); dir && *dir) return std::string(dir);
-  if (const char* home = std::getenv("HOME"); home && *home) return std::string(home) + "/.debug";
-  return std::nullopt;
-}
-
 }  // namespace
 
 struct Symbolizer::Impl {

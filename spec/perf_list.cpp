@@ -483,7 +483,8 @@ void metric_entries(const Machine& machine, std::vector<Entry>& out) {
 }  // namespace
 
 std::vector<PerfListEntry> perf_list(const Machine& machine, unsigned kinds,
-                                     const std::function<bool(std::uint32_t, std::uint64_t)>& opens) {
+                                     const std::function<bool(std::uint32_t, std::uint64_t)>& opens,
+                                     const std::vector<std::string>& sdt) {
   std::vector<Entry> out;
   const io::Jail jail(machine.root());
   std::vector<PmuRef> pmus;
@@ -515,6 +516,13 @@ std::vector<PerfListEntry> perf_list(const Machine& machine, unsigned kinds,
     out.push_back(std::move(bp));
   }
   if (kinds & perf_list_tracepoint) tracepoint_events(machine, out);
+  if (kinds & perf_list_sdt)
+    for (const std::string& name : sdt) {
+      Entry e;
+      e.name = name;
+      e.type = "SDT event";
+      out.push_back(std::move(e));
+    }
   if (kinds & perf_list_metric) metric_entries(machine, out);
   return out;
 }

@@ -26,6 +26,7 @@
 #include "perfspec/error.hpp"
 #include "perfspec/symbols.hpp"
 #include "record/elf_files.hpp"
+#include "tests/support.hpp"
 
 namespace symbols_test {
 // Functions of this binary, looked up by their addresses: not inlined, not merged.
@@ -590,3 +591,50 @@ TEST_CASE("read_file: a file of /proc (no size) read whole past its first buffer
 }
 
 }  // namespace symbols_test
+
+namespace {
+
+// A build-id cache as perf makes one: .build-id/XX/REST a link to ../..PATH/ID, the binary's probes
+// file there.
+void cache_binary(const std::string& cache, const std::string& path, const std::string& id,
+                  const std::string& probes) {
+  const std::string dir = cache + path + "/" + id;
+  std::filesystem::create_directories(dir);
+  std::ofstream(dir + "/probes") << probes;
+  std::filesystem::create_directories(cache + "/.build-id/" + id.substr(0, 2));
+  std::filesystem::create_symlink("../.." + path + "/" + id,
+                                  cache + "/.build-id/" + id.substr(0, 2) + "/" + id.substr(2));
+}
+
+std::string hex_id(const std::vector<std::byte>& bytes) {
+  std::string s;
+  for (std::byte b : bytes) s += fmt::format("{:02x}", std::to_integer<unsigned>(b));
+  return s;
+}
+
+}  // namespace
+
+TEST_CASE(
+    "probe cache: the SDT events of binaries still there with their build, as perf list sdt names them") {
+  test::TempTree dir;
+  const std::string cache = dir.root() + "/cache";
+  const std::string self = std::filesystem::canonical("/proc/self/exe").string();
+  const std::string id = hex_id(perfspec::record::elf_build_id(self));
+  REQUIRE(id.size() == 40);
+  // this test's binary: two SDT notes (and their probe lines), a perf probe of it
+  cache_binary(cache, self, id,
+               "%sdt_app:start=start\np:sdt_app/start " + self +
+                   ":0x10\n%sdt_app:done=done\np:sdt_app/done " + self +
+                   ":0x20\n#probe_app:f=f\np:probe_app/f x\n");
+  // a build no longer there (another id for the same path): left out
+  const std::string stale = std::string(40, 'a');
+  cache_binary(cache, self, stale, "%sdt_app:gone=gone\n");
+  ::setenv("PERF_BUILDID_DIR", cache.c_str(), 1);
+  CHECK(perfspec::record::cached_probe_events() ==
+        std::vector<std::string>{"probe_app:f", "sdt_app:done", "sdt_app:start"});
+  // a cache entry perf cannot parse (an event name that is no C name) leaves out the binary's whole file
+  std::ofstream(cache + self + "/" + id + "/probes") << "%sdt_app:start=start\n%sdt_app:9bad=x\n";
+  CHECK(perfspec::record::cached_probe_events().empty());
+  ::setenv("PERF_BUILDID_DIR", "/nonexistent/perfspec-tests-build-id-cache", 1);  // as tests/main.cpp sets it
+  CHECK(perfspec::record::cached_probe_events().empty());
+}

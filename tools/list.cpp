@@ -18,6 +18,7 @@
 #include "perfspec/metric.hpp"
 #include "perfspec/print.hpp"
 #include "perfspec/runtime.hpp"
+#include "perfspec/symbols.hpp"
 #include "perfspec/tables.hpp"
 #include "resolver/suggest.hpp"
 #include "spec/ascii.hpp"
@@ -131,8 +132,20 @@ bool of_kind(const spec::ListedEvent& e, std::string_view keyword) {
   if (keyword == "tracepoint") return e.pmu == "tracepoint";
   if (keyword == "pmu") return e.source == spec::Source::sysfs || e.source == spec::Source::json;
   if (keyword == "pfm") return e.source == spec::Source::libpfm4;
-  if (keyword == "sdt") return false;  // perfspec reads no SDT probes (perf's build-id cache of them)
+  if (keyword == "sdt") return false;  // perf's probe cache: sdt_text
   return true;
+}
+
+// The SDT events of perf's probe cache (what `perf buildid-cache --add` found in binaries), a section
+// of their own after the others: listed with no keyword or `sdt`, by a name pattern, not by PMU or source.
+std::string sdt_text(const ListOptions& o) {
+  if ((!o.keyword.empty() && o.keyword != "sdt") || !o.filter.pmu.empty() || !o.filter.source.empty() ||
+      !o.filter.topic.empty() || o.pmus)
+    return {};
+  std::string text;
+  for (const std::string& name : record::cached_probe_events())
+    if (o.filter.passes_name(name)) text += fmt::format("  {}\n", spec::printable(name));
+  return text.empty() ? text : "SDT events (perf's probe cache):\n" + text;
 }
 
 // `list metricgroup`: perf's "Metric Groups:" and the groups' names, sorted
@@ -183,7 +196,9 @@ int list_perf_json(const spec::Machine& machine, const ListOptions& o) {
                 ? spec::perf_list_tracepoint | spec::perf_list_sdt | spec::perf_list_metric
                 : spec::perf_list_all & ~(spec::perf_list_raw | spec::perf_list_breakpoint);
   auto opens = [](std::uint32_t type, std::uint64_t config) { return runtime::event_opens(type, config); };
-  std::string doc = perf_list_json(spec::perf_list(machine, kinds, opens));
+  std::string doc = perf_list_json(spec::perf_list(
+      machine, kinds, opens,
+      (kinds & spec::perf_list_sdt) ? record::cached_probe_events() : std::vector<std::string>{}));
   warn_about_table_cache(machine);
   if (kinds & spec::perf_list_tracepoint) warn_without_tracepoints(machine);
   std::fputs(doc.c_str(), stdout);
@@ -212,8 +227,11 @@ int run_list(const ListOptions& o) {
   bool tty = ::isatty(STDOUT_FILENO);
   std::size_t width = 100;
   if (winsize ws{}; tty && ::ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_col >= 40) width = ws.ws_col;
+  const std::string sdt = o.format == "text" ? sdt_text(o) : std::string();
   std::string text = list_text(pmus, events, width, o.descriptions);
-  if (events.empty() && pmus.empty()) text = "no events match\n";
+  if (events.empty() && pmus.empty()) text.clear();
+  text += sdt;
+  if (text.empty()) text = "no events match\n";
   // On a terminal, a long listing goes through the pager, as git and perf do.
   if (tty) {
     const char* pager = std::getenv("PAGER");

@@ -64,12 +64,13 @@ enum PerfListKind : unsigned {
 /// events flagged): generic hardware, software and cache events that `opens(type, config)` (perf
 /// opens each to see), tool events, each PMU's sysfs and table events (perf's names, aliases and
 /// encodings, sorted and deduplicated as perf does), `rNNN` and the PMUs' raw descriptors, `mem:`,
-/// tracepoints, and every (metric group, metric) pair of the tables. SDT events are never listed
-/// (perfspec reads no build-id cache of probes).
+/// tracepoints, the SDT events `sdt` names (perf's probe cache: record::cached_probe_events), and every
+/// (metric group, metric) pair of the tables.
 ///
 /// Example: `perf_list(machine, perf_list_software, [](auto, auto) { return true; })`
 std::vector<PerfListEntry> perf_list(const Machine& machine, unsigned kinds,
-                                     const std::function<bool(std::uint32_t, std::uint64_t)>& opens);
+                                     const std::function<bool(std::uint32_t, std::uint64_t)>& opens,
+                                     const std::vector<std::string>& sdt = {});
 
 struct SnapshotOptions {
   bool tracepoints = false;  ///< also copy tracepoint ids (kernel/tracing/events/*/*/id)

@@ -294,6 +294,21 @@ std::vector<std::byte> kernel_build_id();
 /// This process's vdso's build id (the kernel maps the same vdso into every process).
 std::vector<std::byte> vdso_build_id();
 
+/// The build-id cache: `$PERF_BUILDID_DIR` (the variable perf sets for the scripts it runs), else
+/// `~/.debug`, perf's own default (perf takes another only from its --buildid-dir or its config's
+/// buildid.dir); nullopt without either.
+std::optional<std::string> buildid_dir();
+/// The events of perf's probe cache as `perf list sdt` lists them: each cached probe (the SDT notes
+/// `perf buildid-cache --add` found in a binary, the probes of `perf probe --cache`) of each binary of
+/// the build-id cache that is still there with that build (the kernel: the running one), as
+/// GROUP:EVENT, sorted; a name cached for several binaries is listed for each as
+/// GROUP:EVENT@PATH(its build id's first 12 digits). Nothing is written (perf creates empty probes
+/// files as it reads).
+///
+/// Example: `for (const auto& e : record::cached_probe_events()) std::puts(e.c_str());  //
+/// sdt_libstdcxx:throw`
+std::vector<std::string> cached_probe_events();
+
 /// One binary of HEADER_BUILD_ID: its name as the recording's mappings name it, its build id, and
 /// whether it is the kernel's (`[kernel.kallsyms]`, a module).
 struct BinaryBuildId {

@@ -21,8 +21,10 @@ import csv
 import json
 import os
 import re
+import shutil
 import subprocess
 import sys
+import tempfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 SOURCE = os.path.dirname(os.path.dirname(HERE))
@@ -43,7 +45,16 @@ MACHINES = [
 ]
 
 
-def run(cmd, env=None):
+# perf's build-id cache (its SDT events) is $HOME/.debug, perfspec's $PERF_BUILDID_DIR else that: neither
+# has one unless a case makes it (perf record fills the chroot's /root/.debug as other tests run)
+NO_CACHE = {"HOME": "/nonexistent-perfspec-home", "PERF_BUILDID_DIR": ""}
+
+
+def run(cmd, env=None, cache=False):
+    """(status, stdout, stderr); without `cache`, with no build-id cache (NO_CACHE)."""
+    env = dict(env if env is not None else os.environ)
+    if not cache:
+        env.update(NO_CACHE)
     p = subprocess.run(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                        timeout=300, env=env)
     return p.returncode, p.stdout.decode(errors="replace"), p.stderr.decode(errors="replace")
@@ -91,6 +102,59 @@ def compare(name, perf_doc, spec_doc, keep):
         if len(problems) > 10:
             break
     return problems
+
+
+def sdt_case(perf, perfspec, root):
+    """`list -j sdt` and `list sdt` of a build-id cache perf 6.12 makes of two builds of libstdc++ (this
+    machine's and perf's chroot's, both with SDT notes of the same names): in a folder both see at one
+    path (the chroot's /tmp/X, and /tmp/X here a link to it), so that both find the binaries of the
+    cache with the builds it says. -> 1 when they differ."""
+    sources = ["/usr/lib/x86_64-linux-gnu/libstdc++.so.6", os.path.join(root, "usr/lib/x86_64-linux-gnu/libstdc++.so.6")]
+    if not all(os.path.exists(s) for s in sources):
+        print("sdt: no libstdc++ to cache: skipped")
+        return 0
+    inside = tempfile.mkdtemp(prefix="perfspec-sdt-", dir=os.path.join(root, "tmp"))
+    link = os.path.join("/tmp", os.path.basename(inside))
+    try:
+        os.symlink(inside, link)
+        for name, source in zip("ab", sources):
+            os.makedirs(os.path.join(inside, name))
+            shutil.copy(os.path.realpath(source), os.path.join(inside, name, "libstdc++.so.6"))
+        home = os.path.join(link, "home")
+        with_cache = dict(os.environ, HOME=home, PERF_BUILDID_DIR="")
+        problems = []
+        # one build cached: its events by name alone; both: each event of each, with the binary's path
+        for name in "ab":
+            st, _, err = run([perf, "buildid-cache", "--add", os.path.join(link, name, "libstdc++.so.6")],
+                             with_cache, cache=True)
+            if st != 0:
+                print(f"sdt: perf buildid-cache --add failed ({st}): {err[-300:]}")
+                return 1
+            st, perf_doc, err = run([perf, "list", "-j", "sdt"], with_cache, cache=True)
+            st2, spec_doc, err2 = run([perfspec, "list", "-j", "sdt"], with_cache, cache=True)
+            _, perf_text, _ = run([perf, "list", "sdt"], with_cache, cache=True)
+            _, spec_text, _ = run([perfspec, "list", "sdt"], with_cache, cache=True)
+            if st != 0 or st2 != 0:
+                problems.append(f"sdt: perf status {st}, perfspec {st2}: {err[-300:]} {err2[-300:]}")
+                continue
+            problems += compare("sdt", perf_doc, spec_doc, lambda o: True)
+            names = [o.get("EventName") for o in json.loads(perf_doc)]
+            detailed = [n for n in names if "@" in n]
+            if len(names) < 2 or len(detailed) != (len(names) if name == "b" else 0):
+                problems.append(f"sdt: perf lists {names} for {'both builds' if name == 'b' else 'one build'}")
+            # perfspec's text layout is its own: the same names, each on a line of its own
+            text_names = [l.split("[SDT event]")[0].strip() for l in perf_text.splitlines() if "[SDT event]" in l]
+            if text_names != names or any(f"  {n}\n" not in spec_text for n in names):
+                problems.append(f"sdt: the text lists differ: perf {text_names}, perfspec {spec_text!r}")
+            print(f"sdt: {len(names)} events of {'2 builds' if name == 'b' else '1 build'}, "
+                  f"{'the same' if not problems else 'DIFFERENT'}")
+        for p in problems:
+            print("  " + p)
+        return 1 if problems else 0
+    finally:
+        if os.path.islink(link):
+            os.unlink(link)
+        shutil.rmtree(inside, ignore_errors=True)
 
 
 def main():
@@ -143,6 +207,7 @@ def main():
         for p in problems:
             print("  " + p)
         failed += bool(problems)
+    failed += sdt_case(args.perf, args.perfspec, root)
     pairs = 0
     for model, cpuid in model_ids():
         st, perf_doc, err = run([args.perf, "list", "-j", "metric"], dict(os.environ, PERF_CPUID=cpuid))
