@@ -2166,7 +2166,7 @@ expect record-dropped-said python3 -c 'import sys; d, n, t = int(sys.argv[1] or 
 # --call-graph dwarf: user registers and stack with each sample, unwound by script and report through
 # the binaries' call frame information (the workload is built without frame pointers at -O2 on most
 # arches): the samples in the workload's spin functions reach main, and report credits main's Children
-"$bin" record -q --call-graph dwarf -e task-clock -F 1000 -o "$rec_dir/dw.data" -- "$workload" burn 300
+dwarf_err=$("$bin" record -q --call-graph dwarf -e task-clock -F 1000 -o "$rec_dir/dw.data" -- "$workload" burn 300 2>&1)
 # (report's Children of main: the share of all samples whose stack script shows main in, to 0.01 %)
 dwarf_stacks=$("$bin" script --samples -F comm,ip,sym -i "$rec_dir/dw.data" | python3 -c '
 import sys
@@ -2176,7 +2176,14 @@ spin = [b for b in blocks if len(b) > 1 and b[1].split()[-1] in ("spin_inner", "
 deep = [b for b in spin if any(l.split()[-1] == "main" for l in b[1:])]
 with_main = sum(1 for b in all_blocks if any(l.split()[-1] == "main" for l in b[1:]))
 print(len(spin), len(deep), "%.2f%%" % (100.0 * with_main / len(all_blocks)))')
-expect record-dwarf-unwound python3 -c 'import sys; s, d, _ = sys.argv[1].split(); sys.exit(not (int(s) >= 100 and int(d) >= 0.9 * int(s)))' "$dwarf_stacks"
+# (300 samples of the spin functions at most; where the kernel throttled the sampling, which it does
+# when its interrupts take long, as copying 8 KiB stacks does in a loaded emulated guest, fewer: then at
+# least 10 are asked, and still 90 % of them unwound to main)
+least=100
+grep -q 'sampling was throttled' <<<"$dwarf_err" && least=10
+expect record-dwarf-unwound python3 -c 'import sys; s, d, _ = sys.argv[1].split(); sys.exit(not (int(s) >= int(sys.argv[2]) and int(d) >= 0.9 * int(s)))' "$dwarf_stacks" "$least"
+python3 -c 'import sys; s, d, _ = sys.argv[1].split(); sys.exit(not (int(s) >= int(sys.argv[2]) and int(d) >= 0.9 * int(s)))' "$dwarf_stacks" "$least" ||
+  { echo "  record --call-graph dwarf: $dwarf_stacks (spin samples, those unwound to main, share with main), at least $least asked"; sed 's/^/  | /' <<<"$dwarf_err"; }
 main_children=$("$bin" report -i "$rec_dir/dw.data" -g none --sort sym | awk '$NF == "main" {print $1}')
 expect record-dwarf-report [ "${main_children:-none}" = "${dwarf_stacks##* }" ]
 err=$("$bin" record -q --call-graph lbr -e task-clock -- true 2>&1); status=$?
