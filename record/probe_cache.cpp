@@ -2,6 +2,7 @@
 // perf's probe cache (`perf buildid-cache --add` stores a binary's SDT notes there, `perf probe
 // --cache` its probes): the events `perf list sdt` lists from it (print-events.c's print_sdt_events).
 #include <dirent.h>
+#include <libelf.h>
 #include <unistd.h>
 
 #include <cctype>
@@ -15,15 +16,10 @@
 #include <fmt/format.h>
 
 #include "perfspec/symbols.hpp"
+#include "record/elf_files.hpp"
 
 namespace perfspec::record {
 namespace {
-
-std::string hex(const std::vector<std::byte>& bytes) {
-  std::string s;
-  for (std::byte b : bytes) s += fmt::format("{:02x}", std::to_integer<unsigned>(b));
-  return s;
-}
 
 bool all_hex(std::string_view s) {
   for (char c : s)
@@ -58,8 +54,9 @@ std::optional<std::string> origname(const std::string& link) {
 
 // build_id_cache__valid_id: the binary is still there with that build (the kernel: the running one)
 bool valid(const std::string& build_id, const std::string& path) {
-  if (path == "[kernel.kallsyms]") return hex(kernel_build_id()) == build_id;
-  return !path.empty() && path[0] == '/' && hex(elf_build_id(path)) == build_id;
+  if (path == "[kernel.kallsyms]") return detail::notes_build_id("/sys/kernel/notes") == build_id;
+  (void)elf_version(EV_CURRENT);
+  return !path.empty() && path[0] == '/' && detail::file_build_id(path) == build_id;
 }
 
 bool c_name(std::string_view s) {
