@@ -59,7 +59,7 @@ _perfspec() {
   fi
   case $prev in
     --sysfs|--events-dir|-o|--output|--symfs) COMPREPLY=($(compgen -d -- "$cur")); return ;;
-    -i|--input|--config|--kallsyms) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+    -i|--input|--config|--kallsyms|--web.config.file) COMPREPLY=($(compgen -f -- "$cur")); return ;;
     -F|--fields)  # script -F (perf's fields perfspec prints; a list may start with hw: sw: trace: raw: break: synth:)
       COMPREPLY=($(compgen -W "comm tid pid time cpu misc event trace ip sym symoff dso addr period iregs uregs data_src weight ins_lat retire_lat phys_addr data_page_size code_page_size cgroup" -- "${cur##*,}")); return ;;
     --format) COMPREPLY=($(compgen -W "text json csv" -- "$cur")); return ;;
@@ -81,8 +81,8 @@ _perfspec() {
       report) COMPREPLY=($(compgen -W "-f --force --no-call-graph -G --inverted --samples --pid --tid --time -i --input --format -o --output --stdio -s --sort --children --no-children -g --call-graph --percent-limit -n --show-nr-samples -q --quiet -D --dump-raw-trace --disable-order --max-stack --no-comm --include-pid --include-tid --kernel --symfs --kallsyms --debuginfod --inline --no-inline --header --header-only -I --show-info -T --threads --show-cpu-utilization --hierarchy --group --show-ref-call-graph --total-cycles --stitch-lbr -b --branch-stack --mem-mode" -- "$cur")) ;;
       top) COMPREPLY=($(compgen -W "-e --event -c --count -F --freq -p --pid -t --tid -a --all-cpus -C --cpu -d --delay -s --sort -n --show-nr-samples -K --hide_kernel_symbols -U --hide_user_symbols -z --zero -g -E --entries -m --mmap-pages --stdio --tui --sysfs --events-dir --no-tables --cpuid --no-libpfm4" -- "$cur")) ;;
       trace) COMPREPLY=($(compgen -W "-e --event --expr -o --output -p --pid -t --tid -a --all-cpus -C --cpu -s --summary -S --with-summary --errno-summary --failure --duration --max-events -F --pf --syscalls --no-syscalls --comm --no-comm --no-inherit -G --cgroup --call-graph --max-stack -m --mmap-pages --sysfs --events-dir --no-tables --cpuid --no-libpfm4" -- "$cur")) ;;
-      record) COMPREPLY=($(compgen -W "-e --event --filter -b --branch-any -j --branch-filter -P --period -W --weight --sample-cpu --phys-data --data-page-size --code-page-size --all-user --all-kernel -c --count -F --freq --strict-freq -g --call-graph -d --data -p --pid -t --tid -a --all-cpus -C --cpu -G --cgroup -o --output -m --mmap-pages -z --compression-level --no-inherit -q --quiet -v --verbose -k --clockid -s --stat -T --timestamp -B --no-buildid --switch-events --namespaces -D --delay --all-cgroups --max-size --user-regs -I --intr-regs --switch-output --switch-max-files --proc-map-timeout --sysfs --events-dir --no-tables --cpuid --no-libpfm4" -- "$cur")) ;;
-      exporter) COMPREPLY=($(compgen -W "--config --listen --check --threads --sysfs --events-dir --no-tables --cpuid --no-libpfm4" -- "$cur")) ;;
+      record) COMPREPLY=($(compgen -W "-e --event --filter -b --branch-any -j --branch-filter -P --period -W --weight --sample-cpu --phys-data --data-page-size --code-page-size --all-user --all-kernel -c --count -F --freq --strict-freq -g --call-graph -d --data -p --pid -t --tid -a --all-cpus -C --cpu -G --cgroup -o --output -m --mmap-pages -z --compression-level --no-inherit -q --quiet -v --verbose -k --clockid -s --stat -T --timestamp -B --no-buildid --switch-events --namespaces --overwrite -D --delay --all-cgroups --max-size --user-regs -I --intr-regs --switch-output --switch-max-files --proc-map-timeout --sysfs --events-dir --no-tables --cpuid --no-libpfm4" -- "$cur")) ;;
+      exporter) COMPREPLY=($(compgen -W "--config --listen --web.config.file --check --threads --sysfs --events-dir --no-tables --cpuid --no-libpfm4" -- "$cur")) ;;
     esac
     return
   fi

@@ -2,6 +2,7 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
+#include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -31,24 +32,32 @@ Command::Command(const std::vector<std::string>& argv, int stdout_fd) {
   std::vector<char*> args;
   for (auto& a : words) args.push_back(a.data());
   args.push_back(nullptr);
-  int go[2], err[2];
-  if (::pipe2(go, O_CLOEXEC) < 0)
-    throw Error(ErrorKind::io, fmt::format("cannot create a pipe: {}", std::strerror(errno)));
-  if (::pipe2(err, O_CLOEXEC) < 0) {
-    int e = errno;
-    ::close(go[0]);
-    ::close(go[1]);
-    throw Error(ErrorKind::io, fmt::format("cannot create a pipe: {}", std::strerror(e)));
-  }
+  // go: the parent lets the child exec; err: the errno of a failed exec; ready: closed by the child once
+  // it has its name
+  int pipes[3][2];
+  for (int i = 0; i < 3; ++i)
+    if (::pipe2(pipes[i], O_CLOEXEC) < 0) {
+      int e = errno;
+      for (int j = 0; j < i; ++j) ::close(pipes[j][0]), ::close(pipes[j][1]);
+      throw Error(ErrorKind::io, fmt::format("cannot create a pipe: {}", std::strerror(e)));
+    }
+  int(&go)[2] = pipes[0];
+  int(&err)[2] = pipes[1];
+  int(&ready)[2] = pipes[2];
   pid_ = ::fork();
   if (pid_ < 0) {
     int e = errno;
-    for (int fd : {go[0], go[1], err[0], err[1]}) ::close(fd);
+    for (auto& p : pipes) ::close(p[0]), ::close(p[1]);
     throw Error(ErrorKind::io, fmt::format("cannot fork: {}", std::strerror(e)));
   }
   if (pid_ == 0) {
     ::close(go[1]);
     ::close(err[0]);
+    ::close(ready[0]);
+    // perf's name for its command before the exec: a recording's first COMM names the samples taken
+    // between the exec enabling the events and the exec's own COMM (and no sample is a perfspec's)
+    ::prctl(PR_SET_NAME, "perf-exec", 0, 0, 0);
+    ::close(ready[1]);
     char c;
     ssize_t n;
     do n = ::read(go[0], &c, 1);
@@ -68,6 +77,12 @@ Command::Command(const std::vector<std::string>& argv, int stdout_fd) {
   }
   ::close(go[0]);
   ::close(err[1]);
+  ::close(ready[1]);
+  char c;
+  ssize_t n;
+  do n = ::read(ready[0], &c, 1);  // end of file: the child has its name (or is gone)
+  while (n < 0 && errno == EINTR);
+  ::close(ready[0]);
   go_ = go[1];
   err_ = err[0];
   // A pidfd becomes readable when the child exits, so that a bounded wait sleeps until then instead of

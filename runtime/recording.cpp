@@ -192,15 +192,49 @@ struct Recording::Impl {
     }
   }
 
+  // The records of what exists: the kernel's text, the cgroups, and the target's processes (every
+  // process for every CPU). A command's own come from its exec in the first file, but at the end of a
+  // file (overwrite buffers, whose exec records the kernel may have written over) it is synthesized
+  // first, as perf's tail synthesis does.
+  void synthesize_existing(std::vector<std::byte>& bytes) {
+    const Attr& first = file_events.front().attr;
+    auto process = [&](int pid) {
+      if (synthesize_process(pid, first, bytes, "/proc", options.proc_map_timeout))
+        map_timeouts.push_back(pid);
+    };
+    const bool tail = options.sampling.overwrite;
+    const bool command = target.kind == Target::Kind::process && target.enable_on_exec;
+    if (command && tail) process(target.pid);
+    synthesize_kernel(first, bytes);
+    if (options.cgroups) synthesize_cgroups(first, bytes, cgroup_root());
+    if (target.kind == Target::Kind::process && (!command || (begun && !tail))) process(target.pid);
+    if (target.kind == Target::Kind::cpus)
+      for (int pid : numbered_entries("/proc")) process(pid);
+  }
+
+  // Synthesized records into the file, seen, then a FINISHED_ROUND.
+  void write_synthesized(std::span<const std::byte> bytes) {
+    out->write(bytes);
+    for (std::size_t at = 0; at + 8 <= bytes.size();) {
+      const std::size_t size = record_header(bytes.subspan(at)).size;
+      if (size < 8 || at + size > bytes.size()) break;
+      seen(bytes.subspan(at, size));
+      at += size;
+    }
+    out->finish_round();
+  }
+
   // Everything the buffers hold now, into the file; a FINISHED_ROUND after a pass that wrote. True
   // when it wrote.
+  // (Overwrite buffers are read once, before the records of what exists, which the samples need for
+  // their binaries: nothing is settled then.)
   bool take() {
     std::size_t n = sampler.read([&](std::span<const std::byte> bytes) {
       out->write(bytes);
       seen(bytes);
     });
     if (n) out->finish_round();
-    build_ids.settle();
+    if (!options.sampling.overwrite) build_ids.settle();
     return n != 0;
   }
 };
@@ -246,27 +280,14 @@ void Recording::begin(record::PerfDataWriter& out) {
     out.set_tracing_data(record::tracing_data_of(r.machine, r.recorded));
   describe_host(out, r.machine, r.options.cmdline);
   if (auto groups = r.group_description(); !groups.empty()) out.set_group_desc(groups);
-  // What existed before: the kernel's text, and the processes already running.
-  const Attr& first = r.file_events.front().attr;
+  // What existed before: the kernel's text, and the processes already running; with overwrite buffers
+  // at the end of the file instead, as what exists when they are read (perf's tail synthesis), but the
+  // COMM of a command waiting for its exec, which perf writes first whatever the mode.
   std::vector<std::byte> synthesized;
-  synthesize_kernel(first, synthesized);
-  if (r.options.cgroups) synthesize_cgroups(first, synthesized, cgroup_root());
-  auto process = [&](int pid) {
-    if (synthesize_process(pid, first, synthesized, "/proc", r.options.proc_map_timeout))
-      r.map_timeouts.push_back(pid);
-  };
-  // (a command's own records come from its exec, in the first file; a later file has them synthesized)
-  if (r.target.kind == Target::Kind::process && (!r.target.enable_on_exec || r.begun)) process(r.target.pid);
-  if (r.target.kind == Target::Kind::cpus)
-    for (int pid : numbered_entries("/proc")) process(pid);
-  out.write(synthesized);
-  for (std::size_t at = 0; at + 8 <= synthesized.size();) {
-    const std::size_t size = record_header(std::span<const std::byte>(synthesized).subspan(at)).size;
-    if (size < 8 || at + size > synthesized.size()) break;
-    r.seen(std::span<const std::byte>(synthesized).subspan(at, size));
-    at += size;
-  }
-  out.finish_round();
+  if (!r.options.sampling.overwrite) r.synthesize_existing(synthesized);
+  if (r.target.kind == Target::Kind::process && r.target.enable_on_exec && !r.begun)
+    synthesize_comm(r.target.pid, r.file_events.front().attr, synthesized);
+  r.write_synthesized(synthesized);
   if (!r.begun && !r.target.enable_on_exec && !r.options.sampling.start_disabled) r.sampler.enable();
   r.begun = true;
 }
@@ -279,7 +300,10 @@ Wakeup Recording::drain(int timeout_ms) {
   if (!r.out) throw Error(ErrorKind::usage, "Recording::drain before begin()");
   auto p = r.sampler.poll(timeout_ms);
   if (p.state == Wakeup::failed) throw Error(ErrorKind::io, fmt::format("poll: {}", std::strerror(p.error)));
-  if (r.options.sampling.overwrite) return p.state;  // the newest records, at finish()
+  if (r.options.sampling.overwrite) {  // the newest records, at end_file(); a wake-up counted as perf's
+    if (p.state != Wakeup::timeout) ++r.summary.wakeups;
+    return p.state;
+  }
   if (r.take()) ++r.summary.wakeups;
   return p.state;
 }
@@ -295,6 +319,11 @@ RecordingSummary Recording::end_file() {
   Impl& r = *impl_;
   if (!r.out) throw Error(ErrorKind::usage, "Recording::end_file before begin()");
   r.take();
+  if (r.options.sampling.overwrite) {
+    std::vector<std::byte> synthesized;
+    r.synthesize_existing(synthesized);
+    r.write_synthesized(synthesized);
+  }
   if (r.first_time <= r.last_time) r.out->set_sample_time(r.first_time, r.last_time);
   // perf record's post-processing: the build ids of the binaries samples hit (not in pipe mode,
   // whose features went out first)

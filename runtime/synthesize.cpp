@@ -53,6 +53,16 @@ std::string first_line(const std::string& path) {
   return line;
 }
 
+// A thread's COMM record; none for an empty name (the thread is gone).
+void put_comm(std::vector<std::byte>& out, int pid, int tid, const std::string& comm, std::size_t trailer) {
+  if (comm.empty()) return;
+  std::vector<std::byte> body;
+  put<std::uint32_t>(body, static_cast<std::uint32_t>(pid));
+  put<std::uint32_t>(body, static_cast<std::uint32_t>(tid));
+  put_cstring(body, std::string_view(comm).substr(0, 15));
+  put_record(out, record::Type::comm, 0, body, trailer);
+}
+
 }  // namespace
 
 void synthesize_kernel(const Attr& attr, std::vector<std::byte>& out, const std::string& proc) {
@@ -88,13 +98,7 @@ bool synthesize_process(int pid, const Attr& attr, std::vector<std::byte>& out, 
       char* end = nullptr;
       long tid = std::strtol(e->d_name, &end, 10);
       if (*end || tid <= 0) continue;
-      std::string comm = first_line(dir + "/task/" + e->d_name + "/comm");
-      if (comm.empty()) continue;  // gone meanwhile
-      std::vector<std::byte> body;
-      put<std::uint32_t>(body, static_cast<std::uint32_t>(pid));
-      put<std::uint32_t>(body, static_cast<std::uint32_t>(tid));
-      put_cstring(body, comm.substr(0, 15));
-      put_record(out, record::Type::comm, 0, body, trailer);
+      put_comm(out, pid, static_cast<int>(tid), first_line(dir + "/task/" + e->d_name + "/comm"), trailer);
     }
     ::closedir(d);
   }
@@ -142,6 +146,11 @@ bool synthesize_process(int pid, const Attr& attr, std::vector<std::byte>& out, 
     put_record(out, record::Type::mmap2, record::misc_user, body, trailer);
   }
   return false;
+}
+
+void synthesize_comm(int pid, const Attr& attr, std::vector<std::byte>& out, const std::string& proc) {
+  put_comm(out, pid, pid, first_line(proc + "/" + std::to_string(pid) + "/comm"),
+           record::sample_id_size(attr));
 }
 
 namespace {

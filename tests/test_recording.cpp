@@ -4,8 +4,10 @@
 #include <doctest/doctest.h>
 
 #include <fcntl.h>
+#include <sched.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <fstream>
 #include <iterator>
@@ -52,8 +54,10 @@ TEST_CASE("a recording of a command: every page fault a sample, the file perf re
   const std::string path = dir.root() + "/perf.data";
   const int pages = 300;
   runtime::RecordingSummary summary;
+  int cmd_pid = 0;
   std::string err = stderr_of(dir, [&] {
     runtime::Command cmd({PERFSPEC_WORKLOAD, "touch", std::to_string(pages)});
+    cmd_pid = cmd.pid();
     runtime::SamplingOptions sampling;
     sampling.period = 1;
     sampling.sample_type = record::sample_ip | record::sample_tid | record::sample_time | record::sample_addr;
@@ -93,7 +97,7 @@ TEST_CASE("a recording of a command: every page fault a sample, the file perf re
   // In time order, as perf script reads a file: the workload's MMAP2 is written from the buffer of the
   // CPU it exec'd on, and when it then ran on another CPU its first samples can come before that
   // record in the file (seen in the arm64 guest: none of 300 samples found their function in file order).
-  std::uint64_t samples = 0, in_region = 0, comms = 0, rounds = 0, in_touch_pages = 0;
+  std::uint64_t samples = 0, in_region = 0, comms = 0, waiting_comms = 0, rounds = 0, in_touch_pages = 0;
   record::for_each_in_time_order(file, [&](const record::Record& r) {
     symbols.apply(r);
     if (auto* s = r.get<record::Sample>()) {
@@ -105,7 +109,13 @@ TEST_CASE("a recording of a command: every page fault a sample, the file perf re
           ++in_touch_pages;
       }
     }
-    if (auto* c = r.get<record::Comm>(); c && c->exec && c->comm == "perfspec_worklo") ++comms;
+    if (auto* c = r.get<record::Comm>()) {
+      if (c->exec && c->comm == "perfspec_worklo") ++comms;
+      // the command's name before its exec, synthesized first as perf record does (time 0)
+      if (!c->exec && c->comm == "perf-exec" && c->pid == static_cast<std::uint32_t>(cmd_pid) &&
+          c->tid == c->pid && comms == 0 && samples == 0 && r.sample_id.time == 0)
+        ++waiting_comms;
+    }
   });
   file.rewind();
   for (record::Record r; file.next(r);)
@@ -115,6 +125,7 @@ TEST_CASE("a recording of a command: every page fault a sample, the file perf re
   CHECK(symbols.problems().empty());
   CHECK(samples == summary.samples);
   CHECK(samples >= in_region);
+  CHECK(waiting_comms == 1);
   CHECK(comms == 1);   // named at its exec (its file name, cut to 15 bytes), where its counting began
   CHECK(rounds >= 2);  // after what was synthesized, and after each pass that wrote
   CHECK(summary.losses.dropped == 0);
@@ -182,6 +193,113 @@ TEST_CASE("a recording switched to a second file (--switch-output): the next fil
   }
   CHECK(in_touch[1] == static_cast<std::uint64_t>(pages));
   CHECK(second.losses.dropped == 0);
+}
+
+TEST_CASE("an overwrite recording (--overwrite): the newest samples, then the records of what exists") {
+  // The workload (--wait) execs, maps, says "ready", touches its pages on a line of input, says "done"
+  // and waits: the file ends then. Its one-page buffer (on the one CPU it may run on) holds the newest
+  // faults only, the last pages in order; its exec's side-band is long overwritten, and the records of
+  // its process written after the samples (perf's tail synthesis) find them in touch_pages.
+  spec::Machine machine("/sys", test::no_libpfm4());
+  test::TempTree dir;
+  const std::string path = dir.root() + "/perf.data";
+  const long pages = 3000, page = ::getpagesize();
+  int in[2], out[2];
+  REQUIRE(::pipe2(in, O_CLOEXEC) == 0);
+  REQUIRE(::pipe2(out, O_CLOEXEC) == 0);
+  cpu_set_t all, one;
+  REQUIRE(::sched_getaffinity(0, sizeof all, &all) == 0);
+  CPU_ZERO(&one);
+  for (int c = 0; c < CPU_SETSIZE; ++c)
+    if (CPU_ISSET(c, &all)) {
+      CPU_SET(c, &one);
+      break;
+    }
+  const int saved_stdin = ::dup(0);
+  ::dup2(in[0], 0);                                        // the command's standard input, from its fork on
+  REQUIRE(::sched_setaffinity(0, sizeof one, &one) == 0);  // and its one CPU
+  runtime::Command cmd({PERFSPEC_WORKLOAD, "--wait", "touch", std::to_string(pages)}, out[1]);
+  REQUIRE(::sched_setaffinity(0, sizeof all, &all) == 0);
+  ::dup2(saved_stdin, 0);
+  ::close(saved_stdin);
+  ::close(in[0]);
+  ::close(out[1]);
+  runtime::SamplingOptions sampling;
+  sampling.period = 1;
+  sampling.sample_type = record::sample_ip | record::sample_tid | record::sample_time | record::sample_addr;
+  sampling.overwrite = true;
+  sampling.pages = 1;
+  auto rec = runtime::Recording::open(machine, resolve("page-faults:u", machine),
+                                      runtime::Target::command(cmd, true), {.sampling = sampling});
+  REQUIRE(rec.sampling());
+  CHECK(rec.file_events()[0].attr.write_backward == 1);
+  auto file_out = record::PerfDataWriter::create(path, rec.file_events());
+  rec.begin(file_out);
+  REQUIRE(cmd.start() == 0);
+  auto line = [&] {
+    std::string said;
+    for (char c = 0; c != '\n' && ::read(out[0], &c, 1) == 1;) said += c;
+    return said;
+  };
+  REQUIRE(line() == "ready\n");
+  REQUIRE(::write(in[1], "\n", 1) == 1);
+  REQUIRE(line() == "done\n");
+  CHECK(rec.drain(0) == runtime::Wakeup::timeout);  // nothing read while it runs
+  const runtime::RecordingSummary summary = rec.finish();
+  ::close(in[1]);
+  ::close(out[0]);
+  cmd.wait();
+  CHECK(cmd.exit_status() == 0);
+
+  // The records in the file's order: the command's name before its exec, the samples, then what exists.
+  auto file = record::PerfData::open(path);
+  std::vector<std::string> order;  // the kinds, runs of samples as one
+  std::uint64_t samples = 0;
+  for (record::Record r; file.next(r);) {
+    std::string kind;
+    if (auto* c = r.get<record::Comm>())
+      kind =
+          "COMM " + std::string(c->comm) + (c->pid == static_cast<std::uint32_t>(cmd.pid()) ? "" : " other");
+    else if (auto* m = r.get<record::Mmap2>())
+      kind = m->filename == PERFSPEC_WORKLOAD ? "MMAP2 workload" : "MMAP2";
+    else if (r.get<record::Mmap>())
+      kind = "MMAP";
+    else if (r.get<record::Sample>()) {
+      kind = "SAMPLE";
+      ++samples;
+    } else
+      continue;
+    if (order.empty() || order.back() != kind) order.push_back(kind);
+  }
+  REQUIRE(order.size() >= 4);
+  CHECK(order[0] == "COMM perf-exec");
+  CHECK(order[1] == "SAMPLE");
+  CHECK(order[2] == "COMM perfspec_worklo");
+  CHECK(std::find(order.begin() + 2, order.end(), "MMAP2 workload") != order.end());
+  CHECK(std::find(order.begin() + 2, order.end(), "SAMPLE") == order.end());
+  CHECK(samples == summary.samples);
+  CHECK(summary.losses.overwritten == 1);
+  // The newest faults, one a page, the last pages in order, each found in touch_pages through the
+  // mappings written after them.
+  record::Symbolizer symbols;
+  std::vector<std::uint64_t> addrs;
+  std::uint64_t located = 0;
+  file.rewind();
+  record::for_each_in_time_order(file, [&](const record::Record& r) {
+    symbols.apply(r);
+    if (auto* smp = r.get<record::Sample>()) {
+      record::Location where = symbols.locate(smp->pid, smp->ip, r.misc);
+      if (where.dso == PERFSPEC_WORKLOAD && where.symbol && where.symbol->name == "touch_pages") {
+        ++located;
+        addrs.push_back(smp->addr);
+      }
+    }
+  });
+  REQUIRE(addrs.size() > 10);
+  CHECK(addrs.size() < static_cast<std::size_t>(pages) / 2);  // a page of records: far fewer than the faults
+  CHECK(located + 4 >= samples);  // but a few faults outside touch_pages, after it
+  for (std::size_t i = 1; i < addrs.size(); ++i)
+    CHECK(addrs[i] == addrs[i - 1] + static_cast<std::uint64_t>(page));
 }
 
 TEST_CASE("a recording whose events cannot sample has nothing to begin") {

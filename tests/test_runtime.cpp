@@ -17,6 +17,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <fstream>
 #include <functional>
 #include <map>
 #include <optional>
@@ -1453,6 +1454,11 @@ TEST_CASE("real: a command never started exits unrun and leaves no zombie; a kil
   {
     runtime::Command cmd({"true"});
     pid = cmd.pid();
+    // named as perf names its command before the exec, from the constructor's return on
+    std::ifstream comm("/proc/" + std::to_string(pid) + "/comm");
+    std::string name;
+    std::getline(comm, name);
+    CHECK(name == "perf-exec");
   }
   CHECK(::kill(pid, 0) == -1);
   CHECK(errno == ESRCH);

@@ -370,8 +370,6 @@ void RecordCommand::add(CLI::App* sub, perfspec::spec::MachineOptions& machine) 
   app->add_flag(
       "--all-cgroups", ro.all_cgroups,
       "record each sample's cgroup, and the cgroups there are (CGROUP records, for script -F cgroup)");
-  app->add_option("--max-size", max_size, "end the recording once its data reach SIZE (B, K, M, G: 200M)")
-      ->type_name("SIZE");
   // perf's optional values, attached only: --user-regs=AX,BX, -IAX, -I?
   user_regs_opt = app->add_option("--user-regs", user_regs,
                                   "each sample's user registers: all, or those named (--user-regs=AX,BX; "
@@ -383,13 +381,7 @@ void RecordCommand::add(CLI::App* sub, perfspec::spec::MachineOptions& machine) 
                                   "or those named (-IAX,BX; -I? names this machine's)")
                       ->expected(0, 1)
                       ->type_name("[=REGS]");
-  switch_output_opt = app->add_option("--switch-output", switch_output,
-                                      "files of the recording so far, each named PATH.TIME: at each SIGUSR2 "
-                                      "(signal, the default), a size (100M) or a time (30s); attached only")
-                          ->expected(0, 1)
-                          ->default_str("signal")
-                          ->type_name("[=WHAT]");
-  app->add_option("--switch-max-files", ro.switch_max_files, "with --switch-output: keep the newest N files");
+  add_files();
   app->add_option("--proc-map-timeout", ro.proc_map_timeout_ms,
                   "the longest, in ms, a process's /proc/PID/maps is read at the start (default 500)");
   app->add_option("-t,--tid", tids, "sample these existing threads (comma-separated), not their children");
@@ -399,6 +391,21 @@ void RecordCommand::add(CLI::App* sub, perfspec::spec::MachineOptions& machine) 
   app->add_option("--sysfs", ro.sysfs, "sysfs root to read PMUs from")->check(sysfs_tree);
   add_table_options(app, machine);
   app->footer("The command to sample follows the options (after `--` if it starts with '-').");
+}
+
+void RecordCommand::add_files() {
+  app->add_option("--max-size", max_size, "end the recording once its data reach SIZE (B, K, M, G: 200M)")
+      ->type_name("SIZE");
+  switch_output_opt = app->add_option("--switch-output", switch_output,
+                                      "files of the recording so far, each named PATH.TIME: at each SIGUSR2 "
+                                      "(signal, the default), a size (100M) or a time (30s); attached only")
+                          ->expected(0, 1)
+                          ->default_str("signal")
+                          ->type_name("[=WHAT]");
+  app->add_option("--switch-max-files", ro.switch_max_files, "with --switch-output: keep the newest N files");
+  app->add_flag("--overwrite", ro.overwrite,
+                "a flight recorder: the buffers keep the newest records, written at the end (or at each "
+                "--switch-output)");
 }
 
 int RecordCommand::run(const perfspec::spec::MachineOptions& machine, int argc, char** argv) {

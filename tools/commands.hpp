@@ -152,6 +152,7 @@ struct RecordCommand {
   std::string branch_filter;  // -j
 
   void add(CLI::App* sub, perfspec::spec::MachineOptions& machine);
+  void add_files();  // the options of the file it writes: --switch-output, --overwrite, --max-size, ...
   int run(const perfspec::spec::MachineOptions& machine, int argc, char** argv);
 };
 

@@ -111,6 +111,7 @@ class Recorder {
   std::vector<runtime::Fd> cgroup_fds_;                     // -G: open until the events are
   std::uint64_t frequency_ = 0;                             // -F as sampled (0: a period)
   RecordDelay delay_;                                       // -D
+  std::size_t said_timeouts_ = 0;                           // map_timeouts() said so far
 
   void check_options() const;
   runtime::Target target(std::size_t events);
@@ -123,6 +124,7 @@ class Recorder {
   std::optional<runtime::Recording> open(EventSet set, const runtime::Target& t);
   record::PerfDataWriter create(const runtime::Recording& rec) const;
   void drain(runtime::Recording& rec, record::PerfDataWriter& out);
+  void say_map_timeouts(const runtime::Recording& rec);
   // --switch-output
   std::chrono::steady_clock::time_point switch_due_{};  // a time's next switch
   sig_atomic_t switch_signals_seen_ = 0;
@@ -256,6 +258,7 @@ runtime::SamplingOptions Recorder::sampling() const {
   s.inherit_stat = o_.inherit_stat;
   s.context_switch = o_.switch_events;
   s.namespaces = o_.namespaces;
+  s.overwrite = o_.overwrite;
   s.filters = filters_;
   if (o_.all_cgroups) s.sample_type |= record::sample_cgroup;  // perf's --all-cgroups
   s.cgroup = o_.all_cgroups;
@@ -439,6 +442,16 @@ void Recorder::drain(runtime::Recording& rec, record::PerfDataWriter& out) {
   }
 }
 
+// The processes whose mappings were cut short since the last call.
+void Recorder::say_map_timeouts(const runtime::Recording& rec) {
+  const auto& pids = rec.map_timeouts();
+  for (; said_timeouts_ < pids.size(); ++said_timeouts_)
+    std::fprintf(stderr,
+                 "perfspec record: reading /proc/%d/maps took longer than %u ms: its mappings are cut short "
+                 "(--proc-map-timeout)\n",
+                 pids[said_timeouts_], o_.proc_map_timeout_ms);
+}
+
 int Recorder::run() {
   check_options();
   if (!o_.delay.empty()) delay_ = record_delay(o_.delay);
@@ -459,11 +472,7 @@ int Recorder::run() {
   record::PerfDataWriter out = create(*rec);
   if (o_.compression) out.compress(o_.compression);
   rec->begin(out);
-  for (int pid : rec->map_timeouts())
-    std::fprintf(stderr,
-                 "perfspec record: reading /proc/%d/maps took longer than %u ms: its mappings are cut short "
-                 "(--proc-map-timeout)\n",
-                 pid, o_.proc_map_timeout_ms);
+  say_map_timeouts(*rec);
   if (child_) {
     if (int err = child_->start()) {
       out.finish();
@@ -476,6 +485,7 @@ int Recorder::run() {
     switch_due_ = std::chrono::steady_clock::now() + std::chrono::seconds(o_.switch_output->seconds);
   drain(*rec, out);
   runtime::RecordingSummary summary = rec->finish();
+  say_map_timeouts(*rec);  // (overwrite: read at the end)
   if (!o_.quiet)
     std::fprintf(stderr, "[ perfspec record: Woken up %d times to write data ]\n", summary.wakeups);
   if (o_.switch_output) name_switched();  // the last file too, as perf's --switch-output names it

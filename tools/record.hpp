@@ -40,6 +40,7 @@ struct RecordOptions {
   bool no_buildid = false;                 ///< -B: no HEADER_BUILD_ID
   bool switch_events = false;              ///< --switch-events
   bool namespaces = false;                 ///< --namespaces
+  bool overwrite = false;                  ///< --overwrite: the newest records, kept in the buffers
   std::uint64_t branch_sample_type = 0;    ///< -b (ANY), -j FILTERS: branch stacks of these branches
   bool sample_period = false;              ///< -P: the period in each sample with -c too
   bool weight = false;                     ///< -W: each sample's weight

@@ -40,8 +40,9 @@ struct RecordingOptions {
 struct RecordingSummary {
   std::uint64_t samples = 0;  ///< SAMPLE records written
   std::uint64_t bytes = 0;    ///< the data section's size
-  int wakeups = 0;            ///< passes that found records, as perf counts its wake-ups
-  Losses losses{};            ///< what was not recorded, and why (Sampler::losses)
+  int wakeups =
+      0;  ///< passes that found records, as perf counts its wake-ups (overwrite: waits that ended early)
+  Losses losses{};  ///< what was not recorded, and why (Sampler::losses)
 };
 
 /// A recording: open, begin writing, drain while the target runs, finish.
@@ -103,7 +104,10 @@ class Recording {
   /// (target_gone: every buffer hung up, the target has exited). Throws Error (io) when the file cannot be
   /// written or poll fails.
   Wakeup drain(int timeout_ms);
-  /// Disable the events, write what is left, the samples' time range, and finish the file.
+  /// Disable the events, write what is left, the samples' time range, and finish the file. With
+  /// SamplingOptions::overwrite, what the buffers hold is followed by the records of what exists then
+  /// (the command's or process's, the kernel's, every process for every CPU), not written at begin():
+  /// perf's tail synthesis, since the kernel may have written over the side-band of the start.
   RecordingSummary finish();
   /// Finish the file as finish() does, but with the events still sampling, and return what it holds
   /// (its samples, bytes and wake-ups; the losses so far): perf record --switch-output. The records the

@@ -134,6 +134,8 @@ struct Target {
 
 /// A command to count: forked at construction and held before exec until start(), so that counters
 /// opened in between (Target::command) begin exactly at exec. Never started, it exits 127 unrun.
+/// While it waits it is named `perf-exec` (/proc/PID/comm), as perf names its command then: the
+/// constructor returns once it is.
 /// The destructor reaps it (after start(): waits for it; callers that want to stop it signal first).
 ///
 /// Example:

@@ -488,6 +488,11 @@ void synthesize_kernel(const Attr& attr, std::vector<std::byte>& out, const std:
 bool synthesize_process(int pid, const Attr& attr, std::vector<std::byte>& out,
                         const std::string& proc = "/proc",
                         std::chrono::milliseconds map_timeout = std::chrono::milliseconds{500});
+/// The one PERF_RECORD_COMM perf record synthesizes for the command it starts, while the command waits
+/// before its exec (Command: named `perf-exec` then): samples the kernel takes after the exec enabled the
+/// events and before the exec's own COMM are named from it. Nothing when the process is gone.
+void synthesize_comm(int pid, const Attr& attr, std::vector<std::byte>& out,
+                     const std::string& proc = "/proc");
 /// A PERF_RECORD_CGROUP for each cgroup under `root` (a cgroup file system's mount: perf's choice is the
 /// hierarchy with the perf_event controller, else the cgroup2 mount), the root itself first as "/": its
 /// id (the kernel's, from name_to_handle_at, as samples' PERF_SAMPLE_CGROUP give it) and its path below

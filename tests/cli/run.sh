@@ -1923,6 +1923,11 @@ expect record-D-never-status [ "$status" = 0 ] && expect record-D-never-said [ "
 out=$("$bin" script --show-task-events -i "$rec_dir/d.data" 2>&1)
 expect record-D-never-no-samples [ "$("$bin" script --samples -i "$rec_dir/d.data" | wc -l)" = 0 ]
 expect record-D-never-side-band grep -qE 'PERF_RECORD_COMM exec: sh:[0-9]+/[0-9]+' <<<"$out"
+# the command's first COMM is its name before the exec, perf-exec (as perf's), at time 0; then its exec's
+comms=$(grep -oE 'PERF_RECORD_COMM( exec)?: [^ ]+' <<<"$out" | head -n 2 | tr '\n' ' ')
+pid=$(grep -oE 'PERF_RECORD_COMM exec: sh:[0-9]+' <<<"$out" | head -n 1 | cut -d: -f3)
+expect record-command-perf-exec [ "$comms" = "PERF_RECORD_COMM: perf-exec:$pid/$pid PERF_RECORD_COMM exec: sh:$pid/$pid " ]
+expect record-command-perf-exec-time grep -qE "^ +perf-exec +0 +0\.000000: PERF_RECORD_COMM: perf-exec:$pid/$pid\$" <<<"$out"
 err=$("$bin" record -D 200 -e task-clock -c 100000 -o "$rec_dir/d.data" -- sh -c 'while :; do :; done & sleep 0.6; kill $!' 2>&1); status=$?
 expect record-D-status [ "$status" = 0 ] && expect record-D-said [ "$(head -n 2 <<<"$err" | tr '\n' ' ')" = "Events disabled Events enabled " ]
 expect record-D-samples [ "$("$bin" script --samples -i "$rec_dir/d.data" | wc -l)" -gt 0 ]
@@ -1967,6 +1972,24 @@ done
 # --switch-output: the recording in files named PATH.YYYYmmddHHMMSScc (the last one too), each whole and
 # begun with the processes that exist; by size, by SIGUSR2, by time; --switch-max-files keeps the newest
 so_dir=$(mktemp -d)
+# --overwrite: a flight recorder. One CPU's one-page buffer keeps the newest page faults only: the
+# region's last pages, each once and in order, up to its last; then the records of what exists (the
+# workload a zombie by then: its COMM, no mappings), after the samples in the file.
+one_cpu=$(python3 -c 'import os; print(min(os.sched_getaffinity(0)))')
+err=$("$bin" record --overwrite -m 1 -d -e page-faults:u -c 1 -o "$rec_dir/ow.data" -- taskset -c "$one_cpu" "$workload" touch 3000 2>&1); status=$?
+expect record-overwrite-status [ "$status" = 0 ]
+region=$(grep -oE '^region 0x[0-9a-f]+ 0x[0-9a-f]+' <<<"$err")
+addrs=$("$bin" script --samples -F addr -i "$rec_dir/ow.data" | tr -d ' ')
+expect record-overwrite-newest python3 -c '
+import sys
+start, end = (int(x, 16) for x in sys.argv[1].split()[1:])
+page = (end - start) // 3000
+a = [int(x, 16) for x in sys.argv[2].split()]
+a = [x for x in a if start <= x < end]
+ok = 10 < len(a) < 1000 and a[-1] == end - page and a == list(range(a[0], end, page))
+sys.exit(0 if ok else print(len(a), a[:3], a[-3:]) or 1)' "$region" "$addrs"
+first=$("$bin" script --show-task-events -F comm,pid -i "$rec_dir/ow.data" | grep PERF_RECORD | head -n 2 | awk '{print $3, $4}' | tr '\n' '|')
+expect record-overwrite-tail grep -qE '^PERF_RECORD_COMM: perf-exec:([0-9]+)/\1\|PERF_RECORD_COMM: perfspec_worklo:\1/\1\|$' <<<"$first"
 err=$("$bin" record --switch-output=64K -e task-clock -c 20000 -o "$so_dir/s.data" -- "$workload" burn 400 2>&1); status=$?
 files=$(ls "$so_dir" | grep -cE '^s\.data\.[0-9]{16}$')
 expect record-switch-size-status [ "$status" = 0 ]
@@ -1978,17 +2001,15 @@ expect record-switch-size-dumps [ "$(grep -cE "^\[ perfspec record: Dump $so_dir
 expect record-switch-size-woken [ "$(grep -cE '^\[ perfspec record: dump data: Woken up [0-9]+ times \]$' <<<"$err")" = $((files - 1)) ]
 expect record-switch-size-captured grep -qE "^\[ perfspec record: Captured and wrote [0-9.]+ MB $so_dir/s\.data\.<timestamp> \]\$" <<<"$err"
 # every file is whole: its samples are the workload's, named from its own COMM record (the last ones may
-# have none: the workload can end just after a switch). The first file's may also be the workload's
-# unnamed (:PID): taken after exec enabled the events and before the exec's COMM, which a slow machine
-# (the arm64 guest) samples (perf names them perf-exec, the name its child takes before exec: not yet
-# perfspec's)
+# have none: the workload can end just after a switch). The first file's may also be named perf-exec,
+# the name of the workload before its exec: taken after exec enabled the events and before the exec's
+# COMM, which a slow machine (the arm64 guest) samples
 bad=0 with=0 first=1
 for f in "$so_dir"/s.data.*; do
   samples=$("$bin" script --samples -F comm,pid -i "$f" 2>/dev/null | awk '{print $1, $2}' | sort -u)
   comms=$(awk '{print $1}' <<<"$samples" | sort -u | tr -d ' ')
-  pid=$(awk '$1 == "perfspec_worklo" {print $2; exit}' <<<"$samples")
   [ -n "$comms" ] && with=$((with + 1))
-  [ "$first" = 1 ] && [ -n "$pid" ] && comms=$(grep -vx ":$pid" <<<"$comms")
+  [ "$first" = 1 ] && comms=$(grep -vx "perf-exec" <<<"$comms")
   first=0
   [ -z "$comms" ] || [ "$comms" = perfspec_worklo ] || { bad=$((bad + 1)); echo "  $f: samples of '$comms'"; }
 done
