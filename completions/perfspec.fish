@@ -33,4 +33,5 @@ complete -c perfspec -n "__fish_seen_subcommand_from $__perfspec_subcommands; an
 complete -c perfspec -n "__fish_seen_subcommand_from $__perfspec_subcommands; and __perfspec_after_event" -a '(__perfspec_events)'
 complete -c perfspec -n "__fish_seen_subcommand_from resolve; and not string match -q -- '-*' (commandline -ct)" -a '(__perfspec_events)'
 complete -c perfspec -n "__fish_seen_subcommand_from script report; and __fish_prev_arg_in -i --input" -F
+complete -c perfspec -n "__fish_seen_subcommand_from exporter; and __fish_prev_arg_in --config --web.config.file" -F
 complete -c perfspec -n "__fish_seen_subcommand_from $__perfspec_subcommands; and __fish_prev_arg_in --sysfs --events-dir --symfs" -a '(__fish_complete_directories)'

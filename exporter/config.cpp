@@ -469,9 +469,14 @@ class Parser {
 
 ConfigError error_at(const Config& config, const Origin& origin, std::uint32_t offset, ErrorKind kind,
                      std::string_view message, std::string_view help) {
-  const std::uint32_t line = origin.line_of(offset), column = origin.column_of(offset);
-  std::string out = fmt::format("{}:{}:{}: error: {}\n", spec::printable(config.file), line, column, message);
-  std::string_view source = line_text(config.text, line);
+  return error_in(config.file, config.text, origin.line_of(offset), origin.column_of(offset), kind, message,
+                  help);
+}
+
+ConfigError error_in(std::string_view file, std::string_view text, std::uint32_t line, std::uint32_t column,
+                     ErrorKind kind, std::string_view message, std::string_view help) {
+  std::string out = fmt::format("{}:{}:{}: error: {}\n", spec::printable(file), line, column, message);
+  std::string_view source = line_text(text, line);
   if (!source.empty()) {
     // The line as written (control characters shown as '?'), the caret under the column: tabs
     // before it kept, so that it lines up wherever the terminal's tab stops are. A long line is shown
@@ -514,49 +519,41 @@ bool valid_listen(std::string_view s) {
 
 Config parse_config(std::string_view text, const std::string& file) { return Parser(text, file).run(); }
 
-Config load_config(const std::string& path) {
+std::string read_config_file(const std::string& path, std::string_view what) {
   // read(2) rather than a stream: a folder or an unreadable file is an error with its errno.
-  auto fail = [&](int error) {
-    return ConfigError(ErrorKind::io, fmt::format("{}: error: cannot read the configuration: {}\n",
-                                                  spec::printable(path), std::strerror(error)));
+  auto fail = [&](const std::string& why) {
+    return ConfigError(ErrorKind::io,
+                       fmt::format("{}: error: cannot read {}: {}\n", spec::printable(path), what, why));
   };
   // Not blocking: a FIFO named as the configuration must not hold the reload (and the signals) in
   // open(2). Only a regular file is read, and only so much of it.
   int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
-  if (fd < 0) throw fail(errno);
+  if (fd < 0) throw fail(std::strerror(errno));
+  struct Closer {
+    int fd;
+    ~Closer() { ::close(fd); }
+  } closer{fd};
   struct stat st {};
-  if (::fstat(fd, &st) != 0) {
-    int error = errno;
-    ::close(fd);
-    throw fail(error);
-  }
-  auto refuse = [&](std::string why) {
-    ::close(fd);
-    return ConfigError(ErrorKind::io, fmt::format("{}: error: cannot read the configuration: {}\n",
-                                                  spec::printable(path), why));
-  };
-  if (S_ISDIR(st.st_mode)) throw refuse(std::strerror(EISDIR));
-  if (!S_ISREG(st.st_mode)) throw refuse("not a regular file");
+  if (::fstat(fd, &st) != 0) throw fail(std::strerror(errno));
+  if (S_ISDIR(st.st_mode)) throw fail(std::strerror(EISDIR));
+  if (!S_ISREG(st.st_mode)) throw fail("not a regular file");
   if (static_cast<std::uint64_t>(st.st_size) > max_config_bytes)
-    throw refuse(
+    throw fail(
         fmt::format("{} bytes, more than a configuration may have ({})", st.st_size, max_config_bytes));
   std::string text;
   char buf[65536];
   for (;;) {
     if (text.size() > max_config_bytes)  // grew while read
-      throw refuse(fmt::format("more than a configuration may have ({} bytes)", max_config_bytes));
+      throw fail(fmt::format("more than a configuration may have ({} bytes)", max_config_bytes));
     ssize_t n = ::read(fd, buf, sizeof buf);
     if (n < 0 && errno == EINTR) continue;
-    if (n < 0) {
-      int error = errno;
-      ::close(fd);
-      throw fail(error);
-    }
+    if (n < 0) throw fail(std::strerror(errno));
     if (n == 0) break;
     text.append(buf, static_cast<std::size_t>(n));
   }
-  ::close(fd);
-  return parse_config(text, path);
+  return text;
 }
+
+Config load_config(const std::string& path) { return parse_config(read_config_file(path), path); }
 
 }  // namespace perfspec::exporter

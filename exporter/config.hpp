@@ -104,5 +104,12 @@ Config load_config(const std::string& path);
 /// first line `FILE:LINE:COLUMN: error: MESSAGE`, the file's line with a caret, a `help:` line.
 ConfigError error_at(const Config& config, const Origin& origin, std::uint32_t offset, ErrorKind kind,
                      std::string_view message, std::string_view help = {});
+/// The same for any file of the exporter's (its web configuration too): `FILE:LINE:COLUMN: error:
+/// MESSAGE`, the line of `text` with a caret under the column (1-based, bytes), then `help:` when given.
+ConfigError error_in(std::string_view file, std::string_view text, std::uint32_t line, std::uint32_t column,
+                     ErrorKind kind, std::string_view message, std::string_view help = {});
+/// A configuration file's bytes: a regular file of at most max_config_bytes, opened without blocking.
+/// Throws ConfigError (io): `FILE: error: cannot read WHAT: REASON`.
+std::string read_config_file(const std::string& path, std::string_view what = "the configuration");
 
 }  // namespace perfspec::exporter

@@ -10,6 +10,7 @@
 
 #include <fmt/format.h>
 
+#include "exporter/process_metrics.hpp"
 #include "exporter/set.hpp"
 #include "spec/printable.hpp"
 
@@ -75,6 +76,7 @@ std::string Exporter::reload() {
     if (state_) next->take_over(*state_);
     old = std::move(state_);
     state_ = std::move(next);
+    ready_ = true;
     read_timeout_ = state_->config().read_timeout;
     last_reload_ = static_cast<double>(std::time(nullptr));
     ++reload_ok_;
@@ -89,6 +91,8 @@ Config Exporter::config() const {
   std::lock_guard lock(mutex_);
   return state_ ? state_->config() : Config{};
 }
+
+bool Exporter::ready() const { return ready_.load(); }
 
 std::string Exporter::summary() const {
   std::lock_guard lock(mutex_);
@@ -145,9 +149,7 @@ void Exporter::health_series(std::vector<prometheus::MetricFamily>& out, std::si
           static_cast<double>(read_errors));
   gauge(out, "perfspec_exporter_read_seconds", "How long this scrape's read of the counters took",
         read_seconds);
-  gauge(out, "perfspec_exporter_open_fds", "File descriptors the exporter has open",
-        static_cast<double>(open_fds()));
-  gauge(out, "perfspec_exporter_event_fds", "Of those, perf_event file descriptors",
+  gauge(out, "perfspec_exporter_event_fds", "Of process_open_fds, perf_event file descriptors",
         static_cast<double>(event_fds));
   auto f = family("perfspec_exporter_reloads_total", "Configuration loads, by result",
                   prometheus::MetricType::Counter);
@@ -163,6 +165,8 @@ void Exporter::health_series(std::vector<prometheus::MetricFamily>& out, std::si
         out, "perfspec_exporter_config_error_info",
         "Why the last load of the configuration failed (the running one stays in place)", 1,
         {{"file", spec::printable(path_)}, {"error", last_error_}});  // a label is UTF-8: 0xff shown as \xff
+  build_info_series(out);
+  process_series(out);
 }
 
 }  // namespace perfspec::exporter

@@ -2,8 +2,8 @@
 #pragma once
 // The exporter's engine, the layer's public header: a configuration's event sets and metrics kept
 // open and read on each scrape into Prometheus series (prometheus-cpp's metric families), reloads
-// that keep what did not change, and the HTTP server that serves them (prometheus-cpp's exposer,
-// text format 0.0.4 or OpenMetrics 1.0.0 as the scraper asks). `perfspec exporter` is this and a
+// that keep what did not change, and the HTTP server that serves them (civetweb; text format 0.0.4 or
+// OpenMetrics 1.0.0 as the scraper asks). `perfspec exporter` is this and a
 // command line; a program of its own can serve its counters the same way.
 //
 // Example:
@@ -29,6 +29,7 @@
 
 #include "exporter/config.hpp"
 #include "exporter/cpu_readers.hpp"
+#include "exporter/web_config.hpp"
 #include "perfspec/resolve.hpp"
 #include "perfspec/spec.hpp"
 
@@ -111,6 +112,8 @@ class Exporter : public prometheus::Collectable {
   Config config() const;
   /// State::summary() of it.
   std::string summary() const;
+  /// Whether a configuration is open (the first reload() succeeded): what /-/ready says.
+  bool ready() const;
 
  private:
   const spec::Machine& machine_;
@@ -130,18 +133,35 @@ class Exporter : public prometheus::Collectable {
   bool last_reload_succeeded_ = true;
   std::string last_error_;  ///< the first line of the last failed reload's error
   std::atomic<double> read_timeout_{0.5};
+  std::atomic<bool> ready_{false};  ///< a configuration is open (without mutex_, which reads hold)
 
   void health_series(std::vector<prometheus::MetricFamily>& out, std::size_t event_fds,
                      std::uint64_t read_errors, double read_seconds, std::uint64_t scrapes) const;
 };
 
-/// Serves an Exporter's series over HTTP at /metrics until destroyed: prometheus-cpp's exposer (on
-/// civetweb) for the text format, OpenMetrics 1.0.0 when the scraper's Accept header prefers it.
+/// Serves an Exporter over HTTP (civetweb) until destroyed: /metrics in the Prometheus text format
+/// 0.0.4, or OpenMetrics 1.0.0 when the scraper's Accept header prefers it, gzipped when its
+/// Accept-Encoding takes gzip (503 until the Exporter is ready()); `/` a page saying what this is and
+/// what its configuration counts; `/-/healthy` (200 while it serves) and `/-/ready` (200 once ready(),
+/// else 503). Other paths are 404, other methods 405; each answer closes its connection.
+///
+/// With a web configuration (web_config.hpp): every request must pass its basic authentication (401
+/// with `WWW-Authenticate: Basic` else), every answer carries its headers, and with a TLS section the
+/// server is reached over TLS only (TlsFront, on `listen`; civetweb then listens on the loopback
+/// interface and answers only the front's connections). What it refused is counted in its series.
 class Server {
  public:
   /// Listen on `listen` (HOST:PORT, valid_listen) with `threads` worker threads. Throws Error (io)
-  /// when it cannot listen there.
-  Server(std::shared_ptr<Exporter> exporter, const std::string& listen, int threads);
+  /// when it cannot listen there, ConfigError when the web configuration's TLS files cannot be used.
+  /// `exporter` may be loaded after: the server answers 503 until then.
+  Server(std::shared_ptr<Exporter> exporter, const std::string& listen, int threads,
+         const WebConfig& web = {});
+  /// Use a web configuration read again (SIGHUP): its users, headers, certificates and policy for the
+  /// requests and connections to come. Throws ConfigError, the running one kept, when its TLS files
+  /// cannot be used or it turns TLS on or off (a restart).
+  void reload_web(const WebConfig& web);
+  /// Say (in the series) that reading the web configuration again failed: `error`'s first line.
+  void web_reload_failed(const std::string& error);
   ~Server();
   Server(const Server&) = delete;
   Server& operator=(const Server&) = delete;

@@ -10,10 +10,10 @@
 #include <vector>
 
 #include <fmt/format.h>
-#include <zlib.h>
 
 #include "perfspec/error.hpp"
 #include "perfspec/report.hpp"
+#include "print/gzip.hpp"
 
 namespace perfspec {
 namespace {
@@ -143,22 +143,6 @@ std::string_view unit_of(std::string_view event) {
   return base == "task-clock" || base == "cpu-clock" ? "nanoseconds" : "count";
 }
 
-std::vector<std::byte> gzip(const std::string& data) {
-  z_stream z{};
-  if (deflateInit2(&z, Z_DEFAULT_COMPRESSION, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) != Z_OK)
-    throw Error(ErrorKind::io, "cannot compress the pprof profile (zlib)");
-  std::vector<std::byte> out(deflateBound(&z, data.size()));
-  z.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(data.data()));
-  z.avail_in = static_cast<uInt>(data.size());
-  z.next_out = reinterpret_cast<Bytef*>(out.data());
-  z.avail_out = static_cast<uInt>(out.size());
-  int rc = deflate(&z, Z_FINISH);
-  out.resize(z.total_out);
-  deflateEnd(&z);
-  if (rc != Z_STREAM_END) throw Error(ErrorKind::io, "cannot compress the pprof profile (zlib)");
-  return out;
-}
-
 // Mappings, functions and locations: each made once, numbered from 1 as profile.proto wants.
 struct Tables {
   Strings strings;
@@ -258,7 +242,9 @@ std::vector<std::byte> pprof_profile(const Profile& profile) {
   }
   if (!events.empty()) t.out.number(profile_default_sample_type, t.strings.index(events[0].name));
   for (const std::string& s : t.strings.table()) t.out.bytes(profile_string_table, s);
-  return gzip(t.out.data());
+  const std::string packed = gzip(t.out.data());
+  const auto* bytes = reinterpret_cast<const std::byte*>(packed.data());
+  return {bytes, bytes + packed.size()};
 }
 
 }  // namespace perfspec

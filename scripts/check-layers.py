@@ -37,6 +37,8 @@ OWNED = [
     (re.compile(r"^CLI/"), {"tools"}, "CLI11 is the command line's (tools/)"),
     (re.compile(r"^tao/pegtl"), {"grammar"}, "PEGTL is the grammars' (grammar/)"),
     (re.compile(r"^toml\+\+/"), {"exporter"}, "toml++ reads the exporter's configuration (exporter/)"),
+    (re.compile(r"^yaml-cpp/"), {"exporter"}, "yaml-cpp reads the exporter's web configuration (exporter/)"),
+    (re.compile(r"^(openssl/|crypt\.h$)"), {"exporter"}, "OpenSSL and libxcrypt secure the exporter (exporter/)"),
     (re.compile(r"^prometheus/"), {"exporter", "print/openmetrics."},
      "prometheus-cpp is the exporter's (exporter/, and its OpenMetrics printer print/openmetrics.*)"),
     (re.compile(r"^(CivetServer\.h|civetweb\.h)$"), {"exporter"}, "civetweb serves the exporter (exporter/)"),
@@ -44,7 +46,7 @@ OWNED = [
     (re.compile(r"^zstd\.h$"), {"record"}, "zstd compresses perf.data records (record/)"),
     (re.compile(r"^(traceevent/|event-parse\.h$)"), {"record"}, "libtraceevent decodes tracepoint payloads (record/)"),
     (re.compile(r"^(libelf\.h$|gelf\.h$|elfutils/)"), {"record"}, "elfutils reads the binaries' symbols (record/)"),
-    (re.compile(r"^zlib\.h$"), {"print/profile_export."}, "zlib gzips pprof profiles (print/profile_export.*)"),
+    (re.compile(r"^zlib\.h$"), {"print/gzip."}, "zlib gzips pprof profiles and the exporter's answers (print/gzip.*)"),
 ]
 
 

@@ -6,14 +6,19 @@
 # again: it calls apt-get only when something is missing, and never removes a package (it stops
 # instead, saying which).
 #
-# prometheus-cpp-dev cannot be installed for two architectures: it depends on the `civetweb` program
-# package, which is not Multi-Arch. Its arm64 libraries are installed; its headers and CMake files are
-# unpacked (not installed) into the arm64 sysroot, PERFSPEC_ARM64_SYSROOT (default
-# ~/.cache/perfspec/arm64-sysroot), which cmake/aarch64-linux-gnu.cmake searches.
+# prometheus-cpp-dev and libyaml-cpp-dev cannot be installed for two architectures (the first depends
+# on the `civetweb` program package, the second is not Multi-Arch). Their arm64 libraries are
+# installed; their headers and CMake files are unpacked (not installed) into the arm64 sysroot,
+# PERFSPEC_ARM64_SYSROOT (default ~/.cache/perfspec/arm64-sysroot), which cmake/aarch64-linux-gnu.cmake
+# searches.
 set -euo pipefail
+# the release's yaml-cpp library package (libyaml-cpp0.7 in Debian 12, 0.8 in 13)
+yaml_cpp=$(apt-cache show libyaml-cpp-dev 2>/dev/null | sed -n 's/^Depends: .*\(libyaml-cpp0\.[0-9]*\).*/\1/p' | head -n 1)
 host=(g++-aarch64-linux-gnu qemu-user-static qemu-system-arm cpio)
 arm64=(libfmt-dev libpfm4-dev libzstd-dev libtraceevent-dev libaudit-dev libelf-dev libdw-dev libxxhash-dev libcivetweb-dev
-       libtomlplusplus-dev libprometheus-cpp-core1.0 libprometheus-cpp-pull1.0 libprometheus-cpp-push1.0
+       libtomlplusplus-dev libssl-dev libcrypt-dev  # the exporter's configuration, TLS, bcrypt
+       "$yaml_cpp"  # its web configuration (libyaml-cpp-dev is unpacked into the sysroot)
+       libprometheus-cpp-core1.0 libprometheus-cpp-pull1.0 libprometheus-cpp-push1.0
        libcurl4-openssl-dev zlib1g-dev  # what prometheus-cpp's CMake files look for
        libbenchmark-dev)                # bench/ in the guest (BENCHMARKS.md's arm64 figures)
 sysroot=${PERFSPEC_ARM64_SYSROOT:-${XDG_CACHE_HOME:-$HOME/.cache}/perfspec/arm64-sysroot}
@@ -40,19 +45,23 @@ if [ ${#missing[@]} -gt 0 ]; then
   echo "setup-arm64: installing ${missing[*]}"
   DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 fi
-# prometheus-cpp-dev:arm64 of the installed libraries' version, unpacked into the sysroot.
-version=$(dpkg-query -W -f='${Version}' libprometheus-cpp-core1.0:arm64)
-if [ "$(cat "$sysroot/prometheus-cpp-dev.version" 2>/dev/null)" != "$version" ]; then
-  echo "setup-arm64: unpacking prometheus-cpp-dev:arm64 $version into $sysroot"
-  rm -rf "$sysroot"
+# A -dev package that cannot be installed for two architectures, of its installed library's version,
+# unpacked into the sysroot: unpack_dev DEV LIBRARY-PACKAGE LIBRARY-FILES.
+unpack_dev() {
+  local dev=$1 library=$2 files=$3 version lib
+  version=$(dpkg-query -W -f='${Version}' "$library:arm64")
+  [ "$(cat "$sysroot/$dev.version" 2>/dev/null)" = "$version" ] && return
+  echo "setup-arm64: unpacking $dev:arm64 $version into $sysroot"
   mkdir -p "$sysroot/download"
-  (cd "$sysroot/download" && apt-get -q -o APT::Sandbox::User=root download "prometheus-cpp-dev:arm64=$version" >/dev/null)
-  dpkg-deb -x "$sysroot"/download/prometheus-cpp-dev_*_arm64.deb "$sysroot"
+  (cd "$sysroot/download" && apt-get -q -o APT::Sandbox::User=root download "$dev:arm64=$version" >/dev/null)
+  dpkg-deb -x "$sysroot"/download/"${dev}"_*_arm64.deb "$sysroot"
   rm -rf "$sysroot/download"
   # Its CMake targets name the libraries by their real files, which are installed: the sysroot links
   # to them, development links included.
-  for lib in /usr/lib/aarch64-linux-gnu/libprometheus-cpp-*.so.*; do
+  for lib in /usr/lib/aarch64-linux-gnu/$files; do
     ln -sfn "$lib" "$sysroot/usr/lib/aarch64-linux-gnu/${lib##*/}"
   done
-  echo "$version" >"$sysroot/prometheus-cpp-dev.version"
-fi
+  echo "$version" >"$sysroot/$dev.version"
+}
+unpack_dev prometheus-cpp-dev libprometheus-cpp-core1.0 'libprometheus-cpp-*.so.*'
+unpack_dev libyaml-cpp-dev "$yaml_cpp" 'libyaml-cpp.so.*'

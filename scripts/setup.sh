@@ -10,14 +10,16 @@ packages=(cmake make g++ pkg-config python3
           libaudit-dev  # system call names by number for `perfspec trace` (spec/syscall_table.cpp)
           libelf-dev libdw-dev  # binaries' symbols, build ids and debug links (record/symbol_table.cpp, symbolizer.cpp)
           libdebuginfod-dev debuginfod  # debug files by build id (record/debuginfod.cpp); a server in the tests
-          zlib1g-dev golang-go  # pprof profiles are gzipped (print/profile_export.cpp); go tool pprof reads them in the tests
+          zlib1g-dev golang-go  # gzip (print/gzip.cpp) of pprof profiles and scrapes; go tool pprof reads profiles in the tests
           nodejs  # a JIT writing /tmp/perf-PID.map (node --perf-basic-prof), recorded in tests/cli/perf_script_side_by_side.py
           tmux  # perfspec top is tested on a real terminal (tests/cli/run.sh)
           zsh fish  # the zsh and fish completions are tested in them (tests/cli/run.sh)
           groff-base  # the man page is checked for troff's warnings (tests/cli/run.sh)
           locales  # the sources of en_US and de_DE, made with localedef for stat -B's digits (tests/cli/run.sh)
           libpfm4-dev libzstd-dev libbenchmark-dev linux-perf
-          prometheus-cpp-dev libtomlplusplus-dev  # the exporter: HTTP and metric families; its configuration file
+          prometheus-cpp-dev libcivetweb-dev libtomlplusplus-dev  # the exporter: metric families, HTTP; its configuration file
+          libyaml-cpp-dev libssl-dev libcrypt-dev  # the exporter's web configuration (exporter-toolkit's YAML): TLS, bcrypt
+          curl openssl  # the exporter scraped over TLS in the tests; tests/fixtures/tls/make.sh
           prometheus python3-prometheus-client  # the exporter's tests: a real Prometheus server; an OpenMetrics parser
           linux-source-6.1)  # the kernel tree, for perf's event tables (tools/perf/pmu-events/arch) the build installs
 missing=()

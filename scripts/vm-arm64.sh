@@ -148,7 +148,7 @@ if [ $perf = 1 ] && [ ! -s "$cache/perf-6.12/version" ]; then
 fi
 # What the CLI suite runs beside perfspec, from Debian's arm64 packages. The list is the suite's: a
 # change of it is a change of this line.
-userland_pkgs=(bash dash coreutils diffutils findutils grep sed mawk procps util-linux groff-base python3-minimal
+userland_pkgs=(bash dash coreutils diffutils findutils grep sed mawk procps util-linux groff-base curl python3-minimal
                python3.11-minimal libpython3.11-minimal libpython3.11-stdlib)
 if [ $userland = 1 ] && [ "$(cat "$cache/userland/packages" 2>/dev/null)" != "${userland_pkgs[*]}" ]; then
   echo "vm-arm64: fetching Debian's arm64 ${userland_pkgs[*]} into $cache/userland" >&2
@@ -172,6 +172,11 @@ trap 'rm -rf "$work"' EXIT
 stage=$work/root
 mkdir -p "$stage"/{usr/bin,usr/sbin,usr/lib/modules,usr/lib/aarch64-linux-gnu,dev,proc,sys,tmp,root,opt/perfspec-tests,job}
 for d in bin sbin lib; do ln -s "usr/$d" "$stage/$d"; done
+# The targets CMake relinks for installation (their build-tree RPATH differs from the installed one)
+# are relinked first: `cmake --install` only copies (the Makefile generator's preinstall step).
+if grep -q '^preinstall:' "$bdir/Makefile" 2>/dev/null; then
+  flock /tmp/perfspec-build.lock cmake --build "$bdir" --target preinstall >/dev/null
+fi
 DESTDIR=$stage cmake --install "$bdir" --prefix /usr >/dev/null
 cp "$cache/x/bin/busybox" "$stage/bin/"
 # Debian's programs and python's library, where the init's `busybox --install` leaves them (it never

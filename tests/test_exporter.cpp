@@ -19,6 +19,7 @@
 #include <set>
 
 #include "exporter/exporter.hpp"
+#include "exporter/process_metrics.hpp"
 #include "perfspec/perfspec.hpp"
 #include "runtime/process.hpp"
 #include "tests/support.hpp"
@@ -624,18 +625,9 @@ TEST_CASE("the exporter layer without the command: an Exporter served by a Serve
   std::vector<std::string> log;
   auto engine = std::make_shared<Exporter>(machine, dir.root() + "/exp.toml",
                                            [&](std::string_view message) { log.emplace_back(message); });
-  CHECK(engine->reload().empty());
-  CHECK(engine->summary() == "1 sets, 1 events, 0 metrics");
+  // Served before its configuration is open (the command listens first): not ready, no series.
   Server server(engine, "127.0.0.1:0", 2);
   REQUIRE(server.port() > 0);
-  // one Server a process: the second is refused, and the first still serves
-  try {
-    Server second(engine, "127.0.0.1:0", 1);
-    FAIL("a second Server was made");
-  } catch (const Error& e) {
-    CHECK(e.kind() == ErrorKind::usage);
-    CHECK(e.message() == "another exporter::Server is serving in this process");
-  }
   // A machine whose loopback interface is down (a bare init that never brought it up) cannot be
   // scraped here: said, and the rest left out. Everywhere else this runs.
   if (int fd = connect_loopback(server.port()); fd >= 0) {
@@ -644,13 +636,39 @@ TEST_CASE("the exporter layer without the command: an Exporter served by a Serve
     MESSAGE("skipped the scrapes: the loopback interface is down here (connect: ENETUNREACH)");
     return;
   }
+  const std::string plain = "Content-Type: text/plain; charset=utf-8\r\n";
+  CHECK(
+      http_get(server.port(), "/-/ready", "*/*") ==
+      "HTTP/1.1 503 Service Unavailable\r\n" + plain +
+          "Content-Length: 67\r\nConnection: close\r\n\r\nperfspec exporter is not ready: the configuration "
+          "is not open yet.\n");
+  CHECK(http_get(server.port(), "/metrics", "*/*").starts_with("HTTP/1.1 503 Service Unavailable\r\n"));
+  CHECK(http_get(server.port(), "/-/healthy", "*/*") ==
+        "HTTP/1.1 200 OK\r\n" + plain +
+            "Content-Length: 30\r\nConnection: close\r\n\r\nperfspec exporter is healthy.\n");
+  CHECK(engine->reload().empty());
+  CHECK(engine->summary() == "1 sets, 1 events, 0 metrics");
+  CHECK(http_get(server.port(), "/-/ready", "*/*") ==
+        "HTTP/1.1 200 OK\r\n" + plain +
+            "Content-Length: 28\r\nConnection: close\r\n\r\nperfspec exporter is ready.\n");
+  // Two servers of one process each serve (civetweb's contexts are the servers' own).
+  {
+    Server second(engine, "127.0.0.1:0", 1);
+    CHECK(http_get(second.port(), "/-/ready", "*/*").starts_with("HTTP/1.1 200 OK\r\n"));
+  }
   const std::string series = "perfspec_event_total{set=\"self\",pid=\"" + std::to_string(::getpid()) +
                              "\",event=\"page-faults\",pmu=\"software\"} ";
   std::string text = http_get(server.port(), "/metrics", "text/plain;version=0.0.4");
   CHECK(text.starts_with("HTTP/1.1 200 OK\r\n"));
-  CHECK(text.find("Content-Type: text/plain; charset=utf-8\r\n") != std::string::npos);
+  CHECK(text.find("Content-Type: text/plain; version=0.0.4; charset=utf-8\r\n") != std::string::npos);
   CHECK(text.find("\n" + series) != std::string::npos);
   CHECK(text.find("# EOF") == std::string::npos);
+  // the exporter's own: its build, its process, as every client library names them; nothing else's
+  CHECK(text.find("\nperfspec_exporter_build_info{version=\"0.1.0\",revision=\"") != std::string::npos);
+  CHECK(text.find("\n# TYPE process_cpu_seconds_total counter\nprocess_cpu_seconds_total ") !=
+        std::string::npos);
+  CHECK(text.find("\nprocess_open_fds ") != std::string::npos);
+  CHECK(text.find("exposer_") == std::string::npos);
   std::string open_metrics =
       http_get(server.port(), "/metrics", "application/openmetrics-text;version=1.0.0");
   CHECK(open_metrics.starts_with("HTTP/1.1 200 OK\r\n"));
@@ -658,18 +676,42 @@ TEST_CASE("the exporter layer without the command: an Exporter served by a Serve
         std::string::npos);
   CHECK(open_metrics.find("\n" + series) != std::string::npos);
   CHECK(open_metrics.ends_with("# EOF\n"));
+  // gzip when the scraper takes it (as Prometheus asks), its length the compressed one
+  std::string zipped =
+      http_raw(server.port(), "GET /metrics HTTP/1.1\r\nHost: x\r\nAccept-Encoding: gzip\r\n\r\n");
+  const auto body_at = zipped.find("\r\n\r\n") + 4;
+  CHECK(zipped.find("Content-Encoding: gzip\r\n") < body_at);
+  CHECK(zipped.find(fmt::format("Content-Length: {}\r\n", zipped.size() - body_at)) < body_at);
+  CHECK(zipped.substr(body_at, 2) == "\x1f\x8b");
+  CHECK(http_raw(server.port(), "GET /metrics HTTP/1.1\r\nHost: x\r\nAccept-Encoding: gzip;q=0\r\n\r\n")
+            .find("Content-Encoding") == std::string::npos);
+  // The landing page: what this is, and the configuration's sets
+  std::string page = http_get(server.port(), "/", "text/html");
+  CHECK(page.starts_with("HTTP/1.1 200 OK\r\nContent-Type: text/html; charset=utf-8\r\n"));
+  CHECK(page.find("<a href=\"metrics\">Metrics</a>") != std::string::npos);
+  CHECK(page.find("<tr><td>self</td><td>process " + std::to_string(::getpid()) +
+                  "</td><td>total</td><td>page-faults</td><td></td></tr>") != std::string::npos);
   // What load balancers and odd clients send: HEAD answers as GET without the body, OPTIONS says what
-  // is allowed, a WebSocket upgrade is refused with a status line; every answer closes its connection
-  // (keep-alive would let a client that keeps asking hold an HTTP thread).
+  // is allowed, a WebSocket upgrade is refused with a status line, another path is 404 and another
+  // method 405; every answer closes its connection (keep-alive would let a client that keeps asking
+  // hold an HTTP thread).
   CHECK(http_raw(server.port(), "HEAD /metrics HTTP/1.1\r\nHost: x\r\n\r\n") ==
-        "HTTP/1.1 200 OK\r\nContent-Type: text/plain; charset=utf-8\r\nConnection: "
+        "HTTP/1.1 200 OK\r\nContent-Type: text/plain; version=0.0.4; charset=utf-8\r\nConnection: "
         "close\r\n\r\n");
+  CHECK(http_raw(server.port(), "HEAD /-/healthy HTTP/1.1\r\nHost: x\r\n\r\n") ==
+        "HTTP/1.1 200 OK\r\n" + plain + "Content-Length: 30\r\nConnection: close\r\n\r\n");
   CHECK(http_raw(server.port(), "OPTIONS /metrics HTTP/1.1\r\nHost: x\r\n\r\n") ==
         "HTTP/1.1 200 OK\r\nAllow: GET, HEAD, OPTIONS\r\nContent-Length: 0\r\nConnection: close\r\n\r\n");
   CHECK(http_raw(server.port(),
                  "GET /metrics HTTP/1.1\r\nHost: x\r\nConnection: Upgrade\r\nUpgrade: websocket\r\n"
                  "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n") ==
         "HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\nConnection: close\r\n\r\n");
+  CHECK(http_get(server.port(), "/nosuch", "*/*") ==
+        "HTTP/1.1 404 Not Found\r\n" + plain +
+            "Content-Length: 19\r\nConnection: close\r\n\r\n404 page not found\n");
+  CHECK(http_raw(server.port(), "POST /metrics HTTP/1.1\r\nHost: x\r\nContent-Length: 0\r\n\r\n") ==
+        "HTTP/1.1 405 Method Not Allowed\r\nAllow: GET, HEAD, OPTIONS\r\n" + plain +
+            "Content-Length: 31\r\nConnection: close\r\n\r\nthe method is not allowed here\n");
   // Two requests on one keep-alive connection: one answer, then the server closes.
   std::string two = http_raw(server.port(),
                              "GET /metrics HTTP/1.1\r\nHost: x\r\nConnection: keep-alive\r\n\r\n"
@@ -744,4 +786,56 @@ TEST_CASE(
                       "descriptors for serving ("));
   CHECK(got.find(" open): raise the limit (LimitNOFILE= in its systemd unit, ulimit -n)\nfew 1 (none)\n") !=
         std::string::npos);
+}
+
+TEST_CASE(
+    "the process series, as the client libraries name them, from /proc: exact, and none from bad files") {
+  test::TempTree proc;
+  // a command with a space and parentheses of its own, then fields 3..24: utime 150, stime 50,
+  // starttime 12345 ticks after boot, vsize, rss 2560 pages
+  proc.write("4242/stat",
+             "4242 (odd) name) S 1 4242 4242 0 -1 4194560 500 0 0 0 150 50 0 0 20 0 3 0 12345 104857600 2560 "
+             "18446744073709551615 1 1 0 0 0 0 0 0 0 0 0 17 0 0 0 0 0 0\n");
+  proc.write("stat", "cpu  1 2 3 4\nintr 5\nbtime 1700000000\nprocesses 9\n");
+  proc.write("4242/limits",
+             "Limit                     Soft Limit           Hard Limit           Units     \n"
+             "Max open files            1024                 524288               files     \n");
+  for (const char* fd : {"4242/fd/0", "4242/fd/1", "4242/fd/2", "4242/fd/7"}) proc.write(fd, "");
+  std::vector<prometheus::MetricFamily> out;
+  process_series(out, proc.root(), "4242");
+  const double ticks = static_cast<double>(::sysconf(_SC_CLK_TCK));
+  const double page = static_cast<double>(::sysconf(_SC_PAGESIZE));
+  auto value = [&](std::string_view name) {
+    const auto* f = find(out, name);
+    REQUIRE(f);
+    REQUIRE(f->metric.size() == 1);
+    return f->type == prometheus::MetricType::Counter ? f->metric[0].counter.value : f->metric[0].gauge.value;
+  };
+  CHECK(out.size() == 6);
+  CHECK(find(out, "process_cpu_seconds_total")->type == prometheus::MetricType::Counter);
+  CHECK(value("process_cpu_seconds_total") == 200 / ticks);
+  CHECK(value("process_resident_memory_bytes") == 2560 * page);
+  CHECK(value("process_virtual_memory_bytes") == 104857600);
+  CHECK(value("process_start_time_seconds") == 1700000000 + 12345 / ticks);
+  CHECK(value("process_open_fds") == 4);
+  CHECK(value("process_max_fds") == 1024);
+  // a stat cut short, no btime, an unlimited soft limit: those series left out, the rest kept
+  proc.write("4242/stat", "4242 (x) S 1 4242 4242 0 -1 4194560 500 0 0 0 150\n");
+  proc.write("stat", "cpu  1 2 3 4\n");
+  proc.write("4242/limits", "Max open files            unlimited            unlimited            files\n");
+  out.clear();
+  process_series(out, proc.root(), "4242");
+  REQUIRE(out.size() == 1);
+  CHECK(out[0].name == "process_open_fds");
+  // the build's info: one series, value 1, its labels
+  out.clear();
+  build_info_series(out);
+  REQUIRE(out.size() == 1);
+  CHECK(out[0].name == "perfspec_exporter_build_info");
+  REQUIRE(out[0].metric.size() == 1);
+  CHECK(out[0].metric[0].gauge.value == 1);
+  CHECK(label(out[0].metric[0], "version") == "0.1.0");
+  CHECK(!label(out[0].metric[0], "revision").empty());
+  CHECK(!label(out[0].metric[0], "compiler").empty());
+  CHECK(!label(out[0].metric[0], "arch").empty());
 }

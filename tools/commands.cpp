@@ -452,13 +452,22 @@ void ExporterCommand::add(CLI::App* sub, perfspec::spec::MachineOptions& machine
                   "HOST:PORT to serve /metrics on (default: the file's [exporter] listen, else "
                   "127.0.0.1:9464; port 0 picks a free one)")
       ->type_name("ADDR");
-  app->add_flag("--check", eo.check, "check the configuration against this machine, open nothing, and exit");
+  app->add_option(
+         "--web.config.file", eo.web_config,
+         "TLS, basic authentication and headers, in the format of Prometheus's exporter-toolkit (YAML)")
+      ->type_name("FILE");
+  app->add_flag(
+      "--check", eo.check,
+      "check the configuration (and the web configuration) against this machine, open nothing, and exit");
   app->add_option("--threads", eo.threads, "HTTP worker threads")
       ->check(CLI::Range(1, 64))
       ->capture_default_str();
   app->add_option("--sysfs", eo.sysfs, "sysfs root to read PMUs from")->check(sysfs_tree);
   add_table_options(app, machine);
-  app->footer("SIGHUP reloads the configuration; one that does not load leaves the running one in place.");
+  app->footer(
+      "SIGHUP reloads the configuration and the web configuration; one that does not load leaves the running "
+      "one "
+      "in place.");
 }
 
 int ExporterCommand::run(const perfspec::spec::MachineOptions& machine) {

@@ -10,7 +10,11 @@
 #include <cstdio>
 #include <memory>
 
+#include <fmt/format.h>
+
 #include "exporter/exporter.hpp"
+#include "exporter/tls.hpp"
+#include "exporter/web_config.hpp"
 #include "spec/printable.hpp"
 #include "tools/exit_status.hpp"
 
@@ -20,10 +24,26 @@ using namespace perfspec::exporter;
 
 namespace {
 
+// "TLS (client certificates: RequireAndVerifyClientCert), 2 users, 1 header", or "plain HTTP, ...".
+std::string web_summary(const WebConfig& web) {
+  std::string out = web.tls
+                        ? fmt::format("TLS (client certificates: {})", client_auth_name(web.tls->client_auth))
+                        : std::string("plain HTTP");
+  const auto n = web.basic_auth_users.size(), h = web.headers.size();
+  out += n ? fmt::format(", {} user{}", n, n == 1 ? "" : "s") : ", no basic authentication";
+  if (h) out += fmt::format(", {} header{}", h, h == 1 ? "" : "s");
+  return out;
+}
+
 // --check: load and resolve the file, open nothing, print a summary.
 int check(const ExporterOptions& o, const spec::Machine& machine) {
   try {
     auto checked = State::prepare(load_config(o.config), machine);
+    if (!o.web_config.empty()) {  // its TLS files read and made into a context, as serving would
+      const WebConfig web = load_web_config(o.web_config);
+      if (web.tls) (void)TlsContext::make(web);
+      std::printf("%s: %s\n", spec::printable(o.web_config).c_str(), web_summary(web).c_str());
+    }
     std::printf("%s: %s\n", spec::printable(o.config).c_str(), checked->summary().c_str());
   } catch (const ConfigError& e) {
     std::fputs(e.what(), stderr);
@@ -33,7 +53,7 @@ int check(const ExporterOptions& o, const spec::Machine& machine) {
 }
 
 // Until SIGINT or SIGTERM: SIGHUP reloads, and says how it went.
-void serve_signals(const sigset_t& signals, Exporter& exporter, const ExporterOptions& o,
+void serve_signals(const sigset_t& signals, Exporter& exporter, Server& server, const ExporterOptions& o,
                    const std::string& listen) {
   for (;;) {
     int sig = 0;
@@ -43,6 +63,15 @@ void serve_signals(const sigset_t& signals, Exporter& exporter, const ExporterOp
       return;
     }
     std::string error = exporter.reload();
+    if (!o.web_config.empty()) {  // the web configuration too: a bad one keeps the running one
+      try {
+        server.reload_web(load_web_config(o.web_config));
+      } catch (const ConfigError& e) {
+        server.web_reload_failed(e.what());
+        std::fprintf(stderr, "perfspec exporter: web configuration reload failed, the running one stays:\n%s",
+                     e.what());
+      }
+    }
     if (error.empty()) {
       const Config now = exporter.config();
       std::fprintf(stderr, "perfspec exporter: reloaded %s (%s)\n", spec::printable(o.config).c_str(),
@@ -83,29 +112,32 @@ int run(const ExporterOptions& o) {
     l.rlim_cur = l.rlim_max;
     ::setrlimit(RLIMIT_NOFILE, &l);
   }
+  // The file read for its address, the server listening (its /-/ready says 503, /metrics too), then
+  // the configuration resolved and opened, which may take seconds (hundreds of tracepoints).
   auto exporter = std::make_shared<Exporter>(machine, o.config);
+  std::string listen;
+  std::unique_ptr<Server> server;
+  bool tls = false;
   try {
+    const Config config = load_config(o.config);
+    listen = !o.listen.empty() ? o.listen : !config.listen.empty() ? config.listen : "127.0.0.1:9464";
+    const WebConfig web = o.web_config.empty() ? WebConfig{} : load_web_config(o.web_config);
+    tls = web.tls.has_value();
+    server = std::make_unique<Server>(exporter, listen, o.threads, web);
     exporter->reload();
   } catch (const ConfigError& e) {
     std::fputs(e.what(), stderr);
     return exit_status(e.kind());
-  }
-  const Config config = exporter->config();
-  std::string listen = !o.listen.empty()        ? o.listen
-                       : !config.listen.empty() ? config.listen
-                                                : "127.0.0.1:9464";
-  std::unique_ptr<Server> server;
-  try {
-    server = std::make_unique<Server>(exporter, listen, o.threads);
   } catch (const Error& e) {
     std::fprintf(stderr, "perfspec exporter: error: %s\n", e.message().c_str());
     return 3;
   }
   std::string host = listen.substr(0, listen.rfind(':'));
-  std::fprintf(stderr, "perfspec exporter: serving %s:%d/metrics (%s from %s)\n", host.c_str(),
-               server->port(), exporter->summary().c_str(), spec::printable(o.config).c_str());
+  std::fprintf(stderr, "perfspec exporter: serving %s:%d/metrics%s (%s from %s)\n", host.c_str(),
+               server->port(), tls ? " over TLS" : "", exporter->summary().c_str(),
+               spec::printable(o.config).c_str());
   std::fflush(stderr);
-  serve_signals(signals, *exporter, o, listen);
+  serve_signals(signals, *exporter, *server, o, listen);
   return 0;
 }
 

@@ -8,10 +8,11 @@
 namespace perfspec::tools::exporter {
 
 struct ExporterOptions {
-  std::string config;  ///< --config FILE
-  std::string listen;  ///< --listen ADDR (wins over the file's); empty: the file's, else 127.0.0.1:9464
-  bool check = false;  ///< --check: load and resolve the file, open nothing, print a summary
-  int threads = 8;     ///< HTTP worker threads
+  std::string config;      ///< --config FILE
+  std::string listen;      ///< --listen ADDR (wins over the file's); empty: the file's, else 127.0.0.1:9464
+  std::string web_config;  ///< --web.config.file FILE: TLS, basic authentication, headers
+  bool check = false;      ///< --check: load and resolve the file, open nothing, print a summary
+  int threads = 8;         ///< HTTP worker threads
   std::string sysfs = "/sys";
   spec::MachineOptions machine;
 };

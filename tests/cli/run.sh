@@ -2262,7 +2262,7 @@ expect completion-stat-option [ "$(complete_words 2 perfspec stat --per-so)" = "
 # Every long option each subcommand's --help lists is completed (a new option without completion fails
 # here).
 for sub in stat record script report list resolve decode exporter snapshot; do
-  missing=$(comm -23 <("$bin" $sub --help | grep -oE -- '--[a-z][a-z0-9-]+' | grep -vx -- '--help' | sort -u) \
+  missing=$(comm -23 <("$bin" $sub --help | grep -oE -- '--[a-z][a-z0-9-]+(\.[a-z0-9-]+)*' | grep -vx -- '--help' | sort -u) \
                      <(complete_words 2 perfspec $sub -- | tr ' ' '\n' | sort -u))
   expect "completion-every-$sub-option" [ -z "$missing" ]
   [ -z "$missing" ] || echo "  not completed: $missing"
@@ -2277,7 +2277,7 @@ fi
 every_option_completed() {  # every_option_completed SHELL FUNCTION: FUNCTION SUB lists the options offered
   local shell=$1 options=$2 sub missing
   for sub in stat record script report list resolve decode exporter snapshot top trace; do
-    missing=$(comm -23 <("$bin" $sub --help | grep -oE -- '--[a-z][a-z0-9_-]+' | sort -u) <($options $sub | sort -u))
+    missing=$(comm -23 <("$bin" $sub --help | grep -oE -- '--[a-z][a-z0-9_-]+(\.[a-z0-9_-]+)*' | sort -u) <($options $sub | sort -u))
     expect "$shell-completion-every-$sub-option" [ -z "$missing" ]
     [ -z "$missing" ] || echo "  $shell: not completed: $missing"
   done
@@ -2332,6 +2332,48 @@ check exporter-bad_metric 1 exporter_bad_metric.txt -- exporter --check --sysfs 
 check exporter-bad_listen_file 1 exporter_bad_listen_file.txt -- exporter --check --sysfs "$fixtures/intel_skx" --no-tables --config "$fixtures/exporter/bad_listen_file.toml"
 check exporter-missing 3 exporter_missing.txt -- exporter --check --config "$fixtures/exporter/none.toml"
 check exporter-bad_listen 2 exporter_bad_listen.txt -- exporter --config "$fixtures/exporter/good.toml" --sysfs "$fixtures/intel_skx" --no-tables --listen 9464
+# the web configuration (exporter-toolkit's YAML): checked with its TLS files, errors at their place
+check exporter-web-good 0 exporter_web_good.txt -- exporter --check --sysfs "$fixtures/intel_skx" --no-tables --config "$fixtures/exporter/good.toml" --web.config.file "$fixtures/tls/web.yml"
+check exporter-web-bad 1 exporter_web_bad.txt -- exporter --check --sysfs "$fixtures/intel_skx" --no-tables --config "$fixtures/exporter/good.toml" --web.config.file "$fixtures/tls/bad_web.yml"
+# Served over TLS with a client certificate and basic authentication, to curl: the series with the
+# right certificate and password; refused without a certificate, with an expired one, with a wrong
+# password and in plain HTTP, each counted by its reason.
+if command -v curl >/dev/null; then
+  fail_before=$fail
+  web_dir=$(mktemp -d)
+  printf '[[set]]\nname = "self"\npid = %d\nevents = ["task-clock"]\n' $$ >"$web_dir/e.toml"
+  "$bin" exporter --config "$web_dir/e.toml" --listen 127.0.0.1:0 --web.config.file "$fixtures/tls/web.yml" 2>"$web_dir/err" &
+  exporter_pid=$!
+  port=""
+  for _ in $(seq 100); do
+    port=$(sed -nE 's/^perfspec exporter: serving 127\.0\.0\.1:([0-9]+)\/metrics over TLS .*/\1/p' "$web_dir/err")
+    [ -n "$port" ] && break
+    sleep 0.1
+  done
+  tls_curl() { curl -sS --max-time 10 --cacert "$fixtures/tls/ca.crt" --resolve "localhost:$port:127.0.0.1" "$@"; }
+  good=(--cert "$fixtures/tls/client.crt" --key "$fixtures/tls/client.key" -u prometheus:secret)
+  expect exporter-tls-served grep -qE "^perfspec_event_seconds_total\{set=\"self\",pid=\"$$\",event=\"task-clock\",pmu=\"software\"\} " <<<"$(tls_curl "${good[@]}" "https://localhost:$port/metrics")"
+  expect exporter-tls-header grep -qx $'X-Content-Type-Options: nosniff\r' <<<"$(tls_curl "${good[@]}" -D - -o /dev/null "https://localhost:$port/-/healthy")"
+  expect exporter-tls-wrong-password [ "$(tls_curl --cert "$fixtures/tls/client.crt" --key "$fixtures/tls/client.key" -u prometheus:nope -o /dev/null -w '%{http_code}' "https://localhost:$port/metrics")" = 401 ]
+  tls_curl -u prometheus:secret -o /dev/null "https://localhost:$port/metrics" 2>/dev/null; status=$?
+  expect exporter-tls-no-certificate [ "$status" != 0 ]
+  tls_curl --cert "$fixtures/tls/expired-client.crt" --key "$fixtures/tls/expired-client.key" -u prometheus:secret -o /dev/null "https://localhost:$port/metrics" 2>/dev/null; status=$?
+  expect exporter-tls-expired [ "$status" != 0 ]
+  # (closed without a reset: curl says nothing of its own)
+  expect exporter-tls-plain-http [ "$(curl -sS --max-time 10 "http://127.0.0.1:$port/metrics" 2>&1)" = "Client sent an HTTP request to an HTTPS server." ]
+  counts=$(tls_curl "${good[@]}" "https://localhost:$port/metrics" | grep -E '^perfspec_exporter_(tls|auth)_refused_total' | tr '\n' ' ')
+  for want in 'tls_refused_total{reason="plain_http"} 1' 'tls_refused_total{reason="no_certificate"} 1' \
+               'tls_refused_total{reason="expired_certificate"} 1' 'auth_refused_total{reason="wrong_password"} 1'; do
+    expect "exporter-tls-counted-${want%%\}*}" grep -qF "perfspec_exporter_$want " <<<"$counts "
+  done
+  [ "$fail" = "$fail_before" ] || { echo "  the exporter's refusals: $counts"; sed 's/^/  | /' "$web_dir/err"; }
+  kill "$exporter_pid"; wait "$exporter_pid"; status=$?
+  expect exporter-tls-stops [ "$status" = 0 ]
+  rm -rf "$web_dir"
+else
+  echo "skipped: the exporter over TLS (no curl)"
+  [ "${PERFSPEC_REQUIRE_ALL:-}" != 1 ] || { echo "FAIL exporter-tls: no curl"; fail=$((fail + 1)); }
+fi
 
 # ---- what is not perf.data is refused from its first bytes: endless input, a 10 GB sparse file ----
 err=$(timeout 60 "$bin" script -i /dev/zero 2>&1); status=$?

@@ -20,7 +20,7 @@
    back. Then a bad config (an unknown event) keeps the old series, with last_reload_success 0 and
    config_error_info, as do metrics 20,000 deep, 20 metrics of 990 nested levels, a link to /dev/zero
    and a FIFO as the file; fixing the file makes the next reload succeed.
-5. fds: /proc/PID/fd and perfspec_exporter_open_fds grow by at most 2 over the whole test.
+5. fds: /proc/PID/fd and process_open_fds grow by at most 2 over the whole test.
 6. SIGTERM: exit status 0 (within 60 s: a hang detector), no core file, no "terminate called"/"Sanitizer" in stderr.
 
 Usage: tests/exporter/load_test.py [--perfspec PATH] [--quick] [--silent N] [--latency-bound S]. Exits 0
@@ -97,7 +97,7 @@ def never_back(prev, cur, where, skip=lambda key: False):
 
 def stable(samples):
     """The series every scrape has (a stale one lacks the health series, a failed reload adds some)."""
-    return {k for k in samples if not k.startswith(("perfspec_exporter_", "exposer_"))}
+    return {k for k in samples if not k.startswith(("perfspec_exporter_", "process_"))}
 
 
 def in_threads(n, body):
@@ -289,7 +289,7 @@ def main():
         check(len(ref) >= 1000, f"only {len(ref)} series (want >= 1000)")
         check('perfspec_target_up{set="tp0",team="load",target="system"}' in ref, "no target_up for tp0")
         failed = sum(k.startswith("perfspec_event_failed_info") for k in ref)
-        fd0, open0 = fd_count(), ref["perfspec_exporter_open_fds"]
+        fd0, open0 = fd_count(), ref["process_open_fds"]
         want = stable(ref)
 
         # 2. Concurrent scrapes.
@@ -404,9 +404,9 @@ def main():
         for s in held:
             s.close()
         time.sleep(1.5)
-        fd1, open1 = fd_count(), scrape(port)[0]["perfspec_exporter_open_fds"]
+        fd1, open1 = fd_count(), scrape(port)[0]["process_open_fds"]
         check(fd1 - fd0 <= 2, f"/proc/{proc.pid}/fd grew from {fd0} to {fd1}")
-        check(open1 - open0 <= 2, f"perfspec_exporter_open_fds grew from {open0:.0f} to {open1:.0f}")
+        check(open1 - open0 <= 2, f"process_open_fds grew from {open0:.0f} to {open1:.0f}")
 
         # 6. SIGTERM.
         t0 = time.monotonic()

@@ -13,9 +13,13 @@ Prometheus's own HTTP API (/api/v1/query): what it stored, with which labels.
    counted again.
 3. A breakpoint (mem:ADDR:w) on a variable the workload writes K times: exactly K where Debian's perf
    says this machine's breakpoints fire, exactly 0 where they open but never fire.
+0. Over TLS (tests/fixtures/tls/web.yml: a client certificate and basic authentication required):
+   scraped with both, refused with a wrong password and without a certificate, the refusals counted.
+   dist/prometheus's rules are loaded: PerfspecExporterDown fires for the job refused.
 4. A metric as a gauge, an event that cannot be opened in perfspec_event_failed_info with its errno,
    the health series; then a reload (SIGHUP) with a bad file: Prometheus keeps getting the series,
-   perfspec_exporter_last_reload_success is 0 and the error's file:line:column is in a series.
+   perfspec_exporter_last_reload_success is 0, PerfspecConfigReloadFailed fires, and the error's
+   file:line:column is in a series.
 
 Exit 0: passed; 77: skipped (no prometheus binary, not root for cgroups); else failed.
 Usage: prometheus_test.py --perfspec build/perfspec [--prometheus /usr/bin/prometheus]
@@ -23,6 +27,7 @@ Usage: prometheus_test.py --perfspec build/perfspec [--prometheus /usr/bin/prome
 import argparse
 import json
 import os
+import re
 import shutil
 import signal
 import socket
@@ -30,6 +35,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import urllib.error
 import urllib.parse
 import urllib.request
 
@@ -67,14 +73,36 @@ def wait_for(what, fn, timeout=30.0, every=0.2):
     raise RuntimeError(f"timed out waiting for {what}")
 
 
+TLS = os.path.join(HERE, "..", "fixtures", "tls")
+
+
+def tls_job(name, target, password, client_cert=True):
+    """A scrape job over TLS with basic authentication, as an SRE writes one for an exporter-toolkit
+    exporter: the tests' CA, the client certificate (or none), user prometheus."""
+    cert = (f"      cert_file: {TLS}/client.crt\n      key_file: {TLS}/client.key\n" if client_cert else "")
+    return (f"  - job_name: {name}\n    scheme: https\n    tls_config:\n      ca_file: {TLS}/ca.crt\n{cert}"
+            f"      server_name: localhost\n    basic_auth:\n      username: prometheus\n"
+            f"      password: {password}\n    static_configs:\n      - targets: ['{target}']\n")
+
+
+RULES = os.path.join(HERE, "..", "..", "dist", "prometheus", "perfspec-rules.yml")
+DASHBOARD = os.path.join(HERE, "..", "..", "dist", "grafana", "perfspec-exporter.json")
+
+
 class Prometheus:
-    def __init__(self, binary, target, workdir):
+    def __init__(self, binary, target, workdir, jobs=""):
         self.port = free_port()
         cfg = os.path.join(workdir, "prometheus.yml")
+        # dist/'s rules as shipped, but for their `for:` durations (minutes) made 0: the expressions
+        # and labels are what is tested, the alerts firing within the test
+        rules = os.path.join(workdir, "rules.yml")
+        with open(RULES) as f, open(rules, "w") as out:
+            out.write(re.sub(r"(?m)^(\s+for:) \S+$", r"\1 0s", f.read()))
         with open(cfg, "w") as f:
-            f.write("global:\n  scrape_interval: 1s\n  scrape_timeout: 900ms\n"
+            f.write("global:\n  scrape_interval: 1s\n  scrape_timeout: 900ms\n  evaluation_interval: 1s\n"
+                    f"rule_files:\n  - {rules}\n"
                     "scrape_configs:\n  - job_name: perfspec\n    static_configs:\n"
-                    f"      - targets: ['{target}']\n")
+                    f"      - targets: ['{target}']\n" + jobs)
         self.log = open(os.path.join(workdir, "prometheus.log"), "w")
         self.proc = subprocess.Popen([binary, f"--config.file={cfg}", f"--storage.tsdb.path={workdir}/data",
                                       f"--web.listen-address=127.0.0.1:{self.port}"],
@@ -90,6 +118,34 @@ class Prometheus:
         if body.get("status") != "success":
             raise RuntimeError(f"query {q}: {body}")
         return body["data"]["result"]
+
+    def run(self, q):
+        """Run the query `q`: its result, or raises RuntimeError with Prometheus's error (bad PromQL is
+        answered 400, which urllib raises as an HTTPError)."""
+        url = f"http://127.0.0.1:{self.port}/api/v1/query?" + urllib.parse.urlencode({"query": q})
+        try:
+            with urllib.request.urlopen(url, timeout=10) as r:
+                body = json.load(r)
+        except urllib.error.HTTPError as e:
+            raise RuntimeError(f"query {q}: {e.code} {e.read().decode()[:300]}")
+        if body.get("status") != "success":
+            raise RuntimeError(f"query {q}: {body}")
+        return body["data"]["result"]
+
+    def alerts(self):
+        """The alerts firing now: (name, labels) pairs."""
+        try:
+            with urllib.request.urlopen(f"http://127.0.0.1:{self.port}/api/v1/alerts", timeout=5) as r:
+                body = json.load(r)
+        except OSError:
+            return []
+        return [(a["labels"]["alertname"], a["labels"]) for a in body["data"]["alerts"] if a["state"] == "firing"]
+
+    def firing(self, name, **labels):
+        def found():
+            alerts = [l for n, l in self.alerts() if n == name and all(l.get(k) == v for k, v in labels.items())]
+            return alerts or None
+        return wait_for(f"the alert {name} {labels}", found, 60)
 
     def sample(self, q):
         """The one series of the selector `q` as its last scrape stored it: (labels, the scrape's time, value),
@@ -232,10 +288,59 @@ aggregation = "cpu"
                 raise RuntimeError(f"the exporter exited {exporter.returncode}: {elog.read()}")
             return None
         target = f"127.0.0.1:{wait_for('the exporter', port)}"
-        prom = Prometheus(args.prometheus, target, work)
+        # A second exporter served over TLS with client certificates and basic authentication
+        # (tests/fixtures/tls/web.yml), scraped by three jobs: the right password and certificate, a
+        # wrong password, no certificate.
+        tls_config = os.path.join(work, "tls.toml")
+        with open(tls_config, "w") as f:
+            f.write(f'[[set]]\nname = "tls"\npid = {toucher.proc.pid}\nevents = ["task-clock"]\n')
+        tlog = open(os.path.join(work, "tls-exporter.log"), "w+")
+        tls_exporter = subprocess.Popen([args.perfspec, "exporter", "--config", tls_config, "--listen", "127.0.0.1:0",
+                                         "--web.config.file", os.path.join(TLS, "web.yml")], stdout=tlog, stderr=tlog)
+        procs.append(tls_exporter)
+
+        def tls_port():
+            tlog.seek(0)
+            for line in tlog.read().splitlines():
+                if line.startswith("perfspec exporter: serving 127.0.0.1:") and " over TLS " in line:
+                    return int(line.split(":")[2].split("/")[0])
+            if tls_exporter.poll() is not None:
+                tlog.seek(0)
+                raise RuntimeError(f"the TLS exporter exited {tls_exporter.returncode}: {tlog.read()}")
+            return None
+        tls_target = f"127.0.0.1:{wait_for('the TLS exporter', tls_port)}"
+        jobs = (tls_job("perfspec-tls", tls_target, "secret") + tls_job("perfspec-tls-wrong", tls_target, "wrong") +
+                tls_job("perfspec-tls-nocert", tls_target, "secret", client_cert=False))
+        prom = Prometheus(args.prometheus, target, work, jobs)
         up = wait_for("Prometheus to scrape the exporter",
                       lambda: (lambda s: s if s and s[2] == 1 else None)(prom.sample('up{job="perfspec"}')), 60)
         check(up[2] == 1, f"Prometheus scrapes the exporter at {target}")
+
+        # 0'. over TLS: the right certificate and password scraped, a wrong password and no certificate
+        # refused (the target down), each refusal counted by its reason
+        tls_up = wait_for("Prometheus to scrape the exporter over TLS",
+                          lambda: (lambda s: s if s and s[2] == 1 else None)(prom.sample('up{job="perfspec-tls"}')), 60)
+        check(tls_up[2] == 1, f"Prometheus scrapes the exporter over TLS with a client certificate and a password")
+        check(bool(prom.query('perfspec_event_seconds_total{job="perfspec-tls",set="tls",event="task-clock"}')),
+              "the series scraped over TLS are stored")
+        for job in ("perfspec-tls-wrong", "perfspec-tls-nocert"):
+            down = wait_for(f"{job} scraped", lambda: prom.sample(f'up{{job="{job}"}}'), 60)
+            check(down[2] == 0, f"{job}: the target is down (refused)")
+        # dist/prometheus's rules loaded (promtool passes them), and the exporter-down alert firing for the
+        # job whose password is wrong
+        promtool = os.path.join(os.path.dirname(args.prometheus), "promtool")
+        if os.path.exists(promtool):
+            st = subprocess.run([promtool, "check", "rules", RULES], capture_output=True, text=True)
+            check(st.returncode == 0, f"promtool check rules {RULES}: {st.stdout.strip()} {st.stderr.strip()}")
+        down_alert = prom.firing("PerfspecExporterDown", job="perfspec-tls-wrong")
+        check(bool(down_alert) and down_alert[0].get("severity") == "critical",
+              f"PerfspecExporterDown fires for the job refused: {down_alert}")
+        for series, what in (('perfspec_exporter_auth_refused_total{job="perfspec-tls",reason="wrong_password"}',
+                              "a wrong password"),
+                             ('perfspec_exporter_tls_refused_total{job="perfspec-tls",reason="no_certificate"}',
+                              "no client certificate")):
+            counted = wait_for(series, lambda: (lambda s: s if s and s[2] >= 1 else None)(prom.sample(series)), 30)
+            check(counted[2] >= 1, f"{what} counted: {series} = {counted[2]:.0f}")
 
         # 0. what Prometheus is given: OpenMetrics, which Python's own parser reads whole
         req = urllib.request.Request(f"http://{target}/metrics", headers={
@@ -357,6 +462,28 @@ aggregation = "cpu"
         check(labels.get("event") == f"mem:{syms['watched']:#x}:w" and labels.get("pmu") == "breakpoint",
               f"its labels: event={labels.get('event')} pmu={labels.get('pmu')}")
 
+        # 3'. dist/grafana's dashboard: every query of every panel is PromQL Prometheus runs (its variables
+        # as "All" and $__rate_interval as 5s), and the events panel has the sets' series
+        with open(DASHBOARD) as f:
+            dashboard = json.load(f)
+        bad, events_series = [], None
+        for panel in dashboard["panels"]:
+            for target in panel.get("targets", []):
+                expr = target["expr"]
+                for var in ("$job", "$instance", "$set", "$event"):
+                    expr = expr.replace(var, ".*")
+                expr = expr.replace("$__rate_interval", "5s")
+                try:
+                    result = prom.run(expr)
+                except RuntimeError as e:
+                    bad.append(f"{panel['title']}: {e}")
+                    continue
+                if panel["title"].startswith("Events a second, per set"):
+                    events_series = result
+        check(not bad, f"the dashboard's {sum(len(p.get('targets', [])) for p in dashboard['panels'])} queries run: {bad[:2]}")
+        check(bool(events_series) and any(r["metric"].get("set") == "faults" for r in events_series),
+              f"the dashboard's events panel has the sets' series: {len(events_series or [])}")
+
         # 4. what could not be opened, the health series, per-CPU series
         failed = prom.query('perfspec_event_failed_info{set="system",event="cycles"}')
         # a hardware PMU is there or not by sysfs, not by what perfspec (under test) says
@@ -373,7 +500,7 @@ aggregation = "cpu"
         cpus = prom.query('perfspec_event_total{set="system",event="context-switches"}')
         check(len(cpus) == os.cpu_count() and all("cpu" in s["metric"] for s in cpus),
               f"context-switches per CPU: {len(cpus)} series for {os.cpu_count()} CPUs")
-        check(bool(prom.query("perfspec_exporter_open_fds > 0")), "perfspec_exporter_open_fds stored")
+        check(bool(prom.query("process_open_fds > 0")), "process_open_fds stored")
 
         # 5. a reload with a bad file keeps serving and says why; a good one comes back
         with open(config, "w") as f:
@@ -384,6 +511,8 @@ aggregation = "cpu"
         t = prom.reloaded("failure", failed_reloads)
         bad = prom.after("perfspec_exporter_last_reload_success", t - 1.001)  # that scrape's
         check(bad[2] == 0, "after a bad reload: perfspec_exporter_last_reload_success 0")
+        reload_alert = prom.firing("PerfspecConfigReloadFailed", job="perfspec")
+        check(bool(reload_alert), f"PerfspecConfigReloadFailed fires after the bad reload: {reload_alert}")
         err = prom.query("perfspec_exporter_config_error_info")
         line = [n for n, l in enumerate(good.splitlines(), 1) if l.startswith('events = ["context-switches"')][0]
         want_error = f"{config}:{line + 1}:12: error: unknown event 'cyclez'"
