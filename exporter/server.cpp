@@ -38,8 +38,9 @@ constexpr std::array<std::string_view, 3> auth_refusals{"no_credentials", "unkno
 // What a Server's requests see (civetweb's user data): the exporter, and the web configuration in use.
 struct Serving {
   std::shared_ptr<Exporter> exporter;
-  std::unique_ptr<TlsFront> front;  // TLS: requests come only through it
-  mutable std::mutex mutex;         // guards auth, headers, web_error
+  bool tls = false;                       // requests come only through the TLS front
+  std::atomic<TlsFront*> front{nullptr};  // it, once it listens (Server::Impl owns it)
+  mutable std::mutex mutex;               // guards auth, headers, web_error
   std::shared_ptr<BasicAuth> auth;
   std::string headers;    // the web configuration's extra headers, each line ending in CRLF
   bool web = false;       // a web configuration was given
@@ -162,12 +163,12 @@ std::string landing_page(const Exporter& exporter) {
 // reloads.
 void server_series(const Serving& s, std::vector<prometheus::MetricFamily>& out) {
   using prometheus::MetricType;
-  if (s.front) {
+  if (TlsFront* front = s.front.load()) {
     auto f = family("perfspec_exporter_tls_refused_total", "TLS connections refused, by reason",
                     MetricType::Counter);
     for (std::size_t i = 0; i < tls_refusals; ++i) {
       const auto why = static_cast<TlsRefusal>(i);
-      add(f, {{"reason", std::string(tls_refusal_name(why))}}, static_cast<double>(s.front->refused(why)));
+      add(f, {{"reason", std::string(tls_refusal_name(why))}}, static_cast<double>(front->refused(why)));
     }
     out.push_back(std::move(f));
   }
@@ -219,8 +220,12 @@ int begin_request(mg_connection* conn) {
   if (!info || !info->request_method) return answer(conn, 400, "Bad Request", {}, {});
   // Behind TLS the server listens on the loopback interface: what did not come through the front
   // (another local process) is refused.
-  if (s.front && !s.front->ours(info->remote_port))
-    return answer(conn, 403, "Forbidden", fmt::format("connect with TLS, on port {}\n", s.front->port()));
+  if (s.tls) {
+    TlsFront* front = s.front.load();
+    if (!front || !front->ours(info->remote_port))
+      return answer(conn, 403, "Forbidden",
+                    front ? fmt::format("connect with TLS, on port {}\n", front->port()) : "");
+  }
   const std::string_view method = info->request_method, path = info->local_uri ? info->local_uri : "";
   if (auto verdict = s.authenticator()->check(mg_get_header(conn, "Authorization"));
       verdict != BasicAuth::Verdict::allowed) {
@@ -256,6 +261,7 @@ int begin_request(mg_connection* conn) {
 struct Server::Impl {
   Serving serving;
   mg_context* context = nullptr;
+  std::unique_ptr<TlsFront> front;
 };
 
 namespace {
@@ -277,6 +283,7 @@ Server::Server(std::shared_ptr<Exporter> exporter, const std::string& listen, in
   s.auth = std::make_shared<BasicAuth>(web.basic_auth_users);
   s.headers = header_lines(web);
   s.web = !web.file.empty();
+  s.tls = web.tls.has_value();
   std::shared_ptr<TlsContext> tls = web.tls ? TlsContext::make(web) : nullptr;  // (ConfigError)
   mg_init_library(0);
   mg_callbacks callbacks{};
@@ -315,7 +322,8 @@ Server::Server(std::shared_ptr<Exporter> exporter, const std::string& listen, in
   try {
     mg_server_port ports[1] = {};
     mg_get_server_ports(impl_->context, 1, ports);
-    s.front = std::make_unique<TlsFront>(tls, listen, ports[0].port, threads);
+    impl_->front = std::make_unique<TlsFront>(tls, listen, ports[0].port, threads);
+    s.front = impl_->front.get();
   } catch (...) {
     mg_stop(impl_->context);
     mg_exit_library();
@@ -324,21 +332,22 @@ Server::Server(std::shared_ptr<Exporter> exporter, const std::string& listen, in
 }
 
 Server::~Server() {
-  impl_->serving.front.reset();  // no more relayed connections
-  mg_stop(impl_->context);       // its threads are gone before the exporter may be
+  mg_stop(impl_->context);  // its threads are gone before the front and the exporter may be
+  impl_->serving.front = nullptr;
+  impl_->front.reset();  // then no more relayed connections
   mg_exit_library();
 }
 
 void Server::reload_web(const WebConfig& web) {
   Serving& s = impl_->serving;
-  if (web.tls.has_value() != (s.front != nullptr))
+  if (web.tls.has_value() != s.tls)
     throw ConfigError(
         ErrorKind::bad_value,
         fmt::format("{}: error: TLS is turned {} by the new web configuration: that needs a restart\n",
                     spec::printable(web.file), web.tls ? "on" : "off"));
   std::shared_ptr<TlsContext> tls = web.tls ? TlsContext::make(web) : nullptr;
   auto auth = std::make_shared<BasicAuth>(web.basic_auth_users);
-  if (tls) s.front->use(tls);
+  if (tls) impl_->front->use(tls);
   std::lock_guard lock(s.mutex);
   s.auth = std::move(auth);
   s.headers = header_lines(web);
@@ -354,7 +363,7 @@ void Server::web_reload_failed(const std::string& error) {
 }
 
 int Server::port() const {
-  if (impl_->serving.front) return impl_->serving.front->port();
+  if (impl_->front) return impl_->front->port();
   mg_server_port ports[4] = {};
   const int n = mg_get_server_ports(impl_->context, 4, ports);
   return n > 0 ? ports[0].port : 0;
