@@ -97,8 +97,6 @@ std::string cpu_list(const std::vector<int>& cpus) {
   return s;
 }
 
-constexpr std::string_view namespace_names[] = {"net", "uts", "ipc", "pid", "user", "mnt", "cgroup"};
-
 // SWITCH and SWITCH_CPU_WIDE (perf_event__fprintf_switch)
 void switch_text(fmt::memory_buffer& out, const Record& r) {
   auto it = std::back_inserter(out);
@@ -110,20 +108,6 @@ void switch_text(fmt::memory_buffer& out, const Record& r) {
       fmt::format_to(it, " {}  {} pid/tid: {:>5}/{:<5}\n", dir, sw->out ? "next" : "prev",
                      static_cast<std::int32_t>(sw->next_prev_pid),
                      static_cast<std::int32_t>(sw->next_prev_tid));
-  }
-}
-
-// perf_event__fprintf_namespaces: four a line
-void namespaces_text(fmt::memory_buffer& out, const Record& r) {
-  auto it = std::back_inserter(out);
-  if (auto* n = r.get<Namespaces>()) {
-    fmt::format_to(it, " {}/{} - nr_namespaces: {}\n\t\t[", static_cast<std::int32_t>(n->pid),
-                   static_cast<std::int32_t>(n->tid), n->size());
-    for (std::size_t i = 0; i < n->size(); ++i) {
-      if (i && i % 4 == 0) out.append(std::string_view("\n\t\t "));
-      fmt::format_to(it, "{}/{}: {}/{}{}", i, i < std::size(namespace_names) ? namespace_names[i] : "UNKNOWN",
-                     n->words[2 * i], CHex{n->words[2 * i + 1]}, i + 1 != n->size() ? ", " : "]\n");
-    }
   }
 }
 
@@ -445,7 +429,7 @@ void Dumper::kernel_text(fmt::memory_buffer& out, const Record& r) {
       return;
     case Type::switch_:
     case Type::switch_cpu_wide: switch_text(out, r); return;
-    case Type::namespaces: namespaces_text(out, r); return;
+    case Type::namespaces: script::namespaces_text(out, r); return;
     case Type::ksymbol:
       if (auto* k = r.get<Ksymbol>())
         fmt::format_to(it, " addr {:x} len {} type {} flags {:#x} name {}\n", k->addr, k->len, k->ksym_type,

@@ -13,6 +13,25 @@ namespace perfspec::script {
 
 using namespace perfspec::record;
 
+namespace {
+constexpr std::string_view namespace_names[] = {"net", "uts", "ipc", "pid", "user", "mnt", "cgroup"};
+
+}  // namespace
+
+// perf_event__fprintf_namespaces: four a line
+void namespaces_text(fmt::memory_buffer& out, const Record& r) {
+  auto it = std::back_inserter(out);
+  if (auto* n = r.get<Namespaces>()) {
+    fmt::format_to(it, " {}/{} - nr_namespaces: {}\n\t\t[", static_cast<std::int32_t>(n->pid),
+                   static_cast<std::int32_t>(n->tid), n->size());
+    for (std::size_t i = 0; i < n->size(); ++i) {
+      if (i && i % 4 == 0) out.append(std::string_view("\n\t\t "));
+      fmt::format_to(it, "{}/{}: {}/{}{}", i, i < std::size(namespace_names) ? namespace_names[i] : "UNKNOWN",
+                     n->words[2 * i], CHex{n->words[2 * i + 1]}, i + 1 != n->size() ? ", " : "]\n");
+    }
+  }
+}
+
 // The record's type and what it says, as perf's perf_event__fprintf does.
 void other_record_text(fmt::memory_buffer& out_, const Record& r) {
   auto name = type_name(r.type);
@@ -66,6 +85,8 @@ void other_record_text(fmt::memory_buffer& out_, const Record& r) {
     fmt::format_to(it, " offset: {:#x} size: {:#x} flags: {:#x}\n", a->aux_offset, a->aux_size, a->flags);
   } else if (auto* b = r.get<BpfEvent>()) {
     fmt::format_to(it, " type {}, flags {}, id {}\n", b->type, b->flags, b->id);
+  } else if (r.get<Namespaces>()) {
+    namespaces_text(out_, r);
   } else {
     out_.push_back('\n');
   }

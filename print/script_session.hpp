@@ -85,6 +85,9 @@ class Layout {
 /// A record other than a sample as perf script prints it after the line's start (perf's
 /// perf_event__fprintf): `PERF_RECORD_COMM: ...`, ending with a newline.
 void other_record_text(fmt::memory_buffer& out, const record::Record& r);
+/// What a NAMESPACES record says, after its name: ` PID/TID - nr_namespaces: N` and the namespaces
+/// four a line, as perf_event__fprintf_namespaces.
+void namespaces_text(fmt::memory_buffer& out, const record::Record& r);
 
 /// `perfspec script`'s layouts, each over a session whose check_output() has passed.
 void print_text(Session& session, Buffer& out);

@@ -570,6 +570,7 @@ void TextPrinter::text_other(const Record& r) {
   if (auto* m = r.get<Mmap>()) whose(m->pid, m->tid);
   if (auto* m = r.get<Mmap2>()) whose(m->pid, m->tid);
   if (auto* c = r.get<Comm>()) whose(c->pid, c->tid);
+  if (auto* n = r.get<Namespaces>()) whose(n->pid, n->tid);
   if (auto* t = r.get<Task>()) {
     whose(t->pid, t->tid);
     if (!has_id) v.time = t->time;

@@ -199,7 +199,7 @@ struct Recording::Impl {
   void synthesize_existing(std::vector<std::byte>& bytes) {
     const Attr& first = file_events.front().attr;
     auto process = [&](int pid) {
-      if (synthesize_process(pid, first, bytes, "/proc", options.proc_map_timeout))
+      if (synthesize_process(pid, first, bytes, "/proc", options.proc_map_timeout, namespaces()))
         map_timeouts.push_back(pid);
     };
     const bool tail = options.sampling.overwrite;
@@ -210,6 +210,13 @@ struct Recording::Impl {
     if (target.kind == Target::Kind::process && (!command || (begun && !tail))) process(target.pid);
     if (target.kind == Target::Kind::cpus)
       for (int pid : numbered_entries("/proc")) process(pid);
+  }
+
+  // perf record --namespaces: the tracking event records them, and the threads that exist are
+  // synthesized with theirs.
+  bool namespaces() const {
+    return std::any_of(file_events.begin(), file_events.end(),
+                       [](const auto& e) { return e.attr.namespaces; });
   }
 
   // Synthesized records into the file, seen, then a FINISHED_ROUND.
@@ -286,7 +293,7 @@ void Recording::begin(record::PerfDataWriter& out) {
   std::vector<std::byte> synthesized;
   if (!r.options.sampling.overwrite) r.synthesize_existing(synthesized);
   if (r.target.kind == Target::Kind::process && r.target.enable_on_exec && !r.begun)
-    synthesize_comm(r.target.pid, r.file_events.front().attr, synthesized);
+    synthesize_comm(r.target.pid, r.file_events.front().attr, synthesized, "/proc", r.namespaces());
   r.write_synthesized(synthesized);
   if (!r.begun && !r.target.enable_on_exec && !r.options.sampling.start_disabled) r.sampler.enable();
   r.begun = true;

@@ -4,6 +4,7 @@
 // executable mappings.
 #include <dirent.h>
 #include <fcntl.h>
+#include <sys/stat.h>
 
 #include <chrono>
 #include <cstring>
@@ -53,14 +54,34 @@ std::string first_line(const std::string& path) {
   return line;
 }
 
-// A thread's COMM record; none for an empty name (the thread is gone).
-void put_comm(std::vector<std::byte>& out, int pid, int tid, const std::string& comm, std::size_t trailer) {
-  if (comm.empty()) return;
+// A thread's COMM record; none for an empty name (the thread is gone): false then.
+bool put_comm(std::vector<std::byte>& out, int pid, int tid, const std::string& comm, std::size_t trailer) {
+  if (comm.empty()) return false;
   std::vector<std::byte> body;
   put<std::uint32_t>(body, static_cast<std::uint32_t>(pid));
   put<std::uint32_t>(body, static_cast<std::uint32_t>(tid));
   put_cstring(body, std::string_view(comm).substr(0, 15));
   put_record(out, record::Type::comm, 0, body, trailer);
+  return true;
+}
+
+// A thread's NAMESPACES record: the device and inode of each of its namespaces (`task`/ns/NAME), in
+// the kernel's order, zeros for one that cannot be read, as perf synthesizes them.
+void put_namespaces(std::vector<std::byte>& out, int pid, int tid, const std::string& task,
+                    std::size_t trailer) {
+  static constexpr const char* names[] = {"net",  "uts", "ipc",   "pid",
+                                          "user", "mnt", "cgroup"};  // NR_NAMESPACES
+  std::vector<std::byte> body;
+  put<std::uint32_t>(body, static_cast<std::uint32_t>(pid));
+  put<std::uint32_t>(body, static_cast<std::uint32_t>(tid));
+  put<std::uint64_t>(body, std::size(names));
+  for (const char* name : names) {
+    struct stat st {};
+    const bool ok = ::stat((task + "/ns/" + name).c_str(), &st) == 0;
+    put<std::uint64_t>(body, ok ? st.st_dev : 0);
+    put<std::uint64_t>(body, ok ? st.st_ino : 0);
+  }
+  put_record(out, record::Type::namespaces, 0, body, trailer);
 }
 
 }  // namespace
@@ -89,7 +110,7 @@ void synthesize_kernel(const Attr& attr, std::vector<std::byte>& out, const std:
 }
 
 bool synthesize_process(int pid, const Attr& attr, std::vector<std::byte>& out, const std::string& proc,
-                        std::chrono::milliseconds map_timeout) {
+                        std::chrono::milliseconds map_timeout, bool namespaces) {
   const std::size_t trailer = record::sample_id_size(attr);
   std::string dir = proc + "/" + std::to_string(pid);
   // a COMM for every thread
@@ -98,7 +119,9 @@ bool synthesize_process(int pid, const Attr& attr, std::vector<std::byte>& out, 
       char* end = nullptr;
       long tid = std::strtol(e->d_name, &end, 10);
       if (*end || tid <= 0) continue;
-      put_comm(out, pid, static_cast<int>(tid), first_line(dir + "/task/" + e->d_name + "/comm"), trailer);
+      const std::string task = dir + "/task/" + e->d_name;
+      if (put_comm(out, pid, static_cast<int>(tid), first_line(task + "/comm"), trailer) && namespaces)
+        put_namespaces(out, pid, static_cast<int>(tid), task, trailer);
     }
     ::closedir(d);
   }
@@ -148,9 +171,12 @@ bool synthesize_process(int pid, const Attr& attr, std::vector<std::byte>& out, 
   return false;
 }
 
-void synthesize_comm(int pid, const Attr& attr, std::vector<std::byte>& out, const std::string& proc) {
-  put_comm(out, pid, pid, first_line(proc + "/" + std::to_string(pid) + "/comm"),
-           record::sample_id_size(attr));
+void synthesize_comm(int pid, const Attr& attr, std::vector<std::byte>& out, const std::string& proc,
+                     bool namespaces) {
+  const std::string dir = proc + "/" + std::to_string(pid);
+  const std::size_t trailer = record::sample_id_size(attr);
+  if (put_comm(out, pid, pid, first_line(dir + "/comm"), trailer) && namespaces)
+    put_namespaces(out, pid, pid, dir, trailer);
 }
 
 namespace {

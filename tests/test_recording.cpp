@@ -5,14 +5,19 @@
 
 #include <fcntl.h>
 #include <sched.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cstdio>
+#include <cstring>
 #include <fstream>
 #include <iterator>
+#include <map>
 #include <string>
 #include <vector>
+
+#include <fmt/format.h>
 
 #include "perfspec/perfspec.hpp"
 #include "perfspec/recording.hpp"
@@ -322,4 +327,80 @@ TEST_CASE("a recording whose events cannot sample has nothing to begin") {
     CHECK(e.kind() == ErrorKind::usage);
     CHECK(e.message() == "no event of the recording samples: nothing to record");
   }
+}
+
+TEST_CASE("the records of a process from /proc: each thread's COMM and NAMESPACES, its executable mappings") {
+  // A /proc of one process, two threads: the second thread's ns/ lacks three namespaces (zeros then)
+  test::TempTree proc;
+  proc.write("4242/task/4242/comm", "server\n");
+  proc.write("4242/task/4243/comm", "worker thread name\n");  // cut to 15 bytes, as the kernel's
+  const char* names[] = {"net", "uts", "ipc", "pid", "user", "mnt", "cgroup"};
+  for (const char* n : names) proc.write(std::string("4242/task/4242/ns/") + n, n);
+  for (const char* n : {"net", "pid", "user", "mnt"}) proc.write(std::string("4242/task/4243/ns/") + n, n);
+  proc.write("4242/maps",
+             "55d0c0000000-55d0c0021000 r-xp 00002000 fe:01 1234567 /usr/bin/server\n"
+             "55d0c0221000-55d0c0222000 rw-p 00023000 fe:01 1234567 /usr/bin/server\n");
+  Attr attr;
+  attr.sample_type = record::sample_tid | record::sample_time;
+  attr.sample_id_all = 1;
+  std::vector<std::byte> bytes;
+  CHECK_FALSE(
+      runtime::synthesize_process(4242, attr, bytes, proc.root(), std::chrono::milliseconds{500}, true));
+  record::Formats formats;
+  formats.add(attr);
+  std::map<std::uint32_t, std::string> comms;
+  std::map<std::uint32_t, std::vector<std::pair<std::uint64_t, std::uint64_t>>> spaces;
+  std::vector<std::string> order, mappings;
+  for (std::size_t at = 0; at + 8 <= bytes.size();) {
+    std::uint16_t size = 0;
+    std::memcpy(&size, bytes.data() + at + 6, 2);
+    REQUIRE(size >= 8);
+    record::Record r = formats.decode(std::span<const std::byte>(bytes).subspan(at, size));
+    if (auto* c = r.get<record::Comm>()) {
+      CHECK(c->pid == 4242);
+      comms[c->tid] = std::string(c->comm);
+      order.push_back("COMM " + std::to_string(c->tid));
+    } else if (auto* n = r.get<record::Namespaces>()) {
+      CHECK(n->pid == 4242);
+      REQUIRE(n->size() == 7);
+      for (std::size_t i = 0; i < n->size(); ++i)
+        spaces[n->tid].emplace_back(n->words[2 * i], n->words[2 * i + 1]);
+      order.push_back("NAMESPACES " + std::to_string(n->tid));
+    } else if (auto* m = r.get<record::Mmap2>()) {
+      mappings.push_back(fmt::format("{:#x} {:#x} {:#x} {}", m->addr, m->len, m->pgoff, m->filename));
+      order.push_back("MMAP2");
+    }
+    at += size;
+  }
+  CHECK(comms == std::map<std::uint32_t, std::string>{{4242, "server"}, {4243, "worker thread n"}});
+  // each thread's NAMESPACES right after its COMM, the mappings after all
+  REQUIRE(order.size() == 5);
+  CHECK(order[0].starts_with("COMM "));
+  CHECK(order[1] == "NAMESPACES " + order[0].substr(5));
+  CHECK(order[3] == "NAMESPACES " + order[2].substr(5));
+  CHECK(order[4] == "MMAP2");
+  CHECK(mappings == std::vector<std::string>{"0x55d0c0000000 0x21000 0x2000 /usr/bin/server"});
+  // the device and inode stat(2) gives of each namespace's file, in the kernel's order; zeros where none
+  for (std::uint32_t tid : {4242u, 4243u}) {
+    CAPTURE(tid);
+    REQUIRE(spaces[tid].size() == 7);
+    for (std::size_t i = 0; i < 7; ++i) {
+      struct stat st {};
+      const bool there =
+          ::stat(fmt::format("{}/4242/task/{}/ns/{}", proc.root(), tid, names[i]).c_str(), &st) == 0;
+      CHECK(there == (tid == 4242 || i == 0 || i == 3 || i == 4 || i == 5));
+      CHECK(spaces[tid][i] == (there ? std::pair<std::uint64_t, std::uint64_t>{st.st_dev, st.st_ino}
+                                     : std::pair<std::uint64_t, std::uint64_t>{0, 0}));
+    }
+  }
+  // without --namespaces: the COMMs and the mapping only
+  bytes.clear();
+  runtime::synthesize_process(4242, attr, bytes, proc.root());
+  std::size_t records = 0;
+  for (std::size_t at = 0; at + 8 <= bytes.size(); ++records) {
+    std::uint16_t size = 0;
+    std::memcpy(&size, bytes.data() + at + 6, 2);
+    at += size;
+  }
+  CHECK(records == 3);
 }

@@ -481,18 +481,22 @@ RegisterMasks sample_register_masks(Syscalls& sys = system_calls());
 /// (perf's id 0: "synthesized"). Appended to `out`; a process that is gone adds nothing. Reading a
 /// process's maps stops once it has taken longer than `map_timeout` (perf record --proc-map-timeout,
 /// 500 ms by default): its last MMAP2 then carries PERF_RECORD_MISC_PROC_MAP_PARSE_TIMEOUT, as perf
-/// marks it, and synthesize_process returns true.
+/// marks it, and synthesize_process returns true. With `namespaces` (perf record --namespaces), each
+/// thread's COMM is followed by its PERF_RECORD_NAMESPACES: the device and inode of each of its
+/// namespaces (/proc/PID/task/TID/ns: net, uts, ipc, pid, user, mnt, cgroup; zeros for one that cannot
+/// be read), as perf synthesizes them; synthesize_comm's too.
 ///
 /// Example: `runtime::synthesize_kernel(sampler.attrs()[0], bytes); writer.write(bytes);`
 void synthesize_kernel(const Attr& attr, std::vector<std::byte>& out, const std::string& proc = "/proc");
 bool synthesize_process(int pid, const Attr& attr, std::vector<std::byte>& out,
                         const std::string& proc = "/proc",
-                        std::chrono::milliseconds map_timeout = std::chrono::milliseconds{500});
+                        std::chrono::milliseconds map_timeout = std::chrono::milliseconds{500},
+                        bool namespaces = false);
 /// The one PERF_RECORD_COMM perf record synthesizes for the command it starts, while the command waits
 /// before its exec (Command: named `perf-exec` then): samples the kernel takes after the exec enabled the
 /// events and before the exec's own COMM are named from it. Nothing when the process is gone.
 void synthesize_comm(int pid, const Attr& attr, std::vector<std::byte>& out,
-                     const std::string& proc = "/proc");
+                     const std::string& proc = "/proc", bool namespaces = false);
 /// A PERF_RECORD_CGROUP for each cgroup under `root` (a cgroup file system's mount: perf's choice is the
 /// hierarchy with the perf_event controller, else the cgroup2 mount), the root itself first as "/": its
 /// id (the kernel's, from name_to_handle_at, as samples' PERF_SAMPLE_CGROUP give it) and its path below

@@ -1894,6 +1894,12 @@ for field in 'inherit_stat = 1' 'use_clockid = 1' 'context_switch = 1' 'namespac
   expect "record-attr-options-$field" grep -qF ", $field" <<<"$hdr"
 done
 expect record-B-no-build-id-bit lacks "build_id = 1" "$hdr"
+# --namespaces: the command's NAMESPACES synthesized after its perf-exec COMM, as perf's: seven, the
+# net namespace's device and inode those of this shell's (the command's, before and after its exec)
+ns=$("$bin" script --show-namespace-events --show-task-events -i "$rec_dir/k.data" | head -n 3)
+net=$(printf '%d/0x%x' $(stat -L -c '%d %i' /proc/self/ns/net))
+expect record-namespaces-synthesized grep -qE '^ +perf-exec +0 +0\.000000: PERF_RECORD_NAMESPACES ([0-9]+)/\1 - nr_namespaces: 7$' <<<"$(sed -n 2p <<<"$ns")"
+expect record-namespaces-net grep -qF "[0/net: $net, " <<<"$ns"
 "$bin" record -q -k CLOCK_MONOTONIC_RAW -e task-clock -o "$rec_dir/k4.data" -- true
 expect record-k-raw grep -qF ', clockid = 4' <<<"$("$bin" script --header -i "$rec_dir/k4.data" | grep '^# event :')"
 err=$("$bin" record -q -k sundial -o "$rec_dir/x.data" -- true 2>&1); status=$?
