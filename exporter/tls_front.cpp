@@ -153,6 +153,7 @@ struct TlsFront::Impl {
 
   void accept_loop();
   void worker();
+  void stop_all();  // the threads stopped and joined, the descriptors closed
   void serve(int fd);
   TlsRefusal why_refused(SSL* ssl, int fd, int result);
   void relay(SSL* ssl, int client, int server);
@@ -326,12 +327,19 @@ TlsFront::TlsFront(std::shared_ptr<TlsContext> context, const std::string& liste
     ::close(I.listener);
     throw Error(ErrorKind::io, fmt::format("cannot create a pipe: {}", std::strerror(errno)));
   }
-  for (int i = 0; i < std::max(threads, 1); ++i) I.threads.emplace_back([&I] { I.worker(); });
-  I.threads.emplace_back([&I] { I.accept_loop(); });
+  try {
+    for (int i = 0; i < std::max(threads, 1); ++i) I.threads.emplace_back([&I] { I.worker(); });
+    I.threads.emplace_back([&I] { I.accept_loop(); });
+  } catch (...) {  // no thread for one more (EAGAIN): those started stopped, every descriptor closed
+    I.stop_all();
+    throw;
+  }
 }
 
-TlsFront::~TlsFront() {
-  Impl& I = *impl_;
+TlsFront::~TlsFront() { impl_->stop_all(); }
+
+void TlsFront::Impl::stop_all() {
+  Impl& I = *this;
   {
     std::lock_guard lock(I.mutex);
     I.stopping = true;
