@@ -16,6 +16,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <chrono>
 #include <condition_variable>
 #include <cstring>
 #include <deque>
@@ -33,9 +34,23 @@
 namespace perfspec::exporter {
 namespace {
 
-constexpr int handshake_seconds = 2;       // as civetweb's request_timeout_ms behind it
+using Clock = std::chrono::steady_clock;
+constexpr auto handshake_time =
+    std::chrono::seconds(2);                            // the whole handshake: civetweb's request_timeout_ms
+constexpr auto closing_time = std::chrono::seconds(1);  // the whole close after an answer
 constexpr int idle_ms = 10000;             // a relay with nothing moving either way for this long ends
 constexpr std::size_t max_waiting = 1024;  // connections accepted and not yet served; more are closed
+
+// Milliseconds left until `deadline` (0 once past it), for poll(2).
+int ms_left(Clock::time_point deadline) {
+  const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()).count();
+  return left > 0 ? static_cast<int>(std::min<long long>(left, 1 << 30)) : 0;
+}
+
+void set_blocking(int fd, bool blocking) {
+  const int flags = ::fcntl(fd, F_GETFL);
+  if (flags >= 0) ::fcntl(fd, F_SETFL, blocking ? flags & ~O_NONBLOCK : flags | O_NONBLOCK);
+}
 
 void set_timeouts(int fd, int seconds) {
   timeval tv{seconds, 0};
@@ -65,14 +80,18 @@ bool ssl_write_all(SSL* ssl, const char* data, std::size_t size) {
 }
 
 // The answer sent, the connection closed without a reset: what the client still sends (its
-// close_notify, crossing ours) is read and dropped until it closes too, a second at most. A close(2)
-// with unread data would send a reset, which can take the answer's end with it.
+// close_notify, crossing ours) is read and dropped until it closes too, a second at most in all (a
+// client that keeps sending cannot hold the thread longer). A close(2) with unread data would send a
+// reset, which can take the answer's end with it.
 void close_gracefully(int fd) {
   ::shutdown(fd, SHUT_WR);
-  timeval tv{1, 0};
-  ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+  const auto deadline = Clock::now() + closing_time;
   char sink[4096];
-  for (int i = 0; i < 64 && ::recv(fd, sink, sizeof sink, 0) > 0; ++i) {
+  for (;;) {
+    pollfd p{fd, POLLIN, 0};
+    const int n = ::poll(&p, 1, ms_left(deadline));
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0 || ::recv(fd, sink, sizeof sink, MSG_DONTWAIT) <= 0) return;
   }
 }
 
@@ -155,14 +174,41 @@ struct TlsFront::Impl {
   void worker();
   void stop_all();  // the threads stopped and joined, the descriptors closed
   void serve(int fd);
-  TlsRefusal why_refused(SSL* ssl, int fd, int result);
+  int handshake(SSL* ssl, int fd);
+  TlsRefusal why_refused(SSL* ssl, int fd);  // after SSL_ERROR_SSL or SSL_ERROR_SYSCALL
   void relay(SSL* ssl, int client, int server);
   int connect_backend();
 };
 
-TlsRefusal TlsFront::Impl::why_refused(SSL* ssl, int fd, int result) {
-  const int error = errno;
-  const int kind = SSL_get_error(ssl, result);
+// SSL_accept on the socket made non-blocking, waited for as the handshake asks, until it is done, is
+// refused, or its two seconds in all are over (a client that sends a byte now and then included): 1
+// done, 0 refused and counted, -1 the front stops. The socket is blocking again when it is done.
+int TlsFront::Impl::handshake(SSL* ssl, int fd) {
+  set_blocking(fd, false);
+  const auto deadline = Clock::now() + handshake_time;
+  for (;;) {
+    const int r = SSL_accept(ssl);
+    if (r == 1) break;
+    const int kind = SSL_get_error(ssl, r);
+    if (kind != SSL_ERROR_WANT_READ && kind != SSL_ERROR_WANT_WRITE) {
+      ++refused[static_cast<std::size_t>(why_refused(ssl, fd))];
+      return 0;
+    }
+    pollfd p[2] = {{fd, static_cast<short>(kind == SSL_ERROR_WANT_READ ? POLLIN : POLLOUT), 0},
+                   {stop[0], POLLIN, 0}};
+    const int n = ::poll(p, 2, ms_left(deadline));
+    if (n < 0 && errno == EINTR) continue;
+    if (n > 0 && p[1].revents) return -1;
+    if (n <= 0) {
+      ++refused[static_cast<std::size_t>(TlsRefusal::timeout)];
+      return 0;
+    }
+  }
+  set_blocking(fd, true);
+  return 1;
+}
+
+TlsRefusal TlsFront::Impl::why_refused(SSL* ssl, int fd) {
   const unsigned long e = ERR_peek_last_error();
   const int reason = ERR_GET_REASON(e);
   const long verify = SSL_get_verify_result(ssl);
@@ -171,6 +217,8 @@ TlsRefusal TlsFront::Impl::why_refused(SSL* ssl, int fd, int result) {
     // Go's answer to it, which curl and browsers show
     constexpr std::string_view text =
         "HTTP/1.0 400 Bad Request\r\n\r\nClient sent an HTTP request to an HTTPS server.\n";
+    set_blocking(fd, true);
+    set_timeouts(fd, 1);
     (void)write_all(fd, text.data(), text.size());
     close_gracefully(fd);  // the rest of the request read, not reset away with the answer
     return TlsRefusal::plain_http;
@@ -179,7 +227,6 @@ TlsRefusal TlsFront::Impl::why_refused(SSL* ssl, int fd, int result) {
   if (verify == X509_V_ERR_CERT_HAS_EXPIRED || verify == X509_V_ERR_CERT_NOT_YET_VALID)
     return TlsRefusal::expired_certificate;
   if (verify != X509_V_OK) return TlsRefusal::bad_certificate;
-  if (kind == SSL_ERROR_SYSCALL && (error == EAGAIN || error == EWOULDBLOCK)) return TlsRefusal::timeout;
   return TlsRefusal::handshake;
 }
 
@@ -247,13 +294,11 @@ void TlsFront::Impl::serve(int fd) {
     std::lock_guard lock(mutex);
     ctx = context;
   }
-  set_timeouts(fd, handshake_seconds);
   SSL* ssl = SSL_new(ctx->get());
   if (!ssl) return;
   SSL_set_fd(ssl, fd);
-  errno = 0;
-  if (int r = SSL_accept(ssl); r != 1) {
-    ++refused[static_cast<std::size_t>(why_refused(ssl, fd, r))];
+  if (handshake(ssl, fd) != 1) {
+    // refused (counted), or the front stops
   } else if (!ctx->config().client_allowed_sans.empty() &&
              !san_allowed(ssl, ctx->config().client_allowed_sans)) {
     ++refused[static_cast<std::size_t>(TlsRefusal::san_not_allowed)];

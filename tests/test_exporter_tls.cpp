@@ -11,9 +11,12 @@
 
 #include <doctest/doctest.h>
 
+#include <atomic>
 #include <cerrno>
+#include <chrono>
 #include <memory>
 #include <string>
+#include <thread>
 
 #include <fmt/format.h>
 
@@ -47,10 +50,11 @@ int connect_to(int port) {
   return fd;
 }
 
-// `request` over TLS to 127.0.0.1:`port` (the server verified against the fixtures' CA, as
-// localhost), with the client certificate `client` when given: the whole answer, or "" when the
-// server ended the connection without one.
-std::string tls_request(int port, const std::string& request, std::string_view client = {}) {
+using Ssl = std::unique_ptr<SSL, decltype(&SSL_free)>;
+
+// A TLS connection to 127.0.0.1:`port` (the server verified against the fixtures' CA, as localhost),
+// with the client certificate `client` when given: the SSL (null when the handshake failed) on `fd`.
+Ssl tls_connect(int port, int& fd, std::string_view client = {}) {
   std::unique_ptr<SSL_CTX, decltype(&SSL_CTX_free)> ctx(SSL_CTX_new(TLS_client_method()), SSL_CTX_free);
   REQUIRE(SSL_CTX_load_verify_locations(ctx.get(), tls_file("ca.crt").c_str(), nullptr) == 1);
   SSL_CTX_set_verify(ctx.get(), SSL_VERIFY_PEER, nullptr);
@@ -60,19 +64,33 @@ std::string tls_request(int port, const std::string& request, std::string_view c
     REQUIRE(SSL_CTX_use_PrivateKey_file(ctx.get(), tls_file(std::string(client) + ".key").c_str(),
                                         SSL_FILETYPE_PEM) == 1);
   }
-  std::unique_ptr<SSL, decltype(&SSL_free)> ssl(SSL_new(ctx.get()), SSL_free);
+  Ssl ssl(SSL_new(ctx.get()), SSL_free);  // holds its own reference to the context
   SSL_set_tlsext_host_name(ssl.get(), "localhost");
   SSL_set1_host(ssl.get(), "localhost");
-  const int fd = connect_to(port);
+  fd = connect_to(port);
   SSL_set_fd(ssl.get(), fd);
+  if (SSL_connect(ssl.get()) != 1) ssl.reset();
+  ERR_clear_error();
+  return ssl;
+}
+
+// `request` over such a connection: the whole answer (until the server's close_notify or FIN), or ""
+// when the server ended the connection without one.
+std::string tls_exchange(SSL* ssl, const std::string& request) {
   std::string answer;
-  if (SSL_connect(ssl.get()) == 1 &&
-      SSL_write(ssl.get(), request.data(), static_cast<int>(request.size())) > 0) {
+  if (ssl && SSL_write(ssl, request.data(), static_cast<int>(request.size())) > 0) {
     char buf[4096];
-    for (int n; (n = SSL_read(ssl.get(), buf, sizeof buf)) > 0;)
-      answer.append(buf, static_cast<std::size_t>(n));
+    for (int n; (n = SSL_read(ssl, buf, sizeof buf)) > 0;) answer.append(buf, static_cast<std::size_t>(n));
   }
   ERR_clear_error();
+  return answer;
+}
+
+std::string tls_request(int port, const std::string& request, std::string_view client = {}) {
+  int fd = -1;
+  Ssl ssl = tls_connect(port, fd, client);
+  std::string answer = tls_exchange(ssl.get(), request);
+  ssl.reset();
   ::close(fd);
   return answer;
 }
@@ -229,4 +247,103 @@ TEST_CASE("TLS without client certificates; files that cannot be used are errors
   CHECK(make_error(fmt::format("tls_server_config:\n  cert_file: {}\n  key_file: {}\n",
                                tls_file("server.key"), tls_file("server.key")))
             .starts_with("web.yml:2:14: error: not a PEM certificate: "));
+}
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double seconds_since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
+
+// Writes a byte to `fd` every `every` until `stop` or until the peer has closed (a write fails):
+// a client that keeps a connection busy without ever finishing what it sends.
+void drip(int fd, std::chrono::milliseconds every, const std::atomic<bool>& stop) {
+  while (!stop) {
+    if (::send(fd, "\0", 1, MSG_NOSIGNAL) != 1) return;
+    std::this_thread::sleep_for(every);
+  }
+}
+
+// Whether the peer closed `fd` (read returns 0 or fails with a reset) within `seconds`.
+bool closed_within(int fd, double seconds) {
+  const auto start = Clock::now();
+  char buf[256];
+  while (seconds_since(start) < seconds) {
+    timeval tv{0, 200000};
+    ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+    const ssize_t n = ::recv(fd, buf, sizeof buf, 0);
+    if (n == 0 || (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)) return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+// The front's threads (one here) each hold a connection from its handshake to its close, so both are
+// bounded as a whole: 2 s for the handshake (civetweb's request timeout behind it), 1 s for the close
+// after an answer, whatever a client sends meanwhile. The clients below keep sending for 8 s: a bound
+// per read instead of in all would hold the thread until they stop.
+TEST_CASE("TLS front: a handshake in 2 s in all, a close in 1 s, counted as timeouts; a stop ends them") {
+  test::TempTree dir;
+  auto e = engine(dir);
+  const std::string yaml = fmt::format("tls_server_config:\n  cert_file: {}\n  key_file: {}\n",
+                                       tls_file("server.crt"), tls_file("server.key"));
+  auto server = std::make_unique<Server>(e, "127.0.0.1:0", 1, web(yaml));
+  const int port = server->port();
+  const auto drip_time = std::chrono::seconds(8);
+  // a client that never says a word, and one that sends the start of a 512-byte record, then a byte
+  // every 0.5 s: each closed once its 2 s are over (not before), and counted as a timeout
+  for (bool dripping : {false, true}) {
+    CAPTURE(dripping);
+    const int fd = connect_to(port);
+    std::atomic<bool> stop{false};
+    std::thread sender;
+    const auto start = Clock::now();
+    if (dripping) {
+      REQUIRE(::send(fd, "\x16\x03\x01\x02\x00", 5, MSG_NOSIGNAL) == 5);
+      sender = std::thread(drip, fd, std::chrono::milliseconds(500), std::cref(stop));
+    }
+    CHECK(closed_within(fd, std::chrono::duration<double>(drip_time).count()));
+    const double took = seconds_since(start);
+    CHECK(took >= 1.9);
+    CHECK(took < std::chrono::duration<double>(drip_time).count());
+    stop = true;
+    if (sender.joinable()) sender.join();
+    ::close(fd);
+  }
+  // after an answer, a client that sends a byte every 0.3 s: the one thread is free for the next
+  // client once the close's second is over, long before the client stops
+  {
+    int fd = -1;
+    Ssl ssl = tls_connect(port, fd);
+    REQUIRE(ssl);
+    CHECK(tls_exchange(ssl.get(), get("/-/healthy")).starts_with("HTTP/1.1 200 OK\r\n"));
+    std::atomic<bool> stop{false};
+    std::thread sender(drip, fd, std::chrono::milliseconds(300), std::cref(stop));
+    const auto start = Clock::now();
+    CHECK(tls_request(port, get("/-/healthy")).starts_with("HTTP/1.1 200 OK\r\n"));
+    CHECK(seconds_since(start) < std::chrono::duration<double>(drip_time).count() - 1);
+    stop = true;
+    sender.join();
+    ssl.reset();
+    ::close(fd);
+  }
+  std::string counted = tls_request(port, get("/metrics"));
+  CHECK(series(counted, "perfspec_exporter_tls_refused_total{reason=\"timeout\"}") == 2);
+  CHECK(series(counted, "perfspec_exporter_tls_refused_total{reason=\"handshake\"}") == 0);
+  server.reset();
+  // A front stopping while a handshake is being dripped: it does not wait for the handshake's 2 s (nor
+  // for the client); civetweb behind a Server takes up to its own 2 s poll to stop, so the front alone.
+  auto front = std::make_unique<TlsFront>(TlsContext::make(web(yaml)), "127.0.0.1:0", 1, 1);
+  const int fd = connect_to(front->port());
+  REQUIRE(::send(fd, "\x16\x03\x01\x02\x00", 5, MSG_NOSIGNAL) == 5);
+  std::atomic<bool> stop{false};
+  std::thread sender(drip, fd, std::chrono::milliseconds(100), std::cref(stop));
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));  // the handshake begun
+  const auto start = Clock::now();
+  front.reset();
+  CHECK(seconds_since(start) < 1.0);  // not the rest of the handshake's 2 s
+  stop = true;
+  sender.join();
+  ::close(fd);
 }
