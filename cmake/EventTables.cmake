@@ -1,7 +1,8 @@
 # SPDX-License-Identifier: MIT
 # perf's JSON event tables, installed with perfspec so that vendor event names resolve without
-# --events-dir (spec::default_events_dir). They come from Debian's linux-source-6.1 package, which ships
-# the kernel tree as /usr/src/linux-source-6.1.tar.xz: the build takes only tools/perf/pmu-events/arch
+# --events-dir (spec::default_events_dir). They come from Debian's linux-source-X.Y package (the newest
+# installed: 6.1 on Debian 12, 6.12 on Debian 13), which ships the kernel tree as
+# /usr/src/linux-source-X.Y.tar.xz: the build takes only tools/perf/pmu-events/arch
 # (and the kernel's license texts) out of it, once, then compiles their index
 # (tools/index_tables.cpp), which is installed with them, so that no user's first run builds it.
 #
@@ -11,10 +12,19 @@
 #   ON     the Debian tarball, and its absence is an error
 #   OFF    no tables
 #   PATH   a kernel source tarball (its top folder named as the file: linux-source-6.1.tar.xz holds
-#          linux-source-6.1/), or a tools/perf/pmu-events/arch folder (copied, never written to)
+#          linux-source-6.12/), or a tools/perf/pmu-events/arch folder (copied, never written to)
 set(PERFSPEC_EVENT_TABLES auto CACHE STRING
     "perf's event tables to install: auto, ON, OFF, or a kernel source tarball or pmu-events/arch folder")
-set(PERFSPEC_DEBIAN_KERNEL_SOURCE /usr/src/linux-source-6.1.tar.xz)
+# the newest of Debian's kernel tarballs installed (linux-source-6.12.tar.xz before linux-source-6.1.tar.xz)
+file(GLOB perfspec_kernel_tarballs /usr/src/linux-source-*.tar.xz)
+list(SORT perfspec_kernel_tarballs COMPARE NATURAL ORDER DESCENDING)
+if(perfspec_kernel_tarballs)
+  list(GET perfspec_kernel_tarballs 0 PERFSPEC_DEBIAN_KERNEL_SOURCE)
+else()
+  set(PERFSPEC_DEBIAN_KERNEL_SOURCE /usr/src/linux-source-X.Y.tar.xz)
+endif()
+get_filename_component(perfspec_kernel_package ${PERFSPEC_DEBIAN_KERNEL_SOURCE} NAME)
+string(REPLACE ".tar.xz" "" perfspec_kernel_package ${perfspec_kernel_package})
 
 string(TOUPPER "${PERFSPEC_EVENT_TABLES}" tables_mode)
 set(tables_source "")
@@ -23,19 +33,19 @@ if(tables_mode MATCHES "^(OFF|NO|FALSE|N|0|)$")
 elseif(tables_mode MATCHES "^(AUTO|ON|YES|TRUE|Y|1)$")
   if(EXISTS ${PERFSPEC_DEBIAN_KERNEL_SOURCE})
     set(tables_source ${PERFSPEC_DEBIAN_KERNEL_SOURCE})
-    execute_process(COMMAND dpkg-query -W -f=\${Version} linux-source-6.1 OUTPUT_VARIABLE tables_version
+    execute_process(COMMAND dpkg-query -W -f=\${Version} ${perfspec_kernel_package} OUTPUT_VARIABLE tables_version
                     ERROR_QUIET)
-    set(tables_origin "Debian's linux-source-6.1 package")
+    set(tables_origin "Debian's ${perfspec_kernel_package} package")
     if(tables_version)
       string(APPEND tables_origin " (version ${tables_version})")
     endif()
     string(APPEND tables_origin ", file ${tables_source}")
   elseif(tables_mode STREQUAL "AUTO")
-    message(STATUS "perfspec: no ${PERFSPEC_DEBIAN_KERNEL_SOURCE} (Debian package linux-source-6.1): "
+    message(STATUS "perfspec: no /usr/src/linux-source-*.tar.xz (Debian package linux-source): "
                    "no event tables installed")
   else()
-    message(FATAL_ERROR "PERFSPEC_EVENT_TABLES=${PERFSPEC_EVENT_TABLES}: ${PERFSPEC_DEBIAN_KERNEL_SOURCE} is "
-                        "missing. Install Debian's linux-source-6.1 package (scripts/setup.sh does), or set "
+    message(FATAL_ERROR "PERFSPEC_EVENT_TABLES=${PERFSPEC_EVENT_TABLES}: no /usr/src/linux-source-*.tar.xz. "
+                        "Install Debian's linux-source package (scripts/setup.sh does), or set "
                         "PERFSPEC_EVENT_TABLES to a kernel source tarball, to a pmu-events/arch folder, or to "
                         "OFF.")
   endif()

@@ -245,7 +245,7 @@ void open_set(SetState& s, const Log& log) {
       const std::vector<int> cpus = target.cpus.empty() ? runtime::system_calls().online_cpus() : target.cpus;
       for (int cpu : cpus) {
         runtime::Target one = target;
-        one.cpus = {cpu};
+        one.cpus.assign(1, cpu);  // (not `= {cpu}`: GCC 14 -O3 misreads it as -Warray-bounds)
         s.counters.push_back(runtime::Counters::open(s.set, one));
         s.counter_cpu.push_back(cpu);
       }

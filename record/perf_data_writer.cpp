@@ -110,9 +110,11 @@ struct PerfDataWriter::Impl {
     for (std::size_t at = 0; at < n; at += most) {
       std::size_t piece = std::min(most, n - at);
       std::vector<std::byte> r;
+      r.reserve(8 + piece);
       put_header(r, Type::compressed, 8 + piece);
-      r.insert(r.end(), zstd.out.begin() + static_cast<std::ptrdiff_t>(at),
-               zstd.out.begin() + static_cast<std::ptrdiff_t>(at + piece));
+      // sized, then copied: GCC 14's -Warray-bounds misreads an insert after the 8-byte header
+      r.resize(8 + piece);
+      std::memcpy(r.data() + 8, zstd.out.data() + at, piece);
       append(r);
       zstd.compressed += r.size();
     }

@@ -148,6 +148,7 @@ def main():
     problems = check(root)
     for p in problems:
         print(p)
+    sys.stdout.flush()  # the crossings before the summary on stderr, when both go to one pipe
     if problems:
         print(f"check-layers: {len(problems)} crossing(s) of a layer's rules", file=sys.stderr)
         return 1

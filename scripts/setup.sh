@@ -20,8 +20,10 @@ packages=(cmake make g++ pkg-config python3
           prometheus-cpp-dev libcivetweb-dev libtomlplusplus-dev  # the exporter: metric families, HTTP; its configuration file
           libyaml-cpp-dev libssl-dev libcrypt-dev  # the exporter's web configuration (exporter-toolkit's YAML): TLS, bcrypt
           curl openssl  # the exporter scraped over TLS in the tests; tests/fixtures/tls/make.sh
+          debootstrap  # clean Debian roots the package is installed in (scripts/debian-root.sh)
           prometheus python3-prometheus-client  # the exporter's tests: a real Prometheus server; an OpenMetrics parser
-          linux-source-6.1)  # the kernel tree, for perf's event tables (tools/perf/pmu-events/arch) the build installs
+          linux-source)  # the release's newest kernel tree (linux-source-6.1 on Debian 12, -6.12 on 13), for perf's
+                         # event tables (tools/perf/pmu-events/arch) the build installs
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

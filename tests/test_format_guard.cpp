@@ -260,7 +260,11 @@ TEST_CASE("print guard: lengths libtraceevent reads without a bound are checked 
   CHECK(
       printed("\"%s\", __print_hex(REC->addr, REC->addr)", payload(25)) ==
       "error: dma:guarded payload: the print fmt's __print_hex reads [8, +25), past the payload (32 bytes)");
-  CHECK(printed("\"%s\", __print_array(REC->nents, 4, 4)", with_nents(0, 7)) == "7 9 0 0");
+  // libtraceevent 1.8 prints an array as the kernel's trace does, {0x7,...}; 1.7 as "7 9 0 0"
+  const bool braces = !std::string_view(PERFSPEC_TRACEEVENT_VERSION).starts_with("1.") ||
+                      std::stoi(std::string(PERFSPEC_TRACEEVENT_VERSION).substr(2)) >= 8;
+  CHECK(printed("\"%s\", __print_array(REC->nents, 4, 4)", with_nents(0, 7)) ==
+        (braces ? "{0x7,0x9,0x0,0x0}" : "7 9 0 0"));
   CHECK(printed("\"%s\", __print_array(REC->nents, 5, 4)", with_nents(0, 7)) ==
         "error: dma:guarded payload: the print fmt's __print_array reads [16, +20), past the payload (32 "
         "bytes)");

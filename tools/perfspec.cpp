@@ -160,8 +160,15 @@ int main(int argc, char** argv) {
   try {
     std::reverse(words.begin(), words.end());  // CLI11 takes a reversed vector
     app.parse(words);
+  } catch (const CLI::CallForHelp&) {
+    // The help of the command the words name, ended by one empty line whichever CLI11 wrote it (2.3
+    // ends it so, 2.4 does not).
+    std::string help = app.help();
+    while (!help.empty() && help.back() == '\n') help.pop_back();
+    std::cout << help << "\n\n";
+    return 0;
   } catch (const CLI::ParseError& e) {
-    // --help and --version exit 0; a usage error exits 2, as getopt-style tools do.
+    // --version exits 0; a usage error exits 2, as getopt-style tools do.
     return app.exit(e) == 0 ? 0 : 2;
   }
   errors = commands.error_format(errors);

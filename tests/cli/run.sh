@@ -2247,7 +2247,7 @@ rm -rf "$rec_dir"
 
 # ---- the documentation says what the program does ----
 # the exporter's HTTP threads: docs/exporter.md gives the default --help gives
-threads=$("$bin" exporter --help | sed -nE 's/.*--threads INT:INT in \[1 - 64\]=([0-9]+).*/\1/p')
+threads=$("$bin" exporter --help | sed -nE 's/.*--threads INT:INT in \[1 - 64\](=| \[)([0-9]+).*/\2/p')  # CLI11 2.3: =8, 2.4: [8]
 expect exporter-doc-threads grep -qF "the exporter's HTTP threads ($threads;" "$here/../../docs/exporter.md"
 # ---- the man page: troff lays it out without a warning at any common width ----
 for width in 60 80 100 120; do
