@@ -80,6 +80,10 @@ Failure Opener::explain(std::size_t event, int error, int cpu, const Attr& attr,
   c.fd_limit = fd_limit_;
   c.stack_user = (attr.sample_type & spec::sample_stack_user) != 0;
   c.cgroup_refused = cgroup_refused;
+  const auto& members = out_.set.groups[e.group].members;
+  c.group_position =
+      static_cast<std::size_t>(std::find(members.begin(), members.end(), event) - members.begin());
+  if (c.group_position == members.size()) c.group_position = 0;
   Failure f;
   f.error = error;
   f.name = spec::errno_name(error);

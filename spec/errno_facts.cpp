@@ -17,7 +17,8 @@ namespace {
 constexpr ErrnoFact facts[] = {
     {E2BIG, "E2BIG",
      "the attr size is smaller than the first published layout, larger than a page, or larger than "
-     "this kernel knows with non-zero bytes in the part it does not know"},
+     "this kernel knows with non-zero bytes in the part it does not know; or, for a group's member, "
+     "reading the group whole would take more than the kernel allows (16 KiB)"},
     {EACCES, "EACCES",
      "the event needs CAP_PERFMON or CAP_SYS_ADMIN, or a more permissive perf_event_paranoid"},
     {EBADF, "EBADF", "the group leader's file descriptor (or the cgroup descriptor) is not valid"},
@@ -161,6 +162,13 @@ std::string errno_hint(int code, const OpenContext& c) {
           "another user of '{}' holds it exclusively (another perf session?): stop it and retry", c.pmu);
     case ENODEV: return "this CPU lacks the feature: the event cannot be counted on this machine";
     case E2BIG:
+      // perf_event_open's perf_event_validate_size(): a member whose group's read (every member's value,
+      // with its id) or sample would pass 16 KiB; the attr's size is checked before, for every event
+      if (c.group_position > 0)
+        return fmt::format(
+            "the group is too large: reading it whole would pass the kernel's 16 KiB (this is its member "
+            "{}; about 1,000 fit): split it into smaller groups",
+            c.group_position + 1);
       return "the kernel is older than the attr layout perfspec used and a newer field is set (e.g. config3)";
     case EOVERFLOW: return "lower max-stack, or raise /proc/sys/kernel/perf_event_max_stack";
     case EBADF: return "the group leader failed or was closed; open the group again";

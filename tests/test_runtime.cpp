@@ -323,6 +323,14 @@ TEST_CASE("hints say what to do for the common cases") {
         "containers), or an emulator that does not pass it on (qemu-user)");
   c.stack_user = true;
   CHECK(spec::errno_hint(ENOSYS, c) == "drop call-graph=dwarf (user stack sampling) on this machine");
+  // E2BIG: the attr's size for a leader or a lone event, the group's read size for a member
+  CHECK(spec::errno_hint(E2BIG, c) ==
+        "the kernel is older than the attr layout perfspec used and a newer field is set (e.g. config3)");
+  c.group_position = 1022;
+  CHECK(spec::errno_hint(E2BIG, c) ==
+        "the group is too large: reading it whole would pass the kernel's 16 KiB (this is its member 1023; "
+        "about 1,000 fit): split it into smaller groups");
+  c.group_position = 0;
   c.stack_user = false;
   c.type = 0;
   c.precise_ip = 2;

@@ -40,6 +40,8 @@ struct OpenContext {
   bool stack_user = false;       ///< sample_type has PERF_SAMPLE_STACK_USER (call-graph=dwarf)
   /// Counted in a cgroup (`-G`), refused there, and the same event opens outside it: the cgroup is why.
   bool cgroup_refused = false;
+  /// Its place in its group: 0 the leader (or alone), n the n-th member after the leader.
+  std::size_t group_position = 0;
 };
 
 /// A concrete, actionable hint for `code` in `context` (never empty).

@@ -354,6 +354,11 @@ err=$("$bin" stat -p 999999999 -e task-clock 2>&1); status=$?
 expect stat-pid-missing [ "$status" = 2 ]
 expect stat-pid-missing-msg grep -qF "perfspec: error: no process with pid 999999999" <<<"$err"
 rm -f "$tmp"
+# A group past the kernel's 16 KiB read (perf_event_validate_size): its members from there fail with
+# E2BIG, said as the group's size, not the attr's
+big="{$(printf 'page-faults,%.0s' $(seq 1099))page-faults}"
+out=$("$bin" stat -v -e "$big" true 2>&1)
+expect stat-group-too-large grep -qE "^ +E2BIG: the group is too large: reading it whole would pass the kernel's 16 KiB \(this is its member [0-9]{4}; about 1,000 fit\): split it into smaller groups$" <<<"$out"
 
 # ---- perfspec stat's command line, as perf stat's: options end at the first word that is not one ----
 tmp=$(mktemp)
