@@ -6,7 +6,9 @@
 #   scripts/test.sh --tsan      the concurrency tests and the exporter under load, under ThreadSanitizer
 #   scripts/test.sh --arm64     the arm64 cross build, its suites in an emulated arm64 machine with a
 #                               real PMU driver (scripts/vm-arm64.sh --tests)
-#   scripts/test.sh --all       all four
+#   scripts/test.sh --package   the Debian package of this release (scripts/package.sh), installed with apt in
+#                               a clean root of this release and used there (tests/package/package_test.py)
+#   scripts/test.sh --all       all five
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup.sh
@@ -82,10 +84,14 @@ EOF
     { echo "install: no output-formats.md (the man page points to it) in share/doc/perfspec" >&2; return 1; }
   # The exporter's example configuration and systemd unit; the example as installed passes --check.
   [ -f "$prefix/etc/perfspec/exporter.toml" ] || { echo "install: no etc/perfspec/exporter.toml" >&2; return 1; }
+  grep -qx 'ARGS=""' "$prefix/etc/default/perfspec-exporter" ||
+    { echo "install: no etc/default/perfspec-exporter with ARGS" >&2; return 1; }
+  grep -qxF "EnvironmentFile=-$prefix/etc/default/perfspec-exporter" "$prefix/lib/systemd/system/perfspec-exporter.service" ||
+    { echo "install: the unit does not read $prefix/etc/default/perfspec-exporter" >&2; return 1; }
   [ -f "$prefix/lib/systemd/system/perfspec-exporter.service" ] ||
     { echo "install: no lib/systemd/system/perfspec-exporter.service" >&2; return 1; }
   # the unit names this install's perfspec and configuration, not the configure-time prefix's
-  grep -qxF "ExecStart=$prefix/bin/perfspec exporter --config $prefix/etc/perfspec/exporter.toml" \
+  grep -qxF "ExecStart=$prefix/bin/perfspec exporter --config $prefix/etc/perfspec/exporter.toml \$ARGS" \
       "$prefix/lib/systemd/system/perfspec-exporter.service" ||
     { echo "install: the unit does not name $prefix/bin/perfspec:" >&2;
       grep ExecStart "$prefix/lib/systemd/system/perfspec-exporter.service" >&2; return 1; }
@@ -116,13 +122,13 @@ EOF
 )
   [ "$(head -n 2 "$prefix/err")" = "$want" ] || { echo "metrics_c: wrong diagnostic:" >&2; cat "$prefix/err" >&2; return 1; }
 }
-# perf's event tables installed from Debian's linux-source-6.1 (scripts/setup.sh installs it): a table
+# perf's event tables installed from Debian's linux-source (scripts/setup.sh installs it): a table
 # name resolves with no --events-dir, from the installed index (the first run writes no cache), in a
 # copy of the installation too (other paths, other file times); without them it is unknown.
 installed_tables() {
   local prefix=$1 tables=$1/share/perfspec/events
   [ -f "$tables/x86/perfspec-index/skylakex.idx" ] ||
-    { echo "install: no event tables with their index in share/perfspec/events (is linux-source-6.1 installed?)" >&2; return 1; }
+    { echo "install: no event tables with their index in share/perfspec/events (is linux-source installed?)" >&2; return 1; }
   [ -f "$tables/COPYING" ] && grep -qF "version 2 only (GPL-2.0" "$tables/README" ||
     { echo "install: the event tables have no license note (README) and COPYING beside them" >&2; return 1; }
   local want
@@ -190,11 +196,24 @@ arm64() {
     --test-case="every metric of perf's tables against a fixture*,metric grammar: every MetricExpr*" | tail -n 3
 }
 
+# The Debian package, built here and installed in a clean root of this machine's release (debootstrap's
+# minbase, kept in /var/cache/perfspec/roots after the first use).
+package() {
+  echo "== package ($(date +%T))"
+  local deb codename sudo=
+  [ "$(id -u)" -eq 0 ] || sudo=sudo
+  deb=$(scripts/package.sh | tail -n 1)
+  codename=$(. /etc/os-release && echo "${VERSION_CODENAME:-}")
+  $sudo env PERFSPEC_REQUIRE_ALL="${PERFSPEC_REQUIRE_ALL:-}" python3 tests/package/package_test.py --deb "$deb" \
+    --release "$codename"
+}
+
 case "${1:-}" in
   "") run release; examples ;;
+  --package) package ;;
   --arm64) arm64 ;;
   --sanitize) run sanitize ;;
   --tsan) run tsan 'unit\.concurrency|exporter_load' 'perfspec_tests perfspec_cli' ;;
-  --all) run release; examples; run sanitize; run tsan 'unit\.concurrency|exporter_load' 'perfspec_tests perfspec_cli'; arm64 ;;
-  *) echo "usage: scripts/test.sh [--sanitize|--tsan|--arm64|--all]" >&2; exit 2 ;;
+  --all) run release; examples; package; run sanitize; run tsan 'unit\.concurrency|exporter_load' 'perfspec_tests perfspec_cli'; arm64 ;;
+  *) echo "usage: scripts/test.sh [--sanitize|--tsan|--arm64|--package|--all]" >&2; exit 2 ;;
 esac

@@ -90,19 +90,19 @@ DASHBOARD = os.path.join(HERE, "..", "..", "dist", "grafana", "perfspec-exporter
 
 
 class Prometheus:
-    def __init__(self, binary, target, workdir, jobs=""):
+    def __init__(self, binary, target, workdir, jobs="", rules_file=RULES):
         self.port = free_port()
         cfg = os.path.join(workdir, "prometheus.yml")
         # dist/'s rules as shipped, but for their `for:` durations (minutes) made 0: the expressions
         # and labels are what is tested, the alerts firing within the test
         rules = os.path.join(workdir, "rules.yml")
-        with open(RULES) as f, open(rules, "w") as out:
+        with open(rules_file) as f, open(rules, "w") as out:
             out.write(re.sub(r"(?m)^(\s+for:) \S+$", r"\1 0s", f.read()))
         with open(cfg, "w") as f:
             f.write("global:\n  scrape_interval: 1s\n  scrape_timeout: 900ms\n  evaluation_interval: 1s\n"
                     f"rule_files:\n  - {rules}\n"
-                    "scrape_configs:\n  - job_name: perfspec\n    static_configs:\n"
-                    f"      - targets: ['{target}']\n" + jobs)
+                    "scrape_configs:\n" + (f"  - job_name: perfspec\n    static_configs:\n"
+                                            f"      - targets: ['{target}']\n" if target else "") + jobs)
         self.log = open(os.path.join(workdir, "prometheus.log"), "w")
         self.proc = subprocess.Popen([binary, f"--config.file={cfg}", f"--storage.tsdb.path={workdir}/data",
                                       f"--web.listen-address=127.0.0.1:{self.port}"],
