@@ -8,16 +8,29 @@ What it does, for each exporter in turn (never two at once):
   1. perfspec: writes a configuration of software events and tracepoints, aggregation "cpu", that gives
      at least --series series (3 per event per CPU: count, enabled, running), and starts
      `perfspec exporter --config FILE --listen 127.0.0.1:0`; then the same events written as one group
-     (`{a,b,...}`; --no-group skips it), which the kernel reads with one cross-CPU call per CPU.
+     (`{a,b,...}`; --no-group skips it), which the kernel reads with one cross-CPU call per CPU. The
+     kernel takes at most about 1,000 events in a group that reads with ids (a larger one fails with
+     E2BIG), so more events than GROUP_MAX are written as several groups of at most GROUP_MAX.
      node_exporter (when found): its perf collector with the same tracepoints, its perf collector with
      enough tracepoints for as many perf series (it gives 1 series per event per CPU), and its default
-     collectors.
+     collectors. Where the machine has fewer tracepoints (syscalls left out) than a configuration
+     wants (e.g. --series 10000), it takes all there are and says so: the series actually served are in
+     the table, with the CPU per scrape per 1,000 series, so that the exporters compare per series. When
+     both perf collector configurations come out the same, node_exporter's runs once.
   2. Warms up, then makes --scrapes sequential scrapes for each of these requests:
        text          Accept: text/plain;version=0.0.4
        text+gzip     the same and Accept-Encoding: gzip
        openmetrics   Accept: application/openmetrics-text;version=1.0.0
        prometheus    what Prometheus 2.x sends: OpenMetrics preferred, then text; Accept-Encoding: gzip
      once over one keep-alive connection and once with a new connection per scrape (Connection: close).
+     With --tls, both exporters serve HTTPS with a web configuration file in exporter-toolkit's format
+     (`--web.config.file FILE`: tls_server_config with tests/fixtures/tls/server.crt and server.key, no
+     client certificates, no basic authentication), and the client verifies the server with
+     tests/fixtures/tls/ca.crt (name 127.0.0.1, in the certificate's SANs); the "new conn" rows then
+     include a full TLS handshake per scrape (no session resumption), the keep-alive rows one for all
+     where the exporter keeps the connection (node_exporter). perfspec keeps none (no keep-alive, by
+     design: each answer closes its connection), so its keep-alive rows reconnect on every scrape (the
+     "reconnects" note) and, with --tls, include a handshake per scrape as well.
      Per scrape: wall latency at the client (request sent to last byte read). Per request kind: the
      exporter's CPU (the sum of /proc/PID/task/*/schedstat's first field, ns on CPU, before and after,
      divided by the scrapes; utime+stime from /proc/PID/stat, in clock ticks, as a cross-check).
@@ -25,9 +38,13 @@ What it does, for each exporter in turn (never two at once):
   4. Paced (--paced N, 0 to skip): N scrapes --interval seconds apart over one keep-alive connection with
      Prometheus' headers; the exporter's CPU over the whole N * interval window, as % of one core. This is
      the target measured directly; "computed" is CPU per scrape / interval + the idle rate.
+  5. At the end, per request kind and connection kind: each perfspec configuration's CPU per scrape per
+     1,000 series divided by that of node_exporter's perf collector with as many perf series (or all the
+     tracepoints there are); below 1, perfspec costs less per series.
 
 usage: bench/exporter.py [--perfspec PATH] [--node-exporter PATH | --no-node-exporter] [--no-group]
-                         [--scrapes 200] [--paced 4] [--interval 15] [--idle 10] [--json FILE]
+                         [--tls] [--series 1000] [--scrapes 200] [--warmup 10] [--paced 4] [--interval 15]
+                         [--idle 10] [--json FILE]
 """
 import argparse
 import gzip
@@ -39,6 +56,7 @@ import re
 import shutil
 import signal
 import socket
+import ssl
 import statistics
 import subprocess
 import sys
@@ -47,6 +65,10 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 HOST = "127.0.0.1"
+TLS_DIR = os.path.join(os.path.dirname(HERE), "tests", "fixtures", "tls")
+# The kernel checks a group's read size against 16 KiB: with PERF_FORMAT_GROUP | ID | TOTAL_TIME_ENABLED |
+# TOTAL_TIME_RUNNING (perfspec's) that is 1,022 events; a group is written with at most this many.
+GROUP_MAX = 1000
 SOFTWARE = ["task-clock", "cpu-clock", "page-faults", "minor-faults", "major-faults", "context-switches",
             "cpu-migrations", "alignment-faults", "emulation-faults"]
 # Tracepoint subsystems taken first, in this order; then any others but syscalls (so that the set does
@@ -74,6 +96,7 @@ def tracefs():
 
 
 def tracepoints(n):
+    """The first n tracepoints (syscalls left out), or all there are when there are fewer."""
     root = tracefs()
     if not root:
         sys.exit("no tracefs (available_events) at /sys/kernel/tracing or /sys/kernel/debug/tracing")
@@ -81,10 +104,7 @@ def tracepoints(n):
         events = sorted({line.strip() for line in f if ":" in line})
     first = [e for s in SUBSYSTEMS for e in events if e.split(":")[0] == s]
     rest = [e for e in events if e.split(":")[0] not in SUBSYSTEMS and e.split(":")[0] != "syscalls"]
-    out = (first + rest)[:n]
-    if len(out) < n:
-        sys.exit(f"only {len(out)} tracepoints, {n} wanted")
-    return out
+    return (first + rest)[:max(0, n)]
 
 
 def cpus():
@@ -160,6 +180,42 @@ class Usage:
                 "cpu_ms_ticks": (now.ticks - self.ticks) * 1000 / CLK_TCK, "switches": now.sw - self.sw}
 
 
+# --- connections ---
+
+# The client's TLS context with --tls (verifying with the fixtures' CA), None for plain HTTP.
+TLS_CONTEXT = None
+
+
+def client_tls_context(ca):
+    if not os.path.exists(ca):
+        sys.exit(f"--tls: {ca} not found")
+    ctx = ssl.create_default_context(ssl.Purpose.SERVER_AUTH, cafile=ca)
+    ctx.check_hostname = True  # HOST, 127.0.0.1, is an IP address SAN of the fixtures' server certificate
+    ctx.verify_mode = ssl.CERT_REQUIRED
+    return ctx
+
+
+def connection(port, timeout=30):
+    """A new connection to an exporter: HTTPS verified with the fixtures' CA with --tls, else HTTP."""
+    if TLS_CONTEXT is not None:
+        return http.client.HTTPSConnection(HOST, port, timeout=timeout, context=TLS_CONTEXT)
+    return http.client.HTTPConnection(HOST, port, timeout=timeout)
+
+
+def write_web_config(directory):
+    """exporter-toolkit's web configuration: TLS with the fixtures' server certificate, nothing else."""
+    cert, key = os.path.join(TLS_DIR, "server.crt"), os.path.join(TLS_DIR, "server.key")
+    for f in (cert, key):
+        if not os.path.exists(f):
+            sys.exit(f"--tls: {f} not found")
+    path = os.path.join(directory, "web.yml")
+    with open(path, "w") as f:
+        f.write("tls_server_config:\n")
+        f.write(f"  cert_file: {json.dumps(cert)}\n")
+        f.write(f"  key_file: {json.dumps(key)}\n")
+    return path
+
+
 # --- exporters ---
 
 def free_port():
@@ -169,18 +225,22 @@ def free_port():
 
 
 def wait_http(port, proc, timeout=15):
+    """True once GET /metrics answers 200; else False, and the last error in wait_http.error."""
+    wait_http.error = None
     end = time.time() + timeout
     while time.time() < end:
         if proc.poll() is not None:
             return False
         try:
-            c = http.client.HTTPConnection(HOST, port, timeout=5)
+            c = connection(port, timeout=5)
             c.request("GET", "/metrics")
-            ok = c.getresponse().status == 200
+            status = c.getresponse().status
             c.close()
-            if ok:
+            if status == 200:
                 return True
-        except OSError:
+            wait_http.error = f"HTTP {status}"
+        except OSError as e:  # ssl.SSLError (a failed handshake) included
+            wait_http.error = repr(e)
             time.sleep(0.05)
     return False
 
@@ -205,7 +265,8 @@ class Exporter:
         if self.port is None or not wait_http(self.port, self.proc):
             text = open(self.log.name, errors="replace").read()
             self.stop()
-            raise RuntimeError(f"{name} did not start ({' '.join(cmd)}):\n{text[-2000:]}")
+            last = f"\nlast error: {wait_http.error}" if self.port is not None and wait_http.error else ""
+            raise RuntimeError(f"{name} did not start ({' '.join(cmd)}):\n{text[-2000:]}{last}")
         self.pid = self.proc.pid
 
     def stop(self):
@@ -220,13 +281,16 @@ class Exporter:
         os.unlink(self.log.name)
 
 
-def start_perfspec(path, config):
-    return Exporter("perfspec", [path, "exporter", "--config", config, "--listen", f"{HOST}:0"])
+def start_perfspec(path, config, web_config=None):
+    web = ["--web.config.file", web_config] if web_config else []
+    return Exporter("perfspec", [path, "exporter", "--config", config, "--listen", f"{HOST}:0"] + web)
 
 
-def start_node_exporter(name, path, args):
+def start_node_exporter(name, path, args, web_config=None):
     port = free_port()
-    cmd = [path, f"--web.listen-address={HOST}:{port}"] + args
+    web = ["--web.config.file", web_config] if web_config else []
+    # node_exporter's own arguments (under unshare below, these stay its own)
+    cmd = [path, f"--web.listen-address={HOST}:{port}"] + web + args
     if any(a.startswith("--collector.perf.tracepoint") for a in args) and \
             not os.path.exists("/sys/kernel/debug/tracing/events"):
         # node_exporter 1.5 reads tracepoint ids under /sys/kernel/debug/tracing only: mount debugfs in a
@@ -270,7 +334,7 @@ def measure(exp, headers, k, keep_alive, inner):
     """k sequential scrapes; latency per scrape and the exporter's CPU over them."""
     lat, inside, reconnects = [], [], 0
     sizes = set()
-    conn = http.client.HTTPConnection(HOST, exp.port, timeout=30)
+    conn = connection(exp.port)
     h = dict(headers)
     if not keep_alive:
         h["Connection"] = "close"
@@ -284,7 +348,7 @@ def measure(exp, headers, k, keep_alive, inner):
         bodies.append((body, enc))
         if not keep_alive:
             conn.close()
-            conn = http.client.HTTPConnection(HOST, exp.port, timeout=30)
+            conn = connection(exp.port)
     usage = u.since()
     conn.close()
     text = ""
@@ -297,14 +361,16 @@ def measure(exp, headers, k, keep_alive, inner):
                 inside.append(v * 1000)
     lat.sort()
     ms = [x * 1000 for x in lat]
+    series = series_of(text)
     return {
         "scrapes": k, "keep_alive": keep_alive, "reconnects": reconnects,
         "median_ms": statistics.median(ms), "p90_ms": percentile(ms, 90), "p99_ms": percentile(ms, 99),
         "max_ms": ms[-1], "mean_ms": statistics.fmean(ms),
         "cpu_ms_per_scrape": usage["cpu_ms"] / k, "cpu_ms_per_scrape_ticks": usage["cpu_ms_ticks"] / k,
+        "cpu_ms_per_1000_series": usage["cpu_ms"] / k / series * 1000 if series else None,
         "switches_per_scrape": usage["switches"] / k,
         "bytes": statistics.median(sorted(len(b) for b, _ in bodies)), "bytes_min": min(sizes), "bytes_max": max(sizes),
-        "decoded_bytes": len(text), "series": series_of(text), "encoding": enc or "identity",
+        "decoded_bytes": len(text), "series": series, "encoding": enc or "identity",
         "content_type": ctype, "openmetrics_eof": text.endswith("# EOF\n"),
         "inner_median_ms": statistics.median(inside) if inside else None,
     }
@@ -312,7 +378,7 @@ def measure(exp, headers, k, keep_alive, inner):
 
 def paced(exp, n, interval):
     """n scrapes interval seconds apart over one keep-alive connection, Prometheus' headers."""
-    conn = http.client.HTTPConnection(HOST, exp.port, timeout=30)
+    conn = connection(exp.port)
     u = Usage(exp.pid)
     start = time.perf_counter()
     lat, reconnects = [], 0
@@ -323,11 +389,13 @@ def paced(exp, n, interval):
             reconnects += 1
         try:
             dt, *_ = scrape(conn, REQUESTS["prometheus"])
-        except (http.client.RemoteDisconnected, ConnectionError, BrokenPipeError):
-            # the server closed the idle connection and the client learned it only now: once more
+        except (http.client.RemoteDisconnected, ConnectionError, BrokenPipeError, ssl.SSLEOFError,
+                ssl.SSLZeroReturnError):
+            # the server closed the idle connection and the client learned it only now (over TLS without
+            # close_notify: an unexpected EOF): once more
             reconnects += 1
             conn.close()
-            conn = http.client.HTTPConnection(HOST, exp.port, timeout=30)
+            conn = connection(exp.port)
             dt, *_ = scrape(conn, REQUESTS["prometheus"])
         lat.append(dt * 1000)
     time.sleep(max(0.0, start + n * interval - time.perf_counter()))
@@ -342,12 +410,14 @@ def bench(exp, a, inner, perf_prefix):
     tp = [c for c in exp.cmd if c.startswith("--collector.perf.tracepoint")]
     out = {"name": exp.name, "loadavg_start": loadavg(), "perf_prefix": perf_prefix,
            "command": [c for c in exp.cmd if c not in tp] + ([f"--collector.perf.tracepoint=... ({len(tp)})"] if tp else [])}
-    warm = http.client.HTTPConnection(HOST, exp.port, timeout=30)
+    warm = connection(exp.port)
     for _ in range(a.warmup):
         for h in REQUESTS.values():
             scrape(warm, h)
     warm.close()
-    _, body, _, _ = scrape(http.client.HTTPConnection(HOST, exp.port, timeout=30), REQUESTS["text"])
+    once = connection(exp.port)
+    _, body, _, _ = scrape(once, REQUESTS["text"])
+    once.close()
     text = body.decode()
     out["series"] = series_of(text)
     out["perf_series"] = sum(1 for line in text.splitlines() if line.startswith(perf_prefix))
@@ -385,13 +455,14 @@ def table(results, a):
         lines.append(f"\n{r['name']}: {r['series']} series ({r['perf_series']} named {r['perf_prefix']}*), "
                      f"RSS {r['rss_kib'] / 1024:.1f} MiB, load average {r['loadavg_start']} -> {r['loadavg_end']}")
         lines.append(f"  {'request':<24} {'median':>7} {'p90':>7} {'p99':>7} {'max':>7} {'CPU/scrape':>10} "
-                     f"{'(ticks)':>8} {'bytes':>8} {'inner':>7}")
+                     f"{'(ticks)':>8} {'CPU/1k':>7} {'series':>6} {'bytes':>8} {'inner':>7}")
         for kind, m in r["runs"].items():
             inner = f"{m['inner_median_ms']:.2f}" if m["inner_median_ms"] is not None else "-"
+            per_k = f"{m['cpu_ms_per_1000_series']:.3f}" if m["cpu_ms_per_1000_series"] is not None else "-"
             note = f"  {m['reconnects']} reconnects" if m["reconnects"] else ""
             lines.append(f"  {kind:<24} {m['median_ms']:7.2f} {m['p90_ms']:7.2f} {m['p99_ms']:7.2f} "
                          f"{m['max_ms']:7.2f} {m['cpu_ms_per_scrape']:10.3f} {m['cpu_ms_per_scrape_ticks']:8.2f} "
-                         f"{m['bytes']:8.0f} {inner:>7}{note}")
+                         f"{per_k:>7} {m['series']:6d} {m['bytes']:8.0f} {inner:>7}{note}")
         i = r["idle"]
         lines.append(f"  idle {i['seconds']:.1f} s: {i['cpu_ms']:.2f} ms CPU ({i['cpu_pct_core']:.4f} % of a core), "
                      f"{i['switches_per_s']:.1f} context switches/s")
@@ -403,6 +474,42 @@ def table(results, a):
             lines.append(f"  paced, {p['scrapes']} scrapes {p['interval_s']:g} s apart: {p['cpu_ms']:.2f} ms CPU over "
                          f"{p['window_s']:.1f} s = {p['cpu_pct_core']:.4f} % of a core; latencies {lat} ms"
                          + (f"; {p['reconnects']} reconnects" if p["reconnects"] else ""))
+    return "\n".join(lines)
+
+
+def comparison(results):
+    """Per request and connection kind: each perfspec configuration's CPU per scrape per 1,000 series divided by
+    that of node_exporter's perf collector with as many perf series (role "node_perf_many"); None without it."""
+    ne = next((r for r in results if "error" not in r and "node_perf_many" in r.get("roles", ())), None)
+    ours = [r for r in results if "error" not in r and "perfspec" in r.get("roles", ())]
+    if ne is None or not ours:
+        return None
+    out = {"node_exporter": ne["name"], "node_exporter_series": ne["series"],
+           "node_exporter_perf_series": ne["perf_series"], "perfspec": []}
+    for r in ours:
+        ratios = {}
+        for kind, m in r["runs"].items():
+            x, y = m["cpu_ms_per_1000_series"], ne["runs"][kind]["cpu_ms_per_1000_series"]
+            ratios[kind] = x / y if x is not None and y else None
+        out["perfspec"].append({"name": r["name"], "series": r["series"], "ratios": ratios})
+    return out
+
+
+def comparison_table(c):
+    lines = [f"\nCPU per scrape per 1,000 series, perfspec / {c['node_exporter']} ({c['node_exporter_series']} series, "
+             f"{c['node_exporter_perf_series']} of perf); below 1, perfspec costs less per series:"]
+    labels = [chr(ord("A") + i) for i in range(len(c["perfspec"]))]
+    for label, p in zip(labels, c["perfspec"]):
+        lines.append(f"  {label}: {p['name']} ({p['series']} series)")
+    head = "".join(f" {label + ' ' + conn:>14}" for label in labels for conn in ("keep-alive", "new conn"))
+    lines.append(f"  {'request':<12}{head}")
+    for kind in REQUESTS:
+        cells = ""
+        for p in c["perfspec"]:
+            for conn in ("keep-alive", "new conn"):
+                v = p["ratios"].get(f"{kind} {conn}")
+                cells += f" {v:14.2f}" if v is not None else f" {'-':>14}"
+        lines.append(f"  {kind:<12}{cells}")
     return "\n".join(lines)
 
 
@@ -436,37 +543,57 @@ def main():
     ap.add_argument("--idle", type=float, default=10, help="seconds of idle measurement")
     ap.add_argument("--paced", type=int, default=4, help="scrapes at --interval for the direct measurement; 0: skip")
     ap.add_argument("--interval", type=float, default=15, help="the scrape interval of the target, in seconds")
+    ap.add_argument("--tls", action="store_true",
+                    help="serve over TLS (--web.config.file with tests/fixtures/tls/server.crt) and scrape over HTTPS")
     ap.add_argument("--json", help="write the figures here")
     a = ap.parse_args()
 
+    global TLS_CONTEXT
+    if a.tls:
+        TLS_CONTEXT = client_tls_context(os.path.join(TLS_DIR, "ca.crt"))
     n = cpus()
     events = math.ceil(a.series / (3 * n))
     tps = tracepoints(events - len(SOFTWARE))
     perfspec_events = SOFTWARE + tps
     results = []
     machine = {"cpus": n, "kernel": os.uname().release, "loadavg_start": loadavg(),
-               "date": time.strftime("%Y-%m-%d %H:%M:%S"), "perfspec": version([a.perfspec, "--version"])}
+               "date": time.strftime("%Y-%m-%d %H:%M:%S"), "perfspec": version([a.perfspec, "--version"]),
+               "tls": a.tls}
     print(f"{n} CPUs, kernel {machine['kernel']}, load average {machine['loadavg_start']}; "
-          f"{a.scrapes} scrapes per row, sequential; times in ms")
+          f"{a.scrapes} scrapes per row, sequential; times in ms"
+          + (f"; over TLS (web configuration with {os.path.join(TLS_DIR, 'server.crt')})" if a.tls else ""))
+    if len(tps) < events - len(SOFTWARE):
+        print(f"perfspec: {len(tps)} tracepoints (all there are but syscalls), {events - len(SOFTWARE)} wanted: "
+              f"about {3 * n * len(perfspec_events)} perf series instead of {a.series}")
 
     with tempfile.TemporaryDirectory(prefix="perfspec-bench-exporter-") as tmp:
+        web = write_web_config(tmp) if a.tls else None
         # The events one by one (what a configuration usually says), then the same events as one group
-        # per CPU, which the kernel reads in one go (one cross-CPU call per CPU instead of one per event).
-        perfspec_configs = [(f"perfspec, {len(perfspec_events)} events", [f'  "{e}",\n' for e in perfspec_events])]
+        # per CPU, which the kernel reads in one go (one cross-CPU call per CPU instead of one per event);
+        # as several groups of at most GROUP_MAX events when there are more (the kernel's limit).
+        perfspec_configs = [(f"perfspec, {len(perfspec_events)} events", [f'  "{e}",\n' for e in perfspec_events],
+                             ["perfspec"])]
         if not a.no_group:
-            perfspec_configs.append((f"perfspec, the same {len(perfspec_events)} events as one group",
-                                     ['  "{' + ",".join(perfspec_events) + '}",\n']))
-        for i, (name, lines) in enumerate(perfspec_configs):
+            chunks = [perfspec_events[i:i + GROUP_MAX] for i in range(0, len(perfspec_events), GROUP_MAX)]
+            perfspec_configs.append((f"perfspec, the same {len(perfspec_events)} events as "
+                                     + ("one group" if len(chunks) == 1 else f"{len(chunks)} groups"),
+                                     ['  "{' + ",".join(c) + '}",\n' for c in chunks], ["perfspec", "perfspec_group"]))
+        for i, (name, lines, roles) in enumerate(perfspec_configs):
             config = os.path.join(tmp, f"exporter{i}.toml")
             with open(config, "w") as f:
                 f.write("[[set]]\n")
                 f.write('name = "bench"\n')
                 f.write("events = [\n" + "".join(lines) + "]\n")
                 f.write('aggregation = "cpu"\n')
-            exp = start_perfspec(a.perfspec, config)
+            try:
+                exp = start_perfspec(a.perfspec, config, web)
+            except RuntimeError as e:
+                results.append({"name": name, "error": str(e), "roles": roles})
+                continue
             exp.name = name
             try:
                 r = bench(exp, a, r"^perfspec_exporter_read_seconds (\S+)", "perfspec_event_")
+                r["roles"] = roles
                 r["events"] = len(perfspec_events)
                 r["software_events"] = len(SOFTWARE)
                 r["tracepoints"] = len(tps)
@@ -485,38 +612,57 @@ def main():
             # node_exporter's perf collector: 5 software counters per CPU here (its hardware and cache
             # profilers find no PMU on a VM), and 1 series per tracepoint per CPU.
             ne_sw = 5
-            many = tracepoints(max(len(tps), math.ceil(a.series / n) - ne_sw))
-            configs = [
-                (f"node_exporter perf, the same {len(tps)} tracepoints",
-                 ["--collector.disable-defaults", "--collector.perf"] +
-                 [f"--collector.perf.tracepoint={t}" for t in tps], inner, "node_perf_"),
-                (f"node_exporter perf, {len(many)} tracepoints",
-                 ["--collector.disable-defaults", "--collector.perf"] +
-                 [f"--collector.perf.tracepoint={t}" for t in many], inner, "node_perf_"),
-                ("node_exporter, default collectors", [], r"^node_scrape_collector_duration_seconds\{collector=\"cpu\"\} (\S+)",
-                 "node_"),
-            ]
-            for name, args, inner_re, prefix in configs:
+            wanted = max(len(tps), math.ceil(a.series / n) - ne_sw)
+            many = tracepoints(wanted)
+            if len(many) < wanted:
+                print(f"node_exporter: {len(many)} tracepoints (all there are but syscalls), {wanted} wanted: "
+                      f"about {n * (len(many) + ne_sw)} perf series instead of {a.series}")
+            perf_args = ["--collector.disable-defaults", "--collector.perf"]
+            if many == tps:  # the machine has no more: both configurations are one
+                configs = [(f"node_exporter perf, the same {len(tps)} tracepoints (all there are)",
+                            perf_args + [f"--collector.perf.tracepoint={t}" for t in tps], inner, "node_perf_",
+                            ["node_perf_same", "node_perf_many"])]
+            else:
+                configs = [
+                    (f"node_exporter perf, the same {len(tps)} tracepoints",
+                     perf_args + [f"--collector.perf.tracepoint={t}" for t in tps], inner, "node_perf_",
+                     ["node_perf_same"]),
+                    (f"node_exporter perf, {len(many)} tracepoints",
+                     perf_args + [f"--collector.perf.tracepoint={t}" for t in many], inner, "node_perf_",
+                     ["node_perf_many"]),
+                ]
+            configs.append(("node_exporter, default collectors", [],
+                            r"^node_scrape_collector_duration_seconds\{collector=\"cpu\"\} (\S+)", "node_",
+                            ["node_defaults"]))
+            for name, args, inner_re, prefix, roles in configs:
                 try:
-                    exp = start_node_exporter(name, ne, args)
+                    exp = start_node_exporter(name, ne, args, web)
                 except RuntimeError as e:
-                    results.append({"name": name, "error": str(e)})
+                    results.append({"name": name, "error": str(e), "roles": roles})
                     continue
                 try:
                     r = bench(exp, a, inner_re, prefix)
+                    r["roles"] = roles
                     r["tracepoints"] = sum(1 for x in args if x.startswith("--collector.perf.tracepoint"))
                     results.append(r)
                 finally:
                     exp.stop()
     machine["loadavg_end"] = loadavg()
     print(table(results, a))
+    compared = comparison(results)
+    if compared:
+        print(comparison_table(compared))
     print(f"\n'inner': the exporter's own figure for the read, from the body (perfspec_exporter_read_seconds; "
           f"node_scrape_collector_duration_seconds of perf, or of cpu for the defaults). "
-          f"CPU/scrape: ms on CPU from schedstat; (ticks): utime+stime at {CLK_TCK} Hz. "
-          f"Load average at the end {machine['loadavg_end']}.")
+          f"CPU/scrape: ms on CPU from schedstat; (ticks): utime+stime at {CLK_TCK} Hz; CPU/1k: CPU/scrape per "
+          f"1,000 series served (series: the samples in that row's last body). "
+          + ("Over TLS: each 'new conn' scrape includes a TLS handshake, and so does each of perfspec's "
+             "'keep-alive' ones (it closes every connection after its answer: the reconnects). " if a.tls else "")
+          + f"Load average at the end {machine['loadavg_end']}.")
     if a.json:
         with open(a.json, "w") as f:
-            json.dump({"machine": machine, "options": vars(a), "results": results}, f, indent=1)
+            json.dump({"machine": machine, "options": vars(a), "results": results, "comparison": compared},
+                      f, indent=1)
 
 
 if __name__ == "__main__":
