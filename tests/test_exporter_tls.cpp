@@ -14,7 +14,12 @@
 #include <atomic>
 #include <cerrno>
 #include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <map>
 #include <memory>
+#include <set>
+#include <sstream>
 #include <string>
 #include <thread>
 
@@ -346,4 +351,100 @@ TEST_CASE("TLS front: a handshake in 2 s in all, a close in 1 s, counted as time
   stop = true;
   sender.join();
   ::close(fd);
+}
+
+namespace {
+
+// The local ports this process listens on at 127.0.0.1 (/proc/self/net/tcp's LISTEN sockets whose
+// inodes are among /proc/self/fd's).
+std::set<int> own_listening_ports() {
+  std::set<std::string> inodes;
+  for (const auto& fd : std::filesystem::directory_iterator("/proc/self/fd")) {
+    std::error_code ec;
+    const std::string target = std::filesystem::read_symlink(fd.path(), ec).string();
+    if (!ec && target.starts_with("socket:[")) inodes.insert(target.substr(8, target.size() - 9));
+  }
+  std::set<int> ports;
+  std::ifstream tcp("/proc/self/net/tcp");
+  std::string line;
+  std::getline(tcp, line);  // the header
+  while (std::getline(tcp, line)) {
+    std::istringstream in(line);
+    std::string slot, local, remote, state, queues, timer, retransmits, uid, timeout, inode;
+    in >> slot >> local >> remote >> state >> queues >> timer >> retransmits >> uid >> timeout >> inode;
+    if (state == "0A" && local.starts_with("0100007F:") && inodes.contains(inode))
+      ports.insert(std::stoi(local.substr(9), nullptr, 16));
+  }
+  return ports;
+}
+
+}  // namespace
+
+// Each client_auth_type as exporter-toolkit (Go's crypto/tls) means it, against a client with no
+// certificate, one of the trusted CA, one of another CA and an expired one: served, or refused with
+// the reason counted.
+TEST_CASE("TLS: every client_auth_type, with and without a certificate, trusted, foreign, expired") {
+  test::TempTree dir;
+  auto e = engine(dir);
+  struct Row {
+    const char* type;
+    const char* none;  // "ok", or the refusal's reason
+    const char* client;
+    const char* stranger;
+    const char* expired;
+  };
+  const Row rows[] = {
+      {"NoClientCert", "ok", "ok", "ok", "ok"},
+      {"RequestClientCert", "ok", "ok", "ok", "ok"},
+      {"RequireAnyClientCert", "no_certificate", "ok", "ok", "ok"},
+      {"VerifyClientCertIfGiven", "ok", "ok", "bad_certificate", "expired_certificate"},
+      {"RequireAndVerifyClientCert", "no_certificate", "ok", "bad_certificate", "expired_certificate"},
+  };
+  for (const Row& row : rows) {
+    CAPTURE(row.type);
+    const bool ca = std::string_view(row.type) != "NoClientCert";
+    Server server(
+        e, "127.0.0.1:0", 1,
+        web(fmt::format("tls_server_config:\n  cert_file: {}\n  key_file: {}\n  client_auth_type: {}\n{}",
+                        tls_file("server.crt"), tls_file("server.key"), row.type,
+                        ca ? fmt::format("  client_ca_file: {}\n", tls_file("ca.crt")) : "")));
+    std::map<std::string, int> refusals;
+    for (auto [client, want] : {std::pair<std::string_view, std::string_view>{"", row.none},
+                                {"client", row.client},
+                                {"stranger", row.stranger},
+                                {"expired-client", row.expired}}) {
+      CAPTURE(client);
+      const std::string answer = tls_request(server.port(), get("/-/healthy"), client);
+      if (want == "ok") {
+        CHECK(answer.starts_with("HTTP/1.1 200 OK\r\n"));
+      } else {
+        CHECK(answer.empty());
+        ++refusals[std::string(want)];
+      }
+    }
+    const std::string counted = tls_request(server.port(), get("/metrics"), "client");
+    for (const char* reason : {"no_certificate", "bad_certificate", "expired_certificate", "handshake"})
+      CHECK(series(counted, fmt::format("perfspec_exporter_tls_refused_total{{reason=\"{}\"}}", reason)) ==
+            refusals[reason]);
+  }
+}
+
+// Behind TLS, civetweb listens on a port of the loopback interface that answers only the front's own
+// connections: another local process gets 403 and the port to use.
+TEST_CASE("TLS: the server behind the front refuses what did not come through it") {
+  test::TempTree dir;
+  auto e = engine(dir);
+  const std::set<int> before = own_listening_ports();
+  Server server(e, "127.0.0.1:0", 1,
+                web(fmt::format("tls_server_config:\n  cert_file: {}\n  key_file: {}\n",
+                                tls_file("server.crt"), tls_file("server.key"))));
+  std::set<int> added;
+  for (int port : own_listening_ports())
+    if (!before.contains(port) && port != server.port()) added.insert(port);
+  REQUIRE(added.size() == 1);  // the backend
+  const std::string answer = plain_request(*added.begin(), get("/metrics"));
+  CHECK(answer.starts_with("HTTP/1.1 403 Forbidden\r\n"));
+  CHECK(answer.ends_with(fmt::format("\r\n\r\nconnect with TLS, on port {}\n", server.port())));
+  CHECK(answer.find("perfspec_event_total") == std::string::npos);
+  CHECK(tls_request(server.port(), get("/-/healthy")).starts_with("HTTP/1.1 200 OK\r\n"));  // through it
 }

@@ -15,7 +15,8 @@ Prometheus's own HTTP API (/api/v1/query): what it stored, with which labels.
    says this machine's breakpoints fire, exactly 0 where they open but never fire.
 0. Over TLS (tests/fixtures/tls/web.yml: a client certificate and basic authentication required):
    scraped with both, refused with a wrong password and without a certificate, the refusals counted.
-   dist/prometheus's rules are loaded: PerfspecExporterDown fires for the job refused.
+   dist/prometheus's rules are loaded: PerfspecExporterDown fires for the job refused. promtool's
+   linter (`promtool check metrics`) has nothing to say of either exporter's series (text format).
 4. A metric as a gauge, an event that cannot be opened in perfspec_event_failed_info with its errno,
    the health series; then a reload (SIGHUP) with a bad file: Prometheus keeps getting the series,
    perfspec_exporter_last_reload_success is 0, PerfspecConfigReloadFailed fires, and the error's
@@ -31,6 +32,7 @@ import re
 import shutil
 import signal
 import socket
+import ssl
 import subprocess
 import sys
 import tempfile
@@ -332,6 +334,19 @@ aggregation = "cpu"
         if os.path.exists(promtool):
             st = subprocess.run([promtool, "check", "rules", RULES], capture_output=True, text=True)
             check(st.returncode == 0, f"promtool check rules {RULES}: {st.stdout.strip()} {st.stderr.strip()}")
+            # the series as the client libraries name them: promtool's linter (text format) finds nothing to
+            # say, of the plain exporter's and of the TLS one's (its refusal counters)
+            tls_ctx = ssl.create_default_context(cafile=os.path.join(TLS, "ca.crt"))
+            tls_ctx.load_cert_chain(os.path.join(TLS, "client.crt"), os.path.join(TLS, "client.key"))
+            for url, ctx in ((f"http://{target}/metrics", None), (f"https://{tls_target}/metrics", tls_ctx)):
+                req = urllib.request.Request(url.replace("127.0.0.1", "localhost") if ctx else url, headers={
+                    "Accept": "text/plain;version=0.0.4", "Authorization": "Basic cHJvbWV0aGV1czpzZWNyZXQ="})
+                with urllib.request.urlopen(req, timeout=10, context=ctx) as r:
+                    text = r.read()
+                st = subprocess.run([promtool, "check", "metrics"], input=text, capture_output=True)
+                check(st.returncode == 0 and not (st.stdout + st.stderr).strip(),
+                      f"promtool check metrics on {url}: status {st.returncode} "
+                      f"{(st.stdout + st.stderr).decode().strip()[:500]}")
         down_alert = prom.firing("PerfspecExporterDown", job="perfspec-tls-wrong")
         check(bool(down_alert) and down_alert[0].get("severity") == "critical",
               f"PerfspecExporterDown fires for the job refused: {down_alert}")
