@@ -2535,7 +2535,11 @@ if command -v tmux >/dev/null; then
   tm kill-session -t top3 2>/dev/null
   limit=$(cat /proc/sys/kernel/perf_event_max_sample_rate)
   tm new-session -d -s top4 -x 110 -y 8 "'$bin' top -e task-clock -F max -d 0.3 -p $busy; sleep 60"
-  screen=$(wait_screen top4 '^Overhead' 60)
+  # its first screen takes its first tenth of a million samples resolved: seconds under ASan on a loaded
+  # machine, so up to 30 s (what this waits for, not how long it takes)
+  screen=$(wait_screen top4 '^Overhead' 300)
+  grep -qE "^Samples: [0-9]+[KMG]? of event 'task-clock', $limit Hz, " <<<"$screen" ||
+    printf 'top -F max (limit %s): the screen:\n%s\n' "$limit" "$screen"
   expect top-F-max-header grep -qE "^Samples: [0-9]+[KMG]? of event 'task-clock', $limit Hz, " <<<"$screen"
   tm kill-session -t top4 2>/dev/null
   # -p of a process that ends: top ends with it
