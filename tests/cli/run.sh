@@ -355,10 +355,13 @@ expect stat-pid-missing [ "$status" = 2 ]
 expect stat-pid-missing-msg grep -qF "perfspec: error: no process with pid 999999999" <<<"$err"
 rm -f "$tmp"
 # A group past the kernel's 16 KiB read (perf_event_validate_size): its members from there fail with
-# E2BIG, said as the group's size, not the attr's
+# E2BIG, said as the group's size, not the attr's. 1,100 descriptors: the open-file limit raised for it
+# (1,024 where the arm64 guest starts: EMFILE would come first).
 big="{$(printf 'page-faults,%.0s' $(seq 1099))page-faults}"
-out=$("$bin" stat -v -e "$big" true 2>&1)
-expect stat-group-too-large grep -qE "^ +E2BIG: the group is too large: reading it whole would pass the kernel's 16 KiB \(this is its member [0-9]{4}; about 1,000 fit\): split it into smaller groups$" <<<"$out"
+out=$( (ulimit -Hn 4096 2>/dev/null; ulimit -n 4096 2>/dev/null; [ "$(ulimit -n)" -ge 1200 ] || exit 77
+        "$bin" stat -v -e "$big" true) 2>&1); status=$?
+[ "$status" != 77 ] || echo "skipped: a group past 16 KiB (the open-file limit cannot be raised to 1,200 here)"
+[ "$status" = 77 ] || expect stat-group-too-large grep -qE "^ +E2BIG: the group is too large: reading it whole would pass the kernel's 16 KiB \(this is its member [0-9]{4}; about 1,000 fit\): split it into smaller groups$" <<<"$out"
 
 # ---- perfspec stat's command line, as perf stat's: options end at the first word that is not one ----
 tmp=$(mktemp)
