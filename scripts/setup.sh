@@ -21,6 +21,7 @@ packages=(cmake make g++ pkg-config python3
           libyaml-cpp-dev libssl-dev libcrypt-dev  # the exporter's web configuration (exporter-toolkit's YAML): TLS, bcrypt
           curl openssl  # the exporter scraped over TLS in the tests; tests/fixtures/tls/make.sh
           debootstrap  # clean Debian roots the package is installed in (scripts/debian-root.sh)
+          dpkg-dev file  # the package's dependencies read off its binaries (dpkg-shlibdeps; CPack runs file)
           prometheus python3-prometheus-client  # the exporter's tests: a real Prometheus server; an OpenMetrics parser
           linux-source)  # the release's newest kernel tree (linux-source-6.1 on Debian 12, -6.12 on 13), for perf's
                          # event tables (tools/perf/pmu-events/arch) the build installs
