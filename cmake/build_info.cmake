@@ -2,11 +2,15 @@
 # Writes OUT (exporter/build_info.hpp): the version, the source's git revision, the compiler and the
 # architecture, for perfspec_exporter_build_info. Run at every build (cmake -P), it rewrites the file only
 # when a value changed, so that a commit changes the revision without a full rebuild. A source without
-# git (a tarball, a Debian source package) says "unknown".
+# git (a tarball, a Debian source package) says $PERFSPEC_REVISION when the build's environment sets it,
+# else "unknown".
 execute_process(COMMAND git -C "${SOURCE_DIR}" rev-parse --short=12 HEAD
                 OUTPUT_VARIABLE revision OUTPUT_STRIP_TRAILING_WHITESPACE RESULT_VARIABLE failed ERROR_QUIET)
 if(failed OR revision STREQUAL "")
-  set(revision "unknown")
+  set(revision "$ENV{PERFSPEC_REVISION}")
+  if(revision STREQUAL "")
+    set(revision "unknown")
+  endif()
 else()
   execute_process(COMMAND git -C "${SOURCE_DIR}" status --porcelain --untracked-files=no
                   OUTPUT_VARIABLE changes OUTPUT_STRIP_TRAILING_WHITESPACE ERROR_QUIET)

@@ -22,7 +22,10 @@ mkdir -p "$root/perfspec/main" "$root/perfspec/shared"
 git ls-files -z --cached --others --exclude-standard |
   while IFS= read -r -d '' f; do [ -e "$f" ] && printf '%s\0' "$f"; done |
   tar --null -T - -cf - | tar -xf - -C "$root/perfspec/main"
-scripts/debian-root.sh run "$root" --bind "$shared:/perfspec/shared" -- bash -c '
+# the copy has no .git: the revision the exporter reports is this tree's
+revision=$(git rev-parse --short=12 HEAD 2>/dev/null || echo unknown)
+[ -z "$(git status --porcelain --untracked-files=no 2>/dev/null)" ] || revision=$revision-dirty
+scripts/debian-root.sh run "$root" --bind "$shared:/perfspec/shared" -- env PERFSPEC_REVISION="$revision" bash -c '
   set -e
   cd /perfspec/main
   # the root starts without sudo or apt lists: setup.sh runs as root and updates them itself
