@@ -164,11 +164,10 @@ std::string errno_hint(int code, const OpenContext& c) {
     case E2BIG:
       // perf_event_open's perf_event_validate_size(): a member whose group's read (every member's value,
       // with its id) or sample would pass 16 KiB; the attr's size is checked before, for every event
+      // (the same words for every member refused, so that one paragraph names them all)
       if (c.group_position > 0)
-        return fmt::format(
-            "the group is too large: reading it whole would pass the kernel's 16 KiB (this is its member "
-            "{}; about 1,000 fit): split it into smaller groups",
-            c.group_position + 1);
+        return "the group is too large: reading it whole would pass the kernel's 16 KiB (about 1,000 members "
+               "fit): split it into smaller groups";
       return "the kernel is older than the attr layout perfspec used and a newer field is set (e.g. config3)";
     case EOVERFLOW: return "lower max-stack, or raise /proc/sys/kernel/perf_event_max_stack";
     case EBADF: return "the group leader failed or was closed; open the group again";

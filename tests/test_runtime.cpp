@@ -328,8 +328,8 @@ TEST_CASE("hints say what to do for the common cases") {
         "the kernel is older than the attr layout perfspec used and a newer field is set (e.g. config3)");
   c.group_position = 1022;
   CHECK(spec::errno_hint(E2BIG, c) ==
-        "the group is too large: reading it whole would pass the kernel's 16 KiB (this is its member 1023; "
-        "about 1,000 fit): split it into smaller groups");
+        "the group is too large: reading it whole would pass the kernel's 16 KiB (about 1,000 members fit): "
+        "split it into smaller groups");
   c.group_position = 0;
   c.stack_user = false;
   c.type = 0;
